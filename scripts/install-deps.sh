@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git clang-format
+  build-essential cmake ninja-build ccache pkg-config git clang-format
   libtorch-dev libgloo-dev
   libyaml-cpp-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev

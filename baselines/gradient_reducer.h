@@ -1,0 +1,59 @@
+// DDP-style gradient synchronisation: after backward, every parameter's .grad() holds the
+// average of that gradient over all ranks. Four flavours (see experiments/README.md):
+//   overlap    - PyTorch DDP's C++ Reducer: buckets in reverse registration order (1 MiB
+//                first bucket), each bucket's all-reduce launched asynchronously, in bucket
+//                order, as soon as the autograd hooks have filled it, while backward goes on.
+//   sync       - the same buckets, all-reduced one after another once backward finished.
+//   async      - buckets in registration order, each launched as soon as it fills, all waited
+//                for after backward (compare_ddp's asynchronous Python DDP).
+//   per_tensor - one all-reduce per gradient after backward, no buckets.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baselines/bucket_assignment.h"
+#include "runtime/communicator.h"
+
+namespace baselines {
+
+enum class SyncMode { kOverlap, kSync, kAsync, kPerTensor };
+
+// "overlap" | "sync" | "async" | "per_tensor"; throws std::invalid_argument otherwise.
+SyncMode parse_sync_mode(const std::string& name);
+std::string to_string(SyncMode mode);
+
+struct ReducerOptions {
+  SyncMode mode = SyncMode::kOverlap;
+  double bucket_mb = 25;
+  double first_bucket_mb = 1;
+};
+
+class GradientReducer {
+ public:
+  // `parameters` in registration order; `names` the same length (for logs). Registers
+  // autograd hooks for the modes that overlap communication with backward.
+  GradientReducer(std::vector<at::Tensor> parameters, std::vector<std::string> names,
+                  runtime::Communicator& communicator, ReducerOptions options);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Call after loss.backward(); returns when every gradient holds the rank average.
+  void finish_backward();
+
+  // Empty for per_tensor.
+  const std::vector<Bucket>& buckets() const;
+  // JSON array: per bucket its index, bytes, limit, dtype and parameter names.
+  std::string buckets_json() const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace baselines

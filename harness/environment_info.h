@@ -1,0 +1,17 @@
+// env.json: what a result depends on besides the spec (revision, library versions, machine).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace harness {
+
+// Harness revision (git), CPU model, cores, hostname, compiler, time; plus `extra` (the
+// worker side adds the LibTorch version).
+nlohmann::json collect_environment(const std::map<std::string, std::string>& extra);
+
+// "abc123..." (+ "-dirty" when the work tree has changes), or "unknown" outside a checkout.
+std::string harness_git_revision();
+
+}  // namespace harness

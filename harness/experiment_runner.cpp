@@ -1,0 +1,227 @@
+#include "harness/experiment_runner.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness/comparison_table.h"
+#include "harness/environment_info.h"
+#include "harness/local_launcher.h"
+#include "harness/progress_display.h"
+#include "harness/result_files.h"
+#include "harness/run_manifest.h"
+#include "harness/run_summary.h"
+#include "harness/text_util.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct PlannedRun {
+  const Point* point;
+  const SystemConfig* system;
+  long long repeat;
+};
+
+std::vector<PlannedRun> plan_runs(const Experiment& experiment) {
+  // Systems interleave within a point and repeat, so slow drift of the machine spreads over
+  // all systems instead of biasing the last one.
+  std::vector<PlannedRun> runs;
+  for (const auto& point : experiment.points) {
+    for (long long repeat = 0; repeat < point.config.run.repeats; ++repeat) {
+      for (const auto& system : experiment.systems) runs.push_back({&point, &system, repeat});
+    }
+  }
+  return runs;
+}
+
+double system_bucket_mb(const PlannedRun& run) {
+  return run.system->bucket_mb.value_or(run.point->config.ddp.bucket_mb);
+}
+
+std::string describe_run(const PlannedRun& run) {
+  std::string text = run.point->id + " " + run.point->label + " | " + run.system->name;
+  if (run.point->config.run.repeats > 1) text += " | repeat " + std::to_string(run.repeat);
+  return text;
+}
+
+json worker_config(const PlannedRun& run) {
+  const PointConfig& c = run.point->config;
+  return {{"model",
+           {{"name", c.model.name},
+            {"batch_size", c.model.batch_size},
+            {"input_shape", c.model.input_shape},
+            {"num_classes", c.model.num_classes},
+            {"loss", c.model.loss}}},
+          {"optimizer",
+           {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
+          {"iterations", c.run.iterations},
+          {"warmup", c.run.warmup},
+          {"seed", c.run.seed + run.repeat},
+          {"threads", c.run.threads_per_rank},
+          {"device", c.run.device},
+          {"backend", c.run.backend},
+          // Collectives give up later than the harness declares a stall, so that the
+          // harness, which can name the stuck rank, reports it.
+          {"collective_timeout_s", c.run.stall_timeout_s * 2 + 30},
+          {"log_buckets", run.repeat == 0},
+          {"system",
+           {{"name", run.system->name},
+            {"kind", run.system->kind},
+            {"mode", run.system->mode},
+            {"bucket_mb", system_bucket_mb(run)},
+            {"first_bucket_mb", c.ddp.first_bucket_mb}}}};
+}
+
+}  // namespace
+
+std::string describe_matrix(const Experiment& experiment) {
+  std::ostringstream out;
+  const auto runs = plan_runs(experiment);
+  out << "experiment " << experiment.name << ": " << experiment.points.size() << " point(s) x "
+      << experiment.systems.size() << " system(s) = " << runs.size()
+      << " run(s); baseline " << experiment.baseline << "\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& run = runs[i];
+    const PointConfig& c = run.point->config;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "%4zu  %-6s %-28s %-12s rep %lld  %s batch %lld x %lld ranks, %lld+%lld iters, "
+                  "bucket %s MiB, %lld thread(s)/rank\n",
+                  i + 1, run.point->id.c_str(), run.point->label.c_str(),
+                  run.system->name.c_str(), run.repeat, c.model.name.c_str(), c.model.batch_size,
+                  c.run.world_size, c.run.warmup, c.run.iterations,
+                  format_number(system_bucket_mb(run)).c_str(), c.run.threads_per_rank);
+    out << line;
+  }
+  return out.str();
+}
+
+std::string write_summary_files(const fs::path& run_directory) {
+  const RunSummary summary = summarize_run_directory(run_directory);
+  write_file_atomic(run_directory / "summary.json", summary_to_json(summary).dump(2) + "\n");
+  const std::string markdown = render_markdown_tables(summary);
+  write_file_atomic(run_directory / "table.md", markdown);
+  write_file_atomic(run_directory / "table.csv", render_csv_table(summary));
+  return markdown;
+}
+
+int run_experiment(const Experiment& experiment, const RunnerOptions& options, std::ostream& out) {
+  if (options.dry_run) {
+    out << describe_matrix(experiment);
+    return 0;
+  }
+  const auto runs = plan_runs(experiment);
+  const fs::path directory = create_run_directory(experiment.output, experiment.name);
+  out << "results: " << directory.string() << "\n";
+  out.flush();
+  {
+    YAML::Emitter spec;
+    spec << experiment.resolved;
+    write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
+  }
+  write_file_atomic(directory / "manifest.json",
+                    manifest_to_json(make_manifest(experiment)).dump(2) + "\n");
+  {
+    json env = collect_environment(options.runtime_info);
+    const RunConfig& run = experiment.points.front().config.run;
+    env["backend"] = run.backend;
+    env["device"] = run.device;
+    env["threads_per_rank"] = run.threads_per_rank;
+    env["world_size"] = run.world_size;
+    write_file_atomic(directory / "env.json", env.dump(2) + "\n");
+  }
+
+  install_stop_signal_handlers();
+  ProgressDisplay progress(runs.size(), options.interactive);
+  int exit_code = 0;
+  json failures = json::array();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const PlannedRun& run = runs[i];
+    const PointConfig& c = run.point->config;
+    const fs::path raw = run_raw_directory(directory, run.point->id, run.system->name, run.repeat);
+    fs::create_directories(raw);
+    write_file_atomic(raw / "config.json", worker_config(run).dump(2) + "\n");
+
+    const int port = c.run.rendezvous == "tcp" ? pick_free_port() : 0;
+    std::vector<RankProcess> ranks;
+    for (long long r = 0; r < c.run.world_size; ++r) {
+      RankProcess rank;
+      rank.arguments = {"worker",       "--config",      (raw / "config.json").string(),
+                        "--out",        raw.string(),    "--rank",
+                        std::to_string(r), "--world-size", std::to_string(c.run.world_size),
+                        "--rendezvous", c.run.rendezvous, "--master-addr",
+                        "127.0.0.1",    "--master-port", std::to_string(port),
+                        "--store-path", (raw / "store").string()};
+      rank.stdout_path = raw / ("rank" + std::to_string(r) + ".stdout");
+      rank.stderr_path = raw / ("rank" + std::to_string(r) + ".stderr");
+      // torchrun's variables, so programs and libraries that read them see a familiar world.
+      rank.environment = {{"RANK", std::to_string(r)},
+                          {"LOCAL_RANK", std::to_string(r)},
+                          {"WORLD_SIZE", std::to_string(c.run.world_size)},
+                          {"MASTER_ADDR", "127.0.0.1"},
+                          {"MASTER_PORT", std::to_string(port)},
+                          {"OMP_NUM_THREADS", std::to_string(c.run.threads_per_rank)}};
+      ranks.push_back(std::move(rank));
+    }
+    LaunchLimits limits;
+    limits.timeout_s = c.run.timeout_s;
+    limits.stall_timeout_s = c.run.stall_timeout_s;
+
+    progress.begin_run(i, describe_run(run), c.run.warmup + c.run.iterations);
+    const LaunchOutcome outcome = launch_local(options.executable, ranks, limits,
+                                               [&](long long beats) { progress.update(beats); });
+    bool complete = outcome.ok;
+    json status = {{"elapsed_s", outcome.elapsed_s}, {"ranks", c.run.world_size}};
+    if (complete) {
+      for (long long r = 0; r < c.run.world_size; ++r) {
+        if (!fs::exists(raw / ("rank" + std::to_string(r) + ".csv"))) {
+          complete = false;
+          status["failure"] = {{"rank", r}, {"reason", "exited 0 without writing its samples"}};
+        }
+      }
+    } else if (outcome.failure) {
+      status["failure"] = {{"rank", outcome.failure->rank}, {"reason", outcome.failure->reason}};
+    } else if (outcome.interrupted) {
+      status["failure"] = {{"reason", "interrupted"}};
+    }
+    status["status"] = complete ? "complete" : (outcome.interrupted ? "interrupted" : "failed");
+    write_file_atomic(raw / "status.json", status.dump(2) + "\n");
+    progress.end_run(complete, outcome.elapsed_s);
+    if (complete) continue;
+
+    if (outcome.interrupted) {
+      std::fprintf(stderr, "interrupted: stopped every rank of run %zu/%zu; finished runs kept\n",
+                   i + 1, runs.size());
+      exit_code = 130;
+    } else {
+      const int rank = status["failure"].value("rank", -1);
+      const std::string reason = status["failure"].value("reason", "");
+      std::fprintf(stderr, "error: run %zu/%zu (%s) failed: rank %d %s\n", i + 1, runs.size(),
+                   describe_run(run).c_str(), rank, reason.c_str());
+      if (outcome.failure && !outcome.failure->stderr_tail.empty()) {
+        std::fprintf(stderr, "--- last lines of rank %d's stderr (%s) ---\n%s---\n", rank,
+                     ranks[rank].stderr_path.c_str(), outcome.failure->stderr_tail.c_str());
+      }
+      exit_code = 1;
+    }
+    failures.push_back({{"run", describe_run(run)}, {"detail", status}});
+    break;  // stop the study; runs already finished stay in the folder
+  }
+  progress.finish();
+
+  write_file_atomic(directory / "status.json",
+                    json{{"complete", exit_code == 0}, {"runs", runs.size()}, {"failures", failures}}
+                            .dump(2) + "\n");
+  const std::string tables = write_summary_files(directory);
+  out << "\n" << tables << "\nresults written to " << directory.string() << "\n";
+  return exit_code;
+}
+
+}  // namespace harness

@@ -1,0 +1,32 @@
+// `harness run` for train specs: expands the matrix, launches every run's ranks, collects
+// their samples into a results folder and prints the comparison tables.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "harness/spec.h"
+
+namespace harness {
+
+struct RunnerOptions {
+  std::string executable;  // the harness binary, re-invoked as "harness worker ..."
+  bool dry_run = false;
+  bool interactive = false;  // progress line rewritten in place
+  std::map<std::string, std::string> runtime_info;  // e.g. torch_version, from the worker side
+};
+
+// The expanded matrix, one line per run, as --dry-run prints it.
+std::string describe_matrix(const Experiment& experiment);
+
+// Returns the process exit code: 0 all runs complete, 1 a run failed (finished points are
+// kept), 130 interrupted.
+int run_experiment(const Experiment& experiment, const RunnerOptions& options, std::ostream& out);
+
+// Writes summary.json, table.md and table.csv of a results folder from its raw samples and
+// returns the markdown tables.
+std::string write_summary_files(const std::filesystem::path& run_directory);
+
+}  // namespace harness

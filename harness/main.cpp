@@ -1,0 +1,91 @@
+// harness: one CLI for the experiment harness. Subcommands register themselves on the app;
+// `harness worker` (the rank program) bypasses CLI11 so its flags pass through untouched.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "harness/experiment_runner.h"
+#include "harness/spec.h"
+#include "harness/spec_error.h"
+#include "runtime/worker.h"
+
+namespace {
+
+std::string self_executable(const char* argv0) {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n > 0) return std::string(path, static_cast<size_t>(n));
+  return argv0;
+}
+
+int exit_code = 0;
+
+void add_run_command(CLI::App& app, const std::string& executable) {
+  auto* run = app.add_subcommand("run", "Run an experiment spec (experiments/*.yaml)");
+  static std::string spec_path;
+  static std::vector<std::string> overrides;
+  static bool quick = false, dry_run = false;
+  run->add_option("spec", spec_path, "Experiment spec (YAML)")->required();
+  run->add_option("--set", overrides, "Override a spec value: key.path=value (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  run->add_flag("--quick", quick, "Few iterations and a short sweep, for a smoke run");
+  run->add_flag("--dry-run", dry_run, "Print the expanded matrix and exit");
+  run->callback([executable]() {
+    harness::LoadOptions options;
+    options.quick = quick;
+    options.overrides = overrides;
+    options.known_models = runtime::zoo_model_names();
+    const harness::Experiment experiment = harness::load_experiment(spec_path, options);
+    harness::RunnerOptions runner;
+    runner.executable = executable;
+    runner.dry_run = dry_run;
+    runner.interactive = isatty(STDERR_FILENO);
+    runner.runtime_info = {{"torch_version", runtime::torch_version()}};
+    exit_code = harness::run_experiment(experiment, runner, std::cout);
+  });
+}
+
+void add_models_command(CLI::App& app) {
+  auto* models = app.add_subcommand("models", "List the model zoo with parameter counts");
+  models->callback([]() {
+    std::printf("%-10s %10s %14s  %-14s %s\n", "model", "tensors", "parameters", "input",
+                "description");
+    for (const auto& m : runtime::list_models()) {
+      std::string shape;
+      for (size_t i = 0; i < m.input_shape.size(); ++i) {
+        shape += (i ? "x" : "") + std::to_string(m.input_shape[i]);
+      }
+      std::printf("%-10s %10lld %14lld  %-14s %s\n", m.name.c_str(),
+                  static_cast<long long>(m.tensors), static_cast<long long>(m.parameters),
+                  shape.c_str(), m.description.c_str());
+    }
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "worker") {
+    return runtime::worker_main(std::vector<std::string>(argv + 2, argv + argc));
+  }
+  CLI::App app{"harness: reproduce and compare parallel-training experiments"};
+  app.require_subcommand(1);
+  add_run_command(app, self_executable(argv[0]));
+  add_models_command(app);
+  app.add_subcommand("worker", "One rank of a run (launched by `harness run`)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const harness::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return exit_code;
+}

@@ -1,0 +1,116 @@
+// The experiment spec: what a YAML file in experiments/ says, validated and expanded into
+// the matrix of runs. The schema is documented in experiments/README.md.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/yaml_reader.h"
+
+namespace harness {
+
+inline constexpr const char* kDdpModes[] = {"overlap", "sync", "async", "per_tensor"};
+
+struct ModelConfig {
+  std::string name;
+  long long batch_size = 0;  // per rank
+  std::vector<long long> input_shape;
+  long long num_classes = 0;  // 0: the model's default
+  std::string loss = "mse";
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";
+  double lr = 0.001;
+  double momentum = 0.0;
+};
+
+struct RunConfig {
+  long long world_size = 2;
+  long long threads_per_rank = 1;
+  long long iterations = 0;
+  long long warmup = 0;
+  long long repeats = 1;
+  long long seed = 0;
+  std::string device = "cpu";
+  std::string backend = "gloo";
+  std::string rendezvous = "tcp";  // tcp (TCPStore on loopback) | file (FileStore)
+  double timeout_s = 3600;         // a whole run of one system at one point
+  double stall_timeout_s = 300;    // no rank made progress for this long: hung
+};
+
+struct DdpConfig {
+  double bucket_mb = 25;
+  double first_bucket_mb = 1;
+};
+
+struct SystemConfig {
+  std::string name;
+  std::string kind = "ddp";
+  std::string mode;                     // one of kDdpModes
+  std::optional<double> bucket_mb;      // overrides ddp.bucket_mb for this system
+};
+
+// Everything one point of the sweep needs; identical across systems and repeats.
+struct PointConfig {
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  RunConfig run;
+  DdpConfig ddp;
+};
+
+struct SweepAxis {
+  std::string path;              // dotted path, e.g. "ddp.bucket_mb"
+  std::vector<YAML::Node> values;
+};
+
+struct Point {
+  size_t index = 0;
+  std::string id;     // "p000", stable directory name
+  std::string label;  // "ddp.bucket_mb=3, model.batch_size=16" or "default"
+  std::vector<std::pair<std::string, std::string>> coordinates;  // axis path -> value text
+  PointConfig config;
+};
+
+struct Experiment {
+  std::string spec_path;
+  std::string kind = "train";
+  std::string name;
+  std::string description;
+  std::string output = "results";
+  std::vector<SystemConfig> systems;
+  std::string baseline;
+  std::vector<SweepAxis> sweep;
+  std::vector<Point> points;
+  YAML::Node resolved;  // the spec after --quick and --set, before sweep expansion
+};
+
+struct LoadOptions {
+  bool quick = false;
+  std::vector<std::string> overrides;      // "key.path=value"
+  std::vector<std::string> known_models;   // names accepted by model.name
+};
+
+// Paths that a sweep may vary.
+const std::vector<std::string>& sweepable_paths();
+
+// Parses the YAML file with locations; syntax errors become InputError with file:line:col.
+YAML::Node parse_yaml_file(const std::string& path);
+
+// Applies one "--set a.b.c=value" to the tree (the value is parsed as YAML).
+void apply_override(YAML::Node& root, const std::string& assignment, SpecOrigin& origin);
+
+// Loads, applies --quick and --set, validates and expands a train spec.
+Experiment load_experiment(const std::string& path, const LoadOptions& options);
+
+// The same from an already parsed tree (tests, and `harness run` after reading `kind`).
+Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions& options);
+
+// Number of runs: points x systems x repeats.
+size_t run_count(const Experiment& experiment);
+
+}  // namespace harness

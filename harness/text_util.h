@@ -1,0 +1,23 @@
+// Small string helpers shared by the spec loader and the CLI.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace harness {
+
+// Edit distance (insertions, deletions, substitutions), for "did you mean" hints.
+int edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word`, or "" when none is close enough to be a likely typo.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+std::vector<std::string> split(std::string_view text, char separator);
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+// Fixed-point formatting without trailing noise ("3", "2.5", "0.125").
+std::string format_number(double value, int max_decimals = 6);
+
+}  // namespace harness

@@ -1,0 +1,57 @@
+// The collectives a rank uses, behind one interface in the manner of c10d's ProcessGroup:
+// Gloo on CPU now, NCCL on GPU behind the same calls. Operations are asynchronous where the
+// backend allows it; a CommWork handle says when the result is in place.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace runtime {
+
+class CommWork {
+ public:
+  virtual ~CommWork() = default;
+  // Blocks until the operation finished; throws if it failed (a peer died, a timeout).
+  virtual void wait() = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  virtual std::string backend() const = 0;
+
+  // Sums `tensor` across ranks, in place. Collectives must be issued in the same order on
+  // every rank.
+  virtual std::unique_ptr<CommWork> all_reduce_sum(at::Tensor tensor) = 0;
+  virtual std::unique_ptr<CommWork> broadcast(at::Tensor tensor, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+// Where ranks meet: "tcp" (a c10d TCPStore served by rank 0 on host:port) or "file"
+// (a c10d FileStore at `path`).
+struct Rendezvous {
+  std::string kind = "tcp";
+  std::string host = "127.0.0.1";
+  int port = 0;
+  std::string path;
+  std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+};
+
+c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int rank,
+                                              int world_size);
+
+// Gloo over TCP on `interface_host` (loopback by default), `threads` Gloo worker threads.
+std::unique_ptr<Communicator> make_gloo_communicator(const c10::intrusive_ptr<c10d::Store>& store,
+                                                     int rank, int world_size,
+                                                     std::chrono::milliseconds timeout,
+                                                     const std::string& interface_host =
+                                                         "127.0.0.1",
+                                                     int threads = 2);
+
+}  // namespace runtime

@@ -1,0 +1,197 @@
+#include "runtime/worker.h"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "baselines/gradient_reducer.h"
+#include "runtime/communicator.h"
+#include "runtime/fault_injection.h"
+#include "runtime/model_zoo.h"
+#include "runtime/sample_log.h"
+
+namespace runtime {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct WorkerArgs {
+  std::string config_path;
+  std::string out_dir;
+  int rank = -1;
+  int world_size = 0;
+  Rendezvous rendezvous;
+};
+
+WorkerArgs parse_args(const std::vector<std::string>& args) {
+  WorkerArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw std::invalid_argument(args[i] + " needs a value");
+      return args[++i];
+    };
+    const std::string& flag = args[i];
+    if (flag == "--config") parsed.config_path = value();
+    else if (flag == "--out") parsed.out_dir = value();
+    else if (flag == "--rank") parsed.rank = std::stoi(value());
+    else if (flag == "--world-size") parsed.world_size = std::stoi(value());
+    else if (flag == "--rendezvous") parsed.rendezvous.kind = value();
+    else if (flag == "--master-addr") parsed.rendezvous.host = value();
+    else if (flag == "--master-port") parsed.rendezvous.port = std::stoi(value());
+    else if (flag == "--store-path") parsed.rendezvous.path = value();
+    else throw std::invalid_argument("unknown worker option '" + flag + "'");
+  }
+  if (parsed.config_path.empty() || parsed.out_dir.empty() || parsed.rank < 0 ||
+      parsed.world_size < 1 || parsed.rank >= parsed.world_size) {
+    throw std::invalid_argument(
+        "usage: harness worker --config FILE --out DIR --rank R --world-size N "
+        "[--rendezvous tcp|file] [--master-addr A] [--master-port P] [--store-path F]");
+  }
+  return parsed;
+}
+
+double milliseconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
+                           const torch::Tensor& target) {
+  if (loss == "cross_entropy") return torch::nn::functional::cross_entropy(output, target);
+  return torch::mse_loss(output, target);
+}
+
+int run_worker(const WorkerArgs& args) {
+  const json config = json::parse(std::ifstream(args.config_path));
+  const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
+  const json& model_config = config.at("model");
+  const json& system = config.at("system");
+  const long long warmup = config.at("warmup").get<long long>();
+  const long long iterations = config.at("iterations").get<long long>();
+  const long long seed = config.at("seed").get<long long>();
+
+  torch::set_num_threads(config.at("threads").get<int>());
+
+  Rendezvous rendezvous = args.rendezvous;
+  const auto timeout = std::chrono::milliseconds(
+      static_cast<long long>(config.value("collective_timeout_s", 300.0) * 1000));
+  rendezvous.timeout = timeout;
+  auto store = connect_store(rendezvous, args.rank, args.world_size);
+  auto communicator = make_gloo_communicator(store, args.rank, args.world_size, timeout);
+
+  // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
+  torch::manual_seed(seed);
+  ModelOptions model_options;
+  model_options.input_shape = model_config.at("input_shape").get<std::vector<int64_t>>();
+  model_options.num_classes = model_config.value("num_classes", 0);
+  auto model = make_model(model_config.at("name").get<std::string>(), model_options);
+  model->train();
+  {
+    std::vector<std::unique_ptr<CommWork>> works;
+    for (auto& p : model->parameters()) works.push_back(communicator->broadcast(p.data(), 0));
+    for (auto& b : model->buffers()) works.push_back(communicator->broadcast(b, 0));
+    for (auto& w : works) w->wait();
+  }
+
+  // Each rank its own synthetic shard, fixed for the run (generation stays out of timing).
+  torch::manual_seed(seed * 1000003 + args.rank + 1);
+  const long long batch = model_config.at("batch_size").get<long long>();
+  std::vector<int64_t> input_shape{batch};
+  for (int64_t d : model_options.input_shape) input_shape.push_back(d);
+  const torch::Tensor input = torch::randn(input_shape);
+  const std::string loss_name = model_config.value("loss", "mse");
+  torch::Tensor target;
+  {
+    torch::NoGradGuard no_grad;
+    const auto classes = model->forward(input.narrow(0, 0, 1)).size(1);
+    target = loss_name == "cross_entropy" ? torch::randint(classes, {batch}, torch::kLong)
+                                          : torch::randn({batch, classes});
+  }
+
+  std::vector<at::Tensor> parameters;
+  std::vector<std::string> names;
+  for (const auto& item : model->named_parameters()) {
+    names.push_back(item.key());
+    parameters.push_back(item.value());
+  }
+  baselines::ReducerOptions reducer_options;
+  reducer_options.mode = baselines::parse_sync_mode(system.at("mode").get<std::string>());
+  reducer_options.bucket_mb = system.at("bucket_mb").get<double>();
+  reducer_options.first_bucket_mb = system.at("first_bucket_mb").get<double>();
+  baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options);
+
+  const json& optimizer_config = config.at("optimizer");
+  torch::optim::SGD optimizer(
+      model->parameters(), torch::optim::SGDOptions(optimizer_config.at("lr").get<double>())
+                               .momentum(optimizer_config.value("momentum", 0.0)));
+
+  fs::create_directories(args.out_dir);
+  if (args.rank == 0 && config.value("log_buckets", false)) {
+    write_text_atomic(fs::path(args.out_dir) / "buckets.json", reducer.buckets_json() + "\n");
+  }
+
+  SampleLog log;
+  using Clock = std::chrono::steady_clock;
+  for (long long it = 0; it < warmup + iterations; ++it) {
+    maybe_inject_fault(fault, args.rank, it);
+    // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
+    std::printf("iteration %lld start\n", it);
+    std::fflush(stdout);
+    const auto t0 = Clock::now();
+    optimizer.zero_grad();
+    const auto t1 = Clock::now();
+    torch::Tensor loss = compute_loss(loss_name, model->forward(input), target);
+    const auto t2 = Clock::now();
+    loss.backward();
+    reducer.finish_backward();
+    const auto t3 = Clock::now();
+    optimizer.step();
+    const auto t4 = Clock::now();
+    if (it >= warmup) {
+      log.add({it - warmup, milliseconds(t2 - t1), milliseconds(t3 - t2),
+               milliseconds(t4 - t3) + milliseconds(t1 - t0), milliseconds(t4 - t0)});
+    }
+    std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
+    std::fflush(stdout);
+  }
+  log.write(fs::path(args.out_dir) / ("rank" + std::to_string(args.rank) + ".csv"));
+  communicator->barrier();
+  return 0;
+}
+
+}  // namespace
+
+int worker_main(const std::vector<std::string>& args) {
+  try {
+    return run_worker(parse_args(args));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "harness worker: %s\n", e.what());
+    return 1;
+  }
+}
+
+std::vector<ModelListing> list_models() {
+  std::vector<ModelListing> listings;
+  for (const auto& entry : model_catalog()) {
+    ModelOptions options;
+    options.input_shape = entry.default_input_shape;
+    auto model = make_model(entry.name, options);
+    listings.push_back({entry.name, entry.description, entry.default_input_shape,
+                        static_cast<int64_t>(model->parameters().size()),
+                        parameter_count(*model)});
+  }
+  return listings;
+}
+
+std::vector<std::string> zoo_model_names() { return model_names(); }
+
+std::string torch_version() { return TORCH_VERSION; }
+
+}  // namespace runtime
