@@ -20,7 +20,8 @@ struct Cell {
 
 struct Row {
   std::map<Occupancy, Cell> by_occupancy;
-  std::optional<Cell> best;
+  bool has_best = false;  // (a plain flag: std::optional<Cell> trips gcc's -Wmaybe-uninitialized)
+  Cell best;
 };
 
 class PipelineProgram {
@@ -44,8 +45,8 @@ class PipelineProgram {
       for (int j = 1; j < states_; ++j) extend(j, m);
     }
     const Row& last = row(states_ - 1, request_.units - 1);
-    if (!last.best) return std::nullopt;
-    return backtrack(*last.best);
+    if (!last.has_best) return std::nullopt;
+    return backtrack(last.best);
   }
 
  private:
@@ -95,6 +96,7 @@ class PipelineProgram {
         Row& r = row(j, m);
         r.by_occupancy[placement->occupancy] = cell;
         r.best = cell;
+        r.has_best = true;
       }
     }
   }
@@ -111,7 +113,8 @@ class PipelineProgram {
   void extend(int j, int m) {
     if (m == request_.units - 1 && j != states_ - 1) return;  // cannot be completed
     Row& target = row(j, m);
-    std::optional<Cell> best = target.best;
+    bool has_best = target.has_best;
+    Cell best = target.best;
     const int max_stage_units = request_.straight ? 1 : m;
     for (int k : profile_.ancestors(j)) {
       const double stage_compute = profile_.compute_s.at(k + 1, j);
@@ -119,7 +122,7 @@ class PipelineProgram {
       const double boundary_bytes = 2.0 * profile_.output_activation_bytes[k];
       for (int stage_units = 1; stage_units <= max_stage_units; ++stage_units) {
         const Row& previous = row(k, m - stage_units);
-        if (!previous.best) continue;
+        if (!previous.has_best) continue;
         if (!fits(k + 1, j, stage_units, m)) continue;
         const double stage_time =
             stage_compute / (static_cast<double>(stage_units) * request_.gpus_per_unit);
@@ -130,7 +133,7 @@ class PipelineProgram {
           for (const Placement& next : placements(occupancy, stage_units)) {
             const double value =
                 std::max(before, cost_.transfer(cell.gpus, next.gpus, boundary_bytes));
-            const bool better_overall = !best || value < best->value;
+            const bool better_overall = !has_best || value < best.value;
             auto existing = target.by_occupancy.find(next.occupancy);
             const bool better_here =
                 existing == target.by_occupancy.end() || value < existing->second.value;
@@ -143,7 +146,10 @@ class PipelineProgram {
             candidate.units = stage_units;
             candidate.previous_occupancy = occupancy;
             candidate.gpus = next.gpus;
-            if (better_overall) best = candidate;
+            if (better_overall) {
+              best = candidate;
+              has_best = true;
+            }
             if (better_here) {
               if (existing == target.by_occupancy.end()) {
                 target.by_occupancy.emplace(next.occupancy, std::move(candidate));
@@ -156,6 +162,7 @@ class PipelineProgram {
       }
     }
     target.best = std::move(best);
+    target.has_best = has_best;
   }
 
   PipelineCandidate backtrack(const Cell& final_cell) {

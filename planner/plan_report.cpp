@@ -99,19 +99,18 @@ nlohmann::json plan_json(const ModelProfile& profile, const PlannerOptions& opti
         stages.push_back(stage_json(profile, plan.stages[s], b.timing.stages[s]));
       }
       const int micro_batches = b.timing.micro_batches;
-      entry["plan"] = {
-          {"kind", to_string(plan.kind)},
-          {"summary", describe_stages(plan)},
-          {"units", plan.units_total},
-          {"pipeline_copies", plan.gpus_per_unit},
-          {"micro_batch_count", micro_batches},
-          {"micro_batch_size", micro_batches > 0 ? b.global_batch / micro_batches : 0},
-          {"bottleneck_time_s",
-           plan.bottleneck_s * b.global_batch / options.setup.profile_batch_size},
-          {"iteration_time_s", b.timing.iteration_s},
-          {"speedup", b.best_hybrid},
-          {"fits_memory", b.timing.fits_memory},
-          {"stages", stages}};
+      entry["plan"] = {{"kind", to_string(plan.kind)},
+                       {"summary", describe_stages(plan)},
+                       {"units", plan.units_total},
+                       {"pipeline_copies", plan.gpus_per_unit},
+                       {"micro_batch_count", micro_batches},
+                       {"micro_batch_size", micro_batches > 0 ? b.global_batch / micro_batches : 0},
+                       {"bottleneck_time_s",
+                        plan.bottleneck_s * b.global_batch / options.setup.profile_batch_size},
+                       {"iteration_time_s", b.timing.iteration_s},
+                       {"speedup", b.best_hybrid},
+                       {"fits_memory", b.timing.fits_memory},
+                       {"stages", stages}};
     }
     results.push_back(std::move(entry));
   }

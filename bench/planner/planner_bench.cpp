@@ -1,0 +1,112 @@
+// Import and full-sweep timings on the published profiles, plus synthetic chains for growth
+// with layers and GPUs. Goals (issue 3): ResNet-50 [8,16] sweep of 65 batch sizes < 1 s on 2
+// cores; GNMT-16 import < 0.2 s.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "planner/batch_range.h"
+#include "planner/planner.h"
+
+namespace harness::planner {
+namespace {
+
+const std::string kProfiles = std::string(PLANNER_REFERENCE_DIR) + "/dapple_profiles/";
+
+struct ProfileCase {
+  const char* name;
+  const char* path;
+  int pbs;
+};
+const ProfileCase kCases[] = {
+    {"vgg19", "vgg19/graph.txt", 32},     {"resnet50", "resnet50/graph.txt", 32},
+    {"gnmt16", "gnmt_16/graph.txt", 64},  {"bert48", "bert_48/bert-48-pbs-2.txt", 2},
+    {"xlnet36", "xlnet_36/graph.txt", 1}, {"amoebanet36", "amoebanet_36/graph.txt", 1},
+};
+
+void BM_Import(benchmark::State& state, const ProfileCase& c) {
+  const std::string path = kProfiles + c.path;
+  if (!std::filesystem::exists(path)) {
+    state.SkipWithError("reference profiles absent");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(import_profile(path));
+}
+
+void BM_Sweep(benchmark::State& state, const ProfileCase& c, const char* devices,
+              PlannerMode mode) {
+  const std::string path = kProfiles + c.path;
+  if (!std::filesystem::exists(path)) {
+    state.SkipWithError("reference profiles absent");
+    return;
+  }
+  const ModelProfile profile = import_profile(path);
+  PlannerOptions options;
+  options.mode = mode;
+  options.setup.profile_batch_size = c.pbs;
+  options.devices = parse_devices(devices, "bench");
+  options.threads = static_cast<int>(state.range(0));
+  const auto batches = parse_batch_sizes("32:4096:64", "bench");
+  for (auto _ : state) benchmark::DoNotOptimize(plan_sweep(profile, options, batches));
+  state.counters["batch_sizes"] = static_cast<double>(batches.size());
+}
+
+// A chain of `layers` layers with uneven compute, for growth measurements.
+ModelProfile synthetic_chain(int layers) {
+  std::ostringstream text;
+  for (int i = 1; i <= layers; ++i) {
+    text << "node" << i << " -- layer" << i << " -- forward_compute_time=" << 1.0 + (i * 7 % 5)
+         << ", backward_compute_time=" << 2.0 + (i * 3 % 7)
+         << ", activation_size=" << 1e6 * (1 + i % 3) << ", parameter_size=" << 1e6 * (1 + i % 4)
+         << "\n";
+  }
+  for (int i = 1; i < layers; ++i) text << "\tnode" << i << " -- node" << i + 1 << "\n";
+  return prepare_model_profile(parse_layer_graph(text.str(), "synthetic"));
+}
+
+void BM_SyntheticChain(benchmark::State& state) {
+  const ModelProfile profile = synthetic_chain(static_cast<int>(state.range(0)));
+  PlannerOptions options;
+  options.mode = PlannerMode::kCompat;
+  options.setup.profile_batch_size = 32;
+  const int gpus = static_cast<int>(state.range(1));
+  options.devices = parse_devices(
+      std::to_string(std::max(1, gpus / 8)) + "x" + std::to_string(std::min(8, gpus)), "bench");
+  for (auto _ : state) benchmark::DoNotOptimize(plan_sweep(profile, options, {1024}));
+}
+
+void register_all() {
+  for (const ProfileCase& c : kCases) {
+    benchmark::RegisterBenchmark((std::string("Import/") + c.name).c_str(), BM_Import, c)
+        ->Unit(benchmark::kMillisecond);
+    for (PlannerMode mode : {PlannerMode::kCompat, PlannerMode::kDapple}) {
+      benchmark::RegisterBenchmark(
+          (std::string("Sweep65/") + c.name + "/8,16/" + to_string(mode)).c_str(), BM_Sweep, c,
+          "8,16", mode)
+          ->Arg(1)
+          ->Arg(2)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  benchmark::RegisterBenchmark("Sweep65/resnet50/16x1/dapple", BM_Sweep, kCases[1], "16x1",
+                               PlannerMode::kDapple)
+      ->Arg(2)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("SyntheticChain", BM_SyntheticChain)
+      ->ArgsProduct({{16, 64, 256}, {8, 16, 32}})
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+}  // namespace harness::planner
+
+int main(int argc, char** argv) {
+  harness::planner::register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

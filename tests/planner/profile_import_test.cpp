@@ -1,0 +1,106 @@
+// Profile parsing, pruning and the antichain construction on small hand-written profiles.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "harness/spec_error.h"
+#include "planner/model_profile.h"
+
+namespace harness::planner {
+namespace {
+
+const std::string kData = PLANNER_TEST_DATA;
+
+std::string parse_error(const std::string& text) {
+  try {
+    parse_layer_graph(text, "bad.txt");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+void expect_all_near(const std::vector<double>& actual, const std::vector<double>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], 1e-12 * std::max(1.0, expected[i])) << "index " << i;
+  }
+}
+
+const std::string kNode1 =
+    "node1 -- A -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=3.0, "
+    "parameter_size=4.0\n";
+
+TEST(ProfileImport, ThreeLayerChainHasOneStatePerLayer) {
+  const ModelProfile p = import_profile(kData + "/three_layers.txt");
+  ASSERT_EQ(p.num_states(), 3);  // the Input source is dropped
+  EXPECT_EQ(p.graph.nodes[0].description, "LayerA");
+  EXPECT_NEAR(p.compute_s.at(0, 0), 0.030, 1e-12);
+  EXPECT_NEAR(p.compute_s.at(0, 2), 0.100, 1e-12);
+  EXPECT_NEAR(p.compute_s.at(2, 2), 0.100 - 0.090, 1e-12);
+  EXPECT_NEAR(p.compute_s.at(1, 2), 0.100 - 0.030, 1e-12);
+  EXPECT_DOUBLE_EQ(p.parameter_bytes.at(0, 1), 90e6);
+  EXPECT_DOUBLE_EQ(p.parameter_bytes.total(), 105e6);
+  EXPECT_DOUBLE_EQ(p.activation_bytes.total(), 4e6);  // the list [5e5; 5e5] sums
+  EXPECT_EQ(p.output_activation_bytes, (std::vector<double>{1e6, 2e6, 1e6}));
+  EXPECT_EQ(p.ancestors(2), (std::vector<int>{0, 1}));
+  // (L+1) x L with the -1 sentinel below the diagonal and past the last row.
+  EXPECT_EQ(p.compute_s.rows(), 4);
+  EXPECT_EQ(p.compute_s.at(2, 1), CumulativeMatrix::kNoValue);
+  EXPECT_EQ(p.compute_s.at(3, 2), CumulativeMatrix::kNoValue);
+}
+
+TEST(ProfileImport, BranchingCrlfProfileWithAllFileVariants) {
+  // CRLF, space+tab indents, a trailing space, spaces before commas, list activations,
+  // stage_id, and a __getitem__ sink.
+  const ModelProfile p = import_profile(kData + "/diamond_crlf.txt");
+  ASSERT_EQ(p.graph.size(), 4);  // Input and __getitem__ dropped
+  EXPECT_EQ(p.graph.nodes[0].stage_id, 0);
+  EXPECT_EQ(p.graph.nodes[3].stage_id, 1);
+  ASSERT_EQ(p.num_states(), 5);  // {split} {left} {right} {left,right} {join}
+  expect_all_near(p.compute_s.cumulative(), {0.003, 0.009, 0.012, 0.018, 0.030});
+  EXPECT_EQ(p.parameter_bytes.cumulative(), (std::vector<double>{5, 12, 16, 23, 36}));
+  EXPECT_EQ(p.activation_bytes.cumulative(), (std::vector<double>{300, 600, 700, 1000, 1500}));
+  // The split stays live while either branch is pending: it joins the augmented antichains.
+  EXPECT_EQ(p.output_activation_bytes, (std::vector<double>{300, 600, 700, 1000, 500}));
+  EXPECT_EQ(p.ancestors(4), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(p.ancestors(3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(p.ancestors(2), (std::vector<int>{0}));
+  EXPECT_EQ(p.layers_of_stage(3, 4), (std::vector<int>{1, 3}));  // left and join
+}
+
+TEST(ProfileImport, MalformedInputsNameFileAndLine) {
+  EXPECT_EQ(parse_error("node1 -- A -- forward_compute_time=1.0, backward_compute_time=2.0, "
+                        "activation_size=3.0\n"),
+            "bad.txt:1: missing 'parameter_size'");
+  EXPECT_EQ(
+      parse_error(kNode1 + "node2 -- B -- forward_compute_time=abc, backward_compute_time=2.0, "
+                           "activation_size=3.0, parameter_size=4.0\n"),
+      "bad.txt:2: invalid number 'abc' for 'forward_compute_time'");
+  EXPECT_EQ(parse_error(kNode1 + "\tnode1 -- node9\n"),
+            "bad.txt:2: edge refers to unknown node 'node9'");
+  EXPECT_EQ(parse_error(kNode1 + "\tnode1\n"), "bad.txt:2: expected edge '<src_id> -- <dst_id>'");
+  EXPECT_EQ(parse_error(kNode1 + kNode1), "bad.txt:2: duplicate node id 'node1' (first at line 1)");
+  EXPECT_EQ(parse_error("node1 -- A\n"),
+            "bad.txt:1: expected '<id> -- <description> -- <metadata>'");
+  EXPECT_EQ(parse_error("node1 -- A -- forward_compute_time 1.0\n"),
+            "bad.txt:1: expected 'key=value', got 'forward_compute_time 1.0'");
+  EXPECT_EQ(parse_error("node1 -- A -- forward_compute_time=1, backward_compute_time=2.0, "
+                        "activation_size=[1; 2, parameter_size=4.0\n"),
+            "bad.txt:1: unterminated list '[1; 2' for 'activation_size'");
+  EXPECT_EQ(
+      parse_error(kNode1 + "node2 -- B -- forward_compute_time=1.0, backward_compute_time=2.0, "
+                           "activation_size=3.0, parameter_size=4.0\n\tnode1 -- node2\n"
+                           "\tnode2 -- node1\n"),
+      "bad.txt:1: graph has a cycle through node 'node1'");
+  EXPECT_EQ(parse_error("\n\n"), "bad.txt:2: profile has no layers");
+}
+
+TEST(ProfileImport, MissingFileIsAnInputError) {
+  EXPECT_THROW(import_profile(kData + "/no_such_profile.txt"), InputError);
+}
+
+}  // namespace
+}  // namespace harness::planner

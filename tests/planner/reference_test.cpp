@@ -1,0 +1,113 @@
+// The published profiles and the reference numbers of ../shared/reference (skipped when that
+// folder is absent; nothing from it is copied into the repository).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "planner/planner.h"
+
+namespace harness::planner {
+namespace {
+
+const std::string kReference = PLANNER_REFERENCE_DIR;
+
+std::string reference_profile(const std::string& relative) {
+  return kReference + "/dapple_profiles/" + relative;
+}
+
+#define SKIP_WITHOUT_REFERENCE()                                 \
+  if (!std::filesystem::exists(kReference + "/dapple_profiles")) \
+  GTEST_SKIP() << kReference << " is absent"
+
+struct ReferenceTotals {
+  const char* profile;
+  int states;
+  double compute_s;
+  double parameter_bytes;
+  double activation_bytes;
+};
+
+// The table "Reference values" of ../shared/reference/README.md.
+const ReferenceTotals kTotals[] = {
+    {"vgg19/graph.txt", 25, 0.144210, 548047022, 1962128000},
+    {"resnet50/graph.txt", 240, 0.443419, 102228128, 19231657988},
+    {"gnmt_16/graph.txt", 1495, 0.248916, 1162988352, 988425216},
+    {"gnmt_32_simplified/graph.txt", 63, 0.445611, 1834601280, 911654912},
+    {"bert_48/bert-48-pbs-2.txt", 55, 0.343757, 2549805056, 219816960},
+    {"bert_48/graph.txt", 55, 1.030637, 2549805056, 475407360},
+    {"bert_large/graph.txt", 26, 0.515347, 1340567552, 248905728},
+    {"bert_large/bert-24-pbs-6.txt", 31, 0.515357, 1340567552, 340927488},
+    {"xlnet_36/graph.txt", 41, 0.300710, 2003000000, 83002000},
+    {"amoebanet_36/graph.txt", 43, 0.168050, 3731135780, 294523300},
+    {"amoebanet/graph.txt", 13, 0.212000, 703372580, 519319368},
+};
+
+TEST(ReferenceProfiles, ImportMatchesStateCountsAndTotals) {
+  SKIP_WITHOUT_REFERENCE();
+  for (const ReferenceTotals& r : kTotals) {
+    SCOPED_TRACE(r.profile);
+    const ModelProfile p = import_profile(reference_profile(r.profile));
+    EXPECT_EQ(p.num_states(), r.states);
+    EXPECT_NEAR(p.compute_s.total(), r.compute_s, 5e-7);  // printed to 6 decimals
+    EXPECT_NEAR(p.parameter_bytes.total(), r.parameter_bytes, 0.5);
+    EXPECT_NEAR(p.activation_bytes.total(), r.activation_bytes, 0.5);
+  }
+}
+
+PlannerOptions vgg_options(PlannerMode mode) {
+  PlannerOptions o;
+  o.mode = mode;
+  o.setup.profile_batch_size = 32;
+  o.setup.optimizer_memory_scaling = 2;
+  o.setup.peak_activation_per_sample = 7e7;
+  o.devices = Devices({8, 16});
+  return o;
+}
+
+TEST(ReferenceNumbers, Vgg19CompatDataParallel) {
+  SKIP_WITHOUT_REFERENCE();
+  const ModelProfile p = import_profile(reference_profile("vgg19/graph.txt"));
+  const PlannerOptions options = vgg_options(PlannerMode::kCompat);
+  const CostModel cost = make_cost_model(options);
+  const DataParallelEstimates at1024 = estimate_data_parallel(p, options.setup, cost, 1024);
+  EXPECT_NEAR(at1024.compute_s, 4.614720, 5e-7);
+  EXPECT_NEAR(at1024.all_reduce_s, 0.342529, 5e-7);
+  EXPECT_NEAR(at1024.no_overlap, 7.3139, 5e-5);
+  EXPECT_EQ(at1024.max_single_gpu_batch, 212);
+  EXPECT_EQ(at1024.accumulation_batch, 64);
+  EXPECT_NEAR(estimate_data_parallel(p, options.setup, cost, 2048).no_overlap, 10.0389, 5e-5);
+}
+
+TEST(ReferenceNumbers, Vgg19CompatSweepPicksTwoStagePlans) {
+  SKIP_WITHOUT_REFERENCE();
+  const ModelProfile p = import_profile(reference_profile("vgg19/graph.txt"));
+  const SweepResult r = plan_sweep(p, vgg_options(PlannerMode::kCompat), {1024, 2048});
+  for (const BatchPlan& b : r.batches) {
+    SCOPED_TRACE(b.global_batch);
+    ASSERT_TRUE(b.plan);
+    // The paper's VGG-19 plans are two-stage with most GPUs on the first stage.
+    ASSERT_EQ(b.plan->stages.size(), 2u);
+    EXPECT_GT(b.plan->stages[0].gpus.size(), b.plan->stages[1].gpus.size());
+    EXPECT_GT(b.best_hybrid, b.data_parallel.no_overlap);
+  }
+  EXPECT_EQ(describe_stages(*r.batches[1].plan), "[0..17]x15 [18..24]x1");
+}
+
+TEST(ReferenceNumbers, ResNet50SweepIsThreadCountIndependent) {
+  SKIP_WITHOUT_REFERENCE();
+  const ModelProfile p = import_profile(reference_profile("resnet50/graph.txt"));
+  PlannerOptions options = vgg_options(PlannerMode::kDapple);
+  options.setup.peak_activation_per_sample.reset();
+  const std::vector<int> batches{32, 256, 2048};
+  const SweepResult one = plan_sweep(p, options, batches);
+  options.threads = 2;
+  const SweepResult two = plan_sweep(p, options, batches);
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    EXPECT_EQ(one.batches[i].best_hybrid, two.batches[i].best_hybrid);
+    EXPECT_EQ(describe_stages(*one.batches[i].plan), describe_stages(*two.batches[i].plan));
+    EXPECT_EQ(one.batches[i].data_parallel.p3, two.batches[i].data_parallel.p3);
+  }
+}
+
+}  // namespace
+}  // namespace harness::planner
