@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "harness/experiment_runner.h"
+#include "harness/plan_command.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
 #include "runtime/worker.h"
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   add_run_command(app, self_executable(argv[0]));
   add_models_command(app);
+  harness::add_plan_command(app);
   app.add_subcommand("worker", "One rank of a run (launched by `harness run`)");
   try {
     app.parse(argc, argv);
