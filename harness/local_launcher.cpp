@@ -133,8 +133,13 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
   auto stop_all = [&]() {
     for (auto& child : children) {
       std::error_code ignored;
-      if (child->running(ignored)) child->terminate(ignored);
-      child->wait(ignored);
+      if (!child->running(ignored)) continue;
+      const pid_t pid = child->id();
+      child->terminate(ignored);
+      // Boost reaps with WNOHANG right after SIGKILL, which can miss the exit; reap here so
+      // no zombie is left behind.
+      int status = 0;
+      ::waitpid(pid, &status, 0);
     }
   };
   auto fail = [&](int rank, std::string reason) {
@@ -191,14 +196,14 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
     if (!any_recent && suspect >= 0) {
       char reason[256];
       std::snprintf(reason, sizeof reason,
-                    "hung: no progress from any rank for %.0f s (run.stall_timeout_s); rank %d "
+                    "hung: no progress from any rank for %g s (run.stall_timeout_s); rank %d "
                     "got least far (%lld heartbeat lines)",
                     limits.stall_timeout_s, suspect, heartbeats[suspect].lines());
       return fail(suspect, reason);
     }
     if (seconds_since(start) > limits.timeout_s) {
       char reason[128];
-      std::snprintf(reason, sizeof reason, "timed out: the run exceeded run.timeout_s = %.0f s",
+      std::snprintf(reason, sizeof reason, "timed out: the run exceeded run.timeout_s = %g s",
                     limits.timeout_s);
       return fail(suspect >= 0 ? suspect : 0, reason);
     }

@@ -213,6 +213,7 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
     MapReader reader(quick, "quick", origin);  // checks it is a map
     for (const auto& entry : quick) {
       set_path(root, path_keys(entry.first.Scalar()), entry.second);
+      origin.clear_override(entry.first.Scalar());
     }
   }
 }

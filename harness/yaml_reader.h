@@ -20,6 +20,8 @@ class SpecOrigin {
   const std::string& file() const { return file_; }
   // Records that `dotted_path` (and everything below it) was set on the command line.
   void mark_overridden(const std::string& dotted_path, std::string option_text);
+  // The value at `dotted_path` comes from the file again (the spec's own quick: block).
+  void clear_override(const std::string& dotted_path) { overridden_.erase(dotted_path); }
   // The location prefix for an error about `node` found at `dotted_path`.
   std::string where(const YAML::Node& node, const std::string& dotted_path) const;
 

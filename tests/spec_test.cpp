@@ -121,7 +121,7 @@ TEST(Spec, WrongTypeIsRejected) {
 
 TEST(Spec, NonPositiveBucketInTheSweepPointsAtTheValue) {
   const std::string text = replace(kValidSpec, "[1, 5, 25]", "[1, 0, 25]");
-  EXPECT_EQ(error_of(text), "spec.yaml:13:22: ddp.bucket_mb: must be > 0 (got 0)");
+  EXPECT_EQ(error_of(text), "spec.yaml:12:22: ddp.bucket_mb: must be > 0 (got 0)");
 }
 
 TEST(Spec, NegativeBucketInTheDdpSection) {
@@ -158,7 +158,7 @@ TEST(Spec, DuplicateSystemNamesAreRejected) {
 TEST(Spec, SweepOfAnUnknownPathSuggestsTheSweepablePath) {
   const std::string text = replace(kValidSpec, "ddp.bucket_mb:", "ddp.bucket_bm:");
   EXPECT_EQ(error_of(text),
-            "spec.yaml:13:3: sweep: unknown key 'ddp.bucket_bm' (did you mean 'ddp.bucket_mb'?)");
+            "spec.yaml:12:3: sweep: unknown key 'ddp.bucket_bm' (did you mean 'ddp.bucket_mb'?)");
 }
 
 TEST(Spec, MissingRequiredKeyIsNamed) {
