@@ -21,6 +21,7 @@ std::optional<Fault> parse_fault(const char* text) {
     if (key == "rank") fault.rank = std::stoi(value);
     else if (key == "kind") fault.kind = value;
     else if (key == "iteration") fault.iteration = std::stoll(value);
+    else if (key == "run") fault.run = value;
     else throw std::invalid_argument("HARNESS_FAULT: unknown key '" + key + "'");
   }
   if (fault.kind != "crash" && fault.kind != "hang" && fault.kind != "exit") {
@@ -29,8 +30,10 @@ std::optional<Fault> parse_fault(const char* text) {
   return fault;
 }
 
-void maybe_inject_fault(const std::optional<Fault>& fault, int rank, long long iteration) {
+void maybe_inject_fault(const std::optional<Fault>& fault, const std::string& run_directory,
+                        int rank, long long iteration) {
   if (!fault || fault->rank != rank || fault->iteration != iteration) return;
+  if (!fault->run.empty() && run_directory.find(fault->run) == std::string::npos) return;
   std::fprintf(stderr, "HARNESS_FAULT: injecting %s on rank %d at iteration %lld\n",
                fault->kind.c_str(), rank, iteration);
   std::fflush(stderr);

@@ -85,6 +85,8 @@ int run_worker(const WorkerArgs& args) {
   rendezvous.timeout = timeout;
   auto store = connect_store(rendezvous, args.rank, args.world_size);
   auto communicator = make_gloo_communicator(store, args.rank, args.world_size, timeout);
+  std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
+  std::fflush(stdout);
 
   // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
   torch::manual_seed(seed);
@@ -140,7 +142,7 @@ int run_worker(const WorkerArgs& args) {
   SampleLog log;
   using Clock = std::chrono::steady_clock;
   for (long long it = 0; it < warmup + iterations; ++it) {
-    maybe_inject_fault(fault, args.rank, it);
+    maybe_inject_fault(fault, args.out_dir, args.rank, it);
     // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
     std::printf("iteration %lld start\n", it);
     std::fflush(stdout);

@@ -9,7 +9,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
-  gnuplot-nox
+  gnuplot-nox python3
 )
 # Optional: PyTorch's own DDP as a peer in benchmarks. Skipped by HARNESS_NO_PYTORCH=1.
 optional=(python3-torch)

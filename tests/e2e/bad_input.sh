@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Bad specs: one-line error with file:line:column and the key, exit code 2, nothing launched.
+source "$(dirname "$0")/common.sh"
+
+write_spec() {  # $1: extra run keys, $2: extra top-level lines
+  cat > "$SCRATCH/bad.yaml" <<YAML
+name: bad
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 4}
+run:
+  iterations: 2
+$1
+systems: [overlap, sync]
+$2
+YAML
+}
+
+expect_error() {  # $1: expected stderr (exact), rest: extra harness args
+  local expected=$1; shift
+  set +e
+  "$HARNESS" run "$SCRATCH/bad.yaml" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+  local code=$?
+  set -e
+  [[ $code == 2 ]] || fail "exit code $code (want 2) for: $expected; stderr: $(cat "$SCRATCH/err")"
+  [[ "$(cat "$SCRATCH/err")" == "$expected" ]] || fail "stderr was '$(cat "$SCRATCH/err")', want '$expected'"
+  [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "error is not one line"
+  [[ ! -e "$SCRATCH/results" ]] || fail "a bad spec created results"
+}
+
+f="$SCRATCH/bad.yaml"
+write_spec "  world_size: 0" ""
+expect_error "error: $f:6:15: run.world_size: must be >= 1 (got 0)"
+write_spec "  wrld_size: 2" ""
+expect_error "error: $f:6:3: unknown key 'run.wrld_size' (did you mean 'world_size'?)"
+write_spec "  warmup: lots" ""
+expect_error "error: $f:6:11: run.warmup: expected an integer, got 'lots'"
+write_spec "" "ddp: {bucket_mb: 0}"
+expect_error "error: $f:8:18: ddp.bucket_mb: must be > 0 (got 0)"
+write_spec "" "baseline: async"
+expect_error "error: $f:8:11: baseline: unknown value 'async' (expected one of: overlap, sync); did you mean 'sync'?"
+write_spec "" ""
+expect_error "error: --set model.name=vgg: model.name: unknown value 'vgg' (expected one of: resnet50, resnet18, mlp)" --set model.name=vgg
+set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
+[[ $code == 2 ]] || fail "missing spec: exit $code"
+[[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"
+echo "PASS bad_input"

@@ -1,0 +1,14 @@
+# Shared by the end-to-end tests: a scratch folder, assertions that say what failed.
+set -euo pipefail
+: "${HARNESS:?set HARNESS to the harness binary}"
+SCRATCH=$(mktemp -d /tmp/harness-e2e-XXXXXX)
+trap 'rm -rf "$SCRATCH"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_contains() {  # file-or-text needle
+  grep -qF -- "$2" <<<"$1" || fail "expected to find '$2' in:
+$1"
+}
+# A python3 with only the standard library parses the JSON outputs.
+PY=$(command -v python3 || true)
+[[ -n "$PY" ]] || fail "python3 is needed to parse results"

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# A real 2-rank study (MLP, four synchronisation modes, two bucket sizes): the results folder
+# is complete and every file parses back with the numbers it should hold.
+source "$(dirname "$0")/common.sh"
+
+cat > "$SCRATCH/spec.yaml" <<YAML
+name: e2e_mlp
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 16}
+ddp: {first_bucket_mb: 0.001}
+run: {world_size: 2, iterations: 6, warmup: 2}
+systems: [overlap, sync, async, per_tensor]
+baseline: overlap
+sweep:
+  ddp.bucket_mb: [0.001, 25]
+YAML
+
+# --dry-run: the matrix, and nothing launched or written.
+dry=$("$HARNESS" run "$SCRATCH/spec.yaml" --dry-run --set run.iterations=3)
+expect_contains "$dry" "2 point(s) x 4 system(s) = 8 run(s); baseline overlap"
+expect_contains "$dry" "2+3 iters"
+[[ ! -e "$SCRATCH/results" ]] || fail "--dry-run wrote results"
+
+out=$("$HARNESS" run "$SCRATCH/spec.yaml" 2>"$SCRATCH/stderr") || fail "run failed: $(cat "$SCRATCH/stderr")"
+expect_contains "$out" "## ddp.bucket_mb=0.001 | iteration"
+expect_contains "$out" "| overlap (baseline) | 12 |"
+expect_contains "$(cat "$SCRATCH/stderr")" "[run 8/8]"
+dir=$(ls -d "$SCRATCH"/results/e2e_mlp/*/)
+
+"$PY" - "$dir" <<'PY'
+import csv, json, os, sys
+d = sys.argv[1]
+def load(name): return json.load(open(os.path.join(d, name)))
+for f in ["spec.yaml", "env.json", "manifest.json", "summary.json", "table.md", "table.csv", "status.json"]:
+    assert os.path.getsize(os.path.join(d, f)) > 0, f
+env = load("env.json")
+for key in ["harness_git_revision", "torch_version", "backend", "cpu_model", "threads_per_rank", "hostname"]:
+    assert key in env, key
+assert env["backend"] == "gloo" and env["threads_per_rank"] == 1
+assert load("status.json")["complete"] is True
+summary = load("summary.json")
+assert [p["label"] for p in summary["points"]] == ["ddp.bucket_mb=0.001", "ddp.bucket_mb=25"]
+for point in summary["points"]:
+    assert [s["name"] for s in point["systems"]] == ["overlap", "sync", "async", "per_tensor"]
+    for system in point["systems"]:
+        assert system["complete_runs"] == 1
+        for phase in ["forward", "backward", "step", "iteration"]:
+            s = system["phases"][phase]
+            assert s["count"] == 12, (phase, s)  # 6 iterations x 2 ranks
+            assert 0 < s["min"] <= s["p50"] <= s["p90"] <= s["p95"] <= s["p99"] <= s["max"], s
+# Summary statistics agree with the raw samples (mean recomputed here).
+raw = os.path.join(d, "raw", "p001", "sync", "rep0")
+samples = []
+for rank in (0, 1):
+    rows = list(csv.DictReader(open(os.path.join(raw, f"rank{rank}.csv"))))
+    assert [int(r["iteration"]) for r in rows] == list(range(6)), rows
+    samples += [float(r["iteration_ms"]) for r in rows]
+    for r in rows:  # the phases add up to at most the whole iteration
+        assert float(r["forward_ms"]) + float(r["backward_ms"]) + float(r["step_ms"]) <= float(r["iteration_ms"]) + 1e-3
+mean = sum(samples) / len(samples)
+reported = summary["points"][1]["systems"][1]["phases"]["iteration"]["mean"]
+assert abs(mean - reported) < 1e-3 * mean, (mean, reported)
+# Buckets logged once per point and system: 3 buckets at 0.001 MiB (hand-computed for the MLP).
+buckets = json.load(open(os.path.join(d, "raw", "p000", "overlap", "rep0", "buckets.json")))
+assert [b["parameters"] for b in buckets] == [["fc3.bias", "fc3.weight"], ["fc2.bias", "fc2.weight"], ["fc1.bias", "fc1.weight"]], buckets
+# table.csv: a row per point x phase x system, delta% empty for the baseline only.
+rows = list(csv.DictReader(open(os.path.join(d, "table.csv"))))
+assert len(rows) == 2 * 4 * 4, len(rows)
+for r in rows:
+    assert (r["p50_delta_pct"] == "") == (r["system"] == "overlap"), r
+    if r["system"] != "overlap":
+        base = next(b for b in rows if b["point_id"] == r["point_id"] and b["phase"] == r["phase"] and b["system"] == "overlap")
+        expected = (float(r["p50_ms"]) - float(base["p50_ms"])) / float(base["p50_ms"]) * 100
+        # The CSV rounds values to 1e-4 ms; allow for that rounding in the recomputed delta.
+        tolerance = 0.01 + 100 * 1e-4 / float(base["p50_ms"])
+        assert abs(expected - float(r["p50_delta_pct"])) < tolerance, (r, expected)
+print("results parsed back:", d)
+PY
+
+# A second run never reuses the folder.
+"$HARNESS" run "$SCRATCH/spec.yaml" --set run.iterations=1 --set 'sweep.ddp.bucket_mb=[25]' >/dev/null 2>&1 || fail "second run failed"
+[[ $(ls "$SCRATCH/results/e2e_mlp" | wc -l) == 2 ]] || fail "expected two results folders"
+echo "PASS run_and_parse"
