@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "harness/experiment_runner.h"
+#include "harness/result_files.h"
 #include "harness/plan_command.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
@@ -23,6 +24,30 @@ std::string self_executable(const char* argv0) {
 
 int exit_code = 0;
 
+// `kind: plan` specs: the top-level keys are checked here, the `plan:` map by the planner.
+int run_plan_kind(const std::string& path, YAML::Node root, const std::vector<std::string>& sets,
+                  bool dry_run) {
+  harness::SpecOrigin origin(path);
+  for (const auto& assignment : sets) harness::apply_override(root, assignment, origin);
+  harness::MapReader top(root, "", origin);
+  top.get_string("kind", std::nullopt, {"plan"});
+  const std::string name = top.get_string("name", std::nullopt);
+  top.get_string("description", "");
+  const std::string output = top.get_string("output", "results");
+  top.child("plan");
+  top.finish();
+  if (dry_run) {
+    std::cout << "experiment " << name << ": kind plan (DAPPLE planner); nothing is launched\n";
+    return 0;
+  }
+  const auto directory = harness::create_run_directory(output, name);
+  YAML::Emitter spec;
+  spec << root;
+  harness::write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
+  std::cout << "results: " << directory.string() << "\n";
+  return harness::run_plan_spec(path, root, directory.string());
+}
+
 void add_run_command(CLI::App& app, const std::string& executable) {
   auto* run = app.add_subcommand("run", "Run an experiment spec (experiments/*.yaml)");
   static std::string spec_path;
@@ -35,11 +60,18 @@ void add_run_command(CLI::App& app, const std::string& executable) {
   run->add_flag("--quick", quick, "Few iterations and a short sweep, for a smoke run");
   run->add_flag("--dry-run", dry_run, "Print the expanded matrix and exit");
   run->callback([executable]() {
+    YAML::Node root = harness::parse_yaml_file(spec_path);
+    if (root.IsMap() && root["kind"] && root["kind"].IsScalar() &&
+        root["kind"].Scalar() == "plan") {
+      exit_code = run_plan_kind(spec_path, root, overrides, dry_run);
+      return;
+    }
     harness::LoadOptions options;
     options.quick = quick;
     options.overrides = overrides;
     options.known_models = runtime::zoo_model_names();
-    const harness::Experiment experiment = harness::load_experiment(spec_path, options);
+    const harness::Experiment experiment =
+        harness::load_experiment(root, harness::SpecOrigin(spec_path), options);
     harness::RunnerOptions runner;
     runner.executable = executable;
     runner.dry_run = dry_run;

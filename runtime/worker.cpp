@@ -111,8 +111,11 @@ int run_worker(const WorkerArgs& args) {
   const std::string loss_name = model_config.value("loss", "mse");
   torch::Tensor target;
   {
+    // The output width, from one sample in eval mode (BatchNorm cannot train on one sample).
     torch::NoGradGuard no_grad;
+    model->eval();
     const auto classes = model->forward(input.narrow(0, 0, 1)).size(1);
+    model->train();
     target = loss_name == "cross_entropy" ? torch::randint(classes, {batch}, torch::kLong)
                                           : torch::randn({batch, classes});
   }
@@ -173,6 +176,9 @@ int run_worker(const WorkerArgs& args) {
 int worker_main(const std::vector<std::string>& args) {
   try {
     return run_worker(parse_args(args));
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "harness worker: %s\n", e.what_without_backtrace());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "harness worker: %s\n", e.what());
     return 1;

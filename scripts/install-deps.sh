@@ -12,7 +12,7 @@ packages=(
   gnuplot-nox python3
 )
 # Optional: PyTorch's own DDP as a peer in benchmarks. Skipped by HARNESS_NO_PYTORCH=1.
-optional=(python3-torch)
+optional=(python3-torch python3-torchvision)
 
 missing=()
 for p in "${packages[@]}"; do
