@@ -77,7 +77,10 @@ for r in rows:
 print("results parsed back:", d)
 PY
 
-# A second run never reuses the folder.
-"$HARNESS" run "$SCRATCH/spec.yaml" --set run.iterations=1 --set 'sweep.ddp.bucket_mb=[25]' >/dev/null 2>&1 || fail "second run failed"
+# A second run, rendezvousing through a c10d FileStore instead of a TCPStore, never reuses
+# the folder.
+"$HARNESS" run "$SCRATCH/spec.yaml" --set run.iterations=1 --set 'sweep.ddp.bucket_mb=[25]' \
+  --set run.rendezvous=file >"$SCRATCH/out2" 2>&1 || fail "FileStore run failed: $(cat "$SCRATCH/out2")"
+expect_contains "$(cat "$SCRATCH/out2")" "| overlap (baseline) | 2 |"
 [[ $(ls "$SCRATCH/results/e2e_mlp" | wc -l) == 2 ]] || fail "expected two results folders"
 echo "PASS run_and_parse"
