@@ -15,7 +15,7 @@ std::vector<Bucket> assign_buckets(const std::vector<TensorSlot>& tensors, Bucke
   }
   struct Open {
     Bucket bucket;
-    size_t next_limit = 0;   // index into size_limits for the bucket after this one
+    size_t next_limit = 0;  // index into size_limits for the bucket after this one
     size_t first_position = 0;
   };
   std::map<std::string, Open> open;

@@ -21,18 +21,22 @@ SyncMode parse_sync_mode(const std::string& name) {
 
 std::string to_string(SyncMode mode) {
   switch (mode) {
-    case SyncMode::kOverlap: return "overlap";
-    case SyncMode::kSync: return "sync";
-    case SyncMode::kAsync: return "async";
-    case SyncMode::kPerTensor: return "per_tensor";
+    case SyncMode::kOverlap:
+      return "overlap";
+    case SyncMode::kSync:
+      return "sync";
+    case SyncMode::kAsync:
+      return "async";
+    case SyncMode::kPerTensor:
+      return "per_tensor";
   }
   return "?";
 }
 
 struct BucketState {
-  at::Tensor flat;                 // the bucket's gradients, concatenated
-  std::vector<int64_t> offsets;    // element offset of each member tensor in `flat`
-  size_t pending = 0;              // members whose gradient has not arrived this iteration
+  at::Tensor flat;               // the bucket's gradients, concatenated
+  std::vector<int64_t> offsets;  // element offset of each member tensor in `flat`
+  size_t pending = 0;            // members whose gradient has not arrived this iteration
   bool launched = false;
   std::unique_ptr<runtime::CommWork> work;
 };
@@ -47,7 +51,7 @@ struct GradientReducer::State {
   std::vector<size_t> bucket_of;       // parameter index -> bucket index
   std::vector<size_t> slot_in_bucket;  // parameter index -> position within its bucket
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep hooks alive
-  size_t next_to_launch = 0;           // overlap: buckets launch strictly in order
+  size_t next_to_launch = 0;  // overlap: buckets launch strictly in order
   std::mutex mutex;
 
   void reset_iteration() {
@@ -97,8 +101,7 @@ struct GradientReducer::State {
   }
 };
 
-GradientReducer::GradientReducer(std::vector<at::Tensor> parameters,
-                                 std::vector<std::string> names,
+GradientReducer::GradientReducer(std::vector<at::Tensor> parameters, std::vector<std::string> names,
                                  runtime::Communicator& communicator, ReducerOptions options)
     : state_(std::make_shared<State>()) {
   State& s = *state_;
@@ -135,7 +138,8 @@ GradientReducer::GradientReducer(std::vector<at::Tensor> parameters,
       s.bucket_states[b].offsets.push_back(elements);
       elements += s.parameters[p].numel();
     }
-    s.bucket_states[b].flat = at::empty({elements}, s.parameters[s.buckets[b].tensors[0]].options());
+    s.bucket_states[b].flat =
+        at::empty({elements}, s.parameters[s.buckets[b].tensors[0]].options());
   }
   s.reset_iteration();
 
@@ -185,7 +189,8 @@ void GradientReducer::finish_backward() {
           throw std::runtime_error(
               "gradient bucket " + std::to_string(b) +
               " was never filled: a parameter got no gradient in this backward pass (first "
-              "member: " + s.names[s.buckets[b].tensors[0]] + ")");
+              "member: " +
+              s.names[s.buckets[b].tensors[0]] + ")");
         }
       }
       // Wait in launch order; each copy-out overlaps the all-reduces still running.

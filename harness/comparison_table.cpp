@@ -106,9 +106,8 @@ std::string render_csv_table(const RunSummary& summary) {
     for (const char* phase : kPhases) {
       for (const auto& system : point.systems) {
         const SampleSummary* stats = find_phase(system, phase);
-        out << point.point.id << ",\"" << point.point.label << "\"," << phase << ","
-            << system.name << "," << (system.name == baseline ? 1 : 0) << ","
-            << (stats ? stats->count : 0);
+        out << point.point.id << ",\"" << point.point.label << "\"," << phase << "," << system.name
+            << "," << (system.name == baseline ? 1 : 0) << "," << (stats ? stats->count : 0);
         for (const char* stat : kTableStatistics) {
           if (!stats) {
             out << ",,";

@@ -14,9 +14,9 @@
 namespace harness {
 
 struct RankProcess {
-  std::vector<std::string> arguments;          // after the executable
+  std::vector<std::string> arguments;              // after the executable
   std::map<std::string, std::string> environment;  // added to the harness's own
-  std::filesystem::path stdout_path;           // heartbeat lines are read from here
+  std::filesystem::path stdout_path;               // heartbeat lines are read from here
   std::filesystem::path stderr_path;
 };
 

@@ -56,8 +56,7 @@ fs::path create_run_directory(const fs::path& output, const std::string& experim
     // mkdir fails with EEXIST instead of reusing: two harnesses never share a folder.
     if (::mkdir(candidate.c_str(), 0755) == 0) return candidate;
     if (errno != EEXIST) {
-      throw std::runtime_error("cannot create " + candidate.string() + ": " +
-                               std::strerror(errno));
+      throw std::runtime_error("cannot create " + candidate.string() + ": " + std::strerror(errno));
     }
   }
   throw std::runtime_error("cannot find a free results folder under " + parent.string());

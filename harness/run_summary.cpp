@@ -112,11 +112,10 @@ json summary_to_json(const RunSummary& summary) {
       s["ranks"] = system.ranks;
       s["phases"] = json::object();
       for (const auto& [phase, stats] : system.phases) {
-        s["phases"][phase] = {{"count", stats.count}, {"mean", stats.mean},
-                              {"stddev", stats.stddev}, {"min", stats.min},
-                              {"p50", stats.p50},       {"p90", stats.p90},
-                              {"p95", stats.p95},       {"p99", stats.p99},
-                              {"max", stats.max}};
+        s["phases"][phase] = {
+            {"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev},
+            {"min", stats.min},     {"p50", stats.p50},   {"p90", stats.p90},
+            {"p95", stats.p95},     {"p99", stats.p99},   {"max", stats.max}};
       }
       p["systems"].push_back(std::move(s));
     }

@@ -101,12 +101,12 @@ long long MapReader::get_int(const std::string& key, std::optional<long long> fa
     fail(value, key, "expected an integer, got " + describe_node(value));
   }
   if (number < min_value) {
-    fail(value, key, "must be >= " + std::to_string(min_value) + " (got " +
-                         std::to_string(number) + ")");
+    fail(value, key,
+         "must be >= " + std::to_string(min_value) + " (got " + std::to_string(number) + ")");
   }
   if (number > max_value) {
-    fail(value, key, "must be <= " + std::to_string(max_value) + " (got " +
-                         std::to_string(number) + ")");
+    fail(value, key,
+         "must be <= " + std::to_string(max_value) + " (got " + std::to_string(number) + ")");
   }
   return number;
 }
@@ -123,8 +123,8 @@ double MapReader::get_double(const std::string& key, std::optional<double> fallb
     fail(value, key, "expected a number, got " + describe_node(value));
   }
   if (!(number > exclusive_min)) {
-    fail(value, key, "must be > " + format_number(exclusive_min) + " (got " +
-                         format_number(number) + ")");
+    fail(value, key,
+         "must be > " + format_number(exclusive_min) + " (got " + format_number(number) + ")");
   }
   return number;
 }
@@ -160,8 +160,9 @@ std::vector<long long> MapReader::get_int_list(const std::string& key,
       fail(item, key, "expected an integer, got " + describe_node(item));
     }
     if (number < min_value) {
-      fail(item, key, "every entry must be >= " + std::to_string(min_value) + " (got " +
-                          std::to_string(number) + ")");
+      fail(item, key,
+           "every entry must be >= " + std::to_string(min_value) + " (got " +
+               std::to_string(number) + ")");
     }
     numbers.push_back(number);
   }

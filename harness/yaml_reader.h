@@ -42,8 +42,8 @@ class MapReader {
 
   std::string get_string(const std::string& key, std::optional<std::string> fallback,
                          const std::vector<std::string>& allowed = {});
-  long long get_int(const std::string& key, std::optional<long long> fallback,
-                    long long min_value, long long max_value);
+  long long get_int(const std::string& key, std::optional<long long> fallback, long long min_value,
+                    long long max_value);
   double get_double(const std::string& key, std::optional<double> fallback, double exclusive_min);
   bool get_bool(const std::string& key, bool fallback);
   std::vector<long long> get_int_list(const std::string& key,

@@ -47,11 +47,9 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int 
                                               int world_size);
 
 // Gloo over TCP on `interface_host` (loopback by default), `threads` Gloo worker threads.
-std::unique_ptr<Communicator> make_gloo_communicator(const c10::intrusive_ptr<c10d::Store>& store,
-                                                     int rank, int world_size,
-                                                     std::chrono::milliseconds timeout,
-                                                     const std::string& interface_host =
-                                                         "127.0.0.1",
-                                                     int threads = 2);
+std::unique_ptr<Communicator> make_gloo_communicator(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size,
+    std::chrono::milliseconds timeout, const std::string& interface_host = "127.0.0.1",
+    int threads = 2);
 
 }  // namespace runtime

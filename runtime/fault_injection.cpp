@@ -16,13 +16,19 @@ std::optional<Fault> parse_fault(const char* text) {
   std::string field;
   while (std::getline(stream, field, ',')) {
     const auto equals = field.find('=');
-    if (equals == std::string::npos) throw std::invalid_argument("HARNESS_FAULT: bad field '" + field + "'");
+    if (equals == std::string::npos)
+      throw std::invalid_argument("HARNESS_FAULT: bad field '" + field + "'");
     const std::string key = field.substr(0, equals), value = field.substr(equals + 1);
-    if (key == "rank") fault.rank = std::stoi(value);
-    else if (key == "kind") fault.kind = value;
-    else if (key == "iteration") fault.iteration = std::stoll(value);
-    else if (key == "run") fault.run = value;
-    else throw std::invalid_argument("HARNESS_FAULT: unknown key '" + key + "'");
+    if (key == "rank")
+      fault.rank = std::stoi(value);
+    else if (key == "kind")
+      fault.kind = value;
+    else if (key == "iteration")
+      fault.iteration = std::stoll(value);
+    else if (key == "run")
+      fault.run = value;
+    else
+      throw std::invalid_argument("HARNESS_FAULT: unknown key '" + key + "'");
   }
   if (fault.kind != "crash" && fault.kind != "hang" && fault.kind != "exit") {
     throw std::invalid_argument("HARNESS_FAULT: kind must be crash, hang or exit");

@@ -20,8 +20,7 @@ class C10dWork : public CommWork {
 
 class GlooCommunicator : public Communicator {
  public:
-  GlooCommunicator(c10::intrusive_ptr<c10d::ProcessGroupGloo> group)
-      : group_(std::move(group)) {}
+  GlooCommunicator(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) : group_(std::move(group)) {}
 
   int rank() const override { return group_->getRank(); }
   int world_size() const override { return group_->getSize(); }

@@ -49,9 +49,9 @@ class Bottleneck : public nn::Module {
     conv3 = register_module("conv3", conv(planes, planes * kExpansion, 1, 1, 0));
     bn3 = register_module("bn3", nn::BatchNorm2d(planes * kExpansion));
     if (stride != 1 || in != planes * kExpansion) {
-      downsample = register_module(
-          "downsample", nn::Sequential(conv(in, planes * kExpansion, 1, stride, 0),
-                                       nn::BatchNorm2d(planes * kExpansion)));
+      downsample =
+          register_module("downsample", nn::Sequential(conv(in, planes * kExpansion, 1, stride, 0),
+                                                       nn::BatchNorm2d(planes * kExpansion)));
     }
   }
   torch::Tensor forward(torch::Tensor x) {
@@ -150,8 +150,10 @@ std::vector<std::string> model_names() {
 }
 
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
-  if (name == "resnet50") return std::make_shared<ResNet<Bottleneck>>(std::vector<int64_t>{3, 4, 6, 3}, options);
-  if (name == "resnet18") return std::make_shared<ResNet<BasicBlock>>(std::vector<int64_t>{2, 2, 2, 2}, options);
+  if (name == "resnet50")
+    return std::make_shared<ResNet<Bottleneck>>(std::vector<int64_t>{3, 4, 6, 3}, options);
+  if (name == "resnet18")
+    return std::make_shared<ResNet<BasicBlock>>(std::vector<int64_t>{2, 2, 2, 2}, options);
   if (name == "mlp") return std::make_shared<Mlp>(options);
   throw std::invalid_argument("unknown model '" + name + "'");
 }

@@ -19,11 +19,13 @@ std::string SampleLog::to_csv() const {
   return out;
 }
 
-void SampleLog::write(const std::filesystem::path& path) const { write_text_atomic(path, to_csv()); }
+void SampleLog::write(const std::filesystem::path& path) const {
+  write_text_atomic(path, to_csv());
+}
 
 void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
-  const auto temporary = path.parent_path() /
-                         ("." + path.filename().string() + ".tmp." + std::to_string(getpid()));
+  const auto temporary =
+      path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(getpid()));
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << text;

@@ -11,8 +11,8 @@ namespace runtime {
 struct IterationSample {
   long long iteration = 0;  // counted from the first measured iteration
   double forward_ms = 0;
-  double backward_ms = 0;   // backward plus any wait for gradient reductions
-  double step_ms = 0;       // optimizer step plus zero_grad
+  double backward_ms = 0;  // backward plus any wait for gradient reductions
+  double step_ms = 0;      // optimizer step plus zero_grad
   double iteration_ms = 0;
 };
 

@@ -39,15 +39,24 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
       return args[++i];
     };
     const std::string& flag = args[i];
-    if (flag == "--config") parsed.config_path = value();
-    else if (flag == "--out") parsed.out_dir = value();
-    else if (flag == "--rank") parsed.rank = std::stoi(value());
-    else if (flag == "--world-size") parsed.world_size = std::stoi(value());
-    else if (flag == "--rendezvous") parsed.rendezvous.kind = value();
-    else if (flag == "--master-addr") parsed.rendezvous.host = value();
-    else if (flag == "--master-port") parsed.rendezvous.port = std::stoi(value());
-    else if (flag == "--store-path") parsed.rendezvous.path = value();
-    else throw std::invalid_argument("unknown worker option '" + flag + "'");
+    if (flag == "--config")
+      parsed.config_path = value();
+    else if (flag == "--out")
+      parsed.out_dir = value();
+    else if (flag == "--rank")
+      parsed.rank = std::stoi(value());
+    else if (flag == "--world-size")
+      parsed.world_size = std::stoi(value());
+    else if (flag == "--rendezvous")
+      parsed.rendezvous.kind = value();
+    else if (flag == "--master-addr")
+      parsed.rendezvous.host = value();
+    else if (flag == "--master-port")
+      parsed.rendezvous.port = std::stoi(value());
+    else if (flag == "--store-path")
+      parsed.rendezvous.path = value();
+    else
+      throw std::invalid_argument("unknown worker option '" + flag + "'");
   }
   if (parsed.config_path.empty() || parsed.out_dir.empty() || parsed.rank < 0 ||
       parsed.world_size < 1 || parsed.rank >= parsed.world_size) {
@@ -133,9 +142,9 @@ int run_worker(const WorkerArgs& args) {
   baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options);
 
   const json& optimizer_config = config.at("optimizer");
-  torch::optim::SGD optimizer(
-      model->parameters(), torch::optim::SGDOptions(optimizer_config.at("lr").get<double>())
-                               .momentum(optimizer_config.value("momentum", 0.0)));
+  torch::optim::SGD optimizer(model->parameters(),
+                              torch::optim::SGDOptions(optimizer_config.at("lr").get<double>())
+                                  .momentum(optimizer_config.value("momentum", 0.0)));
 
   fs::create_directories(args.out_dir);
   if (args.rank == 0 && config.value("log_buckets", false)) {
@@ -192,8 +201,7 @@ std::vector<ModelListing> list_models() {
     options.input_shape = entry.default_input_shape;
     auto model = make_model(entry.name, options);
     listings.push_back({entry.name, entry.description, entry.default_input_shape,
-                        static_cast<int64_t>(model->parameters().size()),
-                        parameter_count(*model)});
+                        static_cast<int64_t>(model->parameters().size()), parameter_count(*model)});
   }
   return listings;
 }

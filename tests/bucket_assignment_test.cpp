@@ -83,15 +83,15 @@ TEST(BucketAssignment, ResNet50At1MiBMatchesPyTorch) {
                                       baselines::ddp_size_limits(1, 1));
   ASSERT_EQ(buckets.size(), 35u);
   // A sample of PyTorch's 35 buckets: the head, the middle and the tail.
-  expect_buckets({buckets[0], buckets[1], buckets[2], buckets[10], buckets[29], buckets[33],
-                  buckets[34]},
-                 {{160, 159, 2, 8196000},
-                  {158, 156, 3, 4210688},
-                  {155, 153, 3, 9441280},
-                  {131, 129, 3, 2101248},
-                  {74, 66, 9, 1383424},
-                  {38, 21, 18, 1072128},
-                  {20, 0, 21, 552192}});
+  expect_buckets(
+      {buckets[0], buckets[1], buckets[2], buckets[10], buckets[29], buckets[33], buckets[34]},
+      {{160, 159, 2, 8196000},
+       {158, 156, 3, 4210688},
+       {155, 153, 3, 9441280},
+       {131, 129, 3, 2101248},
+       {74, 66, 9, 1383424},
+       {38, 21, 18, 1072128},
+       {20, 0, 21, 552192}});
   // Every tensor lands in exactly one bucket.
   std::vector<int> seen(161, 0);
   for (const auto& b : buckets) {

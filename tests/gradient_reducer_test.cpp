@@ -4,8 +4,8 @@
 #include "baselines/gradient_reducer.h"
 
 #include <gtest/gtest.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include <thread>
 
@@ -29,7 +29,8 @@ struct Case {
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
   std::string name = baselines::to_string(info.param.mode) + "_" +
-                     std::to_string(static_cast<long>(info.param.bucket_mb * 1024 * 1024)) + "_bytes";
+                     std::to_string(static_cast<long>(info.param.bucket_mb * 1024 * 1024)) +
+                     "_bytes";
   return name;
 }
 
@@ -125,21 +126,22 @@ TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
       }
     }
     for (size_t p = 0; p < reference->parameters().size(); ++p) {
-      EXPECT_TRUE(torch::allclose(models[r]->parameters()[p], reference->parameters()[p], 1e-5,
-                                  1e-7))
+      EXPECT_TRUE(
+          torch::allclose(models[r]->parameters()[p], reference->parameters()[p], 1e-5, 1e-7))
           << "rank " << r << " parameter " << p << " after two steps";
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllModes, ReducerEquivalence,
-    testing::Values(Case{SyncMode::kOverlap, 0.001}, Case{SyncMode::kOverlap, 0.1},
-                    Case{SyncMode::kOverlap, 25}, Case{SyncMode::kSync, 0.001},
-                    Case{SyncMode::kSync, 0.1}, Case{SyncMode::kSync, 25},
-                    Case{SyncMode::kAsync, 0.001}, Case{SyncMode::kAsync, 0.1},
-                    Case{SyncMode::kAsync, 25}, Case{SyncMode::kPerTensor, 25}),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(AllModes, ReducerEquivalence,
+                         testing::Values(Case{SyncMode::kOverlap, 0.001},
+                                         Case{SyncMode::kOverlap, 0.1},
+                                         Case{SyncMode::kOverlap, 25}, Case{SyncMode::kSync, 0.001},
+                                         Case{SyncMode::kSync, 0.1}, Case{SyncMode::kSync, 25},
+                                         Case{SyncMode::kAsync, 0.001}, Case{SyncMode::kAsync, 0.1},
+                                         Case{SyncMode::kAsync, 25},
+                                         Case{SyncMode::kPerTensor, 25}),
+                         case_name);
 
 TEST(SyncModeNames, RoundTrip) {
   for (const char* name : {"overlap", "sync", "async", "per_tensor"}) {

@@ -67,9 +67,9 @@ TEST(LocalLauncher, CrashedRankIsNamedAndTheOthersAreStopped) {
 
 TEST(LocalLauncher, NonZeroExitIsAFailure) {
   TempDir dir;
-  const auto outcome = launch_local(
-      "/bin/sh", shell_ranks(dir, {"exec sleep 60", "echo 'bad config' >&2; exit 3"}),
-      LaunchLimits{});
+  const auto outcome =
+      launch_local("/bin/sh", shell_ranks(dir, {"exec sleep 60", "echo 'bad config' >&2; exit 3"}),
+                   LaunchLimits{});
   ASSERT_TRUE(outcome.failure.has_value());
   EXPECT_EQ(outcome.failure->rank, 1);
   EXPECT_EQ(outcome.failure->reason, "exited with code 3");
@@ -84,8 +84,7 @@ TEST(LocalLauncher, HungRankIsTheOneThatGotLeastFar) {
   // one and hangs.
   const auto outcome = launch_local(
       "/bin/sh",
-      shell_ranks(dir, {"echo a; echo b; echo c; exec sleep 60", "echo a; exec sleep 60"}),
-      limits);
+      shell_ranks(dir, {"echo a; echo b; echo c; exec sleep 60", "echo a; exec sleep 60"}), limits);
   EXPECT_FALSE(outcome.ok);
   ASSERT_TRUE(outcome.failure.has_value());
   EXPECT_EQ(outcome.failure->rank, 1);

@@ -85,8 +85,9 @@ TEST(Spec, LoadsAndExpandsTheSweepAsACartesianProduct) {
 
 TEST(Spec, NoSweepGivesOneDefaultPoint) {
   TempDir dir;
-  const std::string text = "name: one\nmodel: {name: mlp, batch_size: 2}\n"
-                           "run: {iterations: 3}\nsystems: [overlap]\n";
+  const std::string text =
+      "name: one\nmodel: {name: mlp, batch_size: 2}\n"
+      "run: {iterations: 3}\nsystems: [overlap]\n";
   const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
   ASSERT_EQ(e.points.size(), 1u);
   EXPECT_EQ(e.points[0].label, "default");

@@ -23,7 +23,8 @@ TEST(Percentile, InterpolatesBetweenClosestRanks) {
 }
 
 TEST(Percentile, OrderOfInputDoesNotMatter) {
-  EXPECT_DOUBLE_EQ(percentile({3, 1, 4, 1, 5, 9, 2, 6}, 95), percentile({1, 1, 2, 3, 4, 5, 6, 9}, 95));
+  EXPECT_DOUBLE_EQ(percentile({3, 1, 4, 1, 5, 9, 2, 6}, 95),
+                   percentile({1, 1, 2, 3, 4, 5, 6, 9}, 95));
   // numpy.percentile([1,1,2,3,4,5,6,9], 95) = 6 + 0.65*3 = 7.95
   EXPECT_NEAR(percentile({3, 1, 4, 1, 5, 9, 2, 6}, 95), 7.95, 1e-12);
 }
