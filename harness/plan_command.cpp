@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "harness/spec_error.h"
 #include "planner/batch_range.h"
 #include "planner/explain.h"
+#include "planner/noise_report.h"
 #include "planner/plan_report.h"
 #include "planner/planner.h"
 #include "planner/topology.h"
@@ -62,6 +64,14 @@ planner::PlannerOptions options_from(const PlanRequest& request, const std::stri
   return options;
 }
 
+// Percent values of the noise options: [0, 100) -- 100% noise could zero a bandwidth.
+double noise_fraction(double percent, const std::string& where, const std::string& what) {
+  if (!(percent >= 0.0 && percent < 100.0)) {
+    throw InputError(where + ": " + what + " must be a percentage in [0, 100)");
+  }
+  return percent / 100.0;
+}
+
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -101,6 +111,21 @@ int run_plan(const PlanRequest& request, std::ostream& out) {
     if (request.explain) write_file(fs::path(request.out_dir) / "explain.txt", explanation.str());
     out << "wrote " << (fs::path(request.out_dir) / "plan.csv").string() << " and plan.json\n";
   }
+  for (const planner::NoiseSettings& settings : request.noise_studies) {
+    const planner::NoiseStudy study =
+        planner::run_noise_study(profile, options, batches, sweep, settings);
+    out << '\n';
+    planner::write_noise_table(out, study);
+    if (request.out_dir.empty()) continue;
+    const std::string name = planner::noise_study_name(settings);
+    std::ostringstream csv;
+    planner::write_noise_csv(csv, study);
+    write_file(fs::path(request.out_dir) / (name + ".csv"), csv.str());
+    write_file(fs::path(request.out_dir) / (name + ".json"),
+               planner::noise_json(study).dump(2) + "\n");
+    out << "wrote " << (fs::path(request.out_dir) / (name + ".csv")).string() << " and " << name
+        << ".json\n";
+  }
   return 0;
 }
 
@@ -129,9 +154,29 @@ void add_plan_command(CLI::App& app) {
                   "Activation bytes per sample (default: profile total / pbs)");
   sub->add_flag("--explain", request->explain, "List where compat and dapple differ");
   sub->add_option("--out", request->out_dir, "Write plan.csv and plan.json here");
-  sub->callback([request]() {
+  auto noise_compute = std::make_shared<std::optional<double>>();
+  auto noise_bandwidth = std::make_shared<std::optional<double>>();
+  auto noise = std::make_shared<planner::NoiseSettings>();
+  sub->add_option("--noise-compute", *noise_compute,
+                  "Noise study: +-PCT uniform noise on each layer's compute time");
+  sub->add_option("--noise-bandwidth", *noise_bandwidth,
+                  "Noise study: +-PCT uniform noise on each bandwidth");
+  sub->add_option("--noise-seeds", noise->seeds, "Noise study: number of seeds")
+      ->capture_default_str();
+  sub->add_option("--noise-seed", noise->first_seed, "Noise study: first seed")
+      ->capture_default_str();
+  sub->callback([request, noise_compute, noise_bandwidth, noise]() {
     int code = 0;
     try {
+      if (*noise_compute || *noise_bandwidth) {
+        planner::NoiseSettings settings = *noise;
+        settings.compute_fraction =
+            noise_fraction(noise_compute->value_or(0.0), "plan", "--noise-compute");
+        settings.bandwidth_fraction =
+            noise_fraction(noise_bandwidth->value_or(0.0), "plan", "--noise-bandwidth");
+        if (settings.seeds < 1) throw InputError("plan: --noise-seeds must be at least 1");
+        request->noise_studies = {settings};
+      }
       code = run_plan(*request, std::cout);
     } catch (const InputError& e) {
       std::cerr << "error: " << e.what() << '\n';
@@ -211,6 +256,35 @@ class PlanSpecReader {
       return joined;
     }
     return text(node, "gbs");
+  }
+
+  // {compute: 10, bandwidth: 20, seeds: 10, first_seed: 1}: percentages, both default 0.
+  planner::NoiseSettings noise(const YAML::Node& node) const {
+    if (!node.IsMap()) fail(node, "a 'noise' entry must be a mapping");
+    planner::NoiseSettings settings;
+    for (const auto& field : node) {
+      const std::string k = field.first.as<std::string>();
+      if (k == "compute" || k == "bandwidth") {
+        double percent = -1.0;
+        try {
+          if (field.second.IsScalar()) percent = field.second.as<double>();
+        } catch (const YAML::Exception&) {
+        }
+        if (!(percent >= 0.0 && percent < 100.0)) {
+          fail(field.second, "'" + k + "' must be a percentage in [0, 100)");
+        }
+        (k == "compute" ? settings.compute_fraction : settings.bandwidth_fraction) =
+            percent / 100.0;
+      } else if (k == "seeds") {
+        settings.seeds = static_cast<int>(integer(field.second, k, 1));
+      } else if (k == "first_seed") {
+        settings.first_seed = static_cast<std::uint64_t>(integer(field.second, k, 0));
+      } else {
+        fail(field.first,
+             "unknown noise key '" + k + "' (expected compute, bandwidth, seeds, first_seed)");
+      }
+    }
+    return settings;
   }
 
   const std::string& path() const { return path_; }
@@ -299,6 +373,11 @@ int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
       } catch (const YAML::Exception&) {
         r.fail(value, "'explain' must be true or false");
       }
+    } else if (key == "noise") {
+      // One study ({compute, bandwidth, seeds, first_seed}, percentages) or a list of them.
+      const YAML::Node list =
+          value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
+      for (const auto& item : list) base.noise_studies.push_back(r.noise(item));
     } else if (key == "models") {
       if (!value.IsSequence() || value.size() == 0) r.fail(value, "'models' must be a list");
       for (const auto& item : value) {
@@ -321,7 +400,7 @@ int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
       r.fail(entry.first, "unknown plan key '" + key +
                               "' (expected profile, pbs, gbs, devices, mode, topology, placement, "
                               "threads, micro_batch, optimizer_scaling, peak_activation, explain, "
-                              "models)");
+                              "noise, models)");
     }
   }
   if (models.empty()) {

@@ -7,6 +7,9 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "planner/noise_study.h"
 
 namespace CLI {
 class App;
@@ -28,10 +31,13 @@ struct PlanRequest {
   std::optional<double> peak_activation_per_sample;
   bool explain = false;
   std::string out_dir;  // empty: print only
+  // Noise-sensitivity studies run after the sweep (planner/README.md); none by default.
+  std::vector<planner::NoiseSettings> noise_studies;
 };
 
-// Plans and prints the table (and the explanation); writes plan.csv and plan.json into
-// out_dir when set. Throws InputError on bad input. Returns the process exit code.
+// Plans and prints the table (and the explanation, and the noise studies); writes plan.csv
+// and plan.json (and noise_c<X>_b<Y>.{csv,json}) into out_dir when set. Throws InputError on bad
+// input. Returns the process exit code.
 int run_plan(const PlanRequest& request, std::ostream& out);
 
 // Registers `harness plan` on the CLI. Input errors print "error: <message>" and exit 2.

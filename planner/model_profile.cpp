@@ -12,12 +12,7 @@ std::vector<int> ModelProfile::layers_of_stage(int first_state, int last_state) 
   return layers;
 }
 
-ModelProfile prepare_model_profile(const LayerGraph& parsed) {
-  ModelProfile profile;
-  profile.source = parsed.source;
-  profile.graph = prune_inputs_and_getitem_sinks(parsed);
-  profile.dag = build_antichain_dag(profile.graph);
-
+void compute_state_totals(ModelProfile& profile) {
   const int count = profile.num_states();
   std::vector<double> compute(count), activation(count), parameters(count);
   profile.output_activation_bytes.assign(count, 0.0);
@@ -36,6 +31,14 @@ ModelProfile prepare_model_profile(const LayerGraph& parsed) {
   profile.compute_s = CumulativeMatrix(std::move(compute));
   profile.activation_bytes = CumulativeMatrix(std::move(activation));
   profile.parameter_bytes = CumulativeMatrix(std::move(parameters));
+}
+
+ModelProfile prepare_model_profile(const LayerGraph& parsed) {
+  ModelProfile profile;
+  profile.source = parsed.source;
+  profile.graph = prune_inputs_and_getitem_sinks(parsed);
+  profile.dag = build_antichain_dag(profile.graph);
+  compute_state_totals(profile);
   return profile;
 }
 

@@ -48,6 +48,9 @@ struct ModelProfile {
   std::vector<int> layers_of_stage(int first_state, int last_state) const;
 };
 
+// (Re)computes the matrices and output activations from `graph` and `dag`; the noise study
+// calls it after perturbing layer costs, which leaves the antichain states unchanged.
+void compute_state_totals(ModelProfile& profile);
 // Prepares an already parsed graph (it is pruned here).
 ModelProfile prepare_model_profile(const LayerGraph& parsed);
 // Reads, parses, prunes and prepares a profile file. InputError on malformed input.

@@ -34,8 +34,9 @@ std::vector<int> straight_unit_counts(int n) {
 }  // namespace
 
 CostModel make_cost_model(const PlannerOptions& options) {
-  Topology topology =
-      options.mode == PlannerMode::kCompat ? Topology::published_constants() : options.topology;
+  Topology topology = options.mode == PlannerMode::kCompat && !options.compat_uses_topology
+                          ? Topology::published_constants()
+                          : options.topology;
   return CostModel(options.devices, topology, options.mode);
 }
 

@@ -20,6 +20,9 @@ struct PlannerOptions {
   Devices devices;
   // dapple's bandwidths and GPU memory; compat always uses the published constants.
   Topology topology = Topology::published_constants();
+  // compat normally ignores `topology` and uses the published constants; the noise study sets
+  // this to plan compat on perturbed constants.
+  bool compat_uses_topology = false;
   std::vector<PlacementPolicy> policies{PlacementPolicy::kFreshFirst, PlacementPolicy::kAppendFirst,
                                         PlacementPolicy::kScatterFirst};
   int threads = 1;
