@@ -10,6 +10,7 @@
 #include "harness/comparison_table.h"
 #include "harness/environment_info.h"
 #include "harness/local_launcher.h"
+#include "harness/plot_command.h"
 #include "harness/progress_display.h"
 #include "harness/result_files.h"
 #include "harness/run_manifest.h"
@@ -220,7 +221,16 @@ int run_experiment(const Experiment& experiment, const RunnerOptions& options, s
                     json{{"complete", exit_code == 0}, {"runs", runs.size()}, {"failures", failures}}
                             .dump(2) + "\n");
   const std::string tables = write_summary_files(directory);
-  out << "\n" << tables << "\nresults written to " << directory.string() << "\n";
+  out << "\n" << tables << "\n";
+  if (!experiment.plots.empty()) {
+    // Figures are a view of the results: failing to draw them does not fail the study.
+    try {
+      run_plots(directory, experiment.plots, out);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "warning: figures not drawn: %s\n", e.what());
+    }
+  }
+  out << "results written to " << directory.string() << "\n";
   return exit_code;
 }
 

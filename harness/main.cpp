@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <iostream>
 
+#include "harness/compare_command.h"
 #include "harness/experiment_runner.h"
 #include "harness/result_files.h"
 #include "harness/plan_command.h"
+#include "harness/plot_command.h"
+#include "harness/report_command.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
 #include "runtime/worker.h"
@@ -109,6 +112,9 @@ int main(int argc, char** argv) {
   add_run_command(app, self_executable(argv[0]));
   add_models_command(app);
   harness::add_plan_command(app);
+  harness::add_report_command(app);
+  harness::add_plot_command(app);
+  harness::add_compare_command(app);
   app.add_subcommand("worker", "One rank of a run (launched by `harness run`)");
   try {
     app.parse(argc, argv);

@@ -36,7 +36,7 @@ std::vector<double> u_counts(size_t n1, size_t n2) {
 }  // namespace
 
 MannWhitneyResult mann_whitney_u(const std::vector<double>& first,
-                                 const std::vector<double>& second) {
+                                 const std::vector<double>& second, MannWhitneyMethod method) {
   if (first.empty() || second.empty()) {
     throw std::invalid_argument("Mann-Whitney U test needs two non-empty samples");
   }
@@ -72,7 +72,7 @@ MannWhitneyResult mann_whitney_u(const std::vector<double>& first,
   result.u1 = rank_sum_first - n1 * (n1 + 1) / 2.0;
   result.u2 = n1 * n2 - result.u1;
 
-  if (!result.ties && n <= kExactLimit) {
+  if (method == MannWhitneyMethod::automatic && !result.ties && n <= kExactLimit) {
     const std::vector<double> counts = u_counts(result.n1, result.n2);
     double total = 0;
     for (double c : counts) total += c;

@@ -26,14 +26,20 @@ struct MannWhitneyResult {
   size_t n2 = 0;
   double u1 = 0;  // U of the first sample: pairs where it is larger (+ half the ties)
   double u2 = 0;  // n1 n2 - u1
-  double z = 0;   // 0 when the p-value is exact
+  double z = 0;   // |z| after the continuity correction; 0 when the p-value is exact
   double p_value = 1;
   bool exact = false;
   bool ties = false;
 };
 
+enum class MannWhitneyMethod {
+  automatic,   // exact when there are no ties and n1 + n2 <= kExactLimit, else normal
+  asymptotic,  // always the normal approximation
+};
+
 // Both samples must be non-empty (std::invalid_argument otherwise).
 MannWhitneyResult mann_whitney_u(const std::vector<double>& first,
-                                 const std::vector<double>& second);
+                                 const std::vector<double>& second,
+                                 MannWhitneyMethod method = MannWhitneyMethod::automatic);
 
 }  // namespace harness

@@ -37,6 +37,9 @@ std::string gnuplot_script(const Figure& f) {
       ".dat. Edit and redraw with: gnuplot " + f.stem +
       ".gp\n"
       "# Text is not 'enhanced' so that names with underscores print as written.\n"
+      "datafile = \"" +
+      f.stem +
+      ".dat\"\n"
       "do for [format in \"png svg\"] {\n"
       "  if (format eq \"png\") {\n"
       "    set terminal pngcairo size " +
@@ -48,7 +51,7 @@ std::string gnuplot_script(const Figure& f) {
       " noenhanced font \"DejaVu Sans,11\" background rgb \"white\"\n"
       "  }\n"
       "  set output \"" +
-      f.stem + ".\" . format\n" + "  reset\n";
+      f.stem + ".\" . format\n" + "  reset\n";  // the second pass starts from defaults too
   // Indent the body inside the loop for readability; gnuplot does not care.
   size_t start = 0;
   while (start < f.body.size()) {

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/plot_kinds.h"
 #include "harness/spec_error.h"
 #include "harness/text_util.h"
 
@@ -306,6 +307,21 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     experiment.baseline = top.get_string("baseline", names.front(), names);
   }
   experiment.sweep = read_sweep(top.child("sweep"), origin);
+  if (YAML::Node plots = top.child("plots")) {
+    // `harness plot` kinds (or "all"), drawn into the results folder after the tables.
+    std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
+    const std::string expected = "expected a list of " + join(kinds, ", ") + " or all";
+    if (!plots.IsSequence()) top.fail(plots, "plots", expected);
+    kinds.push_back("all");
+    for (const auto& item : plots) {
+      const std::string kind = item.IsScalar() ? item.Scalar() : "";
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+        top.fail(item, "plots",
+                 "unknown figure kind " + describe_node(item) + " (" + expected + ")");
+      }
+      experiment.plots.push_back(kind);
+    }
+  }
   top.child("quick");  // applied above
   for (const char* section : {"model", "optimizer", "run", "ddp"}) top.child(section);
   top.finish();

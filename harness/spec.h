@@ -86,6 +86,7 @@ struct Experiment {
   std::string baseline;
   std::vector<SweepAxis> sweep;
   std::vector<Point> points;
+  std::vector<std::string> plots;  // figure kinds drawn after the run (harness/plot_kinds.h)
   YAML::Node resolved;  // the spec after --quick and --set, before sweep expansion
 };
 
