@@ -1,7 +1,6 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace harness::planner {
 
@@ -20,11 +19,8 @@ double CostModel::all_reduce(const GpuSet& gpus, double bytes) const {
   // Hierarchical: reduce inside each machine, all-reduce across machines, broadcast inside.
   // The busiest machine sets the in-machine part; every machine's NIC carries the whole
   // gradient once around the cross-machine ring.
-  std::vector<int> per_machine(devices_.num_machines(), 0);
-  for (int g : gpus.ids) ++per_machine[devices_.machine_of(g)];
-  const int busiest = *std::max_element(per_machine.begin(), per_machine.end());
-  const int machines = static_cast<int>(
-      std::count_if(per_machine.begin(), per_machine.end(), [](int c) { return c > 0; }));
+  const int busiest = gpus.busiest;
+  const int machines = gpus.machines_used;
   const double hierarchical =
       in_machine_all_reduce(busiest, bytes) +
       bytes * 2.0 * (machines - 1) / machines / topology_.inter_machine_collective_bandwidth;
@@ -34,9 +30,7 @@ double CostModel::all_reduce(const GpuSet& gpus, double bytes) const {
 double CostModel::transfer(const GpuSet& from, const GpuSet& to, double bytes) const {
   if (!to.spans_machines()) {
     // Senders on another machine than the receivers push their share over Ethernet.
-    const int receiving_machine = to.first_machine;
-    int remote = 0;
-    for (int g : from.ids) remote += devices_.machine_of(g) != receiving_machine;
+    const int remote = from.size() - from.count_on(devices_, to.first_machine);
     if (remote > 0) {
       return bytes / from.size() * remote / topology_.inter_machine_p2p_bandwidth;
     }

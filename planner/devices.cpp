@@ -70,7 +70,19 @@ GpuSet make_gpu_set(const Devices& devices, std::vector<int> ids) {
     set.first_machine = devices.machine_of(set.ids.front());
     set.last_machine = devices.machine_of(set.ids.back());
   }
+  for (int m = set.first_machine; m <= set.last_machine && !set.ids.empty(); ++m) {
+    const int count = set.count_on(devices, m);
+    set.machines_used += count > 0;
+    set.busiest = std::max(set.busiest, count);
+  }
   return set;
+}
+
+int GpuSet::count_on(const Devices& devices, int machine) const {
+  const int begin = devices.machine_begin(machine);
+  const int end = begin + devices.machine_size(machine);
+  return static_cast<int>(std::lower_bound(ids.begin(), ids.end(), end) -
+                          std::lower_bound(ids.begin(), ids.end(), begin));
 }
 
 const char* to_string(PlacementPolicy policy) {

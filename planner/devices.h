@@ -39,8 +39,14 @@ struct GpuSet {
   std::vector<int> ids;
   int first_machine = 0;
   int last_machine = 0;
+  // Summaries kept so that the cost model answers in O(log n), not O(n): the two-stage
+  // candidates of 1024 GPUs are millions of cost queries.
+  int machines_used = 0;  // machines holding at least one of the GPUs
+  int busiest = 0;        // most GPUs of the set on one machine
 
   int size() const { return static_cast<int>(ids.size()); }
+  // GPUs of the set on `machine` (ids are sorted and machines hold consecutive ids).
+  int count_on(const Devices& devices, int machine) const;
   // The published planner's test: a set is cross-machine iff its min and max ids are on
   // different machines (exact, since machines hold consecutive ids).
   bool spans_machines() const { return first_machine != last_machine; }

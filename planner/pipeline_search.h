@@ -22,6 +22,9 @@ struct StageMemoryLimit {
 };
 
 struct SearchRequest {
+  // Run the straightforward program: no bound, no greedy pass, every cell visited. Tests
+  // compare it with the default (pruned) search, which must return the same plans.
+  bool exhaustive = false;
   int units = 2;          // replication units in the plan (i)
   int gpus_per_unit = 1;  // GPUs per unit (rp)
   bool straight = false;  // one unit per stage (the published planner's "straight" pipelines)
@@ -34,9 +37,24 @@ struct SearchRequest {
 std::optional<PipelineCandidate> search_pipeline(const ModelProfile& profile, const CostModel& cost,
                                                  const SearchRequest& request);
 
+// The GPU sets of two-stage plans over all GPUs: index g (1..n-1) lists every (first stage of
+// g GPUs, second stage of the rest) placement pair, in the published order.
+struct GpuPair {
+  GpuSet first, second;
+};
+std::vector<std::vector<GpuPair>> bipartition_gpu_pairs(
+    const Devices& devices, const std::vector<PlacementPolicy>& policies);
+
+// The bottleneck of the two-stage plan: states 0..split on pair.first, the rest on pair.second.
+double bipartition_bottleneck(const ModelProfile& profile, const CostModel& cost, int split,
+                              const GpuPair& pair, double activation_factor);
+PipelineCandidate bipartition_candidate(const ModelProfile& profile, const CostModel& cost,
+                                        int split, const GpuPair& pair, double activation_factor);
+
 // Every two-stage plan over all GPUs: each split state, each first-stage GPU count, each
-// placement. `activation_factor` is the multiple of the cut's output activation transferred
-// (1 in the published bipartition, 2 -- forward and backward -- in the search and in dapple).
+// placement -- materialised (the sweep streams them instead; tests use this list).
+// `activation_factor` is the multiple of the cut's output activation transferred (1 in the
+// published bipartition, 2 -- forward and backward -- in the search and in dapple).
 std::vector<PipelineCandidate> bipartition_candidates(const ModelProfile& profile,
                                                       const CostModel& cost,
                                                       const std::vector<PlacementPolicy>& policies,

@@ -8,12 +8,29 @@ namespace harness::planner {
 
 PlanShape shape_of(const ModelProfile& profile, const CostModel& cost,
                    const PipelineCandidate& plan) {
+  std::vector<StageView> views;
+  views.reserve(plan.stages.size());
+  for (const PlannedStage& stage : plan.stages) {
+    views.push_back({stage.first_state, stage.last_state, stage.units, &stage.gpus});
+  }
   PlanShape shape;
-  shape.gpus_per_unit = plan.gpus_per_unit;
-  shape.bottleneck_s = plan.bottleneck_s;
-  const int stages = static_cast<int>(plan.stages.size());
+  fill_shape(profile, cost, plan.gpus_per_unit, plan.bottleneck_s, views, shape);
+  return shape;
+}
+
+void fill_shape(const ModelProfile& profile, const CostModel& cost, int gpus_per_unit,
+                double bottleneck_s, const std::vector<StageView>& stages_in, PlanShape& shape) {
+  shape.gpus_per_unit = gpus_per_unit;
+  shape.bottleneck_s = bottleneck_s;
+  shape.boundary_transfer_s = 0.0;
+  shape.stage_compute_s.clear();
+  shape.stage_all_reduce_s.clear();
+  shape.stage_parameter_bytes.clear();
+  shape.stage_activation_bytes.clear();
+  shape.stage_units.clear();
+  const int stages = static_cast<int>(stages_in.size());
   for (int s = 0; s < stages; ++s) {
-    const PlannedStage& stage = plan.stages[s];
+    const StageView& stage = stages_in[s];
     int parameter_end = stage.last_state;
     if (cost.mode() == PlannerMode::kCompat && s + 1 < stages) parameter_end += 1;
     const double parameters = profile.parameter_bytes.at(stage.first_state, parameter_end);
@@ -22,14 +39,13 @@ PlanShape shape_of(const ModelProfile& profile, const CostModel& cost,
         profile.parameter_bytes.at(stage.first_state, stage.last_state));
     shape.stage_activation_bytes.push_back(
         profile.activation_bytes.at(stage.first_state, stage.last_state));
-    shape.stage_all_reduce_s.push_back(cost.all_reduce(stage.gpus, parameters));
+    shape.stage_all_reduce_s.push_back(cost.all_reduce(*stage.gpus, parameters));
     shape.stage_units.push_back(stage.units);
     if (s + 1 < stages) {
-      shape.boundary_transfer_s += cost.transfer(stage.gpus, plan.stages[s + 1].gpus,
+      shape.boundary_transfer_s += cost.transfer(*stage.gpus, *stages_in[s + 1].gpus,
                                                  profile.output_activation_bytes[stage.last_state]);
     }
   }
-  return shape;
 }
 
 PipelineTiming time_pipeline(const PlanShape& shape, double total_compute_s_per_profile_batch,

@@ -30,6 +30,17 @@ struct PlanShape {
 PlanShape shape_of(const ModelProfile& profile, const CostModel& cost,
                    const PipelineCandidate& plan);
 
+// A stage by reference, so that candidates streamed by the sweep need not copy GPU sets.
+struct StageView {
+  int first_state = 0;
+  int last_state = 0;
+  int units = 1;
+  const GpuSet* gpus = nullptr;
+};
+// shape_of on views, refilling `shape` (its vectors keep their storage between calls).
+void fill_shape(const ModelProfile& profile, const CostModel& cost, int gpus_per_unit,
+                double bottleneck_s, const std::vector<StageView>& stages, PlanShape& shape);
+
 struct StageTiming {
   double compute_s = 0.0;     // per iteration, per GPU
   double all_reduce_s = 0.0;  // per iteration

@@ -19,6 +19,13 @@ struct SearchKey {
   auto operator<=>(const SearchKey&) const = default;
 };
 
+// A two-stage candidate by position: split state, first-stage GPU count, placement pair.
+struct BipartitionIndex {
+  int split;
+  int first_gpus;
+  int pair;
+};
+
 struct EvaluatedCandidate {
   std::optional<PipelineCandidate> plan;
   PlanShape shape;
@@ -85,6 +92,7 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
     request.gpus_per_unit = n / key.units;
     request.straight = key.straight;
     request.policies = options.policies;
+    request.exhaustive = options.exhaustive_search;
     if (dapple) {
       request.memory = StageMemoryLimit{
           gpu_memory, options.setup.optimizer_memory_scaling,
@@ -94,47 +102,126 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
     if (searched[i].plan) searched[i].shape = shape_of(profile, cost, *searched[i].plan);
   });
 
-  std::vector<PipelineCandidate> halves;
-  if (n >= 2) halves = bipartition_candidates(profile, cost, options.policies, dapple ? 2.0 : 1.0);
-  std::vector<PlanShape> half_shapes(halves.size());
-  constexpr int kChunk = 256;
-  pool.parallel_for(static_cast<int>((halves.size() + kChunk - 1) / kChunk), [&](int chunk) {
-    const std::size_t end = std::min(halves.size(), static_cast<std::size_t>(chunk + 1) * kChunk);
-    for (std::size_t c = static_cast<std::size_t>(chunk) * kChunk; c < end; ++c) {
-      half_shapes[c] = shape_of(profile, cost, halves[c]);
-    }
-  });
-
   SweepResult result;
   result.batches.resize(global_batches.size());
   const double total_compute = profile.compute_s.total();
+  // Per batch size: the best candidate so far, in the published order (searches, then the
+  // two-stage plans); strictly better only, so ties keep the earlier candidate.
+  struct Best {
+    const PipelineCandidate* searched = nullptr;
+    std::optional<BipartitionIndex> half;
+    double speedup = 0.0;
+    bool found = false;
+    int considered = 0, over_memory = 0;
+  };
+  std::vector<Best> bests(global_batches.size());
+  auto consider = [&](Best& best, const PlanShape& shape, int global_batch) {
+    ++best.considered;
+    const PipelineTiming timing =
+        time_pipeline(shape, total_compute, global_batch, options.setup, gpu_memory);
+    if (dapple && !timing.fits_memory) {
+      ++best.over_memory;
+      return false;
+    }
+    if (dapple && timing.micro_batches == 0) return false;
+    if (best.found && !(timing.speedup > best.speedup)) return false;
+    best.found = true;
+    best.speedup = timing.speedup;
+    return true;
+  };
   pool.parallel_for(static_cast<int>(global_batches.size()), [&](int b) {
     BatchPlan& out = result.batches[b];
     out.global_batch = global_batches[b];
     out.data_parallel = estimate_data_parallel(profile, options.setup, cost, out.global_batch);
-    const PipelineCandidate* best = nullptr;
-    auto consider = [&](const PipelineCandidate& plan, const PlanShape& shape) {
-      ++out.candidates_considered;
-      PipelineTiming timing =
-          time_pipeline(shape, total_compute, out.global_batch, options.setup, gpu_memory);
-      if (dapple && !timing.fits_memory) {
-        ++out.candidates_over_memory;
-        return;
-      }
-      if (dapple && timing.micro_batches == 0) return;
-      // Strictly better only: ties keep the earlier candidate, so results are deterministic.
-      if (best == nullptr || timing.speedup > out.best_hybrid) {
-        best = &plan;
-        out.best_hybrid = timing.speedup;
-        out.timing = std::move(timing);
-      }
-    };
     for (const SearchKey& key : keys_per_batch[b]) {
       const EvaluatedCandidate& c = searched[key_index.at(key)];
-      if (c.plan) consider(*c.plan, c.shape);
+      if (c.plan && consider(bests[b], c.shape, out.global_batch)) bests[b].searched = &*c.plan;
     }
-    for (std::size_t h = 0; h < halves.size(); ++h) consider(halves[h], half_shapes[h]);
-    if (best != nullptr) out.plan = *best;
+  });
+
+  const double activation_factor = dapple ? 2.0 : 1.0;
+  std::vector<std::vector<GpuPair>> pairs;
+  if (n >= 2) pairs = bipartition_gpu_pairs(options.devices, options.policies);
+  const int splits = n >= 2 ? profile.num_states() - 1 : 0;
+  if (options.exhaustive_search) {
+    // Straightforward: all two-stage candidates materialised, then each batch size scans them.
+    std::vector<PipelineCandidate> halves;
+    std::vector<BipartitionIndex> where;
+    for (int l = 0; l < splits; ++l) {
+      for (int g = 1; g < n; ++g) {
+        for (int p = 0; p < static_cast<int>(pairs[g].size()); ++p) {
+          halves.push_back(bipartition_candidate(profile, cost, l, pairs[g][p], activation_factor));
+          where.push_back({l, g, p});
+        }
+      }
+    }
+    for (std::size_t b = 0; b < global_batches.size(); ++b) {
+      for (std::size_t h = 0; h < halves.size(); ++h) {
+        if (consider(bests[b], shape_of(profile, cost, halves[h]), global_batches[b])) {
+          bests[b].searched = nullptr;
+          bests[b].half = where[h];
+        }
+      }
+    }
+  } else {
+    // Streamed: each chunk of split states keeps its own best per batch size, and the chunks
+    // merge in order -- the first strictly best candidate, as a sequential scan would find.
+    const int chunk_size = std::max(1, splits / (4 * pool.threads()));
+    const int chunks = (splits + chunk_size - 1) / chunk_size;
+    std::vector<std::vector<Best>> chunk_bests(chunks, std::vector<Best>(global_batches.size()));
+    pool.parallel_for(chunks, [&](int c) {
+      PlanShape shape;
+      std::vector<StageView> views(2);
+      for (int l = c * chunk_size; l < std::min(splits, (c + 1) * chunk_size); ++l) {
+        for (int g = 1; g < n; ++g) {
+          for (int p = 0; p < static_cast<int>(pairs[g].size()); ++p) {
+            const GpuPair& pair = pairs[g][p];
+            views[0] = {0, l, pair.first.size(), &pair.first};
+            views[1] = {l + 1, profile.num_states() - 1, pair.second.size(), &pair.second};
+            fill_shape(profile, cost, 1,
+                       bipartition_bottleneck(profile, cost, l, pair, activation_factor), views,
+                       shape);
+            for (std::size_t b = 0; b < global_batches.size(); ++b) {
+              if (consider(chunk_bests[c][b], shape, global_batches[b])) {
+                chunk_bests[c][b].half = BipartitionIndex{l, g, p};
+              }
+            }
+          }
+        }
+      }
+    });
+    for (std::size_t b = 0; b < global_batches.size(); ++b) {
+      Best& best = bests[b];
+      for (const std::vector<Best>& chunk : chunk_bests) {
+        const Best& local = chunk[b];
+        best.considered += local.considered;
+        best.over_memory += local.over_memory;
+        if (local.found && (!best.found || local.speedup > best.speedup)) {
+          best.found = true;
+          best.speedup = local.speedup;
+          best.searched = nullptr;
+          best.half = local.half;
+        }
+      }
+    }
+  }
+
+  pool.parallel_for(static_cast<int>(global_batches.size()), [&](int b) {
+    BatchPlan& out = result.batches[b];
+    const Best& best = bests[b];
+    out.candidates_considered = best.considered;
+    out.candidates_over_memory = best.over_memory;
+    if (!best.found) return;
+    if (best.searched != nullptr) {
+      out.plan = *best.searched;
+    } else {
+      const BipartitionIndex& h = *best.half;
+      out.plan = bipartition_candidate(profile, cost, h.split, pairs[h.first_gpus][h.pair],
+                                       activation_factor);
+    }
+    out.best_hybrid = best.speedup;
+    out.timing = time_pipeline(shape_of(profile, cost, *out.plan), total_compute, out.global_batch,
+                               options.setup, gpu_memory);
   });
   return result;
 }

@@ -26,6 +26,9 @@ struct PlannerOptions {
   std::vector<PlacementPolicy> policies{PlacementPolicy::kFreshFirst, PlacementPolicy::kAppendFirst,
                                         PlacementPolicy::kScatterFirst};
   int threads = 1;
+  // The straightforward search (every cell, two-stage candidates materialised): slow, for
+  // tests that check the default search returns the same results.
+  bool exhaustive_search = false;
 };
 
 struct BatchPlan {
