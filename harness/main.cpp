@@ -10,10 +10,12 @@
 #include "harness/experiment_runner.h"
 #include "harness/result_files.h"
 #include "harness/plan_command.h"
+#include "harness/profile_command.h"
 #include "harness/plot_command.h"
 #include "harness/report_command.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
+#include "runtime/comm_benchmark.h"
 #include "runtime/worker.h"
 
 namespace {
@@ -107,10 +109,14 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "worker") {
     return runtime::worker_main(std::vector<std::string>(argv + 2, argv + argc));
   }
+  if (argc >= 2 && std::string(argv[1]) == "comm-worker") {
+    return runtime::comm_benchmark_main(std::vector<std::string>(argv + 2, argv + argc));
+  }
   CLI::App app{"harness: reproduce and compare parallel-training experiments"};
   app.require_subcommand(1);
   add_run_command(app, self_executable(argv[0]));
   add_models_command(app);
+  harness::add_profile_command(app, self_executable(argv[0]));
   harness::add_plan_command(app);
   harness::add_report_command(app);
   harness::add_plot_command(app);

@@ -30,6 +30,13 @@ class Communicator {
   // every rank.
   virtual std::unique_ptr<CommWork> all_reduce_sum(at::Tensor tensor) = 0;
   virtual std::unique_ptr<CommWork> broadcast(at::Tensor tensor, int root) = 0;
+  // `output` holds world_size chunks of `input`'s size; chunk r receives rank r's input.
+  virtual std::unique_ptr<CommWork> all_gather(at::Tensor output, at::Tensor input) = 0;
+  // Sums `input` (world_size equal chunks) across ranks; this rank's chunk lands in `output`.
+  // Blocking where the backend has no native reduce-scatter (Gloo: a ring over send/recv).
+  virtual void reduce_scatter_sum(at::Tensor output, at::Tensor input) = 0;
+  virtual std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) = 0;
+  virtual std::unique_ptr<CommWork> recv(at::Tensor tensor, int source, int tag) = 0;
   virtual void barrier() = 0;
 };
 

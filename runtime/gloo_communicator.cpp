@@ -20,6 +20,8 @@ class C10dWork : public CommWork {
 
 class GlooCommunicator : public Communicator {
  public:
+  static constexpr int kReduceScatterTag = 0x5253;  // keeps the ring apart from user tags
+
   GlooCommunicator(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) : group_(std::move(group)) {}
 
   int rank() const override { return group_->getRank(); }
@@ -36,6 +38,47 @@ class GlooCommunicator : public Communicator {
     c10d::BroadcastOptions options;
     options.rootRank = root;
     return std::make_unique<C10dWork>(group_->broadcast(tensors, options));
+  }
+
+  std::unique_ptr<CommWork> all_gather(at::Tensor output, at::Tensor input) override {
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    outputs[0] = output.chunk(group_->getSize());
+    std::vector<at::Tensor> inputs{std::move(input)};
+    return std::make_unique<C10dWork>(group_->allgather(outputs, inputs));
+  }
+
+  // ProcessGroupGloo (1.13) has no reduce_scatter; this is the ring algorithm over
+  // point-to-point: in n-1 steps each rank passes one partial chunk to its right neighbour and
+  // adds the one arriving from its left, so that chunk r ends complete on rank r.
+  void reduce_scatter_sum(at::Tensor output, at::Tensor input) override {
+    const int n = group_->getSize();
+    const int r = group_->getRank();
+    std::vector<at::Tensor> chunks = input.clone().chunk(n);
+    if (n == 1) {
+      output.copy_(chunks[0]);
+      return;
+    }
+    at::Tensor incoming = at::empty_like(chunks[0]);
+    const int right = (r + 1) % n, left = (r + n - 1) % n;
+    for (int step = 0; step < n - 1; ++step) {
+      const int send_chunk = ((r - step - 1) % n + n) % n;
+      const int recv_chunk = ((r - step - 2) % n + n) % n;
+      auto sent = send(chunks[send_chunk], right, kReduceScatterTag);
+      recv(incoming, left, kReduceScatterTag)->wait();
+      sent->wait();
+      chunks[recv_chunk].add_(incoming);
+    }
+    output.copy_(chunks[r]);
+  }
+
+  std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) override {
+    std::vector<at::Tensor> tensors{std::move(tensor)};
+    return std::make_unique<C10dWork>(group_->send(tensors, destination, tag));
+  }
+
+  std::unique_ptr<CommWork> recv(at::Tensor tensor, int source, int tag) override {
+    std::vector<at::Tensor> tensors{std::move(tensor)};
+    return std::make_unique<C10dWork>(group_->recv(tensors, source, tag));
   }
 
   void barrier() override { group_->barrier()->wait(); }

@@ -1,8 +1,11 @@
-// The models ranks train: torchvision's ResNet-18/50 (same layers, parameter names and
-// counts) and a small MLP without BatchNorm for fast, exactly comparable tests.
+// The models ranks train: torchvision's ResNet-18/50 and VGG-19 (same layers, parameter names
+// and counts) and a small MLP without BatchNorm for fast, exactly comparable tests. Every
+// model is a chain of named layers: forward(x) applies them in order, which is what the layer
+// profiler times one by one and what a pipeline splits into stages.
 #pragma once
 
 #include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
 #include <torch/types.h>
 
 #include <memory>
@@ -11,9 +14,27 @@
 
 namespace runtime {
 
+struct Layer {
+  std::string name;  // torchvision's module path ("layer1.0", "features.3", "fc")
+  std::string kind;  // "Conv2d", "Bottleneck", "ReLU", ...
+  torch::nn::AnyModule module;
+};
+
 class ZooModel : public torch::nn::Module {
  public:
-  virtual torch::Tensor forward(torch::Tensor input) = 0;
+  torch::Tensor forward(torch::Tensor input);
+  const std::vector<Layer>& layers() const { return layers_; }
+
+ protected:
+  // Registers `module` under `name` (when it has a name; chains of one Sequential register
+  // that instead) and appends it to the layer chain.
+  template <typename ModuleHolder>
+  void append_layer(const std::string& name, const std::string& kind, ModuleHolder module) {
+    layers_.push_back({name, kind, torch::nn::AnyModule(module)});
+  }
+
+ private:
+  std::vector<Layer> layers_;
 };
 
 struct ModelOptions {

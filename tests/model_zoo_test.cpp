@@ -58,3 +58,33 @@ TEST(ModelZoo, UnknownModelThrows) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ModelZoo, Vgg19MatchesTorchvision) {
+  auto model = runtime::make_model("vgg19", {{3, 224, 224}, 0});
+  EXPECT_EQ(model->parameters().size(), 38u);  // 16 convolutions + 3 linear, weight and bias
+  EXPECT_EQ(runtime::parameter_count(*model), 143667240);
+  const auto named = model->named_parameters();
+  EXPECT_TRUE(named.contains("features.0.weight"));
+  EXPECT_TRUE(named.contains("features.34.bias"));  // the last convolution
+  EXPECT_TRUE(named.contains("classifier.6.weight"));
+}
+
+TEST(ModelZoo, ModelsAreChainsOfNamedLayers) {
+  auto resnet = runtime::make_model("resnet50", {{3, 224, 224}, 0});
+  std::vector<std::string> names;
+  for (const auto& layer : resnet->layers()) names.push_back(layer.name);
+  // Stem (4), 16 bottlenecks, pool, fc.
+  ASSERT_EQ(names.size(), 22u);
+  EXPECT_EQ(names[0], "conv1");
+  EXPECT_EQ(names[4], "layer1.0");
+  EXPECT_EQ(names[19], "layer4.2");
+  EXPECT_EQ(names[21], "fc");
+  EXPECT_EQ(resnet->layers()[4].kind, "Bottleneck");
+  auto vgg = runtime::make_model("vgg19", {{3, 32, 32}, 10});
+  EXPECT_EQ(vgg->layers().size(), 37u + 1 + 7);  // features, avgpool, classifier
+  EXPECT_EQ(runtime::make_model("mlp", {{8}, 2})->layers().size(), 6u);
+}
+
+}  // namespace

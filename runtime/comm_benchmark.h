@@ -1,0 +1,20 @@
+// The rank program of `harness profile comm`: times collectives and point-to-point transfers
+// over the communicator, one op and size at a time, in the manner of nccl-tests. Torch-free
+// header: the CLI includes it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace runtime {
+
+inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescatter",
+                                           "broadcast", "sendrecv"};
+
+// argv after "comm-worker": --rank R --world-size N --master-addr A --master-port P
+// --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W --out FILE (written by rank 0).
+// Also times a plain c10d ProcessGroupGloo all-reduce loop over the same sizes (its own
+// process group, averaged over back-to-back iterations) as an independent reference.
+int comm_benchmark_main(const std::vector<std::string>& args);
+
+}  // namespace runtime

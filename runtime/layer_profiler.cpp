@@ -1,0 +1,177 @@
+#include "runtime/layer_profiler.h"
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+
+#include "runtime/model_zoo.h"
+
+namespace runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since_ms(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Median and 10th/90th percentiles (linear interpolation between closest ranks).
+TimingStats stats_of(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) {
+    const double h = q * static_cast<double>(samples.size() - 1);
+    const size_t k = static_cast<size_t>(h);
+    if (k + 1 >= samples.size()) return samples.back();
+    return samples[k] + (h - static_cast<double>(k)) * (samples[k + 1] - samples[k]);
+  };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+struct ChainLayer {
+  std::string name;
+  std::string kind;
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+  std::vector<torch::Tensor> parameters;
+};
+
+std::vector<ChainLayer> zoo_chain(const std::shared_ptr<ZooModel>& model) {
+  std::vector<ChainLayer> chain;
+  for (const auto& layer : model->layers()) {
+    torch::nn::AnyModule module = layer.module;
+    chain.push_back({layer.name, layer.kind,
+                     [module](const torch::Tensor& x) mutable { return module.forward(x); },
+                     module.ptr()->parameters()});
+  }
+  return chain;
+}
+
+std::vector<ChainLayer> script_chain(torch::jit::script::Module& module) {
+  std::vector<ChainLayer> chain;
+  for (const auto& child : module.named_children()) {
+    torch::jit::script::Module submodule = child.value;
+    std::vector<torch::Tensor> parameters;
+    for (const auto& p : submodule.parameters()) parameters.push_back(p);
+    std::string kind = submodule.type()->name() ? submodule.type()->name()->name() : "Module";
+    chain.push_back({child.name, kind,
+                     [submodule](const torch::Tensor& x) mutable {
+                       return submodule.forward({x}).toTensor();
+                     },
+                     parameters});
+  }
+  if (chain.empty()) throw std::invalid_argument("the TorchScript module has no children");
+  return chain;
+}
+
+int64_t bytes_of(const torch::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+
+}  // namespace
+
+LayerProfileResult profile_layers(const LayerProfileRequest& request) {
+  if (request.repetitions < 1 || request.warmup < 0 || request.batch < 1) {
+    throw std::invalid_argument("profile: repetitions >= 1, warmup >= 0 and batch >= 1");
+  }
+  torch::set_num_threads(request.threads);
+  torch::manual_seed(request.seed);
+
+  LayerProfileResult result;
+  result.batch = request.batch;
+  result.repetitions = request.repetitions;
+  result.threads = request.threads;
+
+  std::shared_ptr<ZooModel> zoo;
+  torch::jit::script::Module script;
+  std::vector<ChainLayer> chain;
+  if (!request.torchscript.empty()) {
+    script = torch::jit::load(request.torchscript);
+    script.train();
+    chain = script_chain(script);
+    result.model = request.torchscript;
+    if (request.input_shape.empty()) {
+      throw std::invalid_argument("profile: a TorchScript module needs --input-shape");
+    }
+    result.input_shape = request.input_shape;
+  } else {
+    const auto& catalog = model_catalog();
+    auto entry = std::find_if(catalog.begin(), catalog.end(),
+                              [&](const ModelEntry& e) { return e.name == request.model; });
+    if (entry == catalog.end()) throw std::invalid_argument("unknown model '" + request.model + "'");
+    result.model = request.model;
+    result.input_shape =
+        request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
+    zoo = make_model(request.model, {result.input_shape, request.num_classes});
+    zoo->train();
+    chain = zoo_chain(zoo);
+  }
+
+  std::vector<int64_t> shape{request.batch};
+  shape.insert(shape.end(), result.input_shape.begin(), result.input_shape.end());
+  const torch::Tensor input = torch::randn(shape);
+  result.input_bytes = bytes_of(input);
+
+  // The whole model, as a training step times it: forward with the loss, then backward.
+  {
+    auto run_chain = [&](torch::Tensor x) {
+      for (auto& layer : chain) x = layer.forward(x);
+      return x;
+    };
+    torch::Tensor target;
+    {
+      torch::NoGradGuard no_grad;
+      target = torch::randn_like(run_chain(input));
+    }
+    std::vector<double> forward_ms, backward_ms;
+    for (int r = 0; r < request.warmup + request.repetitions; ++r) {
+      const auto t0 = Clock::now();
+      torch::Tensor loss = torch::mse_loss(run_chain(input), target);
+      const double f = since_ms(t0);
+      const auto t1 = Clock::now();
+      loss.backward();
+      const double b = since_ms(t1);
+      if (r >= request.warmup) forward_ms.push_back(f), backward_ms.push_back(b);
+    }
+    result.whole_forward = stats_of(forward_ms);
+    result.whole_backward = stats_of(backward_ms);
+  }
+
+  // Layer by layer, each on the previous layer's real output. The first layer's input needs
+  // no gradient, as in training; every later one does, so its backward includes the input
+  // gradient it would compute inside the model.
+  torch::Tensor activation = input;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    ChainLayer& layer = chain[i];
+    torch::Tensor x = activation.detach();
+    if (i > 0) x.requires_grad_(true);
+    torch::Tensor grad_output;
+    std::vector<double> forward_ms, backward_ms;
+    torch::Tensor output;
+    for (int r = 0; r < request.warmup + request.repetitions; ++r) {
+      const auto t0 = Clock::now();
+      output = layer.forward(x);
+      const double f = since_ms(t0);
+      double b = 0;
+      if (output.requires_grad()) {
+        if (!grad_output.defined()) grad_output = torch::randn_like(output);
+        const auto t1 = Clock::now();
+        output.backward(grad_output);
+        b = since_ms(t1);
+      }
+      if (r >= request.warmup) forward_ms.push_back(f), backward_ms.push_back(b);
+    }
+    LayerTiming timing;
+    timing.name = layer.name;
+    timing.kind = layer.kind;
+    timing.forward = stats_of(forward_ms);
+    timing.backward = stats_of(backward_ms);
+    timing.activation_bytes = bytes_of(output);
+    for (const auto& p : layer.parameters) timing.parameter_bytes += bytes_of(p);
+    result.layers.push_back(timing);
+    activation = output.detach();
+  }
+  return result;
+}
+
+}  // namespace runtime

@@ -1,0 +1,55 @@
+// Per-layer forward and backward times of a model, the inputs of the DAPPLE planner and the
+// simulator. Torch-free header: the CLI includes it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace runtime {
+
+struct LayerProfileRequest {
+  std::string model;        // a zoo model name, or "" with `torchscript`
+  std::string torchscript;  // a TorchScript module whose top-level children run in sequence
+  int64_t batch = 32;
+  std::vector<int64_t> input_shape;  // empty: the model's default
+  int64_t num_classes = 0;
+  int repetitions = 10;  // timed runs per layer; the median is reported
+  int warmup = 2;
+  int threads = 1;
+  int64_t seed = 0;
+};
+
+struct TimingStats {
+  double median_ms = 0;
+  double p10_ms = 0;
+  double p90_ms = 0;
+};
+
+struct LayerTiming {
+  std::string name;
+  std::string kind;
+  TimingStats forward;
+  TimingStats backward;
+  int64_t activation_bytes = 0;  // the layer's output
+  int64_t parameter_bytes = 0;
+};
+
+struct LayerProfileResult {
+  std::string model;
+  int64_t batch = 0;
+  std::vector<int64_t> input_shape;
+  int64_t input_bytes = 0;
+  int repetitions = 0;
+  int threads = 0;
+  std::vector<LayerTiming> layers;
+  // The whole model, forward (with the MSE loss) and backward, timed the same way: what the
+  // per-layer sums should add up to.
+  TimingStats whole_forward;
+  TimingStats whole_backward;
+};
+
+// Runs the model on CPU on synthetic data; throws std::invalid_argument on a bad request.
+LayerProfileResult profile_layers(const LayerProfileRequest& request);
+
+}  // namespace runtime

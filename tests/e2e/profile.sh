@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `harness profile layers` and `harness profile comm` end to end: hand-computable activation
+# and parameter bytes, files the planner imports back, nccl-tests-style rows and a topology.
+source "$(dirname "$0")/common.sh"
+
+# MLP 8 -> 256 -> 256 -> 3, batch 4: activations and parameters computed by hand.
+"$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --num-classes 3 \
+  --repetitions 3 --warmup 1 --out "$SCRATCH/mlp" > "$SCRATCH/layers.out" || fail "profile layers failed"
+expect_contains "$(cat "$SCRATCH/layers.out")" "layers/whole"
+"$PY" - "$SCRATCH/mlp" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+p = json.load(open(os.path.join(d, "profile.json")))
+got = [(l["name"], l["activation_bytes"], l["parameter_bytes"]) for l in p["layers"]]
+want = [("flatten", 4*8*4, 0), ("fc1", 4*256*4, (8*256+256)*4), ("relu1", 4*256*4, 0),
+        ("fc2", 4*256*4, (256*256+256)*4), ("relu2", 4*256*4, 0), ("fc3", 4*3*4, (256*3+3)*4)]
+assert got == want, got
+assert p["input_bytes"] == 4*8*4
+for l in p["layers"]:
+    assert l["forward"]["p10_ms"] <= l["forward"]["median_ms"] <= l["forward"]["p90_ms"], l
+graph = open(os.path.join(d, "graph.txt")).read().splitlines()
+assert graph[0].startswith("node0 -- Input0 -- "), graph[0]
+assert graph[2].startswith("node2 -- Linear(fc1) -- forward_compute_time="), graph[2]
+assert graph[-1] == "\tnode5 -- node6", graph[-1]
+PY
+# The planner imports it (a 6-layer chain) and plans on it.
+"$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 4,8 --devices 2 --mode compat \
+  > "$SCRATCH/plan.out" || fail "planner could not use the profile: $(cat "$SCRATCH/plan.out")"
+
+# Communication: 5 ops x 3 sizes over 2 ranks, and a topology the planner accepts.
+"$HARNESS" profile comm --world 2 --sizes 1K:64K:x8 --iterations 4 --warmup 1 \
+  --out "$SCRATCH/comm" > "$SCRATCH/comm.out" || fail "profile comm failed"
+out=$(cat "$SCRATCH/comm.out")
+expect_contains "$out" "busbw(GB/s)"
+expect_contains "$out" "reducescatter"
+"$PY" - "$SCRATCH/comm/comm.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+rows = c["rows"]
+assert len(rows) == 15, len(rows)
+assert sorted({r["op"] for r in rows}) == ["allgather", "allreduce", "broadcast", "reducescatter", "sendrecv"]
+for r in rows:
+    assert r["samples"] == 4 and r["p50_ms"] > 0, r
+    factor = {"allreduce": 1.0, "allgather": 0.5, "reducescatter": 0.5}.get(r["op"], 1.0)
+    assert abs(r["busbw_gbps"] - r["algbw_gbps"] * factor) < 1e-9, r
+    assert abs(r["algbw_gbps"] - r["bytes"] / (r["p50_ms"] * 1e-3) / 1e9) < 1e-9 * r["algbw_gbps"] + 1e-12, r
+assert len(c["reference_allreduce"]) == 3
+PY
+[[ -s "$SCRATCH/comm/topology.yaml" ]] || fail "no topology.yaml"
+"$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 8 --devices 2 \
+  --topology "$SCRATCH/comm/topology.yaml" > "$SCRATCH/plan2.out" || fail "planner rejected the topology: $(cat "$SCRATCH/plan2.out")"
+
+# A TorchScript module (made by Debian's python3-torch when present).
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  /usr/bin/python3 - "$SCRATCH/three.pt" <<'PY'
+import sys, torch
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+torch.jit.script(m).save(sys.argv[1])
+PY
+  "$HARNESS" profile layers --torchscript "$SCRATCH/three.pt" --batch 4 --input-shape 8 \
+    --repetitions 2 --warmup 1 --out "$SCRATCH/ts" > /dev/null || fail "TorchScript profile failed"
+  "$PY" - "$SCRATCH/ts/profile.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+got = [(l["name"], l["activation_bytes"], l["parameter_bytes"]) for l in p["layers"]]
+assert got == [("0", 4*16*4, (8*16+16)*4), ("1", 4*16*4, 0), ("2", 4*4*4, (16*4+4)*4)], got
+PY
+else
+  echo "SKIP TorchScript part: python3-torch not installed"
+fi
+
+# Bad input: one line, exit 2.
+set +e
+"$HARNESS" profile layers --model resnet51 --batch 2 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "unknown model: exit $code"
+[[ "$(cat "$SCRATCH/err")" == "error: --model: unknown model 'resnet51' (expected one of: resnet50, resnet18, vgg19, mlp); did you mean 'resnet50'?" ]] || fail "$(cat "$SCRATCH/err")"
+echo "PASS profile"
