@@ -93,9 +93,12 @@ FigureSet bucket_sweep_figures(const ResultSamples& samples) {
       figure.kind = "bucket_sweep";
       figure.stem = std::string("bucket_sweep_") + phase +
                     (groups.size() > 1 ? "_" + std::to_string(g + 1) : "");
-      figure.title = samples.manifest.experiment + ": " + phase +
-                     " latency vs bucket size (" + group.label + ")";
-      std::string subtitle = "points: " + group.label;
+      figure.title = samples.manifest.experiment + ": " + phase + " latency vs bucket size" +
+                     (group.label == "default" ? "" : " (" + group.label + ")");
+      // Without other sweep axes there is nothing to name; say what the marks are instead.
+      std::string subtitle = group.label == "default"
+                                 ? "samples pooled over ranks and repeats"
+                                 : "points: " + group.label;
       if (!fixed.empty()) {
         std::string names;
         for (const auto& n : fixed) names += (names.empty() ? "" : ", ") + n;

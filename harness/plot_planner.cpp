@@ -35,6 +35,23 @@ std::string cell_number(const std::string& text) {
   return "NaN";
 }
 
+// "2 machines x 8 GPUs" for equal machines (separators 8,16), else "GPUs 4,12,16".
+std::string describe_devices(const nlohmann::json& separators) {
+  std::vector<long long> ends;
+  for (const auto& s : separators) ends.push_back(s.get<long long>());
+  if (ends.empty()) return "";
+  const long long per_machine = ends.front();
+  bool equal = per_machine > 0;
+  for (size_t i = 1; i < ends.size(); ++i) equal &= ends[i] - ends[i - 1] == per_machine;
+  if (equal) {
+    return std::to_string(ends.size()) + (ends.size() == 1 ? " machine" : " machines") + " x " +
+           std::to_string(per_machine) + (per_machine == 1 ? " GPU" : " GPUs");
+  }
+  std::vector<std::string> text;
+  for (long long e : ends) text.push_back(std::to_string(e));
+  return "machine boundaries at GPU " + join(text, ",");
+}
+
 // Panel title: where the plan.csv sits in a `kind: plan` folder (model / layout / mode), and
 // what plan.json says about the devices.
 std::string panel_title(const fs::path& directory, const fs::path& csv) {
@@ -50,15 +67,13 @@ std::string panel_title(const fs::path& directory, const fs::path& csv) {
       if (where.empty() && plan.contains("profile")) {
         where = fs::path(plan["profile"].get<std::string>()).parent_path().filename().string();
       }
-      detail = plan.value("mode", "") + " mode";
+      // The mode, unless the folder path names it already (`kind: plan` with both modes).
+      const std::string mode = plan.value("mode", "");
+      if (!mode.empty() && where.find(mode) == std::string::npos) detail = mode + " mode";
       if (plan.contains("devices")) {
-        const auto& devices = plan["devices"];
-        std::vector<std::string> separators;
-        for (const auto& s : devices.value("separators", nlohmann::json::array())) {
-          separators.push_back(std::to_string(s.get<long long>()));
-        }
-        detail += ", " + std::to_string(devices.value("num_gpus", 0LL)) + " GPUs (machines " +
-                  join(separators, ",") + ")";
+        const std::string devices =
+            describe_devices(plan["devices"].value("separators", nlohmann::json::array()));
+        detail += (detail.empty() ? "" : ", ") + devices;
       }
     } catch (const std::exception&) {
       detail.clear();  // the figure does not need plan.json; its title just says less
@@ -154,10 +169,10 @@ FigureSet planner_figures(const fs::path& directory, const std::string& experime
                          ": DAPPLE planner, estimated speedup over one GPU vs global batch size")
        << "\n"
        << "set xlabel \"global batch size (samples, log scale)\"\n"
-       << "set ylabel \"estimated speedup over 1 GPU (x)\"\n"
+       << "set ylabel \"estimated speedup over 1 GPU (×)\"\n"
        << "set logscale x 2\n"
        << "set xrange [" << data_number(min_gbs) << ":" << data_number(max_gbs) << "]\n"
-       << "set format x \"%g\"\nset yrange [0:*]\nset grid\n"
+       << "set format x \"%g\"\nset yrange [0:*]\nset offsets 0, 0, graph 0.06, 0\nset grid\n"
        << "set key bottom right box opaque\n"
        << panels.str() << "unset multiplot\n";
   figure.body = body.str();

@@ -90,7 +90,9 @@ FigureSet scaling_figures(const ResultSamples& samples) {
     std::ostringstream body;
     body << "set multiplot layout 1,2 title "
          << gnuplot_string(samples.manifest.experiment +
-                           ": scaling with world size\npoints: " + group.label)
+                           ": scaling with world size\n" +
+                           (group.label == "default" ? "samples pooled over ranks and repeats"
+                                                     : "points: " + group.label))
          << "\n"
          << "set xlabel \"world size (ranks)\"\n"
          << xtics_at(all_x) << "\n"

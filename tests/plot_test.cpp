@@ -107,7 +107,7 @@ TEST(Plot, PlannerPanelPerPlanCsv) {
   EXPECT_NE(script.find("set multiplot layout 1,2 title \"plan_fixture: DAPPLE planner"),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("resnet50 / hierarchical: dapple mode, 16 GPUs (machines 8,16)"),
+  EXPECT_NE(script.find("resnet50 / hierarchical: dapple mode, 2 machines x 8 GPUs"),
             std::string::npos);
   EXPECT_NE(script.find("set title \"resnet50 / flat\""), std::string::npos);
   // No plan at gbs 1024 on the flat layout: a gap (NaN), not a zero.
