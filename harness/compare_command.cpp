@@ -36,8 +36,8 @@ int run_compare(const CompareRequest& request, std::ostream& out) {
   } else {
     const ResultSamples base = read_result_samples(request.base);
     const ResultSamples candidate = read_result_samples(request.candidate);
-    comparison = compare_sample_sets(result_sample_sets(base), result_sample_sets(candidate),
-                                     options);
+    comparison =
+        compare_sample_sets(result_sample_sets(base), result_sample_sets(candidate), options);
     comparison.source = "results";
     comparison.unit = "ms";
   }

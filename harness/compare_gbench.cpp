@@ -43,8 +43,7 @@ std::vector<SampleSet> read_gbench_samples(const fs::path& path) {
       if (inserted) sets.push_back({"", name, "real_time", {}});
       sets[it->second].samples.push_back(entry.at("real_time").get<double>() * scale);
     } catch (const json::exception& e) {
-      throw InputError(path.string() + ": benchmark entry without name or real_time: " +
-                       e.what());
+      throw InputError(path.string() + ": benchmark entry without name or real_time: " + e.what());
     }
   }
   if (sets.empty()) throw InputError(path.string() + ": no benchmark runs in the file");

@@ -105,14 +105,13 @@ Comparison compare_sample_sets(const std::vector<SampleSet>& base,
     }
     row.base_value = metric_value(set.samples, options.metric);
     row.new_value = metric_value(other.samples, options.metric);
-    row.change_pct = row.base_value != 0
-                         ? (row.new_value - row.base_value) / row.base_value * 100.0
-                         : 0.0;
+    row.change_pct =
+        row.base_value != 0 ? (row.new_value - row.base_value) / row.base_value * 100.0 : 0.0;
     row.test = mann_whitney_u(set.samples, other.samples);
     if (row.n_base < kFewSamples || row.n_new < kFewSamples) {
-      row.warnings.push_back("fewer than " + std::to_string(kFewSamples) +
-                             " samples (base " + std::to_string(row.n_base) + ", new " +
-                             std::to_string(row.n_new) + "): the test has little power");
+      row.warnings.push_back("fewer than " + std::to_string(kFewSamples) + " samples (base " +
+                             std::to_string(row.n_base) + ", new " + std::to_string(row.n_new) +
+                             "): the test has little power");
     }
     const bool significant = row.test.p_value < options.alpha;
     if (significant && row.change_pct > options.threshold_pct) {
@@ -146,13 +145,15 @@ std::string render_comparison_markdown(const Comparison& c) {
   const std::string metric = c.options.metric + " (" + c.unit + ")";
   std::ostringstream out;
   out << "# compare: " << c.base_label << " -> " << c.new_label << "\n\n"
-      << "Metric " << c.options.metric << " of the per-iteration samples; change = (new - base) "
+      << "Metric " << c.options.metric << " of the "
+      << (gbench ? "repetitions (real_time)" : "per-iteration samples")
+      << "; change = (new - base) "
       << "/ base. Two-sided Mann-Whitney U test (U of the new samples; exact p without ties "
       << "for n1 + n2 <= " << kExactLimit << ", else normal approximation with tie and "
       << "continuity correction). A row is a regression (improvement) when p < "
       << format_number(c.options.alpha) << " and the change exceeds +"
-      << format_number(c.options.threshold_pct) << "% (-"
-      << format_number(c.options.threshold_pct) << "%).\n\n";
+      << format_number(c.options.threshold_pct) << "% (-" << format_number(c.options.threshold_pct)
+      << "%).\n\n";
   out << (gbench ? "| benchmark |" : "| point | system | phase |") << " n base | n new | base "
       << metric << " | new " << metric << " | change | U | p | verdict |\n"
       << (gbench ? "|---|" : "|---|---|---|") << "---:|---:|---:|---:|---:|---:|---:|---|\n";
@@ -204,9 +205,9 @@ nlohmann::json comparison_to_json(const Comparison& c) {
   out["metric"] = c.options.metric;
   out["threshold_pct"] = c.options.threshold_pct;
   out["alpha"] = c.options.alpha;
-  out["test"] = "two-sided Mann-Whitney U; exact without ties for n1+n2 <= " +
-                std::to_string(kExactLimit) +
-                ", else normal approximation with tie and continuity correction";
+  out["test"] =
+      "two-sided Mann-Whitney U; exact without ties for n1+n2 <= " + std::to_string(kExactLimit) +
+      ", else normal approximation with tie and continuity correction";
   out["rows"] = nlohmann::json::array();
   for (const auto& row : c.rows) {
     nlohmann::json r = {{"name", row.name},

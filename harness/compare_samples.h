@@ -26,8 +26,8 @@ struct SampleSet {
 };
 
 struct CompareOptions {
-  double threshold_pct = 5;  // a significant change must exceed this to be a verdict
-  double alpha = 0.05;       // significance level of the two-sided test
+  double threshold_pct = 5;    // a significant change must exceed this to be a verdict
+  double alpha = 0.05;         // significance level of the two-sided test
   std::string metric = "p50";  // p50 | mean
 };
 
@@ -50,7 +50,7 @@ struct Comparison {
   std::string unit;    // "ms", "ns"
   std::string base_label, new_label;
   CompareOptions options;
-  std::vector<CompareRow> rows;          // in the base's order
+  std::vector<CompareRow> rows;           // in the base's order
   std::vector<std::string> only_in_base;  // "group / name / item"
   std::vector<std::string> only_in_new;
 };

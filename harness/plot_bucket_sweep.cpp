@@ -74,9 +74,8 @@ FigureSet bucket_sweep_figures(const ResultSamples& samples) {
         for (size_t i : order) {
           const auto& [x, st] = rows[i];
           all_x.push_back(x);
-          data << data_number(x) << " " << data_number(p10[i]) << " " << data_number(st.p50)
-               << " " << data_number(st.p90) << " " << data_number(st.p99) << " " << st.count
-               << "\n";
+          data << data_number(x) << " " << data_number(p10[i]) << " " << data_number(st.p50) << " "
+               << data_number(st.p90) << " " << data_number(st.p99) << " " << st.count << "\n";
         }
         const std::string color = series_color(s);
         const std::string index = " index " + std::to_string(block);
@@ -96,9 +95,8 @@ FigureSet bucket_sweep_figures(const ResultSamples& samples) {
       figure.title = samples.manifest.experiment + ": " + phase + " latency vs bucket size" +
                      (group.label == "default" ? "" : " (" + group.label + ")");
       // Without other sweep axes there is nothing to name; say what the marks are instead.
-      std::string subtitle = group.label == "default"
-                                 ? "samples pooled over ranks and repeats"
-                                 : "points: " + group.label;
+      std::string subtitle = group.label == "default" ? "samples pooled over ranks and repeats"
+                                                      : "points: " + group.label;
       if (!fixed.empty()) {
         std::string names;
         for (const auto& n : fixed) names += (names.empty() ? "" : ", ") + n;
@@ -107,11 +105,12 @@ FigureSet bucket_sweep_figures(const ResultSamples& samples) {
       const bool log_x = *std::max_element(all_x.begin(), all_x.end()) >=
                          10 * *std::min_element(all_x.begin(), all_x.end());
       std::ostringstream body;
-      body << "set title " << gnuplot_string(samples.manifest.experiment + ": " + phase +
-                                             " latency vs DDP bucket size\n" + subtitle)
+      body << "set title "
+           << gnuplot_string(samples.manifest.experiment + ": " + phase +
+                             " latency vs DDP bucket size\n" + subtitle)
            << "\n"
-           << "set xlabel " << gnuplot_string(std::string("bucket size cap (MiB") +
-                                              (log_x ? ", log scale)" : ")"))
+           << "set xlabel "
+           << gnuplot_string(std::string("bucket size cap (MiB") + (log_x ? ", log scale)" : ")"))
            << "\n"
            << "set ylabel " << gnuplot_string(std::string(phase) + " latency (ms)") << "\n"
            << (log_x ? "set logscale x\n" : "") << xtics_at(all_x) << "\n"

@@ -41,8 +41,8 @@ FigureSet cdf_figures(const ResultSamples& samples) {
     Figure figure;
     figure.kind = "cdf";
     figure.stem = "cdf_" + point.point.id;
-    figure.title = samples.manifest.experiment + ": CDF of iteration latency (" +
-                   point.point.label + ")";
+    figure.title =
+        samples.manifest.experiment + ": CDF of iteration latency (" + point.point.label + ")";
     std::ostringstream body;
     body << "set title "
          << gnuplot_string(samples.manifest.experiment +

@@ -1,12 +1,12 @@
 #include "harness/plot_command.h"
 
+#include <yaml-cpp/yaml.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <yaml-cpp/yaml.h>
 
 #include "harness/plot_figures.h"
 #include "harness/plot_kinds.h"
@@ -120,8 +120,8 @@ void add_plot_command(CLI::App& app) {
   auto kinds = std::make_shared<std::vector<std::string>>();
   sub->add_option("results_dir", *directory, "Results folder of `harness run`")->required();
   sub->add_option("--kind", *kinds,
-                  "Figure kind (repeatable or comma-separated): " +
-                      join(all_kinds(), ", ") + " or all (default)")
+                  "Figure kind (repeatable or comma-separated): " + join(all_kinds(), ", ") +
+                      " or all (default)")
       ->delimiter(',');
   sub->callback([directory, kinds]() { run_plots(*directory, *kinds, std::cout); });
 }

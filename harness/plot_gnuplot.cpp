@@ -29,29 +29,28 @@ std::string gnuplot_string(const std::string& text) {
 
 std::string gnuplot_script(const Figure& f) {
   const std::string size = std::to_string(f.width) + "," + std::to_string(f.height);
-  std::string script =
-      "# " + f.stem + ".gp: " + f.title +
-      "\n"
-      "# Written by `harness plot`; the numbers are in " +
-      f.stem +
-      ".dat. Edit and redraw with: gnuplot " + f.stem +
-      ".gp\n"
-      "# Text is not 'enhanced' so that names with underscores print as written.\n"
-      "datafile = \"" +
-      f.stem +
-      ".dat\"\n"
-      "do for [format in \"png svg\"] {\n"
-      "  if (format eq \"png\") {\n"
-      "    set terminal pngcairo size " +
-      size +
-      " noenhanced font \"DejaVu Sans,11\"\n"
-      "  } else {\n"
-      "    set terminal svg size " +
-      size +
-      " noenhanced font \"DejaVu Sans,11\" background rgb \"white\"\n"
-      "  }\n"
-      "  set output \"" +
-      f.stem + ".\" . format\n" + "  reset\n";  // the second pass starts from defaults too
+  std::string script = "# " + f.stem + ".gp: " + f.title +
+                       "\n"
+                       "# Written by `harness plot`; the numbers are in " +
+                       f.stem + ".dat. Edit and redraw with: gnuplot " + f.stem +
+                       ".gp\n"
+                       "# Text is not 'enhanced' so that names with underscores print as written.\n"
+                       "datafile = \"" +
+                       f.stem +
+                       ".dat\"\n"
+                       "do for [format in \"png svg\"] {\n"
+                       "  if (format eq \"png\") {\n"
+                       "    set terminal pngcairo size " +
+                       size +
+                       " noenhanced font \"DejaVu Sans,11\"\n"
+                       "  } else {\n"
+                       "    set terminal svg size " +
+                       size +
+                       " noenhanced font \"DejaVu Sans,11\" background rgb \"white\"\n"
+                       "  }\n"
+                       "  set output \"" +
+                       f.stem + ".\" . format\n" +
+                       "  reset\n";  // the second pass starts from defaults too
   // Indent the body inside the loop for readability; gnuplot does not care.
   size_t start = 0;
   while (start < f.body.size()) {

@@ -97,8 +97,9 @@ FigureSet planner_figures(const fs::path& directory, const std::string& experime
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
-    set.unfit = "no plan.csv in the folder (planner results: `harness plan --out` or a "
-                "`kind: plan` spec)";
+    set.unfit =
+        "no plan.csv in the folder (planner results: `harness plan --out` or a "
+        "`kind: plan` spec)";
     return set;
   }
   std::ostringstream data;
@@ -124,8 +125,8 @@ FigureSet planner_figures(const fs::path& directory, const std::string& experime
       }
       columns.push_back(static_cast<size_t>(it - header.begin()));
     }
-    data << (k ? "\n\n" : "") << "# block " << k << ": " << panel_title(directory, files[k])
-         << " (" << fs::relative(files[k], directory).string() << ")\n";
+    data << (k ? "\n\n" : "") << "# block " << k << ": " << panel_title(directory, files[k]) << " ("
+         << fs::relative(files[k], directory).string() << ")\n";
     for (int number = 2; std::getline(lines, line); ++number) {
       if (line.empty()) continue;
       const auto fields = split(line, ',');

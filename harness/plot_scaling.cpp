@@ -66,9 +66,8 @@ FigureSet scaling_figures(const ResultSamples& samples) {
                                   static_cast<double>(batch > 0 ? batch : 1) * 1000.0 / st.mean;
         all_x.push_back(static_cast<double>(point->point.world_size));
         data << point->point.world_size << " " << data_number(percentile(values, 10)) << " "
-             << data_number(st.p50) << " " << data_number(st.p90) << " "
-             << data_number(st.mean) << " " << data_number(throughput) << " " << st.count
-             << "\n";
+             << data_number(st.p50) << " " << data_number(st.p90) << " " << data_number(st.mean)
+             << " " << data_number(throughput) << " " << st.count << "\n";
       }
       const std::string color = series_color(s);
       const std::string index = "datafile index " + std::to_string(block);
@@ -89,8 +88,7 @@ FigureSet scaling_figures(const ResultSamples& samples) {
     figure.height = 560;
     std::ostringstream body;
     body << "set multiplot layout 1,2 title "
-         << gnuplot_string(samples.manifest.experiment +
-                           ": scaling with world size\n" +
+         << gnuplot_string(samples.manifest.experiment + ": scaling with world size\n" +
                            (group.label == "default" ? "samples pooled over ranks and repeats"
                                                      : "points: " + group.label))
          << "\n"

@@ -31,8 +31,7 @@ std::string xtics_at(const std::vector<double>& input) {
   return tics + ")";
 }
 
-std::vector<PointGroup> group_points_except(const ResultSamples& samples,
-                                            const std::string& axis) {
+std::vector<PointGroup> group_points_except(const ResultSamples& samples, const std::string& axis) {
   std::vector<PointGroup> groups;
   std::map<std::string, size_t> index;
   for (const auto& point : samples.points) {

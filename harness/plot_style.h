@@ -20,11 +20,10 @@ std::string data_number(double value);
 
 // Points sharing every coordinate but `axis`, in sweep order.
 struct PointGroup {
-  std::string label;                 // the other coordinates ("default" when none)
+  std::string label;  // the other coordinates ("default" when none)
   std::vector<const PointSamples*> points;
 };
-std::vector<PointGroup> group_points_except(const ResultSamples& samples,
-                                            const std::string& axis);
+std::vector<PointGroup> group_points_except(const ResultSamples& samples, const std::string& axis);
 
 // "Experiment: " prefix for titles.
 std::string experiment_title(const ResultSamples& samples);

@@ -137,13 +137,12 @@ std::string render_report_index(const fs::path& directory) {
     for (const auto& point : manifest.points) {
       const std::string raw = "raw/" + point.id + "/";
       out << "| " << point.id << " | " << point.label << " | " << point.world_size << " | "
-          << point.repeats << " | " << point.iterations << " | " << point.warmup << " | ["
-          << raw << "](" << raw << ") |\n";
+          << point.repeats << " | " << point.iterations << " | " << point.warmup << " | [" << raw
+          << "](" << raw << ") |\n";
     }
     out << "\nSystems:";
     for (const auto& system : manifest.systems) {
-      out << " " << system.name << (system.name == manifest.baseline ? " (baseline)" : "")
-          << ";";
+      out << " " << system.name << (system.name == manifest.baseline ? " (baseline)" : "") << ";";
     }
     out << "\n";
   }

@@ -115,8 +115,7 @@ TEST(Compare, FewSamplesAreFlaggedAndUnmatchedRowsListed) {
   const Outcome outcome = compare(a, b);
   const json& row = row_of(outcome.report, "iteration");
   ASSERT_EQ(row["warnings"].size(), 1u);
-  EXPECT_NE(row["warnings"][0].get<std::string>().find("fewer than 9 samples"),
-            std::string::npos);
+  EXPECT_NE(row["warnings"][0].get<std::string>().find("fewer than 9 samples"), std::string::npos);
   EXPECT_EQ(outcome.report["only_in_base"].size(), 4u);  // sync's four phases
   EXPECT_EQ(outcome.report["only_in_new"][0], "default / async / forward");
   // Markdown carries the same warnings.
@@ -172,7 +171,7 @@ TEST(Compare, GoogleBenchmarkRepetitionsAreSamples) {
   TempDir dir;
   std::vector<double> base, slow;
   for (int i = 0; i < 12; ++i) {
-    base.push_back(1000 + 7 * (i % 5));  // ns
+    base.push_back(1000 + 7 * (i % 5));      // ns
     slow.push_back(1.25 + 0.007 * (i % 5));  // us: 25% slower
   }
   const auto base_path = dir.write("base.json", gbench_json(base, "ns"));

@@ -172,9 +172,8 @@ plots: [bucket_sweep, cdf]
         << e.what();
   }
   // Absent: nothing drawn.
-  EXPECT_TRUE(harness::load_experiment(dir.write("c.yaml", spec.substr(0, spec.find("plots")))
-                                           .string(),
-                                       options)
+  EXPECT_TRUE(harness::load_experiment(
+                  dir.write("c.yaml", spec.substr(0, spec.find("plots"))).string(), options)
                   .plots.empty());
 }
 

@@ -36,8 +36,9 @@ struct FixtureRun {
 };
 
 // Normally distributed samples around `mean` (relative spread `cv`), seeded: reproducible.
-inline std::function<double(size_t, size_t, long long, long long)> noisy_samples(
-    double mean, double cv, unsigned seed) {
+inline std::function<double(size_t, size_t, long long, long long)> noisy_samples(double mean,
+                                                                                 double cv,
+                                                                                 unsigned seed) {
   auto engine = std::make_shared<std::mt19937>(seed);
   return [engine, mean, cv](size_t, size_t, long long, long long) {
     std::normal_distribution<double> normal(mean, mean * cv);
@@ -56,7 +57,7 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
   for (const auto& axis : spec.axes) total *= axis.second.size();
   for (size_t index = 0; index < total; ++index) {
     harness::ManifestPoint point;
-    char id[16];
+    char id[32];
     std::snprintf(id, sizeof id, "p%03zu", index);
     point.id = id;
     point.world_size = spec.world_size;
@@ -65,8 +66,7 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
     size_t rest = index;
     std::vector<std::pair<std::string, std::string>> coordinates(spec.axes.size());
     for (size_t a = spec.axes.size(); a-- > 0;) {
-      coordinates[a] = {spec.axes[a].first,
-                        spec.axes[a].second[rest % spec.axes[a].second.size()]};
+      coordinates[a] = {spec.axes[a].first, spec.axes[a].second[rest % spec.axes[a].second.size()]};
       rest /= spec.axes[a].second.size();
     }
     for (const auto& [axis, value] : coordinates) {
@@ -96,8 +96,8 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
         for (long long i = 0; i < spec.iterations; ++i) {
           const double total = spec.sample(p, s, r, i);
           char row[160];
-          std::snprintf(row, sizeof row, "%lld,%.6f,%.6f,%.6f,%.6f\n", i, 0.3 * total,
-                        0.5 * total, 0.1 * total, total);
+          std::snprintf(row, sizeof row, "%lld,%.6f,%.6f,%.6f,%.6f\n", i, 0.3 * total, 0.5 * total,
+                        0.1 * total, total);
           csv += row;
         }
         harness::write_file_atomic(raw / ("rank" + std::to_string(r) + ".csv"), csv);
