@@ -145,7 +145,8 @@ std::string topology_yaml(const std::vector<CommFit>& fits, int world_size, doub
   const double p2p = bandwidth_of("sendrecv");
   const double collective = bandwidth_of("allreduce");
   if (p2p <= 0 || collective <= 0) {
-    throw InputError("a topology needs sendrecv and allreduce measurements");
+    throw InputError(
+        "the send/recv and all-reduce fits need a positive bandwidth for a topology");
   }
   char text[1024];
   std::snprintf(text, sizeof text,

@@ -28,7 +28,7 @@ PY
   > "$SCRATCH/plan.out" || fail "planner could not use the profile: $(cat "$SCRATCH/plan.out")"
 
 # Communication: 5 ops x 3 sizes over 2 ranks, and a topology the planner accepts.
-"$HARNESS" profile comm --world 2 --sizes 1K:64K:x8 --iterations 4 --warmup 1 \
+"$HARNESS" profile comm --world 2 --sizes 64K:4M:x8 --iterations 4 --warmup 1 \
   --out "$SCRATCH/comm" > "$SCRATCH/comm.out" || fail "profile comm failed"
 out=$(cat "$SCRATCH/comm.out")
 expect_contains "$out" "busbw(GB/s)"
