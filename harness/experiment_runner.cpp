@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 
 #include "harness/comparison_table.h"
 #include "harness/environment_info.h"
+#include "harness/external_system.h"
 #include "harness/local_launcher.h"
 #include "harness/plot_command.h"
 #include "harness/progress_display.h"
@@ -80,6 +82,28 @@ json worker_config(const PlannedRun& run) {
             {"first_bucket_mb", c.ddp.first_bucket_mb}}}};
 }
 
+// One rank of the harness's own worker ("harness worker ...").
+RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, long long r) {
+  const RunConfig& c = run.point->config.run;
+  RankProcess rank;
+  rank.arguments = {"worker",       "--config",      (raw / "config.json").string(),
+                    "--out",        raw.string(),    "--rank",
+                    std::to_string(r), "--world-size", std::to_string(c.world_size),
+                    "--rendezvous", c.rendezvous,    "--master-addr",
+                    "127.0.0.1",    "--master-port", std::to_string(port),
+                    "--store-path", (raw / "store").string()};
+  rank.stdout_path = raw / ("rank" + std::to_string(r) + ".stdout");
+  rank.stderr_path = raw / ("rank" + std::to_string(r) + ".stderr");
+  // torchrun's variables, so programs and libraries that read them see a familiar world.
+  rank.environment = {{"RANK", std::to_string(r)},
+                      {"LOCAL_RANK", std::to_string(r)},
+                      {"WORLD_SIZE", std::to_string(c.world_size)},
+                      {"MASTER_ADDR", "127.0.0.1"},
+                      {"MASTER_PORT", std::to_string(port)},
+                      {"OMP_NUM_THREADS", std::to_string(c.threads_per_rank)}};
+  return rank;
+}
+
 }  // namespace
 
 std::string describe_matrix(const Experiment& experiment) {
@@ -91,6 +115,15 @@ std::string describe_matrix(const Experiment& experiment) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
     const PointConfig& c = run.point->config;
+    if (run.system->external) {
+      char number[32];
+      std::snprintf(number, sizeof number, "%4zu", i + 1);
+      out << number << "  " << run.point->id << " " << run.point->label << " | " << run.system->name
+          << " rep " << run.repeat << "  external: " << join(run.system->external->command, " ")
+          << " (" << c.run.world_size << " ranks, " << c.run.iterations << " measured samples, "
+          << run.system->external->timings.format << " timings)\n";
+      continue;
+    }
     char line[512];
     std::snprintf(line, sizeof line,
                   "%4zu  %-6s %-28s %-12s rep %lld  %s batch %lld x %lld ranks, %lld+%lld iters, "
@@ -113,10 +146,35 @@ std::string write_summary_files(const fs::path& run_directory) {
   return markdown;
 }
 
-int run_experiment(const Experiment& experiment, const RunnerOptions& options, std::ostream& out) {
+int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
   if (options.dry_run) {
-    out << describe_matrix(experiment);
+    out << describe_matrix(spec);
     return 0;
+  }
+  // External systems whose requirements are missing (say, python3-torch) are left out of the
+  // study, said so, and recorded; the rest runs.
+  Experiment experiment = spec;
+  json skipped = json::array();
+  for (auto it = experiment.systems.begin(); it != experiment.systems.end();) {
+    const auto reason = it->external ? failed_requirement(*it->external) : std::nullopt;
+    if (!reason) {
+      ++it;
+      continue;
+    }
+    std::fprintf(stderr, "note: skipping system '%s': its requirement failed: %s\n",
+                 it->name.c_str(), reason->c_str());
+    skipped.push_back({{"system", it->name}, {"reason", *reason}});
+    it = experiment.systems.erase(it);
+  }
+  if (experiment.systems.empty()) {
+    std::fprintf(stderr, "error: every system was skipped; nothing to run\n");
+    return 1;
+  }
+  if (std::none_of(experiment.systems.begin(), experiment.systems.end(),
+                   [&](const SystemConfig& s) { return s.name == experiment.baseline; })) {
+    std::fprintf(stderr, "note: baseline '%s' was skipped; '%s' is the baseline instead\n",
+                 experiment.baseline.c_str(), experiment.systems.front().name.c_str());
+    experiment.baseline = experiment.systems.front().name;
   }
   const auto runs = plan_runs(experiment);
   const fs::path directory = create_run_directory(experiment.output, experiment.name);
@@ -148,47 +206,57 @@ int run_experiment(const Experiment& experiment, const RunnerOptions& options, s
     const PointConfig& c = run.point->config;
     const fs::path raw = run_raw_directory(directory, run.point->id, run.system->name, run.repeat);
     fs::create_directories(raw);
-    write_file_atomic(raw / "config.json", worker_config(run).dump(2) + "\n");
-
     const int port = c.run.rendezvous == "tcp" ? pick_free_port() : 0;
+    std::string executable = options.executable;
     std::vector<RankProcess> ranks;
-    for (long long r = 0; r < c.run.world_size; ++r) {
-      RankProcess rank;
-      rank.arguments = {"worker",       "--config",      (raw / "config.json").string(),
-                        "--out",        raw.string(),    "--rank",
-                        std::to_string(r), "--world-size", std::to_string(c.run.world_size),
-                        "--rendezvous", c.run.rendezvous, "--master-addr",
-                        "127.0.0.1",    "--master-port", std::to_string(port),
-                        "--store-path", (raw / "store").string()};
-      rank.stdout_path = raw / ("rank" + std::to_string(r) + ".stdout");
-      rank.stderr_path = raw / ("rank" + std::to_string(r) + ".stderr");
-      // torchrun's variables, so programs and libraries that read them see a familiar world.
-      rank.environment = {{"RANK", std::to_string(r)},
-                          {"LOCAL_RANK", std::to_string(r)},
-                          {"WORLD_SIZE", std::to_string(c.run.world_size)},
-                          {"MASTER_ADDR", "127.0.0.1"},
-                          {"MASTER_PORT", std::to_string(port)},
-                          {"OMP_NUM_THREADS", std::to_string(c.run.threads_per_rank)}};
-      ranks.push_back(std::move(rank));
+    std::optional<RankFailure> failure;
+    ExternalRunContext external_run{&run.point->config, run.repeat, raw, port};
+    ExternalLaunch external_launch;
+    if (run.system->external) {
+      // External programs rendezvous through MASTER_ADDR/MASTER_PORT (env://), so the
+      // TCP port is picked whatever run.rendezvous says.
+      if (port == 0) external_run.master_port = pick_free_port();
+      external_launch = plan_external_launch(*run.system->external, external_run);
+      write_file_atomic(raw / "config.json",
+                        external_run_config(*run.system, external_launch).dump(2) + "\n");
+      executable = external_launch.executable;
+      ranks = external_launch.ranks;
+      failure = external_launch.error;
+    } else {
+      write_file_atomic(raw / "config.json", worker_config(run).dump(2) + "\n");
+      for (long long r = 0; r < c.run.world_size; ++r) {
+        ranks.push_back(worker_rank(run, raw, port, r));
+      }
     }
     LaunchLimits limits;
     limits.timeout_s = c.run.timeout_s;
     limits.stall_timeout_s = c.run.stall_timeout_s;
 
     progress.begin_run(i, describe_run(run), c.run.warmup + c.run.iterations);
-    const LaunchOutcome outcome = launch_local(options.executable, ranks, limits,
-                                               [&](long long beats) { progress.update(beats); });
+    LaunchOutcome outcome;
+    if (!failure) {
+      outcome = launch_local(executable, ranks, limits,
+                             [&](long long beats) { progress.update(beats); });
+      failure = outcome.failure;
+    }
     bool complete = outcome.ok;
     json status = {{"elapsed_s", outcome.elapsed_s}, {"ranks", c.run.world_size}};
-    if (complete) {
+    if (complete && run.system->external) {
+      json details;
+      failure = collect_external_samples(*run.system->external, external_run, external_launch,
+                                         details);
+      complete = !failure;
+      status["external"] = details;
+    } else if (complete) {
       for (long long r = 0; r < c.run.world_size; ++r) {
         if (!fs::exists(raw / ("rank" + std::to_string(r) + ".csv"))) {
           complete = false;
           status["failure"] = {{"rank", r}, {"reason", "exited 0 without writing its samples"}};
         }
       }
-    } else if (outcome.failure) {
-      status["failure"] = {{"rank", outcome.failure->rank}, {"reason", outcome.failure->reason}};
+    }
+    if (failure) {
+      status["failure"] = {{"rank", failure->rank}, {"reason", failure->reason}};
     } else if (outcome.interrupted) {
       status["failure"] = {{"reason", "interrupted"}};
     }
@@ -206,9 +274,9 @@ int run_experiment(const Experiment& experiment, const RunnerOptions& options, s
       const std::string reason = status["failure"].value("reason", "");
       std::fprintf(stderr, "error: run %zu/%zu (%s) failed: rank %d %s\n", i + 1, runs.size(),
                    describe_run(run).c_str(), rank, reason.c_str());
-      if (outcome.failure && !outcome.failure->stderr_tail.empty()) {
+      if (failure && !failure->stderr_tail.empty()) {
         std::fprintf(stderr, "--- last lines of rank %d's stderr (%s) ---\n%s---\n", rank,
-                     ranks[rank].stderr_path.c_str(), outcome.failure->stderr_tail.c_str());
+                     ranks[rank].stderr_path.c_str(), failure->stderr_tail.c_str());
       }
       exit_code = 1;
     }
@@ -217,9 +285,9 @@ int run_experiment(const Experiment& experiment, const RunnerOptions& options, s
   }
   progress.finish();
 
-  write_file_atomic(directory / "status.json",
-                    json{{"complete", exit_code == 0}, {"runs", runs.size()}, {"failures", failures}}
-                            .dump(2) + "\n");
+  json top_status = {{"complete", exit_code == 0}, {"runs", runs.size()}, {"failures", failures}};
+  if (!skipped.empty()) top_status["skipped"] = skipped;
+  write_file_atomic(directory / "status.json", top_status.dump(2) + "\n");
   const std::string tables = write_summary_files(directory);
   out << "\n" << tables << "\n";
   if (!experiment.plots.empty()) {

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/external_system.h"
 #include "harness/plot_kinds.h"
 #include "harness/spec_error.h"
 #include "harness/text_util.h"
@@ -145,9 +146,13 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
     } else {
       MapReader reader(entry, "systems", origin);
       system.name = reader.get_string("name", std::nullopt);
-      system.kind = reader.get_string("kind", "ddp", {"ddp"});
-      system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
-      if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
+      system.kind = reader.get_string("kind", "ddp", {"ddp", "external"});
+      if (system.kind == "external") {
+        system.external = read_external_system(reader, entry, origin);
+      } else {
+        system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
+        if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
+      }
       reader.finish();
     }
     if (!names.insert(system.name).second) {

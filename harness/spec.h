@@ -48,11 +48,31 @@ struct DdpConfig {
   double first_bucket_mb = 1;
 };
 
+// How the harness reads an external program's per-iteration timings (experiments/README.md,
+// "External systems"). Paths are templates, rendered per rank.
+struct ExternalTimings {
+  std::string format = "jsonl";   // jsonl | regex | chrome_trace
+  std::string source = "stdout";  // jsonl and regex: stdout | file
+  std::string file;               // source file (template); required for chrome_trace
+  std::string pattern;            // regex: named groups over the timing fields and iter
+  std::string step_name;          // chrome_trace: step events' name (a regex)
+  long long skip_first = 0;       // samples dropped first (the program's own warm-up)
+};
+
+// A training program the harness does not ship, run as one more system (kind: external).
+struct ExternalSystem {
+  std::vector<std::string> command;  // templates; the first is the program
+  std::vector<std::pair<std::string, std::string>> environment;  // value templates
+  ExternalTimings timings;
+  std::vector<std::string> requires_probes;  // shell commands; one failing skips the system
+};
+
 struct SystemConfig {
   std::string name;
-  std::string kind = "ddp";
-  std::string mode;                     // one of kDdpModes
+  std::string kind = "ddp";             // ddp | external
+  std::string mode;                     // one of kDdpModes (ddp systems)
   std::optional<double> bucket_mb;      // overrides ddp.bucket_mb for this system
+  std::optional<ExternalSystem> external;  // kind: external
 };
 
 // Everything one point of the sweep needs; identical across systems and repeats.
