@@ -116,12 +116,14 @@ std::string describe_matrix(const Experiment& experiment) {
     const auto& run = runs[i];
     const PointConfig& c = run.point->config;
     if (run.system->external) {
-      char number[32];
-      std::snprintf(number, sizeof number, "%4zu", i + 1);
-      out << number << "  " << run.point->id << " " << run.point->label << " | " << run.system->name
-          << " rep " << run.repeat << "  external: " << join(run.system->external->command, " ")
-          << " (" << c.run.world_size << " ranks, " << c.run.iterations << " measured samples, "
-          << run.system->external->timings.format << " timings)\n";
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "%4zu  %-6s %-28s %-12s rep %lld  external, %lld ranks, %lld+%lld iters, "
+                    "%s timings: ",
+                    i + 1, run.point->id.c_str(), run.point->label.c_str(),
+                    run.system->name.c_str(), run.repeat, c.run.world_size, c.run.warmup,
+                    c.run.iterations, run.system->external->timings.format.c_str());
+      out << line << preview_external_command(*run.system->external, c, run.repeat) << "\n";
       continue;
     }
     char line[512];

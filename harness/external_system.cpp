@@ -56,7 +56,7 @@ std::map<std::string, std::string> template_values(const ExternalRunContext& run
       {"local_rank", std::to_string(rank)},  // one machine: local rank = rank
       {"master_addr", "127.0.0.1"},
       {"master_port", std::to_string(run.master_port)},
-      {"output_dir", fs::absolute(run.raw).lexically_normal().string()},
+      {"output_dir", run.raw.empty() ? "" : fs::absolute(run.raw).lexically_normal().string()},
       {"iterations", std::to_string(c.run.iterations)},
       {"warmup", std::to_string(c.run.warmup)},
       {"seed", std::to_string(c.run.seed + run.repeat)},
@@ -311,6 +311,16 @@ ExternalLaunch plan_external_launch(const ExternalSystem& system, const External
                     ""};
   }
   return launch;
+}
+
+std::string preview_external_command(const ExternalSystem& system, const PointConfig& point,
+                                     long long repeat) {
+  auto values = template_values({&point, repeat, "", 0}, 0);
+  values["master_port"] = "<port>";
+  values["output_dir"] = "<run folder>";
+  std::vector<std::string> command;
+  for (const auto& item : system.command) command.push_back(render_template(item, values));
+  return join(command, " ");
 }
 
 json external_run_config(const SystemConfig& system, const ExternalLaunch& launch) {

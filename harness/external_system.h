@@ -46,6 +46,10 @@ struct ExternalRunContext {
 
 ExternalLaunch plan_external_launch(const ExternalSystem& system, const ExternalRunContext& run);
 
+// Rank 0's command as a dry run shows it (the port and results folder are not known yet).
+std::string preview_external_command(const ExternalSystem& system, const PointConfig& point,
+                                     long long repeat);
+
 // config.json of an external run: the rendered commands and how timings are read.
 nlohmann::json external_run_config(const SystemConfig& system, const ExternalLaunch& launch);
 

@@ -3,20 +3,31 @@
 
 Same model (torchvision), batch, loss (MSE against random targets), optimizer (SGD), Gloo
 backend and bucket cap as the harness's C++ ranks. Reads the torchrun variables (RANK,
-WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and prints one JSON object per measured iteration:
+WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and prints the harness's line protocol, one JSON object
+per measured iteration (baselines/python/harness_timings.py):
 {"iter": 0, "forward_ms": ..., "backward_ms": ..., "step_ms": ..., "iteration_ms": ...}
 Phases are timed like the harness's worker: forward = model + loss; backward = autograd and
-DDP's gradient all-reduce (DDP waits for it inside backward); step = zero_grad + SGD step.
+the gradient all-reduce; step = zero_grad + SGD step.
+
+Modes:
+  ddp        DistributedDataParallel; DDP overlaps bucketed all-reduces with backward and
+             waits for them inside backward.
+  no_sync    DDP with gradient accumulation: --accumulate micro-batches per iteration, all
+             but the last under ddp.no_sync() (no communication), the last one all-reduces.
+             Phases add up over the micro-batches.
+  per_param  no DDP: after backward, one blocking all-reduce per parameter gradient, in
+             registration order, then averaging (the harness's per_tensor mode).
 """
 import argparse
-import json
+import contextlib
 import os
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
+
+from harness_timings import IterationTimer
 
 
 def build_model(name, input_shape, num_classes):
@@ -37,6 +48,9 @@ def build_model(name, input_shape, num_classes):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=["ddp", "no_sync", "per_param"], default="ddp")
+    parser.add_argument("--accumulate", type=int, default=2,
+                        help="no_sync: micro-batches per iteration (the last one all-reduces)")
     parser.add_argument("--model", default="resnet50")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--input-shape", default="3,224,224")
@@ -48,6 +62,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.accumulate < 1:
+        parser.error("--accumulate must be >= 1")
 
     torch.set_num_threads(args.threads)
     rank = int(os.environ["RANK"])
@@ -58,8 +74,12 @@ def main():
     torch.manual_seed(args.seed)
     model = build_model(args.model, shape, args.num_classes)
     model.train()
-    ddp = DistributedDataParallel(model, bucket_cap_mb=args.bucket_mb)
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr)
+    if args.mode == "per_param":
+        net = model
+    else:
+        net = DistributedDataParallel(model, bucket_cap_mb=args.bucket_mb)
+    optimizer = torch.optim.SGD(net.parameters(), lr=args.lr)
+    parameters = [p for p in model.parameters() if p.requires_grad]
 
     torch.manual_seed(args.seed * 1000003 + rank + 1)
     data = torch.randn([args.batch_size] + shape)
@@ -69,22 +89,26 @@ def main():
         model.train()
     target = torch.randn(args.batch_size, classes)
 
-    clock = time.perf_counter  # monotonic
-    for it in range(args.warmup + args.iterations):
-        t0 = clock()
-        optimizer.zero_grad()
-        t1 = clock()
-        loss = torch.nn.functional.mse_loss(ddp(data), target)
-        t2 = clock()
-        loss.backward()
-        t3 = clock()
-        optimizer.step()
-        t4 = clock()
-        if it >= args.warmup:
-            ms = lambda a, b: (b - a) * 1000.0
-            print(json.dumps({"iter": it - args.warmup, "forward_ms": ms(t1, t2),
-                              "backward_ms": ms(t2, t3), "step_ms": ms(t3, t4) + ms(t0, t1),
-                              "iteration_ms": ms(t0, t4)}), flush=True)
+    micro_batches = args.accumulate if args.mode == "no_sync" else 1
+    timer = IterationTimer(warmup=args.warmup)
+    for _ in range(args.warmup + args.iterations):
+        with timer.iteration():
+            with timer.phase("step"):
+                optimizer.zero_grad()
+            for micro in range(micro_batches):
+                last = micro == micro_batches - 1
+                skip_sync = args.mode == "no_sync" and not last
+                with net.no_sync() if skip_sync else contextlib.nullcontext():
+                    with timer.phase("forward"):
+                        loss = torch.nn.functional.mse_loss(net(data), target)
+                    with timer.phase("backward"):
+                        loss.backward()
+                        if args.mode == "per_param":
+                            for p in parameters:
+                                dist.all_reduce(p.grad)
+                                p.grad.div_(world_size)
+            with timer.phase("step"):
+                optimizer.step()
     dist.barrier()
     dist.destroy_process_group()
 

@@ -6,6 +6,7 @@
 # never prints a sample, prints a malformed line, exits early or crashes fails its run like a
 # failed rank (exit 1, what was expected, what came, its stderr) and finished points are kept.
 source "$(dirname "$0")/common.sh"
+cd "$(dirname "$0")/../.."
 
 cat > "$SCRATCH/fake_trainer.py" <<'PY'
 import json, os, socket, sys, time
@@ -167,4 +168,8 @@ check_fault silent "exited 0 without printing a sample in rank1.stdout (expected
 check_fault malformed "printed a malformed sample at rank1.stdout:4: not valid JSON" "'{\"iter\": 2, \"iteration_ms\": 12.0'"
 check_fault early "exited 0 after 1 of 4 samples in rank1.stdout" ""
 check_fault crash "exited with code 3" "RuntimeError: fake trainer lost its peer"
+# The shipped study and the templates keep validating (they are not run here).
+for spec in experiments/ddp_vs_torch.yaml experiments/templates/*.yaml; do
+  "$HARNESS" run "$spec" --dry-run >/dev/null || fail "$spec does not validate"
+done
 echo "PASS external"
