@@ -66,9 +66,15 @@ void add_run_command(CLI::App& app, const std::string& executable) {
   run->add_flag("--dry-run", dry_run, "Print the expanded matrix and exit");
   run->callback([executable]() {
     YAML::Node root = harness::parse_yaml_file(spec_path);
-    if (root.IsMap() && root["kind"] && root["kind"].IsScalar() &&
-        root["kind"].Scalar() == "plan") {
+    const std::string kind = root.IsMap() && root["kind"] && root["kind"].IsScalar()
+                                 ? root["kind"].Scalar()
+                                 : "train";
+    if (kind == "plan") {
       exit_code = run_plan_kind(spec_path, root, overrides, dry_run);
+      return;
+    }
+    if (kind == "profile") {
+      exit_code = harness::run_profile_spec(spec_path, root, overrides, dry_run, executable);
       return;
     }
     harness::LoadOptions options;

@@ -13,7 +13,10 @@
 #include "harness/local_launcher.h"
 #include "harness/pipedream_graph_writer.h"
 #include "harness/result_files.h"
+#include "harness/spec.h"
 #include "harness/spec_error.h"
+#include "harness/statistics.h"
+#include "harness/yaml_reader.h"
 #include "harness/text_util.h"
 #include "runtime/comm_benchmark.h"
 #include "runtime/layer_profiler.h"
@@ -189,17 +192,18 @@ int run_comm(const CommRequest& request, const std::string& executable) {
     std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f\n", op.c_str(),
                 fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared);
   }
-  // The independent reference: a plain c10d all-reduce loop over the same sizes, timed as
-  // nccl-tests does (mean of back-to-back iterations). Its busbw beside the profiler's.
+  // The independent reference: a plain c10d all-reduce over the same sizes, its iterations
+  // alternating with the profiler's. Its busbw beside the profiler's.
   json reference = json::array();
-  std::printf("\n# all-reduce busbw: profiler (p50 per op) vs plain c10d loop (mean)\n");
+  std::printf("\n# all-reduce busbw (GB/s, from p50): profiler vs a plain c10d ProcessGroupGloo, "
+              "iterations alternating\n");
   std::printf("#%14s %12s %12s %8s\n", "size(B)", "profiler", "c10d loop", "ratio");
   for (const auto& entry : raw.at("reference")) {
-    const double ms = entry.at("mean_ms").get<double>();
+    const double ms = summarize(entry.at("times_ms").get<std::vector<double>>()).p50;
     const int64_t bytes = entry.at("bytes").get<int64_t>();
     const double busbw =
         ms > 0 ? bytes / (ms * 1e-3) / 1e9 * bus_factor("allreduce", request.world) : 0;
-    reference.push_back({{"bytes", bytes}, {"mean_ms", ms}, {"busbw_gbps", busbw}});
+    reference.push_back({{"bytes", bytes}, {"p50_ms", ms}, {"busbw_gbps", busbw}});
     for (const auto& row : rows) {
       if (row.op != "allreduce" || row.bytes != bytes || busbw <= 0) continue;
       std::printf(" %14lld %12.3f %12.3f %8.3f\n", static_cast<long long>(bytes), row.busbw_gbps,
@@ -240,7 +244,69 @@ int run_comm(const CommRequest& request, const std::string& executable) {
   return 0;
 }
 
+std::string join_ints(const std::vector<long long>& values) {
+  std::vector<std::string> parts;
+  for (long long v : values) parts.push_back(std::to_string(v));
+  return join(parts, ",");
+}
+
 }  // namespace
+
+int run_profile_spec(const std::string& path, YAML::Node root,
+                     const std::vector<std::string>& overrides, bool dry_run,
+                     const std::string& executable) {
+  SpecOrigin origin(path);
+  for (const auto& assignment : overrides) apply_override(root, assignment, origin);
+  MapReader top(root, "", origin);
+  top.get_string("kind", std::nullopt, {"profile"});
+  const std::string name = top.get_string("name", std::nullopt);
+  top.get_string("description", "");
+  const std::string output = top.get_string("output", "results");
+  YAML::Node section = top.child("profile");
+  if (!section) throw InputError(origin.where(root, "") + ": missing required key 'profile'");
+  top.finish();
+
+  MapReader profile(section, "profile", origin);
+  const std::string what = profile.get_string("what", "layers", {"layers", "comm"});
+  runtime::LayerProfileRequest layers;
+  CommRequest comm;
+  if (what == "layers") {
+    layers.model = profile.get_string("model", std::nullopt, runtime::zoo_model_names());
+    layers.batch = profile.get_int("batch", 32, 1, 1 << 20);
+    if (profile.has("input_shape")) {
+      layers.input_shape = parse_shape(join_ints(profile.get_int_list("input_shape", {}, 1)));
+    }
+    layers.num_classes = profile.get_int("num_classes", 0, 0, 1 << 24);
+    layers.repetitions = static_cast<int>(profile.get_int("repetitions", 10, 1, 100000));
+    layers.warmup = static_cast<int>(profile.get_int("warmup", 2, 0, 100000));
+    layers.threads = static_cast<int>(profile.get_int("threads", 1, 1, 1024));
+  } else {
+    comm.world = static_cast<int>(profile.get_int("world", 2, 1, 4096));
+    comm.backend = profile.get_string("backend", "gloo", {"gloo"});
+    comm.sizes = profile.get_string("sizes", comm.sizes);
+    comm.ops = profile.get_string("ops", comm.ops);
+    comm.iterations = static_cast<int>(profile.get_int("iterations", 20, 1, 1000000));
+    comm.warmup = static_cast<int>(profile.get_int("warmup", 5, 0, 1000000));
+    try {
+      parse_size_range(comm.sizes);
+    } catch (const InputError& e) {
+      profile.fail(profile.child("sizes"), "sizes", e.what());
+    }
+  }
+  profile.finish();
+  if (dry_run) {
+    std::cout << "experiment " << name << ": kind profile (" << what << "); nothing is launched\n";
+    return 0;
+  }
+  const auto directory = create_run_directory(output, name);
+  YAML::Emitter spec;
+  spec << root;
+  write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
+  std::cout << "results: " << directory.string() << "\n";
+  if (what == "layers") return run_layers(layers, directory.string());
+  comm.out_dir = directory.string();
+  return run_comm(comm, executable);
+}
 
 void add_profile_command(CLI::App& app, const std::string& executable) {
   auto* profile = app.add_subcommand("profile", "Measure layer and communication profiles");

@@ -3,7 +3,10 @@
 // topology file for the planner). Compiled into the CLI binary: it drives runtime/ code.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -12,5 +15,11 @@ class App;
 namespace harness {
 
 void add_profile_command(CLI::App& app, const std::string& executable);
+
+// `harness run` on a `kind: profile` spec (experiments/README.md): validates it with
+// file:line:column errors, then profiles into a new results folder. Returns the exit code.
+int run_profile_spec(const std::string& path, YAML::Node root,
+                     const std::vector<std::string>& overrides, bool dry_run,
+                     const std::string& executable);
 
 }  // namespace harness

@@ -294,8 +294,8 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
   }
 
   MapReader top(root, "", origin);
-  // `kind: plan` specs are dispatched to the planner before this point.
-  experiment.kind = top.get_string("kind", "train", {"train", "plan"});
+  // `kind: plan` and `kind: profile` specs are dispatched before this point.
+  experiment.kind = top.get_string("kind", "train", {"train", "plan", "profile"});
   experiment.name = top.get_string("name", std::nullopt);
   if (experiment.name.empty() ||
       experiment.name.find_first_of("/\\ \t") != std::string::npos || experiment.name[0] == '.') {

@@ -100,7 +100,16 @@ int run(const Args& a) {
   std::printf("rendezvous done\n");
   std::fflush(stdout);
 
+  // The reference: a ProcessGroupGloo of its own (plain c10d, not this communicator). For
+  // all-reduce its iterations alternate with the profiler's, so that both see the same load.
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>("reference", store);
+  auto reference_options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(600));
+  reference_options->devices.push_back(
+      c10d::ProcessGroupGloo::createDeviceForHostname(a.rendezvous.host));
+  c10d::ProcessGroupGloo reference_group(prefixed, a.rank, a.world_size, reference_options);
+
   json entries = json::array();
+  json reference = json::array();
   for (const auto& op : a.ops) {
     for (int64_t bytes : a.sizes) {
       const int64_t elements = elements_for(op, bytes, a.world_size);
@@ -108,39 +117,31 @@ int run(const Args& a) {
       at::Tensor other = torch::empty(
           {(op == "allgather" || op == "reducescatter") ? elements / a.world_size : elements});
       if (op == "allgather") other.fill_(1);
+      const bool with_reference = op == "allreduce";
+      std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
       comm->barrier();
-      std::vector<double> times;
+      std::vector<double> times, reference_times;
       for (int i = 0; i < a.warmup + a.iterations; ++i) {
         const auto t0 = Clock::now();
         run_op(op, *comm, buffer, other);
         const double ms = ms_since(t0);
         if (i >= a.warmup) times.push_back(ms);
+        if (with_reference) {
+          const auto t1 = Clock::now();
+          reference_group.allreduce(reference_tensors)->wait();
+          const double reference_ms = ms_since(t1);
+          if (i >= a.warmup) reference_times.push_back(reference_ms);
+        }
       }
       entries.push_back({{"op", op}, {"bytes", elements * 4}, {"times_ms", times}});
+      if (with_reference) {
+        reference.push_back({{"op", op}, {"bytes", elements * 4}, {"times_ms", reference_times}});
+      }
       std::printf("%s %lld done\n", op.c_str(), static_cast<long long>(elements * 4));
       std::fflush(stdout);
     }
   }
 
-  // The reference: a ProcessGroupGloo of its own, all-reduces back to back, mean per op.
-  json reference = json::array();
-  {
-    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("reference", store);
-    auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(600));
-    options->devices.push_back(
-        c10d::ProcessGroupGloo::createDeviceForHostname(a.rendezvous.host));
-    c10d::ProcessGroupGloo group(prefixed, a.rank, a.world_size, options);
-    for (int64_t bytes : a.sizes) {
-      std::vector<at::Tensor> tensors{torch::ones({std::max<int64_t>(1, bytes / 4)})};
-      for (int i = 0; i < a.warmup; ++i) group.allreduce(tensors)->wait();
-      group.barrier()->wait();
-      const auto t0 = Clock::now();
-      for (int i = 0; i < a.iterations; ++i) group.allreduce(tensors)->wait();
-      reference.push_back({{"op", "allreduce"},
-                           {"bytes", tensors[0].numel() * 4},
-                           {"mean_ms", ms_since(t0) / a.iterations}});
-    }
-  }
   comm->barrier();
   if (a.rank == 0) {
     json out = {{"world_size", a.world_size},

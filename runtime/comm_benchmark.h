@@ -13,8 +13,8 @@ inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescat
 
 // argv after "comm-worker": --rank R --world-size N --master-addr A --master-port P
 // --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W --out FILE (written by rank 0).
-// Also times a plain c10d ProcessGroupGloo all-reduce loop over the same sizes (its own
-// process group, averaged over back-to-back iterations) as an independent reference.
+// Also times a plain c10d ProcessGroupGloo all-reduce (its own process group) over the same
+// sizes, its iterations alternating with the profiler's, as an independent reference.
 int comm_benchmark_main(const std::vector<std::string>& args);
 
 }  // namespace runtime

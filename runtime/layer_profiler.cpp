@@ -155,8 +155,15 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
       double b = 0;
       if (output.requires_grad()) {
         if (!grad_output.defined()) grad_output = torch::randn_like(output);
+        // Gradients of the input and the parameters, as the layer computes them inside the
+        // model, without accumulating into the detached input's .grad (the model never does).
+        std::vector<torch::Tensor> wrt;
+        if (x.requires_grad()) wrt.push_back(x);
+        for (const auto& p : layer.parameters) {
+          if (p.requires_grad()) wrt.push_back(p);
+        }
         const auto t1 = Clock::now();
-        output.backward(grad_output);
+        if (!wrt.empty()) torch::autograd::grad({output}, wrt, {grad_output});
         b = since_ms(t1);
       }
       if (r >= request.warmup) forward_ms.push_back(f), backward_ms.push_back(b);

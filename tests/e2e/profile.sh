@@ -75,4 +75,19 @@ set +e
 set -e
 [[ $code == 2 ]] || fail "unknown model: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: --model: unknown model 'resnet51' (expected one of: resnet50, resnet18, vgg19, mlp); did you mean 'resnet50'?" ]] || fail "$(cat "$SCRATCH/err")"
+# The same through a `kind: profile` spec run by `harness run`, and its validation.
+cat > "$SCRATCH/prof.yaml" <<YAML
+kind: profile
+name: prof_mlp
+output: $SCRATCH/specs
+profile: {what: layers, model: mlp, batch: 4, repetitions: 2, warmup: 1}
+YAML
+"$HARNESS" run "$SCRATCH/prof.yaml" > /dev/null || fail "kind: profile spec failed"
+[[ -s $(ls -d "$SCRATCH"/specs/prof_mlp/*/)graph.txt ]] || fail "kind: profile wrote no graph.txt"
+printf 'kind: profile\nname: x\nprofile: {what: layers, model: mlp, bacth: 4}\n' > "$SCRATCH/bad.yaml"
+set +e
+"$HARNESS" run "$SCRATCH/bad.yaml" 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "bad profile spec: exit $code"
+[[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/bad.yaml:3:37: unknown key 'profile.bacth' (did you mean 'batch'?)" ]] || fail "$(cat "$SCRATCH/err")"
 echo "PASS profile"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Re-measures the committed CPU profiles in profiles/<model>-cpu/ (graph.txt, profile.json,
+# env.json) and the Gloo communication profile in profiles/gloo-2ranks-cpu/. Batch 8 of
+# 3x64x64 images (the mlp: 64 features) keeps a ResNet-50 profile to a few minutes with
+# Debian's LibTorch on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for model in mlp resnet18 resnet50 vgg19; do
+  shape=3,64,64; [[ $model == mlp ]] && shape=64
+  build/harness profile layers --model "$model" --batch 8 --input-shape "$shape" \
+    --repetitions 5 --warmup 1 --out "profiles/$model-cpu"
+done
+build/harness profile comm --world 2 --sizes 8:64M:x4 --iterations 10 --warmup 3 \
+  --out profiles/gloo-2ranks-cpu
+# The raw per-rank logs are not part of a profile.
+rm -f profiles/gloo-2ranks-cpu/rank*.stdout profiles/gloo-2ranks-cpu/rank*.stderr \
+  profiles/gloo-2ranks-cpu/comm-raw.json
