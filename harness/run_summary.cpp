@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/report_samples.h"
 #include "harness/result_files.h"
 #include "harness/text_util.h"
 
@@ -49,40 +50,22 @@ std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path
   return samples;
 }
 
-namespace {
-
-bool run_complete(const fs::path& raw_directory) {
-  const fs::path status = raw_directory / "status.json";
-  if (!fs::exists(status)) return false;
-  return json::parse(read_file(status)).value("status", "") == "complete";
-}
-
-}  // namespace
-
 RunSummary summarize_run_directory(const fs::path& run_directory) {
+  // One pooling of samples for summaries, compare and plots: read_result_samples.
+  const ResultSamples samples = read_result_samples(run_directory);
   RunSummary summary;
-  summary.manifest = read_manifest(run_directory);
-  for (const auto& point : summary.manifest.points) {
-    PointSummary point_summary{point, {}};
-    for (const auto& system : summary.manifest.systems) {
+  summary.manifest = samples.manifest;
+  for (const auto& point : samples.points) {
+    PointSummary point_summary{point.point, {}};
+    for (const auto& system : point.systems) {
       SystemSummary system_summary;
       system_summary.name = system.name;
-      system_summary.ranks = point.world_size;
-      std::map<std::string, std::vector<double>> pooled;
-      for (long long repeat = 0; repeat < point.repeats; ++repeat) {
-        const fs::path raw = run_raw_directory(run_directory, point.id, system.name, repeat);
-        if (!run_complete(raw)) continue;
-        ++system_summary.complete_runs;
-        for (long long rank = 0; rank < point.world_size; ++rank) {
-          auto samples = read_sample_file(raw / ("rank" + std::to_string(rank) + ".csv"));
-          for (auto& [phase, values] : samples) {
-            auto& target = pooled[phase];
-            target.insert(target.end(), values.begin(), values.end());
-          }
-        }
-      }
+      system_summary.ranks = point.point.world_size;
+      system_summary.complete_runs = system.complete_runs;
       for (const char* phase : kPhases) {
-        if (pooled.count(phase)) system_summary.phases[phase] = summarize(pooled[phase]);
+        if (auto it = system.phases.find(phase); it != system.phases.end()) {
+          system_summary.phases[phase] = summarize(it->second);
+        }
       }
       point_summary.systems.push_back(std::move(system_summary));
     }
