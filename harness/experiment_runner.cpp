@@ -240,6 +240,12 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
       outcome = launch_local(executable, ranks, limits,
                              [&](long long beats) { progress.update(beats); });
       failure = outcome.failure;
+      // An external program that died: say how far it got, as the worker's heartbeats would.
+      if (failure && run.system->external && !failure->reason.starts_with("hung")) {
+        const std::string note = external_progress_note(*run.system->external, external_run,
+                                                         external_launch, failure->rank);
+        if (!note.empty()) failure->reason += " " + note;
+      }
     }
     bool complete = outcome.ok;
     json status = {{"elapsed_s", outcome.elapsed_s}, {"ranks", c.run.world_size}};

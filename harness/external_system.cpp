@@ -342,6 +342,18 @@ json external_run_config(const SystemConfig& system, const ExternalLaunch& launc
           {"timing_files", files}};
 }
 
+std::string external_progress_note(const ExternalSystem& system, const ExternalRunContext& run,
+                                   const ExternalLaunch& launch, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(launch.timing_files.size())) return "";
+  const fs::path& file = launch.timing_files[rank];
+  if (system.timings.format == "chrome_trace" || !fs::exists(file)) return "";
+  const TimingRead read = read_rank_timings(system.timings, file);
+  const long long got = std::max<long long>(
+      0, static_cast<long long>(read.samples.size()) - system.timings.skip_first);
+  return "after " + std::to_string(got) + " of " + std::to_string(run.point->run.iterations) +
+         " samples in " + file.filename().string();
+}
+
 std::optional<RankFailure> collect_external_samples(const ExternalSystem& system,
                                                     const ExternalRunContext& run,
                                                     const ExternalLaunch& launch, json& details) {

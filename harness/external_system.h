@@ -53,6 +53,11 @@ std::string preview_external_command(const ExternalSystem& system, const PointCo
 // config.json of an external run: the rendered commands and how timings are read.
 nlohmann::json external_run_config(const SystemConfig& system, const ExternalLaunch& launch);
 
+// "after 1 of 4 samples in rank1.stdout": how far a rank that failed got, for its report
+// ("" when its timings cannot be read yet, e.g. a trace written at exit).
+std::string external_progress_note(const ExternalSystem& system, const ExternalRunContext& run,
+                                   const ExternalLaunch& launch, int rank);
+
 // After every rank exited 0: reads each rank's timings, checks them, writes rank<r>.csv.
 // Returns the first rank whose timings are missing, short or malformed, as a failed rank;
 // `details` gets per-run notes for status.json.

@@ -390,6 +390,21 @@ TEST(ExternalRun, ExitingEarlyAndMalformedLinesAreFailedRanks) {
   EXPECT_NE(malformed.failure->reason.find("'{\"iteration_ms\": 5,'"), std::string::npos);
 }
 
+TEST(ExternalRun, ProgressNoteSaysHowFarAFailedRankGot) {
+  TempDir dir;
+  harness::PointConfig point;
+  point.run.world_size = 2;
+  point.run.iterations = 4;
+  harness::ExternalSystem system;
+  system.command = {"/bin/true"};
+  const harness::ExternalRunContext run{&point, 0, dir.path(), 1};
+  const auto launch = harness::plan_external_launch(system, run);
+  dir.write("rank1.stdout", "starting\n{\"iteration_ms\": 5}\n");
+  EXPECT_EQ(harness::external_progress_note(system, run, launch, 1),
+            "after 1 of 4 samples in rank1.stdout");
+  EXPECT_EQ(harness::external_progress_note(system, run, launch, 0), "");  // no stdout yet
+}
+
 TEST(ExternalRun, AMissingProgramIsReportedBeforeLaunch) {
   TempDir dir;
   harness::PointConfig point;

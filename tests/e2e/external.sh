@@ -167,7 +167,7 @@ PY
 check_fault silent "exited 0 without printing a sample in rank1.stdout (expected 4 measured samples: one JSON object per measured iteration, e.g. {\"iter\": 0, \"iteration_ms\": 12.5}); last line: 'training finished'" ""
 check_fault malformed "printed a malformed sample at rank1.stdout:4: not valid JSON" "'{\"iter\": 2, \"iteration_ms\": 12.0'"
 check_fault early "exited 0 after 1 of 4 samples in rank1.stdout" ""
-check_fault crash "exited with code 3" "RuntimeError: fake trainer lost its peer"
+check_fault crash "exited with code 3 after 1 of 4 samples in rank1.stdout" "RuntimeError: fake trainer lost its peer"
 # The shipped study and the templates keep validating (they are not run here).
 for spec in experiments/ddp_vs_torch.yaml experiments/templates/*.yaml; do
   "$HARNESS" run "$spec" --dry-run >/dev/null || fail "$spec does not validate"
