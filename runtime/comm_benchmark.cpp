@@ -121,16 +121,25 @@ int run(const Args& a) {
       std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
       comm->barrier();
       std::vector<double> times, reference_times;
-      for (int i = 0; i < a.warmup + a.iterations; ++i) {
+      auto timed_op = [&](int i) {
         const auto t0 = Clock::now();
         run_op(op, *comm, buffer, other);
         const double ms = ms_since(t0);
         if (i >= a.warmup) times.push_back(ms);
-        if (with_reference) {
-          const auto t1 = Clock::now();
-          reference_group.allreduce(reference_tensors)->wait();
-          const double reference_ms = ms_since(t1);
-          if (i >= a.warmup) reference_times.push_back(reference_ms);
+      };
+      auto timed_reference = [&](int i) {
+        const auto t0 = Clock::now();
+        reference_group.allreduce(reference_tensors)->wait();
+        const double ms = ms_since(t0);
+        if (i >= a.warmup) reference_times.push_back(ms);
+      };
+      for (int i = 0; i < a.warmup + a.iterations; ++i) {
+        if (!with_reference) {
+          timed_op(i);
+        } else if (i % 2 == 0) {  // alternate which goes first: no order bias
+          timed_op(i), timed_reference(i);
+        } else {
+          timed_reference(i), timed_op(i);
         }
       }
       entries.push_back({{"op", op}, {"bytes", elements * 4}, {"times_ms", times}});
