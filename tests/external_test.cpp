@@ -12,6 +12,7 @@
 #include "harness/spec.h"
 #include "harness/spec_error.h"
 #include "harness/timing_readers.h"
+#include "spec_test_util.h"
 #include "test_util.h"
 
 namespace {
@@ -230,22 +231,11 @@ harness::LoadOptions options() {
 }
 
 std::string spec_error(const std::string& text) {
-  TempDir dir;
-  try {
-    harness::load_experiment(dir.write("spec.yaml", text).string(), options());
-  } catch (const InputError& e) {
-    const std::string message = e.what();
-    const std::string prefix = dir.path().string() + "/";
-    return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
-  }
-  ADD_FAILURE() << "no error for:\n" << text;
-  return "";
+  return harness_test::spec_load_error(text, options());
 }
 
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
+std::string with(const std::string& text, const std::string& from, const std::string& to) {
+  return harness_test::replace_once(text, from, to);
 }
 
 TEST(ExternalSpec, LoadsAnExternalSystem) {

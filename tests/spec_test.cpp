@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/spec_error.h"
+#include "spec_test_util.h"
 #include "test_util.h"
 
 namespace {
@@ -37,26 +38,12 @@ LoadOptions options_with(std::vector<std::string> overrides = {}, bool quick = f
   return options;
 }
 
-// Loads `text` as a spec file and returns the error message (fails the test if none).
 std::string error_of(const std::string& text, std::vector<std::string> overrides = {}) {
-  TempDir dir;
-  const auto path = dir.write("spec.yaml", text);
-  try {
-    harness::load_experiment(path.string(), options_with(std::move(overrides)));
-  } catch (const InputError& e) {
-    const std::string message = e.what();
-    // Callers compare against the file name only; strip the temporary folder.
-    const std::string prefix = dir.path().string() + "/";
-    return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
-  }
-  ADD_FAILURE() << "no error for:\n" << text;
-  return "";
+  return harness_test::spec_load_error(text, options_with(std::move(overrides)));
 }
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
+std::string replace(const std::string& text, const std::string& from, const std::string& to) {
+  return harness_test::replace_once(text, from, to);
 }
 
 TEST(Spec, LoadsAndExpandsTheSweepAsACartesianProduct) {
