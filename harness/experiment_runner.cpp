@@ -56,42 +56,54 @@ std::string describe_run(const PlannedRun& run) {
 
 json worker_config(const PlannedRun& run) {
   const PointConfig& c = run.point->config;
-  return {{"model",
-           {{"name", c.model.name},
-            {"batch_size", c.model.batch_size},
-            {"input_shape", c.model.input_shape},
-            {"num_classes", c.model.num_classes},
-            {"loss", c.model.loss}}},
-          {"optimizer",
-           {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
-          {"iterations", c.run.iterations},
-          {"warmup", c.run.warmup},
-          {"seed", c.run.seed + run.repeat},
-          {"threads", c.run.threads_per_rank},
-          {"device", c.run.device},
-          {"backend", c.run.backend},
-          // Collectives give up later than the harness declares a stall, so that the
-          // harness, which can name the stuck rank, reports it.
-          {"collective_timeout_s", c.run.stall_timeout_s * 2 + 30},
-          {"log_buckets", run.repeat == 0},
-          {"system",
-           {{"name", run.system->name},
-            {"kind", run.system->kind},
-            {"mode", run.system->mode},
-            {"bucket_mb", system_bucket_mb(run)},
-            {"first_bucket_mb", c.ddp.first_bucket_mb}}}};
+  return {
+      {"model",
+       {{"name", c.model.name},
+        {"batch_size", c.model.batch_size},
+        {"input_shape", c.model.input_shape},
+        {"num_classes", c.model.num_classes},
+        {"loss", c.model.loss}}},
+      {"optimizer",
+       {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
+      {"iterations", c.run.iterations},
+      {"warmup", c.run.warmup},
+      {"seed", c.run.seed + run.repeat},
+      {"threads", c.run.threads_per_rank},
+      {"device", c.run.device},
+      {"backend", c.run.backend},
+      // Collectives give up later than the harness declares a stall, so that the
+      // harness, which can name the stuck rank, reports it.
+      {"collective_timeout_s", c.run.stall_timeout_s * 2 + 30},
+      {"log_buckets", run.repeat == 0},
+      {"system",
+       {{"name", run.system->name},
+        {"kind", run.system->kind},
+        {"mode", run.system->mode},
+        {"bucket_mb", system_bucket_mb(run)},
+        {"first_bucket_mb", c.ddp.first_bucket_mb}}}};
 }
 
 // One rank of the harness's own worker ("harness worker ...").
 RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, long long r) {
   const RunConfig& c = run.point->config.run;
   RankProcess rank;
-  rank.arguments = {"worker",       "--config",      (raw / "config.json").string(),
-                    "--out",        raw.string(),    "--rank",
-                    std::to_string(r), "--world-size", std::to_string(c.world_size),
-                    "--rendezvous", c.rendezvous,    "--master-addr",
-                    "127.0.0.1",    "--master-port", std::to_string(port),
-                    "--store-path", (raw / "store").string()};
+  rank.arguments = {"worker",
+                    "--config",
+                    (raw / "config.json").string(),
+                    "--out",
+                    raw.string(),
+                    "--rank",
+                    std::to_string(r),
+                    "--world-size",
+                    std::to_string(c.world_size),
+                    "--rendezvous",
+                    c.rendezvous,
+                    "--master-addr",
+                    "127.0.0.1",
+                    "--master-port",
+                    std::to_string(port),
+                    "--store-path",
+                    (raw / "store").string()};
   rank.stdout_path = raw / ("rank" + std::to_string(r) + ".stdout");
   rank.stderr_path = raw / ("rank" + std::to_string(r) + ".stderr");
   // torchrun's variables, so programs and libraries that read them see a familiar world.
@@ -110,8 +122,8 @@ std::string describe_matrix(const Experiment& experiment) {
   std::ostringstream out;
   const auto runs = plan_runs(experiment);
   out << "experiment " << experiment.name << ": " << experiment.points.size() << " point(s) x "
-      << experiment.systems.size() << " system(s) = " << runs.size()
-      << " run(s); baseline " << experiment.baseline << "\n";
+      << experiment.systems.size() << " system(s) = " << runs.size() << " run(s); baseline "
+      << experiment.baseline << "\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
     const PointConfig& c = run.point->config;
@@ -130,10 +142,10 @@ std::string describe_matrix(const Experiment& experiment) {
     std::snprintf(line, sizeof line,
                   "%4zu  %-6s %-28s %-12s rep %lld  %s batch %lld x %lld ranks, %lld+%lld iters, "
                   "bucket %s MiB, %lld thread(s)/rank\n",
-                  i + 1, run.point->id.c_str(), run.point->label.c_str(),
-                  run.system->name.c_str(), run.repeat, c.model.name.c_str(), c.model.batch_size,
-                  c.run.world_size, c.run.warmup, c.run.iterations,
-                  format_number(system_bucket_mb(run)).c_str(), c.run.threads_per_rank);
+                  i + 1, run.point->id.c_str(), run.point->label.c_str(), run.system->name.c_str(),
+                  run.repeat, c.model.name.c_str(), c.model.batch_size, c.run.world_size,
+                  c.run.warmup, c.run.iterations, format_number(system_bucket_mb(run)).c_str(),
+                  c.run.threads_per_rank);
     out << line;
   }
   return out.str();
@@ -179,14 +191,10 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     experiment.baseline = experiment.systems.front().name;
   }
   const auto runs = plan_runs(experiment);
-  const fs::path directory = create_run_directory(experiment.output, experiment.name);
+  const fs::path directory =
+      start_results_folder(experiment.output, experiment.name, experiment.resolved);
   out << "results: " << directory.string() << "\n";
   out.flush();
-  {
-    YAML::Emitter spec;
-    spec << experiment.resolved;
-    write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
-  }
   write_file_atomic(directory / "manifest.json",
                     manifest_to_json(make_manifest(experiment)).dump(2) + "\n");
   {
@@ -237,13 +245,13 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     progress.begin_run(i, describe_run(run), c.run.warmup + c.run.iterations);
     LaunchOutcome outcome;
     if (!failure) {
-      outcome = launch_local(executable, ranks, limits,
-                             [&](long long beats) { progress.update(beats); });
+      outcome =
+          launch_local(executable, ranks, limits, [&](long long beats) { progress.update(beats); });
       failure = outcome.failure;
       // An external program that died: say how far it got, as the worker's heartbeats would.
       if (failure && run.system->external && !failure->reason.starts_with("hung")) {
         const std::string note = external_progress_note(*run.system->external, external_run,
-                                                         external_launch, failure->rank);
+                                                        external_launch, failure->rank);
         if (!note.empty()) failure->reason += " " + note;
       }
     }
@@ -251,8 +259,8 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     json status = {{"elapsed_s", outcome.elapsed_s}, {"ranks", c.run.world_size}};
     if (complete && run.system->external) {
       json details;
-      failure = collect_external_samples(*run.system->external, external_run, external_launch,
-                                         details);
+      failure =
+          collect_external_samples(*run.system->external, external_run, external_launch, details);
       complete = !failure;
       status["external"] = details;
     } else if (complete) {

@@ -8,10 +8,9 @@
 
 #include "harness/compare_command.h"
 #include "harness/experiment_runner.h"
-#include "harness/result_files.h"
 #include "harness/plan_command.h"
-#include "harness/profile_command.h"
 #include "harness/plot_command.h"
+#include "harness/profile_command.h"
 #include "harness/report_command.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
@@ -33,22 +32,13 @@ int exit_code = 0;
 int run_plan_kind(const std::string& path, YAML::Node root, const std::vector<std::string>& sets,
                   bool dry_run) {
   harness::SpecOrigin origin(path);
-  for (const auto& assignment : sets) harness::apply_override(root, assignment, origin);
-  harness::MapReader top(root, "", origin);
-  top.get_string("kind", std::nullopt, {"plan"});
-  const std::string name = top.get_string("name", std::nullopt);
-  top.get_string("description", "");
-  const std::string output = top.get_string("output", "results");
-  top.child("plan");
-  top.finish();
+  const harness::SpecHeader header = harness::read_spec_header(root, origin, sets, "plan", "plan");
   if (dry_run) {
-    std::cout << "experiment " << name << ": kind plan (DAPPLE planner); nothing is launched\n";
+    std::cout << "experiment " << header.name
+              << ": kind plan (DAPPLE planner); nothing is launched\n";
     return 0;
   }
-  const auto directory = harness::create_run_directory(output, name);
-  YAML::Emitter spec;
-  spec << root;
-  harness::write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
+  const auto directory = harness::start_results_folder(header.output, header.name, root);
   std::cout << "results: " << directory.string() << "\n";
   return harness::run_plan_spec(path, root, directory.string());
 }
@@ -66,9 +56,8 @@ void add_run_command(CLI::App& app, const std::string& executable) {
   run->add_flag("--dry-run", dry_run, "Print the expanded matrix and exit");
   run->callback([executable]() {
     YAML::Node root = harness::parse_yaml_file(spec_path);
-    const std::string kind = root.IsMap() && root["kind"] && root["kind"].IsScalar()
-                                 ? root["kind"].Scalar()
-                                 : "train";
+    const std::string kind =
+        root.IsMap() && root["kind"] && root["kind"].IsScalar() ? root["kind"].Scalar() : "train";
     if (kind == "plan") {
       exit_code = run_plan_kind(spec_path, root, overrides, dry_run);
       return;

@@ -16,8 +16,8 @@
 #include "harness/spec.h"
 #include "harness/spec_error.h"
 #include "harness/statistics.h"
-#include "harness/yaml_reader.h"
 #include "harness/text_util.h"
+#include "harness/yaml_reader.h"
 #include "runtime/comm_benchmark.h"
 #include "runtime/layer_profiler.h"
 #include "runtime/worker.h"
@@ -52,8 +52,8 @@ int run_layers(const runtime::LayerProfileRequest& request, const std::string& o
   const auto names = runtime::zoo_model_names();
   if (request.torchscript.empty() &&
       std::find(names.begin(), names.end(), request.model) == names.end()) {
-    std::string message = "--model: unknown model '" + request.model + "' (expected one of: " +
-                          join(names, ", ") + ")";
+    std::string message = "--model: unknown model '" + request.model +
+                          "' (expected one of: " + join(names, ", ") + ")";
     if (auto hint = closest_match(request.model, names); !hint.empty()) {
       message += "; did you mean '" + hint + "'?";
     }
@@ -64,8 +64,8 @@ int run_layers(const runtime::LayerProfileRequest& request, const std::string& o
   std::vector<GraphLayer> graph;
   json layers = json::array();
   double forward_sum = 0, backward_sum = 0;
-  std::printf("%-22s %-18s %12s %12s %14s %14s\n", "layer", "kind", "forward ms",
-              "backward ms", "activation B", "parameter B");
+  std::printf("%-22s %-18s %12s %12s %14s %14s\n", "layer", "kind", "forward ms", "backward ms",
+              "activation B", "parameter B");
   for (const auto& l : result.layers) {
     std::printf("%-22s %-18s %12.3f %12.3f %14lld %14lld\n", l.name.c_str(), l.kind.c_str(),
                 l.forward.median_ms, l.backward.median_ms,
@@ -73,8 +73,8 @@ int run_layers(const runtime::LayerProfileRequest& request, const std::string& o
                 static_cast<long long>(l.parameter_bytes));
     forward_sum += l.forward.median_ms;
     backward_sum += l.backward.median_ms;
-    graph.push_back({l.name, l.kind, l.forward.median_ms, l.backward.median_ms,
-                     l.activation_bytes, l.parameter_bytes});
+    graph.push_back({l.name, l.kind, l.forward.median_ms, l.backward.median_ms, l.activation_bytes,
+                     l.parameter_bytes});
     layers.push_back({{"name", l.name},
                       {"kind", l.kind},
                       {"forward", stats_json(l.forward)},
@@ -152,13 +152,25 @@ int run_comm(const CommRequest& request, const std::string& executable) {
   std::vector<RankProcess> ranks;
   for (int r = 0; r < request.world; ++r) {
     RankProcess rank;
-    rank.arguments = {"comm-worker",   "--rank",        std::to_string(r),
-                      "--world-size",  std::to_string(request.world),
-                      "--master-addr", "127.0.0.1",     "--master-port",
-                      std::to_string(port), "--ops",    request.ops,
-                      "--sizes",       join(size_text, ","), "--iterations",
-                      std::to_string(request.iterations), "--warmup",
-                      std::to_string(request.warmup), "--out", (out / "comm-raw.json").string()};
+    rank.arguments = {"comm-worker",
+                      "--rank",
+                      std::to_string(r),
+                      "--world-size",
+                      std::to_string(request.world),
+                      "--master-addr",
+                      "127.0.0.1",
+                      "--master-port",
+                      std::to_string(port),
+                      "--ops",
+                      request.ops,
+                      "--sizes",
+                      join(size_text, ","),
+                      "--iterations",
+                      std::to_string(request.iterations),
+                      "--warmup",
+                      std::to_string(request.warmup),
+                      "--out",
+                      (out / "comm-raw.json").string()};
     rank.stdout_path = out / ("rank" + std::to_string(r) + ".stdout");
     rank.stderr_path = out / ("rank" + std::to_string(r) + ".stderr");
     rank.environment = {{"OMP_NUM_THREADS", "1"}};
@@ -195,8 +207,9 @@ int run_comm(const CommRequest& request, const std::string& executable) {
   // The independent reference: a plain c10d all-reduce over the same sizes, its iterations
   // alternating with the profiler's. Its busbw beside the profiler's.
   json reference = json::array();
-  std::printf("\n# all-reduce busbw (GB/s, from p50): profiler vs a plain c10d ProcessGroupGloo, "
-              "iterations alternating\n");
+  std::printf(
+      "\n# all-reduce busbw (GB/s, from p50): profiler vs a plain c10d ProcessGroupGloo, "
+      "iterations alternating\n");
   std::printf("#%14s %12s %12s %8s\n", "size(B)", "profiler", "c10d loop", "ratio");
   for (const auto& entry : raw.at("reference")) {
     const double ms = summarize(entry.at("times_ms").get<std::vector<double>>()).p50;
@@ -212,9 +225,13 @@ int run_comm(const CommRequest& request, const std::string& executable) {
   }
   json rows_json = json::array();
   for (const auto& r : rows) {
-    rows_json.push_back({{"op", r.op}, {"bytes", r.bytes}, {"samples", r.samples},
-                         {"p50_ms", r.p50_ms}, {"p90_ms", r.p90_ms},
-                         {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}});
+    rows_json.push_back({{"op", r.op},
+                         {"bytes", r.bytes},
+                         {"samples", r.samples},
+                         {"p50_ms", r.p50_ms},
+                         {"p90_ms", r.p90_ms},
+                         {"algbw_gbps", r.algbw_gbps},
+                         {"busbw_gbps", r.busbw_gbps}});
   }
   const json comm = {{"world_size", request.world},
                      {"backend", request.backend},
@@ -237,8 +254,9 @@ int run_comm(const CommRequest& request, const std::string& executable) {
                    e.what());
     }
   }
-  write_file_atomic(out / "env.json",
-                    collect_environment({{"torch_version", runtime::torch_version()}}).dump(2) + "\n");
+  write_file_atomic(
+      out / "env.json",
+      collect_environment({{"torch_version", runtime::torch_version()}}).dump(2) + "\n");
   std::printf("wrote %s/comm.json%s\n", out.c_str(),
               fs::exists(out / "topology.yaml") ? ", topology.yaml" : "");
   return 0;
@@ -256,15 +274,11 @@ int run_profile_spec(const std::string& path, YAML::Node root,
                      const std::vector<std::string>& overrides, bool dry_run,
                      const std::string& executable) {
   SpecOrigin origin(path);
-  for (const auto& assignment : overrides) apply_override(root, assignment, origin);
-  MapReader top(root, "", origin);
-  top.get_string("kind", std::nullopt, {"profile"});
-  const std::string name = top.get_string("name", std::nullopt);
-  top.get_string("description", "");
-  const std::string output = top.get_string("output", "results");
-  YAML::Node section = top.child("profile");
-  if (!section) throw InputError(origin.where(root, "") + ": missing required key 'profile'");
-  top.finish();
+  const SpecHeader header = read_spec_header(root, origin, overrides, "profile", "profile");
+  if (!header.section) {
+    throw InputError(origin.where(root, "") + ": missing required key 'profile'");
+  }
+  const YAML::Node& section = header.section;
 
   MapReader profile(section, "profile", origin);
   const std::string what = profile.get_string("what", "layers", {"layers", "comm"});
@@ -295,13 +309,11 @@ int run_profile_spec(const std::string& path, YAML::Node root,
   }
   profile.finish();
   if (dry_run) {
-    std::cout << "experiment " << name << ": kind profile (" << what << "); nothing is launched\n";
+    std::cout << "experiment " << header.name << ": kind profile (" << what
+              << "); nothing is launched\n";
     return 0;
   }
-  const auto directory = create_run_directory(output, name);
-  YAML::Emitter spec;
-  spec << root;
-  write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
+  const auto directory = start_results_folder(header.output, header.name, root);
   std::cout << "results: " << directory.string() << "\n";
   if (what == "layers") return run_layers(layers, directory.string());
   comm.out_dir = directory.string();
@@ -335,7 +347,8 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
     if (code != 0) throw CLI::RuntimeError(code);
   });
 
-  auto* comm = profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");
+  auto* comm =
+      profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");
   static CommRequest comm_request;
   comm->add_option("--world", comm_request.world, "Ranks")->capture_default_str();
   comm->add_option("--backend", comm_request.backend, "gloo")->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include "harness/external_system.h"
 #include "harness/plot_kinds.h"
+#include "harness/result_files.h"
 #include "harness/spec_error.h"
 #include "harness/text_util.h"
 
@@ -124,8 +125,7 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
   if (!node) throw InputError(origin.file() + ": missing required key 'systems'");
   if (!node.IsSequence() || node.size() == 0) {
     throw InputError(origin.where(node, "systems") +
-                     ": systems: expected a non-empty list of systems, got " +
-                     describe_node(node));
+                     ": systems: expected a non-empty list of systems, got " + describe_node(node));
   }
   std::vector<SystemConfig> systems;
   std::set<std::string> names;
@@ -172,8 +172,8 @@ std::vector<SweepAxis> read_sweep(const YAML::Node& node, const SpecOrigin& orig
     const std::string path = entry.first.Scalar();
     const auto& allowed = sweepable_paths();
     if (std::find(allowed.begin(), allowed.end(), path) == allowed.end()) {
-      std::string message = "sweep: '" + path + "' cannot be swept (sweepable: " +
-                            join(allowed, ", ") + ")";
+      std::string message =
+          "sweep: '" + path + "' cannot be swept (sweepable: " + join(allowed, ", ") + ")";
       if (auto hint = closest_match(path, allowed); !hint.empty()) {
         message = "sweep: unknown key '" + path + "' (did you mean '" + hint + "'?)";
       }
@@ -228,10 +228,9 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
 
 const std::vector<std::string>& sweepable_paths() {
   static const std::vector<std::string> paths = {
-      "model.name",          "model.batch_size", "model.input_shape",
-      "model.num_classes",   "optimizer.lr",     "run.world_size",
-      "run.threads_per_rank", "run.iterations",  "run.warmup",
-      "run.seed",            "ddp.bucket_mb",    "ddp.first_bucket_mb"};
+      "model.name",   "model.batch_size", "model.input_shape",    "model.num_classes",
+      "optimizer.lr", "run.world_size",   "run.threads_per_rank", "run.iterations",
+      "run.warmup",   "run.seed",         "ddp.bucket_mb",        "ddp.first_bucket_mb"};
   return paths;
 }
 
@@ -297,8 +296,8 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
   // `kind: plan` and `kind: profile` specs are dispatched before this point.
   experiment.kind = top.get_string("kind", "train", {"train", "plan", "profile"});
   experiment.name = top.get_string("name", std::nullopt);
-  if (experiment.name.empty() ||
-      experiment.name.find_first_of("/\\ \t") != std::string::npos || experiment.name[0] == '.') {
+  if (experiment.name.empty() || experiment.name.find_first_of("/\\ \t") != std::string::npos ||
+      experiment.name[0] == '.') {
     top.fail(top.child("name"), "name",
              "must be a non-empty name without '/', spaces or a leading '.' (it names a "
              "results folder)");
@@ -370,6 +369,30 @@ size_t run_count(const Experiment& experiment) {
     runs += experiment.systems.size() * static_cast<size_t>(point.config.run.repeats);
   }
   return runs;
+}
+
+SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
+                            const std::vector<std::string>& overrides, const std::string& kind,
+                            const std::string& section) {
+  for (const auto& assignment : overrides) apply_override(root, assignment, origin);
+  MapReader top(root, "", origin);
+  top.get_string("kind", std::nullopt, {kind});
+  SpecHeader header;
+  header.name = top.get_string("name", std::nullopt);
+  top.get_string("description", "");
+  header.output = top.get_string("output", "results");
+  header.section = top.child(section);
+  top.finish();
+  return header;
+}
+
+std::filesystem::path start_results_folder(const std::string& output, const std::string& name,
+                                           const YAML::Node& resolved) {
+  const auto directory = create_run_directory(output, name);
+  YAML::Emitter spec;
+  spec << resolved;
+  write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
+  return directory;
 }
 
 }  // namespace harness

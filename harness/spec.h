@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,9 +70,9 @@ struct ExternalSystem {
 
 struct SystemConfig {
   std::string name;
-  std::string kind = "ddp";             // ddp | external
-  std::string mode;                     // one of kDdpModes (ddp systems)
-  std::optional<double> bucket_mb;      // overrides ddp.bucket_mb for this system
+  std::string kind = "ddp";                // ddp | external
+  std::string mode;                        // one of kDdpModes (ddp systems)
+  std::optional<double> bucket_mb;         // overrides ddp.bucket_mb for this system
   std::optional<ExternalSystem> external;  // kind: external
 };
 
@@ -84,7 +85,7 @@ struct PointConfig {
 };
 
 struct SweepAxis {
-  std::string path;              // dotted path, e.g. "ddp.bucket_mb"
+  std::string path;  // dotted path, e.g. "ddp.bucket_mb"
   std::vector<YAML::Node> values;
 };
 
@@ -107,13 +108,13 @@ struct Experiment {
   std::vector<SweepAxis> sweep;
   std::vector<Point> points;
   std::vector<std::string> plots;  // figure kinds drawn after the run (harness/plot_kinds.h)
-  YAML::Node resolved;  // the spec after --quick and --set, before sweep expansion
+  YAML::Node resolved;             // the spec after --quick and --set, before sweep expansion
 };
 
 struct LoadOptions {
   bool quick = false;
-  std::vector<std::string> overrides;      // "key.path=value"
-  std::vector<std::string> known_models;   // names accepted by model.name
+  std::vector<std::string> overrides;     // "key.path=value"
+  std::vector<std::string> known_models;  // names accepted by model.name
 };
 
 // Paths that a sweep may vary.
@@ -133,5 +134,21 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
 
 // Number of runs: points x systems x repeats.
 size_t run_count(const Experiment& experiment);
+
+// The top-level keys of a spec of another kind (plan, profile): `kind` (must be `kind`),
+// `name`, `description`, `output` and the kind's own section, after the --set overrides; errors
+// are InputError with file:line:column like a train spec's.
+struct SpecHeader {
+  std::string name;
+  std::string output;
+  YAML::Node section;  // undefined when the spec has none
+};
+SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
+                            const std::vector<std::string>& overrides, const std::string& kind,
+                            const std::string& section);
+
+// Creates <output>/<name>/<UTC timestamp>/ and writes `resolved` there as spec.yaml.
+std::filesystem::path start_results_folder(const std::string& output, const std::string& name,
+                                           const YAML::Node& resolved);
 
 }  // namespace harness
