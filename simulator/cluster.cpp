@@ -1,0 +1,87 @@
+#include "simulator/cluster.h"
+
+#include <stdexcept>
+
+namespace harness::simulator {
+
+const char* to_string(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing:
+      return "ring";
+    case CollectiveAlgorithm::kTree:
+      return "tree";
+    case CollectiveAlgorithm::kHierarchicalRing:
+      return "hierarchical";
+  }
+  return "?";
+}
+
+bool parse_collective_algorithm(const std::string& text, CollectiveAlgorithm& out) {
+  for (auto a : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+                 CollectiveAlgorithm::kHierarchicalRing}) {
+    if (text == to_string(a)) {
+      out = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+int ClusterConfig::num_gpus() const {
+  int total = 0;
+  for (int g : gpus_per_machine) total += g;
+  return total;
+}
+
+std::vector<int> ClusterConfig::machines_for(int world, int gpus_per_machine) {
+  if (world < 1 || gpus_per_machine < 1) throw std::invalid_argument("empty cluster");
+  std::vector<int> machines(static_cast<size_t>(world / gpus_per_machine), gpus_per_machine);
+  if (world % gpus_per_machine != 0) machines.push_back(world % gpus_per_machine);
+  return machines;
+}
+
+Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
+  for (int m = 0; m < num_machines(); ++m) {
+    if (config_.gpus_per_machine[m] < 1) throw std::invalid_argument("machine without GPUs");
+    for (int g = 0; g < config_.gpus_per_machine[m]; ++g) machine_of_.push_back(m);
+  }
+  if (machine_of_.empty()) throw std::invalid_argument("cluster without GPUs");
+  if (!(config_.intra_bandwidth > 0) || !(config_.inter_bandwidth > 0)) {
+    throw std::invalid_argument("bandwidths must be positive");
+  }
+}
+
+std::vector<double> Cluster::link_bandwidths() const {
+  std::vector<double> bandwidth(static_cast<size_t>(link_count()));
+  for (int g = 0; g < num_gpus(); ++g) {
+    bandwidth[gpu_out(g)] = bandwidth[gpu_in(g)] = config_.intra_bandwidth;
+  }
+  for (int m = 0; m < num_machines(); ++m) {
+    bandwidth[nic_out(m)] = bandwidth[nic_in(m)] = config_.inter_bandwidth;
+  }
+  return bandwidth;
+}
+
+void Cluster::route(int src, int dst, std::vector<LinkUse>& out) const {
+  out.push_back({gpu_out(src), 1});
+  if (!same_machine(src, dst)) {
+    out.push_back({nic_out(machine_of(src)), 1});
+    out.push_back({nic_in(machine_of(dst)), 1});
+  }
+  out.push_back({gpu_in(dst), 1});
+}
+
+std::string Cluster::describe() const {
+  const auto& m = config_.gpus_per_machine;
+  bool uniform = true;
+  for (int g : m) uniform &= g == m.front();
+  if (uniform) {
+    return std::to_string(m.size()) + " machine" + (m.size() == 1 ? "" : "s") + " x " +
+           std::to_string(m.front()) + " GPU" + (m.front() == 1 ? "" : "s");
+  }
+  std::string text = "[";
+  for (size_t i = 0; i < m.size(); ++i) text += (i ? "," : "") + std::to_string(m[i]);
+  return text + "]";
+}
+
+}  // namespace harness::simulator

@@ -1,0 +1,73 @@
+// The simulated cluster: GPUs grouped into machines, and the links between them. Every GPU has
+// a port to its machine's fabric in each direction (intra-machine bandwidth: NVLink/NVSwitch,
+// or shared memory for CPU ranks); every machine has a NIC in each direction that all of its
+// GPUs share (inter-machine bandwidth). A transfer inside a machine crosses the sender's out
+// port and the receiver's in port; across machines it also crosses both NICs, and a single
+// point-to-point stream is capped at the inter-machine p2p bandwidth (what one TCP stream
+// gets, below what a collective over many streams gets: the planner topology's two numbers).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/network.h"
+
+namespace harness::simulator {
+
+enum class CollectiveAlgorithm { kRing, kTree, kHierarchicalRing };
+const char* to_string(CollectiveAlgorithm algorithm);
+// "ring", "tree", "hierarchical"; false when the text names none.
+bool parse_collective_algorithm(const std::string& text, CollectiveAlgorithm& out);
+
+struct ClusterConfig {
+  std::vector<int> gpus_per_machine{1};
+  double intra_bandwidth = 25e9;     // per GPU port and direction, bytes/s
+  double inter_bandwidth = 3e9;      // per machine NIC and direction, bytes/s
+  double inter_p2p_bandwidth = 1e9;  // cap of one point-to-point stream across machines; 0: none
+  double intra_latency_s = 5e-6;     // per transfer (per collective step)
+  double inter_latency_s = 20e-6;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  // Measured collectives (comm.json fits) run slower than the links' raw speed: a cap on the
+  // per-edge rate of collective steps (0: none) and a per-step latency (< 0: the links').
+  double collective_rate_cap = 0.0;
+  double collective_step_latency_s = -1.0;
+
+  int num_gpus() const;
+  // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).
+  static std::vector<int> machines_for(int world, int gpus_per_machine);
+};
+
+class Cluster {
+ public:
+  explicit Cluster(ClusterConfig config);
+
+  const ClusterConfig& config() const { return config_; }
+  int num_gpus() const { return static_cast<int>(machine_of_.size()); }
+  int num_machines() const { return static_cast<int>(config_.gpus_per_machine.size()); }
+  int machine_of(int gpu) const { return machine_of_[gpu]; }
+  bool same_machine(int a, int b) const { return machine_of_[a] == machine_of_[b]; }
+
+  std::vector<double> link_bandwidths() const;
+  int link_count() const { return 2 * num_gpus() + 2 * num_machines(); }
+  // Appends the links of a transfer src -> dst (2 inside a machine, 4 across).
+  void route(int src, int dst, std::vector<LinkUse>& out) const;
+  double latency(int src, int dst) const {
+    return same_machine(src, dst) ? config_.intra_latency_s : config_.inter_latency_s;
+  }
+  // Cap of one point-to-point stream (0: none).
+  double p2p_cap(int src, int dst) const {
+    return same_machine(src, dst) ? 0.0 : config_.inter_p2p_bandwidth;
+  }
+  std::string describe() const;  // "2 machines x 8 GPUs" or "[8,8,4]"
+
+ private:
+  int gpu_out(int gpu) const { return 2 * gpu; }
+  int gpu_in(int gpu) const { return 2 * gpu + 1; }
+  int nic_out(int machine) const { return 2 * num_gpus() + 2 * machine; }
+  int nic_in(int machine) const { return 2 * num_gpus() + 2 * machine + 1; }
+
+  ClusterConfig config_;
+  std::vector<int> machine_of_;
+};
+
+}  // namespace harness::simulator

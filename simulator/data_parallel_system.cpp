@@ -1,0 +1,115 @@
+#include "simulator/data_parallel_system.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "baselines/bucket_assignment.h"
+
+namespace harness::simulator {
+
+std::vector<LayerBucket> layer_buckets(const LayerCosts& costs, double first_bucket_mb,
+                                       double bucket_mb) {
+  std::vector<baselines::TensorSlot> tensors;
+  std::vector<int> layer_of_tensor;
+  for (int layer : costs.order) {  // registration order = forward order
+    if (costs.parameter_bytes[layer] <= 0) continue;
+    tensors.push_back({static_cast<size_t>(costs.parameter_bytes[layer]), "float"});
+    layer_of_tensor.push_back(layer);
+  }
+  std::vector<LayerBucket> buckets;
+  if (tensors.empty()) return buckets;
+  for (const baselines::Bucket& bucket :
+       baselines::assign_buckets(tensors, baselines::BucketOrder::kReverse,
+                                 baselines::ddp_size_limits(first_bucket_mb, bucket_mb))) {
+    LayerBucket out;
+    for (size_t t : bucket.tensors) out.layers.push_back(layer_of_tensor[t]);
+    out.bytes = static_cast<double>(bucket.bytes);
+    buckets.push_back(std::move(out));
+  }
+  return buckets;
+}
+
+SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCosts& costs,
+                                          const DataParallelSystem& system, ComputeNoise& noise) {
+  if (system.world < 1 || system.world > cluster.num_gpus()) {
+    throw std::invalid_argument("world size outside the cluster");
+  }
+  if (system.accumulation < 1) throw std::invalid_argument("accumulation must be >= 1");
+  const int n = system.world;
+  const int layers = costs.size();
+  // Position of every layer in the forward order; backward walks it from the end.
+  std::vector<int> position(static_cast<size_t>(layers));
+  for (int p = 0; p < layers; ++p) position[costs.order[p]] = p;
+  const std::vector<LayerBucket> buckets =
+      layer_buckets(costs, system.first_bucket_mb, system.bucket_mb);
+  // A bucket is ready once backward has passed its earliest layer; cut the last micro-batch's
+  // backward there. cuts[k] = forward position where bucket k becomes ready.
+  std::vector<int> cuts;
+  for (const LayerBucket& bucket : buckets) {
+    int first = layers;
+    for (int layer : bucket.layers) first = std::min(first, position[layer]);
+    cuts.push_back(first);
+  }
+  const double samples = system.batch_per_rank / system.accumulation;
+  const double scale = samples / costs.profile_batch;
+  auto backward_of = [&](int from, int to) {  // positions to..from, inclusive
+    double seconds = 0;
+    for (int p = to; p <= from; ++p) seconds += costs.backward_s[costs.order[p]];
+    return seconds * scale;
+  };
+  const double forward_s = costs.total_forward_s() * scale;
+
+  SimulatedIteration result;
+  result.graph = TaskGraph(n);
+  TaskGraph& graph = result.graph;
+  std::vector<int> ranks(static_cast<size_t>(n));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const int group = graph.add_group(ranks);
+  // bucket_ready[k][rank]: the backward segment after which bucket k is ready.
+  std::vector<std::vector<int>> bucket_ready(buckets.size(), std::vector<int>(n));
+  std::vector<int> last_backward(n);
+  for (int r = 0; r < n; ++r) {
+    for (int mb = 0; mb < system.accumulation; ++mb) {
+      const int micro = system.accumulation > 1 ? mb : -1;
+      graph.add_compute(r, TaskCategory::kForward, noise.apply(forward_s), micro);
+      if (mb + 1 < system.accumulation) {
+        graph.add_compute(r, TaskCategory::kBackward, noise.apply(backward_of(layers - 1, 0)),
+                          micro);
+        continue;
+      }
+      // Last micro-batch: backward cut where buckets become ready (cuts descend).
+      int from = layers - 1;
+      int segment = -1;
+      for (size_t k = 0; k < buckets.size(); ++k) {
+        if (cuts[k] <= from) {
+          segment = graph.add_compute(r, TaskCategory::kBackward,
+                                      noise.apply(backward_of(from, cuts[k])), micro);
+          from = cuts[k] - 1;
+        }
+        bucket_ready[k][r] = segment;
+      }
+      if (from >= 0 || segment < 0) {
+        segment =
+            graph.add_compute(r, TaskCategory::kBackward, noise.apply(backward_of(from, 0)), micro);
+      }
+      last_backward[r] = segment;
+    }
+  }
+  int last_collective = -1;
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    last_collective = graph.add_collective(group, buckets[k].bytes, static_cast<int>(k));
+    for (int r = 0; r < n; ++r) {
+      graph.depend(last_collective, system.overlap ? bucket_ready[k][r] : last_backward[r]);
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    const int step = graph.add_compute(r, TaskCategory::kStep, noise.apply(system.step_s));
+    if (last_collective >= 0) graph.depend(step, last_collective);
+  }
+  result.times = run_tasks(cluster, graph);
+  result.ranks = rank_phases(graph, result.times);
+  return result;
+}
+
+}  // namespace harness::simulator

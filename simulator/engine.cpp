@@ -1,0 +1,214 @@
+#include "simulator/engine.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "simulator/collective.h"
+#include "simulator/event_queue.h"
+#include "simulator/network.h"
+
+namespace harness::simulator {
+namespace {
+
+class Engine {
+ public:
+  Engine(const Cluster& cluster, const TaskGraph& graph)
+      : cluster_(cluster),
+        graph_(graph),
+        network_(cluster.link_bandwidths(), queue_),
+        deps_(graph.dependency_count()),
+        heads_reached_(graph.tasks().size(), 0),
+        head_(graph.resource_queues().size(), 0),
+        progress_(graph.tasks().size()),
+        group_phases_(graph.groups().size()) {
+    times_.start.assign(graph.tasks().size(), -1.0);
+    times_.end.assign(graph.tasks().size(), -1.0);
+  }
+
+  TaskTimes run() {
+    const auto& queues = graph_.resource_queues();
+    for (size_t r = 0; r < queues.size(); ++r) {
+      if (!queues[r].empty()) ++heads_reached_[queues[r].front()];
+    }
+    for (size_t t = 0; t < graph_.tasks().size(); ++t) try_start(static_cast<int>(t));
+    while (!queue_.empty()) {
+      const Event event = queue_.pop();
+      now_ = event.time;
+      ++times_.events;
+      switch (event.type) {
+        case EventType::kComputeDone:
+        case EventType::kTaskDone:
+          finish(static_cast<int>(event.id));
+          break;
+        case EventType::kLatencyDone:
+          start_flow(static_cast<int>(event.id));
+          break;
+        case EventType::kFlowDone: {
+          std::uint32_t owner = 0;
+          if (network_.complete(now_, event.id, event.version, owner)) {
+            flow_done(static_cast<int>(owner));
+          }
+          break;
+        }
+      }
+    }
+    for (size_t t = 0; t < graph_.tasks().size(); ++t) {
+      if (times_.end[t] < 0) {
+        const Task& task = graph_.task(static_cast<int>(t));
+        throw std::logic_error("simulation deadlock: task " + std::to_string(t) + " of rank " +
+                               std::to_string(task.rank) + " never ended (" +
+                               std::to_string(deps_[t]) + " dependencies left)");
+      }
+    }
+    times_.makespan = now_;
+    for (double end : times_.end) times_.makespan = std::max(times_.makespan, end);
+    return std::move(times_);
+  }
+
+ private:
+  struct Progress {  // of a transfer or collective
+    int phase = 0;
+    int step = 0;
+    std::vector<LinkUse> route;  // transfers
+  };
+
+  int resource_count(const Task& task) const {
+    return task.kind == TaskKind::kCollective ? static_cast<int>(graph_.groups()[task.group].size())
+                                              : 1;
+  }
+
+  void try_start(int id) {
+    const Task& task = graph_.task(id);
+    if (deps_[id] != 0 || heads_reached_[id] != resource_count(task) || times_.start[id] >= 0) {
+      return;
+    }
+    times_.start[id] = now_;
+    switch (task.kind) {
+      case TaskKind::kCompute:
+        queue_.push(now_ + task.seconds, EventType::kComputeDone, id);
+        break;
+      case TaskKind::kTransfer:
+        if (task.bytes <= 0 && cluster_.latency(task.rank, task.peer) <= 0) {
+          queue_.push(now_, EventType::kTaskDone, id);
+        } else {
+          queue_.push(now_ + cluster_.latency(task.rank, task.peer), EventType::kLatencyDone, id);
+        }
+        break;
+      case TaskKind::kCollective:
+        begin_step(id);
+        break;
+    }
+  }
+
+  const std::vector<CollectivePhase>& phases_of(int group) {
+    auto& slot = group_phases_[group];
+    if (!slot) {
+      slot = std::make_unique<std::vector<CollectivePhase>>(
+          plan_allreduce(cluster_, graph_.groups()[group], cluster_.config().algorithm));
+    }
+    return *slot;
+  }
+
+  // Starts the current step of a collective (skipping empty phases), or ends it.
+  void begin_step(int id) {
+    const Task& task = graph_.task(id);
+    const auto& phases = phases_of(task.group);
+    Progress& p = progress_[id];
+    while (p.phase < static_cast<int>(phases.size()) && p.step >= phases[p.phase].steps) {
+      ++p.phase;
+      p.step = 0;
+    }
+    if (p.phase >= static_cast<int>(phases.size())) {
+      queue_.push(now_, EventType::kTaskDone, id);
+      return;
+    }
+    queue_.push(now_ + phases[p.phase].latency_s, EventType::kLatencyDone, id);
+  }
+
+  void start_flow(int id) {
+    const Task& task = graph_.task(id);
+    if (task.kind == TaskKind::kTransfer) {
+      if (task.bytes <= 0) {
+        finish(id);
+        return;
+      }
+      Progress& p = progress_[id];
+      cluster_.route(task.rank, task.peer, p.route);
+      network_.start(now_, task.bytes, p.route.data(), static_cast<int>(p.route.size()),
+                     cluster_.p2p_cap(task.rank, task.peer), static_cast<std::uint32_t>(id));
+      return;
+    }
+    const CollectivePhase& phase = phases_of(task.group)[progress_[id].phase];
+    const double bytes = phase.bytes_fraction * task.bytes;
+    if (bytes <= 0) {
+      flow_done(id);
+      return;
+    }
+    network_.start(now_, bytes, phase.links.data(), static_cast<int>(phase.links.size()),
+                   cluster_.config().collective_rate_cap, static_cast<std::uint32_t>(id));
+  }
+
+  void flow_done(int id) {
+    const Task& task = graph_.task(id);
+    if (task.kind == TaskKind::kTransfer) {
+      finish(id);
+      return;
+    }
+    ++progress_[id].step;
+    begin_step(id);
+  }
+
+  void finish(int id) {
+    times_.end[id] = now_;
+    const Task& task = graph_.task(id);
+    const auto& queues = graph_.resource_queues();
+    auto advance = [&](int resource) {
+      const auto& queue = queues[resource];
+      const size_t next = ++head_[resource];
+      if (next < queue.size()) {
+        ++heads_reached_[queue[next]];
+        try_start(queue[next]);
+      }
+    };
+    switch (task.kind) {
+      case TaskKind::kCompute:
+        advance(TaskGraph::compute_resource(task.rank));
+        break;
+      case TaskKind::kTransfer:
+        advance(TaskGraph::send_resource(task.rank));
+        break;
+      case TaskKind::kCollective:
+        for (int r : graph_.groups()[task.group]) advance(TaskGraph::collective_resource(r));
+        break;
+    }
+    for (int successor : graph_.successors()[id]) {
+      --deps_[successor];
+      try_start(successor);
+    }
+  }
+
+  const Cluster& cluster_;
+  const TaskGraph& graph_;
+  EventQueue queue_;
+  Network network_;
+  std::vector<int> deps_;
+  std::vector<int> heads_reached_;
+  std::vector<size_t> head_;
+  std::vector<Progress> progress_;
+  std::vector<std::unique_ptr<std::vector<CollectivePhase>>> group_phases_;
+  TaskTimes times_;
+  double now_ = 0.0;
+};
+
+}  // namespace
+
+TaskTimes run_tasks(const Cluster& cluster, const TaskGraph& graph) {
+  if (graph.ranks() > cluster.num_gpus()) {
+    throw std::invalid_argument("the task graph has more ranks than the cluster has GPUs");
+  }
+  Engine engine(cluster, graph);
+  return engine.run();
+}
+
+}  // namespace harness::simulator

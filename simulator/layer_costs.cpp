@@ -1,0 +1,49 @@
+#include "simulator/layer_costs.h"
+
+namespace harness::simulator {
+
+double LayerCosts::total_forward_s() const {
+  double total = 0;
+  for (double t : forward_s) total += t;
+  return total;
+}
+double LayerCosts::total_backward_s() const {
+  double total = 0;
+  for (double t : backward_s) total += t;
+  return total;
+}
+double LayerCosts::total_parameter_bytes() const {
+  double total = 0;
+  for (double b : parameter_bytes) total += b;
+  return total;
+}
+int LayerCosts::index_of(const std::string& id) const {
+  for (int i = 0; i < size(); ++i) {
+    if (ids[i] == id) return i;
+  }
+  return -1;
+}
+
+LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch) {
+  LayerCosts costs;
+  costs.source = pruned.source;
+  costs.profile_batch = profile_batch;
+  for (const planner::LayerNode& node : pruned.nodes) {
+    costs.ids.push_back(node.id);
+    costs.names.push_back(node.description);
+    costs.forward_s.push_back(node.forward_ms / 1000.0);
+    costs.backward_s.push_back(node.backward_ms / 1000.0);
+    costs.activation_bytes.push_back(node.activation_bytes);
+    costs.parameter_bytes.push_back(node.parameter_bytes);
+  }
+  costs.successors = pruned.successors;
+  costs.order = planner::topological_order(pruned);
+  return costs;
+}
+
+LayerCosts load_layer_costs(const std::string& path, double profile_batch) {
+  return layer_costs_from_graph(
+      planner::prune_inputs_and_getitem_sinks(planner::read_layer_graph(path)), profile_batch);
+}
+
+}  // namespace harness::simulator

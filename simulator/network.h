@@ -1,0 +1,72 @@
+// Links and the flows that share them. A flow moves the same number of bytes over each of its
+// edges (a point-to-point transfer has one edge; one step of a collective has one edge per
+// pair of ranks exchanging data, all advancing in lockstep), so it is described by the links
+// its edges cross, with multiplicities. Sharing is equal per edge: a link of bandwidth W
+// carrying edges of k flows in total gives each W / k, and a flow advances at the rate of its
+// most loaded link (and never above its own cap). Rates are recomputed, for the flows sharing
+// a link with it, whenever a flow starts or finishes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "simulator/event_queue.h"
+
+namespace harness::simulator {
+
+struct LinkUse {
+  int link = 0;
+  int edges = 1;  // how many of the flow's edges cross the link
+};
+
+class Network {
+ public:
+  Network(std::vector<double> link_bandwidth, EventQueue& queue);
+
+  // Starts a flow of `bytes_per_edge` over `uses` (kept by the caller until the flow ends) at
+  // `now`; `rate_cap` <= 0 means none. Schedules its completion (EventType::kFlowDone) and
+  // returns its id. `owner` is handed back by finish().
+  std::uint32_t start(double now, double bytes_per_edge, const LinkUse* uses, int use_count,
+                      double rate_cap, std::uint32_t owner);
+  // Handles a kFlowDone event: returns true and the owner when the flow really finished now
+  // (the event is current), false for an event made stale by a later rate change.
+  bool complete(double now, std::uint32_t flow, std::uint32_t version, std::uint32_t& owner);
+
+  int link_count() const { return static_cast<int>(links_.size()); }
+  double link_bandwidth(int link) const { return links_[link].bandwidth; }
+  int active_flows() const { return active_; }
+
+ private:
+  struct Link {
+    double bandwidth = 0.0;
+    long long load = 0;                // edges of all flows on it
+    std::vector<std::uint32_t> flows;  // flows crossing it
+  };
+  struct Flow {
+    const LinkUse* uses = nullptr;
+    int use_count = 0;
+    double remaining = 0.0;  // bytes per edge
+    double rate = 0.0;       // bytes per second per edge
+    double updated_at = 0.0;
+    double cap = 0.0;
+    std::uint32_t version = 0;
+    std::uint32_t owner = 0;
+    bool active = false;
+  };
+
+  double fair_rate(const Flow& flow) const;
+  // Brings the flow's progress to `now` and reschedules its completion at its new fair rate.
+  void update_rate(double now, std::uint32_t id);
+  // Recomputes every other flow on the links of `id`, once each.
+  void update_neighbours(double now, std::uint32_t id);
+
+  std::vector<Link> links_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint64_t> visit_stamp_;
+  std::uint64_t stamp_ = 0;
+  int active_ = 0;
+  EventQueue& queue_;
+};
+
+}  // namespace harness::simulator

@@ -1,0 +1,231 @@
+#include "simulator/pipeline_system.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace harness::simulator {
+
+const char* to_string(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kDapple ? "dapple" : "gpipe";
+}
+
+bool parse_pipeline_schedule(const std::string& text, PipelineSchedule& out) {
+  if (text == "dapple") {
+    out = PipelineSchedule::kDapple;
+  } else if (text == "gpipe") {
+    out = PipelineSchedule::kGpipe;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::vector<ScheduledOp> stage_order(PipelineSchedule schedule, int stages, int stage,
+                                     int micro_batches) {
+  std::vector<ScheduledOp> order;
+  const int m = micro_batches;
+  if (schedule == PipelineSchedule::kGpipe) {
+    for (int k = 0; k < m; ++k) order.push_back({true, k});
+    for (int k = 0; k < m; ++k) order.push_back({false, k});
+    return order;
+  }
+  const int warmup = std::min(stages - stage - 1, m);
+  for (int k = 0; k < warmup; ++k) order.push_back({true, k});
+  for (int k = warmup; k < m; ++k) {
+    order.push_back({true, k});
+    order.push_back({false, k - warmup});
+  }
+  for (int k = m - warmup; k < m; ++k) order.push_back({false, k});
+  return order;
+}
+
+namespace {
+
+std::vector<int> stage_of_layers(const LayerCosts& costs, const PipelineSystem& system) {
+  std::vector<int> stage(static_cast<size_t>(costs.size()), -1);
+  for (size_t s = 0; s < system.stages.size(); ++s) {
+    for (int layer : system.stages[s].layers) {
+      if (layer < 0 || layer >= costs.size()) {
+        throw std::invalid_argument("stage " + std::to_string(s) + " names layer " +
+                                    std::to_string(layer) + " of a " +
+                                    std::to_string(costs.size()) + "-layer profile");
+      }
+      if (stage[layer] >= 0) {
+        throw std::invalid_argument("layer " + costs.ids[layer] + " is in stages " +
+                                    std::to_string(stage[layer]) + " and " + std::to_string(s));
+      }
+      stage[layer] = static_cast<int>(s);
+    }
+  }
+  return stage;
+}
+
+// Pairs (i, j, fraction): replica i of a stage of `a` replicas hands `fraction` of a
+// micro-batch to replica j of a stage of `b` replicas (their slices overlap by that much).
+struct Handover {
+  int from, to;
+  double fraction;
+};
+std::vector<Handover> handovers(int a, int b) {
+  std::vector<Handover> out;
+  // Slices on a common grid of a x b: replica i of a holds [i b, (i+1) b), j of b [j a, (j+1) a).
+  int i = 0, j = 0;
+  long long position = 0;
+  const long long total = static_cast<long long>(a) * b;
+  while (position < total) {
+    const long long end_i = static_cast<long long>(i + 1) * b;
+    const long long end_j = static_cast<long long>(j + 1) * a;
+    const long long end = std::min(end_i, end_j);
+    out.push_back({i, j, static_cast<double>(end - position) / static_cast<double>(total)});
+    position = end;
+    if (end == end_i) ++i;
+    if (end == end_j) ++j;
+  }
+  return out;
+}
+
+}  // namespace
+
+void validate_pipeline(const LayerCosts& costs, const PipelineSystem& system, int world) {
+  if (system.stages.empty()) throw std::invalid_argument("a pipeline needs at least one stage");
+  if (system.micro_batches < 1) throw std::invalid_argument("micro-batches must be >= 1");
+  const std::vector<int> stage = stage_of_layers(costs, system);
+  for (int layer = 0; layer < costs.size(); ++layer) {
+    if (stage[layer] < 0) {
+      throw std::invalid_argument("layer " + costs.ids[layer] + " (" + costs.names[layer] +
+                                  ") is in no stage");
+    }
+    for (int next : costs.successors[layer]) {
+      if (stage[next] < stage[layer]) {
+        throw std::invalid_argument("edge " + costs.ids[layer] + " -> " + costs.ids[next] +
+                                    " goes from stage " + std::to_string(stage[layer]) +
+                                    " back to stage " + std::to_string(stage[next]));
+      }
+    }
+  }
+  std::set<int> seen;
+  for (size_t s = 0; s < system.stages.size(); ++s) {
+    if (system.stages[s].ranks.empty()) {
+      throw std::invalid_argument("stage " + std::to_string(s) + " has no ranks");
+    }
+    for (int r : system.stages[s].ranks) {
+      if (r < 0 || r >= world) {
+        throw std::invalid_argument("stage " + std::to_string(s) + " names rank " +
+                                    std::to_string(r) + " outside the world of " +
+                                    std::to_string(world));
+      }
+      if (!seen.insert(r).second) {
+        throw std::invalid_argument("rank " + std::to_string(r) + " is in two stages");
+      }
+    }
+  }
+}
+
+std::vector<double> boundary_bytes(const LayerCosts& costs, const PipelineSystem& system) {
+  const std::vector<int> stage = stage_of_layers(costs, system);
+  const int stages = static_cast<int>(system.stages.size());
+  std::vector<double> bytes(static_cast<size_t>(std::max(stages - 1, 0)), 0.0);
+  for (int layer = 0; layer < costs.size(); ++layer) {
+    int last_consumer = stage[layer];
+    for (int next : costs.successors[layer]) last_consumer = std::max(last_consumer, stage[next]);
+    // Its activation crosses every boundary between its stage and its last consumer's.
+    for (int s = stage[layer]; s < last_consumer; ++s) bytes[s] += costs.activation_bytes[layer];
+  }
+  return bytes;
+}
+
+SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& costs,
+                                     const PipelineSystem& system, int world, ComputeNoise& noise) {
+  validate_pipeline(costs, system, world);
+  if (world > cluster.num_gpus()) throw std::invalid_argument("world size outside the cluster");
+  const int p = static_cast<int>(system.stages.size());
+  const int m = system.micro_batches;
+  const double micro_samples = system.global_batch / m;
+  const std::vector<double> boundary = boundary_bytes(costs, system);
+
+  SimulatedIteration result;
+  result.graph = TaskGraph(world);
+  result.schedule = to_string(system.schedule);
+  result.stage_of_rank.assign(static_cast<size_t>(world), -1);
+  TaskGraph& graph = result.graph;
+
+  // Pass 1: compute tasks, per rank in schedule order. ids[s][i][k]: forward, backward.
+  std::vector<std::vector<std::vector<int>>> forward_id(p), backward_id(p);
+  std::vector<std::vector<ScheduledOp>> orders(p);
+  for (int s = 0; s < p; ++s) {
+    const PipelineStage& stage = system.stages[s];
+    const int replicas = static_cast<int>(stage.ranks.size());
+    double f = 0, b = 0;
+    for (int layer : stage.layers) {
+      f += costs.forward_s[layer];
+      b += costs.backward_s[layer];
+    }
+    const double scale = micro_samples / replicas / costs.profile_batch;
+    orders[s] = stage_order(system.schedule, p, s, m);
+    forward_id[s].assign(replicas, std::vector<int>(m));
+    backward_id[s].assign(replicas, std::vector<int>(m));
+    for (int i = 0; i < replicas; ++i) {
+      const int rank = stage.ranks[i];
+      result.stage_of_rank[rank] = s;
+      for (const ScheduledOp& op : orders[s]) {
+        const int id =
+            graph.add_compute(rank, op.forward ? TaskCategory::kForward : TaskCategory::kBackward,
+                              noise.apply((op.forward ? f : b) * scale), op.micro_batch);
+        (op.forward ? forward_id : backward_id)[s][i][op.micro_batch] = id;
+      }
+    }
+  }
+  // Pass 2: transfers, on each sender's channel in its schedule order.
+  for (int s = 0; s < p; ++s) {
+    const int replicas = static_cast<int>(system.stages[s].ranks.size());
+    std::vector<Handover> down, up;  // to stage s+1 (activations), to s-1 (gradients)
+    if (s + 1 < p) down = handovers(replicas, static_cast<int>(system.stages[s + 1].ranks.size()));
+    if (s > 0) up = handovers(static_cast<int>(system.stages[s - 1].ranks.size()), replicas);
+    for (int i = 0; i < replicas; ++i) {
+      const int rank = system.stages[s].ranks[i];
+      for (const ScheduledOp& op : orders[s]) {
+        const int k = op.micro_batch;
+        if (op.forward && s + 1 < p) {
+          for (const Handover& h : down) {
+            if (h.from != i) continue;
+            const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
+            const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
+            graph.depend(t, forward_id[s][i][k]);
+            graph.depend(forward_id[s + 1][h.to][k], t);
+          }
+        } else if (!op.forward && s > 0) {
+          for (const Handover& h : up) {
+            if (h.to != i) continue;
+            const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
+            const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
+            graph.depend(t, backward_id[s][i][k]);
+            graph.depend(backward_id[s - 1][h.from][k], t);
+          }
+        }
+      }
+    }
+  }
+  // Gradient all-reduce per stage after its last backward, then the step.
+  for (int s = 0; s < p; ++s) {
+    const PipelineStage& stage = system.stages[s];
+    double parameters = 0;
+    for (int layer : stage.layers) parameters += costs.parameter_bytes[layer];
+    const int group = graph.add_group(stage.ranks);
+    const int collective = graph.add_collective(group, parameters, s);
+    for (size_t i = 0; i < stage.ranks.size(); ++i) {
+      const int last = orders[s].back().forward ? forward_id[s][i][orders[s].back().micro_batch]
+                                                : backward_id[s][i][orders[s].back().micro_batch];
+      graph.depend(collective, last);
+    }
+    for (int rank : stage.ranks) {
+      const int step = graph.add_compute(rank, TaskCategory::kStep, noise.apply(system.step_s));
+      graph.depend(step, collective);
+    }
+  }
+  result.times = run_tasks(cluster, graph);
+  result.ranks = rank_phases(graph, result.times);
+  return result;
+}
+
+}  // namespace harness::simulator

@@ -1,0 +1,68 @@
+#include "simulator/task_graph.h"
+
+#include <stdexcept>
+
+namespace harness::simulator {
+
+TaskGraph::TaskGraph(int ranks) : ranks_(ranks), queues_(static_cast<size_t>(3 * ranks)) {
+  if (ranks < 1) throw std::invalid_argument("a task graph needs a rank");
+}
+
+int TaskGraph::add(Task task) {
+  tasks_.push_back(task);
+  successors_.emplace_back();
+  dependency_count_.push_back(0);
+  return static_cast<int>(tasks_.size()) - 1;
+}
+
+int TaskGraph::add_compute(int rank, TaskCategory category, double seconds, int micro_batch) {
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.category = category;
+  task.rank = rank;
+  task.seconds = seconds;
+  task.micro_batch = micro_batch;
+  const int id = add(task);
+  queues_[compute_resource(rank)].push_back(id);
+  return id;
+}
+
+int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
+  if (src == dst) throw std::invalid_argument("a transfer needs two ranks");
+  Task task;
+  task.kind = TaskKind::kTransfer;
+  task.category = TaskCategory::kTransfer;
+  task.rank = src;
+  task.peer = dst;
+  task.bytes = bytes;
+  task.micro_batch = micro_batch;
+  const int id = add(task);
+  queues_[send_resource(src)].push_back(id);
+  return id;
+}
+
+int TaskGraph::add_group(std::vector<int> ranks) {
+  if (ranks.empty()) throw std::invalid_argument("empty collective group");
+  groups_.push_back(std::move(ranks));
+  return static_cast<int>(groups_.size()) - 1;
+}
+
+int TaskGraph::add_collective(int group, double bytes, int bucket) {
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.category = TaskCategory::kAllReduce;
+  task.rank = groups_.at(group).front();
+  task.group = group;
+  task.bytes = bytes;
+  task.bucket = bucket;
+  const int id = add(task);
+  for (int r : groups_[group]) queues_[collective_resource(r)].push_back(id);
+  return id;
+}
+
+void TaskGraph::depend(int task, int on) {
+  successors_.at(on).push_back(task);
+  ++dependency_count_.at(task);
+}
+
+}  // namespace harness::simulator

@@ -1,0 +1,63 @@
+// What the ranks of one simulated iteration do, as tasks on resources with dependencies.
+// Every rank has three in-order resources, as a training process has: the compute stream, the
+// send channel (point-to-point transfers it sends, one at a time), and the collective channel
+// (collectives it takes part in, one at a time, in the order they were added -- the order a
+// framework launches them). A task starts when it is first in line on each of its resources
+// and every task it depends on has ended; a collective is in line on every participant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace harness::simulator {
+
+enum class TaskKind : std::uint8_t { kCompute, kTransfer, kCollective };
+// Trace categories (the trace contract: forward, backward, step, send/recv, allreduce).
+enum class TaskCategory : std::uint8_t { kForward, kBackward, kStep, kTransfer, kAllReduce };
+
+struct Task {
+  TaskKind kind = TaskKind::kCompute;
+  TaskCategory category = TaskCategory::kForward;
+  int rank = 0;          // compute: its rank; transfer: sender; collective: first member
+  int peer = -1;         // transfer: receiver
+  int group = -1;        // collective: index into TaskGraph::groups
+  double seconds = 0.0;  // compute
+  double bytes = 0.0;    // transfer, collective (the buffer)
+  int micro_batch = -1;  // -1: none
+  int bucket = -1;       // collective: bucket or stage, for the trace
+};
+
+class TaskGraph {
+ public:
+  explicit TaskGraph(int ranks);
+
+  int ranks() const { return ranks_; }
+  int add_compute(int rank, TaskCategory category, double seconds, int micro_batch = -1);
+  int add_transfer(int src, int dst, double bytes, int micro_batch = -1);
+  int add_group(std::vector<int> ranks);  // distinct ranks, in ring order
+  int add_collective(int group, double bytes, int bucket = -1);
+  void depend(int task, int on);
+
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const Task& task(int id) const { return tasks_[id]; }
+  const std::vector<std::vector<int>>& groups() const { return groups_; }
+  const std::vector<std::vector<int>>& successors() const { return successors_; }
+  const std::vector<int>& dependency_count() const { return dependency_count_; }
+  // Resource queues: 3 per rank (compute, send, collective), tasks in order.
+  static int compute_resource(int rank) { return 3 * rank; }
+  static int send_resource(int rank) { return 3 * rank + 1; }
+  static int collective_resource(int rank) { return 3 * rank + 2; }
+  const std::vector<std::vector<int>>& resource_queues() const { return queues_; }
+
+ private:
+  int add(Task task);
+  int ranks_;
+  std::vector<Task> tasks_;
+  std::vector<std::vector<int>> successors_;
+  std::vector<int> dependency_count_;
+  std::vector<std::vector<int>> groups_;
+  std::vector<std::vector<int>> queues_;
+};
+
+}  // namespace harness::simulator

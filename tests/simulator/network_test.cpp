@@ -1,0 +1,105 @@
+// Link sharing: flows on a common link split its bandwidth, recomputed as flows come and go.
+#include <gtest/gtest.h>
+
+#include "simulator/engine.h"
+
+namespace harness::simulator {
+namespace {
+
+ClusterConfig machine(int gpus) {
+  ClusterConfig config;
+  config.gpus_per_machine = {gpus};
+  config.intra_bandwidth = 1e9;
+  config.intra_latency_s = 0;
+  return config;
+}
+
+TEST(Network, OneFlowAloneTakesBytesOverBandwidth) {
+  const Cluster cluster(machine(2));
+  TaskGraph graph(2);
+  graph.add_transfer(1, 0, 100e6);
+  EXPECT_NEAR(run_tasks(cluster, graph).makespan, 0.1, 1e-12);
+}
+
+TEST(Network, TwoConcurrentFlowsOnOneLinkEachTakeTwiceAsLong) {
+  // Ranks 1 and 2 both send to rank 0: both flows cross rank 0's in-port.
+  const Cluster cluster(machine(3));
+  TaskGraph graph(3);
+  const int a = graph.add_transfer(1, 0, 100e6);
+  const int b = graph.add_transfer(2, 0, 100e6);
+  const TaskTimes times = run_tasks(cluster, graph);
+  EXPECT_NEAR(times.end[a], 0.2, 1e-12);
+  EXPECT_NEAR(times.end[b], 0.2, 1e-12);
+}
+
+TEST(Network, RatesAreRecomputedWhenAFlowJoinsAndLeaves) {
+  // A (100 MB) starts at 0; B (100 MB) starts at d = 0.05 s after a compute task.
+  // A: 50 MB alone, then 50 MB at half speed: ends at 0.05 + 0.1 = 0.15 = 2S/W - d.
+  // B: 50 MB at half speed until 0.15, then 50 MB alone: ends at 0.2 = 2S/W.
+  const Cluster cluster(machine(3));
+  TaskGraph graph(3);
+  const int a = graph.add_transfer(1, 0, 100e6);
+  const int wait = graph.add_compute(2, TaskCategory::kForward, 0.05);
+  const int b = graph.add_transfer(2, 0, 100e6);
+  graph.depend(b, wait);
+  const TaskTimes times = run_tasks(cluster, graph);
+  EXPECT_NEAR(times.end[a], 0.15, 1e-12);
+  EXPECT_NEAR(times.end[b], 0.2, 1e-12);
+}
+
+TEST(Network, FlowsOnDifferentLinksDoNotInterfere) {
+  const Cluster cluster(machine(4));
+  TaskGraph graph(4);
+  const int a = graph.add_transfer(0, 1, 100e6);
+  const int b = graph.add_transfer(2, 3, 100e6);
+  const TaskTimes times = run_tasks(cluster, graph);
+  EXPECT_NEAR(times.end[a], 0.1, 1e-12);
+  EXPECT_NEAR(times.end[b], 0.1, 1e-12);
+}
+
+TEST(Network, MachinesShareTheirNicAndP2pStreamsAreCapped) {
+  // Two machines of 2 GPUs, NIC 1 GB/s, intra 10 GB/s, p2p cap 0.4 GB/s: one cross-machine
+  // stream runs at the cap (100 MB: 0.25 s); two streams from machine 0 share the NIC but each
+  // is capped below half of it, so both still take 0.25 s; three take 100 MB / (1/3 GB/s).
+  ClusterConfig config;
+  config.gpus_per_machine = {3, 3};
+  config.intra_bandwidth = 10e9;
+  config.inter_bandwidth = 1e9;
+  config.inter_p2p_bandwidth = 0.4e9;
+  config.inter_latency_s = 0;
+  const Cluster cluster(config);
+  TaskGraph two(6);
+  two.add_transfer(0, 3, 100e6);
+  two.add_transfer(1, 4, 100e6);
+  EXPECT_NEAR(run_tasks(cluster, two).makespan, 0.25, 1e-12);
+  TaskGraph three(6);
+  three.add_transfer(0, 3, 100e6);
+  three.add_transfer(1, 4, 100e6);
+  three.add_transfer(2, 5, 100e6);
+  EXPECT_NEAR(run_tasks(cluster, three).makespan, 0.3, 1e-12);
+}
+
+TEST(Network, SendsOfOneRankAreQueuedOnItsChannel) {
+  // Rank 0 sends to 1 and then to 2: its send channel runs one transfer at a time.
+  const Cluster cluster(machine(3));
+  TaskGraph graph(3);
+  const int a = graph.add_transfer(0, 1, 100e6);
+  const int b = graph.add_transfer(0, 2, 100e6);
+  const TaskTimes times = run_tasks(cluster, graph);
+  EXPECT_NEAR(times.end[a], 0.1, 1e-12);
+  EXPECT_NEAR(times.start[b], 0.1, 1e-12);
+  EXPECT_NEAR(times.end[b], 0.2, 1e-12);
+}
+
+TEST(Network, ACycleOfDependenciesIsReportedNotHung) {
+  const Cluster cluster(machine(2));
+  TaskGraph graph(2);
+  const int a = graph.add_compute(0, TaskCategory::kForward, 1.0);
+  const int b = graph.add_compute(1, TaskCategory::kForward, 1.0);
+  graph.depend(a, b);
+  graph.depend(b, a);
+  EXPECT_THROW(run_tasks(cluster, graph), std::logic_error);
+}
+
+}  // namespace
+}  // namespace harness::simulator

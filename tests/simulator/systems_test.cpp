@@ -1,0 +1,213 @@
+// Systems against closed forms: pipelines of equal stages, schedule orders, DDP buckets.
+#include <gtest/gtest.h>
+
+#include "simulator/chrome_trace.h"
+#include "simulator/collective.h"
+#include "simulator/data_parallel_system.h"
+#include "simulator/pipeline_system.h"
+#include "test_costs.h"
+
+namespace harness::simulator {
+namespace {
+
+using testing::chain;
+
+ClusterConfig idle_machine(int gpus) {
+  ClusterConfig config;
+  config.gpus_per_machine = {gpus};
+  config.intra_bandwidth = 10e9;
+  config.intra_latency_s = 0;
+  return config;
+}
+
+PipelineSystem equal_stages(int stages, int layers_per_stage, int replicas, int micro_batches,
+                            PipelineSchedule schedule) {
+  PipelineSystem system;
+  system.schedule = schedule;
+  system.micro_batches = micro_batches;
+  system.global_batch = micro_batches * replicas;  // one sample per replica per micro-batch
+  int rank = 0;
+  for (int s = 0; s < stages; ++s) {
+    PipelineStage stage;
+    for (int l = 0; l < layers_per_stage; ++l) stage.layers.push_back(s * layers_per_stage + l);
+    for (int r = 0; r < replicas; ++r) stage.ranks.push_back(rank++);
+    system.stages.push_back(stage);
+  }
+  return system;
+}
+
+TEST(Pipeline, GpipeOfEqualStagesTakesMPlusPMinusOneStageTimes) {
+  // p = 4 stages of 2 layers (forward 1 ms, backward 2 ms each): stage time 6 ms per
+  // micro-batch; m = 8: (8 + 4 - 1) x 6 ms = 66 ms. No activations: transfers are free.
+  for (auto schedule : {PipelineSchedule::kGpipe, PipelineSchedule::kDapple}) {
+    const LayerCosts costs = chain(8, 1e-3, 2e-3);
+    const Cluster cluster(idle_machine(4));
+    ComputeNoise none;
+    const SimulatedIteration it =
+        simulate_pipeline(cluster, costs, equal_stages(4, 2, 1, 8, schedule), 4, none);
+    EXPECT_NEAR(it.times.makespan, 11 * 6e-3, 1e-12) << to_string(schedule);
+    // Every rank: forward 8 x 2 ms, backward is the rest of the iteration.
+    EXPECT_NEAR(it.ranks[2].forward_ms, 16.0, 1e-9);
+    EXPECT_NEAR(it.ranks[2].iteration_ms, 66.0, 1e-9);
+    EXPECT_NEAR(it.ranks[2].backward_ms, 50.0, 1e-9);
+  }
+}
+
+TEST(Pipeline, ReplicatedStagesSplitMicroBatchesAndAllReduce) {
+  // 2 stages x 2 replicas, 1 layer each (forward 2 ms, backward 4 ms per sample), micro-batch
+  // of 2 samples -> 1 per replica; m = 3: (3 + 2 - 1) x 6 ms = 24 ms, then a 2-rank ring
+  // all-reduce of 10 MB at 10 GB/s, no latency: 2 x 5 MB / 10 GB/s = 1 ms.
+  const LayerCosts costs = chain(2, 2e-3, 4e-3, 0, 10e6);
+  const Cluster cluster(idle_machine(4));
+  ComputeNoise none;
+  PipelineSystem system = equal_stages(2, 1, 2, 3, PipelineSchedule::kGpipe);
+  const SimulatedIteration it = simulate_pipeline(cluster, costs, system, 4, none);
+  EXPECT_NEAR(it.times.makespan, 24e-3 + 1e-3, 1e-12);
+}
+
+TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
+  // 2 stages of one layer, m = 1, activation 10 MB per sample at 10 GB/s: forward 1 ms,
+  // transfer 1 ms, forward 1 ms, backward 1 ms, gradient transfer 1 ms, backward 1 ms.
+  const LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
+  const Cluster cluster(idle_machine(2));
+  ComputeNoise none;
+  const SimulatedIteration it = simulate_pipeline(
+      cluster, costs, equal_stages(2, 1, 1, 1, PipelineSchedule::kDapple), 2, none);
+  EXPECT_NEAR(it.times.makespan, 6e-3, 1e-12);
+}
+
+TEST(Pipeline, DappleAndGpipeOrders) {
+  using Op = ScheduledOp;
+  // p = 4, m = 6. DAPPLE stage 0: 3 warm-up forwards, 1F1B, drain.
+  const std::vector<Op> dapple0 = {{true, 0},  {true, 1},  {true, 2},  {true, 3},
+                                   {false, 0}, {true, 4},  {false, 1}, {true, 5},
+                                   {false, 2}, {false, 3}, {false, 4}, {false, 5}};
+  EXPECT_EQ(stage_order(PipelineSchedule::kDapple, 4, 0, 6), dapple0);
+  // Last stage: no warm-up, strict alternation.
+  const std::vector<Op> dapple3 = {{true, 0}, {false, 0}, {true, 1}, {false, 1},
+                                   {true, 2}, {false, 2}, {true, 3}, {false, 3},
+                                   {true, 4}, {false, 4}, {true, 5}, {false, 5}};
+  EXPECT_EQ(stage_order(PipelineSchedule::kDapple, 4, 3, 6), dapple3);
+  // Fewer micro-batches than warm-up slots: all forwards, then all backwards.
+  const std::vector<Op> short0 = {{true, 0}, {true, 1}, {false, 0}, {false, 1}};
+  EXPECT_EQ(stage_order(PipelineSchedule::kDapple, 4, 0, 2), short0);
+  const std::vector<Op> gpipe = {{true, 0},  {true, 1},  {true, 2},
+                                 {false, 0}, {false, 1}, {false, 2}};
+  EXPECT_EQ(stage_order(PipelineSchedule::kGpipe, 4, 1, 3), gpipe);
+}
+
+TEST(Pipeline, SimulatedComputeFollowsTheScheduleOrder) {
+  // The trace of stage 0 lists its compute events in DAPPLE order, with 1F1B keeping at most
+  // p - s micro-batches in flight, where GPipe holds all m.
+  const LayerCosts costs = chain(4, 1e-3, 2e-3);
+  const Cluster cluster(idle_machine(4));
+  for (auto schedule : {PipelineSchedule::kDapple, PipelineSchedule::kGpipe}) {
+    ComputeNoise none;
+    const SimulatedIteration it =
+        simulate_pipeline(cluster, costs, equal_stages(4, 1, 1, 8, schedule), 4, none);
+    const nlohmann::json trace = rank_trace(it, 0, "p", 0);
+    std::vector<std::string> names;
+    int in_flight = 0, peak = 0;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] != "X" || e["tid"] != 0 || e["cat"] == "step") continue;
+      names.push_back(e["name"]);
+      in_flight += e["cat"] == "forward" ? 1 : -1;
+      peak = std::max(peak, in_flight);
+    }
+    ASSERT_EQ(names.size(), 16u);
+    if (schedule == PipelineSchedule::kDapple) {
+      EXPECT_EQ(names[3], "forward mb3");
+      EXPECT_EQ(names[4], "backward mb0");
+      EXPECT_EQ(names[5], "forward mb4");
+      EXPECT_EQ(peak, 4);
+      EXPECT_EQ(trace["otherData"]["schedule"], "dapple");
+    } else {
+      EXPECT_EQ(names[7], "forward mb7");
+      EXPECT_EQ(names[8], "backward mb0");
+      EXPECT_EQ(peak, 8);
+    }
+    EXPECT_EQ(trace["otherData"]["stage"], 0);
+  }
+}
+
+TEST(Pipeline, RejectsBadStages) {
+  const LayerCosts costs = chain(3, 1e-3, 1e-3);
+  PipelineSystem system;
+  system.stages = {{{0, 1}, {0}}};
+  EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // layer 2 missing
+  system.stages = {{{1, 2}, {0}}, {{0}, {1}}};
+  EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // edge backwards
+  system.stages = {{{0, 1}, {0}}, {{2}, {0}}};
+  EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // rank twice
+  system.stages = {{{0, 1}, {0}}, {{2}, {5}}};
+  EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // rank outside
+}
+
+TEST(DataParallel, SyncIsComputePlusEveryBucketsAllReduce) {
+  // 4 layers of 30 MiB parameters, buckets capped at 1 MiB first then 25 MiB: every layer is
+  // its own bucket (a tensor is never split). 2 ranks on one machine, 10 GB/s, no latency.
+  const double mib = 1024.0 * 1024.0;
+  const LayerCosts costs = chain(4, 5e-3, 10e-3, 0, 30 * mib);
+  const Cluster cluster(idle_machine(2));
+  const auto buckets = layer_buckets(costs, 1, 25);
+  ASSERT_EQ(buckets.size(), 4u);
+  EXPECT_EQ(buckets[0].layers, std::vector<int>{3});  // ready first: the last layer
+  DataParallelSystem system;
+  system.world = 2;
+  system.batch_per_rank = 1;
+  system.overlap = false;
+  system.step_s = 1e-3;
+  ComputeNoise none;
+  const double allreduce = idle_allreduce_seconds(cluster, {0, 1}, CollectiveAlgorithm::kRing,
+                                                  30 * mib);  // = 30 MiB / 10 GB/s
+  EXPECT_NEAR(allreduce, 30 * mib / 10e9, 1e-15);
+  const SimulatedIteration sync = simulate_data_parallel(cluster, costs, system, none);
+  EXPECT_NEAR(sync.times.makespan, 20e-3 + 40e-3 + 4 * allreduce + 1e-3, 1e-12);
+  EXPECT_NEAR(sync.ranks[1].forward_ms, 20.0, 1e-9);
+  EXPECT_NEAR(sync.ranks[1].step_ms, 1.0, 1e-9);
+  // Overlap: each bucket's all-reduce (3.1 ms) runs under the next layer's backward (10 ms);
+  // only the last one is exposed.
+  system.overlap = true;
+  const SimulatedIteration overlap = simulate_data_parallel(cluster, costs, system, none);
+  EXPECT_NEAR(overlap.times.makespan, 20e-3 + 40e-3 + allreduce + 1e-3, 1e-12);
+}
+
+TEST(DataParallel, AccumulationRunsMicroBatchesThenReduces) {
+  // 2 micro-batches of half the batch: same compute as one, still one set of all-reduces.
+  const LayerCosts costs = chain(2, 4e-3, 8e-3, 0, 10e6);
+  const Cluster cluster(idle_machine(2));
+  DataParallelSystem system;
+  system.world = 2;
+  system.batch_per_rank = 2;
+  system.bucket_mb = 1000;
+  system.first_bucket_mb = 1000;
+  ComputeNoise none;
+  const double one = simulate_data_parallel(cluster, costs, system, none).times.makespan;
+  system.accumulation = 2;
+  const double two = simulate_data_parallel(cluster, costs, system, none).times.makespan;
+  // One 20 MB bucket after the whole backward: 2 x 10 MB / 10 GB/s = 2 ms either way.
+  EXPECT_NEAR(one, 2 * 2 * 4e-3 + 2 * 2 * 8e-3 + 2e-3, 1e-12);
+  EXPECT_NEAR(two, one, 1e-12);
+}
+
+TEST(ComputeNoise, SeededAndBounded) {
+  ComputeNoise a(0.1, 7), b(0.1, 7), c(0.1, 8);
+  bool differs = false;
+  for (int i = 0; i < 100; ++i) {
+    const double x = a.apply(1.0);
+    EXPECT_EQ(x, b.apply(1.0));
+    EXPECT_GE(x, 0.9);
+    EXPECT_LT(x, 1.1);
+    differs |= x != c.apply(1.0);
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(Trace, BoundedRankSubset) {
+  EXPECT_EQ(traced_ranks(4, 16), (std::vector<int>{0, 1, 2, 3}));
+  const auto ranks = traced_ranks(1024, 5);
+  EXPECT_EQ(ranks, (std::vector<int>{0, 255, 511, 767, 1023}));
+}
+
+}  // namespace
+}  // namespace harness::simulator

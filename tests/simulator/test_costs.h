@@ -1,0 +1,30 @@
+// Hand-made layer costs for the simulator tests.
+#pragma once
+
+#include <numeric>
+
+#include "simulator/layer_costs.h"
+
+namespace harness::simulator::testing {
+
+// A chain of `layers` identical layers (forward/backward seconds at profile batch 1).
+inline LayerCosts chain(int layers, double forward_s, double backward_s,
+                        double activation_bytes = 0, double parameter_bytes = 0) {
+  LayerCosts costs;
+  costs.source = "test-chain";
+  costs.profile_batch = 1;
+  for (int i = 0; i < layers; ++i) {
+    costs.ids.push_back("node" + std::to_string(i));
+    costs.names.push_back("layer" + std::to_string(i));
+    costs.forward_s.push_back(forward_s);
+    costs.backward_s.push_back(backward_s);
+    costs.activation_bytes.push_back(activation_bytes);
+    costs.parameter_bytes.push_back(parameter_bytes);
+    costs.successors.push_back(i + 1 < layers ? std::vector<int>{i + 1} : std::vector<int>{});
+  }
+  costs.order.resize(layers);
+  std::iota(costs.order.begin(), costs.order.end(), 0);
+  return costs;
+}
+
+}  // namespace harness::simulator::testing
