@@ -47,7 +47,7 @@ class Engine {
         case EventType::kFlowDone: {
           std::uint32_t owner = 0;
           if (network_.complete(now_, event.id, event.version, owner)) {
-            flow_done(static_cast<int>(owner));
+            flow_done(static_cast<int>(owner), event.id);
           }
           break;
         }
@@ -70,6 +70,7 @@ class Engine {
   struct Progress {  // of a transfer or collective
     int phase = 0;
     int step = 0;
+    int flow = -1;               // collectives: the flow of the current phase, held between steps
     std::vector<LinkUse> route;  // transfers
   };
 
@@ -110,12 +111,17 @@ class Engine {
     return *slot;
   }
 
-  // Starts the current step of a collective (skipping empty phases), or ends it.
+  // Starts the current step of a collective (skipping empty phases), or ends it. The flow of
+  // a phase keeps its links between steps (Network::complete) and is released with the phase.
   void begin_step(int id) {
     const Task& task = graph_.task(id);
     const auto& phases = phases_of(task.group);
     Progress& p = progress_[id];
     while (p.phase < static_cast<int>(phases.size()) && p.step >= phases[p.phase].steps) {
+      if (p.flow >= 0) {
+        network_.release(now_, static_cast<std::uint32_t>(p.flow));
+        p.flow = -1;
+      }
       ++p.phase;
       p.step = 0;
     }
@@ -128,30 +134,36 @@ class Engine {
 
   void start_flow(int id) {
     const Task& task = graph_.task(id);
+    Progress& p = progress_[id];
     if (task.kind == TaskKind::kTransfer) {
       if (task.bytes <= 0) {
         finish(id);
         return;
       }
-      Progress& p = progress_[id];
       cluster_.route(task.rank, task.peer, p.route);
       network_.start(now_, task.bytes, p.route.data(), static_cast<int>(p.route.size()),
                      cluster_.p2p_cap(task.rank, task.peer), static_cast<std::uint32_t>(id));
       return;
     }
-    const CollectivePhase& phase = phases_of(task.group)[progress_[id].phase];
+    const CollectivePhase& phase = phases_of(task.group)[p.phase];
     const double bytes = phase.bytes_fraction * task.bytes;
     if (bytes <= 0) {
-      flow_done(id);
+      flow_done(id, -1);
       return;
     }
-    network_.start(now_, bytes, phase.links.data(), static_cast<int>(phase.links.size()),
-                   cluster_.config().collective_rate_cap, static_cast<std::uint32_t>(id));
+    if (p.flow >= 0) {
+      network_.resume(now_, static_cast<std::uint32_t>(p.flow), bytes);
+      return;
+    }
+    p.flow = static_cast<int>(
+        network_.start(now_, bytes, phase.links.data(), static_cast<int>(phase.links.size()),
+                       cluster_.config().collective_rate_cap, static_cast<std::uint32_t>(id)));
   }
 
-  void flow_done(int id) {
+  void flow_done(int id, long long flow) {
     const Task& task = graph_.task(id);
     if (task.kind == TaskKind::kTransfer) {
+      network_.release(now_, static_cast<std::uint32_t>(flow));
       finish(id);
       return;
     }

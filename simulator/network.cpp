@@ -23,6 +23,10 @@ void Network::update_rate(double now, std::uint32_t id) {
   Flow& flow = flows_[id];
   const double rate = fair_rate(flow);
   if (rate == flow.rate) return;  // its completion event is still right
+  if (flow.held) {                // nothing to move now: remember the rate for resume()
+    flow.rate = rate;
+    return;
+  }
   flow.remaining = std::max(0.0, flow.remaining - flow.rate * (now - flow.updated_at));
   flow.updated_at = now;
   flow.rate = rate;
@@ -56,7 +60,7 @@ std::uint32_t Network::start(double now, double bytes_per_edge, const LinkUse* u
   }
   Flow& flow = flows_[id];
   const std::uint32_t version = flow.version + 1;
-  flow = Flow{uses, use_count, bytes_per_edge, 0.0, now, rate_cap, version, owner, true};
+  flow = Flow{uses, use_count, bytes_per_edge, 0.0, now, rate_cap, version, owner, true, false};
   for (int i = 0; i < use_count; ++i) {
     Link& link = links_[uses[i].link];
     link.load += uses[i].edges;
@@ -71,9 +75,27 @@ std::uint32_t Network::start(double now, double bytes_per_edge, const LinkUse* u
 
 bool Network::complete(double now, std::uint32_t id, std::uint32_t version, std::uint32_t& owner) {
   Flow& flow = flows_[id];
-  if (!flow.active || flow.version != version) return false;
-  flow.active = false;
+  if (!flow.active || flow.held || flow.version != version) return false;
+  flow.held = true;
+  flow.remaining = 0.0;
+  flow.updated_at = now;
   owner = flow.owner;
+  return true;
+}
+
+void Network::resume(double now, std::uint32_t id, double bytes_per_edge) {
+  Flow& flow = flows_[id];
+  flow.held = false;
+  flow.remaining = bytes_per_edge;
+  flow.updated_at = now;
+  ++flow.version;  // the rate is current: update_rate kept it while the flow was held
+  queue_.push(now + bytes_per_edge / flow.rate, EventType::kFlowDone, id, flow.version);
+}
+
+void Network::release(double now, std::uint32_t id) {
+  Flow& flow = flows_[id];
+  flow.active = false;
+  flow.held = false;
   for (int i = 0; i < flow.use_count; ++i) {
     Link& link = links_[flow.uses[i].link];
     link.load -= flow.uses[i].edges;
@@ -93,7 +115,6 @@ bool Network::complete(double now, std::uint32_t id, std::uint32_t version, std:
     }
   }
   free_.push_back(id);
-  return true;
 }
 
 }  // namespace harness::simulator

@@ -28,9 +28,15 @@ class Network {
   // returns its id. `owner` is handed back by finish().
   std::uint32_t start(double now, double bytes_per_edge, const LinkUse* uses, int use_count,
                       double rate_cap, std::uint32_t owner);
-  // Handles a kFlowDone event: returns true and the owner when the flow really finished now
-  // (the event is current), false for an event made stale by a later rate change.
+  // Handles a kFlowDone event: returns true and the owner when the flow's bytes are done now
+  // (the event is current), false for an event made stale by a later rate change. A done flow
+  // still holds its links until release() -- or until resume() gives it the bytes of its next
+  // step: the steps of one collective phase cross the same links, so keeping them registered
+  // through the latency between steps makes a step O(1) instead of O(links) (the price: during
+  // that latency other flows still share the links with it).
   bool complete(double now, std::uint32_t flow, std::uint32_t version, std::uint32_t& owner);
+  void resume(double now, std::uint32_t flow, double bytes_per_edge);
+  void release(double now, std::uint32_t flow);
 
   int link_count() const { return static_cast<int>(links_.size()); }
   double link_bandwidth(int link) const { return links_[link].bandwidth; }
@@ -52,6 +58,7 @@ class Network {
     std::uint32_t version = 0;
     std::uint32_t owner = 0;
     bool active = false;
+    bool held = false;  // bytes done, links kept (no completion event pending)
   };
 
   double fair_rate(const Flow& flow) const;
