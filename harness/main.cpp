@@ -12,6 +12,7 @@
 #include "harness/plot_command.h"
 #include "harness/profile_command.h"
 #include "harness/report_command.h"
+#include "harness/simulate_command.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
 #include "runtime/comm_benchmark.h"
@@ -60,6 +61,10 @@ void add_run_command(CLI::App& app, const std::string& executable) {
         root.IsMap() && root["kind"] && root["kind"].IsScalar() ? root["kind"].Scalar() : "train";
     if (kind == "plan") {
       exit_code = run_plan_kind(spec_path, root, overrides, dry_run);
+      return;
+    }
+    if (kind == "simulate") {
+      exit_code = harness::run_simulate_spec(spec_path, root, overrides, dry_run, std::cout);
       return;
     }
     if (kind == "profile") {
@@ -113,6 +118,7 @@ int main(int argc, char** argv) {
   add_models_command(app);
   harness::add_profile_command(app, self_executable(argv[0]));
   harness::add_plan_command(app);
+  harness::add_simulate_command(app);
   harness::add_report_command(app);
   harness::add_plot_command(app);
   harness::add_compare_command(app);
