@@ -15,6 +15,7 @@
 #include "harness/simulate_command.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
+#include "harness/trace_command.h"
 #include "runtime/comm_benchmark.h"
 #include "runtime/worker.h"
 
@@ -122,6 +123,7 @@ int main(int argc, char** argv) {
   harness::add_report_command(app);
   harness::add_plot_command(app);
   harness::add_compare_command(app);
+  harness::add_trace_command(app);
   app.add_subcommand("worker", "One rank of a run (launched by `harness run`)");
   try {
     app.parse(argc, argv);

@@ -80,6 +80,8 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
     FigureSet set;
     if (kind == "planner") {
       set = planner_figures(directory, experiment);
+    } else if (kind == "timeline") {
+      set = timeline_figures(directory, experiment);
     } else if (!run) {
       set.unfit = "not a training results folder (no manifest.json)";
     } else if (kind == "bucket_sweep") {
@@ -89,6 +91,7 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
     } else {
       set = cdf_figures(*run);
     }
+    for (const auto& note : set.notes) out << "plot " << kind << ": " << note << "\n";
     if (!set.unfit.empty()) {
       out << "plot " << kind << ": does not fit " << directory.string() << ": " << set.unfit
           << "\n";

@@ -3,6 +3,6 @@
 
 namespace harness {
 
-inline constexpr const char* kPlotKinds[] = {"bucket_sweep", "scaling", "cdf", "planner"};
+inline constexpr const char* kPlotKinds[] = {"bucket_sweep", "scaling", "cdf", "planner", "timeline"};
 
 }  // namespace harness
