@@ -270,7 +270,7 @@ SystemSettings read_system(const YAML::Node& node, const SpecOrigin& origin) {
             out.ranks.push_back(static_cast<int>(rank));
           }
         } else {
-          out.replicas = stage.get_int("replicas", 1, 1, 1 << 20);
+          out.replicas = stage.get_int("replicas", 0, 1, 1 << 20);  // 0: an equal share
         }
         stage.finish();
         s.stages.push_back(std::move(out));
@@ -557,8 +557,18 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
         out.layers.push_back(costs.order[position]);
       }
       out.ranks = stage.ranks;
+      long long replicas = stage.replicas;
+      if (out.ranks.empty() && replicas == 0) {  // neither ranks nor replicas: world / stages
+        const long long stages = static_cast<long long>(s.stages.size());
+        if (world % stages != 0) {
+          throw RunFailure("stages without ranks or replicas split the world evenly, but " +
+                           std::to_string(world) + " ranks do not divide into " +
+                           std::to_string(stages) + " stages");
+        }
+        replicas = world / stages;
+      }
       if (out.ranks.empty()) {
-        for (long long i = 0; i < stage.replicas; ++i) out.ranks.push_back(next_rank++);
+        for (long long i = 0; i < replicas; ++i) out.ranks.push_back(next_rank++);
       }
       choice.system.stages.push_back(std::move(out));
     }
