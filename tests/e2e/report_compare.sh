@@ -77,4 +77,58 @@ flagged = [r for r in rows if r["verdict"] == "regression"]
 assert flagged and report["regression"], rows
 print("compare flagged", len(flagged), "of", len(rows), "iteration rows")
 PY
+# trace: the hand-made per-rank traces of tests/data/trace/run (a DDP run and a 2-stage GPipe
+# run) merge into one trace.json per run, the breakdown is printed and written, and the
+# timeline figure is drawn; the MLP run above has no traces unless its system writes them.
+cp -r "$(dirname "$0")/../data/trace/run" "$SCRATCH/traced"
+out=$("$HARNESS" trace "$SCRATCH/traced") || fail "trace failed"
+expect_contains "$out" "| 0 | 0 | 6.600 | 4.400 | 2.000 | 2.000 | 0.400 | 2.500 |"
+expect_contains "$out" "wrote $SCRATCH/traced/raw/p000/overlap/rep0/trace.json"
+for run in overlap gpipe_2x1; do
+  for f in trace.json trace_breakdown.md trace_breakdown.json; do
+    [[ -s "$SCRATCH/traced/raw/p000/$run/rep0/$f" ]] || fail "trace wrote no $run/$f"
+  done
+done
+"$PY" - "$SCRATCH/traced/raw/p000/gpipe_2x1/rep0/trace.json" <<'PY'
+import json, sys
+trace = json.load(open(sys.argv[1]))
+timed = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+assert len(timed) == 18 and min(e["ts"] for e in timed) == 0, timed
+assert {e["pid"] for e in timed} == {0, 1}
+names = {(e["pid"], e["args"]["name"]) for e in trace["traceEvents"] if e["name"] == "process_name"}
+assert names == {(0, "rank 0 (stage 0)"), (1, "rank 1 (stage 1)")}, names
+PY
+"$HARNESS" trace "$SCRATCH/traced" --system overlap --output "$SCRATCH/one.json" >/dev/null ||
+  fail "trace --output failed"
+[[ -s "$SCRATCH/one.json" ]] || fail "trace --output wrote nothing"
+out=$("$HARNESS" plot "$SCRATCH/traced" --kind timeline) || fail "plot timeline failed"
+expect_contains "$out" "plot timeline: $SCRATCH/traced/plots/timeline_p000_gpipe_2x1_rep0.png"
+for f in timeline_p000_overlap_rep0 timeline_p000_gpipe_2x1_rep0; do
+  for ext in png svg dat gp; do [[ -s "$SCRATCH/traced/plots/$f.$ext" ]] || fail "missing $f.$ext"; done
+done
+if compgen -G "$dir/raw/*/*/rep0/trace_rank0.json" >/dev/null; then
+  "$HARNESS" trace "$dir" >/dev/null || fail "trace of the MLP run failed"
+else
+  out=$("$HARNESS" plot "$dir" --kind timeline) || fail "plot timeline without traces failed"
+  expect_contains "$out" "plot timeline: does not fit $dir: no traces in this results folder"
+  set +e
+  "$HARNESS" trace "$dir" 2>"$SCRATCH/notrace"
+  code=$?
+  set -e
+  [[ $code == 2 ]] || fail "trace without traces exited $code"
+  expect_contains "$(cat "$SCRATCH/notrace")" "error: $dir: no traces in this results folder"
+fi
+# A malformed trace: one line naming the file and the place, exit 2, nothing written.
+rm -f "$SCRATCH"/traced/raw/p000/*/rep0/trace.json
+echo '{"traceEvents": [' >"$SCRATCH/traced/raw/p000/overlap/rep0/trace_rank1.json"
+set +e
+"$HARNESS" trace "$SCRATCH/traced" 2>"$SCRATCH/badtrace"
+code=$?
+set -e
+[[ $code == 2 ]] || fail "trace of a malformed file exited $code"
+expect_contains "$(cat "$SCRATCH/badtrace")" \
+  "error: $SCRATCH/traced/raw/p000/overlap/rep0/trace_rank1.json:2:1: malformed JSON"
+[[ $(wc -l <"$SCRATCH/badtrace") == 1 ]] || fail "more than one line: $(cat "$SCRATCH/badtrace")"
+[[ ! -e "$SCRATCH/traced/raw/p000/gpipe_2x1/rep0/trace.json" ]] || fail "half-written trace"
+
 echo "PASS report_compare"
