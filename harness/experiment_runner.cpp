@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/cluster_launcher.h"
 #include "harness/comparison_table.h"
 #include "harness/environment_info.h"
 #include "harness/external_system.h"
@@ -16,7 +17,9 @@
 #include "harness/progress_display.h"
 #include "harness/result_files.h"
 #include "harness/run_manifest.h"
+#include "harness/run_resume.h"
 #include "harness/run_summary.h"
+#include "harness/spec_error.h"
 #include "harness/text_util.h"
 
 namespace harness {
@@ -116,6 +119,84 @@ RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, lo
   return rank;
 }
 
+// The same worker under a cluster launcher: config inline, identity from the launcher.
+WorkerLaunch cluster_worker(const PlannedRun& run, const fs::path& raw, int port,
+                            const RunnerOptions& options) {
+  WorkerLaunch worker;
+  worker.executable = options.executable;
+  worker.config_json = worker_config(run).dump();
+  worker.out_dir = raw.string();
+  worker.world_size = run.point->config.run.world_size;
+  worker.threads_per_rank = run.point->config.run.threads_per_rank;
+  worker.master_addr = master_address(options.hosts);
+  worker.master_port = port;
+  for (const char* name : {"HARNESS_FAULT", "HARNESS_GLOO_HOST"}) {
+    if (const char* value = std::getenv(name); value && *value) {
+      worker.forwarded_variables.push_back(name);
+    }
+  }
+  return worker;
+}
+
+// The rendezvous port of a run: run.master_port when it is free here, else any free one.
+int choose_port(const RunConfig& run) {
+  if (run.master_port > 0) {
+    if (port_is_free(static_cast<int>(run.master_port))) return static_cast<int>(run.master_port);
+    const int other = pick_free_port();
+    std::fprintf(stderr, "note: run.master_port %lld is in use; using port %d instead\n",
+                 run.master_port, other);
+    return other;
+  }
+  return pick_free_port();
+}
+
+// --print-launch: what would start each run's ranks, one block per run.
+int print_launch_plan(const Experiment& experiment, const RunnerOptions& options,
+                      std::ostream& out) {
+  const auto runs = plan_runs(experiment);
+  const fs::path results = fs::path("RESULTS_DIR");
+  out << "launch plan (" << launcher_name(options.launcher) << "), " << runs.size()
+      << " run(s); RESULTS_DIR is " << experiment.output << "/" << experiment.name
+      << "/<UTC timestamp>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const PlannedRun& run = runs[i];
+    const RunConfig& c = run.point->config.run;
+    const fs::path raw = run_raw_directory(results, run.point->id, run.system->name, run.repeat);
+    const int port = c.master_port > 0 ? static_cast<int>(c.master_port) : 29500;
+    out << "run " << i + 1 << "/" << runs.size() << ": " << describe_run(run) << "\n";
+    if (options.launcher == LauncherKind::local || run.system->external) {
+      if (run.system->external) {
+        out << "  external system (started by the local launcher): "
+            << preview_external_command(*run.system->external, run.point->config, run.repeat)
+            << "\n";
+        continue;
+      }
+      for (long long r = 0; r < c.world_size; ++r) {
+        const RankProcess rank = worker_rank(run, raw, port, r);
+        LaunchCommand command;
+        for (const auto& [key, value] : rank.environment) command.argv.push_back(key + "=" + value);
+        command.argv.push_back(options.executable);
+        command.argv.insert(command.argv.end(), rank.arguments.begin(), rank.arguments.end());
+        out << "  " << render_command(command) << "\n";
+      }
+      continue;
+    }
+    const WorkerLaunch worker = cluster_worker(run, raw, port, options);
+    for (const auto& command :
+         plan_launch(options.launcher, worker, options.hosts, ::geteuid() == 0)) {
+      out << "  " << render_command(command) << "\n";
+    }
+  }
+  out << "(the master port is picked free per run; 29500 stands for it here)\n";
+  return 0;
+}
+
+std::string this_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 }  // namespace
 
 std::string describe_matrix(const Experiment& experiment) {
@@ -165,6 +246,20 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     out << describe_matrix(spec);
     return 0;
   }
+  if (options.print_launch) return print_launch_plan(spec, options, out);
+  if (options.launcher == LauncherKind::torchrun) {
+    throw InputError(
+        "--launcher torchrun: torchrun is started on every host by you or your scheduler; "
+        "`--print-launch` prints each host's command (experiments/README.md, Launchers)");
+  }
+  if (options.launcher != LauncherKind::local) {
+    const std::string program = options.launcher == LauncherKind::mpirun ? "mpirun" : "srun";
+    if (find_program(program).empty()) {
+      throw InputError("--launcher " + launcher_name(options.launcher) + ": '" + program +
+                       "' is not on PATH" +
+                       (program == "mpirun" ? " (Debian: apt-get install openmpi-bin)" : ""));
+    }
+  }
   // External systems whose requirements are missing (say, python3-torch) are left out of the
   // study, said so, and recorded; the rest runs.
   Experiment experiment = spec;
@@ -191,13 +286,18 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     experiment.baseline = experiment.systems.front().name;
   }
   const auto runs = plan_runs(experiment);
+  const bool resuming = !options.resume_directory.empty();
+  if (resuming) check_resumable(options.resume_directory, experiment);
   const fs::path directory =
-      start_results_folder(experiment.output, experiment.name, experiment.resolved);
-  out << "results: " << directory.string() << "\n";
+      resuming ? fs::path(options.resume_directory)
+               : start_results_folder(experiment.output, experiment.name, experiment.resolved);
+  out << (resuming ? "resuming: " : "results: ") << directory.string() << "\n";
   out.flush();
-  write_file_atomic(directory / "manifest.json",
-                    manifest_to_json(make_manifest(experiment)).dump(2) + "\n");
-  {
+  if (!resuming) {
+    write_file_atomic(directory / "manifest.json",
+                      manifest_to_json(make_manifest(experiment)).dump(2) + "\n");
+  }
+  if (!resuming) {
     json env = collect_environment(options.runtime_info);
     const RunConfig& run = experiment.points.front().config.run;
     env["backend"] = run.backend;
@@ -211,12 +311,25 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
   ProgressDisplay progress(runs.size(), options.interactive);
   int exit_code = 0;
   json failures = json::array();
+  size_t kept = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     const PlannedRun& run = runs[i];
     const PointConfig& c = run.point->config;
     const fs::path raw = run_raw_directory(directory, run.point->id, run.system->name, run.repeat);
+    if (resuming) {
+      // Complete runs are kept as they are; anything else is run again from scratch.
+      if (run_has_complete_results(raw, c.run.world_size, c.run.iterations)) {
+        ++kept;
+        continue;
+      }
+      fs::remove_all(raw);
+    }
     fs::create_directories(raw);
-    const int port = c.run.rendezvous == "tcp" ? pick_free_port() : 0;
+    const bool cluster = options.launcher != LauncherKind::local && !run.system->external;
+    int port = c.run.rendezvous == "tcp" || cluster ? choose_port(c.run) : 0;
+    bool run_failed = false;
+    // A port taken between picking it and rank 0 binding it: the run is tried again on another.
+    for (int attempt = 1;; ++attempt) {
     std::string executable = options.executable;
     std::vector<RankProcess> ranks;
     std::optional<RankFailure> failure;
@@ -244,7 +357,17 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
 
     progress.begin_run(i, describe_run(run), c.run.warmup + c.run.iterations);
     LaunchOutcome outcome;
-    if (!failure) {
+    if (!failure && cluster) {
+      ClusterLaunch launch;
+      launch.command =
+          plan_launch(options.launcher, cluster_worker(run, raw, port, options), options.hosts,
+                      ::geteuid() == 0)
+              .front();
+      launch.world_size = static_cast<int>(c.run.world_size);
+      launch.directory = raw;
+      outcome = launch_cluster(launch, limits, [&](long long beats) { progress.update(beats); });
+      failure = outcome.failure;
+    } else if (!failure) {
       outcome =
           launch_local(executable, ranks, limits, [&](long long beats) { progress.update(beats); });
       failure = outcome.failure;
@@ -255,8 +378,24 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
         if (!note.empty()) failure->reason += " " + note;
       }
     }
+    if (failure && failure->rank == 0 && attempt < 3 && !run.system->external &&
+        failed_on_busy_port(failure->stderr_tail)) {
+      const int other = pick_free_port();
+      std::fprintf(stderr,
+                   "note: rank 0 could not listen on port %d (in use); running it again on "
+                   "port %d\n",
+                   port, other);
+      port = other;
+      continue;
+    }
+    if (failure && failure->rank >= 0 && failure->host.empty()) {
+      failure->host =
+          rank_host_from_stdout(raw / ("rank" + std::to_string(failure->rank) + ".stdout"));
+      if (failure->host.empty() && !cluster) failure->host = this_host();
+    }
     bool complete = outcome.ok;
-    json status = {{"elapsed_s", outcome.elapsed_s}, {"ranks", c.run.world_size}};
+    json status = {{"elapsed_s", outcome.elapsed_s}, {"ranks", c.run.world_size},
+                   {"launcher", launcher_name(cluster ? options.launcher : LauncherKind::local)}};
     if (complete && run.system->external) {
       json details;
       failure =
@@ -273,13 +412,14 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     }
     if (failure) {
       status["failure"] = {{"rank", failure->rank}, {"reason", failure->reason}};
+      if (!failure->host.empty()) status["failure"]["host"] = failure->host;
     } else if (outcome.interrupted) {
       status["failure"] = {{"reason", "interrupted"}};
     }
     status["status"] = complete ? "complete" : (outcome.interrupted ? "interrupted" : "failed");
     write_file_atomic(raw / "status.json", status.dump(2) + "\n");
     progress.end_run(complete, outcome.elapsed_s);
-    if (complete) continue;
+    if (complete) break;
 
     if (outcome.interrupted) {
       std::fprintf(stderr, "interrupted: stopped every rank of run %zu/%zu; finished runs kept\n",
@@ -290,14 +430,26 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
       const std::string reason = status["failure"].value("reason", "");
       std::fprintf(stderr, "error: run %zu/%zu (%s) failed: rank %d %s\n", i + 1, runs.size(),
                    describe_run(run).c_str(), rank, reason.c_str());
+      std::fprintf(stderr, "  rank %d ran on host %s (launcher %s); run.on_failure: %s\n", rank,
+                   failure && !failure->host.empty() ? failure->host.c_str() : "(unknown)",
+                   status.value("launcher", "local").c_str(), c.run.on_failure.c_str());
       if (failure && !failure->stderr_tail.empty()) {
+        const fs::path stderr_path = raw / ("rank" + std::to_string(rank) + ".stderr");
         std::fprintf(stderr, "--- last lines of rank %d's stderr (%s) ---\n%s---\n", rank,
-                     ranks[rank].stderr_path.c_str(), failure->stderr_tail.c_str());
+                     stderr_path.c_str(), failure->stderr_tail.c_str());
       }
       exit_code = 1;
     }
     failures.push_back({{"run", describe_run(run)}, {"detail", status}});
-    break;  // stop the study; runs already finished stay in the folder
+    run_failed = true;
+    break;
+    }  // attempts
+    if (exit_code == 130) break;
+    // run.on_failure: stop ends the study here; runs already finished stay in the folder.
+    if (run_failed && c.run.on_failure == "stop") break;
+  }
+  if (resuming) {
+    out << "resume: " << kept << " of " << runs.size() << " run(s) already complete were kept\n";
   }
   progress.finish();
 

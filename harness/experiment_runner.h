@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "harness/launch_plan.h"
 #include "harness/spec.h"
 
 namespace harness {
@@ -16,13 +17,17 @@ struct RunnerOptions {
   bool dry_run = false;
   bool interactive = false;  // progress line rewritten in place
   std::map<std::string, std::string> runtime_info;  // e.g. torch_version, from the worker side
+  LauncherKind launcher = LauncherKind::local;  // who starts the ranks (harness/launch_plan.h)
+  std::vector<HostSlots> hosts;                 // --hosts h1:8,h2:8 (mpirun, slurm, torchrun)
+  bool print_launch = false;                    // print each run's launch command, run nothing
+  std::string resume_directory;  // --resume: finish this results folder instead of a new one
 };
 
 // The expanded matrix, one line per run, as --dry-run prints it.
 std::string describe_matrix(const Experiment& experiment);
 
 // Returns the process exit code: 0 all runs complete, 1 a run failed (finished points are
-// kept), 130 interrupted.
+// kept; with run.on_failure: continue the study goes on first), 130 interrupted.
 int run_experiment(const Experiment& experiment, const RunnerOptions& options, std::ostream& out);
 
 // Writes summary.json, table.md and table.csv of a results folder from its raw samples and

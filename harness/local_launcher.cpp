@@ -106,6 +106,39 @@ int pick_free_port() {
   return ntohs(address.sin_port);
 }
 
+bool port_is_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  const int yes = 1;
+  // As a server would bind it: SO_REUSEADDR, so a port in TIME_WAIT counts as free.
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return bound;
+}
+
+std::string rank_host_from_stdout(const fs::path& stdout_path) {
+  std::ifstream in(stdout_path);
+  std::string line;
+  for (int i = 0; i < 20 && std::getline(in, line); ++i) {
+    if (line.rfind("rank identity: ", 0) != 0) continue;
+    const auto at = line.find(" host=");
+    if (at == std::string::npos) return "";
+    const auto end = line.find(' ', at + 6);
+    return line.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+  }
+  return "";
+}
+
+bool failed_on_busy_port(const std::string& stderr_tail) {
+  return stderr_tail.find("Address already in use") != std::string::npos ||
+         stderr_tail.find("errno: 98") != std::string::npos;
+}
+
 LaunchOutcome launch_local(const std::string& executable, const std::vector<RankProcess>& ranks,
                            const LaunchLimits& limits, const ProgressCallback& progress) {
   using Clock = std::chrono::steady_clock;
@@ -166,7 +199,21 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
         first_failure = std::make_pair(static_cast<int>(r), status);
       }
     }
-    if (first_failure) return fail(first_failure->first, describe_status(first_failure->second));
+    if (first_failure) {
+      // Ctrl-C in a terminal reaches the ranks (same process group) as well as the harness: a
+      // rank that died of SIGINT/SIGTERM while the harness was asked to stop is no failure.
+      const int status = first_failure->second;
+      if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      if (stop_requested().load()) {
+        stop_all();
+        outcome.interrupted = true;
+        outcome.elapsed_s = seconds_since(start);
+        return outcome;
+      }
+      return fail(first_failure->first, describe_status(status));
+    }
     if (std::all_of(exited.begin(), exited.end(), [](bool e) { return e; })) break;
 
     for (size_t r = 0; r < heartbeats.size(); ++r) {

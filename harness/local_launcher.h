@@ -30,6 +30,7 @@ struct RankFailure {
   int rank = -1;
   std::string reason;       // "exited with code 1", "killed by signal 6 (Aborted)", "hung: ..."
   std::string stderr_tail;  // last lines of that rank's stderr
+  std::string host = {};    // where that rank ran, when known
 };
 
 struct LaunchOutcome {
@@ -54,5 +55,16 @@ std::string tail_lines(const std::filesystem::path& path, size_t lines);
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, close).
 int pick_free_port();
+
+// Whether a TCP port can be bound on this host right now (all interfaces).
+bool port_is_free(int port);
+
+// The host a rank named in its "rank identity: ... host=NAME ..." line (runtime/worker.cpp),
+// "" when its stdout has none.
+std::string rank_host_from_stdout(const std::filesystem::path& stdout_path);
+
+// Whether a failed rank's stderr says its rendezvous port was taken (c10d's TCPStore: "errno:
+// 98 - Address already in use"): the run is then retried on another port.
+bool failed_on_busy_port(const std::string& stderr_tail);
 
 }  // namespace harness

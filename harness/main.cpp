@@ -49,13 +49,20 @@ void add_run_command(CLI::App& app, const std::string& executable) {
   auto* run = app.add_subcommand("run", "Run an experiment spec (experiments/*.yaml)");
   static std::string spec_path;
   static std::vector<std::string> overrides;
-  static bool quick = false, dry_run = false;
+  static bool quick = false, dry_run = false, print_launch = false;
+  static std::string launcher = "local", hosts, resume;
   run->add_option("spec", spec_path, "Experiment spec (YAML)")->required();
   run->add_option("--set", overrides, "Override a spec value: key.path=value (repeatable)")
       ->take_all()
       ->allow_extra_args(false);
   run->add_flag("--quick", quick, "Few iterations and a short sweep, for a smoke run");
   run->add_flag("--dry-run", dry_run, "Print the expanded matrix and exit");
+  run->add_option("--launcher", launcher, "Who starts the ranks: local|mpirun|slurm|torchrun");
+  run->add_option("--hosts", hosts, "Hosts and slots for mpirun/slurm/torchrun: h1:8,h2:8");
+  run->add_flag("--print-launch", print_launch,
+                "Print the command that starts each run's ranks and exit");
+  run->add_option("--resume", resume,
+                  "Finish this results folder: run only the runs without complete results");
   run->callback([executable]() {
     YAML::Node root = harness::parse_yaml_file(spec_path);
     const std::string kind =
@@ -83,6 +90,10 @@ void add_run_command(CLI::App& app, const std::string& executable) {
     runner.dry_run = dry_run;
     runner.interactive = isatty(STDERR_FILENO);
     runner.runtime_info = {{"torch_version", runtime::torch_version()}};
+    runner.launcher = harness::parse_launcher(launcher);
+    runner.hosts = harness::parse_hosts(hosts);
+    runner.print_launch = print_launch;
+    runner.resume_directory = resume;
     exit_code = harness::run_experiment(experiment, runner, std::cout);
   });
 }

@@ -107,6 +107,8 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.run.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
     config.run.timeout_s = run.get_double("timeout_s", 3600, 0.0);
     config.run.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
+    config.run.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
+    config.run.master_port = run.get_int("master_port", 0, 0, 65535);
     if (config.run.backend == "nccl" && config.run.device != "cuda") {
       run.fail(run.child("backend"), "backend", "nccl needs run.device: cuda");
     }

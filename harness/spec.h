@@ -42,6 +42,8 @@ struct RunConfig {
   std::string rendezvous = "tcp";  // tcp (TCPStore on loopback) | file (FileStore)
   double timeout_s = 3600;         // a whole run of one system at one point
   double stall_timeout_s = 300;    // no rank made progress for this long: hung
+  std::string on_failure = "stop";  // stop | continue: after a failed run, the study ...
+  long long master_port = 0;        // rendezvous port wanted (0: any free one); busy: another
 };
 
 struct DdpConfig {

@@ -48,6 +48,9 @@ struct Rendezvous {
   int port = 0;
   std::string path;
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  // false under torchrun, whose agent already serves the store on host:port
+  // (TORCHELASTIC_USE_AGENT_STORE): every rank then joins it as a client.
+  bool rank0_serves = true;
 };
 
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int rank,

@@ -99,7 +99,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int 
   if (rendezvous.kind == "tcp") {
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(rendezvous.port);
-    options.isServer = rank == 0;
+    options.isServer = rank == 0 && rendezvous.rank0_serves;
     options.numWorkers = world_size;
     options.waitWorkers = true;
     options.timeout = rendezvous.timeout;

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,8 @@
 #include "runtime/communicator.h"
 #include "runtime/fault_injection.h"
 #include "runtime/model_zoo.h"
+#include "runtime/rank_identity.h"
+#include "runtime/result_gather.h"
 #include "runtime/sample_log.h"
 
 namespace runtime {
@@ -25,14 +28,21 @@ namespace {
 
 struct WorkerArgs {
   std::string config_path;
+  std::string config_text;  // --config-json: the config inline (no shared file system)
   std::string out_dir;
   int rank = -1;
   int world_size = 0;
   Rendezvous rendezvous;
+  std::string gloo_host;      // the address Gloo listens on (runtime/rank_identity.h)
+  bool emit_results = false;  // rank 0 prints every rank's result files as frames on stdout
 };
 
+// Identity flags may be left out: they then come from torchrun's, Slurm's or Open MPI's
+// environment (runtime/rank_identity.h).
 WorkerArgs parse_args(const std::vector<std::string>& args) {
   WorkerArgs parsed;
+  IdentityFlags identity_flags;
+  std::optional<std::string> gloo_host;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) throw std::invalid_argument(args[i] + " needs a value");
@@ -41,29 +51,63 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
     const std::string& flag = args[i];
     if (flag == "--config")
       parsed.config_path = value();
+    else if (flag == "--config-json")
+      parsed.config_text = value();
     else if (flag == "--out")
       parsed.out_dir = value();
     else if (flag == "--rank")
-      parsed.rank = std::stoi(value());
+      identity_flags.rank = std::stoi(value());
     else if (flag == "--world-size")
-      parsed.world_size = std::stoi(value());
+      identity_flags.world_size = std::stoi(value());
+    else if (flag == "--local-rank")
+      identity_flags.local_rank = std::stoi(value());
+    else if (flag == "--rank-from")
+      identity_flags.source = parse_identity_source(value());
     else if (flag == "--rendezvous")
       parsed.rendezvous.kind = value();
     else if (flag == "--master-addr")
-      parsed.rendezvous.host = value();
+      identity_flags.master_addr = value();
     else if (flag == "--master-port")
-      parsed.rendezvous.port = std::stoi(value());
+      identity_flags.master_port = std::stoi(value());
     else if (flag == "--store-path")
       parsed.rendezvous.path = value();
+    else if (flag == "--gloo-host")
+      gloo_host = value();
+    else if (flag == "--emit-results")
+      parsed.emit_results = true;
     else
       throw std::invalid_argument("unknown worker option '" + flag + "'");
   }
-  if (parsed.config_path.empty() || parsed.out_dir.empty() || parsed.rank < 0 ||
-      parsed.world_size < 1 || parsed.rank >= parsed.world_size) {
+  if ((parsed.config_path.empty() && parsed.config_text.empty()) || parsed.out_dir.empty()) {
     throw std::invalid_argument(
-        "usage: harness worker --config FILE --out DIR --rank R --world-size N "
-        "[--rendezvous tcp|file] [--master-addr A] [--master-port P] [--store-path F]");
+        "usage: harness worker (--config FILE | --config-json TEXT) --out DIR [--rank R "
+        "--world-size N | --rank-from auto|torchrun|slurm|openmpi] [--local-rank L] "
+        "[--rendezvous tcp|file] [--master-addr A] [--master-port P] [--store-path F] "
+        "[--gloo-host H] [--emit-results]");
   }
+  const EnvironmentLookup env = process_environment();
+  const RankIdentity identity = resolve_rank_identity(identity_flags, env);
+  parsed.rank = identity.rank;
+  parsed.world_size = identity.world_size;
+  parsed.rendezvous.host = identity.master_addr;
+  parsed.rendezvous.port = identity.master_port;
+  parsed.rendezvous.rank0_serves = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") != "True";
+  if (gloo_host) {
+    parsed.gloo_host = *gloo_host;
+  } else if (parsed.rendezvous.kind == "tcp") {
+    parsed.gloo_host = gloo_interface_host(identity, env);
+  } else {
+    parsed.gloo_host = env("HARNESS_GLOO_HOST").value_or("127.0.0.1");
+  }
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // The harness reads this line to name the host of a rank that fails.
+  std::printf("rank identity: rank=%d world=%d local_rank=%d host=%s source=%s master=%s:%d "
+              "gloo=%s\n",
+              identity.rank, identity.world_size, identity.local_rank, host,
+              identity_source_name(identity.source).c_str(), identity.master_addr.c_str(),
+              identity.master_port, parsed.gloo_host.c_str());
+  std::fflush(stdout);
   return parsed;
 }
 
@@ -78,7 +122,8 @@ torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
 }
 
 int run_worker(const WorkerArgs& args) {
-  const json config = json::parse(std::ifstream(args.config_path));
+  const json config = args.config_text.empty() ? json::parse(std::ifstream(args.config_path))
+                                               : json::parse(args.config_text);
   const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
   const json& model_config = config.at("model");
   const json& system = config.at("system");
@@ -93,7 +138,8 @@ int run_worker(const WorkerArgs& args) {
       static_cast<long long>(config.value("collective_timeout_s", 300.0) * 1000));
   rendezvous.timeout = timeout;
   auto store = connect_store(rendezvous, args.rank, args.world_size);
-  auto communicator = make_gloo_communicator(store, args.rank, args.world_size, timeout);
+  auto communicator =
+      make_gloo_communicator(store, args.rank, args.world_size, timeout, args.gloo_host);
   std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
   std::fflush(stdout);
 
@@ -176,7 +222,9 @@ int run_worker(const WorkerArgs& args) {
     std::fflush(stdout);
   }
   log.write(fs::path(args.out_dir) / ("rank" + std::to_string(args.rank) + ".csv"));
+  gather_result_files(*store, args.rank, args.world_size, args.out_dir);
   communicator->barrier();
+  if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
   return 0;
 }
 

@@ -10,6 +10,8 @@ packages=(
   libboost-dev libboost-filesystem-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
   gnuplot-nox python3
+  openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test
+  iproute2                    # the two-namespace rendezvous test (ip netns)
 )
 # Optional: PyTorch's own DDP as a peer in benchmarks. Skipped by HARNESS_NO_PYTORCH=1.
 optional=(python3-torch python3-torchvision)
