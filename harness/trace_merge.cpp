@@ -68,6 +68,50 @@ long long integer_field(const json& object, const char* key, const fs::path& fil
   return found->get<long long>();
 }
 
+// Trace viewers expect the slices of one thread to nest; two all-reduce buckets in flight at
+// once overlap without nesting, and Perfetto would misplace or drop one. Such an event moves to
+// an extra thread of the same rank (tid + 100 k, named "<thread> #k+1"), greedily: the first
+// lane whose last slice has ended.
+json split_overlapping(json timed, long long rank) {
+  std::map<long long, std::vector<size_t>> by_thread;
+  for (size_t i = 0; i < timed.size(); ++i) {
+    const json& event = timed[i];
+    if (event.value("ph", "") == "X") by_thread[event["tid"].get<long long>()].push_back(i);
+  }
+  json extra = json::array();
+  for (auto& [tid, indices] : by_thread) {
+    std::stable_sort(indices.begin(), indices.end(), [&](size_t a, size_t b) {
+      return timed[a]["ts"].get<double>() < timed[b]["ts"].get<double>();
+    });
+    std::vector<double> lane_end;  // the end of the last slice of each lane
+    for (size_t i : indices) {
+      const double start = timed[i]["ts"].get<double>();
+      const double end = start + timed[i]["dur"].get<double>();
+      size_t lane = 0;
+      // 1 ns of slack: an event that starts where the previous one ended does not overlap it.
+      while (lane < lane_end.size() && lane_end[lane] > start + 1e-3) ++lane;
+      if (lane == lane_end.size()) {
+        lane_end.push_back(end);
+        if (lane > 0) {
+          const char* names[] = {"compute", "send", "recv", "allreduce"};
+          const std::string base =
+              tid >= 0 && tid < 4 ? names[tid] : "thread " + std::to_string(tid);
+          extra.push_back({{"name", "thread_name"},
+                           {"ph", "M"},
+                           {"pid", rank},
+                           {"tid", tid + 100 * static_cast<long long>(lane)},
+                           {"args", {{"name", base + " #" + std::to_string(lane + 1)}}}});
+        }
+      } else {
+        lane_end[lane] = end;
+      }
+      if (lane > 0) timed[i]["tid"] = tid + 100 * static_cast<long long>(lane);
+    }
+  }
+  for (auto& event : timed) extra.push_back(std::move(event));
+  return extra;
+}
+
 }  // namespace
 
 RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnings) {
@@ -327,7 +371,7 @@ json merged_trace(const LoadedTrace& trace, const std::string& experiment) {
                         {"tid", 0},
                         {"args", {{"sort_index", rank.rank}}}});
     }
-    for (auto& event : timed) events.push_back(std::move(event));
+    for (auto& event : split_overlapping(timed, rank.rank)) events.push_back(std::move(event));
     json about = rank.other_data;
     about["rank"] = rank.rank;
     about["file"] = rank.file.filename().string();

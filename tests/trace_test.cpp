@@ -150,15 +150,28 @@ TEST(TraceCommand, MergesEveryRunAndWritesTheBreakdown) {
     }
     ++complete;
     earliest = std::min(earliest, event["ts"].get<double>());
+    if (event["name"] == "allreduce bucket 1") {
+      // Rank 0's bucket 1 [5000,7000] overlaps bucket 0 [3000,5500] without nesting: it moves
+      // to a second all-reduce thread. Rank 1's [6500,7000] does not.
+      EXPECT_EQ(event["tid"], event["pid"] == 0 ? 103 : 3) << event;
+    }
     if (event["name"] == "forward" && event["pid"] == 1) {
       EXPECT_DOUBLE_EQ(event["ts"].get<double>(), 300);  // shifted, not rounded
       EXPECT_DOUBLE_EQ(event["dur"].get<double>(), 2200);
     }
   }
   EXPECT_EQ(complete, 10u);
-  EXPECT_EQ(metadata, 2u * 5u + 2u);  // the ranks' names kept, a sort index added per rank
+  // The ranks' names kept, a sort index added per rank, a name for rank 0's second
+  // all-reduce thread.
+  EXPECT_EQ(metadata, 2u * 5u + 2u + 1u);
   EXPECT_EQ(sort_index, 2u);
   EXPECT_DOUBLE_EQ(earliest, 0);
+  const auto second_thread =
+      std::find_if(merged["traceEvents"].begin(), merged["traceEvents"].end(),
+                   [](const json& e) { return e["ph"] == "M" && e["tid"] == 103; });
+  ASSERT_NE(second_thread, merged["traceEvents"].end());
+  EXPECT_EQ((*second_thread)["args"]["name"], "allreduce #2");
+  EXPECT_EQ((*second_thread)["pid"], 0);
 
   const std::string table = read_file(ddp / "trace_breakdown.md");
   EXPECT_NE(table.find("| 0 | 8.500 | 7.000 | 2.000 | 4.000 | 1.000 | 4.000 | 0.000 | 0.000 | "
