@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/simulate-validate-XXXXXX)}
+mkdir -p "$OUT"
 if [ $# -gt 0 ]; then MODELS=("$@"); else MODELS=(resnet18 resnet50); fi
 
 p50() {  # summary.json, system, phase -> p50 of the first point
