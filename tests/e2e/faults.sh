@@ -115,7 +115,7 @@ import socket, sys, time
 s = socket.socket(); s.bind(("0.0.0.0", 0)); s.listen(1)
 print(s.getsockname()[1], flush=True); time.sleep(120)' >"$SCRATCH/port" &
 squatter=$!
-trap 'kill $squatter 2>/dev/null; rm -rf "$SCRATCH"' EXIT
+trap 'kill $squatter 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
 for _ in $(seq 50); do [[ -s $SCRATCH/port ]] && break; sleep 0.1; done
 busy=$(cat "$SCRATCH/port")
 spec "$SCRATCH/port.yaml" "master_port: $busy"
