@@ -38,6 +38,7 @@ struct BucketState {
   std::vector<int64_t> offsets;  // element offset of each member tensor in `flat`
   size_t pending = 0;            // members whose gradient has not arrived this iteration
   bool launched = false;
+  double launched_us = 0;  // when its all-reduce was issued (monotonic clock), for traces
   std::unique_ptr<runtime::CommWork> work;
 };
 
@@ -53,6 +54,17 @@ struct GradientReducer::State {
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep hooks alive
   size_t next_to_launch = 0;  // overlap: buckets launch strictly in order
   std::mutex mutex;
+  runtime::TraceRecorder* trace = nullptr;
+
+  // Waits for bucket b's all-reduce; traced from its launch to the moment this rank saw it done.
+  void wait_for(size_t b) {
+    bucket_states[b].work->wait();
+    if (trace != nullptr) {
+      trace->add("allreduce bucket " + std::to_string(b), runtime::TraceCategory::kAllReduce,
+                 bucket_states[b].launched_us, runtime::TraceRecorder::now_us(),
+                 {{"bucket", b}, {"bytes", buckets[b].bytes}});
+    }
+  }
 
   void reset_iteration() {
     for (size_t b = 0; b < buckets.size(); ++b) {
@@ -72,7 +84,8 @@ struct GradientReducer::State {
 
   void launch(size_t b) {
     BucketState& bucket = bucket_states[b];
-    bucket.flat.div_(communicator->world_size());
+    if (options.average) bucket.flat.div_(communicator->world_size());
+    bucket.launched_us = runtime::TraceRecorder::now_us();
     bucket.work = communicator->all_reduce_sum(bucket.flat);
     bucket.launched = true;
   }
@@ -167,7 +180,7 @@ void GradientReducer::finish_backward() {
       std::vector<std::unique_ptr<runtime::CommWork>> works;
       for (auto& p : s.parameters) {
         at::Tensor grad = p.grad();
-        grad.div_(s.communicator->world_size());
+        if (s.options.average) grad.div_(s.communicator->world_size());
         works.push_back(s.communicator->all_reduce_sum(grad));
       }
       for (auto& work : works) work->wait();
@@ -177,7 +190,7 @@ void GradientReducer::finish_backward() {
       for (size_t b = 0; b < s.buckets.size(); ++b) {
         for (size_t p : s.buckets[b].tensors) s.copy_in(p);
         s.launch(b);
-        s.bucket_states[b].work->wait();
+        s.wait_for(b);
         s.copy_out(b);
       }
       s.reset_iteration();
@@ -195,7 +208,7 @@ void GradientReducer::finish_backward() {
       }
       // Wait in launch order; each copy-out overlaps the all-reduces still running.
       for (size_t b = 0; b < s.buckets.size(); ++b) {
-        s.bucket_states[b].work->wait();
+        s.wait_for(b);
         s.copy_out(b);
       }
       s.reset_iteration();
@@ -204,6 +217,8 @@ void GradientReducer::finish_backward() {
 }
 
 const std::vector<Bucket>& GradientReducer::buckets() const { return state_->buckets; }
+
+void GradientReducer::set_trace(runtime::TraceRecorder* trace) { state_->trace = trace; }
 
 std::string GradientReducer::buckets_json() const {
   nlohmann::json out = nlohmann::json::array();

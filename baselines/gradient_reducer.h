@@ -17,6 +17,7 @@
 
 #include "baselines/bucket_assignment.h"
 #include "runtime/communicator.h"
+#include "runtime/trace_recorder.h"
 
 namespace baselines {
 
@@ -30,6 +31,9 @@ struct ReducerOptions {
   SyncMode mode = SyncMode::kOverlap;
   double bucket_mb = 25;
   double first_bucket_mb = 1;
+  // true: gradients become the rank average (DDP); false: the rank sum (a pipeline stage's
+  // replicas, whose loss is already weighted by each sample's share of the global batch).
+  bool average = true;
 };
 
 class GradientReducer {
@@ -47,6 +51,9 @@ class GradientReducer {
 
   // Empty for per_tensor.
   const std::vector<Bucket>& buckets() const;
+
+  // Bucket all-reduces are recorded there (from launch to seen done) while it is enabled.
+  void set_trace(runtime::TraceRecorder* trace);
   // JSON array: per bucket its index, bytes, limit, dtype and parameter names.
   std::string buckets_json() const;
 

@@ -13,6 +13,8 @@
 #include "harness/environment_info.h"
 #include "harness/external_system.h"
 #include "harness/local_launcher.h"
+#include "harness/pipeline_plan_source.h"
+#include "harness/pipeline_table.h"
 #include "harness/plot_command.h"
 #include "harness/progress_display.h"
 #include "harness/result_files.h"
@@ -33,7 +35,30 @@ struct PlannedRun {
   const Point* point;
   const SystemConfig* system;
   long long repeat;
+  std::vector<PipelineStageSpec> stages;  // pipeline systems: resolved for this point
 };
+
+// Stages of every pipeline run, from the spec, a plan file or the planner (`plan: auto`,
+// whose outputs go to <results>/plans/). One resolution per point and system.
+void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& directory,
+                           const RunnerOptions& options) {
+  PlanSourceContext context;
+  context.model_layer_names = options.model_layer_names;
+  context.executable = options.executable;
+  context.work_directory = directory;
+  std::map<std::pair<const Point*, std::string>, std::vector<PipelineStageSpec>> resolved;
+  for (auto& run : runs) {
+    if (run.system->kind != "pipeline") continue;
+    const auto key = std::make_pair(run.point, run.system->name);
+    if (!resolved.count(key)) {
+      if ((!run.system->plan.empty() || run.system->stage_count > 0) && !options.model_layer_names) {
+        throw InputError("system " + run.system->name + ": plans need the model's layer names");
+      }
+      resolved[key] = resolve_pipeline_stages(*run.system, run.point->config, context);
+    }
+    run.stages = resolved[key];
+  }
+}
 
 std::vector<PlannedRun> plan_runs(const Experiment& experiment) {
   // Systems interleave within a point and repeat, so slow drift of the machine spreads over
@@ -57,15 +82,19 @@ std::string describe_run(const PlannedRun& run) {
   return text;
 }
 
+json pipeline_worker_config(const PlannedRun& run, json config);
+
 json worker_config(const PlannedRun& run) {
   const PointConfig& c = run.point->config;
-  return {
+  json config = {
       {"model",
        {{"name", c.model.name},
         {"batch_size", c.model.batch_size},
         {"input_shape", c.model.input_shape},
         {"num_classes", c.model.num_classes},
-        {"loss", c.model.loss}}},
+        {"loss", c.model.loss},
+        {"depth", c.model.depth},
+        {"width", c.model.width}}},
       {"optimizer",
        {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
       {"iterations", c.run.iterations},
@@ -78,12 +107,31 @@ json worker_config(const PlannedRun& run) {
       // harness, which can name the stuck rank, reports it.
       {"collective_timeout_s", c.run.stall_timeout_s * 2 + 30},
       {"log_buckets", run.repeat == 0},
+      // One measured iteration from the middle of the run, traced on every rank (repeat 0).
+      {"trace_iteration",
+       c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1},
       {"system",
        {{"name", run.system->name},
         {"kind", run.system->kind},
         {"mode", run.system->mode},
         {"bucket_mb", system_bucket_mb(run)},
         {"first_bucket_mb", c.ddp.first_bucket_mb}}}};
+  return run.system->kind == "pipeline" ? pipeline_worker_config(run, std::move(config)) : config;
+}
+
+// A pipeline system's worker config: the stages resolved for this point (inline, from a plan
+// file or planned now), the schedule and the micro-batch count.
+json pipeline_worker_config(const PlannedRun& run, json config) {
+  json stage_list = json::array();
+  for (const auto& stage : run.stages) {
+    stage_list.push_back({{"first_layer", stage.first_layer},
+                          {"last_layer", stage.last_layer},
+                          {"ranks", stage.ranks}});
+  }
+  config["system"]["schedule"] = run.system->schedule;
+  config["system"]["micro_batches"] = run.point->config.pipeline.micro_batches;
+  config["system"]["stages"] = stage_list;
+  return config;
 }
 
 // One rank of the harness's own worker ("harness worker ...").
@@ -238,7 +286,13 @@ std::string write_summary_files(const fs::path& run_directory) {
   const std::string markdown = render_markdown_tables(summary);
   write_file_atomic(run_directory / "table.md", markdown);
   write_file_atomic(run_directory / "table.csv", render_csv_table(summary));
-  return markdown;
+  // Pipeline studies get their own table: throughput, bubbles, activation memory.
+  const auto pipeline_rows = read_pipeline_table(run_directory);
+  if (pipeline_rows.empty()) return markdown;
+  const std::string pipeline = render_pipeline_markdown(pipeline_rows);
+  write_file_atomic(run_directory / "pipeline.md", pipeline);
+  write_file_atomic(run_directory / "pipeline.csv", render_pipeline_csv(pipeline_rows));
+  return markdown + "\n" + pipeline;
 }
 
 int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
@@ -285,7 +339,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
                  experiment.baseline.c_str(), experiment.systems.front().name.c_str());
     experiment.baseline = experiment.systems.front().name;
   }
-  const auto runs = plan_runs(experiment);
+  auto runs = plan_runs(experiment);
   const bool resuming = !options.resume_directory.empty();
   if (resuming) check_resumable(options.resume_directory, experiment);
   const fs::path directory =
@@ -297,6 +351,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     write_file_atomic(directory / "manifest.json",
                       manifest_to_json(make_manifest(experiment)).dump(2) + "\n");
   }
+  resolve_pipeline_runs(runs, directory, options);
   if (!resuming) {
     json env = collect_environment(options.runtime_info);
     const RunConfig& run = experiment.points.front().config.run;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -21,6 +22,8 @@ struct RunnerOptions {
   std::vector<HostSlots> hosts;                 // --hosts h1:8,h2:8 (mpirun, slurm, torchrun)
   bool print_launch = false;                    // print each run's launch command, run nothing
   std::string resume_directory;  // --resume: finish this results folder instead of a new one
+  // The model's layer names in chain order: pipeline plans (plan.json, plan: auto) name layers.
+  std::function<std::vector<std::string>(const ModelConfig&)> model_layer_names;
 };
 
 // The expanded matrix, one line per run, as --dry-run prints it.

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "harness/compare_command.h"
 #include "harness/experiment_runner.h"
@@ -29,6 +30,19 @@ std::string self_executable(const char* argv0) {
 }
 
 int exit_code = 0;
+
+// A zoo model's layer names (pipeline stages name and count them), built once per shape.
+std::vector<std::string> zoo_layers(const harness::ModelConfig& model) {
+  static std::map<std::string, std::vector<std::string>> cache;
+  std::string key = model.name + "/" + std::to_string(model.num_classes) + "/" +
+                    std::to_string(model.depth) + "/" + std::to_string(model.width);
+  for (long long d : model.input_shape) key += "/" + std::to_string(d);
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());
+  return cache[key] = runtime::zoo_layer_names(model.name, shape, model.num_classes, model.depth,
+                                               model.width);
+}
 
 // `kind: plan` specs: the top-level keys are checked here, the `plan:` map by the planner.
 int run_plan_kind(const std::string& path, YAML::Node root, const std::vector<std::string>& sets,
@@ -83,6 +97,9 @@ void add_run_command(CLI::App& app, const std::string& executable) {
     options.quick = quick;
     options.overrides = overrides;
     options.known_models = runtime::zoo_model_names();
+    options.model_layer_count = [](const harness::ModelConfig& model) {
+      return static_cast<long long>(zoo_layers(model).size());
+    };
     const harness::Experiment experiment =
         harness::load_experiment(root, harness::SpecOrigin(spec_path), options);
     harness::RunnerOptions runner;
@@ -90,6 +107,7 @@ void add_run_command(CLI::App& app, const std::string& executable) {
     runner.dry_run = dry_run;
     runner.interactive = isatty(STDERR_FILENO);
     runner.runtime_info = {{"torch_version", runtime::torch_version()}};
+    runner.model_layer_names = zoo_layers;
     runner.launcher = harness::parse_launcher(launcher);
     runner.hosts = harness::parse_hosts(hosts);
     runner.print_launch = print_launch;

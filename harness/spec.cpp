@@ -10,6 +10,7 @@
 #include "harness/result_files.h"
 #include "harness/spec_error.h"
 #include "harness/text_util.h"
+#include "runtime/pipeline_layout.h"
 
 namespace harness {
 namespace {
@@ -77,12 +78,17 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     MapReader model(node, "model", origin);
     config.model.name = model.get_string("name", std::nullopt, options.known_models);
     config.model.batch_size = model.get_int("batch_size", std::nullopt, 1, kMaxCount);
-    const bool is_mlp = config.model.name == "mlp";
+    const bool is_mlp = config.model.name == "mlp", is_bert = config.model.name == "bert";
     config.model.input_shape = model.get_int_list(
-        "input_shape", is_mlp ? std::vector<long long>{64} : std::vector<long long>{3, 224, 224},
+        "input_shape",
+        is_mlp    ? std::vector<long long>{64}
+        : is_bert ? std::vector<long long>{128}
+                  : std::vector<long long>{3, 224, 224},
         1);
     config.model.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
     config.model.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
+    config.model.depth = model.get_int("depth", 0, 0, 100'000);
+    config.model.width = model.get_int("width", 0, 0, 1'000'000);
     model.finish();
   }
   if (YAML::Node node = top.child("optimizer")) {
@@ -107,6 +113,7 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.run.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
     config.run.timeout_s = run.get_double("timeout_s", 3600, 0.0);
     config.run.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
+    config.run.trace = run.get_bool("trace", true);
     config.run.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
     config.run.master_port = run.get_int("master_port", 0, 0, 65535);
     if (config.run.backend == "nccl" && config.run.device != "cuda") {
@@ -120,7 +127,99 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.ddp.first_bucket_mb = ddp.get_double("first_bucket_mb", 1, 0.0);
     ddp.finish();
   }
+  if (YAML::Node node = top.child("pipeline")) {
+    MapReader pipeline(node, "pipeline", origin);
+    config.pipeline.micro_batches = pipeline.get_int("micro_batches", 4, 1, 1'000'000);
+    pipeline.finish();
+  }
   return config;
+}
+
+// `kind: pipeline`: a schedule and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]` or
+// `plan: auto | FILE` (a planner plan.json); bucket_mb caps the replicas' all-reduce buckets.
+void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
+  system.schedule = reader.get_string("schedule", "dapple", {"dapple", "gpipe"});
+  if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
+  const bool has_stages = reader.has("stages"), has_plan = reader.has("plan");
+  if (has_stages == has_plan) {
+    reader.fail(has_plan ? reader.child("plan") : reader.child("schedule"), "stages",
+                "a pipeline system needs exactly one of 'stages' (inline) or 'plan' (auto or a "
+                "plan.json)");
+  }
+  if (has_plan) {
+    system.plan = reader.get_string("plan", std::nullopt);
+    return;
+  }
+  YAML::Node stages = reader.child("stages");
+  if (stages.IsScalar()) {
+    system.stage_count = static_cast<int>(reader.get_int("stages", std::nullopt, 1, kMaxWorld));
+    return;
+  }
+  if (!stages.IsSequence() || stages.size() == 0) {
+    reader.fail(stages, "stages", "expected a non-empty list of {layers: \"FIRST-LAST\", ranks: [...]}");
+  }
+  const std::string path = reader.key_path("stages");
+  for (const auto& entry : stages) {
+    MapReader stage(entry, path, origin);
+    const std::string layers = stage.get_string("layers", std::nullopt);
+    PipelineStageSpec spec;
+    try {
+      const auto range = runtime::parse_layer_range(layers);
+      spec.first_layer = range.first;
+      spec.last_layer = range.second;
+    } catch (const std::invalid_argument& e) {
+      stage.fail(stage.child("layers"), "layers", e.what());
+    }
+    for (long long rank : stage.get_int_list("ranks", std::nullopt, 0)) {
+      spec.ranks.push_back(static_cast<int>(std::min<long long>(rank, kMaxWorld)));
+    }
+    stage.finish();
+    system.stages.push_back(spec);
+  }
+}
+
+// Inline stages against a point's world size (and the model's layers when known).
+void check_pipeline_stages(const SystemConfig& system, const PointConfig& config,
+                           const SpecOrigin& origin, const YAML::Node& systems_node,
+                           const LoadOptions& options, const std::string& point_label) {
+  if (system.stage_count > 0) {
+    if (config.run.world_size % system.stage_count != 0) {
+      YAML::Node where = systems_node;
+      for (const auto& entry : systems_node) {
+        if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name) where.reset(entry);
+      }
+      throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " +
+                       std::to_string(system.stage_count) + " stages do not divide the " +
+                       std::to_string(config.run.world_size) + " ranks evenly" +
+                       (point_label == "default" ? "" : " (at " + point_label + ")"));
+    }
+    return;
+  }
+  if (system.stages.empty()) return;
+  runtime::PipelineLayout layout;
+  for (const auto& stage : system.stages) {
+    layout.stages.push_back({stage.first_layer, stage.last_layer, stage.ranks});
+  }
+  int layers = system.stages.back().last_layer + 1;
+  if (options.model_layer_count) {
+    try {
+      layers = static_cast<int>(options.model_layer_count(config.model));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(origin.file() + ": model: " + e.what() +
+                       (point_label == "default" ? "" : " (at " + point_label + ")"));
+    }
+  }
+  try {
+    runtime::validate_layout(layout, layers, static_cast<int>(config.run.world_size));
+  } catch (const std::invalid_argument& e) {
+    YAML::Node where = systems_node;
+    for (const auto& entry : systems_node) {
+      if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name) where.reset(entry);
+    }
+    std::string message = "systems: " + system.name + ": " + e.what();
+    if (point_label != "default") message += " (at " + point_label + ")";
+    throw InputError(origin.where(where, "systems") + ": " + message);
+  }
 }
 
 std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin& origin) {
@@ -148,9 +247,11 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
     } else {
       MapReader reader(entry, "systems", origin);
       system.name = reader.get_string("name", std::nullopt);
-      system.kind = reader.get_string("kind", "ddp", {"ddp", "external"});
+      system.kind = reader.get_string("kind", "ddp", {"ddp", "external", "pipeline"});
       if (system.kind == "external") {
         system.external = read_external_system(reader, entry, origin);
+      } else if (system.kind == "pipeline") {
+        read_pipeline_system(reader, system, origin);
       } else {
         system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
         if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
@@ -230,9 +331,11 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
 
 const std::vector<std::string>& sweepable_paths() {
   static const std::vector<std::string> paths = {
+      "model",        // a whole model map: models whose other keys differ (bert vs vgg19)
       "model.name",   "model.batch_size", "model.input_shape",    "model.num_classes",
-      "optimizer.lr", "run.world_size",   "run.threads_per_rank", "run.iterations",
-      "run.warmup",   "run.seed",         "ddp.bucket_mb",        "ddp.first_bucket_mb"};
+      "model.depth",  "model.width",      "optimizer.lr",         "run.world_size",
+      "run.threads_per_rank", "run.iterations", "run.warmup",     "run.seed",
+      "ddp.bucket_mb", "ddp.first_bucket_mb", "pipeline.micro_batches"};
   return paths;
 }
 
@@ -329,7 +432,7 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     }
   }
   top.child("quick");  // applied above
-  for (const char* section : {"model", "optimizer", "run", "ddp"}) top.child(section);
+  for (const char* section : {"model", "optimizer", "run", "ddp", "pipeline"}) top.child(section);
   top.finish();
 
   // Validate the spec as written, then every point of the sweep with its values in place.
@@ -360,6 +463,9 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     }
     point.label = label_parts.empty() ? "default" : join(label_parts, ", ");
     point.config = experiment.sweep.empty() ? base : read_point_config(root, origin, options);
+    for (const auto& system : experiment.systems) {
+      check_pipeline_stages(system, point.config, origin, root["systems"], options, point.label);
+    }
     experiment.points.push_back(std::move(point));
   }
   return experiment;

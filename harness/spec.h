@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct ModelConfig {
   std::vector<long long> input_shape;
   long long num_classes = 0;  // 0: the model's default
   std::string loss = "mse";
+  long long depth = 0;  // bert: encoder layers, mlp: hidden layers (0: the model's default)
+  long long width = 0;  // bert: hidden size, vgg19: base channels, mlp: hidden width
 };
 
 struct OptimizerConfig {
@@ -42,8 +45,13 @@ struct RunConfig {
   std::string rendezvous = "tcp";  // tcp (TCPStore on loopback) | file (FileStore)
   double timeout_s = 3600;         // a whole run of one system at one point
   double stall_timeout_s = 300;    // no rank made progress for this long: hung
+  bool trace = true;               // ranks write a Chrome trace of one measured iteration
   std::string on_failure = "stop";  // stop | continue: after a failed run, the study ...
   long long master_port = 0;        // rendezvous port wanted (0: any free one); busy: another
+};
+
+struct PipelineConfig {
+  long long micro_batches = 4;  // per iteration; the global batch is split into this many
 };
 
 struct DdpConfig {
@@ -70,12 +78,24 @@ struct ExternalSystem {
   std::vector<std::string> requires_probes;  // shell commands; one failing skips the system
 };
 
+// One stage of an inline pipeline plan: layers first..last (inclusive) on `ranks`.
+struct PipelineStageSpec {
+  int first_layer = 0;
+  int last_layer = 0;
+  std::vector<int> ranks;
+};
+
 struct SystemConfig {
   std::string name;
-  std::string kind = "ddp";                // ddp | external
+  std::string kind = "ddp";                // ddp | external | pipeline
   std::string mode;                        // one of kDdpModes (ddp systems)
   std::optional<double> bucket_mb;         // overrides ddp.bucket_mb for this system
   std::optional<ExternalSystem> external;  // kind: external
+  // kind: pipeline -- the schedule and either inline stages or a plan ("auto" or a plan.json).
+  std::string schedule;
+  std::vector<PipelineStageSpec> stages;
+  int stage_count = 0;  // `stages: N`: N stages of equal layer counts on equal rank groups
+  std::string plan;
 };
 
 // Everything one point of the sweep needs; identical across systems and repeats.
@@ -84,6 +104,7 @@ struct PointConfig {
   OptimizerConfig optimizer;
   RunConfig run;
   DdpConfig ddp;
+  PipelineConfig pipeline;
 };
 
 struct SweepAxis {
@@ -117,6 +138,9 @@ struct LoadOptions {
   bool quick = false;
   std::vector<std::string> overrides;     // "key.path=value"
   std::vector<std::string> known_models;  // names accepted by model.name
+  // Layers of a model (throws std::invalid_argument for bad options); checks inline pipeline
+  // stages against the model. Unset: stages are checked against the world size only.
+  std::function<long long(const ModelConfig&)> model_layer_count;
 };
 
 // Paths that a sweep may vary.

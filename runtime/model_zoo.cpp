@@ -2,6 +2,7 @@
 
 #include <torch/nn.h>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace runtime {
@@ -9,6 +10,11 @@ namespace nn = torch::nn;
 
 torch::Tensor ZooModel::forward(torch::Tensor input) {
   for (auto& layer : layers_) input = layer.module.forward(input);
+  return input;
+}
+
+torch::Tensor ZooModel::forward_layers(torch::Tensor input, size_t first, size_t last) {
+  for (size_t i = first; i <= last; ++i) input = layers_.at(i).module.forward(input);
   return input;
 }
 
@@ -144,8 +150,12 @@ class Vgg19 : public ZooModel {
       throw std::invalid_argument("vgg19 input_shape must be [channels, height, width]");
     }
     const int64_t classes = options.num_classes > 0 ? options.num_classes : 1000;
-    const int64_t config[] = {64, 64, 0, 128, 128, 0, 256, 256, 256, 256, 0,
-                              512, 512, 512, 512, 0, 512, 512, 512, 512, 0};  // 0: max pool
+    // `width` scales every layer (64 is torchvision's): channels w, 2w, 4w, 8w, 8w and a
+    // classifier of 64w units, so reduced-size studies keep VGG's shape.
+    const int64_t w = options.width > 0 ? options.width : 64;
+    if (options.depth > 0) throw std::invalid_argument("vgg19 has no depth option (it is 19)");
+    const int64_t config[] = {w, w, 0, 2 * w, 2 * w, 0, 4 * w, 4 * w, 4 * w, 4 * w, 0,
+                              8 * w, 8 * w, 8 * w, 8 * w, 0, 8 * w, 8 * w, 8 * w, 8 * w, 0};  // 0: max pool
     auto features = register_module("features", nn::Sequential());
     int64_t channels = options.input_shape[0];
     auto add = [&](const std::string& kind, auto module) {
@@ -169,13 +179,14 @@ class Vgg19 : public ZooModel {
       classifier->push_back(module);
       append_layer(name, kind, module);
     };
-    add_classifier("Linear", nn::Linear(512 * 7 * 7, 4096));
+    const int64_t hidden = 64 * w;
+    add_classifier("Linear", nn::Linear(8 * w * 7 * 7, hidden));
     add_classifier("ReLU", nn::ReLU());
     add_classifier("Dropout", nn::Dropout(0.5));
-    add_classifier("Linear", nn::Linear(4096, 4096));
+    add_classifier("Linear", nn::Linear(hidden, hidden));
     add_classifier("ReLU", nn::ReLU());
     add_classifier("Dropout", nn::Dropout(0.5));
-    add_classifier("Linear", nn::Linear(4096, classes));
+    add_classifier("Linear", nn::Linear(hidden, classes));
     // torchvision: Kaiming-normal convolutions (fan_out), N(0, 0.01) linear weights, zero biases.
     init_like_torchvision(*this);
     for (auto& module : modules(false)) {
@@ -187,7 +198,107 @@ class Vgg19 : public ZooModel {
   }
 };
 
-// Three linear layers with ReLU, no BatchNorm: per-sample independent, so data-parallel
+// BERT's embeddings: token plus learned position embeddings, then LayerNorm (no token types,
+// no dropout: runs stay deterministic). Token ids [batch, seq] -> [batch, seq, hidden].
+class EmbeddingsImpl : public nn::Module {
+ public:
+  EmbeddingsImpl(int64_t vocabulary, int64_t max_positions, int64_t hidden) {
+    tokens = register_module("word_embeddings", nn::Embedding(vocabulary, hidden));
+    positions = register_module("position_embeddings", nn::Embedding(max_positions, hidden));
+    norm = register_module("LayerNorm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+  }
+  torch::Tensor forward(torch::Tensor ids) {
+    const auto position_ids = torch::arange(ids.size(1), ids.options().dtype(torch::kLong));
+    return norm->forward(tokens->forward(ids) + positions->forward(position_ids).unsqueeze(0));
+  }
+  nn::Embedding tokens{nullptr}, positions{nullptr};
+  nn::LayerNorm norm{nullptr};
+};
+TORCH_MODULE(Embeddings);
+
+// One post-LayerNorm Transformer encoder layer as in BERT: multi-head self-attention and a
+// GELU feed-forward of 4x the width, each with a residual connection. Batch-first throughout,
+// so a pipeline splits micro-batches along dimension 0 like every other model.
+class EncoderLayerImpl : public nn::Module {
+ public:
+  EncoderLayerImpl(int64_t hidden, int64_t heads) : heads_(heads) {
+    qkv = register_module("qkv", nn::Linear(hidden, 3 * hidden));
+    attention_output = register_module("attention_output", nn::Linear(hidden, hidden));
+    attention_norm = register_module("attention_norm",
+                                     nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+    intermediate = register_module("intermediate", nn::Linear(hidden, 4 * hidden));
+    output = register_module("output", nn::Linear(4 * hidden, hidden));
+    output_norm = register_module("output_norm",
+                                  nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
+    const int64_t head_dim = hidden / heads_;
+    // [batch, seq, 3, heads, head_dim] -> three [batch, heads, seq, head_dim]
+    auto parts = qkv->forward(x).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
+    auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(double(head_dim));
+    auto context = torch::matmul(torch::softmax(scores, -1), parts[2]);
+    context = context.transpose(1, 2).reshape({batch, seq, hidden});
+    x = attention_norm->forward(x + attention_output->forward(context));
+    return output_norm->forward(x + output->forward(torch::gelu(intermediate->forward(x))));
+  }
+  nn::Linear qkv{nullptr}, attention_output{nullptr}, intermediate{nullptr}, output{nullptr};
+  nn::LayerNorm attention_norm{nullptr}, output_norm{nullptr};
+
+ private:
+  int64_t heads_;
+};
+TORCH_MODULE(EncoderLayer);
+
+// BERT's pooler: the first token's hidden state through a tanh layer, [batch, hidden].
+class PoolerImpl : public nn::Module {
+ public:
+  explicit PoolerImpl(int64_t hidden) { dense = register_module("dense", nn::Linear(hidden, hidden)); }
+  torch::Tensor forward(torch::Tensor x) { return torch::tanh(dense->forward(x.select(1, 0))); }
+  nn::Linear dense{nullptr};
+};
+TORCH_MODULE(Pooler);
+
+// A BERT-style encoder for sequence classification: embeddings, `depth` encoder layers (12 by
+// default, BERT-base), pooler, classifier. Width 768 by default with 64-wide heads; input
+// [seq_len] token ids from a 30522-token vocabulary, as BERT's.
+class Bert : public ZooModel {
+ public:
+  explicit Bert(const ModelOptions& options) {
+    if (options.input_shape.size() != 1) {
+      throw std::invalid_argument("bert input_shape must be [sequence_length]");
+    }
+    const int64_t depth = options.depth > 0 ? options.depth : 12;
+    const int64_t hidden = options.width > 0 ? options.width : 768;
+    if (hidden % 64 != 0) throw std::invalid_argument("bert width must be a multiple of 64 (heads of 64)");
+    const int64_t classes = options.num_classes > 0 ? options.num_classes : 2;
+    input_vocabulary_ = 30522;
+    append_layer("embeddings", "Embeddings",
+                 register_module("embeddings",
+                                 Embeddings(input_vocabulary_, options.input_shape[0], hidden)));
+    // Parameter names as Hugging Face's BERT: encoder.layer.<i>.<...>.
+    auto encoder = register_module("encoder", std::make_shared<nn::Module>());
+    auto encoder_layers = encoder->register_module("layer", nn::ModuleList());
+    for (int64_t i = 0; i < depth; ++i) {
+      EncoderLayer layer(hidden, hidden / 64);
+      encoder_layers->push_back(layer);
+      append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer);
+    }
+    append_layer("pooler", "Pooler", register_module("pooler", Pooler(hidden)));
+    append_layer("classifier", "Linear", register_module("classifier", nn::Linear(hidden, classes)));
+    // BERT: N(0, 0.02) weights, zero biases, LayerNorm to identity.
+    for (auto& module : modules(false)) {
+      if (auto* linear = module->as<nn::Linear>()) {
+        nn::init::normal_(linear->weight, 0, 0.02);
+        nn::init::zeros_(linear->bias);
+      } else if (auto* embedding = module->as<nn::Embedding>()) {
+        nn::init::normal_(embedding->weight, 0, 0.02);
+      }
+    }
+  }
+};
+
+// Linear layers with ReLU (three by default), no BatchNorm: per-sample independent, so data-parallel
 // gradients equal single-process ones exactly (up to float summation order).
 class Mlp : public ZooModel {
  public:
@@ -195,12 +306,16 @@ class Mlp : public ZooModel {
     int64_t in = 1;
     for (int64_t d : options.input_shape) in *= d;
     const int64_t classes = options.num_classes > 0 ? options.num_classes : 10;
+    const int64_t hidden_layers = options.depth > 0 ? options.depth : 2;
+    const int64_t width = options.width > 0 ? options.width : 256;
     append_layer("flatten", "Flatten", register_module("flatten", nn::Flatten()));
-    append_layer("fc1", "Linear", register_module("fc1", nn::Linear(in, 256)));
-    append_layer("relu1", "ReLU", register_module("relu1", nn::ReLU()));
-    append_layer("fc2", "Linear", register_module("fc2", nn::Linear(256, 256)));
-    append_layer("relu2", "ReLU", register_module("relu2", nn::ReLU()));
-    append_layer("fc3", "Linear", register_module("fc3", nn::Linear(256, classes)));
+    for (int64_t i = 1; i <= hidden_layers; ++i) {
+      const std::string fc = "fc" + std::to_string(i), relu = "relu" + std::to_string(i);
+      append_layer(fc, "Linear", register_module(fc, nn::Linear(i == 1 ? in : width, width)));
+      append_layer(relu, "ReLU", register_module(relu, nn::ReLU()));
+    }
+    const std::string last = "fc" + std::to_string(hidden_layers + 1);
+    append_layer(last, "Linear", register_module(last, nn::Linear(width, classes)));
   }
 };
 
@@ -211,6 +326,7 @@ const std::vector<ModelEntry>& model_catalog() {
       {"resnet50", "torchvision ResNet-50 (Bottleneck, V1.5)", {3, 224, 224}},
       {"resnet18", "torchvision ResNet-18 (BasicBlock)", {3, 224, 224}},
       {"vgg19", "torchvision VGG-19 (configuration E, no BatchNorm)", {3, 224, 224}},
+      {"bert", "BERT-style encoder (12 layers x 768 by default; model.depth, model.width)", {128}},
       {"mlp", "3-layer MLP (in->256->256->classes), no BatchNorm", {64}},
   };
   return catalog;
@@ -223,6 +339,9 @@ std::vector<std::string> model_names() {
 }
 
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
+  if ((name == "resnet50" || name == "resnet18") && (options.depth > 0 || options.width > 0)) {
+    throw std::invalid_argument(name + " has no depth or width option");
+  }
   if (name == "resnet50") {
     return std::make_shared<ResNet<Bottleneck, 4>>(std::vector<int64_t>{3, 4, 6, 3}, options);
   }
@@ -231,6 +350,7 @@ std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions
   }
   if (name == "vgg19") return std::make_shared<Vgg19>(options);
   if (name == "mlp") return std::make_shared<Mlp>(options);
+  if (name == "bert") return std::make_shared<Bert>(options);
   throw std::invalid_argument("unknown model '" + name + "'");
 }
 

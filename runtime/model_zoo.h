@@ -1,5 +1,6 @@
 // The models ranks train: torchvision's ResNet-18/50 and VGG-19 (same layers, parameter names
-// and counts) and a small MLP without BatchNorm for fast, exactly comparable tests. Every
+// and counts), a BERT-style Transformer encoder of configurable depth and width, and a small
+// MLP without BatchNorm for fast, exactly comparable tests. Every
 // model is a chain of named layers: forward(x) applies them in order, which is what the layer
 // profiler times one by one and what a pipeline splits into stages.
 #pragma once
@@ -23,7 +24,11 @@ struct Layer {
 class ZooModel : public torch::nn::Module {
  public:
   torch::Tensor forward(torch::Tensor input);
+  // Layers first..last (inclusive) only: one pipeline stage's part of forward().
+  torch::Tensor forward_layers(torch::Tensor input, size_t first, size_t last);
   const std::vector<Layer>& layers() const { return layers_; }
+  // > 0: the model reads token ids in [0, input_vocabulary) (int64), not float features.
+  int64_t input_vocabulary() const { return input_vocabulary_; }
 
  protected:
   // Registers `module` under `name` (when it has a name; chains of one Sequential register
@@ -32,6 +37,7 @@ class ZooModel : public torch::nn::Module {
   void append_layer(const std::string& name, const std::string& kind, ModuleHolder module) {
     layers_.push_back({name, kind, torch::nn::AnyModule(module)});
   }
+  int64_t input_vocabulary_ = 0;
 
  private:
   std::vector<Layer> layers_;
@@ -40,6 +46,10 @@ class ZooModel : public torch::nn::Module {
 struct ModelOptions {
   std::vector<int64_t> input_shape;  // per sample, e.g. {3, 224, 224} or {64}
   int64_t num_classes = 0;           // 0: the model's default (1000 for ResNets, 10 for mlp)
+  // Size knobs, 0 = the model's default: bert's encoder layers and hidden width, vgg19's base
+  // channel count (classifier width = 64 x it), mlp's hidden layers and width. ResNets have none.
+  int64_t depth = 0;
+  int64_t width = 0;
 };
 
 struct ModelEntry {

@@ -16,6 +16,9 @@
 #include "runtime/communicator.h"
 #include "runtime/fault_injection.h"
 #include "runtime/model_zoo.h"
+#include "runtime/pipeline_worker.h"
+#include "runtime/synthetic_batch.h"
+#include "runtime/trace_recorder.h"
 #include "runtime/rank_identity.h"
 #include "runtime/result_gather.h"
 #include "runtime/sample_log.h"
@@ -143,11 +146,22 @@ int run_worker(const WorkerArgs& args) {
   std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
   std::fflush(stdout);
 
+  if (system.value("kind", "ddp") == "pipeline") {
+    run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store,
+                               communicator.get(), timeout, fault});
+    gather_result_files(*store, args.rank, args.world_size, args.out_dir);
+    communicator->barrier();
+    if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
+    return 0;
+  }
+
   // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
   torch::manual_seed(seed);
   ModelOptions model_options;
   model_options.input_shape = model_config.at("input_shape").get<std::vector<int64_t>>();
   model_options.num_classes = model_config.value("num_classes", 0);
+  model_options.depth = model_config.value("depth", 0);
+  model_options.width = model_config.value("width", 0);
   auto model = make_model(model_config.at("name").get<std::string>(), model_options);
   model->train();
   {
@@ -160,20 +174,10 @@ int run_worker(const WorkerArgs& args) {
   // Each rank its own synthetic shard, fixed for the run (generation stays out of timing).
   torch::manual_seed(seed * 1000003 + args.rank + 1);
   const long long batch = model_config.at("batch_size").get<long long>();
-  std::vector<int64_t> input_shape{batch};
-  for (int64_t d : model_options.input_shape) input_shape.push_back(d);
-  const torch::Tensor input = torch::randn(input_shape);
   const std::string loss_name = model_config.value("loss", "mse");
-  torch::Tensor target;
-  {
-    // The output width, from one sample in eval mode (BatchNorm cannot train on one sample).
-    torch::NoGradGuard no_grad;
-    model->eval();
-    const auto classes = model->forward(input.narrow(0, 0, 1)).size(1);
-    model->train();
-    target = loss_name == "cross_entropy" ? torch::randint(classes, {batch}, torch::kLong)
-                                          : torch::randn({batch, classes});
-  }
+  const SyntheticBatch data = make_synthetic_batch(*model, model_options, batch, loss_name);
+  const torch::Tensor& input = data.input;
+  const torch::Tensor& target = data.target;
 
   std::vector<at::Tensor> parameters;
   std::vector<std::string> names;
@@ -199,8 +203,15 @@ int run_worker(const WorkerArgs& args) {
 
   SampleLog log;
   using Clock = std::chrono::steady_clock;
+  const long long trace_iteration = config.value("trace_iteration", -1LL);
+  TraceRecorder trace;
+  reducer.set_trace(&trace);
+  auto us = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
+  };
   for (long long it = 0; it < warmup + iterations; ++it) {
     maybe_inject_fault(fault, args.out_dir, args.rank, it);
+    trace.set_enabled(it == trace_iteration);
     // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
     std::printf("iteration %lld start\n", it);
     std::fflush(stdout);
@@ -210,10 +221,14 @@ int run_worker(const WorkerArgs& args) {
     torch::Tensor loss = compute_loss(loss_name, model->forward(input), target);
     const auto t2 = Clock::now();
     loss.backward();
+    const auto backward_done = Clock::now();
     reducer.finish_backward();
     const auto t3 = Clock::now();
     optimizer.step();
     const auto t4 = Clock::now();
+    trace.add("forward", TraceCategory::kForward, us(t1), us(t2));
+    trace.add("backward", TraceCategory::kBackward, us(t2), us(backward_done));
+    trace.add("step", TraceCategory::kStep, us(t3), us(t4));
     if (it >= warmup) {
       log.add({it - warmup, milliseconds(t2 - t1), milliseconds(t3 - t2),
                milliseconds(t4 - t3) + milliseconds(t1 - t0), milliseconds(t4 - t0)});
@@ -222,6 +237,14 @@ int run_worker(const WorkerArgs& args) {
     std::fflush(stdout);
   }
   log.write(fs::path(args.out_dir) / ("rank" + std::to_string(args.rank) + ".csv"));
+  if (trace.size() > 0) {
+    const json other = {{"rank", args.rank},
+                        {"world_size", args.world_size},
+                        {"system", system.at("name")},
+                        {"iteration", trace_iteration - warmup}};
+    write_text_atomic(fs::path(args.out_dir) / ("trace_rank" + std::to_string(args.rank) + ".json"),
+                      trace.to_json(other).dump() + "\n");
+  }
   gather_result_files(*store, args.rank, args.world_size, args.out_dir);
   communicator->barrier();
   if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
@@ -255,6 +278,20 @@ std::vector<ModelListing> list_models() {
 }
 
 std::vector<std::string> zoo_model_names() { return model_names(); }
+
+std::vector<std::string> zoo_layer_names(const std::string& model,
+                                         const std::vector<int64_t>& input_shape,
+                                         int64_t num_classes, int64_t depth, int64_t width) {
+  ModelOptions options;
+  options.input_shape = input_shape;
+  options.num_classes = num_classes;
+  options.depth = depth;
+  options.width = width;
+  std::vector<std::string> names;
+  const auto built = make_model(model, options);  // kept alive while its layers are read
+  for (const auto& layer : built->layers()) names.push_back(layer.name);
+  return names;
+}
 
 std::string torch_version() { return TORCH_VERSION; }
 

@@ -28,6 +28,12 @@ std::vector<ModelListing> list_models();
 // Names model.name accepts.
 std::vector<std::string> zoo_model_names();
 
+// The layer chain of a zoo model built with these options (names as ZooModel::layers()).
+// Throws std::invalid_argument for an unknown model or options it does not take.
+std::vector<std::string> zoo_layer_names(const std::string& model,
+                                         const std::vector<int64_t>& input_shape,
+                                         int64_t num_classes, int64_t depth, int64_t width);
+
 // "1.13.1" etc.
 std::string torch_version();
 

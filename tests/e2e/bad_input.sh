@@ -39,7 +39,7 @@ expect_error "error: $f:8:18: ddp.bucket_mb: must be > 0 (got 0)"
 write_spec "" "baseline: async"
 expect_error "error: $f:8:11: baseline: unknown value 'async' (expected one of: overlap, sync); did you mean 'sync'?"
 write_spec "" ""
-expect_error "error: --set model.name=vgg: model.name: unknown value 'vgg' (expected one of: resnet50, resnet18, vgg19, mlp); did you mean 'vgg19'?" --set model.name=vgg
+expect_error "error: --set model.name=vgg: model.name: unknown value 'vgg' (expected one of: resnet50, resnet18, vgg19, bert, mlp); did you mean 'vgg19'?" --set model.name=vgg
 set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 ]] || fail "missing spec: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"

@@ -1,0 +1,50 @@
+// Records one iteration of a rank as Chrome trace events (the trace event format's complete
+// events, `ph: X`, microseconds) and writes trace_rank<r>.json, which Perfetto opens and
+// `harness trace` merges. Timestamps are on the host's monotonic clock, so the traces of the
+// ranks of one host line up. Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace runtime {
+
+// Categories and the trace "thread" each is drawn on (the contract of experiments/README.md,
+// "Traces").
+enum class TraceCategory { kForward, kBackward, kStep, kSend, kRecv, kAllReduce };
+const char* category_name(TraceCategory category);
+int category_thread(TraceCategory category);  // 0 compute, 1 send, 2 recv, 3 allreduce
+
+class TraceRecorder {
+ public:
+  // Microseconds on the monotonic clock.
+  static double now_us();
+
+  // Only an enabled recorder keeps events: ranks enable it for the traced iteration.
+  void set_enabled(bool enabled) { enabled_ = enabled; }
+  bool enabled() const { return enabled_; }
+
+  void add(std::string name, TraceCategory category, double start_us, double end_us,
+           nlohmann::json args = nlohmann::json::object());
+  size_t size() const { return events_.size(); }
+
+  // {"traceEvents": [metadata..., events...], "displayTimeUnit": "ms", "otherData": other}.
+  // `other` must hold "rank"; "stage", when present, names the process "rank r (stage s)".
+  nlohmann::json to_json(const nlohmann::json& other) const;
+
+ private:
+  struct Event {
+    std::string name;
+    TraceCategory category;
+    double start_us;
+    double duration_us;
+    nlohmann::json args;
+  };
+  bool enabled_ = false;
+  std::vector<Event> events_;
+};
+
+}  // namespace runtime
