@@ -44,6 +44,7 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& direct
                            const RunnerOptions& options) {
   PlanSourceContext context;
   context.model_layer_names = options.model_layer_names;
+  context.model_layer_costs = options.model_layer_costs;
   context.executable = options.executable;
   context.work_directory = directory;
   std::map<std::pair<const Point*, std::string>, std::vector<PipelineStageSpec>> resolved;

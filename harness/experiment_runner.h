@@ -24,6 +24,8 @@ struct RunnerOptions {
   std::string resume_directory;  // --resume: finish this results folder instead of a new one
   // The model's layer names in chain order: pipeline plans (plan.json, plan: auto) name layers.
   std::function<std::vector<std::string>(const ModelConfig&)> model_layer_names;
+  // Per-layer forward ms (`stages: N` balances them); unset: equal layer counts.
+  std::function<std::vector<double>(const ModelConfig&)> model_layer_costs;
 };
 
 // The expanded matrix, one line per run, as --dry-run prints it.

@@ -108,6 +108,11 @@ void add_run_command(CLI::App& app, const std::string& executable) {
     runner.interactive = isatty(STDERR_FILENO);
     runner.runtime_info = {{"torch_version", runtime::torch_version()}};
     runner.model_layer_names = zoo_layers;
+    runner.model_layer_costs = [](const harness::ModelConfig& model) {
+      const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());
+      return runtime::zoo_layer_forward_ms(model.name, shape, model.num_classes, model.depth,
+                                           model.width, model.batch_size);
+    };
     runner.launcher = harness::parse_launcher(launcher);
     runner.hosts = harness::parse_hosts(hosts);
     runner.print_launch = print_launch;

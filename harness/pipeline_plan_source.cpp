@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "harness/plan_command.h"
@@ -55,6 +56,38 @@ std::vector<PipelineStageSpec> equal_stages(int stages, size_t layers, long long
     spec.last_layer = static_cast<int>(layers * (s + 1) / stages) - 1;
     for (long long r = 0; r < replicas; ++r) spec.ranks.push_back(static_cast<int>(s * replicas + r));
     result.push_back(spec);
+  }
+  return result;
+}
+
+std::vector<PipelineStageSpec> balanced_stages(int stages, const std::vector<double>& costs,
+                                               long long world_size) {
+  const size_t layers = costs.size();
+  auto result = equal_stages(stages, layers, world_size);  // checks stages <= layers; ranks
+  // best[s][i]: the smallest possible maximum stage cost splitting layers [0, i) into s stages.
+  std::vector<double> prefix(layers + 1, 0.0);
+  for (size_t i = 0; i < layers; ++i) prefix[i + 1] = prefix[i] + costs[i];
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(layers + 1, inf));
+  std::vector<std::vector<size_t>> cut(stages + 1, std::vector<size_t>(layers + 1, 0));
+  best[0][0] = 0;
+  for (int s = 1; s <= stages; ++s) {
+    for (size_t i = s; i <= layers; ++i) {
+      for (size_t j = s - 1; j < i; ++j) {
+        const double cost = std::max(best[s - 1][j], prefix[i] - prefix[j]);
+        if (cost < best[s][i] - 1e-12) {
+          best[s][i] = cost;
+          cut[s][i] = j;
+        }
+      }
+    }
+  }
+  size_t end = layers;
+  for (int s = stages; s >= 1; --s) {
+    const size_t begin = cut[s][end];
+    result[s - 1].first_layer = static_cast<int>(begin);
+    result[s - 1].last_layer = static_cast<int>(end) - 1;
+    end = begin;
   }
   return result;
 }
@@ -125,7 +158,13 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   if (system.plan.empty() && system.stage_count == 0) return system.stages;
   const long long global_batch = point.model.batch_size * point.run.world_size;
   const auto layer_names = context.model_layer_names(point.model);
-  if (system.stage_count > 0) return equal_stages(system.stage_count, layer_names.size(), point.run.world_size);
+  if (system.stage_count > 0) {
+    if (!context.model_layer_costs) {
+      return equal_stages(system.stage_count, layer_names.size(), point.run.world_size);
+    }
+    return balanced_stages(system.stage_count, context.model_layer_costs(point.model),
+                           point.run.world_size);
+  }
   if (system.plan != "auto") {
     return stages_from_plan_json(read_json_file(system.plan), layer_names, global_batch,
                                  point.run.world_size, system.plan);

@@ -18,6 +18,8 @@ namespace harness {
 struct PlanSourceContext {
   // The model's layer names in chain order (runtime's ZooModel::layers()).
   std::function<std::vector<std::string>(const ModelConfig&)> model_layer_names;
+  // Per-layer costs (forward ms) that `stages: N` balances; unset: equal layer counts.
+  std::function<std::vector<double>(const ModelConfig&)> model_layer_costs;
   // `plan: auto`: where profiles live (profiles/<model>-<device>/graph.txt) and the topology
   // the planner uses; the harness binary profiles a model that has none (empty: do not).
   std::filesystem::path profiles_directory = "profiles";
@@ -35,9 +37,14 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
                                                        const PointConfig& point,
                                                        const PlanSourceContext& context);
 
-// `stages: N`: N stages of equal layer counts (the first ones one layer shorter when the count
-// does not divide), stage s on ranks s*R .. s*R+R-1 with R = world_size / N.
+// `stages: N` without costs: N stages of equal layer counts (the first ones one layer shorter
+// when the count does not divide), stage s on ranks s*R .. s*R+R-1 with R = world_size / N.
 std::vector<PipelineStageSpec> equal_stages(int stages, size_t layers, long long world_size);
+
+// `stages: N` with per-layer costs: the contiguous split into N non-empty stages whose most
+// expensive stage is cheapest (ties: the earliest such split), ranks as equal_stages.
+std::vector<PipelineStageSpec> balanced_stages(int stages, const std::vector<double>& costs,
+                                               long long world_size);
 
 // The stages of the result for `global_batch` in a harness.plan/1 document (exposed for tests).
 std::vector<PipelineStageSpec> stages_from_plan_json(const nlohmann::json& plan,

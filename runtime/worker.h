@@ -34,6 +34,13 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width);
 
+// Forward time of each layer of that model on `batch` synthetic samples (median of 3 after a
+// warm-up, no autograd, one thread): the weights `stages: N` balances pipeline stages by.
+std::vector<double> zoo_layer_forward_ms(const std::string& model,
+                                         const std::vector<int64_t>& input_shape,
+                                         int64_t num_classes, int64_t depth, int64_t width,
+                                         int64_t batch);
+
 // "1.13.1" etc.
 std::string torch_version();
 

@@ -71,6 +71,39 @@ TEST(ModelZoo, Vgg19MatchesTorchvision) {
   EXPECT_TRUE(named.contains("classifier.6.weight"));
 }
 
+TEST(ModelZoo, BertBaseHasHuggingFaceBertsParametersWithoutTokenTypes) {
+  // Hugging Face's bert-base-uncased: 109,482,240 parameters with 512 positions; this encoder
+  // has no token-type embeddings (2 x 768) and adds a 2-class classifier (768 x 2 + 2).
+  auto model = make_model("bert", {{512}, 2});
+  EXPECT_EQ(runtime::parameter_count(*model), 109482240 - 2 * 768 + 768 * 2 + 2);
+  const auto named = model->named_parameters();
+  EXPECT_TRUE(named.contains("encoder.layer.11.intermediate.weight"));
+  EXPECT_EQ(named["embeddings.word_embeddings.weight"].sizes(), (std::vector<int64_t>{30522, 768}));
+  const auto& layers = model->layers();
+  ASSERT_EQ(layers.size(), 15u);  // embeddings, 12 encoder layers, pooler, classifier
+  EXPECT_EQ(layers[1].name, "encoder.layer.0");
+  EXPECT_EQ(layers[13].name, "pooler");
+  EXPECT_EQ(model->input_vocabulary(), 30522);
+}
+
+TEST(ModelZoo, DepthAndWidthResizeBertVggAndMlp) {
+  torch::manual_seed(0);
+  auto bert = make_model("bert", {{16}, 3, /*depth=*/2, /*width=*/128});
+  EXPECT_EQ(bert->layers().size(), 5u);
+  const auto ids = torch::randint(30522, {4, 16}, torch::kLong);
+  EXPECT_EQ(bert->forward(ids).sizes(), (std::vector<int64_t>{4, 3}));
+  // VGG-19 at width 8: channels 8..64, a 7x7x64 -> 512 -> 512 -> 10 classifier.
+  auto vgg = make_model("vgg19", {{3, 32, 32}, 10, 0, /*width=*/8});
+  const int64_t convs = 3 * 8 * 9 + 8 + 8 * 8 * 9 + 8 + 8 * 16 * 9 + 16 + 16 * 16 * 9 + 16 +
+                        16 * 32 * 9 + 32 + 3 * (32 * 32 * 9 + 32) + 32 * 64 * 9 + 64 +
+                        3 * (64 * 64 * 9 + 64) + 4 * (64 * 64 * 9 + 64);
+  const int64_t classifier = 64 * 49 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10;
+  EXPECT_EQ(runtime::parameter_count(*vgg), convs + classifier);
+  auto mlp = make_model("mlp", {{16}, 4, /*depth=*/4, /*width=*/32});
+  EXPECT_EQ(mlp->layers().size(), 10u);  // flatten, 4 x (linear, relu), linear
+  EXPECT_THROW(make_model("resnet18", {{3, 32, 32}, 0, /*depth=*/3}), std::invalid_argument);
+}
+
 TEST(ModelZoo, ModelsAreChainsOfNamedLayers) {
   auto resnet = runtime::make_model("resnet50", {{3, 224, 224}, 0});
   std::vector<std::string> names;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Pipeline systems end to end: 4 ranks, an MLP as 2 stages x 2 replicas, DAPPLE and GPipe
+# schedules (inline stages and `stages: 2`) beside DDP, and a plan.json. Every file parses
+# back, both schedules compute the same losses (same plan, same data), the traces merge, and
+# bad pipeline specs stop with one line.
+source "$(dirname "$0")/common.sh"
+
+# A hand-made plan in the planner's schema: layers by name, GPUs as ranks.
+cat > "$SCRATCH/plan.json" <<'JSON'
+{"schema": "harness.plan/1", "results": [
+  {"global_batch_size": 8, "plan": null},
+  {"global_batch_size": 16, "plan": {"stages": [
+    {"layers": ["Input0", "Flatten(flatten)", "Linear(fc1)", "ReLU(relu1)"], "gpus": [0, 1]},
+    {"layers": ["Linear(fc2)", "ReLU(relu2)", "Linear(fc3)"], "gpus": [2, 3]}]}}]}
+JSON
+cat > "$SCRATCH/spec.yaml" <<YAML
+name: e2e_pipeline
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 4}
+run: {world_size: 4, iterations: 4, warmup: 1}
+pipeline: {micro_batches: 2}
+systems:
+  - overlap
+  - {name: dapple, kind: pipeline, schedule: dapple, stages: [{layers: "0-2", ranks: [0, 1]}, {layers: "3-5", ranks: [2, 3]}]}
+  - {name: gpipe, kind: pipeline, schedule: gpipe, stages: 2}
+  - {name: planned, kind: pipeline, schedule: dapple, plan: $SCRATCH/plan.json}
+YAML
+out=$("$HARNESS" run "$SCRATCH/spec.yaml" 2>"$SCRATCH/stderr") || fail "run failed: $(cat "$SCRATCH/stderr")"
+expect_contains "$out" "## Pipeline study"
+dir=$(ls -d "$SCRATCH"/results/e2e_pipeline/*/)
+
+"$PY" - "$dir" <<'PY'
+import csv, json, os, sys
+d = sys.argv[1]
+raw = lambda system: os.path.join(d, "raw", "p000", system, "rep0")
+losses = {}
+for system in ["dapple", "gpipe", "planned"]:
+    per_iteration = [0.0] * 4
+    for rank in range(4):
+        info = json.load(open(os.path.join(raw(system), f"pipeline_rank{rank}.json")))
+        assert info["stage"] == rank // 2 and info["replica"] == rank % 2, info
+        assert info["layers"] == ([0, 2] if rank < 2 else [3, 5]), info["layers"]
+        assert info["micro_batches"] == 2 and info["global_batch"] == 16
+        expected_order = {"dapple": ["F0 F1 B0 B1", "F0 B0 F1 B1"], "gpipe": ["F0 F1 B0 B1"] * 2,
+                          "planned": ["F0 F1 B0 B1", "F0 B0 F1 B1"]}[system][info["stage"]]
+        assert info["schedule_order"] == expected_order, (system, info["schedule_order"])
+        its = info["iterations"]
+        assert len(its) == 4
+        for it in its:
+            assert it["peak_in_flight"] == (2 if system == "gpipe" or info["stage"] == 0 else 1), it
+            busy = it["forward_ms"] + it["backward_ms"] + it["allreduce_ms"] + it["step_ms"]
+            assert abs(it["bubble_ms"] - max(0.0, it["iteration_ms"] - busy)) < 1e-6
+            # Each replica holds 4 of a micro-batch's 8 rows: 4 x 256 floats of activations leave
+            # stage 0 per micro-batch, and as many gradients come back from stage 1.
+            assert it["bytes_sent"] == 2 * 4 * 256 * 4, (system, rank, it["bytes_sent"])
+        if info["stage"] == 1:
+            for i, it in enumerate(its): per_iteration[i] += it["loss"]
+        rows = list(csv.DictReader(open(os.path.join(raw(system), f"rank{rank}.csv"))))
+        assert len(rows) == 4
+        trace = json.load(open(os.path.join(raw(system), f"trace_rank{rank}.json")))
+        cats = {e["cat"] for e in trace["traceEvents"] if e["ph"] == "X"}
+        assert {"forward", "backward", "step"} <= cats, cats
+        assert ("send" in cats) and ("recv" in cats) and ("allreduce" in cats), cats
+        assert trace["otherData"]["stage"] == info["stage"]
+    losses[system] = per_iteration
+# Same plan, same data, same seed: the schedules only reorder the work.
+for a, b in zip(losses["dapple"], losses["gpipe"]):
+    assert abs(a - b) <= 1e-5 * abs(a), losses
+assert losses["planned"] == losses["dapple"] or all(abs(a - b) <= 1e-5 * abs(a) for a, b in zip(losses["planned"], losses["dapple"]))
+rows = list(csv.reader(open(os.path.join(d, "pipeline.csv"))))
+header, body = rows[0], rows[1:]
+assert [r[header.index("system")] for r in body] == ["overlap", "dapple", "gpipe", "planned"], body
+for r in body[1:]:
+    assert r[header.index("layout")] == "2x2" and float(r[header.index("samples_per_s")]) > 0
+    assert 0 <= float(r[header.index("bubble_fraction")]) < 1
+    assert float(r[header.index("peak_activation_mib")]) > 0
+assert body[0][header.index("bubble_fraction")] == "-"
+# DDP ranks trace their buckets' all-reduces.
+trace = json.load(open(os.path.join(raw("overlap"), "trace_rank0.json")))
+assert any(e.get("cat") == "allreduce" for e in trace["traceEvents"]), "no all-reduce in the DDP trace"
+PY
+[[ $? == 0 ]] || fail "results did not parse back"
+
+# The traces merge into one file with a breakdown per rank.
+"$HARNESS" trace "$dir" --system dapple > "$SCRATCH/trace.out" || fail "harness trace failed"
+expect_contains "$(cat "$SCRATCH/trace.out")" "stage"
+[[ -s "$dir/raw/p000/dapple/rep0/trace.json" ]] || fail "no merged trace"
+
+# Bad pipeline specs: one line, exit 2, nothing written.
+bad() {  # $1: expected stderr, $2: the systems line
+  sed "s|^  - overlap$|$2|" "$SCRATCH/spec.yaml" | grep -v "kind: pipeline, schedule: gpipe\|planned\|name: dapple" > "$SCRATCH/bad.yaml"
+  rm -rf "$SCRATCH/bad_results"
+  set +e
+  "$HARNESS" run "$SCRATCH/bad.yaml" --set output="$SCRATCH/bad_results" > /dev/null 2> "$SCRATCH/err"
+  local code=$?
+  set -e
+  [[ $code == 2 ]] || fail "exit $code for: $1 ($(cat "$SCRATCH/err"))"
+  [[ "$(cat "$SCRATCH/err")" == "$1" ]] || fail "stderr '$(cat "$SCRATCH/err")', want '$1'"
+  [[ ! -e "$SCRATCH/bad_results" ]] || fail "a bad spec wrote results"
+}
+f="$SCRATCH/bad.yaml"
+bad "error: $f:7:5: systems: p: stage 1: layer 6 does not exist (the model has 6 layers, 0-5)" \
+  '  - {name: p, kind: pipeline, stages: [{layers: "0-2", ranks: [0, 1]}, {layers: "3-6", ranks: [2, 3]}]}'
+bad "error: $f:7:5: systems: p: rank 3 serves no stage (every rank of the 4 must serve one)" \
+  '  - {name: p, kind: pipeline, stages: [{layers: "0-2", ranks: [0, 1]}, {layers: "3-5", ranks: [2]}]}'
+bad "error: $f:7:5: systems: p: 3 stages do not divide the 4 ranks evenly" \
+  '  - {name: p, kind: pipeline, stages: 3}'
+bad "error: $f:7:49: systems.stages.layers: layer range '2-0' ends before it starts" \
+  '  - {name: p, kind: pipeline, stages: [{layers: "2-0", ranks: [0, 1, 2, 3]}]}'
+bad "error: $f:7:41: systems.schedule: unknown value '1f1b' (expected one of: dapple, gpipe)" \
+  '  - {name: p, kind: pipeline, schedule: 1f1b, stages: 2}'
+echo "pipeline e2e: ok"
