@@ -53,8 +53,10 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       const auto iteration = system.phases.find("iteration");
       if (iteration == system.phases.end() || iteration->second.empty()) continue;
       row.iteration_ms = summarize(iteration->second);
-      if (!system.config.is_null()) {
-        row.global_batch = system.config.at("model").value("batch_size", 0LL) * point.point.world_size;
+      // External systems' configs have no model section; their throughput stays unknown.
+      if (system.config.is_object() && system.config.contains("model") &&
+          system.config["model"].is_object()) {
+        row.global_batch = system.config["model"].value("batch_size", 0LL) * point.point.world_size;
       }
       // The pipeline metrics of every complete repeat, every rank.
       double bubble_sum = 0, sent_sum = 0;
