@@ -268,14 +268,23 @@ std::string describe_matrix(const Experiment& experiment) {
       out << line << preview_external_command(*run.system->external, c, run.repeat) << "\n";
       continue;
     }
-    char line[512];
+    // Pipelines: schedule, micro-batches and where the stages come from.
+    std::string how = "bucket " + format_number(system_bucket_mb(run)) + " MiB";
+    if (run.system->kind == "pipeline") {
+      how = run.system->schedule + " pipeline, " + std::to_string(c.pipeline.micro_batches) +
+            " micro-batches, " +
+            (!run.system->plan.empty() ? "plan " + run.system->plan
+             : run.system->stage_count > 0
+                 ? std::to_string(run.system->stage_count) + " balanced stages"
+                 : std::to_string(run.system->stages.size()) + " stages");
+    }
+    char line[640];
     std::snprintf(line, sizeof line,
                   "%4zu  %-6s %-28s %-12s rep %lld  %s batch %lld x %lld ranks, %lld+%lld iters, "
-                  "bucket %s MiB, %lld thread(s)/rank\n",
+                  "%s, %lld thread(s)/rank\n",
                   i + 1, run.point->id.c_str(), run.point->label.c_str(), run.system->name.c_str(),
                   run.repeat, c.model.name.c_str(), c.model.batch_size, c.run.world_size,
-                  c.run.warmup, c.run.iterations, format_number(system_bucket_mb(run)).c_str(),
-                  c.run.threads_per_rank);
+                  c.run.warmup, c.run.iterations, how.c_str(), c.run.threads_per_rank);
     out << line;
   }
   return out.str();

@@ -29,6 +29,15 @@ PipelineLayout layout_from(const json& stages) {
 
 }  // namespace
 
+ModelOptions model_options_from(const json& model_config) {
+  ModelOptions options;
+  options.input_shape = model_config.at("input_shape").get<std::vector<int64_t>>();
+  options.num_classes = model_config.value("num_classes", 0);
+  options.depth = model_config.value("depth", 0);
+  options.width = model_config.value("width", 0);
+  return options;
+}
+
 void run_pipeline_rank(const json& config, const RankContext& context) {
   const json& model_config = config.at("model");
   const json& system = config.at("system");
@@ -48,11 +57,7 @@ void run_pipeline_rank(const json& config, const RankContext& context) {
   // Every rank builds the same model and the same global batch from the seed, then keeps its
   // stage's layers and its rows: no weights or data travel before the first iteration.
   torch::manual_seed(seed);
-  ModelOptions model_options;
-  model_options.input_shape = model_config.at("input_shape").get<std::vector<int64_t>>();
-  model_options.num_classes = model_config.value("num_classes", 0);
-  model_options.depth = model_config.value("depth", 0);
-  model_options.width = model_config.value("width", 0);
+  const ModelOptions model_options = model_options_from(model_config);
   auto model = make_model(model_config.at("name").get<std::string>(), model_options);
   model->train();
   torch::manual_seed(seed * 1000003 + 1);

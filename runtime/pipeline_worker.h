@@ -14,6 +14,7 @@
 
 #include "runtime/communicator.h"
 #include "runtime/fault_injection.h"
+#include "runtime/model_zoo.h"
 
 namespace runtime {
 
@@ -26,6 +27,10 @@ struct RankContext {
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
   std::optional<Fault> fault;
 };
+
+// The model section of a worker config (name, input_shape, num_classes, depth, width) as the
+// zoo's options; both the data-parallel and the pipeline rank build their model from it.
+ModelOptions model_options_from(const nlohmann::json& model_config);
 
 // Trains; the caller gathers the result files and synchronises the ranks after.
 void run_pipeline_rank(const nlohmann::json& config, const RankContext& context);

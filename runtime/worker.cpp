@@ -158,11 +158,7 @@ int run_worker(const WorkerArgs& args) {
 
   // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
   torch::manual_seed(seed);
-  ModelOptions model_options;
-  model_options.input_shape = model_config.at("input_shape").get<std::vector<int64_t>>();
-  model_options.num_classes = model_config.value("num_classes", 0);
-  model_options.depth = model_config.value("depth", 0);
-  model_options.width = model_config.value("width", 0);
+  const ModelOptions model_options = model_options_from(model_config);
   auto model = make_model(model_config.at("name").get<std::string>(), model_options);
   model->train();
   {
