@@ -5,10 +5,9 @@
 # (the layer profile has no optimizer step), and prints one row per model and system.
 # Usage: HARNESS=build/harness bench/simulator/validate.sh [resnet18 resnet50]
 # Timings are only meaningful on an otherwise idle machine: the CPU profiles were taken idle.
-# DAPPLE (4 ranks) hook: once `kind: pipeline` systems run for real (runtime/pipeline_*), add
-# a pipeline system with the same inline stages to validate_real.yaml and to a simulate spec
-# with world_size 4, and compare the same way (the loop below takes any system name present
-# on both sides).
+# DAPPLE: a 2-stage pipeline (one rank per stage, 4 micro-batches) runs for real beside DDP;
+# the simulator gets the stages the real run used. Only 2 ranks: on a 2-core machine, 4 ranks
+# would share cores, which the simulator (one compute stream per GPU) does not model.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
@@ -28,11 +27,20 @@ for model in "${MODELS[@]}"; do
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
     --set "output=$OUT/real-$model" > "$OUT/real-$model.log"
   real=$(ls -d "$OUT/real-$model"/*/*/ | tail -1)
-  for system in overlap sync; do
+  # The real pipeline's stages (balanced by `stages: 2`): the simulator's layer positions are
+  # the profile's layers without its input node, i.e. the zoo's chain indexes.
+  pipeline_systems=$(python3 -c 'import json,sys
+c=json.load(open(sys.argv[1]))["system"]
+st=", ".join("{layers: \"%d-%d\", ranks: %s}" % (s["first_layer"], s["last_layer"], s["ranks"]) for s in c["stages"])
+print("[{name: dapple, kind: pipeline, schedule: dapple, micro_batches: %d, stages: [%s]}]" % (c["micro_batches"], st))' \
+    "$real/raw/p000/dapple/rep0/config.json")
+  for system in overlap sync dapple; do
     step=$(p50 "$real/summary.json" "$system" step)
+    extra=()
+    [ "$system" = dapple ] && extra=(--set "simulate.systems=$pipeline_systems" --set simulate.baseline=dapple)
     "$HARNESS" simulate experiments/simulate_cpu_ddp.yaml \
       --set "simulate.model.profile=profiles/$model-cpu/graph.txt" \
-      --set "simulate.model.step_ms=$step" --set "output=$OUT/sim-$model-$system" \
+      --set "simulate.model.step_ms=$step" --set "output=$OUT/sim-$model-$system" "${extra[@]}" \
       > "$OUT/sim-$model-$system.log"
     sim=$(ls -d "$OUT/sim-$model-$system"/*/*/ | tail -1)
     measured=$(p50 "$real/summary.json" "$system" iteration)
