@@ -174,8 +174,10 @@ Figure timeline_figure(const LoadedTrace& trace, const std::string& experiment) 
   if (!trace.ranks.empty() && trace.ranks.front().iteration >= 0) {
     iteration = ", iteration " + std::to_string(trace.ranks.front().iteration);
   }
-  const std::string point =
-      trace.run.label.empty() ? trace.run.point : trace.run.point + " (" + trace.run.label + ")";
+  // Sweeps over whole maps make long labels: keep the title inside a 1200-pixel figure.
+  std::string label = trace.run.label;
+  if (label.size() > 100) label = label.substr(0, 97) + "...";
+  const std::string point = label.empty() ? trace.run.point : trace.run.point + " (" + label + ")";
   Figure figure;
   figure.kind = "timeline";
   figure.stem = "timeline_" + trace.run.point + "_" + trace.run.system + "_rep" +
@@ -186,9 +188,9 @@ Figure timeline_figure(const LoadedTrace& trace, const std::string& experiment) 
   figure.height = static_cast<int>(std::clamp<size_t>(230 + 85 * rows, 420, 1500));
   std::ostringstream body;
   body << "set title "
-       << gnuplot_string(experiment + ": timeline of one iteration\npoint " + point + ", system " +
-                         trace.run.system + ", repeat " + std::to_string(trace.run.repeat) +
-                         iteration + " (" + lanes_text + ")")
+       << gnuplot_string(experiment + ": timeline of one iteration\npoint " + point +
+                         "\nsystem " + trace.run.system + ", repeat " +
+                         std::to_string(trace.run.repeat) + iteration + " (" + lanes_text + ")")
        << "\n"
        << "set xlabel \"time since the first event of the iteration (ms)\"\n"
        << "set xrange [0:" << number(end_ms * 1.01) << "]\n"

@@ -1,5 +1,8 @@
 #include "harness/profile_command.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -48,7 +51,39 @@ json stats_json(const runtime::TimingStats& s) {
   return {{"median_ms", s.median_ms}, {"p10_ms", s.p10_ms}, {"p90_ms", s.p90_ms}};
 }
 
-int run_layers(const runtime::LayerProfileRequest& request, const std::string& out_dir) {
+// N copies of a command running beside a measurement, killed (and reaped) when it is done.
+class CoLocatedLoad {
+ public:
+  CoLocatedLoad(const std::string& executable, const std::vector<std::string>& args, int copies) {
+    for (int i = 0; i < copies; ++i) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        std::vector<char*> argv{const_cast<char*>(executable.c_str())};
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        const int null_fd = ::open("/dev/null", O_WRONLY);
+        ::dup2(null_fd, STDOUT_FILENO);
+        ::execv(executable.c_str(), argv.data());
+        ::_exit(127);
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+    // Let them build their models and start computing before the measurement does.
+    if (!pids_.empty()) ::sleep(2);
+  }
+  ~CoLocatedLoad() {
+    for (pid_t pid : pids_) ::kill(pid, SIGKILL);
+    for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
+  }
+  CoLocatedLoad(const CoLocatedLoad&) = delete;
+  CoLocatedLoad& operator=(const CoLocatedLoad&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+int run_layers(const runtime::LayerProfileRequest& request, const std::string& out_dir,
+               int co_located = 1) {
   const auto names = runtime::zoo_model_names();
   if (request.torchscript.empty() &&
       std::find(names.begin(), names.end(), request.model) == names.end()) {
@@ -101,6 +136,7 @@ int run_layers(const runtime::LayerProfileRequest& request, const std::string& o
                         {"repetitions", result.repetitions},
                         {"warmup", request.warmup},
                         {"threads", result.threads},
+                        {"co_located", co_located},
                         {"layers", layers},
                         {"layer_sum_ms", forward_sum + backward_sum},
                         {"whole_model",
@@ -327,6 +363,7 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   auto* layers = profile->add_subcommand("layers", "Per-layer forward/backward times of a model");
   static runtime::LayerProfileRequest request;
   static std::string shape_text, layers_out;
+  static int co_located = 1;
   layers->add_option("--model", request.model, "Zoo model (harness models)");
   layers->add_option("--torchscript", request.torchscript,
                      "TorchScript module whose top-level children run in sequence");
@@ -338,12 +375,32 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   layers->add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
   layers->add_option("--threads", request.threads, "Intra-op threads")->capture_default_str();
   layers->add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
-  layers->callback([]() {
+  layers->add_option("--co-located", co_located,
+                     "Ranks per host the profile is for: N-1 copies of the same profile run "
+                     "beside the measured one, loading the other cores and memory like N ranks")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  layers->callback([executable]() {
     if (request.model.empty() == request.torchscript.empty()) {
       throw InputError("profile layers: give exactly one of --model and --torchscript");
     }
     request.input_shape = parse_shape(shape_text);
-    const int code = run_layers(request, layers_out);
+    // Neighbours: the same model profiled endlessly, stopped once the measurement is done.
+    std::vector<std::string> neighbour_args = {"profile", "layers", "--batch",
+                                               std::to_string(request.batch), "--threads",
+                                               std::to_string(request.threads), "--warmup", "0",
+                                               "--repetitions", "1000000000"};
+    for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
+                                      {"--torchscript", request.torchscript},
+                                      {"--input-shape", shape_text}}) {
+      if (!value.empty()) neighbour_args.insert(neighbour_args.end(), {flag, value});
+    }
+    if (request.num_classes > 0) {
+      neighbour_args.insert(neighbour_args.end(),
+                            {"--num-classes", std::to_string(request.num_classes)});
+    }
+    const CoLocatedLoad load(executable, neighbour_args, co_located - 1);
+    const int code = run_layers(request, layers_out, co_located);
     if (code != 0) throw CLI::RuntimeError(code);
   });
 
