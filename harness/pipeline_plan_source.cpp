@@ -188,7 +188,10 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
     const fs::path measured = work / "profile";
     const std::string command = "'" + context.executable + "' profile layers --model " +
                                 point.model.name + " --batch " + std::to_string(point.model.batch_size) +
-                                " --input-shape " + shape + " --out '" + measured.string() + "' >'" +
+                                " --input-shape " + shape + " --repetitions 3 --warmup 1 --num-classes " +
+                                std::to_string(point.model.num_classes) + " --depth " +
+                                std::to_string(point.model.depth) + " --width " +
+                                std::to_string(point.model.width) + " --out '" + measured.string() + "' >'" +
                                 (work / "profile.log").string() + "' 2>&1";
     std::fprintf(stderr, "plan: auto: no profile of %s on %s; measuring one (%s)\n",
                  point.model.name.c_str(), point.run.device.c_str(), measured.c_str());

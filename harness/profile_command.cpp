@@ -370,6 +370,8 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   layers->add_option("--batch", request.batch, "Batch size")->capture_default_str();
   layers->add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224");
   layers->add_option("--num-classes", request.num_classes, "Output width (0: model default)");
+  layers->add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
+  layers->add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
   layers->add_option("--repetitions", request.repetitions, "Timed runs per layer")
       ->capture_default_str();
   layers->add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
@@ -395,9 +397,10 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
                                       {"--input-shape", shape_text}}) {
       if (!value.empty()) neighbour_args.insert(neighbour_args.end(), {flag, value});
     }
-    if (request.num_classes > 0) {
-      neighbour_args.insert(neighbour_args.end(),
-                            {"--num-classes", std::to_string(request.num_classes)});
+    for (const auto& [flag, value] : {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
+                                      {"--depth", request.depth},
+                                      {"--width", request.width}}) {
+      if (value > 0) neighbour_args.insert(neighbour_args.end(), {flag, std::to_string(value)});
     }
     const CoLocatedLoad load(executable, neighbour_args, co_located - 1);
     const int code = run_layers(request, layers_out, co_located);

@@ -102,14 +102,20 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     result.model = request.model;
     result.input_shape =
         request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
-    zoo = make_model(request.model, {result.input_shape, request.num_classes});
+    ModelOptions options{result.input_shape, request.num_classes};
+    options.depth = request.depth;
+    options.width = request.width;
+    zoo = make_model(request.model, options);
     zoo->train();
     chain = zoo_chain(zoo);
   }
 
   std::vector<int64_t> shape{request.batch};
   shape.insert(shape.end(), result.input_shape.begin(), result.input_shape.end());
-  const torch::Tensor input = torch::randn(shape);
+  // Token ids for models that read tokens (bert), features otherwise.
+  const torch::Tensor input = zoo && zoo->input_vocabulary() > 0
+                                  ? torch::randint(zoo->input_vocabulary(), shape, torch::kLong)
+                                  : torch::randn(shape);
   result.input_bytes = bytes_of(input);
 
   // The whole model, as a training step times it: forward with the loss, then backward.

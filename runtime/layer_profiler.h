@@ -14,6 +14,8 @@ struct LayerProfileRequest {
   int64_t batch = 32;
   std::vector<int64_t> input_shape;  // empty: the model's default
   int64_t num_classes = 0;
+  int64_t depth = 0;  // zoo size knobs (ModelOptions): 0 = the model's default
+  int64_t width = 0;
   int repetitions = 10;  // timed runs per layer; the median is reported
   int warmup = 2;
   int threads = 1;

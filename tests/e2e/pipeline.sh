@@ -86,6 +86,26 @@ PY
 expect_contains "$(cat "$SCRATCH/trace.out")" "stage"
 [[ -s "$dir/raw/p000/dapple/rep0/trace.json" ]] || fail "no merged trace"
 
+# plan: auto -- the DAPPLE planner on profiles/mlp-cpu for 1 x 4 devices; its plan is kept.
+sed -e 's|^  - overlap$|  - {name: auto, kind: pipeline, plan: auto}|' -e '/kind: pipeline, schedule/d' \
+  -e 's|e2e_pipeline|e2e_auto|' "$SCRATCH/spec.yaml" > "$SCRATCH/auto.yaml"
+(cd "$(dirname "$0")/../.." && "$HARNESS" run "$SCRATCH/auto.yaml" > "$SCRATCH/auto.out" 2>&1) ||
+  fail "plan: auto run failed: $(tail -5 "$SCRATCH/auto.out")"
+auto=$(ls -d "$SCRATCH"/results/e2e_auto/*/)
+"$PY" - "$auto" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+plan = json.load(open(os.path.join(d, "plans", "auto-mlp-cpu", "plan.json")))
+assert plan["schema"] == "harness.plan/1"
+config = json.load(open(os.path.join(d, "raw", "p000", "auto", "rep0", "config.json")))
+stages = config["system"]["stages"]
+assert stages[0]["first_layer"] == 0 and stages[-1]["last_layer"] == 5, stages
+assert sorted(r for s in stages for r in s["ranks"]) == [0, 1, 2, 3], stages
+for rank in range(4):
+    assert os.path.exists(os.path.join(d, "raw", "p000", "auto", "rep0", f"pipeline_rank{rank}.json"))
+PY
+[[ $? == 0 ]] || fail "plan: auto results did not parse back"
+
 # Bad pipeline specs: one line, exit 2, nothing written.
 bad() {  # $1: expected stderr, $2: the systems line
   sed "s|^  - overlap$|$2|" "$SCRATCH/spec.yaml" | grep -v "kind: pipeline, schedule: gpipe\|planned\|name: dapple" > "$SCRATCH/bad.yaml"
