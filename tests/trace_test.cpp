@@ -329,7 +329,7 @@ TEST(TimelinePlot, GanttPerRunWithLanesAndIdle) {
   EXPECT_NE(script.find("set xlabel \"time since the first event of the iteration (ms)\""),
             std::string::npos);
   EXPECT_NE(script.find("trace_fixture: timeline of one iteration\\npoint p000 "
-                        "(pipeline.micro_batches=2), system gpipe_2x1"),
+                        "(pipeline.micro_batches=2)\\nsystem gpipe_2x1"),
             std::string::npos);
   for (const char* title : {"idle (bubble)", "forward", "backward", "send", "recv"}) {
     EXPECT_NE(script.find(std::string("title \"") + title + "\""), std::string::npos) << title;
