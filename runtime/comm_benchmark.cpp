@@ -121,13 +121,18 @@ int run(const Args& a) {
       std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
       comm->barrier();
       std::vector<double> times, reference_times;
+      // Every timed operation starts right after a barrier, so no rank's clock includes
+      // waiting for a peer that is still finishing the previous one (at small sizes that skew
+      // would dominate what is measured).
       auto timed_op = [&](int i) {
+        comm->barrier();
         const auto t0 = Clock::now();
         run_op(op, *comm, buffer, other);
         const double ms = ms_since(t0);
         if (i >= a.warmup) times.push_back(ms);
       };
       auto timed_reference = [&](int i) {
+        comm->barrier();
         const auto t0 = Clock::now();
         reference_group.allreduce(reference_tensors)->wait();
         const double ms = ms_since(t0);
