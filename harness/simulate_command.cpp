@@ -541,7 +541,8 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
   PipelineChoice choice;
   choice.system.global_batch = static_cast<double>(gbs);
   choice.system.step_s = p.model.step_ms / 1000.0;
-  sim::parse_pipeline_schedule(s.schedule.value_or(p.pipeline.schedule), choice.system.schedule);
+  choice.system.schedule =
+      runtime::parse_pipeline_schedule(s.schedule.value_or(p.pipeline.schedule));
   int plan_micro_batches = 0;
   const std::string plan = s.plan.value_or(s.stages.empty() ? p.pipeline.plan : "");
   if (!s.stages.empty()) {
@@ -685,7 +686,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   sim::DataParallelSystem dp;
   if (s.kind == "pipeline") {
     pipeline = choose_pipeline(s, p, resolved, inputs);
-    config["schedule"] = sim::to_string(pipeline->system.schedule);
+    config["schedule"] = runtime::to_string(pipeline->system.schedule);
     config["micro_batches"] = pipeline->system.micro_batches;
     config["plan"] = pipeline->source;
     config["stages"] = pipeline->summary;

@@ -1,44 +1,12 @@
 #include "simulator/pipeline_system.h"
 
+#include "runtime/pipeline_layout.h"
+
 #include <algorithm>
 #include <set>
 #include <stdexcept>
 
 namespace harness::simulator {
-
-const char* to_string(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::kDapple ? "dapple" : "gpipe";
-}
-
-bool parse_pipeline_schedule(const std::string& text, PipelineSchedule& out) {
-  if (text == "dapple") {
-    out = PipelineSchedule::kDapple;
-  } else if (text == "gpipe") {
-    out = PipelineSchedule::kGpipe;
-  } else {
-    return false;
-  }
-  return true;
-}
-
-std::vector<ScheduledOp> stage_order(PipelineSchedule schedule, int stages, int stage,
-                                     int micro_batches) {
-  std::vector<ScheduledOp> order;
-  const int m = micro_batches;
-  if (schedule == PipelineSchedule::kGpipe) {
-    for (int k = 0; k < m; ++k) order.push_back({true, k});
-    for (int k = 0; k < m; ++k) order.push_back({false, k});
-    return order;
-  }
-  const int warmup = std::min(stages - stage - 1, m);
-  for (int k = 0; k < warmup; ++k) order.push_back({true, k});
-  for (int k = warmup; k < m; ++k) {
-    order.push_back({true, k});
-    order.push_back({false, k - warmup});
-  }
-  for (int k = m - warmup; k < m; ++k) order.push_back({false, k});
-  return order;
-}
 
 namespace {
 
@@ -62,25 +30,18 @@ std::vector<int> stage_of_layers(const LayerCosts& costs, const PipelineSystem& 
 }
 
 // Pairs (i, j, fraction): replica i of a stage of `a` replicas hands `fraction` of a
-// micro-batch to replica j of a stage of `b` replicas (their slices overlap by that much).
+// micro-batch to replica j of a stage of `b` replicas -- the runtime's row mapping
+// (runtime/pipeline_layout.h) on a micro-batch of a x b rows, where every slice is whole.
 struct Handover {
   int from, to;
   double fraction;
 };
 std::vector<Handover> handovers(int a, int b) {
+  const int64_t rows = static_cast<int64_t>(a) * b;
   std::vector<Handover> out;
-  // Slices on a common grid of a x b: replica i of a holds [i b, (i+1) b), j of b [j a, (j+1) a).
-  int i = 0, j = 0;
-  long long position = 0;
-  const long long total = static_cast<long long>(a) * b;
-  while (position < total) {
-    const long long end_i = static_cast<long long>(i + 1) * b;
-    const long long end_j = static_cast<long long>(j + 1) * a;
-    const long long end = std::min(end_i, end_j);
-    out.push_back({i, j, static_cast<double>(end - position) / static_cast<double>(total)});
-    position = end;
-    if (end == end_i) ++i;
-    if (end == end_j) ++j;
+  for (const auto& t : runtime::slice_transfers(rows, a, b)) {
+    out.push_back({t.source_replica, t.destination_replica,
+                   static_cast<double>(t.rows.size()) / static_cast<double>(rows)});
   }
   return out;
 }
@@ -152,7 +113,7 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
 
   // Pass 1: compute tasks, per rank in schedule order. ids[s][i][k]: forward, backward.
   std::vector<std::vector<std::vector<int>>> forward_id(p), backward_id(p);
-  std::vector<std::vector<ScheduledOp>> orders(p);
+  std::vector<std::vector<runtime::PipelineAction>> orders(p);
   for (int s = 0; s < p; ++s) {
     const PipelineStage& stage = system.stages[s];
     const int replicas = static_cast<int>(stage.ranks.size());
@@ -162,17 +123,18 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
       b += costs.backward_s[layer];
     }
     const double scale = micro_samples / replicas / costs.profile_batch;
-    orders[s] = stage_order(system.schedule, p, s, m);
+    orders[s] = runtime::make_stage_schedule(system.schedule, p, s, m);
     forward_id[s].assign(replicas, std::vector<int>(m));
     backward_id[s].assign(replicas, std::vector<int>(m));
     for (int i = 0; i < replicas; ++i) {
       const int rank = stage.ranks[i];
       result.stage_of_rank[rank] = s;
-      for (const ScheduledOp& op : orders[s]) {
+      for (const runtime::PipelineAction& op : orders[s]) {
+        const bool forward = op.kind == runtime::PipelineAction::Kind::kForward;
         const int id =
-            graph.add_compute(rank, op.forward ? TaskCategory::kForward : TaskCategory::kBackward,
-                              noise.apply((op.forward ? f : b) * scale), op.micro_batch);
-        (op.forward ? forward_id : backward_id)[s][i][op.micro_batch] = id;
+            graph.add_compute(rank, forward ? TaskCategory::kForward : TaskCategory::kBackward,
+                              noise.apply((forward ? f : b) * scale), op.micro_batch);
+        (forward ? forward_id : backward_id)[s][i][op.micro_batch] = id;
       }
     }
   }
@@ -184,9 +146,10 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
     if (s > 0) up = handovers(static_cast<int>(system.stages[s - 1].ranks.size()), replicas);
     for (int i = 0; i < replicas; ++i) {
       const int rank = system.stages[s].ranks[i];
-      for (const ScheduledOp& op : orders[s]) {
+      for (const runtime::PipelineAction& op : orders[s]) {
         const int k = op.micro_batch;
-        if (op.forward && s + 1 < p) {
+        const bool forward = op.kind == runtime::PipelineAction::Kind::kForward;
+        if (forward && s + 1 < p) {
           for (const Handover& h : down) {
             if (h.from != i) continue;
             const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
@@ -194,7 +157,7 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
             graph.depend(t, forward_id[s][i][k]);
             graph.depend(forward_id[s + 1][h.to][k], t);
           }
-        } else if (!op.forward && s > 0) {
+        } else if (!forward && s > 0) {
           for (const Handover& h : up) {
             if (h.to != i) continue;
             const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
@@ -214,8 +177,10 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
     const int group = graph.add_group(stage.ranks);
     const int collective = graph.add_collective(group, parameters, s);
     for (size_t i = 0; i < stage.ranks.size(); ++i) {
-      const int last = orders[s].back().forward ? forward_id[s][i][orders[s].back().micro_batch]
-                                                : backward_id[s][i][orders[s].back().micro_batch];
+      const runtime::PipelineAction& final_op = orders[s].back();
+      const int last = final_op.kind == runtime::PipelineAction::Kind::kForward
+                           ? forward_id[s][i][final_op.micro_batch]
+                           : backward_id[s][i][final_op.micro_batch];
       graph.depend(collective, last);
     }
     for (int rank : stage.ranks) {

@@ -8,15 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "runtime/pipeline_schedule.h"
 #include "simulator/cluster.h"
 #include "simulator/layer_costs.h"
 #include "simulator/system_result.h"
 
 namespace harness::simulator {
 
-enum class PipelineSchedule { kDapple, kGpipe };
-const char* to_string(PipelineSchedule schedule);
-bool parse_pipeline_schedule(const std::string& text, PipelineSchedule& out);
+// The runtime's schedules (runtime/pipeline_schedule.h): a simulated stage runs exactly the
+// order a real one does.
+using PipelineSchedule = runtime::PipelineSchedule;
 
 struct PipelineStage {
   std::vector<int> layers;  // layer indices (LayerCosts)
@@ -30,17 +31,6 @@ struct PipelineSystem {
   double global_batch = 1;  // samples per iteration over the whole pipeline
   double step_s = 0;
 };
-
-struct ScheduledOp {
-  bool forward = true;
-  int micro_batch = 0;
-  bool operator==(const ScheduledOp&) const = default;
-};
-// The compute order of stage `stage` of `stages`: DAPPLE runs min(stages - stage - 1, m)
-// warm-up forwards, then alternates forward and backward, then drains the backwards; GPipe
-// runs every forward, then every backward (both in micro-batch order).
-std::vector<ScheduledOp> stage_order(PipelineSchedule schedule, int stages, int stage,
-                                     int micro_batches);
 
 // Checks the stages against the profile and the world: every layer in exactly one stage, no
 // edge from a later stage to an earlier one, ranks distinct and below `world`. Throws
