@@ -64,7 +64,7 @@ json TraceRecorder::to_json(const json& other) const {
                       {"args", e.args}});
   }
   json other_data = other;
-  other_data["clock"] = "steady";
+  if (!other_data.contains("clock")) other_data["clock"] = "steady";  // the simulator: "simulated"
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other_data}};
 }
 

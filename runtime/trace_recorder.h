@@ -32,7 +32,8 @@ class TraceRecorder {
   size_t size() const { return events_.size(); }
 
   // {"traceEvents": [metadata..., events...], "displayTimeUnit": "ms", "otherData": other}.
-  // `other` must hold "rank"; "stage", when present, names the process "rank r (stage s)".
+  // `other` must hold "rank"; "stage", when present, names the process "rank r (stage s)";
+  // "clock" defaults to "steady".
   nlohmann::json to_json(const nlohmann::json& other) const;
 
  private:

@@ -1,5 +1,7 @@
 #include "simulator/chrome_trace.h"
 
+#include "runtime/trace_recorder.h"
+
 #include <set>
 
 namespace harness::simulator {
@@ -8,32 +10,17 @@ using nlohmann::json;
 
 namespace {
 
-const char* category_name(TaskCategory category) {
+runtime::TraceCategory compute_category(TaskCategory category) {
   switch (category) {
     case TaskCategory::kForward:
-      return "forward";
+      return runtime::TraceCategory::kForward;
     case TaskCategory::kBackward:
-      return "backward";
-    case TaskCategory::kStep:
-      return "step";
-    case TaskCategory::kTransfer:
-      return "send";
+      return runtime::TraceCategory::kBackward;
     case TaskCategory::kAllReduce:
-      return "allreduce";
+      return runtime::TraceCategory::kAllReduce;
+    default:
+      return runtime::TraceCategory::kStep;
   }
-  return "?";
-}
-
-json event(const std::string& name, const std::string& category, double start_s, double end_s,
-           int rank, int tid, json args) {
-  return {{"name", name},
-          {"cat", category},
-          {"ph", "X"},
-          {"ts", start_s * 1e6},
-          {"dur", (end_s - start_s) * 1e6},
-          {"pid", rank},
-          {"tid", tid},
-          {"args", std::move(args)}};
 }
 
 }  // namespace
@@ -42,45 +29,36 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
                 int iteration_index) {
   const bool pipeline = !iteration.stage_of_rank.empty();
   const int stage = pipeline ? iteration.stage_of_rank[rank] : -1;
-  json events = json::array();
-  const std::string process =
-      "rank " + std::to_string(rank) + (stage >= 0 ? " (stage " + std::to_string(stage) + ")" : "");
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"pid", rank},
-                    {"tid", 0},
-                    {"args", {{"name", process}}}});
-  const char* threads[] = {"compute", "send", "recv", "allreduce"};
-  for (int tid = 0; tid < 4; ++tid) {
-    events.push_back({{"name", "thread_name"},
-                      {"ph", "M"},
-                      {"pid", rank},
-                      {"tid", tid},
-                      {"args", {{"name", threads[tid]}}}});
-  }
+  // The real ranks' recorder writes the events and metadata; times in simulated seconds.
+  runtime::TraceRecorder trace;
+  trace.set_enabled(true);
+  const auto add = [&](const std::string& name, runtime::TraceCategory category, size_t t,
+                       json args) {
+    trace.add(name, category, iteration.times.start[t] * 1e6, iteration.times.end[t] * 1e6,
+              std::move(args));
+  };
   const auto& tasks = iteration.graph.tasks();
   const auto& groups = iteration.graph.groups();
   for (size_t t = 0; t < tasks.size(); ++t) {
     const Task& task = tasks[t];
-    const double start = iteration.times.start[t];
-    const double end = iteration.times.end[t];
     const std::string mb = task.micro_batch >= 0 ? " mb" + std::to_string(task.micro_batch) : "";
     json args = json::object();
     if (task.micro_batch >= 0) args["micro_batch"] = task.micro_batch;
     switch (task.kind) {
-      case TaskKind::kCompute:
+      case TaskKind::kCompute: {
         if (task.rank != rank) break;
-        events.push_back(event(category_name(task.category) + mb, category_name(task.category),
-                               start, end, rank, 0, args));
+        const runtime::TraceCategory category = compute_category(task.category);
+        add(runtime::category_name(category) + mb, category, t, args);
         break;
+      }
       case TaskKind::kTransfer:
         if (task.rank != rank && task.peer != rank) break;
         args["bytes"] = task.bytes;
         args["peer"] = task.rank == rank ? task.peer : task.rank;
         if (task.rank == rank) {
-          events.push_back(event("send" + mb, "send", start, end, rank, 1, args));
+          add("send" + mb, runtime::TraceCategory::kSend, t, args);
         } else {
-          events.push_back(event("recv" + mb, "recv", start, end, rank, 2, args));
+          add("recv" + mb, runtime::TraceCategory::kRecv, t, args);
         }
         break;
       case TaskKind::kCollective: {
@@ -90,9 +68,9 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
         args["bytes"] = task.bytes;
         args["bucket"] = task.bucket;
         args["ranks"] = groups[task.group].size();
-        events.push_back(event("allreduce " + std::string(pipeline ? "stage " : "bucket ") +
-                                   std::to_string(task.bucket),
-                               "allreduce", start, end, rank, 3, args));
+        add("allreduce " + std::string(pipeline ? "stage " : "bucket ") +
+                std::to_string(task.bucket),
+            runtime::TraceCategory::kAllReduce, t, args);
         break;
       }
     }
@@ -106,7 +84,7 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
     if (stage >= 0) other["stage"] = stage;  // ranks a plan leaves idle have none
     other["schedule"] = iteration.schedule;
   }
-  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other}};
+  return trace.to_json(other);
 }
 
 std::vector<int> traced_ranks(int world, int limit) {
