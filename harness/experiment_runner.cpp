@@ -67,7 +67,7 @@ std::vector<PlannedRun> plan_runs(const Experiment& experiment) {
   std::vector<PlannedRun> runs;
   for (const auto& point : experiment.points) {
     for (long long repeat = 0; repeat < point.config.run.repeats; ++repeat) {
-      for (const auto& system : experiment.systems) runs.push_back({&point, &system, repeat});
+      for (const auto& system : experiment.systems) runs.push_back({&point, &system, repeat, {}});
     }
   }
   return runs;

@@ -20,6 +20,7 @@
 #include "harness/spec.h"
 #include "harness/spec_error.h"
 #include "harness/yaml_reader.h"
+#include "runtime/pipeline_layout.h"
 #include "planner/model_profile.h"
 #include "planner/planner.h"
 #include "planner/topology.h"
@@ -206,11 +207,7 @@ std::vector<int> read_layer_positions(const YAML::Node& node, const std::string&
     if (node.IsSequence()) {
       for (const auto& item : node) positions.push_back(item.as<int>());
     } else if (node.IsScalar()) {
-      const std::string text = node.Scalar();
-      const auto dash = text.find('-');
-      const int first = std::stoi(text.substr(0, dash));
-      const int last = dash == std::string::npos ? first : std::stoi(text.substr(dash + 1));
-      if (first < 0 || last < first) throw bad();
+      const auto [first, last] = runtime::parse_layer_range(node.Scalar());  // as train specs
       for (int i = first; i <= last; ++i) positions.push_back(i);
     } else {
       throw bad();

@@ -182,43 +182,36 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
 void check_pipeline_stages(const SystemConfig& system, const PointConfig& config,
                            const SpecOrigin& origin, const YAML::Node& systems_node,
                            const LoadOptions& options, const std::string& point_label) {
+  const std::string at = point_label == "default" ? "" : " (at " + point_label + ")";
+  // Errors point at the system's entry in the list.
+  const auto fail = [&](const std::string& what) {
+    YAML::Node where = systems_node;
+    for (const auto& entry : systems_node) {
+      if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name) where.reset(entry);
+    }
+    throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
+                     at);
+  };
   if (system.stage_count > 0) {
     if (config.run.world_size % system.stage_count != 0) {
-      YAML::Node where = systems_node;
-      for (const auto& entry : systems_node) {
-        if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name) where.reset(entry);
-      }
-      throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " +
-                       std::to_string(system.stage_count) + " stages do not divide the " +
-                       std::to_string(config.run.world_size) + " ranks evenly" +
-                       (point_label == "default" ? "" : " (at " + point_label + ")"));
+      fail(std::to_string(system.stage_count) + " stages do not divide the " +
+           std::to_string(config.run.world_size) + " ranks evenly");
     }
     return;
   }
   if (system.stages.empty()) return;
-  runtime::PipelineLayout layout;
-  for (const auto& stage : system.stages) {
-    layout.stages.push_back({stage.first_layer, stage.last_layer, stage.ranks});
-  }
   int layers = system.stages.back().last_layer + 1;
   if (options.model_layer_count) {
     try {
       layers = static_cast<int>(options.model_layer_count(config.model));
     } catch (const std::invalid_argument& e) {
-      throw InputError(origin.file() + ": model: " + e.what() +
-                       (point_label == "default" ? "" : " (at " + point_label + ")"));
+      throw InputError(origin.file() + ": model: " + e.what() + at);
     }
   }
   try {
-    runtime::validate_layout(layout, layers, static_cast<int>(config.run.world_size));
+    runtime::validate_layout({system.stages}, layers, static_cast<int>(config.run.world_size));
   } catch (const std::invalid_argument& e) {
-    YAML::Node where = systems_node;
-    for (const auto& entry : systems_node) {
-      if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name) where.reset(entry);
-    }
-    std::string message = "systems: " + system.name + ": " + e.what();
-    if (point_label != "default") message += " (at " + point_label + ")";
-    throw InputError(origin.where(where, "systems") + ": " + message);
+    fail(e.what());
   }
 }
 

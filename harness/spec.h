@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/yaml_reader.h"
+#include "runtime/pipeline_layout.h"
 
 namespace harness {
 
@@ -78,12 +79,9 @@ struct ExternalSystem {
   std::vector<std::string> requires_probes;  // shell commands; one failing skips the system
 };
 
-// One stage of an inline pipeline plan: layers first..last (inclusive) on `ranks`.
-struct PipelineStageSpec {
-  int first_layer = 0;
-  int last_layer = 0;
-  std::vector<int> ranks;
-};
+// One stage of an inline pipeline plan: layers first..last (inclusive) on `ranks` -- the
+// runtime's own stage type, which validates layouts.
+using PipelineStageSpec = runtime::StageAssignment;
 
 struct SystemConfig {
   std::string name;

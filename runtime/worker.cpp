@@ -147,13 +147,18 @@ int run_worker(const WorkerArgs& args) {
   std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
   std::fflush(stdout);
 
-  if (system.value("kind", "ddp") == "pipeline") {
-    run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store,
-                               communicator.get(), timeout, fault});
+  // Every system ends the same way: result files to rank 0 (no shared file system assumed),
+  // then, under a cluster launcher, onto rank 0's stdout.
+  const auto hand_in_results = [&]() {
     gather_result_files(*store, args.rank, args.world_size, args.out_dir);
     communicator->barrier();
     if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
     return 0;
+  };
+  if (system.value("kind", "ddp") == "pipeline") {
+    run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store,
+                               communicator.get(), timeout, fault});
+    return hand_in_results();
   }
 
   // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
@@ -242,10 +247,7 @@ int run_worker(const WorkerArgs& args) {
     write_text_atomic(fs::path(args.out_dir) / ("trace_rank" + std::to_string(args.rank) + ".json"),
                       trace.to_json(other).dump() + "\n");
   }
-  gather_result_files(*store, args.rank, args.world_size, args.out_dir);
-  communicator->barrier();
-  if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
-  return 0;
+  return hand_in_results();
 }
 
 }  // namespace
