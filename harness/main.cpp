@@ -31,17 +31,36 @@ std::string self_executable(const char* argv0) {
 
 int exit_code = 0;
 
+// What identifies a built zoo model (and the batch it is timed at).
+std::string model_key(const harness::ModelConfig& model) {
+  std::string key = model.name + "/" + std::to_string(model.num_classes) + "/" +
+                    std::to_string(model.depth) + "/" + std::to_string(model.width) + "/" +
+                    std::to_string(model.batch_size);
+  for (long long d : model.input_shape) key += "/" + std::to_string(d);
+  return key;
+}
+
 // A zoo model's layer names (pipeline stages name and count them), built once per shape.
 std::vector<std::string> zoo_layers(const harness::ModelConfig& model) {
   static std::map<std::string, std::vector<std::string>> cache;
-  std::string key = model.name + "/" + std::to_string(model.num_classes) + "/" +
-                    std::to_string(model.depth) + "/" + std::to_string(model.width);
-  for (long long d : model.input_shape) key += "/" + std::to_string(d);
+  const std::string key = model_key(model);
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
   const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());
   return cache[key] = runtime::zoo_layer_names(model.name, shape, model.num_classes, model.depth,
                                                model.width);
+}
+
+// Per-layer forward times (`stages: N` balances them), measured once per model and batch so
+// that every system of a study splits a model the same way.
+std::vector<double> zoo_layer_costs(const harness::ModelConfig& model) {
+  static std::map<std::string, std::vector<double>> cache;
+  const std::string key = model_key(model);
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());
+  return cache[key] = runtime::zoo_layer_forward_ms(model.name, shape, model.num_classes,
+                                                    model.depth, model.width, model.batch_size);
 }
 
 // `kind: plan` specs: the top-level keys are checked here, the `plan:` map by the planner.
@@ -108,11 +127,7 @@ void add_run_command(CLI::App& app, const std::string& executable) {
     runner.interactive = isatty(STDERR_FILENO);
     runner.runtime_info = {{"torch_version", runtime::torch_version()}};
     runner.model_layer_names = zoo_layers;
-    runner.model_layer_costs = [](const harness::ModelConfig& model) {
-      const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());
-      return runtime::zoo_layer_forward_ms(model.name, shape, model.num_classes, model.depth,
-                                           model.width, model.batch_size);
-    };
+    runner.model_layer_costs = zoo_layer_costs;
     runner.launcher = harness::parse_launcher(launcher);
     runner.hosts = harness::parse_hosts(hosts);
     runner.print_launch = print_launch;
