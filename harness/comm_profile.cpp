@@ -61,7 +61,7 @@ std::vector<int64_t> parse_size_range(const std::string& text) {
 double bus_factor(const std::string& op, int n) {
   if (op == "allreduce") return 2.0 * (n - 1) / n;
   if (op == "allgather" || op == "reducescatter") return static_cast<double>(n - 1) / n;
-  return 1.0;  // broadcast, sendrecv
+  return 1.0;  // broadcast, sendrecv, copy
 }
 
 std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {

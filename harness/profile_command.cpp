@@ -123,6 +123,7 @@ int run_layers(const runtime::LayerProfileRequest& request, const std::string& o
   std::printf("whole model:   forward %.3f ms + backward %.3f ms = %.3f ms (layers/whole %.3f)\n",
               result.whole_forward.median_ms, result.whole_backward.median_ms, whole,
               whole > 0 ? (forward_sum + backward_sum) / whole : 0.0);
+  std::printf("optimizer step (SGD): %.3f ms\n", result.whole_step.median_ms);
   std::printf("medians of %d repetitions after %d warm-up, batch %lld, %d thread(s)\n",
               result.repetitions, request.warmup, static_cast<long long>(result.batch),
               result.threads);
@@ -141,7 +142,8 @@ int run_layers(const runtime::LayerProfileRequest& request, const std::string& o
                         {"layer_sum_ms", forward_sum + backward_sum},
                         {"whole_model",
                          {{"forward", stats_json(result.whole_forward)},
-                          {"backward", stats_json(result.whole_backward)}}}};
+                          {"backward", stats_json(result.whole_backward)},
+                          {"step", stats_json(result.whole_step)}}}};
   write_file_atomic(fs::path(out_dir) / "graph.txt", pipedream_graph(graph, result.input_bytes));
   write_file_atomic(fs::path(out_dir) / "profile.json", profile.dump(1) + "\n");
   json env = collect_environment({{"torch_version", runtime::torch_version()}});
@@ -154,7 +156,7 @@ struct CommRequest {
   int world = 2;
   std::string backend = "gloo";
   std::string sizes = "8:64M:x4";
-  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv";
+  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv,copy";
   int iterations = 20;
   int warmup = 5;
   double stall_timeout_s = 300;
@@ -377,9 +379,10 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   layers->add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
   layers->add_option("--threads", request.threads, "Intra-op threads")->capture_default_str();
   layers->add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
-  layers->add_option("--co-located", co_located,
-                     "Ranks per host the profile is for: N-1 copies of the same profile run "
-                     "beside the measured one, loading the other cores and memory like N ranks")
+  layers
+      ->add_option("--co-located", co_located,
+                   "Ranks per host the profile is for: N-1 copies of the same profile run "
+                   "beside the measured one, loading the other cores and memory like N ranks")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   layers->callback([executable]() {
@@ -388,18 +391,20 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
     }
     request.input_shape = parse_shape(shape_text);
     // Neighbours: the same model profiled endlessly, stopped once the measurement is done.
-    std::vector<std::string> neighbour_args = {"profile", "layers", "--batch",
-                                               std::to_string(request.batch), "--threads",
-                                               std::to_string(request.threads), "--warmup", "0",
+    std::vector<std::string> neighbour_args = {"profile",       "layers",
+                                               "--batch",       std::to_string(request.batch),
+                                               "--threads",     std::to_string(request.threads),
+                                               "--warmup",      "0",
                                                "--repetitions", "1000000000"};
     for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
                                       {"--torchscript", request.torchscript},
                                       {"--input-shape", shape_text}}) {
       if (!value.empty()) neighbour_args.insert(neighbour_args.end(), {flag, value});
     }
-    for (const auto& [flag, value] : {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
-                                      {"--depth", request.depth},
-                                      {"--width", request.width}}) {
+    for (const auto& [flag, value] :
+         {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
+          {"--depth", request.depth},
+          {"--width", request.width}}) {
       if (value > 0) neighbour_args.insert(neighbour_args.end(), {flag, std::to_string(value)});
     }
     const CoLocatedLoad load(executable, neighbour_args, co_located - 1);

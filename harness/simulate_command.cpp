@@ -20,10 +20,10 @@
 #include "harness/spec.h"
 #include "harness/spec_error.h"
 #include "harness/yaml_reader.h"
-#include "runtime/pipeline_layout.h"
 #include "planner/model_profile.h"
 #include "planner/planner.h"
 #include "planner/topology.h"
+#include "runtime/pipeline_layout.h"
 #include "simulator/chrome_trace.h"
 #include "simulator/data_parallel_system.h"
 #include "simulator/layer_costs.h"
@@ -138,6 +138,20 @@ std::optional<double> optional_positive(MapReader& r, const std::string& key) {
   return r.get_double(key, std::nullopt, 0.0);
 }
 
+// The optimizer step `harness profile layers` measured (profile.json beside the graph file,
+// whole_model.step), or 0 where there is none (published profiles have no step).
+double profiled_step_ms(const std::string& graph_path) {
+  const fs::path profile = fs::path(graph_path).parent_path() / "profile.json";
+  std::error_code error;
+  if (!fs::is_regular_file(profile, error)) return 0.0;
+  try {
+    const json doc = json::parse(read_file(profile));
+    return doc.at("whole_model").at("step").at("median_ms").get<double>();
+  } catch (const std::exception&) {
+    return 0.0;  // an older profile without a step, or not one of ours
+  }
+}
+
 PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   const std::string base = kSection;
   PointSettings p;
@@ -146,7 +160,8 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.model.profile = model.get_string("profile", std::nullopt);
     p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
     p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
-    p.model.step_ms = model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300) : 0.0;
+    p.model.step_ms = model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300)
+                                           : profiled_step_ms(p.model.profile);
     model.finish();
   }
   {
@@ -407,6 +422,7 @@ struct CommFit {
   bool has_allreduce = false, has_sendrecv = false;
   double allreduce_latency_s = 0, allreduce_bus_bandwidth = 0;
   double sendrecv_latency_s = 0, sendrecv_bandwidth = 0;
+  double copy_latency_s = 0, copy_bandwidth = 0;  // 0: comm.json has no `copy` fit
   long long world = 0;
 };
 
@@ -429,6 +445,9 @@ CommFit read_comm_profile(const std::string& path) {
       fit.has_sendrecv = true;
       fit.sendrecv_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
       fit.sendrecv_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
+    } else if (op == "copy") {
+      fit.copy_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.copy_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
     }
   }
   if (!fit.has_allreduce || fit.world < 2 || !(fit.allreduce_bus_bandwidth > 0)) {
@@ -505,6 +524,9 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
       config.intra_bandwidth = fit.sendrecv_bandwidth;
       config.intra_latency_s = fit.sendrecv_latency_s;
     }
+    // The gradient reducer's passes over its buckets, as the ranks' `copy` measured them.
+    config.bucket_copy_bandwidth = fit.copy_bandwidth;
+    config.bucket_copy_latency_s = fit.copy_latency_s;
   }
   if (c.intra_bandwidth) config.intra_bandwidth = *c.intra_bandwidth;
   if (c.inter_bandwidth) config.inter_bandwidth = *c.inter_bandwidth;
@@ -834,6 +856,8 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
                 {"inter_latency_us", cluster.config().inter_latency_s * 1e6},
                 {"collective", sim::to_string(cluster.config().algorithm)},
                 {"collective_rate_cap", cluster.config().collective_rate_cap},
+                {"bucket_copy_bandwidth", cluster.config().bucket_copy_bandwidth},
+                {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
                 {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
               {"run",
                {{"iterations", p.run.iterations},

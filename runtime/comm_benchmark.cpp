@@ -1,8 +1,8 @@
 #include "runtime/comm_benchmark.h"
 
+#include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/torch.h>
 
 #include <chrono>
 #include <cstdio>
@@ -40,16 +40,26 @@ Args parse(const std::vector<std::string>& argv) {
   for (size_t i = 0; i + 1 < argv.size(); i += 2) {
     const std::string& flag = argv[i];
     const std::string& value = argv[i + 1];
-    if (flag == "--rank") a.rank = std::stoi(value);
-    else if (flag == "--world-size") a.world_size = std::stoi(value);
-    else if (flag == "--master-addr") a.rendezvous.host = value;
-    else if (flag == "--master-port") a.rendezvous.port = std::stoi(value);
-    else if (flag == "--ops") a.ops = split_list(value);
-    else if (flag == "--sizes") for (auto& s : split_list(value)) a.sizes.push_back(std::stoll(s));
-    else if (flag == "--iterations") a.iterations = std::stoi(value);
-    else if (flag == "--warmup") a.warmup = std::stoi(value);
-    else if (flag == "--out") a.out = value;
-    else throw std::invalid_argument("unknown comm-worker option '" + flag + "'");
+    if (flag == "--rank")
+      a.rank = std::stoi(value);
+    else if (flag == "--world-size")
+      a.world_size = std::stoi(value);
+    else if (flag == "--master-addr")
+      a.rendezvous.host = value;
+    else if (flag == "--master-port")
+      a.rendezvous.port = std::stoi(value);
+    else if (flag == "--ops")
+      a.ops = split_list(value);
+    else if (flag == "--sizes")
+      for (auto& s : split_list(value)) a.sizes.push_back(std::stoll(s));
+    else if (flag == "--iterations")
+      a.iterations = std::stoi(value);
+    else if (flag == "--warmup")
+      a.warmup = std::stoi(value);
+    else if (flag == "--out")
+      a.out = value;
+    else
+      throw std::invalid_argument("unknown comm-worker option '" + flag + "'");
   }
   if (a.rank < 0 || a.world_size < 1 || a.ops.empty() || a.sizes.empty() || a.out.empty()) {
     throw std::invalid_argument("comm-worker: --rank, --world-size, --ops, --sizes, --out needed");
@@ -88,6 +98,8 @@ void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::T
     auto sent = comm.send(buffer, (r + 1) % n, 7);
     comm.recv(other, (r + n - 1) % n, 7)->wait();
     sent->wait();
+  } else if (op == "copy") {
+    other.copy_(buffer);
   } else {
     throw std::invalid_argument("unknown op '" + op + "'");
   }
@@ -158,12 +170,9 @@ int run(const Args& a) {
 
   comm->barrier();
   if (a.rank == 0) {
-    json out = {{"world_size", a.world_size},
-                {"backend", comm->backend()},
-                {"iterations", a.iterations},
-                {"warmup", a.warmup},
-                {"entries", entries},
-                {"reference", reference}};
+    json out = {{"world_size", a.world_size}, {"backend", comm->backend()},
+                {"iterations", a.iterations}, {"warmup", a.warmup},
+                {"entries", entries},         {"reference", reference}};
     write_text_atomic(a.out, out.dump(1) + "\n");
   }
   return 0;

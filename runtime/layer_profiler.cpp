@@ -56,17 +56,18 @@ std::vector<ChainLayer> script_chain(torch::jit::script::Module& module) {
     std::vector<torch::Tensor> parameters;
     for (const auto& p : submodule.parameters()) parameters.push_back(p);
     std::string kind = submodule.type()->name() ? submodule.type()->name()->name() : "Module";
-    chain.push_back({child.name, kind,
-                     [submodule](const torch::Tensor& x) mutable {
-                       return submodule.forward({x}).toTensor();
-                     },
-                     parameters});
+    chain.push_back(
+        {child.name, kind,
+         [submodule](const torch::Tensor& x) mutable { return submodule.forward({x}).toTensor(); },
+         parameters});
   }
   if (chain.empty()) throw std::invalid_argument("the TorchScript module has no children");
   return chain;
 }
 
-int64_t bytes_of(const torch::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+int64_t bytes_of(const torch::Tensor& t) {
+  return t.numel() * static_cast<int64_t>(t.element_size());
+}
 
 }  // namespace
 
@@ -98,7 +99,8 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     const auto& catalog = model_catalog();
     auto entry = std::find_if(catalog.begin(), catalog.end(),
                               [&](const ModelEntry& e) { return e.name == request.model; });
-    if (entry == catalog.end()) throw std::invalid_argument("unknown model '" + request.model + "'");
+    if (entry == catalog.end())
+      throw std::invalid_argument("unknown model '" + request.model + "'");
     result.model = request.model;
     result.input_shape =
         request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
@@ -129,18 +131,30 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
       torch::NoGradGuard no_grad;
       target = torch::randn_like(run_chain(input));
     }
-    std::vector<double> forward_ms, backward_ms;
+    std::vector<torch::Tensor> parameters;
+    for (const auto& layer : chain) {
+      parameters.insert(parameters.end(), layer.parameters.begin(), layer.parameters.end());
+    }
+    torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
+    std::vector<double> forward_ms, backward_ms, step_ms;
     for (int r = 0; r < request.warmup + request.repetitions; ++r) {
+      optimizer.zero_grad();
       const auto t0 = Clock::now();
       torch::Tensor loss = torch::mse_loss(run_chain(input), target);
       const double f = since_ms(t0);
       const auto t1 = Clock::now();
       loss.backward();
       const double b = since_ms(t1);
-      if (r >= request.warmup) forward_ms.push_back(f), backward_ms.push_back(b);
+      const auto t2 = Clock::now();
+      optimizer.step();
+      const double s = since_ms(t2);
+      if (r >= request.warmup) {
+        forward_ms.push_back(f), backward_ms.push_back(b), step_ms.push_back(s);
+      }
     }
     result.whole_forward = stats_of(forward_ms);
     result.whole_backward = stats_of(backward_ms);
+    result.whole_step = stats_of(step_ms);
   }
 
   // Layer by layer, each on the previous layer's real output. The first layer's input needs

@@ -49,6 +49,9 @@ struct LayerProfileResult {
   // per-layer sums should add up to.
   TimingStats whole_forward;
   TimingStats whole_backward;
+  // The optimizer step after that backward: SGD (no momentum, the specs' default) over all
+  // parameters, as the rank workers run it; the simulator's `step_ms` when set from a profile.
+  TimingStats whole_step;
 };
 
 // Runs the model on CPU on synthetic data; throws std::invalid_argument on a bad request.

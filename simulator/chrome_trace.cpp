@@ -15,6 +15,7 @@ runtime::TraceCategory compute_category(TaskCategory category) {
     case TaskCategory::kForward:
       return runtime::TraceCategory::kForward;
     case TaskCategory::kBackward:
+    case TaskCategory::kBucketCopy:
       return runtime::TraceCategory::kBackward;
     case TaskCategory::kAllReduce:
       return runtime::TraceCategory::kAllReduce;
@@ -48,7 +49,12 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
       case TaskKind::kCompute: {
         if (task.rank != rank) break;
         const runtime::TraceCategory category = compute_category(task.category);
-        add(runtime::category_name(category) + mb, category, t, args);
+        if (task.category == TaskCategory::kBucketCopy) {
+          args["bucket"] = task.bucket;
+          add("bucket copy " + std::to_string(task.bucket), category, t, args);
+        } else {
+          add(runtime::category_name(category) + mb, category, t, args);
+        }
         break;
       }
       case TaskKind::kTransfer:

@@ -31,6 +31,11 @@ struct ClusterConfig {
   // per-edge rate of collective steps (0: none) and a per-step latency (< 0: the links').
   double collective_rate_cap = 0.0;
   double collective_step_latency_s = -1.0;
+  // The gradient reducer's host-side pass over a bucket (one copy of its bytes): seconds =
+  // latency + bytes / bandwidth, from the `copy` fit of `harness profile comm`. On CPU ranks
+  // these passes cost as much as a 2-rank all-reduce; 0 bandwidth: free (GPU studies).
+  double bucket_copy_bandwidth = 0.0;
+  double bucket_copy_latency_s = 0.0;
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).
@@ -58,6 +63,13 @@ class Cluster {
   double p2p_cap(int src, int dst) const {
     return same_machine(src, dst) ? 0.0 : config_.inter_p2p_bandwidth;
   }
+  // One reducer pass over `bytes` (ClusterConfig::bucket_copy_*); 0 when not modelled.
+  double bucket_copy_seconds(double bytes) const {
+    return config_.bucket_copy_bandwidth > 0
+               ? config_.bucket_copy_latency_s + bytes / config_.bucket_copy_bandwidth
+               : 0.0;
+  }
+  bool models_bucket_copies() const { return config_.bucket_copy_bandwidth > 0; }
   std::string describe() const;  // "2 machines x 8 GPUs" or "[8,8,4]"
 
  private:

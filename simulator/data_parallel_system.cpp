@@ -66,7 +66,13 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
   std::vector<int> ranks(static_cast<size_t>(n));
   std::iota(ranks.begin(), ranks.end(), 0);
   const int group = graph.add_group(ranks);
-  // bucket_ready[k][rank]: the backward segment after which bucket k is ready.
+  // The reducer's host-side passes (cluster.bucket_copy_seconds): before a bucket's all-reduce
+  // its gradients are copied in and scaled by 1/n (2 passes), after it copied back out (1).
+  const bool copies = cluster.models_bucket_copies();
+  auto copy_s = [&](size_t k, int passes) {
+    return passes * cluster.bucket_copy_seconds(buckets[k].bytes);
+  };
+  // bucket_ready[k][rank]: the compute task after which bucket k can be all-reduced.
   std::vector<std::vector<int>> bucket_ready(buckets.size(), std::vector<int>(n));
   std::vector<int> last_backward(n);
   for (int r = 0; r < n; ++r) {
@@ -78,7 +84,8 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
                           micro);
         continue;
       }
-      // Last micro-batch: backward cut where buckets become ready (cuts descend).
+      // Last micro-batch: backward cut where buckets become ready (cuts descend). In overlap
+      // mode a bucket's copy-in runs in the backward hooks, right after its segment.
       int from = layers - 1;
       int segment = -1;
       for (size_t k = 0; k < buckets.size(); ++k) {
@@ -88,6 +95,11 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
           from = cuts[k] - 1;
         }
         bucket_ready[k][r] = segment;
+        if (copies && system.overlap) {
+          segment = graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 2), micro,
+                                      static_cast<int>(k));
+          bucket_ready[k][r] = segment;
+        }
       }
       if (from >= 0 || segment < 0) {
         segment =
@@ -97,10 +109,36 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
     }
   }
   int last_collective = -1;
+  std::vector<int> collectives;
   for (size_t k = 0; k < buckets.size(); ++k) {
-    last_collective = graph.add_collective(group, buckets[k].bytes, static_cast<int>(k));
+    // Sync mode, as the reducer runs it after backward: per bucket copy in, all-reduce, copy
+    // out, one bucket after the other (the compute stream keeps them in that order).
+    std::vector<int> copied_in(n);
     for (int r = 0; r < n; ++r) {
-      graph.depend(last_collective, system.overlap ? bucket_ready[k][r] : last_backward[r]);
+      copied_in[r] = system.overlap ? bucket_ready[k][r] : last_backward[r];
+      if (copies && !system.overlap) {
+        copied_in[r] =
+            graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 2), -1, static_cast<int>(k));
+      }
+    }
+    last_collective = graph.add_collective(group, buckets[k].bytes, static_cast<int>(k));
+    collectives.push_back(last_collective);
+    for (int r = 0; r < n; ++r) graph.depend(last_collective, copied_in[r]);
+    if (copies && !system.overlap) {
+      for (int r = 0; r < n; ++r) {
+        const int out =
+            graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 1), -1, static_cast<int>(k));
+        graph.depend(out, last_collective);
+      }
+    }
+  }
+  if (copies && system.overlap) {  // after backward: wait for each bucket, copy it out
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      for (int r = 0; r < n; ++r) {
+        const int out =
+            graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 1), -1, static_cast<int>(k));
+        graph.depend(out, collectives[k]);
+      }
     }
   }
   for (int r = 0; r < n; ++r) {

@@ -175,15 +175,26 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
     double parameters = 0;
     for (int layer : stage.layers) parameters += costs.parameter_bytes[layer];
     const int group = graph.add_group(stage.ranks);
-    const int collective = graph.add_collective(group, parameters, s);
+    // A replicated stage's reducer sums (no scaling): it copies the gradients in and back out
+    // around the all-reduce, on the compute stream; a single replica has no reducer.
+    const bool copies = cluster.models_bucket_copies() && stage.ranks.size() > 1;
+    const double copy_s = cluster.bucket_copy_seconds(parameters);
+    std::vector<int> ready(stage.ranks.size());
     for (size_t i = 0; i < stage.ranks.size(); ++i) {
       const runtime::PipelineAction& final_op = orders[s].back();
-      const int last = final_op.kind == runtime::PipelineAction::Kind::kForward
-                           ? forward_id[s][i][final_op.micro_batch]
-                           : backward_id[s][i][final_op.micro_batch];
-      graph.depend(collective, last);
+      ready[i] = final_op.kind == runtime::PipelineAction::Kind::kForward
+                     ? forward_id[s][i][final_op.micro_batch]
+                     : backward_id[s][i][final_op.micro_batch];
+      if (copies) {
+        ready[i] = graph.add_compute(stage.ranks[i], TaskCategory::kBucketCopy, copy_s, -1, s);
+      }
     }
+    const int collective = graph.add_collective(group, parameters, s);
+    for (int task : ready) graph.depend(collective, task);
     for (int rank : stage.ranks) {
+      if (copies) {
+        graph.depend(graph.add_compute(rank, TaskCategory::kBucketCopy, copy_s, -1, s), collective);
+      }
       const int step = graph.add_compute(rank, TaskCategory::kStep, noise.apply(system.step_s));
       graph.depend(step, collective);
     }

@@ -15,13 +15,15 @@ int TaskGraph::add(Task task) {
   return static_cast<int>(tasks_.size()) - 1;
 }
 
-int TaskGraph::add_compute(int rank, TaskCategory category, double seconds, int micro_batch) {
+int TaskGraph::add_compute(int rank, TaskCategory category, double seconds, int micro_batch,
+                           int bucket) {
   Task task;
   task.kind = TaskKind::kCompute;
   task.category = category;
   task.rank = rank;
   task.seconds = seconds;
   task.micro_batch = micro_batch;
+  task.bucket = bucket;
   const int id = add(task);
   queues_[compute_resource(rank)].push_back(id);
   return id;

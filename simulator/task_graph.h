@@ -14,7 +14,16 @@ namespace harness::simulator {
 
 enum class TaskKind : std::uint8_t { kCompute, kTransfer, kCollective };
 // Trace categories (the trace contract: forward, backward, step, send/recv, allreduce).
-enum class TaskCategory : std::uint8_t { kForward, kBackward, kStep, kTransfer, kAllReduce };
+// kBucketCopy: the gradient reducer's host-side passes over a bucket (copy in, scale, copy
+// out), on the compute stream; it counts as backward time, as the real ranks' timers see it.
+enum class TaskCategory : std::uint8_t {
+  kForward,
+  kBackward,
+  kStep,
+  kTransfer,
+  kAllReduce,
+  kBucketCopy
+};
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
@@ -25,7 +34,7 @@ struct Task {
   double seconds = 0.0;  // compute
   double bytes = 0.0;    // transfer, collective (the buffer)
   int micro_batch = -1;  // -1: none
-  int bucket = -1;       // collective: bucket or stage, for the trace
+  int bucket = -1;       // collective, bucket copy: bucket or stage, for the trace
 };
 
 class TaskGraph {
@@ -33,7 +42,8 @@ class TaskGraph {
   explicit TaskGraph(int ranks);
 
   int ranks() const { return ranks_; }
-  int add_compute(int rank, TaskCategory category, double seconds, int micro_batch = -1);
+  int add_compute(int rank, TaskCategory category, double seconds, int micro_batch = -1,
+                  int bucket = -1);
   int add_transfer(int src, int dst, double bytes, int micro_batch = -1);
   int add_group(std::vector<int> ranks);  // distinct ranks, in ring order
   int add_collective(int group, double bytes, int bucket = -1);

@@ -16,6 +16,8 @@ want = [("flatten", 4*8*4, 0), ("fc1", 4*256*4, (8*256+256)*4), ("relu1", 4*256*
         ("fc2", 4*256*4, (256*256+256)*4), ("relu2", 4*256*4, 0), ("fc3", 4*3*4, (256*3+3)*4)]
 assert got == want, got
 assert p["input_bytes"] == 4*8*4
+step = p["whole_model"]["step"]  # the SGD step over the model's parameters
+assert 0 < step["p10_ms"] <= step["median_ms"] <= step["p90_ms"], step
 for l in p["layers"]:
     assert l["forward"]["p10_ms"] <= l["forward"]["median_ms"] <= l["forward"]["p90_ms"], l
 graph = open(os.path.join(d, "graph.txt")).read().splitlines()
@@ -33,7 +35,8 @@ PY
 "$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 4,8 --devices 2 --mode compat \
   > "$SCRATCH/plan.out" || fail "planner could not use the profile: $(cat "$SCRATCH/plan.out")"
 
-# Communication: 5 ops x 3 sizes over 2 ranks, and a topology the planner accepts.
+# Communication: 6 ops (5 collectives and the reducer's local copy) x 3 sizes over 2 ranks,
+# and a topology the planner accepts.
 "$HARNESS" profile comm --world 2 --sizes 64K:4M:x8 --iterations 4 --warmup 1 \
   --out "$SCRATCH/comm" > "$SCRATCH/comm.out" || fail "profile comm failed"
 out=$(cat "$SCRATCH/comm.out")
@@ -43,8 +46,9 @@ expect_contains "$out" "reducescatter"
 import json, sys
 c = json.load(open(sys.argv[1]))
 rows = c["rows"]
-assert len(rows) == 15, len(rows)
-assert sorted({r["op"] for r in rows}) == ["allgather", "allreduce", "broadcast", "reducescatter", "sendrecv"]
+assert len(rows) == 18, len(rows)
+assert sorted({r["op"] for r in rows}) == ["allgather", "allreduce", "broadcast", "copy", "reducescatter", "sendrecv"]
+assert sorted(f["op"] for f in c["fits"]) == ["allgather", "allreduce", "broadcast", "copy", "reducescatter", "sendrecv"]
 for r in rows:
     assert r["samples"] == 4 and r["p50_ms"] > 0, r
     factor = {"allreduce": 1.0, "allgather": 0.5, "reducescatter": 0.5}.get(r["op"], 1.0)

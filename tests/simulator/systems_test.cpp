@@ -65,6 +65,24 @@ TEST(Pipeline, ReplicatedStagesSplitMicroBatchesAndAllReduce) {
   EXPECT_NEAR(it.times.makespan, 24e-3 + 1e-3, 1e-12);
 }
 
+TEST(Pipeline, ReplicatedStagesCopyGradientsAroundTheirAllReduce) {
+  // As above with the reducer's passes at 10 GB/s: 10 MB per pass = 1 ms. A replicated stage
+  // copies in (1 pass: it sums, no scaling), all-reduces (1 ms), copies out (1 pass): stage 0
+  // ends its last backward at 24 ms, so 24 + 1 + 1 + 1 = 27 ms.
+  const LayerCosts costs = chain(2, 2e-3, 4e-3, 0, 10e6);
+  ClusterConfig config = idle_machine(4);
+  config.bucket_copy_bandwidth = 10e9;
+  const Cluster cluster(config);
+  ComputeNoise none;
+  PipelineSystem system = equal_stages(2, 1, 2, 3, PipelineSchedule::kGpipe);
+  const SimulatedIteration it = simulate_pipeline(cluster, costs, system, 4, none);
+  EXPECT_NEAR(it.times.makespan, 27e-3, 1e-12);
+  // A stage of one replica has no reducer: nothing to copy, the closed form is unchanged.
+  const SimulatedIteration single = simulate_pipeline(
+      cluster, costs, equal_stages(2, 1, 1, 3, PipelineSchedule::kGpipe), 2, none);
+  EXPECT_NEAR(single.times.makespan, (3 + 2 - 1) * 6e-3, 1e-12);
+}
+
 TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
   // 2 stages of one layer, m = 1, activation 10 MB per sample at 10 GB/s: forward 1 ms,
   // transfer 1 ms, forward 1 ms, backward 1 ms, gradient transfer 1 ms, backward 1 ms.
@@ -164,6 +182,41 @@ TEST(DataParallel, SyncIsComputePlusEveryBucketsAllReduce) {
   system.overlap = true;
   const SimulatedIteration overlap = simulate_data_parallel(cluster, costs, system, none);
   EXPECT_NEAR(overlap.times.makespan, 20e-3 + 40e-3 + allreduce + 1e-3, 1e-12);
+}
+
+TEST(DataParallel, BucketCopiesAddTheReducersPasses) {
+  // The setup above with the reducer's host-side passes at 10 GB/s: one pass over a 30 MiB
+  // bucket takes as long as its all-reduce, A = 30 MiB / 10 GB/s.
+  const double mib = 1024.0 * 1024.0;
+  const LayerCosts costs = chain(4, 5e-3, 10e-3, 0, 30 * mib);
+  ClusterConfig config = idle_machine(2);
+  config.bucket_copy_bandwidth = 10e9;
+  const Cluster cluster(config);
+  const double a = 30 * mib / 10e9;
+  DataParallelSystem system;
+  system.world = 2;
+  system.batch_per_rank = 1;
+  system.step_s = 1e-3;
+  ComputeNoise none;
+  // Sync: after backward, per bucket copy in and scale (2A), all-reduce (A), copy out (A).
+  system.overlap = false;
+  const SimulatedIteration sync = simulate_data_parallel(cluster, costs, system, none);
+  EXPECT_NEAR(sync.times.makespan, 20e-3 + 40e-3 + 4 * 4 * a + 1e-3, 1e-12);
+  // Overlap: each bucket's copy-in (2A) runs on the compute stream right after its layer's
+  // backward and delays the next layer; its all-reduce hides under that layer's backward.
+  // After backward the four copy-outs (A each) follow, the last one after the last all-reduce
+  // (which ended at 60 ms + 9A, before the third copy-out did): 60 ms + 8A + 4A + step.
+  system.overlap = true;
+  const SimulatedIteration overlap = simulate_data_parallel(cluster, costs, system, none);
+  EXPECT_NEAR(overlap.times.makespan, 20e-3 + 40e-3 + 12 * a + 1e-3, 1e-12);
+  // The copies count as backward time, and the trace names them.
+  EXPECT_NEAR(overlap.ranks[0].backward_ms, (40e-3 + 12 * a) * 1e3, 1e-9);
+  int copies = 0;
+  const nlohmann::json trace = rank_trace(overlap, 0, "overlap", 0);
+  for (const auto& event : trace.at("traceEvents")) {
+    if (event.value("name", "").rfind("bucket copy ", 0) == 0) ++copies;
+  }
+  EXPECT_EQ(copies, 8);  // 4 copy-ins, 4 copy-outs
 }
 
 TEST(DataParallel, AccumulationRunsMicroBatchesThenReduces) {
