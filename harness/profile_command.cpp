@@ -51,15 +51,17 @@ json stats_json(const runtime::TimingStats& s) {
   return {{"median_ms", s.median_ms}, {"p10_ms", s.p10_ms}, {"p90_ms", s.p90_ms}};
 }
 
-// N copies of a command running beside a measurement, killed (and reaped) when it is done.
-class CoLocatedLoad {
+// The other copies of a co-located profile: processes started before the measurement and
+// reaped after it (killed if still running: the measured copy is done with them).
+class CoLocatedCopies {
  public:
-  CoLocatedLoad(const std::string& executable, const std::vector<std::string>& args, int copies) {
-    for (int i = 0; i < copies; ++i) {
+  CoLocatedCopies(const std::string& executable,
+                  const std::vector<std::vector<std::string>>& args) {
+    for (const auto& copy_args : args) {
       const pid_t pid = ::fork();
       if (pid == 0) {
         std::vector<char*> argv{const_cast<char*>(executable.c_str())};
-        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        for (const auto& a : copy_args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
         const int null_fd = ::open("/dev/null", O_WRONLY);
         ::dup2(null_fd, STDOUT_FILENO);
@@ -68,15 +70,13 @@ class CoLocatedLoad {
       }
       if (pid > 0) pids_.push_back(pid);
     }
-    // Let them build their models and start computing before the measurement does.
-    if (!pids_.empty()) ::sleep(2);
   }
-  ~CoLocatedLoad() {
+  ~CoLocatedCopies() {
     for (pid_t pid : pids_) ::kill(pid, SIGKILL);
     for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
   }
-  CoLocatedLoad(const CoLocatedLoad&) = delete;
-  CoLocatedLoad& operator=(const CoLocatedLoad&) = delete;
+  CoLocatedCopies(const CoLocatedCopies&) = delete;
+  CoLocatedCopies& operator=(const CoLocatedCopies&) = delete;
 
  private:
   std::vector<pid_t> pids_;
@@ -366,6 +366,7 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   static runtime::LayerProfileRequest request;
   static std::string shape_text, layers_out;
   static int co_located = 1;
+  static int lockstep_rank = 0, lockstep_port = 0;
   layers->add_option("--model", request.model, "Zoo model (harness models)");
   layers->add_option("--torchscript", request.torchscript,
                      "TorchScript module whose top-level children run in sequence");
@@ -382,32 +383,52 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   layers
       ->add_option("--co-located", co_located,
                    "Ranks per host the profile is for: N-1 copies of the same profile run "
-                   "beside the measured one, loading the other cores and memory like N ranks")
+                   "beside the measured one in lockstep (every timed forward, backward and "
+                   "step starts at a barrier of all N), as N data-parallel ranks share a host")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  // How the measured copy starts the others (internal).
+  layers->add_option("--lockstep-rank", lockstep_rank)->group("");
+  layers->add_option("--lockstep-port", lockstep_port)->group("");
   layers->callback([executable]() {
     if (request.model.empty() == request.torchscript.empty()) {
       throw InputError("profile layers: give exactly one of --model and --torchscript");
     }
     request.input_shape = parse_shape(shape_text);
-    // Neighbours: the same model profiled endlessly, stopped once the measurement is done.
-    std::vector<std::string> neighbour_args = {"profile",       "layers",
-                                               "--batch",       std::to_string(request.batch),
-                                               "--threads",     std::to_string(request.threads),
-                                               "--warmup",      "0",
-                                               "--repetitions", "1000000000"};
+    if (lockstep_rank > 0) {  // a co-located copy: time in lockstep, write nothing
+      request.before_timed_run =
+          runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
+      runtime::profile_layers(request);
+      return;
+    }
+    std::vector<std::string> copy_args = {"profile",       "layers",
+                                          "--batch",       std::to_string(request.batch),
+                                          "--threads",     std::to_string(request.threads),
+                                          "--warmup",      std::to_string(request.warmup),
+                                          "--repetitions", std::to_string(request.repetitions),
+                                          "--co-located",  std::to_string(co_located)};
     for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
                                       {"--torchscript", request.torchscript},
                                       {"--input-shape", shape_text}}) {
-      if (!value.empty()) neighbour_args.insert(neighbour_args.end(), {flag, value});
+      if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
     }
     for (const auto& [flag, value] :
          {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
           {"--depth", request.depth},
           {"--width", request.width}}) {
-      if (value > 0) neighbour_args.insert(neighbour_args.end(), {flag, std::to_string(value)});
+      if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
     }
-    const CoLocatedLoad load(executable, neighbour_args, co_located - 1);
+    const int port = co_located > 1 ? pick_free_port() : 0;
+    std::vector<std::vector<std::string>> copies;
+    for (int r = 1; r < co_located; ++r) {
+      copies.push_back(copy_args);
+      copies.back().insert(copies.back().end(), {"--lockstep-rank", std::to_string(r),
+                                                 "--lockstep-port", std::to_string(port)});
+    }
+    const CoLocatedCopies running(executable, copies);
+    if (co_located > 1) {
+      request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
+    }
     const int code = run_layers(request, layers_out, co_located);
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -8,6 +8,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "runtime/communicator.h"
 #include "runtime/model_zoo.h"
 
 namespace runtime {
@@ -77,6 +78,9 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   }
   torch::set_num_threads(request.threads);
   torch::manual_seed(request.seed);
+  const auto sync = [&request] {
+    if (request.before_timed_run) request.before_timed_run();
+  };
 
   LayerProfileResult result;
   result.batch = request.batch;
@@ -139,12 +143,15 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     std::vector<double> forward_ms, backward_ms, step_ms;
     for (int r = 0; r < request.warmup + request.repetitions; ++r) {
       optimizer.zero_grad();
+      sync();
       const auto t0 = Clock::now();
       torch::Tensor loss = torch::mse_loss(run_chain(input), target);
       const double f = since_ms(t0);
+      sync();
       const auto t1 = Clock::now();
       loss.backward();
       const double b = since_ms(t1);
+      sync();
       const auto t2 = Clock::now();
       optimizer.step();
       const double s = since_ms(t2);
@@ -169,6 +176,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     std::vector<double> forward_ms, backward_ms;
     torch::Tensor output;
     for (int r = 0; r < request.warmup + request.repetitions; ++r) {
+      sync();
       const auto t0 = Clock::now();
       output = layer.forward(x);
       const double f = since_ms(t0);
@@ -182,6 +190,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
         for (const auto& p : layer.parameters) {
           if (p.requires_grad()) wrt.push_back(p);
         }
+        sync();
         const auto t1 = Clock::now();
         if (!wrt.empty()) torch::autograd::grad({output}, wrt, {grad_output});
         b = since_ms(t1);
@@ -199,6 +208,21 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     activation = output.detach();
   }
   return result;
+}
+
+std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s) {
+  Rendezvous rendezvous;
+  rendezvous.port = port;
+  rendezvous.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, timeout_s) * 1000));
+  auto store = connect_store(rendezvous, rank, ranks);
+  auto round = std::make_shared<int64_t>(0);
+  // Round k: everyone counts itself in; the last one in opens the round's gate.
+  return [store, round, ranks] {
+    const std::string key = "lockstep/" + std::to_string((*round)++);
+    if (store->add(key, 1) == ranks) store->set(key + "/open", std::vector<uint8_t>{1});
+    store->wait({key + "/open"});
+  };
 }
 
 }  // namespace runtime

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct LayerProfileRequest {
   int warmup = 2;
   int threads = 1;
   int64_t seed = 0;
+  // Called before every timed forward, backward and step. Co-located profiling passes a
+  // barrier shared by N copies of the same profile, so that every copy times the same work
+  // at the same moment -- as the N data-parallel ranks of one host run the same layers.
+  std::function<void()> before_timed_run;
 };
 
 struct TimingStats {
@@ -56,5 +61,10 @@ struct LayerProfileResult {
 
 // Runs the model on CPU on synthetic data; throws std::invalid_argument on a bad request.
 LayerProfileResult profile_layers(const LayerProfileRequest& request);
+
+// A barrier for `ranks` co-located profiles (`rank` 0 serves a TCP store on 127.0.0.1:port):
+// each call returns once every rank has made the same call. Throws after `timeout_s` without
+// the others (a copy that died).
+std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s = 120);
 
 }  // namespace runtime

@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# Simulated vs measured p50 iteration time, DDP world size 2 on this machine's CPU (issue 8):
-# for each model, runs bench/simulator/validate_real.yaml for real, then
-# experiments/simulate_cpu_ddp.yaml with the model's CPU profile and the real run's step p50
-# (the layer profile has no optimizer step), and prints one row per model and system.
+# Simulated vs measured p50 iteration time on this machine's CPU (issue 8): DDP (overlap and
+# sync) and a 2-stage DAPPLE pipeline at world size 2, for ResNet-18 and ResNet-50.
+#
+# For each model: measure its layer profiles (batch 8 for DDP; the pipeline's micro-batch, 4
+# samples, for DAPPLE: per-layer times do not scale linearly at small batches), run
+# bench/simulator/validate_real.yaml for real, then simulate experiments/simulate_cpu_ddp.yaml
+# from those profiles and a Gloo profile (all-reduce, send/recv, and the reducer's `copy`)
+# measured at the start. Nothing of the real run goes into the simulation: the optimizer step
+# is the profile's too. Profiles are taken minutes before the runs they predict, because this
+# VM's speed drifts by 10-20% over hours; PROFILES=committed uses profiles/<model>-cpu and
+# profiles/gloo-2ranks-cpu instead (DDP rows only need batch 8; DAPPLE scales them to 4).
+#
+# Layer profiles are co-located (`--co-located 2`, CO_LOCATED to change): both ranks of the
+# real run share this host's cores and memory, and this VM's two vCPUs run 20-50% slower
+# each when both are busy, so each layer is timed while a second copy runs the same layer.
+#
 # Usage: HARNESS=build/harness bench/simulator/validate.sh [resnet18 resnet50]
-# Timings are only meaningful on an otherwise idle machine: the CPU profiles were taken idle.
-# DAPPLE: a 2-stage pipeline (one rank per stage, 4 micro-batches) runs for real beside DDP;
-# the simulator gets the stages the real run used. Only 2 ranks: on a 2-core machine, 4 ranks
-# would share cores, which the simulator (one compute stream per GPU) does not model.
+# Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/simulate-validate-XXXXXX)}
+PROFILES=${PROFILES:-fresh}
+CO_LOCATED=${CO_LOCATED:-2}
 mkdir -p "$OUT"
 if [ $# -gt 0 ]; then MODELS=("$@"); else MODELS=(resnet18 resnet50); fi
+BATCH=8 WORLD=2 MICRO_BATCHES=4
+MICRO=$((BATCH * WORLD / MICRO_BATCHES))  # samples per micro-batch (one replica per stage)
 
 p50() {  # summary.json, system, phase -> p50 of the first point
   python3 -c 'import json,sys
@@ -22,8 +35,27 @@ for sy in s["points"][0]["systems"]:
     if sy["name"]==sys.argv[2]: print(sy["phases"][sys.argv[3]]["p50"])' "$1" "$2" "$3"
 }
 
+if [ "$PROFILES" = committed ]; then
+  COMM=profiles/gloo-2ranks-cpu/comm.json
+else
+  "$HARNESS" profile comm --world "$WORLD" --ops allreduce,sendrecv,copy --sizes 64K:128M:x4 \
+    --iterations 8 --warmup 2 --out "$OUT/comm" > "$OUT/comm.log"
+  COMM=$OUT/comm/comm.json
+fi
+
 printf '| model | system | measured p50 (ms) | simulated p50 (ms) | error |\n|---|---|---|---|---|\n' > "$OUT/table.md"
 for model in "${MODELS[@]}"; do
+  if [ "$PROFILES" = committed ]; then
+    ddp_profile=profiles/$model-cpu pipeline_profile=profiles/$model-cpu pipeline_pbs=$BATCH
+  else
+    for b in "$BATCH" "$MICRO"; do
+      "$HARNESS" profile layers --model "$model" --batch "$b" --input-shape 3,64,64 \
+        --repetitions 5 --warmup 1 --co-located "$CO_LOCATED" --out "$OUT/profile-$model-b$b" \
+        > "$OUT/profile-$model-b$b.log"
+    done
+    ddp_profile=$OUT/profile-$model-b$BATCH pipeline_profile=$OUT/profile-$model-b$MICRO
+    pipeline_pbs=$MICRO
+  fi
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
     --set "output=$OUT/real-$model" > "$OUT/real-$model.log"
   real=$(ls -d "$OUT/real-$model"/*/*/ | tail -1)
@@ -35,13 +67,15 @@ st=", ".join("{layers: \"%d-%d\", ranks: %s}" % (s["first_layer"], s["last_layer
 print("[{name: dapple, kind: pipeline, schedule: dapple, micro_batches: %d, stages: [%s]}]" % (c["micro_batches"], st))' \
     "$real/raw/p000/dapple/rep0/config.json")
   for system in overlap sync dapple; do
-    step=$(p50 "$real/summary.json" "$system" step)
-    extra=()
-    [ "$system" = dapple ] && extra=(--set "simulate.systems=$pipeline_systems" --set simulate.baseline=dapple)
+    profile=$ddp_profile pbs=$BATCH extra=()
+    if [ "$system" = dapple ]; then
+      profile=$pipeline_profile pbs=$pipeline_pbs
+      extra=(--set "simulate.systems=$pipeline_systems" --set simulate.baseline=dapple)
+    fi
     "$HARNESS" simulate experiments/simulate_cpu_ddp.yaml \
-      --set "simulate.model.profile=profiles/$model-cpu/graph.txt" \
-      --set "simulate.model.step_ms=$step" --set "output=$OUT/sim-$model-$system" "${extra[@]}" \
-      > "$OUT/sim-$model-$system.log"
+      --set "simulate.model.profile=$profile/graph.txt" --set "simulate.model.pbs=$pbs" \
+      --set "simulate.model.batch_size=$BATCH" --set "simulate.cluster.comm_profile=$COMM" \
+      --set "output=$OUT/sim-$model-$system" "${extra[@]}" > "$OUT/sim-$model-$system.log"
     sim=$(ls -d "$OUT/sim-$model-$system"/*/*/ | tail -1)
     measured=$(p50 "$real/summary.json" "$system" iteration)
     simulated=$(p50 "$sim/summary.json" "$system" iteration)

@@ -25,12 +25,13 @@ assert graph[0].startswith("node0 -- Input0 -- "), graph[0]
 assert graph[2].startswith("node2 -- Linear(fc1) -- forward_compute_time="), graph[2]
 assert graph[-1] == "\tnode5 -- node6", graph[-1]
 PY
-# --co-located 2: one more copy profiles beside the measured one, and is gone afterwards.
+# --co-located 3: two more copies profile in lockstep beside the measured one (a barrier
+# before every timed run), and are gone afterwards; the measured copy's profile is complete.
 "$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --repetitions 2 --warmup 1 \
-  --co-located 2 --out "$SCRATCH/mlp_co" > /dev/null || fail "profile layers --co-located failed"
-"$PY" -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["co_located"] == 2, p["co_located"]' \
+  --co-located 3 --out "$SCRATCH/mlp_co" > /dev/null || fail "profile layers --co-located failed"
+"$PY" -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["co_located"] == 3, p["co_located"]; assert len(p["layers"]) == 6' \
   "$SCRATCH/mlp_co/profile.json" || fail "co_located not recorded"
-! pgrep -f "repetitions 1000000000" > /dev/null || fail "a co-located neighbour was left running"
+! pgrep -f "lockstep-rank" > /dev/null || fail "a co-located copy was left running"
 # The planner imports it (a 6-layer chain) and plans on it.
 "$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 4,8 --devices 2 --mode compat \
   > "$SCRATCH/plan.out" || fail "planner could not use the profile: $(cat "$SCRATCH/plan.out")"
