@@ -69,8 +69,11 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
   // The reducer's host-side passes (cluster.bucket_copy_seconds): before a bucket's all-reduce
   // its gradients are copied in and scaled by 1/n (2 passes), after it copied back out (1).
   const bool copies = cluster.models_bucket_copies();
-  auto copy_s = [&](size_t k, int passes) {
-    return passes * cluster.bucket_copy_seconds(buckets[k].bytes);
+  // Appends `passes` of them over bucket k to rank r's compute stream.
+  auto add_copy = [&](int r, size_t k, int passes, int micro = -1) {
+    return graph.add_compute(r, TaskCategory::kBucketCopy,
+                             passes * cluster.bucket_copy_seconds(buckets[k].bytes), micro,
+                             static_cast<int>(k));
   };
   // bucket_ready[k][rank]: the compute task after which bucket k can be all-reduced.
   std::vector<std::vector<int>> bucket_ready(buckets.size(), std::vector<int>(n));
@@ -96,8 +99,7 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
         }
         bucket_ready[k][r] = segment;
         if (copies && system.overlap) {
-          segment = graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 2), micro,
-                                      static_cast<int>(k));
+          segment = add_copy(r, k, 2, micro);
           bucket_ready[k][r] = segment;
         }
       }
@@ -117,8 +119,7 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
     for (int r = 0; r < n; ++r) {
       copied_in[r] = system.overlap ? bucket_ready[k][r] : last_backward[r];
       if (copies && !system.overlap) {
-        copied_in[r] =
-            graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 2), -1, static_cast<int>(k));
+        copied_in[r] = add_copy(r, k, 2);
       }
     }
     last_collective = graph.add_collective(group, buckets[k].bytes, static_cast<int>(k));
@@ -126,8 +127,7 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
     for (int r = 0; r < n; ++r) graph.depend(last_collective, copied_in[r]);
     if (copies && !system.overlap) {
       for (int r = 0; r < n; ++r) {
-        const int out =
-            graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 1), -1, static_cast<int>(k));
+        const int out = add_copy(r, k, 1);
         graph.depend(out, last_collective);
       }
     }
@@ -135,8 +135,7 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
   if (copies && system.overlap) {  // after backward: wait for each bucket, copy it out
     for (size_t k = 0; k < buckets.size(); ++k) {
       for (int r = 0; r < n; ++r) {
-        const int out =
-            graph.add_compute(r, TaskCategory::kBucketCopy, copy_s(k, 1), -1, static_cast<int>(k));
+        const int out = add_copy(r, k, 1);
         graph.depend(out, collectives[k]);
       }
     }
