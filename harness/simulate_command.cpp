@@ -50,6 +50,7 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.intra_latency_us",
                                                  "cluster.inter_latency_us",
                                                  "cluster.collective",
+                                                 "cluster.cpu_cores",
                                                  "ddp.bucket_mb",
                                                  "ddp.first_bucket_mb",
                                                  "pipeline.micro_batches",
@@ -66,6 +67,7 @@ struct ModelSettings {
   long long pbs = 0;
   long long batch_size = 0;  // per GPU: global batch = batch_size x world_size
   double step_ms = 0;
+  double threads = 1;  // intra-op threads the profile was measured with (CPU profiles)
 };
 
 struct ClusterSettings {
@@ -75,6 +77,7 @@ struct ClusterSettings {
   std::optional<double> intra_bandwidth, inter_bandwidth, inter_p2p_bandwidth;
   std::optional<double> intra_latency_us, inter_latency_us;
   std::string collective = "ring";
+  double cpu_cores = 0;  // per machine, shared by its CPU ranks' compute; 0: not modelled
 };
 
 struct RunSettings {
@@ -138,18 +141,27 @@ std::optional<double> optional_positive(MapReader& r, const std::string& key) {
   return r.get_double(key, std::nullopt, 0.0);
 }
 
-// The optimizer step `harness profile layers` measured (profile.json beside the graph file,
-// whole_model.step), or 0 where there is none (published profiles have no step).
-double profiled_step_ms(const std::string& graph_path) {
+// What `harness profile layers` wrote beside the graph file (profile.json): the optimizer
+// step it measured (whole_model.step; 0 where there is none: published profiles have no
+// step) and the intra-op threads it ran with (1 where not recorded).
+struct ProfileExtras {
+  double step_ms = 0.0;
+  double threads = 1.0;
+};
+
+ProfileExtras read_profile_extras(const std::string& graph_path) {
+  ProfileExtras extras;
   const fs::path profile = fs::path(graph_path).parent_path() / "profile.json";
   std::error_code error;
-  if (!fs::is_regular_file(profile, error)) return 0.0;
+  if (!fs::is_regular_file(profile, error)) return extras;
   try {
     const json doc = json::parse(read_file(profile));
-    return doc.at("whole_model").at("step").at("median_ms").get<double>();
+    if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
+    extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
   } catch (const std::exception&) {
-    return 0.0;  // an older profile without a step, or not one of ours
+    // an older profile without a step, or not one of ours
   }
+  return extras;
 }
 
 PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
@@ -160,8 +172,10 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.model.profile = model.get_string("profile", std::nullopt);
     p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
     p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
-    p.model.step_ms = model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300)
-                                           : profiled_step_ms(p.model.profile);
+    const ProfileExtras extras = read_profile_extras(p.model.profile);
+    p.model.step_ms =
+        model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300) : extras.step_ms;
+    p.model.threads = extras.threads;
     model.finish();
   }
   {
@@ -181,6 +195,8 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     }
     p.cluster.collective =
         cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
+    p.cluster.cpu_cores =
+        cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
     cluster.finish();
   }
   {
@@ -534,6 +550,8 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   if (c.intra_latency_us) config.intra_latency_s = *c.intra_latency_us * 1e-6;
   if (c.inter_latency_us) config.inter_latency_s = *c.inter_latency_us * 1e-6;
   sim::parse_collective_algorithm(c.collective, config.algorithm);
+  config.cpu_cores_per_machine = c.cpu_cores;
+  config.cores_per_rank = p.model.threads;
   out.topology.intra_machine_bandwidth = config.intra_bandwidth;
   out.topology.inter_machine_collective_bandwidth = config.inter_bandwidth;
   out.topology.inter_machine_p2p_bandwidth = config.inter_p2p_bandwidth;
@@ -858,6 +876,8 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
                 {"collective_rate_cap", cluster.config().collective_rate_cap},
                 {"bucket_copy_bandwidth", cluster.config().bucket_copy_bandwidth},
                 {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
+                {"cpu_cores_per_machine", cluster.config().cpu_cores_per_machine},
+                {"cores_per_rank", cluster.config().cores_per_rank},
                 {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
               {"run",
                {{"iterations", p.run.iterations},

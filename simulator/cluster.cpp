@@ -49,6 +49,9 @@ Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
   if (!(config_.intra_bandwidth > 0) || !(config_.inter_bandwidth > 0)) {
     throw std::invalid_argument("bandwidths must be positive");
   }
+  if (!(config_.cpu_cores_per_machine >= 0) || !(config_.cores_per_rank > 0)) {
+    throw std::invalid_argument("CPU cores must be positive (0: not shared)");
+  }
 }
 
 std::vector<double> Cluster::link_bandwidths() const {
@@ -58,6 +61,7 @@ std::vector<double> Cluster::link_bandwidths() const {
   }
   for (int m = 0; m < num_machines(); ++m) {
     bandwidth[nic_out(m)] = bandwidth[nic_in(m)] = config_.inter_bandwidth;
+    bandwidth[cpu_link(m)] = config_.cpu_cores_per_machine;
   }
   return bandwidth;
 }

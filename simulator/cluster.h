@@ -36,6 +36,13 @@ struct ClusterConfig {
   // these passes cost as much as a 2-rank all-reduce; 0 bandwidth: free (GPU studies).
   double bucket_copy_bandwidth = 0.0;
   double bucket_copy_latency_s = 0.0;
+  // CPU ranks share their machine's cores: with more ranks computing at once than it has
+  // cores, each gets its share (the kernel's fair scheduler), so a pipeline whose ranks
+  // outnumber the cores runs its busy phases slower. 0: every rank computes on a device of its
+  // own (GPUs; CPU hosts with a core per rank thread). A rank's compute uses `cores_per_rank`
+  // (its intra-op threads, as the layer profile was measured).
+  double cpu_cores_per_machine = 0.0;
+  double cores_per_rank = 1.0;
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).
@@ -53,7 +60,10 @@ class Cluster {
   bool same_machine(int a, int b) const { return machine_of_[a] == machine_of_[b]; }
 
   std::vector<double> link_bandwidths() const;
-  int link_count() const { return 2 * num_gpus() + 2 * num_machines(); }
+  // Per GPU an out and an in port, per machine an out and an in NIC and its CPU cores (a
+  // "link" whose bandwidth is cores and whose flows are compute tasks' core-seconds).
+  int link_count() const { return 2 * num_gpus() + 3 * num_machines(); }
+  int cpu_link(int machine) const { return 2 * num_gpus() + 2 * num_machines() + machine; }
   // Appends the links of a transfer src -> dst (2 inside a machine, 4 across).
   void route(int src, int dst, std::vector<LinkUse>& out) const;
   double latency(int src, int dst) const {

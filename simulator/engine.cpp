@@ -24,6 +24,16 @@ class Engine {
         group_phases_(graph.groups().size()) {
     times_.start.assign(graph.tasks().size(), -1.0);
     times_.end.assign(graph.tasks().size(), -1.0);
+    // A machine whose ranks need more cores than it has runs their compute as flows on its
+    // CPU link (fair shares, each capped at a rank's cores); elsewhere compute keeps its time.
+    const ClusterConfig& config = cluster.config();
+    std::vector<double> demand(static_cast<size_t>(cluster.num_machines()), 0.0);
+    for (int r = 0; r < graph.ranks(); ++r) demand[cluster.machine_of(r)] += config.cores_per_rank;
+    for (int m = 0; m < cluster.num_machines(); ++m) {
+      const bool oversubscribed =
+          config.cpu_cores_per_machine > 0 && demand[m] > config.cpu_cores_per_machine;
+      cpu_use_.push_back(LinkUse{oversubscribed ? cluster.cpu_link(m) : -1, 1});
+    }
   }
 
   TaskTimes run() {
@@ -61,7 +71,9 @@ class Engine {
                                std::to_string(deps_[t]) + " dependencies left)");
       }
     }
-    times_.makespan = now_;
+    // The last task's end, not the last event: a flow that sped up leaves its earlier, later
+    // completion event behind (stale, ignored when it pops, but it moves the clock).
+    times_.makespan = 0.0;
     for (double end : times_.end) times_.makespan = std::max(times_.makespan, end);
     return std::move(times_);
   }
@@ -86,9 +98,17 @@ class Engine {
     }
     times_.start[id] = now_;
     switch (task.kind) {
-      case TaskKind::kCompute:
-        queue_.push(now_ + task.seconds, EventType::kComputeDone, id);
+      case TaskKind::kCompute: {
+        const LinkUse& cpu = cpu_use_[cluster_.machine_of(task.rank)];
+        if (cpu.link < 0) {
+          queue_.push(now_ + task.seconds, EventType::kComputeDone, id);
+        } else {  // core-seconds at up to cores_per_rank cores
+          const double cores = cluster_.config().cores_per_rank;
+          network_.start(now_, task.seconds * cores, &cpu, 1, cores,
+                         static_cast<std::uint32_t>(id));
+        }
         break;
+      }
       case TaskKind::kTransfer:
         if (task.bytes <= 0 && cluster_.latency(task.rank, task.peer) <= 0) {
           queue_.push(now_, EventType::kTaskDone, id);
@@ -162,7 +182,7 @@ class Engine {
 
   void flow_done(int id, long long flow) {
     const Task& task = graph_.task(id);
-    if (task.kind == TaskKind::kTransfer) {
+    if (task.kind != TaskKind::kCollective) {  // a transfer, or compute on shared cores
       network_.release(now_, static_cast<std::uint32_t>(flow));
       finish(id);
       return;
@@ -209,6 +229,7 @@ class Engine {
   std::vector<size_t> head_;
   std::vector<Progress> progress_;
   std::vector<std::unique_ptr<std::vector<CollectivePhase>>> group_phases_;
+  std::vector<LinkUse> cpu_use_;  // per machine; link -1: its ranks' compute is not shared
   TaskTimes times_;
   double now_ = 0.0;
 };

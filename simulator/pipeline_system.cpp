@@ -169,7 +169,10 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
       }
     }
   }
-  // Gradient all-reduce per stage after its last backward, then the step.
+  // Gradient all-reduce per stage after its last backward, then the step: an optimizer step
+  // is a pass over the parameters, so a stage runs the whole model's step time scaled by its
+  // share of the parameter bytes.
+  const double total_parameters = costs.total_parameter_bytes();
   for (int s = 0; s < p; ++s) {
     const PipelineStage& stage = system.stages[s];
     double parameters = 0;
@@ -195,7 +198,9 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
       if (copies) {
         graph.depend(graph.add_compute(rank, TaskCategory::kBucketCopy, copy_s, -1, s), collective);
       }
-      const int step = graph.add_compute(rank, TaskCategory::kStep, noise.apply(system.step_s));
+      const double share = total_parameters > 0 ? parameters / total_parameters : 1.0 / p;
+      const int step =
+          graph.add_compute(rank, TaskCategory::kStep, noise.apply(system.step_s * share));
       graph.depend(step, collective);
     }
   }

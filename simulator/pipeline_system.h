@@ -29,7 +29,7 @@ struct PipelineSystem {
   PipelineSchedule schedule = PipelineSchedule::kDapple;
   int micro_batches = 1;
   double global_batch = 1;  // samples per iteration over the whole pipeline
-  double step_s = 0;
+  double step_s = 0;        // the whole model's optimizer step; a stage runs its parameters' share
 };
 
 // Checks the stages against the profile and the world: every layer in exactly one stage, no

@@ -45,6 +45,9 @@ TEST(Network, RatesAreRecomputedWhenAFlowJoinsAndLeaves) {
   const TaskTimes times = run_tasks(cluster, graph);
   EXPECT_NEAR(times.end[a], 0.15, 1e-12);
   EXPECT_NEAR(times.end[b], 0.2, 1e-12);
+  // B's first completion event, for 0.25 s at half speed, went stale when A left: the
+  // iteration ends with B, not with that event.
+  EXPECT_NEAR(times.makespan, 0.2, 1e-12);
 }
 
 TEST(Network, FlowsOnDifferentLinksDoNotInterfere) {
@@ -77,6 +80,46 @@ TEST(Network, MachinesShareTheirNicAndP2pStreamsAreCapped) {
   three.add_transfer(1, 4, 100e6);
   three.add_transfer(2, 5, 100e6);
   EXPECT_NEAR(run_tasks(cluster, three).makespan, 0.3, 1e-12);
+}
+
+TEST(CpuCores, ComputeOfMoreRanksThanCoresIsFairlyShared) {
+  // 3 ranks on 2 cores: tasks of 4, 8 and 8 ms start together at 2/3 of a core each; the
+  // first is done at 4 / (2/3) = 6 ms, when the others have 4 ms left, now at a core each:
+  // they end at 10 ms.
+  ClusterConfig config = machine(3);
+  config.cpu_cores_per_machine = 2;
+  TaskGraph graph(3);
+  const int a = graph.add_compute(0, TaskCategory::kForward, 4e-3);
+  const int b = graph.add_compute(1, TaskCategory::kForward, 8e-3);
+  const int c = graph.add_compute(2, TaskCategory::kBackward, 8e-3);
+  const TaskTimes shared = run_tasks(Cluster(config), graph);
+  EXPECT_NEAR(shared.end[a], 6e-3, 1e-12);
+  EXPECT_NEAR(shared.end[b], 10e-3, 1e-12);
+  EXPECT_NEAR(shared.end[c], 10e-3, 1e-12);
+  // Ranks of 2 threads on 4 cores: 3 x 2 cores wanted, 4/3 each, so a 6 ms task (12
+  // core-ms) ends at 9 ms.
+  config.cpu_cores_per_machine = 4;
+  config.cores_per_rank = 2;
+  TaskGraph wide(3);
+  for (int r = 0; r < 3; ++r) wide.add_compute(r, TaskCategory::kForward, 6e-3);
+  EXPECT_NEAR(run_tasks(Cluster(config), wide).makespan, 9e-3, 1e-12);
+  // Cores enough for every rank (or not modelled): compute keeps its time.
+  config.cpu_cores_per_machine = 6;
+  EXPECT_NEAR(run_tasks(Cluster(config), wide).makespan, 6e-3, 1e-12);
+  config.cpu_cores_per_machine = 0;
+  EXPECT_NEAR(run_tasks(Cluster(config), wide).makespan, 6e-3, 1e-12);
+}
+
+TEST(CpuCores, MachinesDoNotShareCores) {
+  // 2 machines of 2 ranks, 1 core each: each machine's pair shares its own core.
+  ClusterConfig config;
+  config.gpus_per_machine = {2, 2};
+  config.cpu_cores_per_machine = 1;
+  TaskGraph graph(4);
+  for (int r = 0; r < 4; ++r) graph.add_compute(r, TaskCategory::kForward, 5e-3);
+  EXPECT_NEAR(run_tasks(Cluster(config), graph).makespan, 10e-3, 1e-12);
+  config.cpu_cores_per_machine = -1;
+  EXPECT_THROW(Cluster{config}, std::invalid_argument);
 }
 
 TEST(Network, SendsOfOneRankAreQueuedOnItsChannel) {

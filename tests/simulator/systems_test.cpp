@@ -83,6 +83,45 @@ TEST(Pipeline, ReplicatedStagesCopyGradientsAroundTheirAllReduce) {
   EXPECT_NEAR(single.times.makespan, (3 + 2 - 1) * 6e-3, 1e-12);
 }
 
+TEST(Pipeline, EachStageStepsItsShareOfTheParameters) {
+  // The whole model's step is 4 ms; stage 0 holds 10 MB of the 40 MB of parameters, stage 1
+  // 30 MB: their steps take 1 ms and 3 ms. One replica per stage: no all-reduce, no copies.
+  LayerCosts costs = chain(2, 1e-3, 1e-3, 0, 10e6);
+  costs.parameter_bytes[1] = 30e6;
+  const Cluster cluster(idle_machine(2));
+  ComputeNoise none;
+  PipelineSystem system = equal_stages(2, 1, 1, 2, PipelineSchedule::kDapple);
+  system.step_s = 4e-3;
+  const SimulatedIteration it = simulate_pipeline(cluster, costs, system, 2, none);
+  EXPECT_NEAR(it.ranks[0].step_ms, 1.0, 1e-9);
+  EXPECT_NEAR(it.ranks[1].step_ms, 3.0, 1e-9);
+  // 1F1B, 1 ms per forward or backward: stage 1's last backward ends at 5 ms and its step at
+  // 8 ms; stage 0's at 6 ms and 7 ms. With the whole step on both stages it would be 9 ms.
+  EXPECT_NEAR(it.times.makespan, 8e-3, 1e-12);
+}
+
+TEST(Pipeline, RanksOutnumberingTheCoresShareThem) {
+  // 2 stages x 2 replicas on one machine of 2 cores, 1 core per rank: whenever all four ranks
+  // compute, each runs at half speed. GPipe, m = 3, one sample per replica, forward 2 ms and
+  // backward 4 ms: the closed form for 4 free cores is (3 + 2 - 1) x 6 = 24 ms; on 2 cores the
+  // two stages overlap for m - 1 = 2 of the 4 forward and the 4 backward slots, and those run
+  // at half speed: stage 0 forwards f0 = 2 ms, then (f1, f2 beside stage 1's f0, f1) 4 ms
+  // each... every slot where both stages work takes twice as long. The forwards: 2 + 4 + 4 +
+  // 2 = 12 ms; the backwards likewise 4 + 8 + 8 + 4 = 24 ms: 36 ms in all (no parameters).
+  const LayerCosts costs = chain(2, 2e-3, 4e-3, 0, 0);
+  ClusterConfig config = idle_machine(4);
+  const PipelineSystem system = equal_stages(2, 1, 2, 3, PipelineSchedule::kGpipe);
+  ComputeNoise none;
+  EXPECT_NEAR(simulate_pipeline(Cluster(config), costs, system, 4, none).times.makespan, 24e-3,
+              1e-12);
+  config.cpu_cores_per_machine = 4;  // enough cores: unchanged
+  EXPECT_NEAR(simulate_pipeline(Cluster(config), costs, system, 4, none).times.makespan, 24e-3,
+              1e-12);
+  config.cpu_cores_per_machine = 2;
+  EXPECT_NEAR(simulate_pipeline(Cluster(config), costs, system, 4, none).times.makespan, 36e-3,
+              1e-12);
+}
+
 TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
   // 2 stages of one layer, m = 1, activation 10 MB per sample at 10 GB/s: forward 1 ms,
   // transfer 1 ms, forward 1 ms, backward 1 ms, gradient transfer 1 ms, backward 1 ms.
