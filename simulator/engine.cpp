@@ -1,5 +1,6 @@
 #include "simulator/engine.h"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -24,11 +25,15 @@ class Engine {
         group_phases_(graph.groups().size()) {
     times_.start.assign(graph.tasks().size(), -1.0);
     times_.end.assign(graph.tasks().size(), -1.0);
-    // A machine whose ranks need more cores than it has runs their compute as flows on its
-    // CPU link (fair shares, each capped at a rank's cores); elsewhere compute keeps its time.
+    // CPU ranks: a machine whose ranks want more cores than it has -- each its compute threads
+    // and one communication thread (Gloo's) -- runs their compute, transfers and collective
+    // steps as flows on its CPU link, fair shares of its cores; elsewhere compute keeps its
+    // time and communication only meets the network.
     const ClusterConfig& config = cluster.config();
     std::vector<double> demand(static_cast<size_t>(cluster.num_machines()), 0.0);
-    for (int r = 0; r < graph.ranks(); ++r) demand[cluster.machine_of(r)] += config.cores_per_rank;
+    for (int r = 0; r < graph.ranks(); ++r) {
+      demand[cluster.machine_of(r)] += config.cores_per_rank + 1.0;
+    }
     for (int m = 0; m < cluster.num_machines(); ++m) {
       const bool oversubscribed =
           config.cpu_cores_per_machine > 0 && demand[m] > config.cpu_cores_per_machine;
@@ -127,6 +132,12 @@ class Engine {
     if (!slot) {
       slot = std::make_unique<std::vector<CollectivePhase>>(
           plan_allreduce(cluster_, graph_.groups()[group], cluster_.config().algorithm));
+      // Every member's thread works through every step (the measured rate, with a core each).
+      const ClusterConfig& config = cluster_.config();
+      const double per_core =
+          config.collective_rate_cap > 0 ? config.collective_rate_cap : config.intra_bandwidth;
+      for (CollectivePhase& phase : *slot)
+        add_cpu_uses(graph_.groups()[group], per_core, phase.links);
     }
     return *slot;
   }
@@ -152,6 +163,23 @@ class Engine {
     queue_.push(now_ + phases[p.phase].latency_s, EventType::kLatencyDone, id);
   }
 
+  // Appends, for each rank on a machine with shared cores, one edge on that machine's CPU link
+  // (merged per machine) moving `per_core` bytes/s with a whole core.
+  void add_cpu_uses(const std::vector<int>& ranks, double per_core,
+                    std::vector<LinkUse>& uses) const {
+    for (int rank : ranks) {
+      const int link = cpu_use_[cluster_.machine_of(rank)].link;
+      if (link < 0) continue;
+      auto same = std::find_if(uses.begin(), uses.end(),
+                               [&](const LinkUse& use) { return use.link == link; });
+      if (same != uses.end()) {
+        ++same->edges;
+      } else {
+        uses.push_back(LinkUse{link, 1, per_core});
+      }
+    }
+  }
+
   void start_flow(int id) {
     const Task& task = graph_.task(id);
     Progress& p = progress_[id];
@@ -161,6 +189,8 @@ class Engine {
         return;
       }
       cluster_.route(task.rank, task.peer, p.route);
+      // Alone, a transfer moves at the links' speed with a core at each end.
+      add_cpu_uses({task.rank, task.peer}, cluster_.config().intra_bandwidth, p.route);
       network_.start(now_, task.bytes, p.route.data(), static_cast<int>(p.route.size()),
                      cluster_.p2p_cap(task.rank, task.peer), static_cast<std::uint32_t>(id));
       return;

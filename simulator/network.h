@@ -3,8 +3,8 @@
 // pair of ranks exchanging data, all advancing in lockstep), so it is described by the links
 // its edges cross, with multiplicities. Sharing is equal per edge: a link of bandwidth W
 // carrying edges of k flows in total gives each W / k, and a flow advances at the rate of its
-// most loaded link (and never above its own cap). Rates are recomputed, for the flows sharing
-// a link with it, whenever a flow starts or finishes.
+// most loaded link (times the use's scale; and never above its own cap). Rates are recomputed, for
+// the flows sharing a link with it, whenever a flow starts or finishes.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,10 @@ namespace harness::simulator {
 struct LinkUse {
   int link = 0;
   int edges = 1;  // how many of the flow's edges cross the link
+  // The flow's rate per unit of the link's share: 1 for a network link (bytes/s of bytes/s);
+  // on a machine's CPU link (bandwidth = cores) the bytes/s a transfer or collective edge
+  // moves with a whole core, so a communication thread given half a core moves half as fast.
+  double scale = 1.0;
 };
 
 class Network {

@@ -1,98 +1,173 @@
 #!/usr/bin/env bash
 # Simulated vs measured p50 iteration time on this machine's CPU (issue 8): DDP (overlap and
-# sync) and a 2-stage DAPPLE pipeline at world size 2, for ResNet-18 and ResNet-50.
+# sync) and a 2-stage DAPPLE pipeline at world size 2, and a DAPPLE plan on 4 ranks (2 stages
+# x 2 replicas), for ResNet-18 and ResNet-50.
 #
-# For each model: measure its layer profiles (batch 8 for DDP; the pipeline's micro-batch, 4
-# samples, for DAPPLE: per-layer times do not scale linearly at small batches), run
-# bench/simulator/validate_real.yaml for real, then simulate experiments/simulate_cpu_ddp.yaml
-# from those profiles and a Gloo profile (all-reduce, send/recv, and the reducer's `copy`)
-# measured at the start. Nothing of the real run goes into the simulation: the optimizer step
-# is the profile's too. Profiles are taken minutes before the runs they predict, because this
-# VM's speed drifts by 10-20% over hours; PROFILES=committed uses profiles/<model>-cpu and
-# profiles/gloo-2ranks-cpu instead (DDP rows only need batch 8; DAPPLE scales them to 4).
+# This VM's speed drifts: the same real run's p50 moved by up to 50% within minutes (the
+# issue 8 notes). A prediction can only be checked against a run measured beside its inputs,
+# so the validation runs in ROUNDS (default 5) of, back to back: a Gloo profile (all-reduce,
+# send/recv, the reducer's `copy`), the layer profiles (batch 8 for DDP; the pipelines'
+# micro-batch per replica, 4 samples: layer time is not linear in batch at that size), the
+# real runs (bench/simulator/validate_real.yaml at world 2, then its DAPPLE system at world
+# 4), and the simulations of experiments/simulate_cpu_ddp.yaml from that round's profiles.
+# Nothing of the real runs goes into a simulation but the stage layout the runtime chose (the
+# optimizer step is the profile's). The simulated cluster is one machine with this host's
+# cores (`cluster.cpu_cores`): 4 ranks on 2 cores time-share them, as the kernel does.
 #
-# CO_LOCATED=2 profiles each layer while a second copy runs the same layer in lockstep, as
-# the two ranks share this host; the default (1) profiles alone: on this 2-vCPU VM the
-# lockstep profile over-predicted DDP by 2x (CPU steal under load, see the issue 8 note).
-# The script prints the hypervisor's CPU steal over the whole validation: where it is more
-# than a few percent, the VM's speed drifted while it ran and the errors say little.
+# Output: rounds.csv (one row per model, system and round, with the hypervisor's CPU steal
+# over the round) and table.md: per system the measured p50 pooled over the iterations of
+# every quiet round (steal at most STEAL_MAX percent, default 5; n samples), the median over
+# those rounds of the simulated p50, their error, and every round's error with its steal.
+# A round the hypervisor stole more from ran on a contended host: it is listed, not pooled.
 #
-# Usage: HARNESS=build/harness bench/simulator/validate.sh [resnet18 resnet50]
+# SIMULATE_ONLY=1 OUT=<an earlier validation> simulates its measured rounds again (after a
+# change to the simulator) without measuring anything.
+#
+# Usage: [ROUNDS=5] [STEAL_MAX=5] [OUT=dir] [HARNESS=build/harness] \
+#          bench/simulator/validate.sh [models...]
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/simulate-validate-XXXXXX)}
-PROFILES=${PROFILES:-fresh}
-CO_LOCATED=${CO_LOCATED:-1}
+ROUNDS=${ROUNDS:-5}
+CORES=${CORES:-$(nproc)}
+STEAL_MAX=${STEAL_MAX:-5}
+SIMULATE_ONLY=${SIMULATE_ONLY:-0}
 mkdir -p "$OUT"
 cpu_times() { head -1 /proc/stat; }  # cpu user nice system idle iowait irq softirq steal
 STAT_START=$(cpu_times)
 if [ $# -gt 0 ]; then MODELS=("$@"); else MODELS=(resnet18 resnet50); fi
-BATCH=8 WORLD=2 MICRO_BATCHES=4
-MICRO=$((BATCH * WORLD / MICRO_BATCHES))  # samples per micro-batch (one replica per stage)
+BATCH=8 MICRO_BATCHES=4
+MICRO=$((BATCH * 2 / MICRO_BATCHES))  # samples per replica and micro-batch: world 2 x 1 or 4 x 2
 
-p50() {  # summary.json, system, phase -> p50 of the first point
+# The stages the real pipeline ran (balanced by `stages: 2`), as the simulator's inline
+# stages: its layer positions are the profile's layers without its input node, i.e. the
+# zoo's chain indexes.
+pipeline_systems() {
+  python3 -c 'import json,sys
+c=json.load(open(sys.argv[1]))["system"]
+st=", ".join("{layers: \"%d-%d\", ranks: %s}" % (s["first_layer"], s["last_layer"], s["ranks"]) for s in c["stages"])
+print("[{name: %s, kind: pipeline, schedule: dapple, micro_batches: %d, stages: [%s]}]" % (sys.argv[2], c["micro_batches"], st))' \
+    "$1" "$2"
+}
+p50() {  # summary.json, system -> p50 iteration time of the first point
   python3 -c 'import json,sys
 s=json.load(open(sys.argv[1]))
 for sy in s["points"][0]["systems"]:
-    if sy["name"]==sys.argv[2]: print(sy["phases"][sys.argv[3]]["p50"])' "$1" "$2" "$3"
+    if sy["name"]==sys.argv[2]: print(sy["phases"]["iteration"]["p50"])' "$1" "$2"
+}
+latest() { ls -d "$1"/*/*/ | tail -1; }
+
+steal_percent() {  # /proc/stat cpu lines before and after -> % of CPU time stolen
+  python3 -c 'import sys
+a=[int(x) for x in sys.argv[1].split()[1:9]]; b=[int(x) for x in sys.argv[2].split()[1:9]]
+d=[y-x for x,y in zip(a,b)]; print("%.1f" % (100*d[7]/max(1,sum(d))))' "$1" "$2"
 }
 
-if [ "$PROFILES" = committed ]; then
-  COMM=profiles/gloo-2ranks-cpu/comm.json
-else
-  "$HARNESS" profile comm --world "$WORLD" --ops allreduce,sendrecv,copy --sizes 64K:128M:x4 \
-    --iterations 8 --warmup 2 --out "$OUT/comm" > "$OUT/comm.log"
-  COMM=$OUT/comm/comm.json
-fi
-
-printf '| model | system | measured p50 (ms) | simulated p50 (ms) | error |\n|---|---|---|---|---|\n' > "$OUT/table.md"
-for model in "${MODELS[@]}"; do
-  if [ "$PROFILES" = committed ]; then
-    ddp_profile=profiles/$model-cpu pipeline_profile=profiles/$model-cpu pipeline_pbs=$BATCH
-  else
-    for b in "$BATCH" "$MICRO"; do
-      "$HARNESS" profile layers --model "$model" --batch "$b" --input-shape 3,64,64 \
-        --repetitions 5 --warmup 1 --co-located "$CO_LOCATED" --out "$OUT/profile-$model-b$b" \
-        > "$OUT/profile-$model-b$b.log"
-    done
-    ddp_profile=$OUT/profile-$model-b$BATCH pipeline_profile=$OUT/profile-$model-b$MICRO
-    pipeline_pbs=$MICRO
-  fi
+echo "model,system,world,round,steal_percent,measured_p50_ms,simulated_p50_ms,samples_dir" \
+  > "$OUT/rounds.csv"
+measure_round() {  # model, dir
+  local model=$1 dir=$2 round_start
+  mkdir -p "$dir"
+  round_start=$(cpu_times)
+  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
+    --iterations 8 --warmup 2 --out "$dir/comm" > "$dir/comm.log"
+  for b in "$BATCH" "$MICRO"; do
+    "$HARNESS" profile layers --model "$model" --batch "$b" --input-shape 3,64,64 \
+      --repetitions 5 --warmup 1 --out "$dir/profile-b$b" > "$dir/profile-b$b.log"
+  done
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
-    --set "output=$OUT/real-$model" > "$OUT/real-$model.log"
-  real=$(ls -d "$OUT/real-$model"/*/*/ | tail -1)
-  # The real pipeline's stages (balanced by `stages: 2`): the simulator's layer positions are
-  # the profile's layers without its input node, i.e. the zoo's chain indexes.
-  pipeline_systems=$(python3 -c 'import json,sys
-c=json.load(open(sys.argv[1]))["system"]
-st=", ".join("{layers: \"%d-%d\", ranks: %s}" % (s["first_layer"], s["last_layer"], s["ranks"]) for s in c["stages"])
-print("[{name: dapple, kind: pipeline, schedule: dapple, micro_batches: %d, stages: [%s]}]" % (c["micro_batches"], st))' \
-    "$real/raw/p000/dapple/rep0/config.json")
-  for system in overlap sync dapple; do
-    profile=$ddp_profile pbs=$BATCH extra=()
-    if [ "$system" = dapple ]; then
-      profile=$pipeline_profile pbs=$pipeline_pbs
-      extra=(--set "simulate.systems=$pipeline_systems" --set simulate.baseline=dapple)
+    --set run.repeats=1 --set "output=$dir/real2" > "$dir/real2.log" 2>&1
+  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
+    --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
+    --set 'systems=[{name: dapple4, kind: pipeline, schedule: dapple, stages: 2}]' \
+    --set "output=$dir/real4" > "$dir/real4.log" 2>&1
+  steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
+}
+
+simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
+  local model=$1 round=$2 dir=$3 real2 real4 system world real profile pbs extra
+  real2=$(latest "$dir/real2") real4=$(latest "$dir/real4")
+  for system in overlap sync dapple dapple4; do
+    world=2 real=$real2 profile=$dir/profile-b$BATCH pbs=$BATCH extra=()
+    [ "$system" = dapple4 ] && world=4 real=$real4
+    if [ "$system" = dapple ] || [ "$system" = dapple4 ]; then
+      profile=$dir/profile-b$MICRO pbs=$MICRO
+      extra=(--set "simulate.systems=$(pipeline_systems "$real/raw/p000/$system/rep0/config.json" "$system")"
+             --set "simulate.baseline=$system")
     fi
+    rm -rf "$dir/sim-$system"
     "$HARNESS" simulate experiments/simulate_cpu_ddp.yaml \
       --set "simulate.model.profile=$profile/graph.txt" --set "simulate.model.pbs=$pbs" \
-      --set "simulate.model.batch_size=$BATCH" --set "simulate.cluster.comm_profile=$COMM" \
-      --set "output=$OUT/sim-$model-$system" "${extra[@]}" > "$OUT/sim-$model-$system.log"
-    sim=$(ls -d "$OUT/sim-$model-$system"/*/*/ | tail -1)
-    measured=$(p50 "$real/summary.json" "$system" iteration)
-    simulated=$(p50 "$sim/summary.json" "$system" iteration)
-    python3 -c 'import sys
-m,s=float(sys.argv[1]),float(sys.argv[2])
-print("| %s | %s | %.1f | %.1f | %+.1f%% |" % (sys.argv[3], sys.argv[4], m, s, 100*(s-m)/m))' \
-      "$measured" "$simulated" "$model" "$system" >> "$OUT/table.md"
+      --set "simulate.model.batch_size=$BATCH" --set "simulate.run.world_size=$world" \
+      --set "simulate.cluster.comm_profile=$dir/comm/comm.json" \
+      --set "simulate.cluster.gpus_per_machine=$world" --set "simulate.cluster.cpu_cores=$CORES" \
+      --set "output=$dir/sim-$system" "${extra[@]}" > "$dir/sim-$system.log"
+    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(p50 "$real/summary.json" "$system"),$(p50 "$(latest "$dir/sim-$system")/summary.json" "$system"),$real/raw/p000/$system" \
+      >> "$OUT/rounds.csv"
+  done
+}
+
+for model in "${MODELS[@]}"; do
+  for round in $(seq 1 "$ROUNDS"); do
+    dir=$OUT/$model/round$round
+    if [ "$SIMULATE_ONLY" = 0 ]; then measure_round "$model" "$dir"; fi
+    simulate_round "$model" "$round" "$dir"
+    tail -n 4 "$OUT/rounds.csv"
   done
 done
-python3 -c 'import sys
-a=[int(x) for x in sys.argv[1].split()[1:9]]; b=[int(x) for x in sys.argv[2].split()[1:9]]
-d=[y-x for x,y in zip(a,b)]
-print("CPU steal during the validation: %.1f%% of CPU time (busy %.1f%%)" % (100*d[7]/sum(d), 100*(sum(d)-d[3]-d[4])/sum(d)))' \
-  "$STAT_START" "$(cpu_times)" | tee -a "$OUT/table.md"
+
+python3 - "$OUT/rounds.csv" "$STAT_START" "$(cpu_times)" "$STEAL_MAX" "$SIMULATE_ONLY" \
+  > "$OUT/table.md" <<'PY'
+import csv, glob, statistics, sys
+
+def percentile(values, q):  # linear interpolation between closest ranks (numpy's default)
+    v = sorted(values)
+    pos = (len(v) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+def error(simulated, measured):
+    return 100 * (simulated - measured) / measured
+
+rows = list(csv.DictReader(open(sys.argv[1])))
+steal_max = float(sys.argv[4])
+print("| model | system | ranks | rounds | measured p50 (ms) | n | simulated p50 (ms) | error | per-round errors (steal) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+keys = []
+for r in rows:
+    if (r["model"], r["system"]) not in keys:
+        keys.append((r["model"], r["system"]))
+for model, system in keys:
+    mine = [r for r in rows if r["model"] == model and r["system"] == system]
+    quiet = [r for r in mine if float(r["steal_percent"]) <= steal_max]
+    rounds = " ".join("%+.0f%% (%s%%)" % (error(float(r["simulated_p50_ms"]), float(r["measured_p50_ms"])),
+                                         r["steal_percent"]) for r in mine)
+    label = {"overlap": "DDP overlap", "sync": "DDP sync", "dapple": "DAPPLE 2 stages",
+             "dapple4": "DAPPLE 2 stages x 2"}.get(system, system)
+    if not quiet:
+        print("| %s | %s | %s | 0 of %d | - | 0 | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
+        continue
+    samples = []
+    for r in quiet:  # every rank's iterations of the round's run
+        for path in glob.glob(r["samples_dir"] + "/rep*/rank*.csv"):
+            samples += [float(x["iteration_ms"]) for x in csv.DictReader(open(path))]
+    measured = percentile(samples, 0.5)
+    simulated = statistics.median(float(r["simulated_p50_ms"]) for r in quiet)
+    print("| %s | %s | %s | %d of %d | %.1f | %d | %.1f | %+.1f%% | %s |" % (
+        model, label, mine[0]["world"], len(quiet), len(mine), measured, len(samples), simulated,
+        error(simulated, measured), rounds))
+print("\nPooled: rounds with at most %.1f%% CPU steal (the hypervisor's, /proc/stat, over the "
+      "round's profiles and runs)." % steal_max, end="")
+if sys.argv[5] == "0":
+    a = [int(x) for x in sys.argv[2].split()[1:9]]
+    b = [int(x) for x in sys.argv[3].split()[1:9]]
+    d = [y - x for x, y in zip(a, b)]
+    print(" CPU steal over the whole validation: %.1f%% of CPU time (busy %.1f%%)." %
+          (100 * d[7] / sum(d), 100 * (sum(d) - d[3] - d[4]) / sum(d)), end="")
+print()
+PY
 cat "$OUT/table.md"
 echo "results in $OUT"

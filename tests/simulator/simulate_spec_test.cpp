@@ -110,6 +110,7 @@ TEST(SimulateSpec, ErrorsNameFileLineAndColumn) {
        "simulate.sweep: 'run.iterations' cannot be swept"},
       {"    - overlap\n", "    - overlap\n  sweep: {run.world_size: [2, 0]}\n", "spec.yaml:11:"},
       {"pbs: 2", "pbs: two", "spec.yaml:5:"},
+      {"inter_latency_us: 0}", "inter_latency_us: 0, cpu_cores: -1}", "spec.yaml:7:"},
   };
   for (const Case& c : cases) {
     Study study;
@@ -203,6 +204,33 @@ TEST(SimulateSpec, StudyWritesAResultsFolderThatReportRebuilds) {
   const json s = json::parse(summary);
   EXPECT_NE(table.find("accum2"), std::string::npos);
   EXPECT_NE(table.find("dapple"), std::string::npos);
+}
+
+TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
+  // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
+  // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
+  // at 10 GB/s (6 steps x 0.5 MB = 0.3 ms each), the step 2 ms: 32.6 ms. With 2 cores for the
+  // 4 ranks every phase takes twice as long: all four ranks compute at once, and the four
+  // ranks' communication threads move the buckets with half a core each: 65.2 ms.
+  for (const double cores : {0.0, 2.0}) {
+    Study study;
+    study.dir.write("profile.json",
+                    R"({"threads": 1, "whole_model": {"step": {"median_ms": 2.0}}})");
+    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+    text.replace(text.find(", step_ms: 0.5"), 14, "");
+    text.replace(text.find("gpus_per_machine: 2"), 19,
+                 "gpus_per_machine: 4, cpu_cores: " + std::to_string(cores));
+    ASSERT_EQ(study.run(text), 0);
+    const fs::path raw = study.results() / "raw" / "p000" / "sync" / "rep0";
+    const auto rank3 = read_sample_file(raw / "rank3.csv");
+    const double slowdown = cores == 2.0 ? 2.0 : 1.0;
+    EXPECT_NEAR(rank3.at("iteration")[0], slowdown * 32.6, 1e-6) << cores;
+    EXPECT_NEAR(rank3.at("step")[0], slowdown * 2.0, 1e-6);
+    const json config = json::parse(read_file(raw / "config.json"));
+    EXPECT_EQ(config["model"]["step_ms"], 2.0);
+    EXPECT_EQ(config["cluster"]["cpu_cores_per_machine"], cores);
+    EXPECT_EQ(config["cluster"]["cores_per_rank"], 1.0);
+  }
 }
 
 TEST(SimulateSpec, NoiseIsSeededAndVariesIterations) {

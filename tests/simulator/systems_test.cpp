@@ -258,6 +258,35 @@ TEST(DataParallel, BucketCopiesAddTheReducersPasses) {
   EXPECT_EQ(copies, 8);  // 4 copy-ins, 4 copy-outs
 }
 
+TEST(DataParallel, OnSharedCoresOverlapHidesNoCommunication) {
+  // The setup above on a CPU host: 2 cores for 2 ranks, each with a compute thread and a
+  // communication thread. A bucket's all-reduce alone takes A (both threads get a core); under
+  // the next layer's backward the four threads get half a core each, so the all-reduce ends
+  // after 2A, having taken A of the backward's core time: that layer ends A late. Every
+  // bucket delays the iteration by A, as sync does: overlap = sync = 60 ms + 4A + step.
+  const double mib = 1024.0 * 1024.0;
+  const LayerCosts costs = chain(4, 5e-3, 10e-3, 0, 30 * mib);
+  ClusterConfig config = idle_machine(2);
+  config.cpu_cores_per_machine = 2;
+  const Cluster cluster(config);
+  const double a = 30 * mib / 10e9;
+  DataParallelSystem system;
+  system.world = 2;
+  system.batch_per_rank = 1;
+  system.step_s = 1e-3;
+  ComputeNoise none;
+  system.overlap = true;
+  EXPECT_NEAR(simulate_data_parallel(cluster, costs, system, none).times.makespan, 61e-3 + 4 * a,
+              1e-12);
+  system.overlap = false;
+  EXPECT_NEAR(simulate_data_parallel(cluster, costs, system, none).times.makespan, 61e-3 + 4 * a,
+              1e-12);
+  config.cpu_cores_per_machine = 4;  // a core per thread: the idle-machine overlap, 61 ms + A
+  system.overlap = true;
+  EXPECT_NEAR(simulate_data_parallel(Cluster(config), costs, system, none).times.makespan,
+              61e-3 + a, 1e-12);
+}
+
 TEST(DataParallel, AccumulationRunsMicroBatchesThenReduces) {
   // 2 micro-batches of half the batch: same compute as one, still one set of all-reduces.
   const LayerCosts costs = chain(2, 4e-3, 8e-3, 0, 10e6);
