@@ -223,20 +223,35 @@ TEST(DataParallel, SyncIsComputePlusEveryBucketsAllReduce) {
   EXPECT_NEAR(overlap.times.makespan, 20e-3 + 40e-3 + allreduce + 1e-3, 1e-12);
 }
 
-TEST(DataParallel, BucketCopiesAddTheReducersPasses) {
-  // The setup above with the reducer's host-side passes at 10 GB/s: one pass over a 30 MiB
-  // bucket takes as long as its all-reduce, A = 30 MiB / 10 GB/s.
-  const double mib = 1024.0 * 1024.0;
-  const LayerCosts costs = chain(4, 5e-3, 10e-3, 0, 30 * mib);
+// The setup above: 4 layers of 30 MiB parameters (forward 5 ms, backward 10 ms), each its own
+// bucket, on 2 ranks of one machine at 10 GB/s, step 1 ms; A = 30 MiB / 10 GB/s is one
+// bucket's all-reduce.
+struct FourBuckets {
+  LayerCosts costs = chain(4, 5e-3, 10e-3, 0, 30.0 * 1024 * 1024);
   ClusterConfig config = idle_machine(2);
-  config.bucket_copy_bandwidth = 10e9;
-  const Cluster cluster(config);
-  const double a = 30 * mib / 10e9;
+  double a = 30.0 * 1024 * 1024 / 10e9;
   DataParallelSystem system;
-  system.world = 2;
-  system.batch_per_rank = 1;
-  system.step_s = 1e-3;
   ComputeNoise none;
+  FourBuckets() {
+    system.world = 2;
+    system.batch_per_rank = 1;
+    system.step_s = 1e-3;
+  }
+  double makespan(bool overlap) {
+    system.overlap = overlap;
+    return simulate_data_parallel(Cluster(config), costs, system, none).times.makespan;
+  }
+};
+
+TEST(DataParallel, BucketCopiesAddTheReducersPasses) {
+  // With the reducer's host-side passes at 10 GB/s one pass over a bucket takes A too.
+  FourBuckets setup;
+  setup.config.bucket_copy_bandwidth = 10e9;
+  const Cluster cluster(setup.config);
+  const double a = setup.a;
+  DataParallelSystem& system = setup.system;
+  ComputeNoise& none = setup.none;
+  const LayerCosts& costs = setup.costs;
   // Sync: after backward, per bucket copy in and scale (2A), all-reduce (A), copy out (A).
   system.overlap = false;
   const SimulatedIteration sync = simulate_data_parallel(cluster, costs, system, none);
@@ -264,27 +279,12 @@ TEST(DataParallel, OnSharedCoresOverlapHidesNoCommunication) {
   // the next layer's backward the four threads get half a core each, so the all-reduce ends
   // after 2A, having taken A of the backward's core time: that layer ends A late. Every
   // bucket delays the iteration by A, as sync does: overlap = sync = 60 ms + 4A + step.
-  const double mib = 1024.0 * 1024.0;
-  const LayerCosts costs = chain(4, 5e-3, 10e-3, 0, 30 * mib);
-  ClusterConfig config = idle_machine(2);
-  config.cpu_cores_per_machine = 2;
-  const Cluster cluster(config);
-  const double a = 30 * mib / 10e9;
-  DataParallelSystem system;
-  system.world = 2;
-  system.batch_per_rank = 1;
-  system.step_s = 1e-3;
-  ComputeNoise none;
-  system.overlap = true;
-  EXPECT_NEAR(simulate_data_parallel(cluster, costs, system, none).times.makespan, 61e-3 + 4 * a,
-              1e-12);
-  system.overlap = false;
-  EXPECT_NEAR(simulate_data_parallel(cluster, costs, system, none).times.makespan, 61e-3 + 4 * a,
-              1e-12);
-  config.cpu_cores_per_machine = 4;  // a core per thread: the idle-machine overlap, 61 ms + A
-  system.overlap = true;
-  EXPECT_NEAR(simulate_data_parallel(Cluster(config), costs, system, none).times.makespan,
-              61e-3 + a, 1e-12);
+  FourBuckets setup;
+  setup.config.cpu_cores_per_machine = 2;
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + 4 * setup.a, 1e-12);
+  EXPECT_NEAR(setup.makespan(false), 61e-3 + 4 * setup.a, 1e-12);
+  setup.config.cpu_cores_per_machine = 4;  // a core per thread: the idle-machine overlap
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + setup.a, 1e-12);
 }
 
 TEST(DataParallel, AccumulationRunsMicroBatchesThenReduces) {
