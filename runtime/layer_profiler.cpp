@@ -124,88 +124,101 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
                                   : torch::randn(shape);
   result.input_bytes = bytes_of(input);
 
-  // The whole model, as a training step times it: forward with the loss, then backward.
+  // Repetitions run round-robin: each one times the whole model's training step (forward
+  // with the loss, backward, SGD step), then every layer once in model order. So the layer
+  // sum and the whole model are measured over the same minutes (this VM's speed drifts by
+  // tens of percent within minutes: measured one after the other, the ratio of ResNet-50's
+  // layer sum to its whole model ranged 0.72-1.03), and a layer runs with the caches a model
+  // pass leaves it, not with its weights still warm from its own previous repetition.
+  auto run_chain = [&](torch::Tensor x) {
+    for (auto& layer : chain) x = layer.forward(x);
+    return x;
+  };
+  torch::Tensor target;
   {
-    auto run_chain = [&](torch::Tensor x) {
-      for (auto& layer : chain) x = layer.forward(x);
-      return x;
-    };
-    torch::Tensor target;
-    {
-      torch::NoGradGuard no_grad;
-      target = torch::randn_like(run_chain(input));
+    torch::NoGradGuard no_grad;
+    target = torch::randn_like(run_chain(input));
+  }
+  std::vector<torch::Tensor> parameters;
+  for (const auto& layer : chain) {
+    parameters.insert(parameters.end(), layer.parameters.begin(), layer.parameters.end());
+  }
+  torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
+  std::vector<double> whole_forward, whole_backward, whole_step;
+
+  // Each layer's input is the previous layer's real output. The first layer's input needs no
+  // gradient, as in training; every later one does, so its backward includes the input
+  // gradient it would compute inside the model.
+  struct LayerRun {
+    torch::Tensor input, grad_output;
+    std::vector<double> forward_ms, backward_ms;
+    int64_t activation_bytes = 0;
+  };
+  std::vector<LayerRun> runs(chain.size());
+  {
+    torch::Tensor activation = input;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      runs[i].input = activation.detach();
+      if (i > 0) runs[i].input.requires_grad_(true);
+      activation = chain[i].forward(runs[i].input).detach();
+      runs[i].activation_bytes = bytes_of(activation);
     }
-    std::vector<torch::Tensor> parameters;
-    for (const auto& layer : chain) {
-      parameters.insert(parameters.end(), layer.parameters.begin(), layer.parameters.end());
-    }
-    torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
-    std::vector<double> forward_ms, backward_ms, step_ms;
-    for (int r = 0; r < request.warmup + request.repetitions; ++r) {
-      optimizer.zero_grad();
-      sync();
-      const auto t0 = Clock::now();
-      torch::Tensor loss = torch::mse_loss(run_chain(input), target);
-      const double f = since_ms(t0);
-      sync();
-      const auto t1 = Clock::now();
-      loss.backward();
-      const double b = since_ms(t1);
-      sync();
-      const auto t2 = Clock::now();
-      optimizer.step();
-      const double s = since_ms(t2);
-      if (r >= request.warmup) {
-        forward_ms.push_back(f), backward_ms.push_back(b), step_ms.push_back(s);
-      }
-    }
-    result.whole_forward = stats_of(forward_ms);
-    result.whole_backward = stats_of(backward_ms);
-    result.whole_step = stats_of(step_ms);
   }
 
-  // Layer by layer, each on the previous layer's real output. The first layer's input needs
-  // no gradient, as in training; every later one does, so its backward includes the input
-  // gradient it would compute inside the model.
-  torch::Tensor activation = input;
-  for (size_t i = 0; i < chain.size(); ++i) {
-    ChainLayer& layer = chain[i];
-    torch::Tensor x = activation.detach();
-    if (i > 0) x.requires_grad_(true);
-    torch::Tensor grad_output;
-    std::vector<double> forward_ms, backward_ms;
-    torch::Tensor output;
-    for (int r = 0; r < request.warmup + request.repetitions; ++r) {
+  for (int r = 0; r < request.warmup + request.repetitions; ++r) {
+    const bool timed = r >= request.warmup;
+    optimizer.zero_grad();
+    sync();
+    const auto t0 = Clock::now();
+    torch::Tensor loss = torch::mse_loss(run_chain(input), target);
+    const double f = since_ms(t0);
+    sync();
+    const auto t1 = Clock::now();
+    loss.backward();
+    const double b = since_ms(t1);
+    sync();
+    const auto t2 = Clock::now();
+    optimizer.step();
+    const double step = since_ms(t2);
+    if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
+
+    for (size_t i = 0; i < chain.size(); ++i) {
+      ChainLayer& layer = chain[i];
+      LayerRun& run = runs[i];
       sync();
-      const auto t0 = Clock::now();
-      output = layer.forward(x);
-      const double f = since_ms(t0);
-      double b = 0;
+      const auto l0 = Clock::now();
+      torch::Tensor output = layer.forward(run.input);
+      const double lf = since_ms(l0);
+      double lb = 0;
       if (output.requires_grad()) {
-        if (!grad_output.defined()) grad_output = torch::randn_like(output);
+        if (!run.grad_output.defined()) run.grad_output = torch::randn_like(output);
         // Gradients of the input and the parameters, as the layer computes them inside the
         // model, without accumulating into the detached input's .grad (the model never does).
         std::vector<torch::Tensor> wrt;
-        if (x.requires_grad()) wrt.push_back(x);
+        if (run.input.requires_grad()) wrt.push_back(run.input);
         for (const auto& p : layer.parameters) {
           if (p.requires_grad()) wrt.push_back(p);
         }
         sync();
-        const auto t1 = Clock::now();
-        if (!wrt.empty()) torch::autograd::grad({output}, wrt, {grad_output});
-        b = since_ms(t1);
+        const auto l1 = Clock::now();
+        if (!wrt.empty()) torch::autograd::grad({output}, wrt, {run.grad_output});
+        lb = since_ms(l1);
       }
-      if (r >= request.warmup) forward_ms.push_back(f), backward_ms.push_back(b);
+      if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
     }
+  }
+  result.whole_forward = stats_of(whole_forward);
+  result.whole_backward = stats_of(whole_backward);
+  result.whole_step = stats_of(whole_step);
+  for (size_t i = 0; i < chain.size(); ++i) {
     LayerTiming timing;
-    timing.name = layer.name;
-    timing.kind = layer.kind;
-    timing.forward = stats_of(forward_ms);
-    timing.backward = stats_of(backward_ms);
-    timing.activation_bytes = bytes_of(output);
-    for (const auto& p : layer.parameters) timing.parameter_bytes += bytes_of(p);
+    timing.name = chain[i].name;
+    timing.kind = chain[i].kind;
+    timing.forward = stats_of(runs[i].forward_ms);
+    timing.backward = stats_of(runs[i].backward_ms);
+    timing.activation_bytes = runs[i].activation_bytes;
+    for (const auto& p : chain[i].parameters) timing.parameter_bytes += bytes_of(p);
     result.layers.push_back(timing);
-    activation = output.detach();
   }
   return result;
 }
