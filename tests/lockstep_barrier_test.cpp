@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -17,6 +18,9 @@ TEST(LockstepBarrier, NoCopyPassesARoundBeforeAllReachIt) {
   const int port = harness::pick_free_port();
   std::atomic<int> arrived[kRounds] = {};
   std::atomic<int> early{0};
+  // Copy 0 hosts the store: it must not tear it down while another copy still waits on the
+  // last round's gate (that copy's read then fails with a broken pipe).
+  std::barrier all_done(kRanks);
   std::vector<std::thread> threads;
   for (int r = 0; r < kRanks; ++r) {
     threads.emplace_back([&, r] {
@@ -28,6 +32,7 @@ TEST(LockstepBarrier, NoCopyPassesARoundBeforeAllReachIt) {
         barrier();
         if (arrived[k].load() != kRanks) early.fetch_add(1);
       }
+      all_done.arrive_and_wait();
     });
   }
   for (auto& t : threads) t.join();
