@@ -21,9 +21,12 @@ int64_t parse_byte_size(const std::string& text) {
   }
   const std::string suffix = text.substr(used);
   double scale = 1;
-  if (suffix == "K" || suffix == "k") scale = 1024.0;
-  else if (suffix == "M" || suffix == "m") scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") scale = 1024.0 * 1024 * 1024;
+  if (suffix == "K" || suffix == "k")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "m")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    scale = 1024.0 * 1024 * 1024;
   else if (!suffix.empty() && suffix != "B") {
     throw InputError("size '" + text + "': unknown unit '" + suffix + "' (use K, M or G)");
   }
@@ -80,6 +83,11 @@ std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
       row.algbw_gbps = static_cast<double>(row.bytes) / (row.p50_ms * 1e-3) / 1e9;
       row.busbw_gbps = row.algbw_gbps * bus_factor(row.op, n);
     }
+    if (entry.contains("cpu_ms")) {
+      for (double ms : times) row.wall_ms_total += ms;
+      for (double ms : entry.at("cpu_ms").get<std::vector<double>>()) row.cpu_ms_total += ms;
+      if (row.wall_ms_total > 0) row.cpu_cores = row.cpu_ms_total / row.wall_ms_total;
+    }
     rows.push_back(row);
   }
   return rows;
@@ -88,16 +96,19 @@ std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
 CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, int n) {
   // Ordinary least squares of t (seconds) on x = bytes * bus factor: t = a + x / B.
   double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+  double cpu_ms = 0, wall_ms = 0;
   int count = 0;
   for (const auto& row : rows) {
     if (row.op != op) continue;
     const double x = static_cast<double>(row.bytes) * bus_factor(op, n);
     const double y = row.p50_ms * 1e-3;
     sx += x, sy += y, sxx += x * x, sxy += x * y, syy += y * y;
+    cpu_ms += row.cpu_ms_total, wall_ms += row.wall_ms_total;
     ++count;
   }
   CommFit fit;
   fit.op = op;
+  if (wall_ms > 0) fit.cpu_cores = cpu_ms / wall_ms;  // the large sizes weigh most
   if (count < 2) return fit;
   const double denominator = count * sxx - sx * sx;
   if (denominator <= 0) return fit;
@@ -127,8 +138,8 @@ std::string render_comm_table(const std::vector<CommRow>& rows, int n, const std
   out << line;
   for (const auto& row : rows) {
     std::snprintf(line, sizeof line, " %14lld %14s %6zu %12.1f %12.1f %11.3f %11.3f\n",
-                  static_cast<long long>(row.bytes), row.op.c_str(), row.samples,
-                  row.p50_ms * 1e3, row.p90_ms * 1e3, row.algbw_gbps, row.busbw_gbps);
+                  static_cast<long long>(row.bytes), row.op.c_str(), row.samples, row.p50_ms * 1e3,
+                  row.p90_ms * 1e3, row.algbw_gbps, row.busbw_gbps);
     out << line;
   }
   return out.str();
@@ -145,8 +156,7 @@ std::string topology_yaml(const std::vector<CommFit>& fits, int world_size, doub
   const double p2p = bandwidth_of("sendrecv");
   const double collective = bandwidth_of("allreduce");
   if (p2p <= 0 || collective <= 0) {
-    throw InputError(
-        "the send/recv and all-reduce fits need a positive bandwidth for a topology");
+    throw InputError("the send/recv and all-reduce fits need a positive bandwidth for a topology");
   }
   char text[1024];
   std::snprintf(text, sizeof text,

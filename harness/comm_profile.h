@@ -28,13 +28,18 @@ struct CommRow {
   double p90_ms = 0;
   double algbw_gbps = 0;  // GB/s (1e9 bytes), from the p50 time
   double busbw_gbps = 0;
+  // The process CPU time its timed iterations took over their wall time: cores a rank keeps
+  // busy while the op runs (on CPU, Gloo's threads; 1 = a whole core). 0: not measured.
+  double cpu_cores = 0;
+  double wall_ms_total = 0, cpu_ms_total = 0;
 };
 
 struct CommFit {
   std::string op;
-  double latency_us = 0;      // intercept
-  double bus_bandwidth = 0;   // bytes/s: time = latency + bytes * bus_factor / bus_bandwidth
+  double latency_us = 0;     // intercept
+  double bus_bandwidth = 0;  // bytes/s: time = latency + bytes * bus_factor / bus_bandwidth
   double r_squared = 0;
+  double cpu_cores = 0;  // over the op's rows, weighted by their time (0: not measured)
 };
 
 // Rows from the comm-worker's JSON (see runtime/comm_benchmark.h).
@@ -49,7 +54,7 @@ std::string render_comm_table(const std::vector<CommRow>& rows, int world_size,
 
 // A topology file the planner reads (planner/README.md): one machine of `world_size` ranks;
 // intra-machine bandwidth from the send/recv fit, collective bandwidth from all-reduce's.
-std::string topology_yaml(const std::vector<CommFit>& fits, int world_size,
-                          double memory_bytes, const std::string& name);
+std::string topology_yaml(const std::vector<CommFit>& fits, int world_size, double memory_bytes,
+                          const std::string& name);
 
 }  // namespace harness

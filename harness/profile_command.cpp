@@ -238,9 +238,10 @@ int run_comm(const CommRequest& request, const std::string& executable) {
     fits.push_back({{"op", op},
                     {"latency_us", fit.latency_us},
                     {"bus_bandwidth_bytes_per_s", fit.bus_bandwidth},
-                    {"r_squared", fit.r_squared}});
-    std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f\n", op.c_str(),
-                fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared);
+                    {"r_squared", fit.r_squared},
+                    {"cpu_cores_per_rank", fit.cpu_cores}});
+    std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f   cpu %.2f cores\n",
+                op.c_str(), fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared, fit.cpu_cores);
   }
   // The independent reference: a plain c10d all-reduce over the same sizes, its iterations
   // alternating with the profiler's. Its busbw beside the profiler's.
@@ -269,7 +270,8 @@ int run_comm(const CommRequest& request, const std::string& executable) {
                          {"p50_ms", r.p50_ms},
                          {"p90_ms", r.p90_ms},
                          {"algbw_gbps", r.algbw_gbps},
-                         {"busbw_gbps", r.busbw_gbps}});
+                         {"busbw_gbps", r.busbw_gbps},
+                         {"cpu_cores", r.cpu_cores}});
   }
   const json comm = {{"world_size", request.world},
                      {"backend", request.backend},

@@ -439,6 +439,7 @@ struct CommFit {
   double allreduce_latency_s = 0, allreduce_bus_bandwidth = 0;
   double sendrecv_latency_s = 0, sendrecv_bandwidth = 0;
   double copy_latency_s = 0, copy_bandwidth = 0;  // 0: comm.json has no `copy` fit
+  double allreduce_cpu_cores = 0;                 // 0: not measured (older comm.json)
   long long world = 0;
 };
 
@@ -457,6 +458,7 @@ CommFit read_comm_profile(const std::string& path) {
       fit.has_allreduce = true;
       fit.allreduce_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
       fit.allreduce_bus_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
+      fit.allreduce_cpu_cores = std::max(0.0, row.value("cpu_cores_per_rank", 0.0));
     } else if (op == "sendrecv") {
       fit.has_sendrecv = true;
       fit.sendrecv_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
@@ -543,6 +545,10 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
     // The gradient reducer's passes over its buckets, as the ranks' `copy` measured them.
     config.bucket_copy_bandwidth = fit.copy_bandwidth;
     config.bucket_copy_latency_s = fit.copy_latency_s;
+    // What a rank's communication thread keeps busy of a core, as the all-reduce measured it.
+    if (fit.allreduce_cpu_cores > 0) {
+      config.comm_cores_per_rank = std::min(1.0, fit.allreduce_cpu_cores);
+    }
   }
   if (c.intra_bandwidth) config.intra_bandwidth = *c.intra_bandwidth;
   if (c.inter_bandwidth) config.inter_bandwidth = *c.inter_bandwidth;
@@ -878,6 +884,7 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
                 {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
                 {"cpu_cores_per_machine", cluster.config().cpu_cores_per_machine},
                 {"cores_per_rank", cluster.config().cores_per_rank},
+                {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
                 {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
               {"run",
                {{"iterations", p.run.iterations},

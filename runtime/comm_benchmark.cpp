@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -65,6 +66,13 @@ Args parse(const std::vector<std::string>& argv) {
     throw std::invalid_argument("comm-worker: --rank, --world-size, --ops, --sizes, --out needed");
   }
   return a;
+}
+
+// CPU time of this whole process (every thread: the caller's and Gloo's), in ms.
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
 double ms_since(Clock::time_point t) {
@@ -132,16 +140,18 @@ int run(const Args& a) {
       const bool with_reference = op == "allreduce";
       std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
       comm->barrier();
-      std::vector<double> times, reference_times;
+      std::vector<double> times, cpu_times, reference_times;
       // Every timed operation starts right after a barrier, so no rank's clock includes
       // waiting for a peer that is still finishing the previous one (at small sizes that skew
       // would dominate what is measured).
       auto timed_op = [&](int i) {
         comm->barrier();
+        const double cpu0 = process_cpu_ms();
         const auto t0 = Clock::now();
         run_op(op, *comm, buffer, other);
         const double ms = ms_since(t0);
-        if (i >= a.warmup) times.push_back(ms);
+        const double cpu = process_cpu_ms() - cpu0;
+        if (i >= a.warmup) times.push_back(ms), cpu_times.push_back(cpu);
       };
       auto timed_reference = [&](int i) {
         comm->barrier();
@@ -159,7 +169,8 @@ int run(const Args& a) {
           timed_reference(i), timed_op(i);
         }
       }
-      entries.push_back({{"op", op}, {"bytes", elements * 4}, {"times_ms", times}});
+      entries.push_back(
+          {{"op", op}, {"bytes", elements * 4}, {"times_ms", times}, {"cpu_ms", cpu_times}});
       if (with_reference) {
         reference.push_back({{"op", op}, {"bytes", elements * 4}, {"times_ms", reference_times}});
       }

@@ -49,7 +49,8 @@ Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
   if (!(config_.intra_bandwidth > 0) || !(config_.inter_bandwidth > 0)) {
     throw std::invalid_argument("bandwidths must be positive");
   }
-  if (!(config_.cpu_cores_per_machine >= 0) || !(config_.cores_per_rank > 0)) {
+  if (!(config_.cpu_cores_per_machine >= 0) || !(config_.cores_per_rank > 0) ||
+      !(config_.comm_cores_per_rank > 0)) {
     throw std::invalid_argument("CPU cores must be positive (0: not shared)");
   }
 }

@@ -43,6 +43,9 @@ struct ClusterConfig {
   // (its intra-op threads, as the layer profile was measured).
   double cpu_cores_per_machine = 0.0;
   double cores_per_rank = 1.0;
+  // The share of a core a rank's communication thread keeps busy while it moves data (Gloo
+  // waits on its sockets part of the time): `harness profile comm` measures it per op.
+  double comm_cores_per_rank = 1.0;
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).

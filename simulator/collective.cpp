@@ -33,7 +33,7 @@ class StepEdges {
  private:
   const Cluster& cluster_;
   std::vector<LinkUse> scratch_;
-  std::map<int, int> counts_;
+  std::map<int, double> counts_;
   double latency_ = 0.0;
   int edges_ = 0;
 };

@@ -32,7 +32,7 @@ class Engine {
     const ClusterConfig& config = cluster.config();
     std::vector<double> demand(static_cast<size_t>(cluster.num_machines()), 0.0);
     for (int r = 0; r < graph.ranks(); ++r) {
-      demand[cluster.machine_of(r)] += config.cores_per_rank + 1.0;
+      demand[cluster.machine_of(r)] += config.cores_per_rank + config.comm_cores_per_rank;
     }
     for (int m = 0; m < cluster.num_machines(); ++m) {
       const bool oversubscribed =
@@ -172,10 +172,11 @@ class Engine {
       if (link < 0) continue;
       auto same = std::find_if(uses.begin(), uses.end(),
                                [&](const LinkUse& use) { return use.link == link; });
+      const double cores = cluster_.config().comm_cores_per_rank;
       if (same != uses.end()) {
-        ++same->edges;
+        same->edges += cores;
       } else {
-        uses.push_back(LinkUse{link, 1, per_core});
+        uses.push_back(LinkUse{link, cores, per_core});
       }
     }
   }

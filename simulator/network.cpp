@@ -14,7 +14,7 @@ double Network::fair_rate(const Flow& flow) const {
   double rate = flow.cap > 0 ? flow.cap : std::numeric_limits<double>::infinity();
   for (int i = 0; i < flow.use_count; ++i) {
     const Link& link = links_[flow.uses[i].link];
-    rate = std::min(rate, link.bandwidth / static_cast<double>(link.load) * flow.uses[i].scale);
+    rate = std::min(rate, link.bandwidth / link.load * flow.uses[i].scale);
   }
   return rate;
 }

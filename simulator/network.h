@@ -16,7 +16,8 @@ namespace harness::simulator {
 
 struct LinkUse {
   int link = 0;
-  int edges = 1;  // how many of the flow's edges cross the link
+  // How many of the flow's edges cross the link; on a CPU link, the cores its threads want.
+  double edges = 1;
   // The flow's rate per unit of the link's share: 1 for a network link (bytes/s of bytes/s);
   // on a machine's CPU link (bandwidth = cores) the bytes/s a transfer or collective edge
   // moves with a whole core, so a communication thread given half a core moves half as fast.
@@ -49,7 +50,7 @@ class Network {
  private:
   struct Link {
     double bandwidth = 0.0;
-    long long load = 0;                // edges of all flows on it
+    double load = 0;                   // edges of all flows on it
     std::vector<std::uint32_t> flows;  // flows crossing it
   };
   struct Flow {

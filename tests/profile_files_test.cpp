@@ -46,9 +46,9 @@ TEST(CommProfile, BusFactorsFollowNcclTests) {
 nlohmann::json measurement() {
   // 4 ranks; all-reduce of 1 MB takes 2 ms at p50, 3 ms at p90 (times 1,2,2,3 -> p50 2,
   // p90 2.7); bus factor 1.5.
-  return {{"world_size", 4},
-          {"entries",
-           {{{"op", "allreduce"}, {"bytes", 1000000}, {"times_ms", {1.0, 2.0, 2.0, 3.0}}}}}};
+  return {
+      {"world_size", 4},
+      {"entries", {{{"op", "allreduce"}, {"bytes", 1000000}, {"times_ms", {1.0, 2.0, 2.0, 3.0}}}}}};
 }
 
 TEST(CommProfile, RowsHaveAlgorithmAndBusBandwidth) {
@@ -63,6 +63,28 @@ TEST(CommProfile, RowsHaveAlgorithmAndBusBandwidth) {
   EXPECT_NE(table.find("allreduce"), std::string::npos);
   EXPECT_NE(table.find("0.500"), std::string::npos) << table;
   EXPECT_NE(table.find("0.750"), std::string::npos) << table;
+}
+
+TEST(CommProfile, CpuCoresAreProcessCpuTimeOverWallTime) {
+  // Two sizes: 4 iterations of 10 ms using 6 ms of CPU each, 2 of 30 ms using 12 ms each.
+  const nlohmann::json raw = {{"world_size", 2},
+                              {"entries",
+                               {{{"op", "allreduce"},
+                                 {"bytes", 1000},
+                                 {"times_ms", {10.0, 10.0, 10.0, 10.0}},
+                                 {"cpu_ms", {6.0, 6.0, 6.0, 6.0}}},
+                                {{"op", "allreduce"},
+                                 {"bytes", 100000},
+                                 {"times_ms", {30.0, 30.0}},
+                                 {"cpu_ms", {12.0, 12.0}}},
+                                {{"op", "sendrecv"}, {"bytes", 1000}, {"times_ms", {1.0, 1.0}}}}}};
+  const auto rows = harness::comm_rows(raw);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NEAR(rows[0].cpu_cores, 0.6, 1e-12);
+  EXPECT_NEAR(rows[1].cpu_cores, 0.4, 1e-12);
+  EXPECT_EQ(rows[2].cpu_cores, 0.0);  // an older measurement without CPU times
+  // The fit weighs rows by their time: (24 + 24) / (40 + 60) ms = 0.48 cores.
+  EXPECT_NEAR(harness::fit_comm_model(rows, "allreduce", 2).cpu_cores, 0.48, 1e-12);
 }
 
 TEST(CommProfile, FitRecoversLatencyAndBandwidth) {
@@ -85,7 +107,8 @@ TEST(CommProfile, FitRecoversLatencyAndBandwidth) {
 
 TEST(CommProfile, TopologyFileIsReadByThePlanner) {
   harness_test::TempDir dir;
-  const std::vector<harness::CommFit> fits = {{"sendrecv", 40, 3e9, 1}, {"allreduce", 90, 1.5e9, 1}};
+  const std::vector<harness::CommFit> fits = {{"sendrecv", 40, 3e9, 1},
+                                              {"allreduce", 90, 1.5e9, 1}};
   const auto path = dir.write("topology.yaml", harness::topology_yaml(fits, 2, 8e9, "cpu-test"));
   const auto topology = harness::planner::load_topology(path.string());
   EXPECT_EQ(topology.name, "cpu-test");

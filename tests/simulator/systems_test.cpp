@@ -285,6 +285,14 @@ TEST(DataParallel, OnSharedCoresOverlapHidesNoCommunication) {
   EXPECT_NEAR(setup.makespan(false), 61e-3 + 4 * setup.a, 1e-12);
   setup.config.cpu_cores_per_machine = 4;  // a core per thread: the idle-machine overlap
   EXPECT_NEAR(setup.makespan(true), 61e-3 + setup.a, 1e-12);
+  // A communication thread that keeps half a core busy: on 2 cores compute and all-reduce
+  // want 3 in all, each gets 2/3 of its want. An all-reduce (A alone) under a layer's
+  // backward ends after 1.5A, having taken 0.5A of the layer's core time: overlap hides half
+  // of every bucket but the last, 61 ms + 3 x 0.5A + A.
+  setup.config.cpu_cores_per_machine = 2;
+  setup.config.comm_cores_per_rank = 0.5;
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + 2.5 * setup.a, 1e-12);
+  EXPECT_NEAR(setup.makespan(false), 61e-3 + 4 * setup.a, 1e-12);
 }
 
 TEST(DataParallel, AccumulationRunsMicroBatchesThenReduces) {
