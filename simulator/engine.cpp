@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -26,9 +27,11 @@ class Engine {
     times_.start.assign(graph.tasks().size(), -1.0);
     times_.end.assign(graph.tasks().size(), -1.0);
     // CPU ranks: a machine whose ranks want more cores than it has -- each its compute threads
-    // and one communication thread (Gloo's) -- runs their compute, transfers and collective
-    // steps as flows on its CPU link, fair shares of its cores; elsewhere compute keeps its
-    // time and communication only meets the network.
+    // and its communication thread's share of a core (Gloo's) -- runs their compute, transfers
+    // and collective steps as flows on its CPU link, every flow weighted by the cores it wants
+    // (LinkUse::edges), so each gets that want times cores / total want; elsewhere compute
+    // keeps its time and communication only meets the network. A compute flow moves
+    // core-seconds at up to cores_per_rank cores.
     const ClusterConfig& config = cluster.config();
     std::vector<double> demand(static_cast<size_t>(cluster.num_machines()), 0.0);
     for (int r = 0; r < graph.ranks(); ++r) {
@@ -37,7 +40,8 @@ class Engine {
     for (int m = 0; m < cluster.num_machines(); ++m) {
       const bool oversubscribed =
           config.cpu_cores_per_machine > 0 && demand[m] > config.cpu_cores_per_machine;
-      cpu_use_.push_back(LinkUse{oversubscribed ? cluster.cpu_link(m) : -1, 1});
+      cpu_use_.push_back(LinkUse{oversubscribed ? cluster.cpu_link(m) : -1, config.cores_per_rank,
+                                 config.cores_per_rank});
     }
   }
 
@@ -107,9 +111,8 @@ class Engine {
         const LinkUse& cpu = cpu_use_[cluster_.machine_of(task.rank)];
         if (cpu.link < 0) {
           queue_.push(now_ + task.seconds, EventType::kComputeDone, id);
-        } else {  // core-seconds at up to cores_per_rank cores
-          const double cores = cluster_.config().cores_per_rank;
-          network_.start(now_, task.seconds * cores, &cpu, 1, cores,
+        } else {
+          network_.start(now_, task.seconds * cpu.scale, &cpu, 1, cpu.scale,
                          static_cast<std::uint32_t>(id));
         }
         break;
@@ -163,16 +166,16 @@ class Engine {
     queue_.push(now_ + phases[p.phase].latency_s, EventType::kLatencyDone, id);
   }
 
-  // Appends, for each rank on a machine with shared cores, one edge on that machine's CPU link
-  // (merged per machine) moving `per_core` bytes/s with a whole core.
-  void add_cpu_uses(const std::vector<int>& ranks, double per_core,
-                    std::vector<LinkUse>& uses) const {
+  // Appends, for each rank on a machine with shared cores, its communication thread's want
+  // (comm_cores_per_rank) on that machine's CPU link (merged per machine), moving `per_core`
+  // bytes/s when it gets all it wants.
+  void add_cpu_uses(std::span<const int> ranks, double per_core, std::vector<LinkUse>& uses) const {
+    const double cores = cluster_.config().comm_cores_per_rank;
     for (int rank : ranks) {
       const int link = cpu_use_[cluster_.machine_of(rank)].link;
       if (link < 0) continue;
       auto same = std::find_if(uses.begin(), uses.end(),
                                [&](const LinkUse& use) { return use.link == link; });
-      const double cores = cluster_.config().comm_cores_per_rank;
       if (same != uses.end()) {
         same->edges += cores;
       } else {
@@ -191,7 +194,8 @@ class Engine {
       }
       cluster_.route(task.rank, task.peer, p.route);
       // Alone, a transfer moves at the links' speed with a core at each end.
-      add_cpu_uses({task.rank, task.peer}, cluster_.config().intra_bandwidth, p.route);
+      const int ends[] = {task.rank, task.peer};  // no allocation on the transfer path
+      add_cpu_uses(ends, cluster_.config().intra_bandwidth, p.route);
       network_.start(now_, task.bytes, p.route.data(), static_cast<int>(p.route.size()),
                      cluster_.p2p_cap(task.rank, task.peer), static_cast<std::uint32_t>(id));
       return;

@@ -293,6 +293,13 @@ TEST(DataParallel, OnSharedCoresOverlapHidesNoCommunication) {
   setup.config.comm_cores_per_rank = 0.5;
   EXPECT_NEAR(setup.makespan(true), 61e-3 + 2.5 * setup.a, 1e-12);
   EXPECT_NEAR(setup.makespan(false), 61e-3 + 4 * setup.a, 1e-12);
+  // Ranks of 2 compute threads on 4 cores, the same half-core thread: wants of 2 + 2 + 0.5 +
+  // 0.5 = 5 cores, each gets 4/5 of its want. The all-reduce ends after 1.25A, having taken
+  // 0.25A of the layer's time: 61 ms + 3 x 0.25A + A. (Counting a compute flow as one core
+  // would give 61 ms + 2A.)
+  setup.config.cpu_cores_per_machine = 4;
+  setup.config.cores_per_rank = 2;
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + 1.75 * setup.a, 1e-12);
 }
 
 TEST(DataParallel, AccumulationRunsMicroBatchesThenReduces) {
