@@ -65,7 +65,7 @@ a=[int(x) for x in sys.argv[1].split()[1:9]]; b=[int(x) for x in sys.argv[2].spl
 d=[y-x for x,y in zip(a,b)]; print("%.1f" % (100*d[7]/max(1,sum(d))))' "$1" "$2"
 }
 
-echo "model,system,world,round,steal_percent,measured_p50_ms,simulated_p50_ms,samples_dir" \
+echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,samples_dir" \
   > "$OUT/rounds.csv"
 measure_round() {  # model, dir
   local model=$1 dir=$2 round_start
@@ -76,6 +76,11 @@ measure_round() {  # model, dir
   for b in "$BATCH" "$MICRO"; do
     "$HARNESS" profile layers --model "$model" --batch "$b" --input-shape 3,64,64 \
       --repetitions 5 --warmup 1 --out "$dir/profile-b$b" > "$dir/profile-b$b.log"
+    # Two copies in lockstep: as two data-parallel ranks (or a stage's two replicas) run the
+    # same layers at the same time on this host's two cores.
+    "$HARNESS" profile layers --model "$model" --batch "$b" --input-shape 3,64,64 \
+      --repetitions 5 --warmup 1 --co-located 2 --out "$dir/profile-b$b-co2" \
+      > "$dir/profile-b$b-co2.log"
   done
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
     --set run.repeats=1 --set "output=$dir/real2" > "$dir/real2.log" 2>&1
@@ -86,25 +91,43 @@ measure_round() {  # model, dir
   steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
 }
 
+simulate_one() {  # model dir, system, world, profile dir, pbs, extra --set args...
+  local dir=$1 system=$2 world=$3 profile=$4 pbs=$5 out
+  shift 5
+  out=$dir/sim-$system-$(basename "$profile")
+  rm -rf "$out"
+  "$HARNESS" simulate experiments/simulate_cpu_ddp.yaml \
+    --set "simulate.model.profile=$profile/graph.txt" --set "simulate.model.pbs=$pbs" \
+    --set "simulate.model.batch_size=$BATCH" --set "simulate.run.world_size=$world" \
+    --set "simulate.cluster.comm_profile=$dir/comm/comm.json" \
+    --set "simulate.cluster.gpus_per_machine=$world" --set "simulate.cluster.cpu_cores=$CORES" \
+    --set "output=$out" "$@" > "$out.log"
+  p50 "$(latest "$out")/summary.json" "$system"
+}
+
+corunning_factor() {  # solo and co-located profile dirs -> lockstep / solo forward+backward
+  python3 -c 'import json,sys
+t=[(lambda w: w["forward"]["median_ms"]+w["backward"]["median_ms"])(json.load(open(d+"/profile.json"))["whole_model"]) for d in sys.argv[1:3]]
+print("%.3f" % (t[1]/t[0]))' "$1" "$2"
+}
+
+# Each system is simulated twice: from the solo profiles (one copy on an idle host) and from
+# the co-located ones, whose layers were timed while as many copies ran the same layers as
+# the real run has ranks doing so on this host (DDP: 2 ranks; DAPPLE 2 x 2: a stage's 2
+# replicas; DAPPLE 2 stages: its stages run different layers, so that one stays solo).
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
-  local model=$1 round=$2 dir=$3 real2 real4 system world real profile pbs extra
+  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co pbs extra
   real2=$(latest "$dir/real2") real4=$(latest "$dir/real4")
   for system in overlap sync dapple dapple4; do
-    world=2 real=$real2 profile=$dir/profile-b$BATCH pbs=$BATCH extra=()
+    world=2 real=$real2 solo=$dir/profile-b$BATCH co=$dir/profile-b$BATCH-co2 pbs=$BATCH extra=()
     [ "$system" = dapple4 ] && world=4 real=$real4
     if [ "$system" = dapple ] || [ "$system" = dapple4 ]; then
-      profile=$dir/profile-b$MICRO pbs=$MICRO
+      solo=$dir/profile-b$MICRO co=$dir/profile-b$MICRO-co2 pbs=$MICRO
       extra=(--set "simulate.systems=$(pipeline_systems "$real/raw/p000/$system/rep0/config.json" "$system")"
              --set "simulate.baseline=$system")
     fi
-    rm -rf "$dir/sim-$system"
-    "$HARNESS" simulate experiments/simulate_cpu_ddp.yaml \
-      --set "simulate.model.profile=$profile/graph.txt" --set "simulate.model.pbs=$pbs" \
-      --set "simulate.model.batch_size=$BATCH" --set "simulate.run.world_size=$world" \
-      --set "simulate.cluster.comm_profile=$dir/comm/comm.json" \
-      --set "simulate.cluster.gpus_per_machine=$world" --set "simulate.cluster.cpu_cores=$CORES" \
-      --set "output=$dir/sim-$system" "${extra[@]}" > "$dir/sim-$system.log"
-    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(p50 "$real/summary.json" "$system"),$(p50 "$(latest "$dir/sim-$system")/summary.json" "$system"),$real/raw/p000/$system" \
+    [ "$system" = dapple ] && co=$solo
+    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(corunning_factor "$solo" "$co"),$(p50 "$real/summary.json" "$system"),$(simulate_one "$dir" "$system" "$world" "$solo" "$pbs" "${extra[@]}"),$(simulate_one "$dir" "$system" "$world" "$co" "$pbs" "${extra[@]}"),$real/raw/p000/$system" \
       >> "$OUT/rounds.csv"
   done
 }
@@ -134,8 +157,8 @@ def error(simulated, measured):
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 steal_max = float(sys.argv[4])
-print("| model | system | ranks | rounds | measured p50 (ms) | n | simulated p50 (ms) | error | per-round errors (steal) |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+print("| model | system | ranks | rounds | measured p50 (ms) | n | co-running | simulated, solo profile (ms) | error | simulated, co-located profile (ms) | error | per-round errors, solo / co-located (steal) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 keys = []
 for r in rows:
     if (r["model"], r["system"]) not in keys:
@@ -143,22 +166,28 @@ for r in rows:
 for model, system in keys:
     mine = [r for r in rows if r["model"] == model and r["system"] == system]
     quiet = [r for r in mine if float(r["steal_percent"]) <= steal_max]
-    rounds = " ".join("%+.0f%% (%s%%)" % (error(float(r["simulated_p50_ms"]), float(r["measured_p50_ms"])),
-                                         r["steal_percent"]) for r in mine)
+    rounds = " ".join("%+.0f/%+.0f%% (%s%%)" % (
+        error(float(r["simulated_p50_ms"]), float(r["measured_p50_ms"])),
+        error(float(r["simulated_colocated_p50_ms"]), float(r["measured_p50_ms"])),
+        r["steal_percent"]) for r in mine)
     label = {"overlap": "DDP overlap", "sync": "DDP sync", "dapple": "DAPPLE 2 stages",
              "dapple4": "DAPPLE 2 stages x 2"}.get(system, system)
     if not quiet:
-        print("| %s | %s | %s | 0 of %d | - | 0 | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
+        print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
         continue
     samples = []
     for r in quiet:  # every rank's iterations of the round's run
         for path in glob.glob(r["samples_dir"] + "/rep*/rank*.csv"):
             samples += [float(x["iteration_ms"]) for x in csv.DictReader(open(path))]
     measured = percentile(samples, 0.5)
-    simulated = statistics.median(float(r["simulated_p50_ms"]) for r in quiet)
-    print("| %s | %s | %s | %d of %d | %.1f | %d | %.1f | %+.1f%% | %s |" % (
-        model, label, mine[0]["world"], len(quiet), len(mine), measured, len(samples), simulated,
-        error(simulated, measured), rounds))
+    solo = statistics.median(float(r["simulated_p50_ms"]) for r in quiet)
+    co = statistics.median(float(r["simulated_colocated_p50_ms"]) for r in quiet)
+    factor = statistics.median(float(r["corunning_factor"]) for r in quiet)
+    print("| %s | %s | %s | %d of %d | %.1f | %d | %.2f | %.1f | %+.1f%% | %.1f | %+.1f%% | %s |" % (
+        model, label, mine[0]["world"], len(quiet), len(mine), measured, len(samples), factor,
+        solo, error(solo, measured), co, error(co, measured), rounds))
+print("\nco-running: forward+backward of the whole model timed in lockstep with a second copy "
+      "over the same alone (median over the pooled rounds; 1.00 for a profile that stays solo).")
 print("\nPooled: rounds with at most %.1f%% CPU steal (the hypervisor's, /proc/stat, over the "
       "round's profiles and runs)." % steal_max, end="")
 if sys.argv[5] == "0":
