@@ -5,25 +5,28 @@
 #
 # This VM's speed drifts: the same real run's p50 moved by up to 50% within minutes (the
 # issue 8 notes). A prediction can only be checked against a run measured beside its inputs,
-# so the validation runs in ROUNDS (default 5) of, back to back: a Gloo profile (all-reduce,
-# send/recv, the reducer's `copy`), the layer profiles (batch 8 for DDP; the pipelines'
-# micro-batch per replica, 4 samples: layer time is not linear in batch at that size), the
-# real runs (bench/simulator/validate_real.yaml at world 2, then its DAPPLE system at world
-# 4), and the simulations of experiments/simulate_cpu_ddp.yaml from that round's profiles.
+# so the validation runs in ROUNDS (default 5) of, back to back: the inputs (a Gloo profile --
+# all-reduce, send/recv, the reducer's `copy` -- and the layer profiles: batch 8 for DDP, the
+# pipelines' micro-batch per replica, 4 samples, since layer time is not linear in batch at
+# that size; each solo and co-located with a second copy in lockstep), the real runs
+# (bench/simulator/validate_real.yaml at world 2, then its DAPPLE system at world 4), the
+# inputs again, and the simulations of experiments/simulate_cpu_ddp.yaml from both sets of
+# inputs; the round's prediction is their mean.
 # Nothing of the real runs goes into a simulation but the stage layout the runtime chose (the
 # optimizer step is the profile's). The simulated cluster is one machine with this host's
 # cores (`cluster.cpu_cores`): 4 ranks on 2 cores time-share them, as the kernel does.
 #
 # Output: rounds.csv (one row per model, system and round, with the hypervisor's CPU steal
-# over the round) and table.md: per system the measured p50 pooled over the iterations of
-# every quiet round (steal at most STEAL_MAX percent, default 5; n samples), the median over
-# those rounds of the simulated p50, their error, and every round's error with its steal.
+# over the round, the co-running factor and the simulations before and after) and table.md:
+# per system the measured p50 pooled over the iterations of every quiet round (steal at most
+# STEAL_MAX percent, default 5; n samples), the median over those rounds of the simulated
+# p50 from solo and from co-located profiles, their errors, and every round's errors.
 # A round the hypervisor stole more from ran on a contended host: it is listed, not pooled.
 #
 # SIMULATE_ONLY=1 OUT=<an earlier validation> simulates its measured rounds again (after a
-# change to the simulator) without measuring anything.
+# change to the simulator) without measuring anything. NOISE=X simulates with `run.noise: X`.
 #
-# Usage: [ROUNDS=5] [STEAL_MAX=5] [OUT=dir] [HARNESS=build/harness] \
+# Usage: [ROUNDS=5] [STEAL_MAX=5] [NOISE=0] [OUT=dir] [HARNESS=build/harness] \
 #          bench/simulator/validate.sh [models...]
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
@@ -34,6 +37,7 @@ ROUNDS=${ROUNDS:-5}
 CORES=${CORES:-$(nproc)}
 STEAL_MAX=${STEAL_MAX:-5}
 SIMULATE_ONLY=${SIMULATE_ONLY:-0}
+NOISE=${NOISE:-0}
 mkdir -p "$OUT"
 cpu_times() { head -1 /proc/stat; }  # cpu user nice system idle iowait irq softirq steal
 STAT_START=$(cpu_times)
@@ -65,12 +69,11 @@ a=[int(x) for x in sys.argv[1].split()[1:9]]; b=[int(x) for x in sys.argv[2].spl
 d=[y-x for x,y in zip(a,b)]; print("%.1f" % (100*d[7]/max(1,sum(d))))' "$1" "$2"
 }
 
-echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,samples_dir" \
+echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,solo_before_ms,solo_after_ms,colocated_before_ms,colocated_after_ms,samples_dir" \
   > "$OUT/rounds.csv"
-measure_round() {  # model, dir
-  local model=$1 dir=$2 round_start
+measure_inputs() {  # model, dir: the Gloo profile and the layer profiles
+  local model=$1 dir=$2
   mkdir -p "$dir"
-  round_start=$(cpu_times)
   "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
     --iterations 8 --warmup 2 --out "$dir/comm" > "$dir/comm.log"
   for b in "$BATCH" "$MICRO"; do
@@ -82,26 +85,37 @@ measure_round() {  # model, dir
       --repetitions 5 --warmup 1 --co-located 2 --out "$dir/profile-b$b-co2" \
       > "$dir/profile-b$b-co2.log"
   done
+}
+
+# The inputs are measured before and after the real runs, and the round's prediction is the
+# mean of the two simulations: the host's speed moved by up to 1.6x within minutes, and a
+# sandwich cancels a drift that is linear over the round.
+measure_round() {  # model, dir
+  local model=$1 dir=$2 round_start
+  mkdir -p "$dir"
+  round_start=$(cpu_times)
+  measure_inputs "$model" "$dir/before"
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
     --set run.repeats=1 --set "output=$dir/real2" > "$dir/real2.log" 2>&1
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
     --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
     --set 'systems=[{name: dapple4, kind: pipeline, schedule: dapple, stages: 2}]' \
     --set "output=$dir/real4" > "$dir/real4.log" 2>&1
+  measure_inputs "$model" "$dir/after"
   steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
 }
 
-simulate_one() {  # model dir, system, world, profile dir, pbs, extra --set args...
-  local dir=$1 system=$2 world=$3 profile=$4 pbs=$5 out
+simulate_one() {  # inputs dir, system, world, profile dir, pbs, extra --set args...
+  local inputs=$1 system=$2 world=$3 profile=$4 pbs=$5 out
   shift 5
-  out=$dir/sim-$system-$(basename "$profile")
+  out=$inputs/sim-$system-$(basename "$profile")
   rm -rf "$out"
   "$HARNESS" simulate experiments/simulate_cpu_ddp.yaml \
     --set "simulate.model.profile=$profile/graph.txt" --set "simulate.model.pbs=$pbs" \
     --set "simulate.model.batch_size=$BATCH" --set "simulate.run.world_size=$world" \
-    --set "simulate.cluster.comm_profile=$dir/comm/comm.json" \
+    --set "simulate.cluster.comm_profile=$inputs/comm/comm.json" \
     --set "simulate.cluster.gpus_per_machine=$world" --set "simulate.cluster.cpu_cores=$CORES" \
-    --set "output=$out" "$@" > "$out.log"
+    --set "simulate.run.noise=$NOISE" --set "output=$out" "$@" > "$out.log"
   p50 "$(latest "$out")/summary.json" "$system"
 }
 
@@ -110,24 +124,34 @@ corunning_factor() {  # solo and co-located profile dirs -> lockstep / solo forw
 t=[(lambda w: w["forward"]["median_ms"]+w["backward"]["median_ms"])(json.load(open(d+"/profile.json"))["whole_model"]) for d in sys.argv[1:3]]
 print("%.3f" % (t[1]/t[0]))' "$1" "$2"
 }
+mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print("%.3f" % (sum(v)/len(v)))' "$@"; }
 
 # Each system is simulated twice: from the solo profiles (one copy on an idle host) and from
-# the co-located ones, whose layers were timed while as many copies ran the same layers as
-# the real run has ranks doing so on this host (DDP: 2 ranks; DAPPLE 2 x 2: a stage's 2
-# replicas; DAPPLE 2 stages: its stages run different layers, so that one stays solo).
+# the co-located ones, timed while a second copy ran the same layers in lockstep. DDP's two
+# ranks do run the same layers at the same moment (co-located is its match); a 2-stage
+# pipeline's ranks run different layers (both columns use the solo profile); DAPPLE 2 x 2
+# gets a stage's two replicas co-located, though its 4 ranks time-share the 2 cores, so
+# the kernel rarely runs two replicas of a stage at once (simulator/README.md).
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
-  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co pbs extra
+  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co pbs extra when
+  local -a solo_ms co_ms factor
   real2=$(latest "$dir/real2") real4=$(latest "$dir/real4")
   for system in overlap sync dapple dapple4; do
-    world=2 real=$real2 solo=$dir/profile-b$BATCH co=$dir/profile-b$BATCH-co2 pbs=$BATCH extra=()
+    world=2 real=$real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 pbs=$BATCH extra=()
     [ "$system" = dapple4 ] && world=4 real=$real4
     if [ "$system" = dapple ] || [ "$system" = dapple4 ]; then
-      solo=$dir/profile-b$MICRO co=$dir/profile-b$MICRO-co2 pbs=$MICRO
+      solo=profile-b$MICRO co=profile-b$MICRO-co2 pbs=$MICRO
       extra=(--set "simulate.systems=$(pipeline_systems "$real/raw/p000/$system/rep0/config.json" "$system")"
              --set "simulate.baseline=$system")
     fi
     [ "$system" = dapple ] && co=$solo
-    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(corunning_factor "$solo" "$co"),$(p50 "$real/summary.json" "$system"),$(simulate_one "$dir" "$system" "$world" "$solo" "$pbs" "${extra[@]}"),$(simulate_one "$dir" "$system" "$world" "$co" "$pbs" "${extra[@]}"),$real/raw/p000/$system" \
+    solo_ms=() co_ms=() factor=()
+    for when in before after; do
+      solo_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$solo" "$pbs" "${extra[@]}")")
+      co_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$co" "$pbs" "${extra[@]}")")
+      factor+=("$(corunning_factor "$dir/$when/$solo" "$dir/$when/$co")")
+    done
+    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(mean "${factor[@]}"),$(p50 "$real/summary.json" "$system"),$(mean "${solo_ms[@]}"),$(mean "${co_ms[@]}"),${solo_ms[0]},${solo_ms[1]},${co_ms[0]},${co_ms[1]},$real/raw/p000/$system" \
       >> "$OUT/rounds.csv"
   done
 }
