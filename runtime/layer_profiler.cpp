@@ -125,7 +125,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   result.input_bytes = bytes_of(input);
 
   // Repetitions run round-robin: each one times the whole model's training step (forward
-  // with the loss, backward, SGD step), then every layer once in model order. So the layer
+  // with the loss, backward, zeroing the gradients and the SGD step), then every layer once in model order. So the layer
   // sum and the whole model are measured over the same minutes (this VM's speed drifts by
   // tens of percent within minutes: measured one after the other, the ratio of ResNet-50's
   // layer sum to its whole model ranged 0.72-1.03), and a layer runs with the caches a model
@@ -167,7 +167,12 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
 
   for (int r = 0; r < request.warmup + request.repetitions; ++r) {
     const bool timed = r >= request.warmup;
+    // Zeroing the gradients counts as part of the step, as a rank worker's step phase counts
+    // it (it writes every gradient: ~5 ms of ResNet-18's 47 MB here).
+    sync();
+    const auto tz = Clock::now();
     optimizer.zero_grad();
+    const double zero_grad = since_ms(tz);
     sync();
     const auto t0 = Clock::now();
     torch::Tensor loss = torch::mse_loss(run_chain(input), target);
@@ -179,7 +184,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     sync();
     const auto t2 = Clock::now();
     optimizer.step();
-    const double step = since_ms(t2);
+    const double step = since_ms(t2) + zero_grad;
     if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
 
     for (size_t i = 0; i < chain.size(); ++i) {

@@ -55,7 +55,8 @@ struct LayerProfileResult {
   TimingStats whole_forward;
   TimingStats whole_backward;
   // The optimizer step after that backward: SGD (no momentum, the specs' default) over all
-  // parameters, as the rank workers run it; the simulator's `step_ms` when set from a profile.
+  // parameters and zeroing their gradients, as a rank worker's step phase counts them; the
+  // simulator's `step_ms` when not set in the spec.
   TimingStats whole_step;
 };
 
