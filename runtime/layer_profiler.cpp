@@ -125,11 +125,11 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   result.input_bytes = bytes_of(input);
 
   // Repetitions run round-robin: each one times the whole model's training step (forward
-  // with the loss, backward, zeroing the gradients and the SGD step), then every layer once in model order. So the layer
-  // sum and the whole model are measured over the same minutes (this VM's speed drifts by
-  // tens of percent within minutes: measured one after the other, the ratio of ResNet-50's
-  // layer sum to its whole model ranged 0.72-1.03), and a layer runs with the caches a model
-  // pass leaves it, not with its weights still warm from its own previous repetition.
+  // with the loss, backward, zeroing the gradients and the SGD step), then every layer once in
+  // model order. So the layer sum and the whole model are measured over the same minutes (this VM's
+  // speed drifts by tens of percent within minutes: measured one after the other, the ratio of
+  // ResNet-50's layer sum to its whole model ranged 0.72-1.03), and a layer runs with the caches a
+  // model pass leaves it, not with its weights still warm from its own previous repetition.
   auto run_chain = [&](torch::Tensor x) {
     for (auto& layer : chain) x = layer.forward(x);
     return x;
