@@ -120,6 +120,18 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     chain = zoo_chain(zoo);
   }
 
+  const int chain_layers = static_cast<int>(chain.size());
+  const int first = request.first_layer;
+  const int last = request.last_layer < 0 ? chain_layers - 1 : request.last_layer;
+  if (first < 0 || first > last || last >= chain_layers) {
+    throw std::invalid_argument("profile: layers " + std::to_string(first) + "-" +
+                                std::to_string(last) + " are not within the model's 0-" +
+                                std::to_string(chain_layers - 1));
+  }
+  result.first_layer = first;
+  result.chain_layers = chain_layers;
+  const bool ends_model = last == chain_layers - 1;
+
   std::vector<int64_t> shape{request.batch};
   shape.insert(shape.end(), result.input_shape.begin(), result.input_shape.end());
   // Token ids for models that read tokens (bert), features otherwise.
@@ -128,66 +140,96 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
                                   : torch::randn(shape);
   result.input_bytes = bytes_of(input);
 
-  // Repetitions run round-robin: each one times the whole model's training step (forward
-  // with the loss, backward, zeroing the gradients and the SGD step), then every layer once in
-  // model order. So the layer sum and the whole model are measured over the same minutes (this VM's
-  // speed drifts by tens of percent within minutes: measured one after the other, the ratio of
-  // ResNet-50's layer sum to its whole model ranged 0.72-1.03), and a layer runs with the caches a
-  // model pass leaves it, not with its weights still warm from its own previous repetition.
-  auto run_chain = [&](torch::Tensor x) {
-    for (auto& layer : chain) x = layer.forward(x);
+  // A layer's input needs a gradient where the model (or a pipeline stage receiving an
+  // activation) computes one: every floating-point input but the model's own.
+  const auto as_layer_input = [](const torch::Tensor& activation, int index) {
+    torch::Tensor x = activation.detach();
+    if (index > 0 && x.is_floating_point()) x.requires_grad_(true);
     return x;
   };
-  torch::Tensor target;
+  // The range's input: the layers before it, run once.
+  torch::Tensor range_input = input;
   {
     torch::NoGradGuard no_grad;
-    target = torch::randn_like(run_chain(input));
+    for (int i = 0; i < first; ++i) range_input = chain[i].forward(range_input);
+  }
+  range_input = as_layer_input(range_input, first);
+
+  // Repetitions run round-robin: each one times the range's training step (forward with the
+  // loss where the range ends the model, backward, zeroing the gradients and the SGD step),
+  // then every layer once in model order. So the layer sum and the whole are measured over the
+  // same minutes (this VM's speed drifts by tens of percent within minutes: measured one after
+  // the other, the ratio of ResNet-50's layer sum to its whole model ranged 0.72-1.03), and a
+  // layer runs with the caches a pass over its range leaves it, not with its weights still warm
+  // from its own previous repetition.
+  auto run_range = [&](torch::Tensor x) {
+    for (int i = first; i <= last; ++i) x = chain[i].forward(x);
+    return x;
+  };
+  torch::Tensor target;             // the loss's, where the range ends the model
+  torch::Tensor range_grad_output;  // the gradient a later stage would send back otherwise
+  {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor range_output = run_range(range_input);
+    if (ends_model) {
+      target = torch::randn_like(range_output);
+    } else {
+      range_grad_output = torch::randn_like(range_output);
+    }
   }
   std::vector<torch::Tensor> parameters;
-  for (const auto& layer : chain) {
-    parameters.insert(parameters.end(), layer.parameters.begin(), layer.parameters.end());
+  for (int i = first; i <= last; ++i) {
+    parameters.insert(parameters.end(), chain[i].parameters.begin(), chain[i].parameters.end());
   }
   torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
   std::vector<double> whole_forward, whole_backward, whole_step;
 
-  // Each layer's input is the previous layer's real output. The first layer's input needs no
-  // gradient, as in training; every later one does, so its backward includes the input
-  // gradient it would compute inside the model.
+  // Each layer's input is the previous layer's real output.
   struct LayerRun {
+    int index = 0;
     torch::Tensor input, grad_output;
     std::vector<double> forward_ms, backward_ms;
     int64_t activation_bytes = 0;
   };
-  std::vector<LayerRun> runs(chain.size());
+  std::vector<LayerRun> runs;
   {
-    torch::Tensor activation = input;
-    for (size_t i = 0; i < chain.size(); ++i) {
-      runs[i].input = activation.detach();
-      if (i > 0) runs[i].input.requires_grad_(true);
-      activation = chain[i].forward(runs[i].input).detach();
-      runs[i].activation_bytes = bytes_of(activation);
+    torch::Tensor activation = range_input;
+    for (int i = first; i <= last; ++i) {
+      LayerRun run;
+      run.index = i;
+      run.input = as_layer_input(activation, i);
+      activation = chain[i].forward(run.input).detach();
+      run.activation_bytes = bytes_of(activation);
+      runs.push_back(std::move(run));
     }
   }
 
-  for (int r = 0; r < request.warmup + request.repetitions; ++r) {
-    const bool timed = r >= request.warmup;
+  const auto repetition = [&](bool timed) {
     // Zeroing the gradients counts as part of the step, as a rank worker's step phase counts
     // it (it writes every gradient: ~5 ms of ResNet-18's 47 MB here).
     const double zero_grad = time_ms([&] { optimizer.zero_grad(); });
-    torch::Tensor loss;
-    const double f = time_ms([&] { loss = torch::mse_loss(run_chain(input), target); });
-    const double b = time_ms([&] { loss.backward(); });
+    torch::Tensor output;
+    const double f = time_ms([&] {
+      output = run_range(range_input);
+      if (ends_model) output = torch::mse_loss(output, target);
+    });
+    const double b = time_ms([&] {
+      if (ends_model) {
+        output.backward();
+      } else if (output.requires_grad()) {
+        output.backward(range_grad_output);
+      }
+    });
     const double step = time_ms([&] { optimizer.step(); }) + zero_grad;
     if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
 
-    for (size_t i = 0; i < chain.size(); ++i) {
-      ChainLayer& layer = chain[i];
-      LayerRun& run = runs[i];
-      torch::Tensor output;
-      const double lf = time_ms([&] { output = layer.forward(run.input); });
+    for (LayerRun& run : runs) {
+      ChainLayer& layer = chain[run.index];
+      torch::Tensor layer_output;
+      const double lf = time_ms([&] { layer_output = layer.forward(run.input); });
       double lb = 0;
-      if (output.requires_grad()) {
-        if (!run.grad_output.defined()) run.grad_output = torch::randn_like(output);
+      if (layer_output.requires_grad()) {
+        if (!run.grad_output.defined()) run.grad_output = torch::randn_like(layer_output);
         // Gradients of the input and the parameters, as the layer computes them inside the
         // model, without accumulating into the detached input's .grad (the model never does).
         std::vector<torch::Tensor> wrt;
@@ -196,23 +238,30 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
           if (p.requires_grad()) wrt.push_back(p);
         }
         lb = time_ms([&] {
-          if (!wrt.empty()) torch::autograd::grad({output}, wrt, {run.grad_output});
+          if (!wrt.empty()) torch::autograd::grad({layer_output}, wrt, {run.grad_output});
         });
       }
       if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
     }
+  };
+  for (int r = 0; r < request.warmup; ++r) repetition(false);
+  if (request.after_warmup) request.after_warmup();
+  for (int r = 0; r < request.repetitions; ++r) repetition(true);
+  while (request.keep_running && request.keep_running()) {
+    repetition(false);
+    ++result.untimed_runs;
   }
   result.whole_forward = stats_of(whole_forward);
   result.whole_backward = stats_of(whole_backward);
   result.whole_step = stats_of(whole_step);
-  for (size_t i = 0; i < chain.size(); ++i) {
+  for (const LayerRun& run : runs) {
     LayerTiming timing;
-    timing.name = chain[i].name;
-    timing.kind = chain[i].kind;
-    timing.forward = stats_of(runs[i].forward_ms);
-    timing.backward = stats_of(runs[i].backward_ms);
-    timing.activation_bytes = runs[i].activation_bytes;
-    for (const auto& p : chain[i].parameters) timing.parameter_bytes += bytes_of(p);
+    timing.name = chain[run.index].name;
+    timing.kind = chain[run.index].kind;
+    timing.forward = stats_of(run.forward_ms);
+    timing.backward = stats_of(run.backward_ms);
+    timing.activation_bytes = run.activation_bytes;
+    for (const auto& p : chain[run.index].parameters) timing.parameter_bytes += bytes_of(p);
     result.layers.push_back(timing);
   }
   return result;
@@ -231,6 +280,28 @@ std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, doubl
     if (store->add(key, 1) == ranks) store->set(key + "/open", std::vector<uint8_t>{1});
     store->wait({key + "/open"});
   };
+}
+
+StageProfileSync make_stage_profile_sync(int port, int stage, int stages, double timeout_s) {
+  Rendezvous rendezvous;
+  rendezvous.port = port;
+  rendezvous.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, timeout_s) * 1000));
+  auto store = connect_store(rendezvous, stage, stages);
+  StageProfileSync sync;
+  sync.start = [store, stages] {
+    if (store->add("stages/started", 1) == stages) {
+      store->set("stages/go", std::vector<uint8_t>{1});
+    }
+    store->wait({"stages/go"});
+  };
+  auto finished = std::make_shared<bool>(false);
+  sync.keep_running = [store, stages, finished] {
+    const int64_t done = store->add("stages/finished", *finished ? 0 : 1);
+    *finished = true;
+    return done < stages;
+  };
+  return sync;
 }
 
 }  // namespace runtime

@@ -21,10 +21,23 @@ struct LayerProfileRequest {
   int warmup = 2;
   int threads = 1;
   int64_t seed = 0;
+  // The layers timed, as chain indexes (inclusive; last_layer -1: to the model's end): a
+  // pipeline stage's range. The layers before it run once, untimed, to make its input, which
+  // then needs a gradient as a stage's received activation does; the "whole" timings are the
+  // range's, and the loss is only computed by a range that ends the model.
+  int first_layer = 0;
+  int last_layer = -1;
   // Called before every timed forward, backward and step. Co-located profiling passes a
   // barrier shared by N copies of the same profile, so that every copy times the same work
   // at the same moment -- as the N data-parallel ranks of one host run the same layers.
   std::function<void()> before_timed_run;
+  // Called once after the warm-up runs: a stage profile's processes start timing together.
+  std::function<void()> after_warmup;
+  // Called after the timed runs and after every untimed run since; while it returns true,
+  // another untimed run (the same work) follows. A stage profile keeps a finished stage busy
+  // until every stage has finished, so that each is timed beside the others running, as a
+  // pipeline's stages run on the host's other cores.
+  std::function<bool()> keep_running;
 };
 
 struct TimingStats {
@@ -49,14 +62,17 @@ struct LayerProfileResult {
   int64_t input_bytes = 0;
   int repetitions = 0;
   int threads = 0;
+  int first_layer = 0;   // chain index of layers[0]
+  int chain_layers = 0;  // the model's layers, timed or not
+  int untimed_runs = 0;  // runs after the timed ones, while `keep_running` said so
   std::vector<LayerTiming> layers;
-  // The whole model, forward (with the MSE loss) and backward, timed the same way: what the
-  // per-layer sums should add up to.
+  // The whole model (or the layer range), forward (with the MSE loss where it ends the model)
+  // and backward, timed the same way: what the per-layer sums should add up to.
   TimingStats whole_forward;
   TimingStats whole_backward;
-  // The optimizer step after that backward: SGD (no momentum, the specs' default) over all
-  // parameters and zeroing their gradients, as a rank worker's step phase counts them; the
-  // simulator's `step_ms` when not set in the spec.
+  // The optimizer step after that backward: SGD (no momentum, the specs' default) over the
+  // timed layers' parameters and zeroing their gradients, as a rank worker's step phase counts
+  // them; the simulator's `step_ms` when not set in the spec.
   TimingStats whole_step;
 };
 
@@ -67,5 +83,15 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request);
 // each call returns once every rank has made the same call. Throws after `timeout_s` without
 // the others (a copy that died).
 std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s = 120);
+
+// The hooks of one process of a stage profile (`stage` of `stages`, stage 0 serving the TCP
+// store on 127.0.0.1:port): `start` waits for every stage's process (after its warm-up);
+// `keep_running` marks this stage finished on its first call and then says whether another
+// stage still times its layers.
+struct StageProfileSync {
+  std::function<void()> start;
+  std::function<bool()> keep_running;
+};
+StageProfileSync make_stage_profile_sync(int port, int stage, int stages, double timeout_s = 120);
 
 }  // namespace runtime

@@ -8,19 +8,24 @@
 # so the validation runs in ROUNDS (default 5) of, back to back: the inputs (a Gloo profile --
 # all-reduce, send/recv, the reducer's `copy` -- and the layer profiles: batch 8 for DDP, the
 # pipelines' micro-batch per replica, 4 samples, since layer time is not linear in batch at
-# that size; each solo and co-located with a second copy in lockstep), the real runs
-# (bench/simulator/validate_real.yaml at world 2, then its DAPPLE system at world 4), the
-# inputs again, and the simulations of experiments/simulate_cpu_ddp.yaml from both sets of
-# inputs; the round's prediction is their mean.
-# Nothing of the real runs goes into a simulation but the stage layout the runtime chose (the
-# optimizer step is the profile's). The simulated cluster is one machine with this host's
-# cores (`cluster.cpu_cores`): 4 ranks on 2 cores time-share them, as the kernel does.
+# that size; each solo and co-located with a second copy in lockstep, and the micro-batch's
+# stage profile: each stage's layers timed while the other stage times its own), the real
+# runs (bench/simulator/validate_real.yaml at world 2, then its DAPPLE system at world 4),
+# the inputs again, and the simulations of experiments/simulate_cpu_ddp.yaml from both sets
+# of inputs; the round's prediction is their mean.
+# The pipelines' 2 stages are fixed per model (STAGES_<model>, default the split `stages: 2`
+# chose most often in earlier validations; its choice moved between rounds with the host's
+# speed), so that the stage profile is measured on the layout the real pipeline runs. Nothing
+# of the real runs goes into a simulation (the optimizer step is the profile's). The
+# simulated cluster is one machine with this host's cores (`cluster.cpu_cores`): 4 ranks on 2
+# cores time-share them, as the kernel does.
 #
 # Output: rounds.csv (one row per model, system and round, with the hypervisor's CPU steal
 # over the round, the co-running factor and the simulations before and after) and table.md:
 # per system the measured p50 pooled over the iterations of every quiet round (steal at most
 # STEAL_MAX percent, default 5; n samples), the median over those rounds of the simulated
-# p50 from solo and from co-located profiles, their errors, and every round's errors.
+# p50 from solo, co-located and (pipelines) stage profiles, their errors, and every round's
+# errors.
 # A round the hypervisor stole more from ran on a contended host: it is listed, not pooled.
 #
 # SIMULATE_ONLY=1 OUT=<an earlier validation> simulates its measured rounds again (after a
@@ -44,6 +49,16 @@ STAT_START=$(cpu_times)
 if [ $# -gt 0 ]; then MODELS=("$@"); else MODELS=(resnet18 resnet50); fi
 BATCH=8 MICRO_BATCHES=4
 MICRO=$((BATCH * 2 / MICRO_BATCHES))  # samples per replica and micro-batch: world 2 x 1 or 4 x 2
+STAGES_resnet18=${STAGES_resnet18:-0-7,8-13}
+STAGES_resnet50=${STAGES_resnet50:-0-12,13-21}
+stages_of() { local v="STAGES_$1"; echo "${!v:?no STAGES_$1: give the layers of the 2 stages, e.g. 0-7,8-13}"; }
+# The pipeline system of the real runs: the model's 2 stages, each on `replicas` ranks.
+pipeline_system() {  # name, model, replicas
+  python3 -c 'import sys
+name, stages, replicas = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+st = ", ".join("{layers: \"%s\", ranks: [%s]}" % (l, ", ".join(str(s * replicas + r) for r in range(replicas))) for s, l in enumerate(stages))
+print("{name: %s, kind: pipeline, schedule: dapple, stages: [%s]}" % (name, st))' "$1" "$(stages_of "$2")" "$3"
+}
 
 # The stages the real pipeline ran (balanced by `stages: 2`), as the simulator's inline
 # stages: its layer positions are the profile's layers without its input node, i.e. the
@@ -69,7 +84,7 @@ a=[int(x) for x in sys.argv[1].split()[1:9]]; b=[int(x) for x in sys.argv[2].spl
 d=[y-x for x,y in zip(a,b)]; print("%.1f" % (100*d[7]/max(1,sum(d))))' "$1" "$2"
 }
 
-echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,solo_before_ms,solo_after_ms,colocated_before_ms,colocated_after_ms,samples_dir" \
+echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,simulated_stages_p50_ms,solo_before_ms,solo_after_ms,colocated_before_ms,colocated_after_ms,stages_before_ms,stages_after_ms,samples_dir" \
   > "$OUT/rounds.csv"
 measure_inputs() {  # model, dir: the Gloo profile and the layer profiles
   local model=$1 dir=$2
@@ -85,6 +100,10 @@ measure_inputs() {  # model, dir: the Gloo profile and the layer profiles
       --repetitions 5 --warmup 1 --co-located 2 --out "$dir/profile-b$b-co2" \
       > "$dir/profile-b$b-co2.log"
   done
+  # The pipeline's two stages at once, each timing its layers while the other times its own.
+  "$HARNESS" profile layers --model "$model" --batch "$MICRO" --input-shape 3,64,64 \
+    --repetitions 5 --warmup 1 --stages "$(stages_of "$model")" \
+    --out "$dir/profile-b$MICRO-stages" > "$dir/profile-b$MICRO-stages.log"
 }
 
 # The inputs are measured before and after the real runs, and the round's prediction is the
@@ -96,10 +115,11 @@ measure_round() {  # model, dir
   round_start=$(cpu_times)
   measure_inputs "$model" "$dir/before"
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
-    --set run.repeats=1 --set "output=$dir/real2" > "$dir/real2.log" 2>&1
+    --set run.repeats=1 --set "systems=[overlap, sync, $(pipeline_system dapple "$model" 1)]" \
+    --set "output=$dir/real2" > "$dir/real2.log" 2>&1
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
     --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
-    --set 'systems=[{name: dapple4, kind: pipeline, schedule: dapple, stages: 2}]' \
+    --set "systems=[$(pipeline_system dapple4 "$model" 2)]" \
     --set "output=$dir/real4" > "$dir/real4.log" 2>&1
   measure_inputs "$model" "$dir/after"
   steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
@@ -126,32 +146,36 @@ print("%.3f" % (t[1]/t[0]))' "$1" "$2"
 }
 mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print("%.3f" % (sum(v)/len(v)))' "$@"; }
 
-# Each system is simulated twice: from the solo profiles (one copy on an idle host) and from
-# the co-located ones, timed while a second copy ran the same layers in lockstep. DDP's two
-# ranks do run the same layers at the same moment (co-located is its match); a 2-stage
-# pipeline's ranks run different layers (both columns use the solo profile); DAPPLE 2 x 2
-# gets a stage's two replicas co-located, though its 4 ranks time-share the 2 cores, so
-# the kernel rarely runs two replicas of a stage at once (simulator/README.md).
+# Each system is simulated from the solo profiles (one copy on an idle host) and from the
+# co-located ones, timed while a second copy ran the same layers in lockstep; a pipeline also
+# from the stage profile. DDP's two ranks do run the same layers at the same moment
+# (co-located is its match); a pipeline's stages run different layers side by side (the
+# stage profile is its match; the 2-stage pipeline's co-located column repeats the solo one,
+# DAPPLE 2 x 2 gets a stage's two replicas co-located). simulator/README.md.
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
-  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co pbs extra when
-  local -a solo_ms co_ms factor
+  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co staged pbs extra when
+  local -a solo_ms co_ms staged_ms factor
   real2=$(latest "$dir/real2") real4=$(latest "$dir/real4")
   for system in overlap sync dapple dapple4; do
-    world=2 real=$real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 pbs=$BATCH extra=()
+    world=2 real=$real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" pbs=$BATCH extra=()
     [ "$system" = dapple4 ] && world=4 real=$real4
     if [ "$system" = dapple ] || [ "$system" = dapple4 ]; then
-      solo=profile-b$MICRO co=profile-b$MICRO-co2 pbs=$MICRO
+      solo=profile-b$MICRO co=profile-b$MICRO-co2 staged=profile-b$MICRO-stages pbs=$MICRO
       extra=(--set "simulate.systems=$(pipeline_systems "$real/raw/p000/$system/rep0/config.json" "$system")"
              --set "simulate.baseline=$system")
     fi
     [ "$system" = dapple ] && co=$solo
-    solo_ms=() co_ms=() factor=()
+    solo_ms=() co_ms=() staged_ms=() factor=()
     for when in before after; do
       solo_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$solo" "$pbs" "${extra[@]}")")
       co_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$co" "$pbs" "${extra[@]}")")
+      if [ -n "$staged" ] && [ -d "$dir/$when/$staged" ]; then
+        staged_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$staged" "$pbs" "${extra[@]}")")
+      fi
       factor+=("$(corunning_factor "$dir/$when/$solo" "$dir/$when/$co")")
     done
-    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(mean "${factor[@]}"),$(p50 "$real/summary.json" "$system"),$(mean "${solo_ms[@]}"),$(mean "${co_ms[@]}"),${solo_ms[0]},${solo_ms[1]},${co_ms[0]},${co_ms[1]},$real/raw/p000/$system" \
+    [ ${#staged_ms[@]} = 2 ] || staged_ms=("" "")  # DDP, or a validation from before stage profiles
+    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(mean "${factor[@]}"),$(p50 "$real/summary.json" "$system"),$(mean "${solo_ms[@]}"),$(mean "${co_ms[@]}"),$([ -n "${staged_ms[0]}" ] && mean "${staged_ms[@]}"),${solo_ms[0]},${solo_ms[1]},${co_ms[0]},${co_ms[1]},${staged_ms[0]},${staged_ms[1]},$real/raw/p000/$system" \
       >> "$OUT/rounds.csv"
   done
 }
@@ -181,35 +205,44 @@ def error(simulated, measured):
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 steal_max = float(sys.argv[4])
-print("| model | system | ranks | rounds | measured p50 (ms) | n | co-running | simulated, solo profile (ms) | error | simulated, co-located profile (ms) | error | per-round errors, solo / co-located (steal) |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| model | system | ranks | rounds | measured p50 (ms) | n | co-running | simulated, solo profile (ms) | error | simulated, co-located profile (ms) | error | simulated, stage profile (ms) | error | per-round errors, solo / co-located / stage (steal) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 keys = []
 for r in rows:
     if (r["model"], r["system"]) not in keys:
         keys.append((r["model"], r["system"]))
+
+def round_errors(r):
+    columns = ["simulated_p50_ms", "simulated_colocated_p50_ms", "simulated_stages_p50_ms"]
+    errors = ["%+.0f" % error(float(r[c]), float(r["measured_p50_ms"])) for c in columns if r.get(c)]
+    return "/".join(errors) + "% (" + r["steal_percent"] + "%)"
+
 for model, system in keys:
     mine = [r for r in rows if r["model"] == model and r["system"] == system]
     quiet = [r for r in mine if float(r["steal_percent"]) <= steal_max]
-    rounds = " ".join("%+.0f/%+.0f%% (%s%%)" % (
-        error(float(r["simulated_p50_ms"]), float(r["measured_p50_ms"])),
-        error(float(r["simulated_colocated_p50_ms"]), float(r["measured_p50_ms"])),
-        r["steal_percent"]) for r in mine)
+    rounds = " ".join(round_errors(r) for r in mine)
     label = {"overlap": "DDP overlap", "sync": "DDP sync", "dapple": "DAPPLE 2 stages",
              "dapple4": "DAPPLE 2 stages x 2"}.get(system, system)
     if not quiet:
-        print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
+        print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
         continue
     samples = []
     for r in quiet:  # every rank's iterations of the round's run
         for path in glob.glob(r["samples_dir"] + "/rep*/rank*.csv"):
             samples += [float(x["iteration_ms"]) for x in csv.DictReader(open(path))]
     measured = percentile(samples, 0.5)
-    solo = statistics.median(float(r["simulated_p50_ms"]) for r in quiet)
-    co = statistics.median(float(r["simulated_colocated_p50_ms"]) for r in quiet)
+    cells = []
+    for column in ["simulated_p50_ms", "simulated_colocated_p50_ms", "simulated_stages_p50_ms"]:
+        values = [float(r[column]) for r in quiet if r.get(column)]
+        if len(values) < len(quiet):
+            cells += ["-", "-"]
+            continue
+        simulated = statistics.median(values)
+        cells += ["%.1f" % simulated, "%+.1f%%" % error(simulated, measured)]
     factor = statistics.median(float(r["corunning_factor"]) for r in quiet)
-    print("| %s | %s | %s | %d of %d | %.1f | %d | %.2f | %.1f | %+.1f%% | %.1f | %+.1f%% | %s |" % (
+    print("| %s | %s | %s | %d of %d | %.1f | %d | %.2f | %s | %s |" % (
         model, label, mine[0]["world"], len(quiet), len(mine), measured, len(samples), factor,
-        solo, error(solo, measured), co, error(co, measured), rounds))
+        " | ".join(cells), rounds))
 print("\nco-running: forward+backward of the whole model timed in lockstep with a second copy "
       "over the same alone (median over the pooled rounds; 1.00 for a profile that stays solo).")
 print("\nPooled: rounds with at most %.1f%% CPU steal (the hypervisor's, /proc/stat, over the "

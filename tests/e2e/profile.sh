@@ -32,6 +32,37 @@ PY
 "$PY" -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["co_located"] == 3, p["co_located"]; assert len(p["layers"]) == 6' \
   "$SCRATCH/mlp_co/profile.json" || fail "co_located not recorded"
 ! pgrep -f "lockstep-rank" > /dev/null || fail "a co-located copy was left running"
+# --stages 0-2,3-5: one process per stage, each timing its layers while the other times its
+# own; one profile of the whole model, with each stage's own timings beside it.
+TMPDIR="$SCRATCH" "$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --num-classes 3 \
+  --repetitions 2 --warmup 1 --stages 0-2,3-5 --out "$SCRATCH/mlp_stages" > "$SCRATCH/stages.out" \
+  || fail "profile layers --stages failed"
+expect_contains "$(cat "$SCRATCH/stages.out")" "stage layers 3-5"
+"$PY" - "$SCRATCH/mlp/profile.json" "$SCRATCH/mlp_stages/profile.json" <<'PY'
+import json, sys
+whole, staged = (json.load(open(f)) for f in sys.argv[1:3])
+shape = lambda p: [(l["name"], l["activation_bytes"], l["parameter_bytes"]) for l in p["layers"]]
+assert shape(staged) == shape(whole), shape(staged)
+assert [s["layers"] for s in staged["stages"]] == ["0-2", "3-5"], staged["stages"]
+for key in ("forward", "backward", "step"):  # the whole model: the stages' sums
+    total = sum(s[key]["median_ms"] for s in staged["stages"])
+    assert abs(staged["whole_model"][key]["median_ms"] - total) < 1e-9, (key, total)
+assert staged["layers"][0]["backward"]["median_ms"] == 0  # the model's input needs no gradient
+assert staged["layers"][3]["backward"]["median_ms"] > 0   # stage 1's received input does
+PY
+[[ -s "$SCRATCH/mlp_stages/graph.txt" ]] || fail "no graph.txt from --stages"
+! pgrep -f "stage-index" > /dev/null || fail "a stage process was left running"
+[[ -z "$(ls -d "$SCRATCH"/harness-stage-profile-* 2>/dev/null)" ]] || fail "the stages' hand-over folder was left"
+set +e
+"$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --stages 0-2,4-5 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "--stages with a gap: exit $code"
+[[ "$(cat "$SCRATCH/err")" == "error: --stages '0-2,4-5': stage 1 starts at layer 4, expected 3 (the stages cover the layers in order from 0)" ]] || fail "$(cat "$SCRATCH/err")"
+set +e
+"$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --stages 0-2,3-4 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "--stages short of the model: exit $code"
+[[ "$(cat "$SCRATCH/err")" == "error: --stages '0-2,3-4': the stages end at layer 4 but mlp's layers are 0-5" ]] || fail "$(cat "$SCRATCH/err")"
 # The planner imports it (a 6-layer chain) and plans on it.
 "$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 4,8 --devices 2 --mode compat \
   > "$SCRATCH/plan.out" || fail "planner could not use the profile: $(cat "$SCRATCH/plan.out")"
