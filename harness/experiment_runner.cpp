@@ -102,6 +102,7 @@ json worker_config(const PlannedRun& run) {
       {"warmup", c.run.warmup},
       {"seed", c.run.seed + run.repeat},
       {"threads", c.run.threads_per_rank},
+      {"heap", c.run.heap},
       {"device", c.run.device},
       {"backend", c.run.backend},
       // Collectives give up later than the harness declares a stall, so that the

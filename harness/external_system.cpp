@@ -11,6 +11,7 @@
 #include "harness/spec_error.h"
 #include "harness/text_util.h"
 #include "harness/timing_readers.h"
+#include "runtime/heap_policy.h"
 
 namespace harness {
 
@@ -274,6 +275,11 @@ ExternalLaunch plan_external_launch(const ExternalSystem& system, const External
                         {"MASTER_ADDR", values.at("master_addr")},
                         {"MASTER_PORT", values.at("master_port")},
                         {"OMP_NUM_THREADS", std::to_string(c.run.threads_per_rank)}};
+    // run.heap as glibc's variables, so that an external system's heap behaves as the
+    // harness's own ranks' does (a Python process allocates through glibc's malloc too).
+    for (const auto& [name, value] : runtime::heap_policy_environment(c.run.heap)) {
+      rank.environment[name] = value;
+    }
     for (const auto& [name, value] : system.environment) {
       rank.environment[name] = render_template(value, values);
     }

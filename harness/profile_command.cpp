@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
 #include "harness/comm_profile.h"
 #include "harness/environment_info.h"
@@ -26,6 +27,7 @@
 #include "harness/text_util.h"
 #include "harness/yaml_reader.h"
 #include "runtime/comm_benchmark.h"
+#include "runtime/heap_policy.h"
 #include "runtime/layer_profiler.h"
 #include "runtime/pipeline_layout.h"
 #include "runtime/worker.h"
@@ -140,7 +142,7 @@ void check_model_name(const runtime::LayerProfileRequest& request) {
 // Prints the profile and writes graph.txt, profile.json and env.json into `out_dir` (when
 // given). `stages`: the parts of a stage profile that `result` merges, else empty.
 int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
-                        const std::string& out_dir, int co_located = 1,
+                        const std::string& out_dir, const std::string& heap, int co_located = 1,
                         const std::vector<runtime::LayerProfileResult>& stages = {}) {
   std::vector<GraphLayer> graph;
   double forward_sum = 0, backward_sum = 0;
@@ -159,9 +161,12 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
   const double whole = result.whole_forward.median_ms + result.whole_backward.median_ms;
   std::printf("sum of layers: forward %.3f ms + backward %.3f ms = %.3f ms\n", forward_sum,
               backward_sum, forward_sum + backward_sum);
+  const bool whole_model = static_cast<int>(result.layers.size()) == result.chain_layers;
   std::printf("%s forward %.3f ms + backward %.3f ms = %.3f ms (layers/whole %.3f)\n",
-              stages.empty() ? "whole model:  " : "sum of stages:", result.whole_forward.median_ms,
-              result.whole_backward.median_ms, whole,
+              !stages.empty() ? "sum of stages:"
+              : whole_model   ? "whole model:  "
+                              : "whole range:  ",
+              result.whole_forward.median_ms, result.whole_backward.median_ms, whole,
               whole > 0 ? (forward_sum + backward_sum) / whole : 0.0);
   json stage_docs = json::array();
   for (const auto& stage : stages) {
@@ -187,19 +192,26 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
   profile["device"] = "cpu";
   profile["warmup"] = warmup;
   profile["co_located"] = co_located;
+  profile["heap"] = heap;
   profile["layer_sum_ms"] = forward_sum + backward_sum;
   if (!stages.empty()) profile["stages"] = stage_docs;
-  write_file_atomic(fs::path(out_dir) / "graph.txt", pipedream_graph(graph, result.input_bytes));
+  // A layer range is not a model the planner or the simulator could use: no graph.txt.
+  if (whole_model) {
+    write_file_atomic(fs::path(out_dir) / "graph.txt", pipedream_graph(graph, result.input_bytes));
+  }
   write_file_atomic(fs::path(out_dir) / "profile.json", profile.dump(1) + "\n");
   json env = collect_environment({{"torch_version", runtime::torch_version()}});
   write_file_atomic(fs::path(out_dir) / "env.json", env.dump(2) + "\n");
-  std::printf("wrote %s/graph.txt, profile.json, env.json\n", out_dir.c_str());
+  std::printf("wrote %s/%sprofile.json, env.json\n", out_dir.c_str(),
+              whole_model ? "graph.txt, " : "");
   return 0;
 }
 
-int run_layers(const runtime::LayerProfileRequest& request, const std::string& out_dir) {
+int run_layers(const runtime::LayerProfileRequest& request, const std::string& out_dir,
+               const std::string& heap) {
+  runtime::apply_heap_policy(heap);
   check_model_name(request);
-  return write_layer_profile(runtime::profile_layers(request), request.warmup, out_dir);
+  return write_layer_profile(runtime::profile_layers(request), request.warmup, out_dir, heap);
 }
 
 // A new folder under the system's temporary directory, for files handed between processes.
@@ -416,6 +428,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
   MapReader profile(section, "profile", origin);
   const std::string what = profile.get_string("what", "layers", {"layers", "comm"});
   runtime::LayerProfileRequest layers;
+  std::string layers_heap = "retain";
   CommRequest comm;
   if (what == "layers") {
     layers.model = profile.get_string("model", std::nullopt, runtime::zoo_model_names());
@@ -427,6 +440,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
     layers.repetitions = static_cast<int>(profile.get_int("repetitions", 10, 1, 100000));
     layers.warmup = static_cast<int>(profile.get_int("warmup", 2, 0, 100000));
     layers.threads = static_cast<int>(profile.get_int("threads", 1, 1, 1024));
+    layers_heap = profile.get_string("heap", "retain", {"retain", "system"});
   } else {
     comm.world = static_cast<int>(profile.get_int("world", 2, 1, 4096));
     comm.backend = profile.get_string("backend", "gloo", {"gloo"});
@@ -448,7 +462,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
   }
   const auto directory = start_results_folder(header.output, header.name, root);
   std::cout << "results: " << directory.string() << "\n";
-  if (what == "layers") return run_layers(layers, directory.string());
+  if (what == "layers") return run_layers(layers, directory.string(), layers_heap);
   comm.out_dir = directory.string();
   return run_comm(comm, executable);
 }
@@ -462,7 +476,8 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   static std::string shape_text, layers_out;
   static int co_located = 1;
   static int lockstep_rank = 0, lockstep_port = 0;
-  static std::string stages_text, stage_result;
+  static std::string stages_text, stage_result, range_text;
+  static std::string heap = "retain";
   static int stage_index = 0;
   layers->add_option("--model", request.model, "Zoo model (harness models)");
   layers->add_option("--torchscript", request.torchscript,
@@ -489,6 +504,16 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
                      "stage times its layers (round-robin within the range) while the others "
                      "time theirs, as a pipeline's stages share a host; one profile of the "
                      "whole model results");
+  layers->add_option("--layers", range_text,
+                     "Time only these layers, e.g. 8-13 (chain indexes; the layers before "
+                     "run once, untimed, to make their input): one pipeline stage alone; "
+                     "writes profile.json only");
+  layers
+      ->add_option("--heap", heap,
+                   "retain: freed memory stays in the heap for reuse, as in the harness's "
+                   "ranks (run.heap); system: glibc's defaults")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"retain", "system"}));
   // How the measured process starts the others (internal).
   layers->add_option("--lockstep-rank", lockstep_rank)->group("");
   layers->add_option("--lockstep-port", lockstep_port)->group("");
@@ -499,11 +524,20 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
       throw InputError("profile layers: give exactly one of --model and --torchscript");
     }
     request.input_shape = parse_shape(shape_text);
+    runtime::apply_heap_policy(heap);
     if (lockstep_rank > 0 && stage_result.empty()) {  // a co-located copy: time, write nothing
       request.before_timed_run =
           runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
       runtime::profile_layers(request);
       return;
+    }
+    if (!range_text.empty()) {
+      if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");
+      try {
+        std::tie(request.first_layer, request.last_layer) = runtime::parse_layer_range(range_text);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(std::string("--layers: ") + e.what());
+      }
     }
     std::vector<std::pair<int, int>> stages;
     if (!stages_text.empty()) {
@@ -521,10 +555,14 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
       return;
     }
     check_model_name(request);
-    if (!stages.empty() && request.torchscript.empty()) {
+    if ((!stages.empty() || !range_text.empty()) && request.torchscript.empty()) {
       const auto names = runtime::zoo_layer_names(
           request.model, request.input_shape, request.num_classes, request.depth, request.width);
-      if (stages.back().second != static_cast<int>(names.size()) - 1) {
+      if (request.last_layer >= static_cast<int>(names.size())) {
+        throw InputError("--layers '" + range_text + "': " + request.model + "'s layers are 0-" +
+                         std::to_string(names.size() - 1));
+      }
+      if (!stages.empty() && stages.back().second != static_cast<int>(names.size()) - 1) {
         throw InputError("--stages '" + stages_text + "': the stages end at layer " +
                          std::to_string(stages.back().second) + " but " + request.model +
                          "'s layers are 0-" + std::to_string(names.size() - 1));
@@ -535,11 +573,13 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
                                           "--threads",     std::to_string(request.threads),
                                           "--warmup",      std::to_string(request.warmup),
                                           "--repetitions", std::to_string(request.repetitions),
-                                          "--co-located",  std::to_string(co_located)};
+                                          "--co-located",  std::to_string(co_located),
+                                          "--heap",        heap};
     for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
                                       {"--torchscript", request.torchscript},
                                       {"--input-shape", shape_text},
-                                      {"--stages", stages_text}}) {
+                                      {"--stages", stages_text},
+                                      {"--layers", range_text}}) {
       if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
     }
     for (const auto& [flag, value] :
@@ -570,7 +610,7 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
       if (co_located > 1) {
         request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
       }
-      code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out,
+      code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out, heap,
                                  co_located);
     } else {
       std::vector<runtime::LayerProfileResult> parts_measured;
@@ -595,7 +635,7 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
         parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part))));
       }
       code = write_layer_profile(merge_stage_profiles(parts_measured), request.warmup, layers_out,
-                                 1, parts_measured);
+                                 heap, 1, parts_measured);
     }
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -116,6 +116,7 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.run.trace = run.get_bool("trace", true);
     config.run.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
     config.run.master_port = run.get_int("master_port", 0, 0, 65535);
+    config.run.heap = run.get_string("heap", "retain", {"retain", "system"});
     if (config.run.backend == "nccl" && config.run.device != "cuda") {
       run.fail(run.child("backend"), "backend", "nccl needs run.device: cuda");
     }
@@ -327,7 +328,7 @@ const std::vector<std::string>& sweepable_paths() {
       "model",        // a whole model map: models whose other keys differ (bert vs vgg19)
       "model.name",   "model.batch_size", "model.input_shape",    "model.num_classes",
       "model.depth",  "model.width",      "optimizer.lr",         "run.world_size",
-      "run.threads_per_rank", "run.iterations", "run.warmup",     "run.seed",
+      "run.threads_per_rank", "run.iterations", "run.warmup",     "run.seed", "run.heap",
       "ddp.bucket_mb", "ddp.first_bucket_mb", "pipeline.micro_batches"};
   return paths;
 }

@@ -48,6 +48,7 @@ struct RunConfig {
   double stall_timeout_s = 300;    // no rank made progress for this long: hung
   bool trace = true;               // ranks write a Chrome trace of one measured iteration
   std::string on_failure = "stop";  // stop | continue: after a failed run, the study ...
+  std::string heap = "retain";      // retain | system: runtime/heap_policy.h
   long long master_port = 0;        // rendezvous port wanted (0: any free one); busy: another
 };
 

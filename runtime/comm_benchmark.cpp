@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "runtime/communicator.h"
+#include "runtime/heap_policy.h"
 #include "runtime/sample_log.h"
 
 namespace runtime {
@@ -193,6 +194,7 @@ int run(const Args& a) {
 
 int comm_benchmark_main(const std::vector<std::string>& args) {
   try {
+    apply_heap_policy("retain");  // as the ranks whose collectives the profile prices
     return run(parse(args));
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "harness comm-worker: %s\n", e.what_without_backtrace());

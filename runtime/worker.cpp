@@ -17,6 +17,7 @@
 #include "runtime/communicator.h"
 #include "runtime/fault_injection.h"
 #include "runtime/model_zoo.h"
+#include "runtime/heap_policy.h"
 #include "runtime/pipeline_worker.h"
 #include "runtime/synthetic_batch.h"
 #include "runtime/trace_recorder.h"
@@ -136,6 +137,7 @@ int run_worker(const WorkerArgs& args) {
   const long long seed = config.at("seed").get<long long>();
 
   torch::set_num_threads(config.at("threads").get<int>());
+  apply_heap_policy(config.value("heap", "retain"));
 
   Rendezvous rendezvous = args.rendezvous;
   const auto timeout = std::chrono::milliseconds(

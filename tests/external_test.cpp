@@ -318,6 +318,24 @@ TEST(ExternalRun, RequirementProbes) {
   EXPECT_FALSE(harness::failed_requirement(system));
 }
 
+TEST(ExternalLaunch, HeapPolicyVariablesYieldToTheSpecsEnvAndToRunHeapSystem) {
+  TempDir dir;
+  harness::PointConfig point;
+  point.run.world_size = 1;
+  point.run.iterations = 1;
+  harness::ExternalSystem system;
+  system.command = {"/bin/true"};
+  system.environment = {{"MALLOC_TOP_PAD_", "0"}};
+  const harness::ExternalRunContext run{&point, 0, dir.path(), 1234};
+  const auto retained = harness::plan_external_launch(system, run);
+  EXPECT_EQ(retained.ranks[0].environment.at("MALLOC_TOP_PAD_"), "0");  // the spec's own
+  EXPECT_EQ(retained.ranks[0].environment.at("MALLOC_MMAP_THRESHOLD_"), "33554432");
+  point.run.heap = "system";
+  const auto stock = harness::plan_external_launch(system, run);
+  EXPECT_EQ(stock.ranks[0].environment.count("MALLOC_MMAP_THRESHOLD_"), 0u);
+  EXPECT_EQ(stock.ranks[0].environment.count("MALLOC_TRIM_THRESHOLD_"), 0u);
+}
+
 struct Collected {
   std::optional<harness::RankFailure> failure;
   std::string csv0;
@@ -337,6 +355,8 @@ Collected collect(const std::string& rank0, const std::string& rank1, long long 
   EXPECT_FALSE(launch.error);
   EXPECT_EQ(launch.ranks[1].arguments, (std::vector<std::string>{"--rank", "1"}));
   EXPECT_EQ(launch.ranks[1].environment.at("MASTER_PORT"), "1234");
+  // run.heap (retain by default) reaches the external process as glibc's variables.
+  EXPECT_EQ(launch.ranks[1].environment.at("MALLOC_TRIM_THRESHOLD_"), "2147483647");
   dir.write("rank0.stdout", rank0);
   dir.write("rank1.stdout", rank1);
   dir.write("rank1.stderr", "Traceback (most recent call last):\nValueError: boom\n");

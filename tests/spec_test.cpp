@@ -82,6 +82,21 @@ TEST(Spec, NoSweepGivesOneDefaultPoint) {
   EXPECT_DOUBLE_EQ(e.points[0].config.ddp.bucket_mb, 25.0);
 }
 
+TEST(Spec, HeapPolicyDefaultsToRetainAndIsChecked) {
+  TempDir dir;
+  const std::string text =
+      "name: one\nmodel: {name: mlp, batch_size: 2}\n"
+      "run: {iterations: 3}\nsystems: [overlap]\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  EXPECT_EQ(e.points[0].config.run.heap, "retain");
+  const Experiment system = harness::load_experiment(
+      dir.write("t.yaml", replace(text, "iterations: 3", "iterations: 3, heap: system")).string(),
+      options_with());
+  EXPECT_EQ(system.points[0].config.run.heap, "system");
+  EXPECT_EQ(error_of(replace(kValidSpec, "  warmup: 2", "  warmup: 2\n  heap: keep")),
+            "spec.yaml:9:9: run.heap: unknown value 'keep' (expected one of: retain, system)");
+}
+
 TEST(Spec, MisspeltKeyNamesLocationAndSuggestsTheKey) {
   const std::string text = replace(kValidSpec, "  warmup: 2", "  wramup: 2");
   EXPECT_EQ(error_of(text), "spec.yaml:8:3: unknown key 'run.wramup' (did you mean 'warmup'?)");

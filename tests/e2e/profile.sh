@@ -16,6 +16,7 @@ want = [("flatten", 4*8*4, 0), ("fc1", 4*256*4, (8*256+256)*4), ("relu1", 4*256*
         ("fc2", 4*256*4, (256*256+256)*4), ("relu2", 4*256*4, 0), ("fc3", 4*3*4, (256*3+3)*4)]
 assert got == want, got
 assert p["input_bytes"] == 4*8*4
+assert p["heap"] == "retain", p["heap"]  # the ranks' default heap policy (run.heap)
 step = p["whole_model"]["step"]  # the SGD step over the model's parameters
 assert 0 < step["p10_ms"] <= step["median_ms"] <= step["p90_ms"], step
 for l in p["layers"]:

@@ -1,0 +1,23 @@
+// What a CPU process's heap does with memory it frees. glibc's default returns large freed
+// blocks to the OS (munmap, trimming the heap top), so the next iteration faults the same
+// pages in again: on this VM that made a ResNet-18 pipeline stage's backward 97-103 ms
+// instead of 54-63 ms, and a real run's iteration time bimodal, depending on which way the
+// allocator's adaptive thresholds happened to settle. Torch-free.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace runtime {
+
+// "retain" (the harness's default): freed memory stays in the heap for reuse -- blocks up to
+// 32 MiB come from the heap, whose top is never trimmed -- as a GPU framework's caching
+// allocator keeps device memory. "system": glibc's defaults. Applies to this process; throws
+// std::invalid_argument on another name or when glibc refuses a setting.
+void apply_heap_policy(const std::string& policy);
+
+// The same policy for a process the harness does not build (an external system), as glibc's
+// MALLOC_*_ environment variables; empty for "system".
+std::map<std::string, std::string> heap_policy_environment(const std::string& policy);
+
+}  // namespace runtime
