@@ -1,25 +1,17 @@
 #include "harness/profile_command.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
-#include <thread>
-#include <tuple>
 
 #include "harness/comm_profile.h"
 #include "harness/environment_info.h"
-#include "harness/layer_profile_json.h"
+#include "harness/layer_profile_command.h"
 #include "harness/local_launcher.h"
-#include "harness/pipedream_graph_writer.h"
 #include "harness/result_files.h"
 #include "harness/spec.h"
 #include "harness/spec_error.h"
@@ -27,9 +19,6 @@
 #include "harness/text_util.h"
 #include "harness/yaml_reader.h"
 #include "runtime/comm_benchmark.h"
-#include "runtime/heap_policy.h"
-#include "runtime/layer_profiler.h"
-#include "runtime/pipeline_layout.h"
 #include "runtime/worker.h"
 
 namespace harness {
@@ -37,225 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::vector<int64_t> parse_shape(const std::string& text) {
-  std::vector<int64_t> shape;
-  if (text.empty()) return shape;
-  for (const auto& part : split(text, ',')) {
-    try {
-      size_t used = 0;
-      const long long d = std::stoll(part, &used);
-      if (used != part.size() || d < 1) throw std::invalid_argument(part);
-      shape.push_back(d);
-    } catch (const std::exception&) {
-      throw InputError("--input-shape '" + text + "': expected positive integers, e.g. 3,224,224");
-    }
-  }
-  return shape;
-}
-
-// The other processes of a co-located or stage profile: started before the measurement,
-// watched during it, reaped after it (killed if still running: the measured process is done
-// with them, or one of them failed).
-class ProfileProcesses {
- public:
-  ProfileProcesses(const std::string& executable,
-                   const std::vector<std::vector<std::string>>& args) {
-    for (const auto& process_args : args) {
-      const pid_t pid = ::fork();
-      if (pid == 0) {
-        std::vector<char*> argv{const_cast<char*>(executable.c_str())};
-        for (const auto& a : process_args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        const int null_fd = ::open("/dev/null", O_WRONLY);
-        ::dup2(null_fd, STDOUT_FILENO);
-        ::execv(executable.c_str(), argv.data());
-        ::_exit(127);
-      }
-      if (pid > 0) processes_.push_back({pid, false, 0});
-    }
-  }
-  ~ProfileProcesses() {
-    for (const auto& p : processes_) {
-      if (!p.exited) ::kill(p.pid, SIGKILL);
-    }
-    for (const auto& p : processes_) {
-      if (!p.exited) ::waitpid(p.pid, nullptr, 0);
-    }
-  }
-  ProfileProcesses(const ProfileProcesses&) = delete;
-  ProfileProcesses& operator=(const ProfileProcesses&) = delete;
-
-  // Throws naming the first process (1-based, the measured one being 0) that has exited with
-  // a failure; `block`: waits for every one to exit, up to `timeout_s`.
-  void check(const std::string& what, bool block = false, double timeout_s = 0) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(timeout_s * 1000));
-    for (size_t i = 0; i < processes_.size(); ++i) {
-      Process& p = processes_[i];
-      while (!p.exited) {
-        int status = 0;
-        if (::waitpid(p.pid, &status, WNOHANG) == p.pid) {
-          p.exited = true;
-          p.status = status;
-        } else if (!block) {
-          break;
-        } else if (std::chrono::steady_clock::now() > deadline) {
-          throw std::runtime_error(what + " " + std::to_string(i + 1) + " still runs after " +
-                                   std::to_string(static_cast<int>(timeout_s)) + " s");
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-      }
-      if (p.exited && !(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0)) {
-        throw std::runtime_error(what + " " + std::to_string(i + 1) + " failed (" +
-                                 (WIFSIGNALED(p.status)
-                                      ? "signal " + std::to_string(WTERMSIG(p.status))
-                                      : "exit status " + std::to_string(WEXITSTATUS(p.status))) +
-                                 ")");
-      }
-    }
-  }
-
- private:
-  struct Process {
-    pid_t pid;
-    bool exited;
-    int status;
-  };
-  std::vector<Process> processes_;
-};
-
-void check_model_name(const runtime::LayerProfileRequest& request) {
-  const auto names = runtime::zoo_model_names();
-  if (request.torchscript.empty() &&
-      std::find(names.begin(), names.end(), request.model) == names.end()) {
-    std::string message = "--model: unknown model '" + request.model +
-                          "' (expected one of: " + join(names, ", ") + ")";
-    if (auto hint = closest_match(request.model, names); !hint.empty()) {
-      message += "; did you mean '" + hint + "'?";
-    }
-    throw InputError(message);
-  }
-}
-
-// Prints the profile and writes graph.txt, profile.json and env.json into `out_dir` (when
-// given). `stages`: the parts of a stage profile that `result` merges, else empty.
-int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
-                        const std::string& out_dir, const std::string& heap, int co_located = 1,
-                        const std::vector<runtime::LayerProfileResult>& stages = {}) {
-  std::vector<GraphLayer> graph;
-  double forward_sum = 0, backward_sum = 0;
-  std::printf("%-22s %-18s %12s %12s %14s %14s\n", "layer", "kind", "forward ms", "backward ms",
-              "activation B", "parameter B");
-  for (const auto& l : result.layers) {
-    std::printf("%-22s %-18s %12.3f %12.3f %14lld %14lld\n", l.name.c_str(), l.kind.c_str(),
-                l.forward.median_ms, l.backward.median_ms,
-                static_cast<long long>(l.activation_bytes),
-                static_cast<long long>(l.parameter_bytes));
-    forward_sum += l.forward.median_ms;
-    backward_sum += l.backward.median_ms;
-    graph.push_back({l.name, l.kind, l.forward.median_ms, l.backward.median_ms, l.activation_bytes,
-                     l.parameter_bytes});
-  }
-  const double whole = result.whole_forward.median_ms + result.whole_backward.median_ms;
-  std::printf("sum of layers: forward %.3f ms + backward %.3f ms = %.3f ms\n", forward_sum,
-              backward_sum, forward_sum + backward_sum);
-  const bool whole_model = static_cast<int>(result.layers.size()) == result.chain_layers;
-  std::printf("%s forward %.3f ms + backward %.3f ms = %.3f ms (layers/whole %.3f)\n",
-              !stages.empty() ? "sum of stages:"
-              : whole_model   ? "whole model:  "
-                              : "whole range:  ",
-              result.whole_forward.median_ms, result.whole_backward.median_ms, whole,
-              whole > 0 ? (forward_sum + backward_sum) / whole : 0.0);
-  json stage_docs = json::array();
-  for (const auto& stage : stages) {
-    const std::string layers = std::to_string(stage.first_layer) + "-" +
-                               std::to_string(stage.first_layer + stage.layers.size() - 1);
-    std::printf(
-        "stage layers %-8s forward %.3f ms + backward %.3f ms, step %.3f ms (%d untimed "
-        "runs while the other stages finished)\n",
-        layers.c_str(), stage.whole_forward.median_ms, stage.whole_backward.median_ms,
-        stage.whole_step.median_ms, stage.untimed_runs);
-    stage_docs.push_back({{"layers", layers},
-                          {"forward", timing_stats_json(stage.whole_forward)},
-                          {"backward", timing_stats_json(stage.whole_backward)},
-                          {"step", timing_stats_json(stage.whole_step)},
-                          {"untimed_runs", stage.untimed_runs}});
-  }
-  std::printf("optimizer step (SGD): %.3f ms\n", result.whole_step.median_ms);
-  std::printf("medians of %d repetitions after %d warm-up, batch %lld, %d thread(s)\n",
-              result.repetitions, warmup, static_cast<long long>(result.batch), result.threads);
-  if (out_dir.empty()) return 0;
-
-  json profile = layer_profile_json(result);
-  profile["device"] = "cpu";
-  profile["warmup"] = warmup;
-  profile["co_located"] = co_located;
-  profile["heap"] = heap;
-  profile["layer_sum_ms"] = forward_sum + backward_sum;
-  if (!stages.empty()) profile["stages"] = stage_docs;
-  // A layer range is not a model the planner or the simulator could use: no graph.txt.
-  if (whole_model) {
-    write_file_atomic(fs::path(out_dir) / "graph.txt", pipedream_graph(graph, result.input_bytes));
-  }
-  write_file_atomic(fs::path(out_dir) / "profile.json", profile.dump(1) + "\n");
-  json env = collect_environment({{"torch_version", runtime::torch_version()}});
-  write_file_atomic(fs::path(out_dir) / "env.json", env.dump(2) + "\n");
-  std::printf("wrote %s/%sprofile.json, env.json\n", out_dir.c_str(),
-              whole_model ? "graph.txt, " : "");
-  return 0;
-}
-
-int run_layers(const runtime::LayerProfileRequest& request, const std::string& out_dir,
-               const std::string& heap) {
-  runtime::apply_heap_policy(heap);
-  check_model_name(request);
-  return write_layer_profile(runtime::profile_layers(request), request.warmup, out_dir, heap);
-}
-
-// A new folder under the system's temporary directory, for files handed between processes.
-fs::path temporary_folder(const std::string& prefix) {
-  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("cannot create a folder in " + fs::temp_directory_path().string());
-  }
-  return pattern;
-}
-
-// Removes a folder (with what is in it) when it goes out of scope, however that happens.
-struct FolderRemover {
-  fs::path folder;
-  ~FolderRemover() {
-    std::error_code ignored;
-    if (!folder.empty()) fs::remove_all(folder, ignored);
-  }
-};
-
-// `--stages A-B,C-D,...`: consecutive layer ranges from layer 0 (the model's end is checked
-// against the model).
-std::vector<std::pair<int, int>> parse_stage_ranges(const std::string& text) {
-  std::vector<std::pair<int, int>> ranges;
-  for (const auto& part : split(text, ',')) {
-    std::pair<int, int> range;
-    try {
-      range = runtime::parse_layer_range(part);
-    } catch (const std::invalid_argument& e) {
-      throw InputError("--stages '" + text + "': " + e.what());
-    }
-    const int next = ranges.empty() ? 0 : ranges.back().second + 1;
-    if (range.first != next) {
-      throw InputError("--stages '" + text + "': stage " + std::to_string(ranges.size()) +
-                       " starts at layer " + std::to_string(range.first) + ", expected " +
-                       std::to_string(next) + " (the stages cover the layers in order from 0)");
-    }
-    ranges.push_back(range);
-  }
-  if (ranges.size() < 2) {
-    throw InputError("--stages '" + text + "': give at least two ranges, e.g. 0-7,8-13");
-  }
-  return ranges;
-}
 
 struct CommRequest {
   int world = 2;
@@ -462,7 +232,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
   }
   const auto directory = start_results_folder(header.output, header.name, root);
   std::cout << "results: " << directory.string() << "\n";
-  if (what == "layers") return run_layers(layers, directory.string(), layers_heap);
+  if (what == "layers") return run_layer_profile(layers, directory.string(), layers_heap);
   comm.out_dir = directory.string();
   return run_comm(comm, executable);
 }
@@ -471,174 +241,7 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   auto* profile = app.add_subcommand("profile", "Measure layer and communication profiles");
   profile->require_subcommand(1);
 
-  auto* layers = profile->add_subcommand("layers", "Per-layer forward/backward times of a model");
-  static runtime::LayerProfileRequest request;
-  static std::string shape_text, layers_out;
-  static int co_located = 1;
-  static int lockstep_rank = 0, lockstep_port = 0;
-  static std::string stages_text, stage_result, range_text;
-  static std::string heap = "retain";
-  static int stage_index = 0;
-  layers->add_option("--model", request.model, "Zoo model (harness models)");
-  layers->add_option("--torchscript", request.torchscript,
-                     "TorchScript module whose top-level children run in sequence");
-  layers->add_option("--batch", request.batch, "Batch size")->capture_default_str();
-  layers->add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224");
-  layers->add_option("--num-classes", request.num_classes, "Output width (0: model default)");
-  layers->add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
-  layers->add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
-  layers->add_option("--repetitions", request.repetitions, "Timed runs per layer")
-      ->capture_default_str();
-  layers->add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
-  layers->add_option("--threads", request.threads, "Intra-op threads")->capture_default_str();
-  layers->add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
-  layers
-      ->add_option("--co-located", co_located,
-                   "Ranks per host the profile is for: N-1 copies of the same profile run "
-                   "beside the measured one in lockstep (every timed forward, backward and "
-                   "step starts at a barrier of all N), as N data-parallel ranks share a host")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
-  layers->add_option("--stages", stages_text,
-                     "Pipeline stages, e.g. 0-7,8-13 (chain layer indexes): one process per "
-                     "stage times its layers (round-robin within the range) while the others "
-                     "time theirs, as a pipeline's stages share a host; one profile of the "
-                     "whole model results");
-  layers->add_option("--layers", range_text,
-                     "Time only these layers, e.g. 8-13 (chain indexes; the layers before "
-                     "run once, untimed, to make their input): one pipeline stage alone; "
-                     "writes profile.json only");
-  layers
-      ->add_option("--heap", heap,
-                   "retain: freed memory stays in the heap for reuse, as in the harness's "
-                   "ranks (run.heap); system: glibc's defaults")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"retain", "system"}));
-  // How the measured process starts the others (internal).
-  layers->add_option("--lockstep-rank", lockstep_rank)->group("");
-  layers->add_option("--lockstep-port", lockstep_port)->group("");
-  layers->add_option("--stage-index", stage_index)->group("");
-  layers->add_option("--stage-result", stage_result)->group("");
-  layers->callback([executable]() {
-    if (request.model.empty() == request.torchscript.empty()) {
-      throw InputError("profile layers: give exactly one of --model and --torchscript");
-    }
-    request.input_shape = parse_shape(shape_text);
-    runtime::apply_heap_policy(heap);
-    if (lockstep_rank > 0 && stage_result.empty()) {  // a co-located copy: time, write nothing
-      request.before_timed_run =
-          runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
-      runtime::profile_layers(request);
-      return;
-    }
-    if (!range_text.empty()) {
-      if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");
-      try {
-        std::tie(request.first_layer, request.last_layer) = runtime::parse_layer_range(range_text);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(std::string("--layers: ") + e.what());
-      }
-    }
-    std::vector<std::pair<int, int>> stages;
-    if (!stages_text.empty()) {
-      if (co_located > 1) throw InputError("--stages and --co-located: give one of them");
-      stages = parse_stage_ranges(stages_text);
-    }
-    if (lockstep_rank > 0) {  // a later stage's process: hand its part over as JSON
-      const auto sync = runtime::make_stage_profile_sync(lockstep_port, lockstep_rank,
-                                                         static_cast<int>(stages.size()), 600);
-      request.first_layer = stages.at(stage_index).first;
-      request.last_layer = stages.at(stage_index).second;
-      request.after_warmup = sync.start;
-      request.keep_running = sync.keep_running;
-      write_file_atomic(stage_result, layer_profile_json(runtime::profile_layers(request)).dump());
-      return;
-    }
-    check_model_name(request);
-    if ((!stages.empty() || !range_text.empty()) && request.torchscript.empty()) {
-      const auto names = runtime::zoo_layer_names(
-          request.model, request.input_shape, request.num_classes, request.depth, request.width);
-      if (request.last_layer >= static_cast<int>(names.size())) {
-        throw InputError("--layers '" + range_text + "': " + request.model + "'s layers are 0-" +
-                         std::to_string(names.size() - 1));
-      }
-      if (!stages.empty() && stages.back().second != static_cast<int>(names.size()) - 1) {
-        throw InputError("--stages '" + stages_text + "': the stages end at layer " +
-                         std::to_string(stages.back().second) + " but " + request.model +
-                         "'s layers are 0-" + std::to_string(names.size() - 1));
-      }
-    }
-    std::vector<std::string> copy_args = {"profile",       "layers",
-                                          "--batch",       std::to_string(request.batch),
-                                          "--threads",     std::to_string(request.threads),
-                                          "--warmup",      std::to_string(request.warmup),
-                                          "--repetitions", std::to_string(request.repetitions),
-                                          "--co-located",  std::to_string(co_located),
-                                          "--heap",        heap};
-    for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
-                                      {"--torchscript", request.torchscript},
-                                      {"--input-shape", shape_text},
-                                      {"--stages", stages_text},
-                                      {"--layers", range_text}}) {
-      if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
-    }
-    for (const auto& [flag, value] :
-         {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
-          {"--depth", request.depth},
-          {"--width", request.width}}) {
-      if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
-    }
-    const int processes = stages.empty() ? co_located : static_cast<int>(stages.size());
-    const int port = processes > 1 ? pick_free_port() : 0;
-    // A stage's process hands its part over in a file of this folder.
-    const fs::path parts = stages.empty() ? fs::path() : temporary_folder("harness-stage-profile");
-    const FolderRemover remove_parts{parts};
-    std::vector<std::vector<std::string>> others;
-    for (int r = 1; r < processes; ++r) {
-      others.push_back(copy_args);
-      others.back().insert(others.back().end(), {"--lockstep-rank", std::to_string(r),
-                                                 "--lockstep-port", std::to_string(port)});
-      if (!stages.empty()) {
-        others.back().insert(others.back().end(),
-                             {"--stage-index", std::to_string(r), "--stage-result",
-                              (parts / ("stage" + std::to_string(r) + ".json")).string()});
-      }
-    }
-    int code = 0;
-    if (stages.empty()) {
-      const ProfileProcesses running(executable, others);
-      if (co_located > 1) {
-        request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
-      }
-      code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out, heap,
-                                 co_located);
-    } else {
-      std::vector<runtime::LayerProfileResult> parts_measured;
-      {
-        ProfileProcesses running(executable, others);
-        const auto sync =
-            runtime::make_stage_profile_sync(port, 0, static_cast<int>(stages.size()), 600);
-        request.first_layer = stages.front().first;
-        request.last_layer = stages.front().second;
-        request.after_warmup = sync.start;
-        // Stage 0 serves the store the others poll: it keeps running until they are done,
-        // and stops (failing) as soon as one of their processes fails.
-        request.keep_running = [&running, &sync] {
-          running.check("the process of stage");
-          return sync.keep_running();
-        };
-        parts_measured.push_back(runtime::profile_layers(request));
-        running.check("the process of stage", true, 600);
-      }
-      for (size_t r = 1; r < stages.size(); ++r) {
-        const fs::path part = parts / ("stage" + std::to_string(r) + ".json");
-        parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part))));
-      }
-      code = write_layer_profile(merge_stage_profiles(parts_measured), request.warmup, layers_out,
-                                 heap, 1, parts_measured);
-    }
-    if (code != 0) throw CLI::RuntimeError(code);
-  });
+  add_layer_profile_command(*profile, executable);
 
   auto* comm =
       profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");

@@ -1,6 +1,6 @@
-// `harness profile layers` (per-layer times of a model, written as the planner's graph.txt)
-// and `harness profile comm` (collective and send/recv bandwidths, nccl-tests style, and a
-// topology file for the planner). Compiled into the CLI binary: it drives runtime/ code.
+// `harness profile`: its `layers` subcommand (harness/layer_profile_command.h) and `comm`
+// (collective and send/recv bandwidths, nccl-tests style, and a topology file for the
+// planner), and `kind: profile` specs. Compiled into the CLI binary: it drives runtime/ code.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

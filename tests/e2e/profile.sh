@@ -64,6 +64,20 @@ set +e
 set -e
 [[ $code == 2 ]] || fail "--stages short of the model: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: --stages '0-2,3-4': the stages end at layer 4 but mlp's layers are 0-5" ]] || fail "$(cat "$SCRATCH/err")"
+# --layers 3-5: one range alone (here with a co-located copy timing the same range): its
+# layers only, and no graph.txt (a range is no model to plan).
+"$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --num-classes 3 --repetitions 2 \
+  --warmup 1 --layers 3-5 --co-located 2 --out "$SCRATCH/mlp_range" > "$SCRATCH/range.out" \
+  || fail "profile layers --layers failed"
+expect_contains "$(cat "$SCRATCH/range.out")" "whole range:"
+"$PY" -c 'import json,sys; p=json.load(open(sys.argv[1])); assert [l["name"] for l in p["layers"]] == ["fc2", "relu2", "fc3"] and p["first_layer"] == 3, p["layers"]' \
+  "$SCRATCH/mlp_range/profile.json" || fail "--layers 3-5 profiled other layers"
+[[ ! -e "$SCRATCH/mlp_range/graph.txt" ]] || fail "--layers wrote a graph.txt"
+set +e
+"$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --layers 3-6 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "--layers past the model: exit $code"
+[[ "$(cat "$SCRATCH/err")" == "error: --layers '3-6': mlp's layers are 0-5" ]] || fail "$(cat "$SCRATCH/err")"
 # The planner imports it (a 6-layer chain) and plans on it.
 "$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 4,8 --devices 2 --mode compat \
   > "$SCRATCH/plan.out" || fail "planner could not use the profile: $(cat "$SCRATCH/plan.out")"
