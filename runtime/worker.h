@@ -28,7 +28,8 @@ std::vector<ModelListing> list_models();
 // Names model.name accepts.
 std::vector<std::string> zoo_model_names();
 
-// The layer chain of a zoo model built with these options (names as ZooModel::layers()).
+// The layer chain of a zoo model built with these options (names as ZooModel::layers());
+// an empty input shape is the model's default.
 // Throws std::invalid_argument for an unknown model or options it does not take.
 std::vector<std::string> zoo_layer_names(const std::string& model,
                                          const std::vector<int64_t>& input_shape,

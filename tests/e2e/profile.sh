@@ -64,6 +64,12 @@ set +e
 set -e
 [[ $code == 2 ]] || fail "--stages short of the model: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: --stages '0-2,3-4': the stages end at layer 4 but mlp's layers are 0-5" ]] || fail "$(cat "$SCRATCH/err")"
+# Without --input-shape the stages are checked against the model built at its default input.
+set +e
+"$HARNESS" profile layers --model resnet18 --batch 1 --stages 0-7,8-12 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "--stages short of resnet18: exit $code"
+[[ "$(cat "$SCRATCH/err")" == "error: --stages '0-7,8-12': the stages end at layer 12 but resnet18's layers are 0-13" ]] || fail "$(cat "$SCRATCH/err")"
 # --layers 3-5: one range alone (here with a co-located copy timing the same range): its
 # layers only, and no graph.txt (a range is no model to plan).
 "$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --num-classes 3 --repetitions 2 \
