@@ -104,11 +104,8 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     }
     result.input_shape = request.input_shape;
   } else {
-    const auto& catalog = model_catalog();
-    auto entry = std::find_if(catalog.begin(), catalog.end(),
-                              [&](const ModelEntry& e) { return e.name == request.model; });
-    if (entry == catalog.end())
-      throw std::invalid_argument("unknown model '" + request.model + "'");
+    const ModelEntry* entry = find_model(request.model);
+    if (!entry) throw std::invalid_argument("unknown model '" + request.model + "'");
     result.model = request.model;
     result.input_shape =
         request.input_shape.empty() ? entry->default_input_shape : request.input_shape;

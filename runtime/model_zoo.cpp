@@ -338,6 +338,13 @@ std::vector<std::string> model_names() {
   return names;
 }
 
+const ModelEntry* find_model(const std::string& name) {
+  for (const auto& entry : model_catalog()) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
   if ((name == "resnet50" || name == "resnet18") && (options.depth > 0 || options.width > 0)) {
     throw std::invalid_argument(name + " has no depth or width option");

@@ -60,6 +60,8 @@ struct ModelEntry {
 
 const std::vector<ModelEntry>& model_catalog();
 std::vector<std::string> model_names();
+// The catalog's entry for `name`, or nullptr.
+const ModelEntry* find_model(const std::string& name);
 
 // Builds a model with weights drawn from torch's current generator (seed it first).
 // Throws std::invalid_argument for an unknown name.

@@ -319,11 +319,9 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
                                          int64_t num_classes, int64_t depth, int64_t width) {
   ModelOptions options;
   options.input_shape = input_shape;
-  if (input_shape.empty()) {  // the model's default, as the profiler and the zoo listing use
-    const auto& catalog = model_catalog();
-    auto entry = std::find_if(catalog.begin(), catalog.end(),
-                              [&](const ModelEntry& e) { return e.name == model; });
-    if (entry != catalog.end()) options.input_shape = entry->default_input_shape;
+  const ModelEntry* entry = find_model(model);
+  if (input_shape.empty() && entry) {  // the model's default, as the profiler and listing use
+    options.input_shape = entry->default_input_shape;
   }
   options.num_classes = num_classes;
   options.depth = depth;
