@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
@@ -50,11 +54,16 @@ namespace {
 
 // The other processes of a co-located or stage profile: started before the measurement,
 // watched during it, reaped after it (killed if still running: the measured process is done
-// with them, or one of them failed).
+// with them). One that fails while they run ends the whole profile at once: the measured
+// process may then be blocked in a barrier wait that the dead process would have opened, and
+// c10d's store wait cannot be interrupted, so the watcher reports the process, kills the
+// others, runs `cleanup` and exits with status 1 itself (nothing is written before the end).
 class ProfileProcesses {
  public:
-  ProfileProcesses(const std::string& executable,
-                   const std::vector<std::vector<std::string>>& args) {
+  // `names[i]`: how a failure message names the process started with `args[i]`.
+  ProfileProcesses(const std::string& executable, const std::vector<std::vector<std::string>>& args,
+                   std::vector<std::string> names, std::function<void()> cleanup = {})
+      : names_(std::move(names)), cleanup_(std::move(cleanup)) {
     for (const auto& process_args : args) {
       const pid_t pid = ::fork();
       if (pid == 0) {
@@ -68,8 +77,11 @@ class ProfileProcesses {
       }
       if (pid > 0) processes_.push_back({pid, false, 0});
     }
+    if (!processes_.empty()) watcher_ = std::thread([this] { watch(); });
   }
   ~ProfileProcesses() {
+    stop_.store(true);
+    if (watcher_.joinable()) watcher_.join();
     for (const auto& p : processes_) {
       if (!p.exited) ::kill(p.pid, SIGKILL);
     }
@@ -80,34 +92,22 @@ class ProfileProcesses {
   ProfileProcesses(const ProfileProcesses&) = delete;
   ProfileProcesses& operator=(const ProfileProcesses&) = delete;
 
-  // Throws naming the first process (1-based, the measured one being 0) that has exited with
-  // a failure; `block`: waits for every one to exit, up to `timeout_s`.
-  void check(const std::string& what, bool block = false, double timeout_s = 0) {
+  // Waits up to `timeout_s` for every process to exit (a failure ends the profile first).
+  void wait_all(double timeout_s) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(timeout_s * 1000));
-    for (size_t i = 0; i < processes_.size(); ++i) {
-      Process& p = processes_[i];
-      while (!p.exited) {
-        int status = 0;
-        if (::waitpid(p.pid, &status, WNOHANG) == p.pid) {
-          p.exited = true;
-          p.status = status;
-        } else if (!block) {
-          break;
-        } else if (std::chrono::steady_clock::now() > deadline) {
-          throw std::runtime_error(what + " " + std::to_string(i + 1) + " still runs after " +
+    while (true) {
+      {
+        const std::lock_guard lock(mutex_);
+        const auto running = std::find_if(processes_.begin(), processes_.end(),
+                                          [](const Process& p) { return !p.exited; });
+        if (running == processes_.end()) return;
+        if (std::chrono::steady_clock::now() > deadline) {
+          throw std::runtime_error(name(running - processes_.begin()) + " still runs after " +
                                    std::to_string(static_cast<int>(timeout_s)) + " s");
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
       }
-      if (p.exited && !(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0)) {
-        throw std::runtime_error(what + " " + std::to_string(i + 1) + " failed (" +
-                                 (WIFSIGNALED(p.status)
-                                      ? "signal " + std::to_string(WTERMSIG(p.status))
-                                      : "exit status " + std::to_string(WEXITSTATUS(p.status))) +
-                                 ")");
-      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 
@@ -117,7 +117,52 @@ class ProfileProcesses {
     bool exited;
     int status;
   };
+
+  // The only reaper of the processes while they run.
+  void watch() {
+    while (!stop_.load()) {
+      {
+        const std::lock_guard lock(mutex_);
+        for (size_t i = 0; i < processes_.size(); ++i) {
+          Process& p = processes_[i];
+          int status = 0;
+          if (p.exited || ::waitpid(p.pid, &status, WNOHANG) != p.pid) continue;
+          p.exited = true;
+          p.status = status;
+          if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+          fail(name(i) + " failed (" +
+               (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                    : "exit status " + std::to_string(WEXITSTATUS(status))) +
+               ")");
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& why) {
+    std::fprintf(stderr, "error: %s; stopped the profile\n", why.c_str());
+    for (const auto& p : processes_) {
+      if (!p.exited) ::kill(p.pid, SIGKILL);
+    }
+    for (const auto& p : processes_) {
+      if (!p.exited) ::waitpid(p.pid, nullptr, 0);
+    }
+    if (cleanup_) cleanup_();
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+
+  std::string name(size_t i) const {
+    return i < names_.size() ? names_[i] : "profile process " + std::to_string(i + 1);
+  }
+
+  std::vector<std::string> names_;
+  std::function<void()> cleanup_;
+  std::mutex mutex_;
   std::vector<Process> processes_;
+  std::atomic<bool> stop_{false};
+  std::thread watcher_;
 };
 
 void check_model_name(const runtime::LayerProfileRequest& request) {
@@ -136,7 +181,8 @@ void check_model_name(const runtime::LayerProfileRequest& request) {
 // Prints the profile and writes graph.txt, profile.json and env.json into `out_dir` (when
 // given). `stages`: the parts of a stage profile that `result` merges, else empty.
 int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
-                        const std::string& out_dir, const std::string& heap, int co_located = 1,
+                        const std::string& out_dir, const std::string& heap, bool cpu_clock,
+                        int co_located = 1,
                         const std::vector<runtime::LayerProfileResult>& stages = {}) {
   std::vector<GraphLayer> graph;
   double forward_sum = 0, backward_sum = 0;
@@ -178,14 +224,16 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
                           {"untimed_runs", stage.untimed_runs}});
   }
   std::printf("optimizer step (SGD): %.3f ms\n", result.whole_step.median_ms);
-  std::printf("medians of %d repetitions after %d warm-up, batch %lld, %d thread(s)\n",
-              result.repetitions, warmup, static_cast<long long>(result.batch), result.threads);
+  std::printf("medians of %d repetitions after %d warm-up, batch %lld, %d thread(s), %s\n",
+              result.repetitions, warmup, static_cast<long long>(result.batch), result.threads,
+              cpu_clock ? "process CPU time" : "wall-clock time");
   if (out_dir.empty()) return 0;
 
   json profile = layer_profile_json(result);
   profile["device"] = "cpu";
   profile["warmup"] = warmup;
   profile["co_located"] = co_located;
+  profile["clock"] = cpu_clock ? "cpu" : "wall";
   profile["heap"] = heap;
   profile["layer_sum_ms"] = forward_sum + backward_sum;
   if (!stages.empty()) profile["stages"] = stage_docs;
@@ -207,7 +255,8 @@ int run_layer_profile(const runtime::LayerProfileRequest& request, const std::st
                       const std::string& heap) {
   runtime::apply_heap_policy(heap);
   check_model_name(request);
-  return write_layer_profile(runtime::profile_layers(request), request.warmup, out_dir, heap);
+  return write_layer_profile(runtime::profile_layers(request), request.warmup, out_dir, heap,
+                             request.cpu_clock);
 }
 
 namespace {
@@ -265,6 +314,7 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
   static int lockstep_rank = 0, lockstep_port = 0;
   static std::string stages_text, stage_result, range_text;
   static std::string heap = "retain";
+  static std::string clock = "wall";
   static int stage_index = 0;
   layers->add_option("--model", request.model, "Zoo model (harness models)");
   layers->add_option("--torchscript", request.torchscript,
@@ -283,7 +333,9 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
       ->add_option("--co-located", co_located,
                    "Ranks per host the profile is for: N-1 copies of the same profile run "
                    "beside the measured one in lockstep (every timed forward, backward and "
-                   "step starts at a barrier of all N), as N data-parallel ranks share a host")
+                   "step starts at a barrier of all N), as N data-parallel ranks share a host; "
+                   "with --stages: each stage on N processes, in lockstep with each other, as "
+                   "a pipeline whose stages are N-way data-parallel")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   layers->add_option("--stages", stages_text,
@@ -301,6 +353,13 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
                    "ranks (run.heap); system: glibc's defaults")
       ->capture_default_str()
       ->check(CLI::IsMember({"retain", "system"}));
+  layers
+      ->add_option("--clock", clock,
+                   "wall: monotonic wall-clock time; cpu: the process's CPU time, for a profile "
+                   "run with more processes than cores (the simulator's cluster.cpu_cores "
+                   "shares the cores itself, so it wants the work without the wait)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wall", "cpu"}));
   // How the measured process starts the others (internal).
   layers->add_option("--lockstep-rank", lockstep_rank)->group("");
   layers->add_option("--lockstep-port", lockstep_port)->group("");
@@ -311,6 +370,7 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
       throw InputError("profile layers: give exactly one of --model and --torchscript");
     }
     request.input_shape = parse_shape(shape_text);
+    request.cpu_clock = clock == "cpu";
     runtime::apply_heap_policy(heap);
     if (!range_text.empty()) {
       if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");
@@ -321,25 +381,25 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
       }
     }
     // A co-located copy: times the same layers in lockstep, writes nothing.
-    if (lockstep_rank > 0 && stage_result.empty()) {
+    if (lockstep_rank > 0 && stages_text.empty()) {
       request.before_timed_run =
           runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
       runtime::profile_layers(request);
       return;
     }
     std::vector<std::pair<int, int>> stages;
-    if (!stages_text.empty()) {
-      if (co_located > 1) throw InputError("--stages and --co-located: give one of them");
-      stages = parse_stage_ranges(stages_text);
-    }
-    if (lockstep_rank > 0) {  // a later stage's process: hand its part over as JSON
-      const auto sync = runtime::make_stage_profile_sync(lockstep_port, lockstep_rank,
-                                                         static_cast<int>(stages.size()), 600);
+    if (!stages_text.empty()) stages = parse_stage_ranges(stages_text);
+    // Another process of a stage profile: a stage's first replica hands its part over as JSON.
+    if (lockstep_rank > 0) {
+      const auto sync = runtime::make_stage_profile_sync(
+          lockstep_port, lockstep_rank, static_cast<int>(stages.size()), co_located, 600);
       request.first_layer = stages.at(stage_index).first;
       request.last_layer = stages.at(stage_index).second;
       request.after_warmup = sync.start;
       request.keep_running = sync.keep_running;
-      write_file_atomic(stage_result, layer_profile_json(runtime::profile_layers(request)).dump());
+      request.before_timed_run = sync.before_timed_run;
+      const auto part = runtime::profile_layers(request);
+      if (!stage_result.empty()) write_file_atomic(stage_result, layer_profile_json(part).dump());
       return;
     }
     check_model_name(request);
@@ -362,7 +422,8 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
                                           "--warmup",      std::to_string(request.warmup),
                                           "--repetitions", std::to_string(request.repetitions),
                                           "--co-located",  std::to_string(co_located),
-                                          "--heap",        heap};
+                                          "--heap",        heap,
+                                          "--clock",       clock};
     for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
                                       {"--torchscript", request.torchscript},
                                       {"--input-shape", shape_text},
@@ -376,54 +437,65 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
           {"--width", request.width}}) {
       if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
     }
-    const int processes = stages.empty() ? co_located : static_cast<int>(stages.size());
+    // Process p runs stage p / co_located (replica p % co_located); without stages, copies.
+    const int processes = std::max<int>(1, static_cast<int>(stages.size())) * co_located;
     const int port = processes > 1 ? pick_free_port() : 0;
-    // A stage's process hands its part over in a file of this folder.
+    // A stage's first replica hands its part over in a file of this folder.
     const fs::path parts = stages.empty() ? fs::path() : temporary_folder("harness-stage-profile");
     const FolderRemover remove_parts{parts};
+    const auto remove_parts_now = [&parts] {
+      std::error_code ignored;
+      if (!parts.empty()) fs::remove_all(parts, ignored);
+    };
+    const auto part_file = [&parts](int stage) {
+      return parts / ("stage" + std::to_string(stage) + ".json");
+    };
     std::vector<std::vector<std::string>> others;
+    std::vector<std::string> names;
     for (int r = 1; r < processes; ++r) {
+      const int stage = r / co_located, replica = r % co_located;
       others.push_back(copy_args);
       others.back().insert(others.back().end(), {"--lockstep-rank", std::to_string(r),
                                                  "--lockstep-port", std::to_string(port)});
-      if (!stages.empty()) {
-        others.back().insert(others.back().end(),
-                             {"--stage-index", std::to_string(r), "--stage-result",
-                              (parts / ("stage" + std::to_string(r) + ".json")).string()});
+      if (stages.empty()) {
+        names.push_back("co-located copy " + std::to_string(r));
+        continue;
       }
+      others.back().insert(others.back().end(), {"--stage-index", std::to_string(stage)});
+      if (replica == 0) {
+        others.back().insert(others.back().end(), {"--stage-result", part_file(stage).string()});
+      }
+      names.push_back("the process of stage " + std::to_string(stage) +
+                      (co_located > 1 ? " replica " + std::to_string(replica) : ""));
     }
     int code = 0;
     if (stages.empty()) {
-      const ProfileProcesses running(executable, others);
+      const ProfileProcesses running(executable, others, names, remove_parts_now);
       if (co_located > 1) {
         request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
       }
       code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out, heap,
-                                 co_located);
+                                 request.cpu_clock, co_located);
     } else {
       std::vector<runtime::LayerProfileResult> parts_measured;
       {
-        ProfileProcesses running(executable, others);
-        const auto sync =
-            runtime::make_stage_profile_sync(port, 0, static_cast<int>(stages.size()), 600);
+        ProfileProcesses running(executable, others, names, remove_parts_now);
+        const auto sync = runtime::make_stage_profile_sync(port, 0, static_cast<int>(stages.size()),
+                                                           co_located, 600);
         request.first_layer = stages.front().first;
         request.last_layer = stages.front().second;
         request.after_warmup = sync.start;
-        // Stage 0 serves the store the others poll: it keeps running until they are done,
-        // and stops (failing) as soon as one of their processes fails.
-        request.keep_running = [&running, &sync] {
-          running.check("the process of stage");
-          return sync.keep_running();
-        };
+        request.before_timed_run = sync.before_timed_run;
+        // Stage 0 serves the store the others poll: it keeps running until they are done.
+        request.keep_running = sync.keep_running;
         parts_measured.push_back(runtime::profile_layers(request));
-        running.check("the process of stage", true, 600);
+        running.wait_all(600);
       }
-      for (size_t r = 1; r < stages.size(); ++r) {
-        const fs::path part = parts / ("stage" + std::to_string(r) + ".json");
-        parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part))));
+      for (int stage = 1; stage < static_cast<int>(stages.size()); ++stage) {
+        parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part_file(stage)))));
       }
       code = write_layer_profile(merge_stage_profiles(parts_measured), request.warmup, layers_out,
-                                 heap, 1, parts_measured);
+                                 heap, request.cpu_clock, co_located, parts_measured);
     }
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -3,6 +3,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -81,6 +83,11 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   // Every timed piece of work starts at the co-located copies' barrier (when there is one).
   const auto time_ms = [&request](auto&& work) {
     if (request.before_timed_run) request.before_timed_run();
+    if (request.cpu_clock) {
+      const double start = process_cpu_ms();
+      work();
+      return process_cpu_ms() - start;
+    }
     const auto start = Clock::now();
     work();
     return since_ms(start);
@@ -279,26 +286,45 @@ std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, doubl
   };
 }
 
-StageProfileSync make_stage_profile_sync(int port, int stage, int stages, double timeout_s) {
+StageProfileSync make_stage_profile_sync(int port, int process, int stages, int replicas,
+                                         double timeout_s) {
   Rendezvous rendezvous;
   rendezvous.port = port;
   rendezvous.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, timeout_s) * 1000));
-  auto store = connect_store(rendezvous, stage, stages);
+  const int processes = stages * replicas;
+  auto store = connect_store(rendezvous, process, processes);
   StageProfileSync sync;
-  sync.start = [store, stages] {
-    if (store->add("stages/started", 1) == stages) {
+  sync.start = [store, processes] {
+    if (store->add("stages/started", 1) == processes) {
       store->set("stages/go", std::vector<uint8_t>{1});
     }
     store->wait({"stages/go"});
   };
   auto finished = std::make_shared<bool>(false);
-  sync.keep_running = [store, stages, finished] {
+  sync.keep_running = [store, processes, finished] {
     const int64_t done = store->add("stages/finished", *finished ? 0 : 1);
     *finished = true;
-    return done < stages;
+    return done < processes;
   };
+  if (replicas > 1) {
+    // Round k of this stage: its replicas count themselves in; the last one opens the gate.
+    const std::string prefix = "stages/" + std::to_string(process / replicas) + "/lockstep/";
+    auto round = std::make_shared<int64_t>(0);
+    sync.before_timed_run = [store, prefix, round, replicas, finished] {
+      if (*finished) return;
+      const std::string key = prefix + std::to_string((*round)++);
+      if (store->add(key, 1) == replicas) store->set(key + "/open", std::vector<uint8_t>{1});
+      store->wait({key + "/open"});
+    };
+  }
   return sync;
+}
+
+double process_cpu_ms() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
 }  // namespace runtime

@@ -21,6 +21,11 @@ struct LayerProfileRequest {
   int warmup = 2;
   int threads = 1;
   int64_t seed = 0;
+  // Time with the process's CPU clock (core-milliseconds of every thread) instead of the
+  // monotonic wall clock: for a profile measured with more processes than the host has cores,
+  // whose wall times would include waiting for a core. The simulator time-shares a machine's
+  // cores itself (cluster.cpu_cores), so it wants the work, not the wait.
+  bool cpu_clock = false;
   // The layers timed, as chain indexes (inclusive; last_layer -1: to the model's end): a
   // pipeline stage's range. The layers before it run once, untimed, to make its input, which
   // then needs a gradient as a stage's received activation does; the "whole" timings are the
@@ -84,14 +89,23 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request);
 // the others (a copy that died).
 std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s = 120);
 
-// The hooks of one process of a stage profile (`stage` of `stages`, stage 0 serving the TCP
-// store on 127.0.0.1:port): `start` waits for every stage's process (after its warm-up);
-// `keep_running` marks this stage finished on its first call and then says whether another
-// stage still times its layers.
+// The hooks of one process of a stage profile: `stages` stages of `replicas` processes each,
+// process `process` running stage process / replicas (process 0 serves the TCP store on
+// 127.0.0.1:port). `start` waits for every process (after its warm-up); `keep_running` marks
+// this process finished on its first call and then says whether another one still times its
+// layers; `before_timed_run` (replicas > 1) holds a stage's replicas in lockstep, as a
+// data-parallel stage's ranks run the same micro-batches at the same moment, until this
+// process has finished (its untimed runs need no partner, and its replicas may make a
+// different number of them).
 struct StageProfileSync {
   std::function<void()> start;
   std::function<bool()> keep_running;
+  std::function<void()> before_timed_run;
 };
-StageProfileSync make_stage_profile_sync(int port, int stage, int stages, double timeout_s = 120);
+StageProfileSync make_stage_profile_sync(int port, int process, int stages, int replicas = 1,
+                                         double timeout_s = 120);
+
+// The process's CPU time (every thread's), in milliseconds: the profiler's `cpu_clock`.
+double process_cpu_ms();
 
 }  // namespace runtime

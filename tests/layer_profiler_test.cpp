@@ -99,7 +99,7 @@ TEST(StageProfileSync, AFinishedStageRunsUntilTheLastFinishes) {
   std::vector<std::thread> threads;
   for (int s = 0; s < kStages; ++s) {
     threads.emplace_back([&, s] {
-      const auto sync = runtime::make_stage_profile_sync(port, s, kStages, 30);
+      const auto sync = runtime::make_stage_profile_sync(port, s, kStages, 1, 30);
       std::this_thread::sleep_for(std::chrono::milliseconds(20 * (kStages - s)));
       started.fetch_add(1);
       sync.start();
@@ -114,6 +114,72 @@ TEST(StageProfileSync, AFinishedStageRunsUntilTheLastFinishes) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(early_start.load(), 0);
   EXPECT_EQ(stopped_early.load(), 0);
+}
+
+// 2 stages x 2 replicas (`--stages ... --co-located 2`): a stage's replicas pass each timed
+// piece together, the stages do not wait for each other, and replicas that finish at
+// different moments make different numbers of untimed runs without blocking on a partner.
+TEST(StageProfileSync, AStagesReplicasRunInLockstepUntilTheyFinish) {
+  constexpr int kStages = 2, kReplicas = 2, kPieces = 12;
+  const int port = harness::pick_free_port();
+  std::atomic<int> arrived[kStages][kPieces] = {};
+  std::atomic<int> early{0}, untimed[kStages * kReplicas] = {};
+  std::atomic<int> stage_pieces_done[kStages] = {};
+  std::atomic<int> stage1_behind_stage0{0};
+  std::barrier all_done(kStages * kReplicas);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < kStages * kReplicas; ++p) {
+    threads.emplace_back([&, p] {
+      const int stage = p / kReplicas, replica = p % kReplicas;
+      const auto sync = runtime::make_stage_profile_sync(port, p, kStages, kReplicas, 30);
+      ASSERT_TRUE(sync.before_timed_run);
+      sync.start();
+      for (int k = 0; k < kPieces; ++k) {
+        // Stage 1 is 4x slower than stage 0; within a stage, the slower replica alternates.
+        const int ms = (stage == 0 ? 2 : 8) + ((k + replica) % 2 == 0 ? 3 : 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        arrived[stage][k].fetch_add(1);
+        sync.before_timed_run();
+        if (arrived[stage][k].load() != kReplicas) early.fetch_add(1);
+        stage_pieces_done[stage].fetch_add(1);
+      }
+      // Stage 1's replicas must not have been held to stage 0's pace or the reverse.
+      if (stage == 0 && stage_pieces_done[1].load() < kReplicas * kPieces)
+        stage1_behind_stage0.fetch_add(1);
+      while (sync.keep_running()) {
+        sync.before_timed_run();  // untimed: returns at once
+        untimed[p].fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1 + replica));
+      }
+      all_done.arrive_and_wait();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(early.load(), 0);
+  for (int s = 0; s < kStages; ++s) {
+    for (int k = 0; k < kPieces; ++k) EXPECT_EQ(arrived[s][k].load(), kReplicas) << s << " " << k;
+  }
+  EXPECT_EQ(stage1_behind_stage0.load(), kReplicas);  // stage 0 finished ahead, both replicas
+  EXPECT_GT(untimed[0].load(), 0);                    // and kept running until stage 1 finished
+  EXPECT_GT(untimed[1].load(), 0);
+}
+
+TEST(ProcessCpuClock, CountsWorkNotWaiting) {
+  const double cpu_before_sleep = runtime::process_cpu_ms();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_LT(runtime::process_cpu_ms() - cpu_before_sleep, 30.0);  // a wall clock would say 100
+
+  // 50 CPU milliseconds of spinning take at least 50 wall milliseconds (more when this thread
+  // waits for a core): a clock in other units would stop the loop far sooner or later.
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double cpu_start = runtime::process_cpu_ms();
+  volatile double sink = 0;
+  while (runtime::process_cpu_ms() - cpu_start < 50.0) sink = sink + 1.0;
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+          .count();
+  EXPECT_GE(wall_ms, 49.0);
+  EXPECT_LT(wall_ms, 5000.0);
 }
 
 }  // namespace

@@ -8,8 +8,9 @@
 # so the validation runs in ROUNDS (default 5) of, back to back: the inputs (a Gloo profile --
 # all-reduce, send/recv, the reducer's `copy` -- and the layer profiles: batch 8 for DDP, the
 # pipelines' micro-batch per replica, 4 samples, since layer time is not linear in batch at
-# that size; each solo and co-located with a second copy in lockstep, and the micro-batch's
-# stage profile: each stage's layers timed while the other stage times its own), the real
+# that size; each solo and co-located with a second copy in lockstep, the micro-batch's
+# stage profile: each stage's layers timed while the other stage times its own, and DAPPLE
+# 2 x 2's layout: each stage on two processes in lockstep, in CPU time), the real
 # runs (bench/simulator/validate_real.yaml at world 2, then its DAPPLE system at world 4),
 # the inputs again, and the simulations of experiments/simulate_cpu_ddp.yaml from both sets
 # of inputs; the round's prediction is their mean.
@@ -84,7 +85,7 @@ a=[int(x) for x in sys.argv[1].split()[1:9]]; b=[int(x) for x in sys.argv[2].spl
 d=[y-x for x,y in zip(a,b)]; print("%.1f" % (100*d[7]/max(1,sum(d))))' "$1" "$2"
 }
 
-echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,simulated_stages_p50_ms,solo_before_ms,solo_after_ms,colocated_before_ms,colocated_after_ms,stages_before_ms,stages_after_ms,samples_dir" \
+echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,simulated_stages_p50_ms,simulated_layout_p50_ms,solo_before_ms,solo_after_ms,colocated_before_ms,colocated_after_ms,stages_before_ms,stages_after_ms,layout_before_ms,layout_after_ms,samples_dir" \
   > "$OUT/rounds.csv"
 measure_inputs() {  # model, dir: the Gloo profile and the layer profiles
   local model=$1 dir=$2
@@ -104,6 +105,11 @@ measure_inputs() {  # model, dir: the Gloo profile and the layer profiles
   "$HARNESS" profile layers --model "$model" --batch "$MICRO" --input-shape 3,64,64 \
     --repetitions 5 --warmup 1 --stages "$(stages_of "$model")" \
     --out "$dir/profile-b$MICRO-stages" > "$dir/profile-b$MICRO-stages.log"
+  # DAPPLE 2 x 2's own layout: each stage on two processes in lockstep, 4 processes on this
+  # host's cores, timed in CPU time (the simulator time-shares the cores itself).
+  "$HARNESS" profile layers --model "$model" --batch "$MICRO" --input-shape 3,64,64 \
+    --repetitions 5 --warmup 1 --stages "$(stages_of "$model")" --co-located 2 --clock cpu \
+    --out "$dir/profile-b$MICRO-stages-co2" > "$dir/profile-b$MICRO-stages-co2.log"
 }
 
 # The inputs are measured before and after the real runs, and the round's prediction is the
@@ -153,29 +159,33 @@ mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print("%.3f
 # stage profile is its match; the 2-stage pipeline's co-located column repeats the solo one,
 # DAPPLE 2 x 2 gets a stage's two replicas co-located). simulator/README.md.
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
-  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co staged pbs extra when
-  local -a solo_ms co_ms staged_ms factor
+  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co staged layout pbs extra when
+  local -a solo_ms co_ms staged_ms layout_ms factor
   real2=$(latest "$dir/real2") real4=$(latest "$dir/real4")
   for system in overlap sync dapple dapple4; do
-    world=2 real=$real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" pbs=$BATCH extra=()
-    [ "$system" = dapple4 ] && world=4 real=$real4
+    world=2 real=$real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" layout="" pbs=$BATCH extra=()
+    [ "$system" = dapple4 ] && world=4 real=$real4 layout=profile-b$MICRO-stages-co2
     if [ "$system" = dapple ] || [ "$system" = dapple4 ]; then
       solo=profile-b$MICRO co=profile-b$MICRO-co2 staged=profile-b$MICRO-stages pbs=$MICRO
       extra=(--set "simulate.systems=$(pipeline_systems "$real/raw/p000/$system/rep0/config.json" "$system")"
              --set "simulate.baseline=$system")
     fi
     [ "$system" = dapple ] && co=$solo
-    solo_ms=() co_ms=() staged_ms=() factor=()
+    solo_ms=() co_ms=() staged_ms=() layout_ms=() factor=()
     for when in before after; do
       solo_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$solo" "$pbs" "${extra[@]}")")
       co_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$co" "$pbs" "${extra[@]}")")
       if [ -n "$staged" ] && [ -d "$dir/$when/$staged" ]; then
         staged_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$staged" "$pbs" "${extra[@]}")")
       fi
+      if [ -n "$layout" ] && [ -d "$dir/$when/$layout" ]; then
+        layout_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$layout" "$pbs" "${extra[@]}")")
+      fi
       factor+=("$(corunning_factor "$dir/$when/$solo" "$dir/$when/$co")")
     done
     [ ${#staged_ms[@]} = 2 ] || staged_ms=("" "")  # DDP, or a validation from before stage profiles
-    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(mean "${factor[@]}"),$(p50 "$real/summary.json" "$system"),$(mean "${solo_ms[@]}"),$(mean "${co_ms[@]}"),$([ -n "${staged_ms[0]}" ] && mean "${staged_ms[@]}"),${solo_ms[0]},${solo_ms[1]},${co_ms[0]},${co_ms[1]},${staged_ms[0]},${staged_ms[1]},$real/raw/p000/$system" \
+    [ ${#layout_ms[@]} = 2 ] || layout_ms=("" "")  # all but DAPPLE 2 x 2, or an older validation
+    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(mean "${factor[@]}"),$(p50 "$real/summary.json" "$system"),$(mean "${solo_ms[@]}"),$(mean "${co_ms[@]}"),$([ -n "${staged_ms[0]}" ] && mean "${staged_ms[@]}"),$([ -n "${layout_ms[0]}" ] && mean "${layout_ms[@]}"),${solo_ms[0]},${solo_ms[1]},${co_ms[0]},${co_ms[1]},${staged_ms[0]},${staged_ms[1]},${layout_ms[0]},${layout_ms[1]},$real/raw/p000/$system" \
       >> "$OUT/rounds.csv"
   done
 }
@@ -205,15 +215,18 @@ def error(simulated, measured):
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 steal_max = float(sys.argv[4])
-print("| model | system | ranks | rounds | measured p50 (ms) | n | co-running | simulated, solo profile (ms) | error | simulated, co-located profile (ms) | error | simulated, stage profile (ms) | error | per-round errors, solo / co-located / stage (steal) |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| model | system | ranks | rounds | measured p50 (ms) | n | co-running | simulated, solo profile (ms) | error | simulated, co-located profile (ms) | error | simulated, stage profile (ms) | error | simulated, stages x replicas profile (ms) | error | per-round errors, solo / co-located / stage / stages x replicas (steal) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 keys = []
 for r in rows:
     if (r["model"], r["system"]) not in keys:
         keys.append((r["model"], r["system"]))
 
+COLUMNS = ["simulated_p50_ms", "simulated_colocated_p50_ms", "simulated_stages_p50_ms",
+           "simulated_layout_p50_ms"]
+
 def round_errors(r):
-    columns = ["simulated_p50_ms", "simulated_colocated_p50_ms", "simulated_stages_p50_ms"]
+    columns = COLUMNS
     errors = ["%+.0f" % error(float(r[c]), float(r["measured_p50_ms"])) for c in columns if r.get(c)]
     return "/".join(errors) + "% (" + r["steal_percent"] + "%)"
 
@@ -224,7 +237,7 @@ for model, system in keys:
     label = {"overlap": "DDP overlap", "sync": "DDP sync", "dapple": "DAPPLE 2 stages",
              "dapple4": "DAPPLE 2 stages x 2"}.get(system, system)
     if not quiet:
-        print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
+        print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
         continue
     samples = []
     for r in quiet:  # every rank's iterations of the round's run
@@ -232,7 +245,7 @@ for model, system in keys:
             samples += [float(x["iteration_ms"]) for x in csv.DictReader(open(path))]
     measured = percentile(samples, 0.5)
     cells = []
-    for column in ["simulated_p50_ms", "simulated_colocated_p50_ms", "simulated_stages_p50_ms"]:
+    for column in COLUMNS:
         values = [float(r[column]) for r in quiet if r.get(column)]
         if len(values) < len(quiet):
             cells += ["-", "-"]
@@ -243,6 +256,8 @@ for model, system in keys:
     print("| %s | %s | %s | %d of %d | %.1f | %d | %.2f | %s | %s |" % (
         model, label, mine[0]["world"], len(quiet), len(mine), measured, len(samples), factor,
         " | ".join(cells), rounds))
+print("\nstages x replicas: the pipeline's stages each on its replicas' processes in lockstep, "
+      "all at once (DAPPLE 2 x 2: 4 processes), timed in process CPU time.")
 print("\nco-running: forward+backward of the whole model timed in lockstep with a second copy "
       "over the same alone (median over the pooled rounds; 1.00 for a profile that stays solo).")
 print("\nPooled: rounds with at most %.1f%% CPU steal (the hypervisor's, /proc/stat, over the "

@@ -54,6 +54,42 @@ PY
 [[ -s "$SCRATCH/mlp_stages/graph.txt" ]] || fail "no graph.txt from --stages"
 ! pgrep -f "stage-index" > /dev/null || fail "a stage process was left running"
 [[ -z "$(ls -d "$SCRATCH"/harness-stage-profile-* 2>/dev/null)" ]] || fail "the stages' hand-over folder was left"
+# --stages 0-2,3-5 --co-located 2 --clock cpu: each stage on two processes in lockstep (a
+# 2-stage pipeline with 2 replicas per stage), timed with the process CPU clock.
+TMPDIR="$SCRATCH" "$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --num-classes 3 \
+  --repetitions 2 --warmup 1 --stages 0-2,3-5 --co-located 2 --clock cpu \
+  --out "$SCRATCH/mlp_stages_co" > "$SCRATCH/stages_co.out" || fail "profile layers --stages --co-located failed"
+expect_contains "$(cat "$SCRATCH/stages_co.out")" "process CPU time"
+"$PY" - "$SCRATCH/mlp_stages_co/profile.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert (p["co_located"], p["clock"]) == (2, "cpu"), (p["co_located"], p["clock"])
+assert [s["layers"] for s in p["stages"]] == ["0-2", "3-5"], p["stages"]
+assert len(p["layers"]) == 6 and all(l["forward"]["median_ms"] > 0 for l in p["layers"][1:])
+total = sum(s["backward"]["median_ms"] for s in p["stages"])
+assert abs(p["whole_model"]["backward"]["median_ms"] - total) < 1e-9, total
+PY
+! pgrep -f "lockstep-rank" > /dev/null || fail "a stage replica was left running"
+# A replica killed mid-profile ends the profile at once (its partner waits in a barrier that
+# will never open): exit 1, the process named, the others stopped, the hand-over folder gone.
+(set +e; TMPDIR="$SCRATCH" "$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --num-classes 3 \
+  --repetitions 1000000 --warmup 1 --stages 0-2,3-5 --co-located 2 --out "$SCRATCH/mlp_killed" \
+  > /dev/null 2> "$SCRATCH/killed.err"; echo $? > "$SCRATCH/killed.rc") &
+victim=""
+for _ in $(seq 1 300); do
+  victim=$(pgrep -f -- "--lockstep-rank 3 " || true)
+  [[ -n "$victim" ]] && break
+  sleep 0.1
+done
+[[ -n "$victim" ]] || fail "stage 1's second replica never started"
+sleep 1
+kill -9 "$victim"
+wait
+[[ "$(cat "$SCRATCH/killed.rc")" == 1 ]] || fail "a killed replica: exit $(cat "$SCRATCH/killed.rc")"
+[[ "$(cat "$SCRATCH/killed.err")" == "error: the process of stage 1 replica 1 failed (signal 9); stopped the profile" ]] || fail "$(cat "$SCRATCH/killed.err")"
+! pgrep -f "lockstep-rank" > /dev/null || fail "a replica was left running after the failure"
+[[ ! -e "$SCRATCH/mlp_killed/profile.json" ]] || fail "a failed profile wrote profile.json"
+[[ -z "$(ls -d "$SCRATCH"/harness-stage-profile-* 2>/dev/null)" ]] || fail "the failed profile's hand-over folder was left"
 set +e
 "$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --stages 0-2,4-5 2>"$SCRATCH/err"; code=$?
 set -e
