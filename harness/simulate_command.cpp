@@ -10,7 +10,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "harness/environment_info.h"
 #include "harness/experiment_runner.h"
@@ -143,10 +145,14 @@ std::optional<double> optional_positive(MapReader& r, const std::string& key) {
 
 // What `harness profile layers` wrote beside the graph file (profile.json): the optimizer
 // step it measured (whole_model.step; 0 where there is none: published profiles have no
-// step) and the intra-op threads it ran with (1 where not recorded).
+// step) and the intra-op threads it ran with (1 where not recorded); how many processes ran
+// at once while it was timed (stages x co-located copies) and on which clock.
 struct ProfileExtras {
+  std::string path;  // of profile.json; empty where there is none
   double step_ms = 0.0;
   double threads = 1.0;
+  int processes = 1;
+  bool cpu_clock = false;
 };
 
 ProfileExtras read_profile_extras(const std::string& graph_path) {
@@ -156,7 +162,11 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
   if (!fs::is_regular_file(profile, error)) return extras;
   try {
     const json doc = json::parse(read_file(profile));
+    extras.path = profile.string();
     if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
+    const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;
+    extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
+    extras.cpu_clock = doc.value("clock", "wall") == "cpu";
     extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
   } catch (const std::exception&) {
     // an older profile without a step, or not one of ours
@@ -164,15 +174,32 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
   return extras;
 }
 
+// A profile timed on the wall clock by more processes than the simulated machine has cores
+// already contains each process's wait for a core; the simulator's own sharing of
+// `cluster.cpu_cores` would add it a second time. Warned once per profile and core count.
+void warn_if_cores_shared_twice(const ProfileExtras& extras, double cpu_cores) {
+  if (extras.path.empty() || extras.cpu_clock || cpu_cores <= 0 || extras.processes <= cpu_cores) {
+    return;
+  }
+  static std::set<std::pair<std::string, double>> warned;
+  if (!warned.insert({extras.path, cpu_cores}).second) return;
+  std::fprintf(stderr,
+               "warning: %s was timed on the wall clock by %d processes at once, more than "
+               "cluster.cpu_cores (%g): its times include waiting for a core, which the "
+               "simulator's sharing of the cores adds again (profile with --clock cpu)\n",
+               extras.path.c_str(), extras.processes, cpu_cores);
+}
+
 PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   const std::string base = kSection;
   PointSettings p;
+  ProfileExtras extras;
   {
     MapReader model(section["model"], base + ".model", origin);
     p.model.profile = model.get_string("profile", std::nullopt);
     p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
     p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
-    const ProfileExtras extras = read_profile_extras(p.model.profile);
+    extras = read_profile_extras(p.model.profile);
     p.model.step_ms =
         model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300) : extras.step_ms;
     p.model.threads = extras.threads;
@@ -199,6 +226,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
         cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
     cluster.finish();
   }
+  warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
   {
     MapReader run(section["run"], base + ".run", origin);
     p.run.world_size = run.get_int("world_size", std::nullopt, 1, 1 << 20);

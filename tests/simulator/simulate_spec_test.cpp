@@ -233,6 +233,37 @@ TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   }
 }
 
+// A stage profile of 2 stages x 2 replicas (4 processes) timed on the wall clock already holds
+// each process's wait for one of 2 cores; simulating it on cluster.cpu_cores 2 shares the
+// cores again: warned, naming the file. The same profile on the CPU clock, or the machine
+// with 4 cores, gets no warning.
+TEST(SimulateSpec, WarnsWhenAWallClockProfileRanMoreProcessesThanCores) {
+  const auto run_with = [](const std::string& clock, int cores) {
+    Study study;
+    study.dir.write("profile.json", R"({"threads": 1, "co_located": 2, "clock": ")" + clock +
+                                        R"(", "stages": [{"layers": "0-1"}, {"layers": "2-3"}],
+                                        "whole_model": {"step": {"median_ms": 2.0}}})");
+    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+    text.replace(text.find("gpus_per_machine: 2"), 19,
+                 "gpus_per_machine: 4, cpu_cores: " + std::to_string(cores));
+    testing::internal::CaptureStderr();
+    const int code = study.run(text);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(code, 0);
+    return std::make_pair(err, (study.dir.path() / "profile.json").string());
+  };
+  const auto [wall_err, wall_path] = run_with("wall", 2);
+  EXPECT_NE(wall_err.find("warning: " + wall_path +
+                          " was timed on the wall clock by 4 processes at once, more than "
+                          "cluster.cpu_cores (2): its times include waiting for a core, which "
+                          "the simulator's sharing of the cores adds again (profile with "
+                          "--clock cpu)\n"),
+            std::string::npos)
+      << wall_err;
+  EXPECT_EQ(run_with("cpu", 2).first.find("warning:"), std::string::npos);
+  EXPECT_EQ(run_with("wall", 4).first.find("warning:"), std::string::npos);
+}
+
 TEST(SimulateSpec, NoiseIsSeededAndVariesIterations) {
   Study a, b;
   const std::string extra = "";
