@@ -29,10 +29,12 @@
 # errors.
 # A round the hypervisor stole more from ran on a contended host: it is listed, not pooled.
 #
+# PROTOCOL=adjacent measures only the issue's rows (DDP overlap, DAPPLE 2 x 2), each real run
+# right between two measurements of its matched profile (measure_round_adjacent).
 # SIMULATE_ONLY=1 OUT=<an earlier validation> simulates its measured rounds again (after a
 # change to the simulator) without measuring anything. NOISE=X simulates with `run.noise: X`.
 #
-# Usage: [ROUNDS=5] [STEAL_MAX=5] [NOISE=0] [OUT=dir] [HARNESS=build/harness] \
+# Usage: [ROUNDS=5] [STEAL_MAX=5] [NOISE=0] [PROTOCOL=full|adjacent] [OUT=dir] [HARNESS=build/harness] \
 #          bench/simulator/validate.sh [models...]
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
@@ -44,6 +46,7 @@ CORES=${CORES:-$(nproc)}
 STEAL_MAX=${STEAL_MAX:-5}
 SIMULATE_ONLY=${SIMULATE_ONLY:-0}
 NOISE=${NOISE:-0}
+PROTOCOL=${PROTOCOL:-full}
 mkdir -p "$OUT"
 cpu_times() { head -1 /proc/stat; }  # cpu user nice system idle iowait irq softirq steal
 STAT_START=$(cpu_times)
@@ -131,6 +134,42 @@ measure_round() {  # model, dir
   steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
 }
 
+# PROTOCOL=adjacent: the issue's rows only (DDP overlap at world 2, DAPPLE 2 x 2), each real
+# run between two measurements of its matched profile taken right before and right after it
+# (the full protocol measures every input before all runs and again after all of them:
+# minutes apart, for ResNet-50 up to 10), in a shorter round so that more rounds fit.
+measure_round_adjacent() {  # model, dir
+  local model=$1 dir=$2 round_start stages
+  stages=$(stages_of "$model")
+  mkdir -p "$dir/before" "$dir/after"
+  round_start=$(cpu_times)
+  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
+    --iterations 8 --warmup 2 --out "$dir/before/comm" > "$dir/before/comm.log"
+  profile_ddp() {
+    "$HARNESS" profile layers --model "$model" --batch "$BATCH" --input-shape 3,64,64 \
+      --repetitions 5 --warmup 1 --co-located 2 --out "$dir/$1/profile-b$BATCH-co2" \
+      > "$dir/$1/profile-b$BATCH-co2.log"
+  }
+  profile_layout() {
+    "$HARNESS" profile layers --model "$model" --batch "$MICRO" --input-shape 3,64,64 \
+      --repetitions 5 --warmup 1 --stages "$stages" --co-located 2 --clock cpu \
+      --out "$dir/$1/profile-b$MICRO-stages-co2" > "$dir/$1/profile-b$MICRO-stages-co2.log"
+  }
+  profile_ddp before
+  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
+    --set run.repeats=1 --set "systems=[overlap]" --set "output=$dir/real2" > "$dir/real2.log" 2>&1
+  profile_ddp after
+  profile_layout before
+  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
+    --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
+    --set "systems=[$(pipeline_system dapple4 "$model" 2)]" \
+    --set "output=$dir/real4" > "$dir/real4.log" 2>&1
+  profile_layout after
+  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
+    --iterations 8 --warmup 2 --out "$dir/after/comm" > "$dir/after/comm.log"
+  steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
+}
+
 simulate_one() {  # inputs dir, system, world, profile dir, pbs, extra --set args...
   local inputs=$1 system=$2 world=$3 profile=$4 pbs=$5 out
   shift 5
@@ -159,12 +198,14 @@ mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print("%.3f
 # stage profile is its match; the 2-stage pipeline's co-located column repeats the solo one,
 # DAPPLE 2 x 2 gets a stage's two replicas co-located). simulator/README.md.
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
-  local model=$1 round=$2 dir=$3 real2 real4 system world real solo co staged layout pbs extra when
+  local model=$1 round=$2 dir=$3 system world real solo co staged layout pbs extra when
   local -a solo_ms co_ms staged_ms layout_ms factor
-  real2=$(latest "$dir/real2") real4=$(latest "$dir/real4")
   for system in overlap sync dapple dapple4; do
-    world=2 real=$real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" layout="" pbs=$BATCH extra=()
-    [ "$system" = dapple4 ] && world=4 real=$real4 layout=profile-b$MICRO-stages-co2
+    world=2 real=$dir/real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" layout="" pbs=$BATCH extra=()
+    [ "$system" = dapple4 ] && world=4 real=$dir/real4 layout=profile-b$MICRO-stages-co2
+    [ -d "$real" ] || continue
+    real=$(latest "$real")
+    [ -d "$real/raw/p000/$system" ] || continue  # not run in this round (PROTOCOL=adjacent)
     if [ "$system" = dapple ] || [ "$system" = dapple4 ]; then
       solo=profile-b$MICRO co=profile-b$MICRO-co2 staged=profile-b$MICRO-stages pbs=$MICRO
       extra=(--set "simulate.systems=$(pipeline_systems "$real/raw/p000/$system/rep0/config.json" "$system")"
@@ -173,19 +214,18 @@ simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
     [ "$system" = dapple ] && co=$solo
     solo_ms=() co_ms=() staged_ms=() layout_ms=() factor=()
     for when in before after; do
-      solo_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$solo" "$pbs" "${extra[@]}")")
-      co_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$co" "$pbs" "${extra[@]}")")
-      if [ -n "$staged" ] && [ -d "$dir/$when/$staged" ]; then
-        staged_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$staged" "$pbs" "${extra[@]}")")
+      # A profile the round did not measure leaves its column empty.
+      simulated() { [ -n "$1" ] && [ -d "$dir/$when/$1" ] && simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$1" "$pbs" "${extra[@]}"; }
+      solo_ms+=("$(simulated "$solo" || true)")
+      co_ms+=("$(simulated "$co" || true)")
+      staged_ms+=("$(simulated "$staged" || true)")
+      layout_ms+=("$(simulated "$layout" || true)")
+      if [ -d "$dir/$when/$solo" ] && [ -d "$dir/$when/$co" ]; then
+        factor+=("$(corunning_factor "$dir/$when/$solo" "$dir/$when/$co")")
       fi
-      if [ -n "$layout" ] && [ -d "$dir/$when/$layout" ]; then
-        layout_ms+=("$(simulate_one "$dir/$when" "$system" "$world" "$dir/$when/$layout" "$pbs" "${extra[@]}")")
-      fi
-      factor+=("$(corunning_factor "$dir/$when/$solo" "$dir/$when/$co")")
     done
-    [ ${#staged_ms[@]} = 2 ] || staged_ms=("" "")  # DDP, or a validation from before stage profiles
-    [ ${#layout_ms[@]} = 2 ] || layout_ms=("" "")  # all but DAPPLE 2 x 2, or an older validation
-    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$(mean "${factor[@]}"),$(p50 "$real/summary.json" "$system"),$(mean "${solo_ms[@]}"),$(mean "${co_ms[@]}"),$([ -n "${staged_ms[0]}" ] && mean "${staged_ms[@]}"),$([ -n "${layout_ms[0]}" ] && mean "${layout_ms[@]}"),${solo_ms[0]},${solo_ms[1]},${co_ms[0]},${co_ms[1]},${staged_ms[0]},${staged_ms[1]},${layout_ms[0]},${layout_ms[1]},$real/raw/p000/$system" \
+    both() { [ -n "$1" ] && [ -n "$2" ] && mean "$1" "$2"; }
+    echo "$model,$system,$world,$round,$(cat "$dir/steal_percent"),$([ ${#factor[@]} -gt 0 ] && mean "${factor[@]}"),$(p50 "$real/summary.json" "$system"),$(both "${solo_ms[@]}"),$(both "${co_ms[@]}"),$(both "${staged_ms[@]}"),$(both "${layout_ms[@]}"),${solo_ms[0]},${solo_ms[1]},${co_ms[0]},${co_ms[1]},${staged_ms[0]},${staged_ms[1]},${layout_ms[0]},${layout_ms[1]},$real/raw/p000/$system" \
       >> "$OUT/rounds.csv"
   done
 }
@@ -193,7 +233,11 @@ simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
 for model in "${MODELS[@]}"; do
   for round in $(seq 1 "$ROUNDS"); do
     dir=$OUT/$model/round$round
-    if [ "$SIMULATE_ONLY" = 0 ]; then measure_round "$model" "$dir"; fi
+    if [ "$SIMULATE_ONLY" = 0 ] && [ "$PROTOCOL" = adjacent ]; then
+      measure_round_adjacent "$model" "$dir"
+    elif [ "$SIMULATE_ONLY" = 0 ]; then
+      measure_round "$model" "$dir"
+    fi
     simulate_round "$model" "$round" "$dir"
     tail -n 4 "$OUT/rounds.csv"
   done
@@ -252,8 +296,9 @@ for model, system in keys:
             continue
         simulated = statistics.median(values)
         cells += ["%.1f" % simulated, "%+.1f%%" % error(simulated, measured)]
-    factor = statistics.median(float(r["corunning_factor"]) for r in quiet)
-    print("| %s | %s | %s | %d of %d | %.1f | %d | %.2f | %s | %s |" % (
+    factors = [float(r["corunning_factor"]) for r in quiet if r["corunning_factor"]]
+    factor = "%.2f" % statistics.median(factors) if factors else "-"
+    print("| %s | %s | %s | %d of %d | %.1f | %d | %s | %s | %s |" % (
         model, label, mine[0]["world"], len(quiet), len(mine), measured, len(samples), factor,
         " | ".join(cells), rounds))
 print("\nstages x replicas: the pipeline's stages each on its replicas' processes in lockstep, "
