@@ -273,7 +273,8 @@ fs::path temporary_folder(const std::string& prefix) {
 // Removes a folder (with what is in it) when it goes out of scope, however that happens.
 struct FolderRemover {
   fs::path folder;
-  ~FolderRemover() {
+  ~FolderRemover() { remove(); }
+  void remove() const {
     std::error_code ignored;
     if (!folder.empty()) fs::remove_all(folder, ignored);
   }
@@ -315,7 +316,6 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
   static std::string stages_text, stage_result, range_text;
   static std::string heap = "retain";
   static std::string clock = "wall";
-  static int stage_index = 0;
   layers->add_option("--model", request.model, "Zoo model (harness models)");
   layers->add_option("--torchscript", request.torchscript,
                      "TorchScript module whose top-level children run in sequence");
@@ -363,7 +363,6 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
   // How the measured process starts the others (internal).
   layers->add_option("--lockstep-rank", lockstep_rank)->group("");
   layers->add_option("--lockstep-port", lockstep_port)->group("");
-  layers->add_option("--stage-index", stage_index)->group("");
   layers->add_option("--stage-result", stage_result)->group("");
   layers->callback([executable]() {
     if (request.model.empty() == request.torchscript.empty()) {
@@ -389,15 +388,19 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
     }
     std::vector<std::pair<int, int>> stages;
     if (!stages_text.empty()) stages = parse_stage_ranges(stages_text);
+    // Process `process` of a stage profile (stage process / co_located): its stage's layers,
+    // and the hooks that keep it in step with the others. Process 0 serves their store.
+    const auto join_stage_profile = [&stages](int port, int process) {
+      const auto sync = runtime::make_stage_profile_sync(
+          port, process, static_cast<int>(stages.size()), co_located, 600);
+      std::tie(request.first_layer, request.last_layer) = stages.at(process / co_located);
+      request.after_warmup = sync.start;
+      request.keep_running = sync.keep_running;  // until every process has finished
+      request.before_timed_run = sync.before_timed_run;
+    };
     // Another process of a stage profile: a stage's first replica hands its part over as JSON.
     if (lockstep_rank > 0) {
-      const auto sync = runtime::make_stage_profile_sync(
-          lockstep_port, lockstep_rank, static_cast<int>(stages.size()), co_located, 600);
-      request.first_layer = stages.at(stage_index).first;
-      request.last_layer = stages.at(stage_index).second;
-      request.after_warmup = sync.start;
-      request.keep_running = sync.keep_running;
-      request.before_timed_run = sync.before_timed_run;
+      join_stage_profile(lockstep_port, lockstep_rank);
       const auto part = runtime::profile_layers(request);
       if (!stage_result.empty()) write_file_atomic(stage_result, layer_profile_json(part).dump());
       return;
@@ -443,10 +446,7 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
     // A stage's first replica hands its part over in a file of this folder.
     const fs::path parts = stages.empty() ? fs::path() : temporary_folder("harness-stage-profile");
     const FolderRemover remove_parts{parts};
-    const auto remove_parts_now = [&parts] {
-      std::error_code ignored;
-      if (!parts.empty()) fs::remove_all(parts, ignored);
-    };
+    const auto remove_parts_now = [&remove_parts] { remove_parts.remove(); };
     const auto part_file = [&parts](int stage) {
       return parts / ("stage" + std::to_string(stage) + ".json");
     };
@@ -461,7 +461,6 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
         names.push_back("co-located copy " + std::to_string(r));
         continue;
       }
-      others.back().insert(others.back().end(), {"--stage-index", std::to_string(stage)});
       if (replica == 0) {
         others.back().insert(others.back().end(), {"--stage-result", part_file(stage).string()});
       }
@@ -480,14 +479,7 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
       std::vector<runtime::LayerProfileResult> parts_measured;
       {
         ProfileProcesses running(executable, others, names, remove_parts_now);
-        const auto sync = runtime::make_stage_profile_sync(port, 0, static_cast<int>(stages.size()),
-                                                           co_located, 600);
-        request.first_layer = stages.front().first;
-        request.last_layer = stages.front().second;
-        request.after_warmup = sync.start;
-        request.before_timed_run = sync.before_timed_run;
-        // Stage 0 serves the store the others poll: it keeps running until they are done.
-        request.keep_running = sync.keep_running;
+        join_stage_profile(port, 0);
         parts_measured.push_back(runtime::profile_layers(request));
         running.wait_all(600);
       }

@@ -271,36 +271,42 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   return result;
 }
 
-std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s) {
+namespace {
+
+// The TCP store of a co-located or stage profile's processes (`rank` 0 serves it on
+// 127.0.0.1:port); its waits give up after `timeout_s`.
+c10::intrusive_ptr<c10d::Store> profile_store(int port, int rank, int ranks, double timeout_s) {
   Rendezvous rendezvous;
   rendezvous.port = port;
   rendezvous.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, timeout_s) * 1000));
-  auto store = connect_store(rendezvous, rank, ranks);
+  return connect_store(rendezvous, rank, ranks);
+}
+
+// Successive barriers of `members` processes, keyed under `prefix`. Round k: everyone counts
+// itself in; the last one in opens the round's gate.
+std::function<void()> lockstep_rounds(c10::intrusive_ptr<c10d::Store> store, std::string prefix,
+                                      int members) {
   auto round = std::make_shared<int64_t>(0);
-  // Round k: everyone counts itself in; the last one in opens the round's gate.
-  return [store, round, ranks] {
-    const std::string key = "lockstep/" + std::to_string((*round)++);
-    if (store->add(key, 1) == ranks) store->set(key + "/open", std::vector<uint8_t>{1});
+  return [store, prefix, round, members] {
+    const std::string key = prefix + std::to_string((*round)++);
+    if (store->add(key, 1) == members) store->set(key + "/open", std::vector<uint8_t>{1});
     store->wait({key + "/open"});
   };
 }
 
+}  // namespace
+
+std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s) {
+  return lockstep_rounds(profile_store(port, rank, ranks, timeout_s), "lockstep/", ranks);
+}
+
 StageProfileSync make_stage_profile_sync(int port, int process, int stages, int replicas,
                                          double timeout_s) {
-  Rendezvous rendezvous;
-  rendezvous.port = port;
-  rendezvous.timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, timeout_s) * 1000));
   const int processes = stages * replicas;
-  auto store = connect_store(rendezvous, process, processes);
+  auto store = profile_store(port, process, processes, timeout_s);
   StageProfileSync sync;
-  sync.start = [store, processes] {
-    if (store->add("stages/started", 1) == processes) {
-      store->set("stages/go", std::vector<uint8_t>{1});
-    }
-    store->wait({"stages/go"});
-  };
+  sync.start = lockstep_rounds(store, "stages/start/", processes);  // called once
   auto finished = std::make_shared<bool>(false);
   sync.keep_running = [store, processes, finished] {
     const int64_t done = store->add("stages/finished", *finished ? 0 : 1);
@@ -308,14 +314,11 @@ StageProfileSync make_stage_profile_sync(int port, int process, int stages, int 
     return done < processes;
   };
   if (replicas > 1) {
-    // Round k of this stage: its replicas count themselves in; the last one opens the gate.
-    const std::string prefix = "stages/" + std::to_string(process / replicas) + "/lockstep/";
-    auto round = std::make_shared<int64_t>(0);
-    sync.before_timed_run = [store, prefix, round, replicas, finished] {
-      if (*finished) return;
-      const std::string key = prefix + std::to_string((*round)++);
-      if (store->add(key, 1) == replicas) store->set(key + "/open", std::vector<uint8_t>{1});
-      store->wait({key + "/open"});
+    // This stage's replicas only; none once this process has finished its timed runs.
+    auto stage_lockstep = lockstep_rounds(
+        store, "stages/" + std::to_string(process / replicas) + "/lockstep/", replicas);
+    sync.before_timed_run = [stage_lockstep, finished] {
+      if (!*finished) stage_lockstep();
     };
   }
   return sync;

@@ -52,7 +52,7 @@ assert staged["layers"][0]["backward"]["median_ms"] == 0  # the model's input ne
 assert staged["layers"][3]["backward"]["median_ms"] > 0   # stage 1's received input does
 PY
 [[ -s "$SCRATCH/mlp_stages/graph.txt" ]] || fail "no graph.txt from --stages"
-! pgrep -f "stage-index" > /dev/null || fail "a stage process was left running"
+! pgrep -f "lockstep-rank" > /dev/null || fail "a stage process was left running"
 [[ -z "$(ls -d "$SCRATCH"/harness-stage-profile-* 2>/dev/null)" ]] || fail "the stages' hand-over folder was left"
 # --stages 0-2,3-5 --co-located 2 --clock cpu: each stage on two processes in lockstep (a
 # 2-stage pipeline with 2 replicas per stage), timed with the process CPU clock.
