@@ -90,29 +90,47 @@ d=[y-x for x,y in zip(a,b)]; print("%.1f" % (100*d[7]/max(1,sum(d))))' "$1" "$2"
 
 echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,simulated_stages_p50_ms,simulated_layout_p50_ms,solo_before_ms,solo_after_ms,colocated_before_ms,colocated_after_ms,stages_before_ms,stages_after_ms,layout_before_ms,layout_after_ms,samples_dir" \
   > "$OUT/rounds.csv"
+profile_comm() {  # dir: the Gloo profile, into dir/comm
+  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
+    --iterations 8 --warmup 2 --out "$1/comm" > "$1/comm.log"
+}
+profile_layers() {  # model, dir, name, batch, more flags...: a layer profile into dir/name
+  local model=$1 dir=$2 name=$3 batch=$4
+  shift 4
+  "$HARNESS" profile layers --model "$model" --batch "$batch" --input-shape 3,64,64 \
+    --repetitions 5 --warmup 1 "$@" --out "$dir/$name" > "$dir/$name.log"
+}
+# The pipeline's layouts: its two stages at once, each timing its layers while the other times
+# its own; DAPPLE 2 x 2's: each stage on two processes in lockstep, 4 processes on this host's
+# cores, timed in CPU time (the simulator time-shares the cores itself).
+profile_stages() { profile_layers "$1" "$2" "profile-b$MICRO-stages" "$MICRO" --stages "$(stages_of "$1")"; }
+profile_layout() {
+  profile_layers "$1" "$2" "profile-b$MICRO-stages-co2" "$MICRO" --stages "$(stages_of "$1")" \
+    --co-located 2 --clock cpu
+}
+run_real2() {  # model, dir, systems: the world-2 real runs, into dir/real2
+  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$1" \
+    --set run.repeats=1 --set "systems=[$3]" --set "output=$2/real2" > "$2/real2.log" 2>&1
+}
+run_real4() {  # model, dir: DAPPLE 2 x 2, into dir/real4
+  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$1" \
+    --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
+    --set "systems=[$(pipeline_system dapple4 "$1" 2)]" \
+    --set "output=$2/real4" > "$2/real4.log" 2>&1
+}
+
 measure_inputs() {  # model, dir: the Gloo profile and the layer profiles
   local model=$1 dir=$2
   mkdir -p "$dir"
-  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
-    --iterations 8 --warmup 2 --out "$dir/comm" > "$dir/comm.log"
+  profile_comm "$dir"
   for b in "$BATCH" "$MICRO"; do
-    "$HARNESS" profile layers --model "$model" --batch "$b" --input-shape 3,64,64 \
-      --repetitions 5 --warmup 1 --out "$dir/profile-b$b" > "$dir/profile-b$b.log"
+    profile_layers "$model" "$dir" "profile-b$b" "$b"
     # Two copies in lockstep: as two data-parallel ranks (or a stage's two replicas) run the
     # same layers at the same time on this host's two cores.
-    "$HARNESS" profile layers --model "$model" --batch "$b" --input-shape 3,64,64 \
-      --repetitions 5 --warmup 1 --co-located 2 --out "$dir/profile-b$b-co2" \
-      > "$dir/profile-b$b-co2.log"
+    profile_layers "$model" "$dir" "profile-b$b-co2" "$b" --co-located 2
   done
-  # The pipeline's two stages at once, each timing its layers while the other times its own.
-  "$HARNESS" profile layers --model "$model" --batch "$MICRO" --input-shape 3,64,64 \
-    --repetitions 5 --warmup 1 --stages "$(stages_of "$model")" \
-    --out "$dir/profile-b$MICRO-stages" > "$dir/profile-b$MICRO-stages.log"
-  # DAPPLE 2 x 2's own layout: each stage on two processes in lockstep, 4 processes on this
-  # host's cores, timed in CPU time (the simulator time-shares the cores itself).
-  "$HARNESS" profile layers --model "$model" --batch "$MICRO" --input-shape 3,64,64 \
-    --repetitions 5 --warmup 1 --stages "$(stages_of "$model")" --co-located 2 --clock cpu \
-    --out "$dir/profile-b$MICRO-stages-co2" > "$dir/profile-b$MICRO-stages-co2.log"
+  profile_stages "$model" "$dir"
+  profile_layout "$model" "$dir"
 }
 
 # The inputs are measured before and after the real runs, and the round's prediction is the
@@ -123,13 +141,8 @@ measure_round() {  # model, dir
   mkdir -p "$dir"
   round_start=$(cpu_times)
   measure_inputs "$model" "$dir/before"
-  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
-    --set run.repeats=1 --set "systems=[overlap, sync, $(pipeline_system dapple "$model" 1)]" \
-    --set "output=$dir/real2" > "$dir/real2.log" 2>&1
-  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
-    --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
-    --set "systems=[$(pipeline_system dapple4 "$model" 2)]" \
-    --set "output=$dir/real4" > "$dir/real4.log" 2>&1
+  run_real2 "$model" "$dir" "overlap, sync, $(pipeline_system dapple "$model" 1)"
+  run_real4 "$model" "$dir"
   measure_inputs "$model" "$dir/after"
   steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
 }
@@ -139,34 +152,17 @@ measure_round() {  # model, dir
 # (the full protocol measures every input before all runs and again after all of them:
 # minutes apart, for ResNet-50 up to 10), in a shorter round so that more rounds fit.
 measure_round_adjacent() {  # model, dir
-  local model=$1 dir=$2 round_start stages
-  stages=$(stages_of "$model")
+  local model=$1 dir=$2 round_start
   mkdir -p "$dir/before" "$dir/after"
   round_start=$(cpu_times)
-  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
-    --iterations 8 --warmup 2 --out "$dir/before/comm" > "$dir/before/comm.log"
-  profile_ddp() {
-    "$HARNESS" profile layers --model "$model" --batch "$BATCH" --input-shape 3,64,64 \
-      --repetitions 5 --warmup 1 --co-located 2 --out "$dir/$1/profile-b$BATCH-co2" \
-      > "$dir/$1/profile-b$BATCH-co2.log"
-  }
-  profile_layout() {
-    "$HARNESS" profile layers --model "$model" --batch "$MICRO" --input-shape 3,64,64 \
-      --repetitions 5 --warmup 1 --stages "$stages" --co-located 2 --clock cpu \
-      --out "$dir/$1/profile-b$MICRO-stages-co2" > "$dir/$1/profile-b$MICRO-stages-co2.log"
-  }
-  profile_ddp before
-  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
-    --set run.repeats=1 --set "systems=[overlap]" --set "output=$dir/real2" > "$dir/real2.log" 2>&1
-  profile_ddp after
-  profile_layout before
-  "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$model" \
-    --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
-    --set "systems=[$(pipeline_system dapple4 "$model" 2)]" \
-    --set "output=$dir/real4" > "$dir/real4.log" 2>&1
-  profile_layout after
-  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
-    --iterations 8 --warmup 2 --out "$dir/after/comm" > "$dir/after/comm.log"
+  profile_comm "$dir/before"
+  profile_layers "$model" "$dir/before" "profile-b$BATCH-co2" "$BATCH" --co-located 2
+  run_real2 "$model" "$dir" overlap
+  profile_layers "$model" "$dir/after" "profile-b$BATCH-co2" "$BATCH" --co-located 2
+  profile_layout "$model" "$dir/before"
+  run_real4 "$model" "$dir"
+  profile_layout "$model" "$dir/after"
+  profile_comm "$dir/after"
   steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
 }
 
