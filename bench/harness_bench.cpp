@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "baselines/bucket_assignment.h"
-#include "harness/mann_whitney.h"
-#include "harness/statistics.h"
+#include "baselines/ddp/bucket_assignment.h"
+#include "common/statistics.h"
+#include "harness/analysis/mann_whitney.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "simulator/chrome_trace.h"
 
-#include "runtime/trace_recorder.h"
+#include "runtime/protocol/trace_recorder.h"
 
 #include <set>
 

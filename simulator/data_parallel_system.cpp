@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "baselines/bucket_assignment.h"
+#include "baselines/ddp/bucket_assignment.h"
 
 namespace harness::simulator {
 

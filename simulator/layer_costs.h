@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/profile_graph.h"
+#include "planner/model/profile_graph.h"
 
 namespace harness::simulator {
 

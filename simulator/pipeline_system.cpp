@@ -1,6 +1,6 @@
 #include "simulator/pipeline_system.h"
 
-#include "runtime/pipeline_layout.h"
+#include "runtime/pipeline/pipeline_layout.h"
 
 #include <algorithm>
 #include <set>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/pipeline_schedule.h"
+#include "runtime/pipeline/pipeline_schedule.h"
 #include "simulator/cluster.h"
 #include "simulator/layer_costs.h"
 #include "simulator/system_result.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/seeded_random.h"
+#include "common/seeded_random.h"
 #include "simulator/engine.h"
 #include "simulator/task_graph.h"
 
@@ -47,7 +47,7 @@ class ComputeNoise {
 
  private:
   double fraction_ = 0.0;
-  planner::SeededRandom random_;
+  SeededRandom random_;
 };
 
 }  // namespace harness::simulator

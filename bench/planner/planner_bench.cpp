@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
-#include "planner/batch_range.h"
-#include "planner/planner.h"
-#include "planner/synthetic_profile.h"
+#include "planner/model/synthetic_profile.h"
+#include "planner/search/batch_range.h"
+#include "planner/search/planner.h"
 
 namespace harness::planner {
 namespace {

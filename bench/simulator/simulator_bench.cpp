@@ -7,7 +7,7 @@
 // events/s; time per event staying flat across sizes is the linear-growth check.
 #include <benchmark/benchmark.h>
 
-#include "planner/synthetic_profile.h"
+#include "planner/model/synthetic_profile.h"
 #include "simulator/data_parallel_system.h"
 #include "simulator/pipeline_system.h"
 

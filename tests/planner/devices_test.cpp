@@ -1,9 +1,9 @@
 // Device layouts, placement policies and the communication cost formulas.
 #include <gtest/gtest.h>
 
-#include "harness/spec_error.h"
-#include "planner/cost_model.h"
-#include "planner/devices.h"
+#include "common/input_error.h"
+#include "planner/cluster/devices.h"
+#include "planner/search/cost_model.h"
 
 namespace harness::planner {
 namespace {

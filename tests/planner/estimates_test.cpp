@@ -3,10 +3,10 @@
 // 30e6/60e6/15e6 B, output activations 1e6/2e6/1e6 B, at profile batch 4.
 #include <gtest/gtest.h>
 
-#include "planner/data_parallel.h"
-#include "planner/pipeline_search.h"
-#include "planner/pipeline_timing.h"
-#include "planner/planner.h"
+#include "planner/search/data_parallel.h"
+#include "planner/search/pipeline_search.h"
+#include "planner/search/pipeline_timing.h"
+#include "planner/search/planner.h"
 
 namespace harness::planner {
 namespace {

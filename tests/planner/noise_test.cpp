@@ -4,12 +4,12 @@
 
 #include <cmath>
 
-#include "planner/noise_study.h"
-#include "planner/pipeline_search.h"
-#include "planner/plan_rescore.h"
-#include "planner/profile_noise.h"
-#include "planner/seeded_random.h"
-#include "planner/synthetic_profile.h"
+#include "common/seeded_random.h"
+#include "planner/model/synthetic_profile.h"
+#include "planner/search/pipeline_search.h"
+#include "planner/search/plan_rescore.h"
+#include "planner/study/noise_study.h"
+#include "planner/study/profile_noise.h"
 
 namespace harness::planner {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/spec_error.h"
-#include "planner/model_profile.h"
+#include "common/input_error.h"
+#include "planner/model/model_profile.h"
 
 namespace harness::planner {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "planner/planner.h"
+#include "planner/search/planner.h"
 
 namespace harness::planner {
 namespace {

@@ -3,10 +3,10 @@
 // same candidate counts. Small inputs, where the straightforward search runs in milliseconds.
 #include <gtest/gtest.h>
 
-#include "planner/noise_study.h"
-#include "planner/pipeline_search.h"
-#include "planner/planner.h"
-#include "planner/synthetic_profile.h"
+#include "planner/model/synthetic_profile.h"
+#include "planner/search/pipeline_search.h"
+#include "planner/search/planner.h"
+#include "planner/study/noise_study.h"
 
 namespace harness::planner {
 namespace {

@@ -4,11 +4,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/spec_error.h"
-#include "planner/batch_range.h"
-#include "planner/plan_report.h"
-#include "planner/planner.h"
-#include "planner/topology.h"
+#include "common/input_error.h"
+#include "planner/cluster/topology.h"
+#include "planner/report/plan_report.h"
+#include "planner/search/batch_range.h"
+#include "planner/search/planner.h"
 
 namespace harness::planner {
 namespace {

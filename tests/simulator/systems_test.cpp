@@ -5,7 +5,7 @@
 #include "simulator/collective.h"
 #include "simulator/data_parallel_system.h"
 #include "simulator/pipeline_system.h"
-#include "test_costs.h"
+#include "tests/simulator/test_costs.h"
 
 namespace harness::simulator {
 namespace {

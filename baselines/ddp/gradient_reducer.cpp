@@ -1,0 +1,252 @@
+#include "baselines/ddp/gradient_reducer.h"
+
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/torch.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace baselines {
+
+SyncMode parse_sync_mode(const std::string& name) {
+  if (name == "overlap") return SyncMode::kOverlap;
+  if (name == "sync") return SyncMode::kSync;
+  if (name == "async") return SyncMode::kAsync;
+  if (name == "per_tensor") return SyncMode::kPerTensor;
+  throw std::invalid_argument("unknown gradient synchronisation mode '" + name + "'");
+}
+
+std::string to_string(SyncMode mode) {
+  switch (mode) {
+    case SyncMode::kOverlap:
+      return "overlap";
+    case SyncMode::kSync:
+      return "sync";
+    case SyncMode::kAsync:
+      return "async";
+    case SyncMode::kPerTensor:
+      return "per_tensor";
+  }
+  return "?";
+}
+
+struct BucketState {
+  at::Tensor flat;               // the bucket's gradients, concatenated
+  std::vector<int64_t> offsets;  // element offset of each member tensor in `flat`
+  size_t pending = 0;            // members whose gradient has not arrived this iteration
+  bool launched = false;
+  double launched_us = 0;  // when its all-reduce was issued (monotonic clock), for traces
+  std::unique_ptr<runtime::CommWork> work;
+};
+
+struct GradientReducer::State {
+  std::vector<at::Tensor> parameters;
+  std::vector<std::string> names;
+  runtime::Communicator* communicator = nullptr;
+  ReducerOptions options;
+  std::vector<Bucket> buckets;
+  std::vector<BucketState> bucket_states;
+  std::vector<size_t> bucket_of;       // parameter index -> bucket index
+  std::vector<size_t> slot_in_bucket;  // parameter index -> position within its bucket
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep hooks alive
+  size_t next_to_launch = 0;  // overlap: buckets launch strictly in order
+  std::mutex mutex;
+  runtime::TraceRecorder* trace = nullptr;
+
+  // Waits for bucket b's all-reduce; traced from its launch to the moment this rank saw it done.
+  void wait_for(size_t b) {
+    bucket_states[b].work->wait();
+    if (trace != nullptr) {
+      trace->add("allreduce bucket " + std::to_string(b), runtime::TraceCategory::kAllReduce,
+                 bucket_states[b].launched_us, runtime::TraceRecorder::now_us(),
+                 {{"bucket", b}, {"bytes", buckets[b].bytes}});
+    }
+  }
+
+  void reset_iteration() {
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      bucket_states[b].pending = buckets[b].tensors.size();
+      bucket_states[b].launched = false;
+      bucket_states[b].work.reset();
+    }
+    next_to_launch = 0;
+  }
+
+  void copy_in(size_t parameter) {
+    BucketState& bucket = bucket_states[bucket_of[parameter]];
+    const at::Tensor& grad = parameters[parameter].grad();
+    const int64_t offset = bucket.offsets[slot_in_bucket[parameter]];
+    bucket.flat.narrow(0, offset, grad.numel()).view_as(grad).copy_(grad);
+  }
+
+  void launch(size_t b) {
+    BucketState& bucket = bucket_states[b];
+    if (options.average) bucket.flat.div_(communicator->world_size());
+    bucket.launched_us = runtime::TraceRecorder::now_us();
+    bucket.work = communicator->all_reduce_sum(bucket.flat);
+    bucket.launched = true;
+  }
+
+  void copy_out(size_t b) {
+    BucketState& bucket = bucket_states[b];
+    for (size_t slot = 0; slot < buckets[b].tensors.size(); ++slot) {
+      at::Tensor grad = parameters[buckets[b].tensors[slot]].grad();
+      grad.copy_(bucket.flat.narrow(0, bucket.offsets[slot], grad.numel()).view_as(grad));
+    }
+  }
+
+  // Autograd hook: parameter's gradient is final for this backward pass.
+  void on_gradient_ready(size_t parameter) {
+    std::lock_guard<std::mutex> lock(mutex);
+    copy_in(parameter);
+    const size_t b = bucket_of[parameter];
+    if (--bucket_states[b].pending != 0) return;
+    if (options.mode == SyncMode::kAsync) {
+      launch(b);
+      return;
+    }
+    while (next_to_launch < buckets.size() && bucket_states[next_to_launch].pending == 0) {
+      launch(next_to_launch++);
+    }
+  }
+};
+
+GradientReducer::GradientReducer(std::vector<at::Tensor> parameters, std::vector<std::string> names,
+                                 runtime::Communicator& communicator, ReducerOptions options)
+    : state_(std::make_shared<State>()) {
+  State& s = *state_;
+  if (names.size() != parameters.size()) {
+    throw std::invalid_argument("GradientReducer: one name per parameter");
+  }
+  s.parameters = std::move(parameters);
+  s.names = std::move(names);
+  s.communicator = &communicator;
+  s.options = options;
+  if (options.mode == SyncMode::kPerTensor) return;
+
+  std::vector<TensorSlot> slots;
+  for (const auto& p : s.parameters) {
+    slots.push_back({static_cast<size_t>(p.numel()) * p.element_size(),
+                     std::string(c10::toString(p.scalar_type()))});
+  }
+  if (options.mode == SyncMode::kAsync) {
+    s.buckets = assign_buckets(slots, BucketOrder::kForward,
+                               {static_cast<size_t>(options.bucket_mb * kMiB)});
+  } else {
+    s.buckets = assign_buckets(slots, BucketOrder::kReverse,
+                               ddp_size_limits(options.first_bucket_mb, options.bucket_mb));
+  }
+  s.bucket_of.assign(s.parameters.size(), 0);
+  s.slot_in_bucket.assign(s.parameters.size(), 0);
+  s.bucket_states.resize(s.buckets.size());
+  for (size_t b = 0; b < s.buckets.size(); ++b) {
+    int64_t elements = 0;
+    for (size_t slot = 0; slot < s.buckets[b].tensors.size(); ++slot) {
+      const size_t p = s.buckets[b].tensors[slot];
+      s.bucket_of[p] = b;
+      s.slot_in_bucket[p] = slot;
+      s.bucket_states[b].offsets.push_back(elements);
+      elements += s.parameters[p].numel();
+    }
+    s.bucket_states[b].flat =
+        at::empty({elements}, s.parameters[s.buckets[b].tensors[0]].options());
+  }
+  s.reset_iteration();
+
+  if (options.mode == SyncMode::kOverlap || options.mode == SyncMode::kAsync) {
+    std::weak_ptr<State> weak = state_;
+    for (size_t p = 0; p < s.parameters.size(); ++p) {
+      auto accumulator = torch::autograd::impl::grad_accumulator(s.parameters[p]);
+      accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+          [weak, p](const torch::autograd::variable_list& outputs,
+                    const torch::autograd::variable_list&) {
+            if (auto state = weak.lock()) state->on_gradient_ready(p);
+            return outputs;
+          }));
+      s.accumulators.push_back(std::move(accumulator));
+    }
+  }
+}
+
+GradientReducer::~GradientReducer() = default;
+
+void GradientReducer::finish_backward() {
+  State& s = *state_;
+  switch (s.options.mode) {
+    case SyncMode::kPerTensor: {
+      std::vector<std::unique_ptr<runtime::CommWork>> works;
+      for (auto& p : s.parameters) {
+        at::Tensor grad = p.grad();
+        if (s.options.average) grad.div_(s.communicator->world_size());
+        works.push_back(s.communicator->all_reduce_sum(grad));
+      }
+      for (auto& work : works) work->wait();
+      return;
+    }
+    case SyncMode::kSync:
+      for (size_t b = 0; b < s.buckets.size(); ++b) {
+        for (size_t p : s.buckets[b].tensors) s.copy_in(p);
+        s.launch(b);
+        s.wait_for(b);
+        s.copy_out(b);
+      }
+      s.reset_iteration();
+      return;
+    case SyncMode::kOverlap:
+    case SyncMode::kAsync:
+      for (size_t b = 0; b < s.buckets.size(); ++b) {
+        if (!s.bucket_states[b].launched) {
+          throw std::runtime_error(
+              "gradient bucket " + std::to_string(b) +
+              " was never filled: a parameter got no gradient in this backward pass (first "
+              "member: " +
+              s.names[s.buckets[b].tensors[0]] + ")");
+        }
+      }
+      // Wait in launch order; each copy-out overlaps the all-reduces still running.
+      for (size_t b = 0; b < s.buckets.size(); ++b) {
+        s.wait_for(b);
+        s.copy_out(b);
+      }
+      s.reset_iteration();
+      return;
+  }
+}
+
+const std::vector<Bucket>& GradientReducer::buckets() const { return state_->buckets; }
+
+void GradientReducer::set_trace(runtime::TraceRecorder* trace) { state_->trace = trace; }
+
+std::string GradientReducer::buckets_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t b = 0; b < state_->buckets.size(); ++b) {
+    const Bucket& bucket = state_->buckets[b];
+    nlohmann::json names = nlohmann::json::array();
+    for (size_t p : bucket.tensors) names.push_back(state_->names[p]);
+    out.push_back({{"index", b},
+                   {"bytes", bucket.bytes},
+                   {"size_limit", bucket.size_limit},
+                   {"dtype", bucket.dtype},
+                   {"tensors", bucket.tensors.size()},
+                   {"parameters", names}});
+  }
+  return out.dump(1);
+}
+
+runtime::GradientSyncFactory replica_sum_factory(double bucket_mb, double first_bucket_mb) {
+  ReducerOptions options;
+  options.mode = SyncMode::kSync;
+  options.average = false;
+  options.bucket_mb = bucket_mb;
+  options.first_bucket_mb = first_bucket_mb;
+  return [options](std::vector<at::Tensor> parameters, std::vector<std::string> names,
+                   runtime::Communicator& group) -> std::unique_ptr<runtime::GradientSync> {
+    return std::make_unique<GradientReducer>(std::move(parameters), std::move(names), group,
+                                             options);
+  };
+}
+
+}  // namespace baselines

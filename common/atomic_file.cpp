@@ -1,0 +1,35 @@
+#include "common/atomic_file.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+void write_file_atomic(const fs::path& path, const std::string& content) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  const fs::path temporary =
+      path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(getpid()));
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + temporary.string());
+    out << content;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temporary.string());
+  }
+  fs::rename(temporary, path);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace harness

@@ -1,0 +1,13 @@
+// TCP ports on this host for rendezvous stores and lockstep barriers: the harness picks one
+// for each run's ranks, the profilers for their co-located processes.
+#pragma once
+
+namespace harness {
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, close).
+int pick_free_port();
+
+// Whether a TCP port can be bound on this host right now (all interfaces).
+bool port_is_free(int port);
+
+}  // namespace harness

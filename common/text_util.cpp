@@ -1,0 +1,70 @@
+#include "common/text_util.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace harness {
+
+int edit_distance(std::string_view a, std::string_view b) {
+  std::vector<int> previous(b.size() + 1), current(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) previous[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    current[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+    }
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  int best_distance = 0;
+  for (const auto& candidate : candidates) {
+    const int distance = edit_distance(word, candidate);
+    if (best.empty() || distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  // A typo changes a few characters; beyond a third of the word it is another word.
+  const int allowed = std::max<int>(2, static_cast<int>(word.size()) / 3);
+  return best_distance <= allowed ? best : std::string();
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    parts.emplace_back(text.substr(start, end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string format_number(double value, int max_decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", max_decimals, value);
+  std::string text = buffer;
+  if (text.find('.') != std::string::npos) {
+    while (!text.empty() && text.back() == '0') text.pop_back();
+    if (!text.empty() && text.back() == '.') text.pop_back();
+  }
+  if (text == "-0") text = "0";
+  return text;
+}
+
+}  // namespace harness

@@ -1,0 +1,131 @@
+#include "harness/analysis/comparison_table.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace harness {
+namespace {
+
+double statistic(const SampleSummary& s, const std::string& name) {
+  if (name == "mean") return s.mean;
+  if (name == "p50") return s.p50;
+  if (name == "p90") return s.p90;
+  if (name == "p95") return s.p95;
+  return s.p99;
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string signed_fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%+.*f", decimals, value);
+  return buffer;
+}
+
+const SampleSummary* find_phase(const SystemSummary& system, const std::string& phase) {
+  auto it = system.phases.find(phase);
+  return it == system.phases.end() ? nullptr : &it->second;
+}
+
+const SystemSummary* find_system(const PointSummary& point, const std::string& name) {
+  for (const auto& system : point.systems) {
+    if (system.name == name) return &system;
+  }
+  return nullptr;
+}
+
+std::optional<double> baseline_value(const PointSummary& point, const std::string& baseline,
+                                     const std::string& phase, const std::string& stat) {
+  const SystemSummary* base = find_system(point, baseline);
+  const SampleSummary* stats = base ? find_phase(*base, phase) : nullptr;
+  if (!stats) return std::nullopt;
+  return statistic(*stats, stat);
+}
+
+}  // namespace
+
+std::optional<double> delta_percent(double value, std::optional<double> baseline) {
+  if (!baseline || *baseline == 0) return std::nullopt;
+  return (value - *baseline) / *baseline * 100.0;
+}
+
+std::string render_markdown_tables(const RunSummary& summary) {
+  const std::string& baseline = summary.manifest.baseline;
+  std::ostringstream out;
+  out << "# " << summary.manifest.experiment << "\n\n"
+      << "Latency in ms. n = samples per system, pooled over ranks and repeats (warm-up "
+         "excluded); percentiles by linear interpolation. delta% is against the baseline, "
+      << baseline << ".\n";
+  for (const auto& point : summary.points) {
+    for (const char* phase : kPhases) {
+      out << "\n## " << point.point.label << " | " << phase << "\n\n| system | n |";
+      for (const char* stat : kTableStatistics) out << " " << stat << " | delta% |";
+      out << "\n|---|---:|";
+      for (size_t i = 0; i < std::size(kTableStatistics); ++i) out << "---:|---:|";
+      out << "\n";
+      for (const auto& system : point.systems) {
+        out << "| " << system.name << (system.name == baseline ? " (baseline)" : "") << " | ";
+        const SampleSummary* stats = find_phase(system, phase);
+        if (!stats) {
+          out << "0 |";
+          for (size_t i = 0; i < std::size(kTableStatistics); ++i) out << " failed | |";
+          out << "\n";
+          continue;
+        }
+        out << stats->count << " |";
+        for (const char* stat : kTableStatistics) {
+          const double value = statistic(*stats, stat);
+          out << " " << fixed(value, 2) << " | ";
+          if (system.name == baseline) {
+            out << "— |";
+          } else if (auto delta =
+                         delta_percent(value, baseline_value(point, baseline, phase, stat))) {
+            out << signed_fixed(*delta, 1) << " |";
+          } else {
+            out << "n/a |";
+          }
+        }
+        out << "\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+std::string render_csv_table(const RunSummary& summary) {
+  const std::string& baseline = summary.manifest.baseline;
+  std::ostringstream out;
+  out << "point_id,point,phase,system,is_baseline,n";
+  for (const char* stat : kTableStatistics) out << "," << stat << "_ms," << stat << "_delta_pct";
+  out << "\n";
+  for (const auto& point : summary.points) {
+    for (const char* phase : kPhases) {
+      for (const auto& system : point.systems) {
+        const SampleSummary* stats = find_phase(system, phase);
+        out << point.point.id << ",\"" << point.point.label << "\"," << phase << "," << system.name
+            << "," << (system.name == baseline ? 1 : 0) << "," << (stats ? stats->count : 0);
+        for (const char* stat : kTableStatistics) {
+          if (!stats) {
+            out << ",,";
+            continue;
+          }
+          const double value = statistic(*stats, stat);
+          out << "," << fixed(value, 4) << ",";
+          if (system.name != baseline) {
+            if (auto delta = delta_percent(value, baseline_value(point, baseline, phase, stat))) {
+              out << fixed(*delta, 3);
+            }
+          }
+        }
+        out << "\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+}  // namespace harness

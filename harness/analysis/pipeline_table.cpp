@@ -1,0 +1,146 @@
+#include "harness/analysis/pipeline_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/text_util.h"
+#include "harness/results/report_samples.h"
+#include "harness/results/run_manifest.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::optional<json> read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    return json::parse(in);
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string optional_text(const std::optional<double>& value, int digits, double scale = 1) {
+  return value ? fixed(*value * scale, digits) : "-";
+}
+
+}  // namespace
+
+std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory) {
+  const ResultSamples samples = read_result_samples(run_directory);
+  std::vector<PipelineTableRow> rows;
+  bool any_pipeline = false;
+  for (const auto& point : samples.points) {
+    for (const auto& system : point.systems) {
+      PipelineTableRow row;
+      row.point_id = point.point.id;
+      row.point_label = point.point.label;
+      row.system = system.name;
+      row.layout = "dp";
+      row.schedule = "-";
+      const auto iteration = system.phases.find("iteration");
+      if (iteration == system.phases.end() || iteration->second.empty()) continue;
+      row.iteration_ms = summarize(iteration->second);
+      // External systems' configs have no model section; their throughput stays unknown.
+      if (system.config.is_object() && system.config.contains("model") &&
+          system.config["model"].is_object()) {
+        row.global_batch = system.config["model"].value("batch_size", 0LL) * point.point.world_size;
+      }
+      // The pipeline metrics of every complete repeat, every rank.
+      double bubble_sum = 0, sent_sum = 0;
+      long long bubble_count = 0, sent_count = 0;
+      double peak = 0;
+      long long widest = 1;  // replicas of the most replicated stage
+      for (long long repeat = 0; repeat < point.point.repeats; ++repeat) {
+        const fs::path raw = run_raw_directory(run_directory, point.point.id, system.name, repeat);
+        const auto status = read_json(raw / "status.json");
+        if (!status || status->value("status", "") != "complete") continue;
+        for (long long rank = 0; rank < point.point.world_size; ++rank) {
+          const auto info = read_json(raw / ("pipeline_rank" + std::to_string(rank) + ".json"));
+          if (!info) continue;
+          any_pipeline = true;
+          row.schedule = info->value("schedule", "-");
+          row.micro_batches = info->value("micro_batches", 0LL);
+          row.global_batch = info->value("global_batch", row.global_batch);
+          widest = std::max(widest, info->value("replicas", 1LL));
+          row.layout = std::to_string(info->value("stages", 1LL)) + "x" + std::to_string(widest);
+          for (const auto& it : info->at("iterations")) {
+            const double total = it.value("iteration_ms", 0.0);
+            if (total > 0) {
+              bubble_sum += it.value("bubble_ms", 0.0) / total;
+              ++bubble_count;
+            }
+            sent_sum += it.value("bytes_sent", 0.0);
+            ++sent_count;
+            peak = std::max(peak, it.value("peak_allocated_bytes", 0.0));
+          }
+        }
+      }
+      if (bubble_count > 0) row.bubble_fraction = bubble_sum / bubble_count;
+      if (sent_count > 0) row.mib_sent_per_iteration = sent_sum / sent_count / (1024.0 * 1024.0);
+      if (peak > 0) row.peak_activation_mib = peak / (1024.0 * 1024.0);
+      if (row.global_batch > 0 && row.iteration_ms.p50 > 0) {
+        row.samples_per_s = row.global_batch / (row.iteration_ms.p50 / 1000.0);
+      }
+      rows.push_back(row);
+    }
+  }
+  if (!any_pipeline) rows.clear();
+  return rows;
+}
+
+std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) {
+  std::string text =
+      "## Pipeline study\n\n"
+      "Throughput = global batch / p50 iteration time. Bubble = share of a rank's iteration spent "
+      "neither computing (forward, backward, step) nor all-reducing (waiting on send/recv counts "
+      "as bubble), mean over ranks and iterations. Peak activations = the largest per-iteration "
+      "peak of CPU memory allocated above the iteration's start on any rank. n = samples the "
+      "percentiles rest on (ranks x iterations x repeats).\n\n"
+      "| point | system | layout | schedule | micro-batches | samples/s | p50 ms | p90 ms | p99 ms "
+      "| n | bubble | peak activations MiB | MiB sent/iter |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& row : rows) {
+    text += "| " + row.point_id + " " + row.point_label + " | " + row.system + " | " + row.layout +
+            " | " + row.schedule + " | " +
+            (row.micro_batches > 0 ? std::to_string(row.micro_batches) : std::string("-")) + " | " +
+            fixed(row.samples_per_s, 1) + " | " + fixed(row.iteration_ms.p50, 1) + " | " +
+            fixed(row.iteration_ms.p90, 1) + " | " + fixed(row.iteration_ms.p99, 1) + " | " +
+            std::to_string(row.iteration_ms.count) + " | " +
+            (row.bubble_fraction ? fixed(*row.bubble_fraction * 100, 1) + "%" : std::string("-")) +
+            " | " + optional_text(row.peak_activation_mib, 1) + " | " +
+            optional_text(row.mib_sent_per_iteration, 2) + " |\n";
+  }
+  return text;
+}
+
+std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
+  std::string text =
+      "point,label,system,layout,schedule,micro_batches,global_batch,samples_per_s,p50_ms,p90_ms,"
+      "p99_ms,n,bubble_fraction,peak_activation_mib,mib_sent_per_iteration\n";
+  for (const auto& row : rows) {
+    text += row.point_id + ",\"" + row.point_label + "\"," + row.system + "," + row.layout + "," +
+            row.schedule + "," + std::to_string(row.micro_batches) + "," +
+            std::to_string(row.global_batch) + "," + fixed(row.samples_per_s, 3) + "," +
+            fixed(row.iteration_ms.p50, 3) + "," + fixed(row.iteration_ms.p90, 3) + "," +
+            fixed(row.iteration_ms.p99, 3) + "," + std::to_string(row.iteration_ms.count) + "," +
+            optional_text(row.bubble_fraction, 4) + "," +
+            optional_text(row.peak_activation_mib, 3) + "," +
+            optional_text(row.mib_sent_per_iteration, 4) + "\n";
+  }
+  return text;
+}
+
+}  // namespace harness

@@ -1,0 +1,451 @@
+#include "harness/cli/plan_command.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/input_error.h"
+#include "planner/cluster/topology.h"
+#include "planner/report/explain.h"
+#include "planner/report/noise_report.h"
+#include "planner/report/plan_report.h"
+#include "planner/search/batch_range.h"
+#include "planner/search/planner.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+using planner::PlannerMode;
+
+planner::PlannerOptions options_from(const PlanRequest& request, const std::string& where) {
+  planner::PlannerOptions options;
+  const auto mode = planner::parse_planner_mode(request.mode);
+  if (!mode)
+    throw InputError(where + ": mode must be compat or dapple, got '" + request.mode + "'");
+  options.mode = *mode;
+  if (request.profile_batch <= 0) throw InputError(where + ": profile batch size must be positive");
+  options.setup.profile_batch_size = request.profile_batch;
+  if (request.micro_batch < 0) throw InputError(where + ": micro-batch size must be positive");
+  options.setup.micro_batch_size = request.micro_batch;
+  if (!(request.optimizer_memory_scaling > 0)) {
+    throw InputError(where + ": optimizer memory scaling must be positive");
+  }
+  options.setup.optimizer_memory_scaling = request.optimizer_memory_scaling;
+  options.setup.peak_activation_per_sample = request.peak_activation_per_sample;
+  if (request.threads < 1) throw InputError(where + ": threads must be at least 1");
+  options.threads = request.threads;
+  if (!request.placement.empty() && request.placement != "all") {
+    const auto policy = planner::parse_placement_policy(request.placement);
+    if (!policy) {
+      throw InputError(where + ": placement must be fresh, append, scatter or all, got '" +
+                       request.placement + "'");
+    }
+    options.policies = {*policy};
+  }
+  options.topology = planner::load_topology(
+      request.topology.empty() ? planner::default_topology_path() : request.topology);
+  if (!request.devices.empty()) {
+    options.devices = planner::parse_devices(request.devices, where);
+  } else {
+    std::vector<int> separators;
+    for (int count : options.topology.gpus_per_machine) {
+      separators.push_back((separators.empty() ? 0 : separators.back()) + count);
+    }
+    if (separators.empty()) {
+      throw InputError(where + ": no devices given and topology '" + options.topology.name +
+                       "' lists no machines");
+    }
+    options.devices = planner::Devices(separators);
+  }
+  return options;
+}
+
+// Percent values of the noise options: [0, 100) -- 100% noise could zero a bandwidth.
+double noise_fraction(double percent, const std::string& where, const std::string& what) {
+  if (!(percent >= 0.0 && percent < 100.0)) {
+    throw InputError(where + ": " + what + " must be a percentage in [0, 100)");
+  }
+  return percent / 100.0;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+int run_plan(const PlanRequest& request, std::ostream& out) {
+  const planner::PlannerOptions options = options_from(request, "plan");
+  const std::vector<int> batches = planner::parse_batch_sizes(request.global_batches, "--gbs");
+  const planner::ModelProfile profile = planner::import_profile(request.profile);
+
+  const auto start = std::chrono::steady_clock::now();
+  const planner::SweepResult sweep = planner::plan_sweep(profile, options, batches);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  out << "# " << profile.source << ": " << profile.num_states() << " states, mode "
+      << planner::to_string(options.mode) << ", devices " << options.devices.describe() << ", pbs "
+      << options.setup.profile_batch_size << '\n';
+  planner::write_table(out, sweep);
+  std::ostringstream explanation;
+  if (request.explain) {
+    planner::write_mode_differences(explanation, profile, options, batches);
+    out << '\n' << explanation.str();
+  }
+  if (!request.out_dir.empty()) {
+    fs::create_directories(request.out_dir);
+    std::ostringstream csv;
+    planner::write_csv(csv, sweep);
+    write_file(fs::path(request.out_dir) / "plan.csv", csv.str());
+    nlohmann::json doc = planner::plan_json(profile, options, sweep);
+    doc["planning_seconds"] = seconds;
+    doc["threads"] = options.threads;
+    write_file(fs::path(request.out_dir) / "plan.json", doc.dump(2) + "\n");
+    if (request.explain) write_file(fs::path(request.out_dir) / "explain.txt", explanation.str());
+    out << "wrote " << (fs::path(request.out_dir) / "plan.csv").string() << " and plan.json\n";
+  }
+  for (const planner::NoiseSettings& settings : request.noise_studies) {
+    const planner::NoiseStudy study =
+        planner::run_noise_study(profile, options, batches, sweep, settings);
+    out << '\n';
+    planner::write_noise_table(out, study);
+    if (request.out_dir.empty()) continue;
+    const std::string name = planner::noise_study_name(settings);
+    std::ostringstream csv;
+    planner::write_noise_csv(csv, study);
+    write_file(fs::path(request.out_dir) / (name + ".csv"), csv.str());
+    write_file(fs::path(request.out_dir) / (name + ".json"),
+               planner::noise_json(study).dump(2) + "\n");
+    out << "wrote " << (fs::path(request.out_dir) / (name + ".csv")).string() << " and " << name
+        << ".json\n";
+  }
+  return 0;
+}
+
+void add_plan_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("plan", "DAPPLE planner: DP and hybrid pipeline estimates");
+  auto request = std::make_shared<PlanRequest>();
+  sub->add_option("--profile", request->profile, "PipeDream graph.txt profile")->required();
+  sub->add_option("--pbs", request->profile_batch, "Batch size the profile was taken at")
+      ->required();
+  sub->add_option("--gbs", request->global_batches,
+                  "Global batch sizes: start:end:step (start, then multiples of step) or a list")
+      ->capture_default_str();
+  sub->add_option("--devices", request->devices,
+                  "Machine separators (8,16) or machines x GPUs (2x8); default: the topology's");
+  sub->add_option("--mode", request->mode, "compat (published numbers) or dapple (corrected)")
+      ->capture_default_str();
+  sub->add_option("--topology", request->topology, "Topology YAML (dapple bandwidths, memory)");
+  sub->add_option("--threads", request->threads, "Planning threads")->capture_default_str();
+  sub->add_option("--placement", request->placement,
+                  "Only this GPU placement policy: fresh, append or scatter (default: all)");
+  sub->add_option("--micro-batch", request->micro_batch, "Micro-batch size (default: pbs)");
+  sub->add_option("--optimizer-scaling", request->optimizer_memory_scaling,
+                  "Parameter memory multiple for weights+gradients+optimizer state")
+      ->capture_default_str();
+  sub->add_option("--peak-activation", request->peak_activation_per_sample,
+                  "Activation bytes per sample (default: profile total / pbs)");
+  sub->add_flag("--explain", request->explain, "List where compat and dapple differ");
+  sub->add_option("--out", request->out_dir, "Write plan.csv and plan.json here");
+  auto noise_compute = std::make_shared<std::optional<double>>();
+  auto noise_bandwidth = std::make_shared<std::optional<double>>();
+  auto noise = std::make_shared<planner::NoiseSettings>();
+  sub->add_option("--noise-compute", *noise_compute,
+                  "Noise study: +-PCT uniform noise on each layer's compute time");
+  sub->add_option("--noise-bandwidth", *noise_bandwidth,
+                  "Noise study: +-PCT uniform noise on each bandwidth");
+  sub->add_option("--noise-seeds", noise->seeds, "Noise study: number of seeds")
+      ->capture_default_str();
+  sub->add_option("--noise-seed", noise->first_seed, "Noise study: first seed")
+      ->capture_default_str();
+  sub->callback([request, noise_compute, noise_bandwidth, noise]() {
+    int code = 0;
+    try {
+      if (*noise_compute || *noise_bandwidth) {
+        planner::NoiseSettings settings = *noise;
+        settings.compute_fraction =
+            noise_fraction(noise_compute->value_or(0.0), "plan", "--noise-compute");
+        settings.bandwidth_fraction =
+            noise_fraction(noise_bandwidth->value_or(0.0), "plan", "--noise-bandwidth");
+        if (settings.seeds < 1) throw InputError("plan: --noise-seeds must be at least 1");
+        request->noise_studies = {settings};
+      }
+      code = run_plan(*request, std::cout);
+    } catch (const InputError& e) {
+      std::cerr << "error: " << e.what() << '\n';
+      code = 2;
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << '\n';
+      code = 1;
+    }
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+class PlanSpecReader {
+ public:
+  explicit PlanSpecReader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.line < 0) throw InputError(path_ + ": " + what);
+    throw InputError(format_location(path_, mark.line, mark.column) + ": " + what);
+  }
+  std::string where(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    return mark.line < 0 ? path_ : format_location(path_, mark.line, mark.column);
+  }
+  std::string text(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, "'" + key + "' must be a scalar");
+    return node.Scalar();
+  }
+  long long integer(const YAML::Node& node, const std::string& key, long long min) const {
+    long long value = 0;
+    try {
+      if (!node.IsScalar()) throw YAML::Exception(node.Mark(), "");
+      value = node.as<long long>();
+    } catch (const YAML::Exception&) {
+      fail(node, "'" + key + "' must be an integer");
+    }
+    if (value < min) fail(node, "'" + key + "' must be at least " + std::to_string(min));
+    return value;
+  }
+  double number(const YAML::Node& node, const std::string& key) const {
+    double value = 0;
+    try {
+      if (!node.IsScalar()) throw YAML::Exception(node.Mark(), "");
+      value = node.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(node, "'" + key + "' must be a number");
+    }
+    if (!(value > 0)) fail(node, "'" + key + "' must be positive");
+    return value;
+  }
+  // "8,16", "2x8" or [8, 16].
+  std::string devices(const YAML::Node& node) const {
+    if (node.IsSequence()) {
+      std::string joined;
+      for (const auto& item : node) {
+        joined += (joined.empty() ? "" : ",") + std::to_string(integer(item, "devices", 1));
+      }
+      if (joined.empty()) fail(node, "'devices' must not be empty");
+      return joined;
+    }
+    return text(node, "devices");
+  }
+  // "32:4096:64", "128,256" or [128, 256].
+  std::string batches(const YAML::Node& node) const {
+    if (node.IsSequence()) {
+      std::string joined;
+      for (const auto& item : node) {
+        joined += (joined.empty() ? "" : ",") + std::to_string(integer(item, "gbs", 1));
+      }
+      if (joined.empty()) fail(node, "'gbs' must not be empty");
+      return joined;
+    }
+    return text(node, "gbs");
+  }
+
+  // {compute: 10, bandwidth: 20, seeds: 10, first_seed: 1}: percentages, both default 0.
+  planner::NoiseSettings noise(const YAML::Node& node) const {
+    if (!node.IsMap()) fail(node, "a 'noise' entry must be a mapping");
+    planner::NoiseSettings settings;
+    for (const auto& field : node) {
+      const std::string k = field.first.as<std::string>();
+      if (k == "compute" || k == "bandwidth") {
+        double percent = -1.0;
+        try {
+          if (field.second.IsScalar()) percent = field.second.as<double>();
+        } catch (const YAML::Exception&) {
+        }
+        if (!(percent >= 0.0 && percent < 100.0)) {
+          fail(field.second, "'" + k + "' must be a percentage in [0, 100)");
+        }
+        (k == "compute" ? settings.compute_fraction : settings.bandwidth_fraction) =
+            percent / 100.0;
+      } else if (k == "seeds") {
+        settings.seeds = static_cast<int>(integer(field.second, k, 1));
+      } else if (k == "first_seed") {
+        settings.first_seed = static_cast<std::uint64_t>(integer(field.second, k, 0));
+      } else {
+        fail(field.first,
+             "unknown noise key '" + k + "' (expected compute, bandwidth, seeds, first_seed)");
+      }
+    }
+    return settings;
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct SpecModel {
+  std::string name;
+  PlanRequest request;
+};
+
+// Keys a model entry (or the plan map itself) may set for one profile.
+bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML::Node& value,
+                    PlanRequest& request) {
+  if (key == "profile") {
+    request.profile = r.text(value, key);
+  } else if (key == "pbs") {
+    request.profile_batch = static_cast<int>(r.integer(value, key, 1));
+  } else if (key == "micro_batch") {
+    request.micro_batch = static_cast<int>(r.integer(value, key, 1));
+  } else if (key == "peak_activation") {
+    request.peak_activation_per_sample = r.number(value, key);
+  } else if (key == "optimizer_scaling") {
+    request.optimizer_memory_scaling = r.number(value, key);
+  } else if (key == "gbs") {
+    request.global_batches = r.batches(value);
+    planner::parse_batch_sizes(request.global_batches, r.where(value));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
+                  const std::string& output_dir) {
+  const PlanSpecReader r(spec_path);
+  const YAML::Node plan = spec["plan"];
+  if (!plan) throw InputError(spec_path + ": a 'kind: plan' spec needs a 'plan' map");
+  if (!plan.IsMap()) r.fail(plan, "'plan' must be a mapping");
+
+  PlanRequest base;
+  std::vector<SpecModel> models;
+  std::vector<std::pair<std::string, std::string>> layouts;  // name, devices
+  std::vector<std::string> modes;
+  for (const auto& entry : plan) {
+    const std::string key = entry.first.as<std::string>();
+    const YAML::Node& value = entry.second;
+    if (read_model_key(r, key, value, base)) continue;
+    if (key == "devices") {
+      if (value.IsMap()) {
+        for (const auto& layout : value) {
+          const std::string devices = r.devices(layout.second);
+          planner::parse_devices(devices, r.where(layout.second));
+          layouts.emplace_back(layout.first.as<std::string>(), devices);
+        }
+      } else {
+        const std::string devices = r.devices(value);
+        planner::parse_devices(devices, r.where(value));
+        layouts.emplace_back("", devices);
+      }
+    } else if (key == "mode") {
+      const YAML::Node list =
+          value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
+      for (const auto& m : list) {
+        const std::string mode = r.text(m, key);
+        if (!planner::parse_planner_mode(mode)) r.fail(m, "mode must be compat or dapple");
+        modes.push_back(mode);
+      }
+    } else if (key == "topology") {
+      base.topology = r.text(value, key);
+      planner::load_topology(base.topology);
+    } else if (key == "placement") {
+      base.placement = r.text(value, key);
+      if (base.placement != "all" && !planner::parse_placement_policy(base.placement)) {
+        r.fail(value, "placement must be fresh, append, scatter or all");
+      }
+    } else if (key == "threads") {
+      base.threads = static_cast<int>(r.integer(value, key, 1));
+    } else if (key == "explain") {
+      try {
+        base.explain = value.as<bool>();
+      } catch (const YAML::Exception&) {
+        r.fail(value, "'explain' must be true or false");
+      }
+    } else if (key == "noise") {
+      // One study ({compute, bandwidth, seeds, first_seed}, percentages) or a list of them.
+      const YAML::Node list =
+          value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
+      for (const auto& item : list) base.noise_studies.push_back(r.noise(item));
+    } else if (key == "models") {
+      if (!value.IsSequence() || value.size() == 0) r.fail(value, "'models' must be a list");
+      for (const auto& item : value) {
+        if (!item.IsMap()) r.fail(item, "a model entry must be a mapping");
+        SpecModel model;
+        for (const auto& field : item) {
+          const std::string k = field.first.as<std::string>();
+          if (k == "name") {
+            model.name = r.text(field.second, k);
+          } else if (!read_model_key(r, k, field.second, model.request)) {
+            r.fail(field.first, "unknown model key '" + k +
+                                    "' (expected name, profile, pbs, gbs, micro_batch, "
+                                    "peak_activation, optimizer_scaling)");
+          }
+        }
+        if (model.name.empty()) r.fail(item, "a model entry needs a 'name'");
+        models.push_back(std::move(model));
+      }
+    } else {
+      r.fail(entry.first, "unknown plan key '" + key +
+                              "' (expected profile, pbs, gbs, devices, mode, topology, placement, "
+                              "threads, micro_batch, optimizer_scaling, peak_activation, explain, "
+                              "noise, models)");
+    }
+  }
+  if (models.empty()) {
+    if (base.profile.empty()) r.fail(plan, "'plan' needs 'profile' and 'pbs' (or 'models')");
+    if (base.profile_batch <= 0) r.fail(plan, "'plan' needs 'pbs'");
+    models.push_back({"", PlanRequest{}});
+  }
+  if (layouts.empty()) layouts.emplace_back("", "");
+  if (modes.empty()) modes.push_back("dapple");
+
+  for (SpecModel& model : models) {
+    // Model entries inherit what they do not set from the plan map.
+    PlanRequest merged = base;
+    const PlanRequest& own = model.request;
+    if (!own.profile.empty()) merged.profile = own.profile;
+    if (own.profile_batch > 0) merged.profile_batch = own.profile_batch;
+    if (own.micro_batch > 0) merged.micro_batch = own.micro_batch;
+    if (own.peak_activation_per_sample)
+      merged.peak_activation_per_sample = own.peak_activation_per_sample;
+    if (own.optimizer_memory_scaling != PlanRequest{}.optimizer_memory_scaling) {
+      merged.optimizer_memory_scaling = own.optimizer_memory_scaling;
+    }
+    if (own.global_batches != PlanRequest{}.global_batches)
+      merged.global_batches = own.global_batches;
+    if (merged.profile.empty() || merged.profile_batch <= 0) {
+      r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
+    }
+    for (const auto& [layout_name, devices] : layouts) {
+      for (const std::string& mode : modes) {
+        PlanRequest request = merged;
+        request.devices = devices;
+        request.mode = mode;
+        fs::path dir(output_dir);
+        if (!model.name.empty()) dir /= model.name;
+        if (!layout_name.empty()) dir /= layout_name;
+        if (modes.size() > 1) dir /= mode;
+        request.out_dir = dir.string();
+        std::cout << "== " << (model.name.empty() ? request.profile : model.name)
+                  << (layout_name.empty() ? "" : " / " + layout_name) << " / " << mode << '\n';
+        const int code = run_plan(request, std::cout);
+        if (code != 0) return code;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace harness

@@ -1,0 +1,132 @@
+#include "harness/cli/plot_command.h"
+
+#include <yaml-cpp/yaml.h>
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "common/text_util.h"
+#include "harness/plot/figures.h"
+#include "harness/plot/kinds.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The experiment's name for titles: the manifest's, a `kind: plan` folder's spec.yaml name, or
+// the folder's own name.
+std::string experiment_name(const fs::path& directory, const std::optional<ResultSamples>& run) {
+  if (run) return run->manifest.experiment;
+  if (fs::exists(directory / "spec.yaml")) {
+    try {
+      const YAML::Node spec = YAML::LoadFile((directory / "spec.yaml").string());
+      if (spec["name"] && spec["name"].IsScalar()) return spec["name"].Scalar();
+    } catch (const YAML::Exception&) {
+    }
+  }
+  return fs::absolute(directory).lexically_normal().filename().string();
+}
+
+std::vector<std::string> all_kinds() { return {std::begin(kPlotKinds), std::end(kPlotKinds)}; }
+
+}  // namespace
+
+size_t run_plots(const fs::path& directory, const std::vector<std::string>& requested,
+                 std::ostream& out) {
+  const std::vector<std::string> known = all_kinds();
+  std::vector<std::string> kinds;
+  for (const auto& kind : requested.empty() ? known : requested) {
+    if (kind == "all") {
+      kinds = known;
+      break;
+    }
+    if (std::find(known.begin(), known.end(), kind) == known.end()) {
+      const std::string hint = closest_match(kind, known);
+      throw InputError("unknown plot kind '" + kind + "' (expected " + join(known, ", ") +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") + ")");
+    }
+    kinds.push_back(kind);
+  }
+  if (!fs::is_directory(directory)) {
+    throw InputError(directory.string() + ": no such results folder");
+  }
+  std::optional<ResultSamples> run;
+  if (fs::exists(directory / "manifest.json")) run = read_result_samples(directory);
+  const std::string experiment = experiment_name(directory, run);
+  const fs::path plots = directory / "plots";
+
+  // figures.json keeps the figures of kinds not drawn this time.
+  json index = json::array();
+  if (fs::exists(plots / "figures.json")) {
+    try {
+      for (const auto& entry : json::parse(read_file(plots / "figures.json"))) {
+        const std::string kind = entry.value("kind", "");
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) index.push_back(entry);
+      }
+    } catch (const json::exception&) {
+      index = json::array();  // an unreadable index is rebuilt from what is drawn now
+    }
+  }
+  size_t drawn = 0;
+  for (const auto& kind : kinds) {
+    FigureSet set;
+    if (kind == "planner") {
+      set = planner_figures(directory, experiment);
+    } else if (kind == "timeline") {
+      set = timeline_figures(directory, experiment);
+    } else if (!run) {
+      set.unfit = "not a training results folder (no manifest.json)";
+    } else if (kind == "bucket_sweep") {
+      set = bucket_sweep_figures(*run);
+    } else if (kind == "scaling") {
+      set = scaling_figures(*run);
+    } else {
+      set = cdf_figures(*run);
+    }
+    for (const auto& note : set.notes) out << "plot " << kind << ": " << note << "\n";
+    if (!set.unfit.empty()) {
+      out << "plot " << kind << ": does not fit " << directory.string() << ": " << set.unfit
+          << "\n";
+      continue;
+    }
+    for (const Figure& figure : set.figures) {
+      render_figure(figure, plots);
+      index.push_back({{"kind", figure.kind},
+                       {"title", figure.title},
+                       {"png", "plots/" + figure.stem + ".png"},
+                       {"svg", "plots/" + figure.stem + ".svg"},
+                       {"data", "plots/" + figure.stem + ".dat"},
+                       {"script", "plots/" + figure.stem + ".gp"}});
+      out << "plot " << kind << ": " << (plots / (figure.stem + ".png")).string()
+          << " (+ .svg, .dat, .gp)\n";
+      ++drawn;
+    }
+  }
+  if (drawn > 0 || fs::exists(plots)) {
+    write_file_atomic(plots / "figures.json", index.dump(2) + "\n");
+  }
+  return drawn;
+}
+
+void add_plot_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "plot", "Draw the figures of a results folder with gnuplot (PNG, SVG, data, script)");
+  auto directory = std::make_shared<std::string>();
+  auto kinds = std::make_shared<std::vector<std::string>>();
+  sub->add_option("results_dir", *directory, "Results folder of `harness run`")->required();
+  sub->add_option("--kind", *kinds,
+                  "Figure kind (repeatable or comma-separated): " + join(all_kinds(), ", ") +
+                      " or all (default)")
+      ->delimiter(',');
+  sub->callback([directory, kinds]() { run_plots(*directory, *kinds, std::cout); });
+}
+
+}  // namespace harness

@@ -1,0 +1,267 @@
+#include "harness/cli/profile_command.h"
+#include "common/ports.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "common/statistics.h"
+#include "common/text_util.h"
+#include "harness/launch/local_launcher.h"
+#include "harness/profile/comm_profile.h"
+#include "harness/results/environment_info.h"
+#include "harness/results/results_folder.h"
+#include "harness/spec/spec.h"
+#include "harness/spec/yaml_reader.h"
+#include "rank/layer_profile_command.h"
+#include "rank/worker.h"
+#include "runtime/profile/comm_benchmark.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CommRequest {
+  int world = 2;
+  std::string backend = "gloo";
+  std::string sizes = "8:64M:x4";
+  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv,copy";
+  int iterations = 20;
+  int warmup = 5;
+  double stall_timeout_s = 300;
+  std::string out_dir;
+};
+
+double physical_memory_bytes() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+int run_comm(const CommRequest& request, const std::string& executable) {
+  if (request.world < 1) throw InputError("--world: must be >= 1");
+  if (request.backend != "gloo") {
+    throw InputError("--backend '" + request.backend + "': this build supports gloo");
+  }
+  const std::vector<int64_t> sizes = parse_size_range(request.sizes);
+  const std::vector<std::string> known(std::begin(runtime::kCommOps), std::end(runtime::kCommOps));
+  const auto ops = split(request.ops, ',');
+  for (const auto& op : ops) {
+    if (std::find(known.begin(), known.end(), op) == known.end()) {
+      throw InputError("--ops: unknown op '" + op + "' (expected: " + join(known, ", ") + ")");
+    }
+  }
+  const fs::path out = request.out_dir.empty()
+                           ? fs::path(create_run_directory("results", "comm_profile"))
+                           : fs::path(request.out_dir);
+  fs::create_directories(out);
+  std::vector<std::string> size_text;
+  for (int64_t s : sizes) size_text.push_back(std::to_string(s));
+  const int port = pick_free_port();
+  std::vector<RankProcess> ranks;
+  for (int r = 0; r < request.world; ++r) {
+    RankProcess rank;
+    rank.arguments = {"comm-worker",
+                      "--rank",
+                      std::to_string(r),
+                      "--world-size",
+                      std::to_string(request.world),
+                      "--master-addr",
+                      "127.0.0.1",
+                      "--master-port",
+                      std::to_string(port),
+                      "--ops",
+                      request.ops,
+                      "--sizes",
+                      join(size_text, ","),
+                      "--iterations",
+                      std::to_string(request.iterations),
+                      "--warmup",
+                      std::to_string(request.warmup),
+                      "--out",
+                      (out / "comm-raw.json").string()};
+    rank.stdout_path = out / ("rank" + std::to_string(r) + ".stdout");
+    rank.stderr_path = out / ("rank" + std::to_string(r) + ".stderr");
+    rank.environment = {{"OMP_NUM_THREADS", "1"}};
+    ranks.push_back(rank);
+  }
+  LaunchLimits limits;
+  limits.stall_timeout_s = request.stall_timeout_s;
+  install_stop_signal_handlers();
+  const LaunchOutcome outcome = launch_local(executable, ranks, limits);
+  if (!outcome.ok) {
+    const int rank = outcome.failure ? outcome.failure->rank : -1;
+    std::fprintf(stderr, "error: comm profile failed: rank %d %s\n%s", rank,
+                 outcome.failure ? outcome.failure->reason.c_str() : "interrupted",
+                 outcome.failure ? outcome.failure->stderr_tail.c_str() : "");
+    return outcome.interrupted ? 130 : 1;
+  }
+  const json raw = json::parse(read_file(out / "comm-raw.json"));
+  const auto rows = comm_rows(raw);
+  std::cout << render_comm_table(rows, request.world, request.backend);
+
+  json fits = json::array();
+  std::vector<CommFit> fitted;
+  std::cout << "\n# fitted: time = latency + bytes x bus factor / bus bandwidth\n";
+  for (const auto& op : ops) {
+    const CommFit fit = fit_comm_model(rows, op, request.world);
+    fitted.push_back(fit);
+    fits.push_back({{"op", op},
+                    {"latency_us", fit.latency_us},
+                    {"bus_bandwidth_bytes_per_s", fit.bus_bandwidth},
+                    {"r_squared", fit.r_squared},
+                    {"cpu_cores_per_rank", fit.cpu_cores}});
+    std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f   cpu %.2f cores\n",
+                op.c_str(), fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared, fit.cpu_cores);
+  }
+  // The independent reference: a plain c10d all-reduce over the same sizes, its iterations
+  // alternating with the profiler's. Its busbw beside the profiler's.
+  json reference = json::array();
+  std::printf(
+      "\n# all-reduce busbw (GB/s, from p50): profiler vs a plain c10d ProcessGroupGloo, "
+      "iterations alternating\n");
+  std::printf("#%14s %12s %12s %8s\n", "size(B)", "profiler", "c10d loop", "ratio");
+  for (const auto& entry : raw.at("reference")) {
+    const double ms = summarize(entry.at("times_ms").get<std::vector<double>>()).p50;
+    const int64_t bytes = entry.at("bytes").get<int64_t>();
+    const double busbw =
+        ms > 0 ? bytes / (ms * 1e-3) / 1e9 * bus_factor("allreduce", request.world) : 0;
+    reference.push_back({{"bytes", bytes}, {"p50_ms", ms}, {"busbw_gbps", busbw}});
+    for (const auto& row : rows) {
+      if (row.op != "allreduce" || row.bytes != bytes || busbw <= 0) continue;
+      std::printf(" %14lld %12.3f %12.3f %8.3f\n", static_cast<long long>(bytes), row.busbw_gbps,
+                  busbw, row.busbw_gbps / busbw);
+    }
+  }
+  json rows_json = json::array();
+  for (const auto& r : rows) {
+    rows_json.push_back({{"op", r.op},
+                         {"bytes", r.bytes},
+                         {"samples", r.samples},
+                         {"p50_ms", r.p50_ms},
+                         {"p90_ms", r.p90_ms},
+                         {"algbw_gbps", r.algbw_gbps},
+                         {"busbw_gbps", r.busbw_gbps},
+                         {"cpu_cores", r.cpu_cores}});
+  }
+  const json comm = {{"world_size", request.world},
+                     {"backend", request.backend},
+                     {"iterations", request.iterations},
+                     {"warmup", request.warmup},
+                     {"rows", rows_json},
+                     {"fits", fits},
+                     {"reference_allreduce", reference}};
+  write_file_atomic(out / "comm.json", comm.dump(1) + "\n");
+  if (std::find(ops.begin(), ops.end(), "sendrecv") != ops.end() &&
+      std::find(ops.begin(), ops.end(), "allreduce") != ops.end()) {
+    try {
+      write_file_atomic(out / "topology.yaml",
+                        topology_yaml(fitted, request.world, physical_memory_bytes(),
+                                      "measured-" + request.backend + "-" +
+                                          std::to_string(request.world) + "ranks"));
+    } catch (const InputError& e) {
+      // Latency-bound sizes alone can give no positive bandwidth: say so, keep comm.json.
+      std::fprintf(stderr, "warning: no topology.yaml: %s (include sizes of a few MiB)\n",
+                   e.what());
+    }
+  }
+  write_file_atomic(
+      out / "env.json",
+      collect_environment({{"torch_version", runtime::torch_version()}}).dump(2) + "\n");
+  std::printf("wrote %s/comm.json%s\n", out.c_str(),
+              fs::exists(out / "topology.yaml") ? ", topology.yaml" : "");
+  return 0;
+}
+
+std::string join_ints(const std::vector<long long>& values) {
+  std::vector<std::string> parts;
+  for (long long v : values) parts.push_back(std::to_string(v));
+  return join(parts, ",");
+}
+
+}  // namespace
+
+int run_profile_spec(const std::string& path, YAML::Node root,
+                     const std::vector<std::string>& overrides, bool dry_run,
+                     const std::string& executable) {
+  SpecOrigin origin(path);
+  const SpecHeader header = read_spec_header(root, origin, overrides, "profile", "profile");
+  if (!header.section) {
+    throw InputError(origin.where(root, "") + ": missing required key 'profile'");
+  }
+  const YAML::Node& section = header.section;
+
+  MapReader profile(section, "profile", origin);
+  const std::string what = profile.get_string("what", "layers", {"layers", "comm"});
+  runtime::LayerProfileRequest layers;
+  std::string layers_heap = "retain";
+  CommRequest comm;
+  if (what == "layers") {
+    layers.model = profile.get_string("model", std::nullopt, runtime::zoo_model_names());
+    layers.batch = profile.get_int("batch", 32, 1, 1 << 20);
+    if (profile.has("input_shape")) {
+      layers.input_shape = parse_shape(join_ints(profile.get_int_list("input_shape", {}, 1)));
+    }
+    layers.num_classes = profile.get_int("num_classes", 0, 0, 1 << 24);
+    layers.repetitions = static_cast<int>(profile.get_int("repetitions", 10, 1, 100000));
+    layers.warmup = static_cast<int>(profile.get_int("warmup", 2, 0, 100000));
+    layers.threads = static_cast<int>(profile.get_int("threads", 1, 1, 1024));
+    layers_heap = profile.get_string("heap", "retain", {"retain", "system"});
+  } else {
+    comm.world = static_cast<int>(profile.get_int("world", 2, 1, 4096));
+    comm.backend = profile.get_string("backend", "gloo", {"gloo"});
+    comm.sizes = profile.get_string("sizes", comm.sizes);
+    comm.ops = profile.get_string("ops", comm.ops);
+    comm.iterations = static_cast<int>(profile.get_int("iterations", 20, 1, 1000000));
+    comm.warmup = static_cast<int>(profile.get_int("warmup", 5, 0, 1000000));
+    try {
+      parse_size_range(comm.sizes);
+    } catch (const InputError& e) {
+      profile.fail(profile.child("sizes"), "sizes", e.what());
+    }
+  }
+  profile.finish();
+  if (dry_run) {
+    std::cout << "experiment " << header.name << ": kind profile (" << what
+              << "); nothing is launched\n";
+    return 0;
+  }
+  const auto directory = start_results_folder(header.output, header.name, root);
+  std::cout << "results: " << directory.string() << "\n";
+  if (what == "layers") return run_layer_profile(layers, directory.string(), layers_heap);
+  comm.out_dir = directory.string();
+  return run_comm(comm, executable);
+}
+
+void add_profile_command(CLI::App& app, const std::string& executable) {
+  auto* profile = app.add_subcommand("profile", "Measure layer and communication profiles");
+  profile->require_subcommand(1);
+
+  add_layer_profile_command(*profile, executable);
+
+  auto* comm =
+      profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");
+  static CommRequest comm_request;
+  comm->add_option("--world", comm_request.world, "Ranks")->capture_default_str();
+  comm->add_option("--backend", comm_request.backend, "gloo")->capture_default_str();
+  comm->add_option("--sizes", comm_request.sizes, "first:last:xFACTOR, first:last:+STEP or a list")
+      ->capture_default_str();
+  comm->add_option("--ops", comm_request.ops, "Comma-separated ops")->capture_default_str();
+  comm->add_option("--iterations", comm_request.iterations, "Timed iterations per size")
+      ->capture_default_str();
+  comm->add_option("--warmup", comm_request.warmup, "Untimed iterations per size")
+      ->capture_default_str();
+  comm->add_option("--out", comm_request.out_dir, "Output folder (default: a new results folder)");
+  comm->callback([executable]() {
+    const int code = run_comm(comm_request, executable);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace harness

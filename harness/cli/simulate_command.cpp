@@ -1,0 +1,996 @@
+#include "harness/cli/simulate_command.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "harness/cli/plot_command.h"
+#include "harness/results/environment_info.h"
+#include "harness/results/run_manifest.h"
+#include "harness/spec/spec.h"
+#include "harness/spec/yaml_reader.h"
+#include "harness/study/experiment_runner.h"
+#include "planner/cluster/topology.h"
+#include "planner/model/model_profile.h"
+#include "planner/search/planner.h"
+#include "runtime/pipeline/pipeline_layout.h"
+#include "simulator/chrome_trace.h"
+#include "simulator/data_parallel_system.h"
+#include "simulator/layer_costs.h"
+#include "simulator/pipeline_system.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+namespace sim = simulator;
+using nlohmann::json;
+
+constexpr const char* kSection = "simulate";
+
+// Paths (inside the simulate map) a sweep may vary.
+const std::vector<std::string>& simulate_sweepable() {
+  static const std::vector<std::string> paths = {"run.world_size",
+                                                 "model.batch_size",
+                                                 "model.step_ms",
+                                                 "cluster.gpus_per_machine",
+                                                 "cluster.intra_bandwidth",
+                                                 "cluster.inter_bandwidth",
+                                                 "cluster.inter_p2p_bandwidth",
+                                                 "cluster.intra_latency_us",
+                                                 "cluster.inter_latency_us",
+                                                 "cluster.collective",
+                                                 "cluster.cpu_cores",
+                                                 "ddp.bucket_mb",
+                                                 "ddp.first_bucket_mb",
+                                                 "pipeline.micro_batches",
+                                                 "pipeline.plan",
+                                                 "pipeline.schedule",
+                                                 "run.noise"};
+  return paths;
+}
+
+// ---- settings of one point ---------------------------------------------------------------
+
+struct ModelSettings {
+  std::string profile;
+  long long pbs = 0;
+  long long batch_size = 0;  // per GPU: global batch = batch_size x world_size
+  double step_ms = 0;
+  double threads = 1;  // intra-op threads the profile was measured with (CPU profiles)
+};
+
+struct ClusterSettings {
+  std::string topology;  // planner topology YAML; empty: planner/topologies/v100_8x2.yaml
+  std::string comm_profile;
+  long long gpus_per_machine = 0;  // 0: the topology's first machine
+  std::optional<double> intra_bandwidth, inter_bandwidth, inter_p2p_bandwidth;
+  std::optional<double> intra_latency_us, inter_latency_us;
+  std::string collective = "ring";
+  double cpu_cores = 0;  // per machine, shared by its CPU ranks' compute; 0: not modelled
+};
+
+struct RunSettings {
+  long long world_size = 0;
+  long long iterations = 10;
+  long long repeats = 1;
+  long long seed = 0;
+  double noise_percent = 0;
+  long long trace_ranks = 16;
+};
+
+struct PipelineSettings {
+  long long micro_batches = 0;  // 0: the plan's
+  std::string plan;             // plan.json, "auto", or empty (inline stages only)
+  std::string schedule = "dapple";
+};
+
+struct PointSettings {
+  ModelSettings model;
+  ClusterSettings cluster;
+  RunSettings run;
+  double bucket_mb = 25, first_bucket_mb = 1;
+  PipelineSettings pipeline;
+};
+
+struct InlineStage {
+  std::vector<int> layer_positions;  // positions in the profile's topological order
+  std::vector<int> ranks;            // empty: `replicas` consecutive ranks
+  long long replicas = 0;
+};
+
+struct SystemSettings {
+  std::string name;
+  std::string kind;  // ddp | dp | pipeline
+  std::string mode = "overlap";
+  std::optional<double> bucket_mb;
+  long long accumulation = 1;
+  std::optional<std::string> schedule, plan;
+  std::optional<long long> micro_batches;
+  std::vector<InlineStage> stages;
+  std::string where;  // spec location, for errors found while simulating
+};
+
+struct SimPoint {
+  std::string id, label;
+  std::vector<std::pair<std::string, std::string>> coordinates;
+  PointSettings settings;
+};
+
+struct SimulateSpec {
+  std::string name, output;
+  std::vector<SystemSettings> systems;
+  std::string baseline;
+  std::vector<SimPoint> points;
+  std::vector<std::string> plots;
+  YAML::Node resolved;
+};
+
+std::optional<double> optional_positive(MapReader& r, const std::string& key) {
+  if (!r.has(key)) return std::nullopt;
+  return r.get_double(key, std::nullopt, 0.0);
+}
+
+// What `harness profile layers` wrote beside the graph file (profile.json): the optimizer
+// step it measured (whole_model.step; 0 where there is none: published profiles have no
+// step) and the intra-op threads it ran with (1 where not recorded); how many processes ran
+// at once while it was timed (stages x co-located copies) and on which clock.
+struct ProfileExtras {
+  std::string path;  // of profile.json; empty where there is none
+  double step_ms = 0.0;
+  double threads = 1.0;
+  int processes = 1;
+  bool cpu_clock = false;
+};
+
+ProfileExtras read_profile_extras(const std::string& graph_path) {
+  ProfileExtras extras;
+  const fs::path profile = fs::path(graph_path).parent_path() / "profile.json";
+  std::error_code error;
+  if (!fs::is_regular_file(profile, error)) return extras;
+  try {
+    const json doc = json::parse(read_file(profile));
+    extras.path = profile.string();
+    if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
+    const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;
+    extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
+    extras.cpu_clock = doc.value("clock", "wall") == "cpu";
+    extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
+  } catch (const std::exception&) {
+    // an older profile without a step, or not one of ours
+  }
+  return extras;
+}
+
+// A profile timed on the wall clock by more processes than the simulated machine has cores
+// already contains each process's wait for a core; the simulator's own sharing of
+// `cluster.cpu_cores` would add it a second time. Warned once per profile and core count.
+void warn_if_cores_shared_twice(const ProfileExtras& extras, double cpu_cores) {
+  if (extras.path.empty() || extras.cpu_clock || cpu_cores <= 0 || extras.processes <= cpu_cores) {
+    return;
+  }
+  static std::set<std::pair<std::string, double>> warned;
+  if (!warned.insert({extras.path, cpu_cores}).second) return;
+  std::fprintf(stderr,
+               "warning: %s was timed on the wall clock by %d processes at once, more than "
+               "cluster.cpu_cores (%g): its times include waiting for a core, which the "
+               "simulator's sharing of the cores adds again (profile with --clock cpu)\n",
+               extras.path.c_str(), extras.processes, cpu_cores);
+}
+
+PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
+  const std::string base = kSection;
+  PointSettings p;
+  ProfileExtras extras;
+  {
+    MapReader model(section["model"], base + ".model", origin);
+    p.model.profile = model.get_string("profile", std::nullopt);
+    p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
+    p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
+    extras = read_profile_extras(p.model.profile);
+    p.model.step_ms =
+        model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300) : extras.step_ms;
+    p.model.threads = extras.threads;
+    model.finish();
+  }
+  {
+    YAML::Node node = section["cluster"];
+    MapReader cluster(node ? node : YAML::Node(YAML::NodeType::Map), base + ".cluster", origin);
+    p.cluster.topology = cluster.get_string("topology", "");
+    p.cluster.comm_profile = cluster.get_string("comm_profile", "");
+    p.cluster.gpus_per_machine = cluster.get_int("gpus_per_machine", 0, 0, 1 << 20);
+    p.cluster.intra_bandwidth = optional_positive(cluster, "intra_bandwidth");
+    p.cluster.inter_bandwidth = optional_positive(cluster, "inter_bandwidth");
+    p.cluster.inter_p2p_bandwidth = optional_positive(cluster, "inter_p2p_bandwidth");
+    if (cluster.has("intra_latency_us")) {
+      p.cluster.intra_latency_us = cluster.get_double("intra_latency_us", 0.0, -1e-300);
+    }
+    if (cluster.has("inter_latency_us")) {
+      p.cluster.inter_latency_us = cluster.get_double("inter_latency_us", 0.0, -1e-300);
+    }
+    p.cluster.collective =
+        cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
+    p.cluster.cpu_cores =
+        cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
+    cluster.finish();
+  }
+  warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
+  {
+    MapReader run(section["run"], base + ".run", origin);
+    p.run.world_size = run.get_int("world_size", std::nullopt, 1, 1 << 20);
+    p.run.iterations = run.get_int("iterations", 10, 1, 1 << 20);
+    p.run.repeats = run.get_int("repeats", 1, 1, 1000);
+    p.run.seed = run.get_int("seed", 0, 0, (1LL << 62));
+    p.run.noise_percent = run.has("noise") ? run.get_double("noise", 0.0, -1e-300) : 0.0;
+    if (p.run.noise_percent >= 100) {
+      run.fail(run.child("noise"), "noise", "must be a percentage below 100");
+    }
+    p.run.trace_ranks = run.get_int("trace_ranks", 16, 0, 1 << 20);
+    run.finish();
+  }
+  if (YAML::Node node = section["ddp"]) {
+    MapReader ddp(node, base + ".ddp", origin);
+    p.bucket_mb = ddp.get_double("bucket_mb", 25.0, 0.0);
+    p.first_bucket_mb = ddp.get_double("first_bucket_mb", 1.0, 0.0);
+    ddp.finish();
+  }
+  if (YAML::Node node = section["pipeline"]) {
+    MapReader pipeline(node, base + ".pipeline", origin);
+    p.pipeline.micro_batches = pipeline.get_int("micro_batches", 0, 1, 1 << 20);
+    p.pipeline.plan = pipeline.get_string("plan", "");
+    p.pipeline.schedule = pipeline.get_string("schedule", "dapple", {"dapple", "gpipe"});
+    pipeline.finish();
+  }
+  return p;
+}
+
+// "0-12", "3", or a list of ints: positions in the profile's topological order.
+std::vector<int> read_layer_positions(const YAML::Node& node, const std::string& where) {
+  std::vector<int> positions;
+  auto bad = [&]() -> InputError {
+    return InputError(where + ": layers must be \"first-last\", an index or a list of indices");
+  };
+  try {
+    if (node.IsSequence()) {
+      for (const auto& item : node) positions.push_back(item.as<int>());
+    } else if (node.IsScalar()) {
+      const auto [first, last] = runtime::parse_layer_range(node.Scalar());  // as train specs
+      for (int i = first; i <= last; ++i) positions.push_back(i);
+    } else {
+      throw bad();
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (positions.empty()) throw bad();
+  return positions;
+}
+
+SystemSettings read_system(const YAML::Node& node, const SpecOrigin& origin) {
+  const std::string path = std::string(kSection) + ".systems";
+  SystemSettings s;
+  s.where = origin.where(node, path);
+  if (node.IsScalar()) {  // a DDP mode name
+    s.name = node.Scalar();
+    s.kind = "ddp";
+    s.mode = node.Scalar();
+    if (s.mode != "overlap" && s.mode != "sync") {
+      throw InputError(s.where + ": " + path + ": '" + s.mode +
+                       "' is not a DDP mode (overlap, sync); use a map for other systems");
+    }
+    return s;
+  }
+  MapReader r(node, path, origin);
+  s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline"});
+  s.name = r.get_string("name", std::nullopt);
+  if (s.kind != "pipeline") {
+    s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
+    if (r.has("bucket_mb")) s.bucket_mb = r.get_double("bucket_mb", std::nullopt, 0.0);
+  }
+  if (s.kind == "dp") s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
+  if (s.kind == "pipeline") {
+    s.mode = "";
+    if (r.has("schedule")) s.schedule = r.get_string("schedule", std::nullopt, {"dapple", "gpipe"});
+    if (r.has("plan")) s.plan = r.get_string("plan", std::nullopt);
+    if (r.has("micro_batches")) s.micro_batches = r.get_int("micro_batches", 1, 1, 1 << 20);
+    if (YAML::Node stages = r.child("stages")) {
+      if (!stages.IsSequence() || stages.size() == 0) {
+        r.fail(stages, "stages", "must be a non-empty list of {layers, ranks|replicas}");
+      }
+      for (const auto& entry : stages) {
+        MapReader stage(entry, path + ".stages", origin);
+        InlineStage out;
+        YAML::Node layers = stage.child("layers");
+        if (!layers) {
+          throw InputError(origin.where(entry, path + ".stages") + ": " + path +
+                           ".stages: a stage needs 'layers'");
+        }
+        out.layer_positions =
+            read_layer_positions(layers, origin.where(layers, path + ".stages.layers"));
+        if (stage.has("ranks")) {
+          for (long long rank : stage.get_int_list("ranks", std::nullopt, 0)) {
+            out.ranks.push_back(static_cast<int>(rank));
+          }
+        } else {
+          out.replicas = stage.get_int("replicas", 0, 1, 1 << 20);  // 0: an equal share
+        }
+        stage.finish();
+        s.stages.push_back(std::move(out));
+      }
+    }
+    if (s.plan && !s.stages.empty()) {
+      throw InputError(s.where + ": " + path +
+                       ": a pipeline system takes 'plan' or 'stages', "
+                       "not both");
+    }
+  }
+  r.finish();
+  return s;
+}
+
+// Sets `value` at the dotted `path` below `root`, creating maps on the way.
+void set_path(YAML::Node root, const std::string& path, const YAML::Node& value) {
+  std::vector<std::string> keys;
+  std::stringstream stream(path);
+  for (std::string key; std::getline(stream, key, '.');) keys.push_back(key);
+  YAML::Node node = root;
+  for (size_t i = 0; i + 1 < keys.size(); ++i) {
+    if (!node[keys[i]]) node[keys[i]] = YAML::Node(YAML::NodeType::Map);
+    node.reset(node[keys[i]]);
+  }
+  node[keys.back()] = value;
+}
+
+std::string scalar_text(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter emitter;
+  emitter << YAML::Flow << node;
+  return emitter.c_str();
+}
+
+SimulateSpec read_simulate_spec(const std::string& spec_path, YAML::Node root,
+                                const std::vector<std::string>& overrides) {
+  SpecOrigin origin(spec_path);
+  const SpecHeader header = read_spec_header(root, origin, overrides, kSection, kSection);
+  SimulateSpec spec;
+  spec.name = header.name;
+  spec.output = header.output;
+  // spec.yaml shows the spec as given; the points below write their values into the tree
+  // itself (a clone would lose the file positions that errors name).
+  spec.resolved = YAML::Clone(root);
+  const YAML::Node section = header.section;
+  if (!section) throw InputError(spec_path + ": a 'kind: simulate' spec needs a 'simulate' map");
+  MapReader top(section, kSection, origin);
+  for (const char* key : {"model", "cluster", "run", "ddp", "pipeline"}) top.child(key);
+  if (!top.has("model")) {
+    throw InputError(origin.where(section, kSection) + ": simulate: missing key 'model'");
+  }
+  if (!top.has("run")) {
+    throw InputError(origin.where(section, kSection) + ": simulate: missing key 'run'");
+  }
+  const YAML::Node systems = top.child("systems");
+  if (!systems || !systems.IsSequence() || systems.size() == 0) {
+    throw InputError(origin.where(systems ? systems : section, std::string(kSection) + ".systems") +
+                     ": simulate.systems: must be a non-empty list");
+  }
+  for (const auto& node : systems) {
+    SystemSettings system = read_system(node, origin);
+    for (const auto& other : spec.systems) {
+      if (other.name == system.name) {
+        throw InputError(system.where + ": simulate.systems: duplicate system name '" +
+                         system.name + "'");
+      }
+    }
+    spec.systems.push_back(std::move(system));
+  }
+  spec.baseline = top.get_string("baseline", spec.systems.front().name);
+  bool baseline_known = false;
+  for (const auto& s : spec.systems) baseline_known |= s.name == spec.baseline;
+  if (!baseline_known) {
+    top.fail(top.child("baseline"), "baseline", "names no system ('" + spec.baseline + "')");
+  }
+  if (YAML::Node plots = top.child("plots")) {
+    if (!plots.IsSequence()) top.fail(plots, "plots", "must be a list of figure kinds");
+    for (const auto& kind : plots) spec.plots.push_back(kind.as<std::string>());
+  }
+
+  // Sweep axes: the cartesian product, the last axis varying fastest.
+  std::vector<std::pair<std::string, std::vector<YAML::Node>>> axes;
+  if (YAML::Node sweep = top.child("sweep")) {
+    if (!sweep.IsMap()) top.fail(sweep, "sweep", "must be a map of path: [values]");
+    for (const auto& entry : sweep) {
+      const std::string path = entry.first.as<std::string>();
+      const auto& allowed = simulate_sweepable();
+      if (std::find(allowed.begin(), allowed.end(), path) == allowed.end()) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        throw InputError(origin.where(entry.first, "simulate.sweep") + ": simulate.sweep: '" +
+                         path + "' cannot be swept (sweepable: " + list + ")");
+      }
+      if (!entry.second.IsSequence() || entry.second.size() == 0) {
+        throw InputError(origin.where(entry.second, "simulate.sweep") + ": simulate.sweep." + path +
+                         ": must be a non-empty list");
+      }
+      std::vector<YAML::Node> values;
+      for (const auto& v : entry.second) values.push_back(v);
+      axes.emplace_back(path, values);
+    }
+  }
+  top.get_string("description", "");
+  top.finish();
+
+  size_t total = 1;
+  for (const auto& axis : axes) total *= axis.second.size();
+  for (size_t index = 0; index < total; ++index) {
+    YAML::Node copy = section;
+    SimPoint point;
+    char id[32];
+    std::snprintf(id, sizeof id, "p%03zu", index);
+    point.id = id;
+    size_t rest = index;
+    std::vector<size_t> digit(axes.size());
+    for (size_t a = axes.size(); a-- > 0;) {
+      digit[a] = rest % axes[a].second.size();
+      rest /= axes[a].second.size();
+    }
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const YAML::Node& value = axes[a].second[digit[a]];
+      set_path(copy, axes[a].first, value);
+      point.coordinates.emplace_back(axes[a].first, scalar_text(value));
+      point.label += (point.label.empty() ? "" : ", ") + axes[a].first + "=" + scalar_text(value);
+    }
+    if (point.label.empty()) point.label = "default";
+    point.settings = read_point(copy, origin);
+    spec.points.push_back(std::move(point));
+  }
+  return spec;
+}
+
+// ---- inputs of one run ----------------------------------------------------------------------
+
+struct CommFit {
+  bool has_allreduce = false, has_sendrecv = false;
+  double allreduce_latency_s = 0, allreduce_bus_bandwidth = 0;
+  double sendrecv_latency_s = 0, sendrecv_bandwidth = 0;
+  double copy_latency_s = 0, copy_bandwidth = 0;  // 0: comm.json has no `copy` fit
+  double allreduce_cpu_cores = 0;                 // 0: not measured (older comm.json)
+  long long world = 0;
+};
+
+CommFit read_comm_profile(const std::string& path) {
+  CommFit fit;
+  json doc;
+  try {
+    doc = json::parse(read_file(path));
+  } catch (const std::exception& e) {
+    throw InputError(path + ": not a comm.json of `harness profile comm`: " + e.what());
+  }
+  fit.world = doc.value("world_size", 0LL);
+  for (const auto& row : doc.value("fits", json::array())) {
+    const std::string op = row.value("op", "");
+    if (op == "allreduce") {
+      fit.has_allreduce = true;
+      fit.allreduce_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.allreduce_bus_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
+      fit.allreduce_cpu_cores = std::max(0.0, row.value("cpu_cores_per_rank", 0.0));
+    } else if (op == "sendrecv") {
+      fit.has_sendrecv = true;
+      fit.sendrecv_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.sendrecv_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
+    } else if (op == "copy") {
+      fit.copy_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.copy_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
+    }
+  }
+  if (!fit.has_allreduce || fit.world < 2 || !(fit.allreduce_bus_bandwidth > 0)) {
+    throw InputError(path + ": no all-reduce fit over 2 or more ranks in 'fits'");
+  }
+  return fit;
+}
+
+// Caches the files a study reads many times.
+class Inputs {
+ public:
+  const sim::LayerCosts& costs(const ModelSettings& m) {
+    const std::string key = m.profile + "#" + std::to_string(m.pbs);
+    auto& slot = costs_[key];
+    if (!slot) {
+      slot = std::make_unique<sim::LayerCosts>(
+          sim::load_layer_costs(m.profile, static_cast<double>(m.pbs)));
+    }
+    return *slot;
+  }
+  const planner::ModelProfile& profile(const std::string& path) {
+    auto& slot = profiles_[path];
+    if (!slot) slot = std::make_unique<planner::ModelProfile>(planner::import_profile(path));
+    return *slot;
+  }
+  const planner::Topology& topology(const std::string& path) {
+    const std::string resolved = path.empty() ? planner::default_topology_path() : path;
+    auto it = topologies_.find(resolved);
+    if (it == topologies_.end()) {
+      it = topologies_.emplace(resolved, planner::load_topology(resolved)).first;
+    }
+    return it->second;
+  }
+  const CommFit& comm(const std::string& path) {
+    auto it = comm_.find(path);
+    if (it == comm_.end()) it = comm_.emplace(path, read_comm_profile(path)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<sim::LayerCosts>> costs_;
+  std::map<std::string, std::unique_ptr<planner::ModelProfile>> profiles_;
+  std::map<std::string, planner::Topology> topologies_;
+  std::map<std::string, CommFit> comm_;
+};
+
+struct ResolvedCluster {
+  sim::ClusterConfig config;
+  planner::Topology topology;  // with the overrides, for `plan: auto`
+};
+
+ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
+  ResolvedCluster out;
+  out.topology = inputs.topology(p.cluster.topology);
+  const ClusterSettings& c = p.cluster;
+  sim::ClusterConfig& config = out.config;
+  long long per_machine = c.gpus_per_machine;
+  if (per_machine == 0) {
+    per_machine = out.topology.gpus_per_machine.empty() ? p.run.world_size
+                                                        : out.topology.gpus_per_machine.front();
+  }
+  config.gpus_per_machine = sim::ClusterConfig::machines_for(static_cast<int>(p.run.world_size),
+                                                             static_cast<int>(per_machine));
+  config.intra_bandwidth = out.topology.intra_machine_bandwidth;
+  config.inter_bandwidth = out.topology.inter_machine_collective_bandwidth;
+  config.inter_p2p_bandwidth = out.topology.inter_machine_p2p_bandwidth;
+  if (!c.comm_profile.empty()) {
+    // The measured fit: all-reduce time = L + S x 2(n-1)/n / busbw, reproduced on a ring by a
+    // per-step latency L / 2(n-1) and a per-edge rate cap of busbw; send/recv sets the links.
+    const CommFit& fit = inputs.comm(c.comm_profile);
+    config.collective_step_latency_s = fit.allreduce_latency_s / (2.0 * (fit.world - 1));
+    config.collective_rate_cap = fit.allreduce_bus_bandwidth;
+    if (fit.has_sendrecv && fit.sendrecv_bandwidth > 0) {
+      config.intra_bandwidth = fit.sendrecv_bandwidth;
+      config.intra_latency_s = fit.sendrecv_latency_s;
+    }
+    // The gradient reducer's passes over its buckets, as the ranks' `copy` measured them.
+    config.bucket_copy_bandwidth = fit.copy_bandwidth;
+    config.bucket_copy_latency_s = fit.copy_latency_s;
+    // What a rank's communication thread keeps busy of a core, as the all-reduce measured it.
+    if (fit.allreduce_cpu_cores > 0) {
+      config.comm_cores_per_rank = std::min(1.0, fit.allreduce_cpu_cores);
+    }
+  }
+  if (c.intra_bandwidth) config.intra_bandwidth = *c.intra_bandwidth;
+  if (c.inter_bandwidth) config.inter_bandwidth = *c.inter_bandwidth;
+  if (c.inter_p2p_bandwidth) config.inter_p2p_bandwidth = *c.inter_p2p_bandwidth;
+  if (c.intra_latency_us) config.intra_latency_s = *c.intra_latency_us * 1e-6;
+  if (c.inter_latency_us) config.inter_latency_s = *c.inter_latency_us * 1e-6;
+  sim::parse_collective_algorithm(c.collective, config.algorithm);
+  config.cpu_cores_per_machine = c.cpu_cores;
+  config.cores_per_rank = p.model.threads;
+  out.topology.intra_machine_bandwidth = config.intra_bandwidth;
+  out.topology.inter_machine_collective_bandwidth = config.inter_bandwidth;
+  out.topology.inter_machine_p2p_bandwidth = config.inter_p2p_bandwidth;
+  return out;
+}
+
+// A run that cannot be simulated (no plan, a plan for another cluster): reported in its
+// status.json; the study goes on.
+struct RunFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct PipelineChoice {
+  sim::PipelineSystem system;
+  std::string source;  // "inline", "planner (auto)", or the plan file
+  std::string summary;
+};
+
+PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
+                               const ResolvedCluster& cluster, Inputs& inputs) {
+  const sim::LayerCosts& costs = inputs.costs(p.model);
+  const long long world = p.run.world_size;
+  const long long gbs = p.model.batch_size * world;
+  PipelineChoice choice;
+  choice.system.global_batch = static_cast<double>(gbs);
+  choice.system.step_s = p.model.step_ms / 1000.0;
+  choice.system.schedule =
+      runtime::parse_pipeline_schedule(s.schedule.value_or(p.pipeline.schedule));
+  int plan_micro_batches = 0;
+  const std::string plan = s.plan.value_or(s.stages.empty() ? p.pipeline.plan : "");
+  if (!s.stages.empty()) {
+    choice.source = "inline";
+    int next_rank = 0;
+    for (const InlineStage& stage : s.stages) {
+      sim::PipelineStage out;
+      for (int position : stage.layer_positions) {
+        if (position >= costs.size()) {
+          throw InputError(s.where + ": stage layer " + std::to_string(position) + " but " +
+                           costs.source + " has " + std::to_string(costs.size()) + " layers");
+        }
+        out.layers.push_back(costs.order[position]);
+      }
+      out.ranks = stage.ranks;
+      long long replicas = stage.replicas;
+      if (out.ranks.empty() && replicas == 0) {  // neither ranks nor replicas: world / stages
+        const long long stages = static_cast<long long>(s.stages.size());
+        if (world % stages != 0) {
+          throw RunFailure("stages without ranks or replicas split the world evenly, but " +
+                           std::to_string(world) + " ranks do not divide into " +
+                           std::to_string(stages) + " stages");
+        }
+        replicas = world / stages;
+      }
+      if (out.ranks.empty()) {
+        for (long long i = 0; i < replicas; ++i) out.ranks.push_back(next_rank++);
+      }
+      choice.system.stages.push_back(std::move(out));
+    }
+  } else if (plan == "auto") {
+    choice.source = "planner (auto)";
+    planner::PlannerOptions options;
+    options.topology = cluster.topology;
+    options.setup.profile_batch_size = static_cast<int>(p.model.pbs);
+    std::vector<int> separators;
+    for (int g : cluster.config.gpus_per_machine) {
+      separators.push_back((separators.empty() ? 0 : separators.back()) + g);
+    }
+    options.devices = planner::Devices(separators);
+    const planner::ModelProfile& profile = inputs.profile(p.model.profile);
+    const planner::SweepResult sweep =
+        planner::plan_sweep(profile, options, {static_cast<int>(gbs)});
+    const planner::BatchPlan& batch = sweep.batches.front();
+    if (!batch.plan) {
+      throw RunFailure("the planner found no pipeline plan for global batch " +
+                       std::to_string(gbs) + " on " + options.devices.describe());
+    }
+    for (const planner::PlannedStage& stage : batch.plan->stages) {
+      choice.system.stages.push_back(
+          {profile.layers_of_stage(stage.first_state, stage.last_state), stage.gpus.ids});
+    }
+    plan_micro_batches = batch.timing.micro_batches;
+    choice.summary = planner::describe_stages(*batch.plan);
+  } else if (!plan.empty()) {
+    choice.source = plan;
+    json doc;
+    try {
+      doc = json::parse(read_file(plan));
+    } catch (const std::exception& e) {
+      throw InputError(s.where + ": cannot read plan '" + plan + "': " + e.what());
+    }
+    const json* chosen = nullptr;
+    std::string sizes;
+    for (const auto& result : doc.value("results", json::array())) {
+      const long long size = result.value("global_batch_size", 0LL);
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+      if (size == gbs) chosen = &result;
+    }
+    if (!chosen) {
+      throw RunFailure(plan + " has no result for global batch " + std::to_string(gbs) +
+                       " (has: " + sizes + ")");
+    }
+    if (!chosen->contains("plan") || (*chosen)["plan"].is_null()) {
+      throw RunFailure(plan + ": no pipeline plan at global batch " + std::to_string(gbs));
+    }
+    const json& planned = (*chosen)["plan"];
+    for (const auto& stage : planned.at("stages")) {
+      sim::PipelineStage out;
+      for (const auto& id : stage.at("layer_ids")) {
+        const int index = costs.index_of(id.get<std::string>());
+        if (index < 0) {
+          throw InputError(plan + ": layer '" + id.get<std::string>() + "' is not in " +
+                           costs.source);
+        }
+        out.layers.push_back(index);
+      }
+      for (const auto& gpu : stage.at("gpus")) out.ranks.push_back(gpu.get<int>());
+      choice.system.stages.push_back(std::move(out));
+    }
+    plan_micro_batches = planned.value("micro_batch_count", 0);
+    choice.summary = planned.value("summary", "");
+  } else {
+    throw InputError(s.where + ": pipeline system '" + s.name +
+                     "' needs 'stages', 'plan' or simulate.pipeline.plan");
+  }
+  long long m = s.micro_batches.value_or(p.pipeline.micro_batches);
+  if (m == 0) m = plan_micro_batches;
+  if (m <= 0) {
+    throw InputError(s.where + ": pipeline system '" + s.name +
+                     "' needs micro_batches (simulate.pipeline.micro_batches)");
+  }
+  choice.system.micro_batches = static_cast<int>(m);
+  try {
+    sim::validate_pipeline(costs, choice.system, static_cast<int>(world));
+  } catch (const std::invalid_argument& e) {
+    throw RunFailure("pipeline of system '" + s.name + "' (" + choice.source + "): " + e.what());
+  }
+  if (choice.summary.empty()) {
+    for (const auto& stage : choice.system.stages) {
+      choice.summary += (choice.summary.empty() ? "" : " ") + std::to_string(stage.layers.size()) +
+                        "L x" + std::to_string(stage.ranks.size());
+    }
+  }
+  return choice;
+}
+
+std::uint64_t iteration_seed(long long seed, long long repeat, long long iteration) {
+  SeededRandom mix(static_cast<std::uint64_t>(seed) * 1000003ull +
+                   static_cast<std::uint64_t>(repeat));
+  for (long long i = 0; i <= iteration; ++i) mix.next();
+  return mix.next();
+}
+
+struct RunOutcome {
+  std::vector<sim::SimulatedIteration> iterations;  // one, or one per iteration with noise
+  json system_config;
+  std::uint64_t events = 0;
+};
+
+RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long long repeat,
+                        Inputs& inputs) {
+  const sim::LayerCosts& costs = inputs.costs(p.model);
+  const ResolvedCluster resolved = resolve_cluster(p, inputs);
+  const sim::Cluster cluster(resolved.config);
+  const int world = static_cast<int>(p.run.world_size);
+  RunOutcome outcome;
+  json& config = outcome.system_config;
+  config = {{"name", s.name}, {"kind", s.kind}};
+  std::optional<PipelineChoice> pipeline;
+  sim::DataParallelSystem dp;
+  if (s.kind == "pipeline") {
+    pipeline = choose_pipeline(s, p, resolved, inputs);
+    config["schedule"] = runtime::to_string(pipeline->system.schedule);
+    config["micro_batches"] = pipeline->system.micro_batches;
+    config["plan"] = pipeline->source;
+    config["stages"] = pipeline->summary;
+    json stages = json::array();
+    for (const auto& stage : pipeline->system.stages) {
+      stages.push_back({{"layers", stage.layers.size()}, {"ranks", stage.ranks}});
+    }
+    config["stage_ranks"] = stages;
+  } else {
+    dp.world = world;
+    dp.batch_per_rank = static_cast<double>(p.model.batch_size);
+    dp.accumulation = static_cast<int>(s.accumulation);
+    dp.bucket_mb = s.bucket_mb.value_or(p.bucket_mb);
+    dp.first_bucket_mb = p.first_bucket_mb;
+    dp.overlap = s.mode == "overlap";
+    dp.step_s = p.model.step_ms / 1000.0;
+    config["mode"] = s.mode;
+    if (s.bucket_mb) config["bucket_mb"] = *s.bucket_mb;
+    config["accumulation"] = s.accumulation;
+    config["buckets"] = sim::layer_buckets(costs, dp.first_bucket_mb, dp.bucket_mb).size();
+  }
+  const bool noisy = p.run.noise_percent > 0;
+  const long long runs = noisy ? p.run.iterations : 1;
+  for (long long i = 0; i < runs; ++i) {
+    sim::ComputeNoise noise(p.run.noise_percent / 100.0, iteration_seed(p.run.seed, repeat, i));
+    try {
+      outcome.iterations.push_back(
+          pipeline ? sim::simulate_pipeline(cluster, costs, pipeline->system, world, noise)
+                   : sim::simulate_data_parallel(cluster, costs, dp, noise));
+    } catch (const std::logic_error& e) {
+      throw RunFailure(e.what());
+    }
+    outcome.events += outcome.iterations.back().times.events;
+  }
+  return outcome;
+}
+
+std::string format_ms(double ms) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6f", ms);
+  return buffer;
+}
+
+void write_rank_samples(const fs::path& raw, const RunOutcome& outcome, long long iterations) {
+  const int world = outcome.iterations.front().graph.ranks();
+  for (int r = 0; r < world; ++r) {
+    std::string csv = "iteration,forward_ms,backward_ms,step_ms,iteration_ms\n";
+    for (long long i = 0; i < iterations; ++i) {
+      const auto& it = outcome.iterations[outcome.iterations.size() == 1 ? 0 : i];
+      const sim::RankPhases& phases = it.ranks[r];
+      csv += std::to_string(i) + "," + format_ms(phases.forward_ms) + "," +
+             format_ms(phases.backward_ms) + "," + format_ms(phases.step_ms) + "," +
+             format_ms(phases.iteration_ms) + "\n";
+    }
+    write_file_atomic(raw / ("rank" + std::to_string(r) + ".csv"), csv);
+  }
+}
+
+std::string describe_point_run(const SimPoint& point, const SystemSettings& system,
+                               long long repeat) {
+  const PointSettings& p = point.settings;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%-6s %-32s %-14s rep %lld  %s: %lld GPUs, batch %lld/GPU, %lld iteration(s)",
+                point.id.c_str(), point.label.c_str(), system.name.c_str(), repeat,
+                p.model.profile.c_str(), p.run.world_size, p.model.batch_size, p.run.iterations);
+  return line;
+}
+
+}  // namespace
+
+int run_simulate_spec(const std::string& spec_path, YAML::Node root,
+                      const std::vector<std::string>& overrides, bool dry_run, std::ostream& out) {
+  const SimulateSpec spec = read_simulate_spec(spec_path, root, overrides);
+  if (dry_run) {
+    out << "experiment " << spec.name << ": kind simulate, " << spec.points.size() << " point(s) x "
+        << spec.systems.size() << " system(s); nothing is launched\n";
+    for (const auto& point : spec.points) {
+      for (const auto& system : spec.systems) {
+        for (long long k = 0; k < point.settings.run.repeats; ++k) {
+          out << "  " << describe_point_run(point, system, k) << "\n";
+        }
+      }
+    }
+    return 0;
+  }
+  // Inputs are checked before a folder is made: a bad profile or topology is a spec error.
+  Inputs inputs;
+  for (const auto& point : spec.points) {
+    inputs.costs(point.settings.model);
+    resolve_cluster(point.settings, inputs);
+  }
+
+  const fs::path directory = start_results_folder(spec.output, spec.name, spec.resolved);
+  out << "results: " << directory.string() << "\n";
+  Manifest manifest;
+  manifest.experiment = spec.name;
+  manifest.baseline = spec.baseline;
+  for (const auto& system : spec.systems) {
+    manifest.systems.push_back({system.name, system.kind, system.mode});
+  }
+  for (const auto& point : spec.points) {
+    manifest.points.push_back({point.id, point.label, point.coordinates,
+                               point.settings.run.world_size, point.settings.run.repeats,
+                               point.settings.run.iterations, 0});
+  }
+  write_file_atomic(directory / "manifest.json", manifest_to_json(manifest).dump(2) + "\n");
+  {
+    json env = collect_environment({{"simulated", "true"}});
+    env["simulated"] = true;
+    write_file_atomic(directory / "env.json", env.dump(2) + "\n");
+  }
+
+  json failures = json::array();
+  size_t runs = 0;
+  for (const auto& point : spec.points) {
+    const PointSettings& p = point.settings;
+    for (const auto& system : spec.systems) {
+      for (long long repeat = 0; repeat < p.run.repeats; ++repeat) {
+        ++runs;
+        const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);
+        fs::create_directories(raw);
+        const std::string what = describe_point_run(point, system, repeat);
+        const auto start = std::chrono::steady_clock::now();
+        json status = {{"ranks", p.run.world_size}, {"simulated", true}};
+        try {
+          const RunOutcome outcome = simulate_run(system, p, repeat, inputs);
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          const std::vector<int> traced = sim::traced_ranks(static_cast<int>(p.run.world_size),
+                                                            static_cast<int>(p.run.trace_ranks));
+          const sim::Cluster cluster(resolve_cluster(p, inputs).config);
+          json config = {
+              {"simulated", true},
+              {"model",
+               {{"profile", p.model.profile},
+                {"pbs", p.model.pbs},
+                {"batch_size", p.model.batch_size},
+                {"global_batch", p.model.batch_size * p.run.world_size},
+                {"step_ms", p.model.step_ms}}},
+              {"system", outcome.system_config},
+              {"cluster",
+               {{"machines", cluster.describe()},
+                {"intra_bandwidth", cluster.config().intra_bandwidth},
+                {"inter_bandwidth", cluster.config().inter_bandwidth},
+                {"inter_p2p_bandwidth", cluster.config().inter_p2p_bandwidth},
+                {"intra_latency_us", cluster.config().intra_latency_s * 1e6},
+                {"inter_latency_us", cluster.config().inter_latency_s * 1e6},
+                {"collective", sim::to_string(cluster.config().algorithm)},
+                {"collective_rate_cap", cluster.config().collective_rate_cap},
+                {"bucket_copy_bandwidth", cluster.config().bucket_copy_bandwidth},
+                {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
+                {"cpu_cores_per_machine", cluster.config().cpu_cores_per_machine},
+                {"cores_per_rank", cluster.config().cores_per_rank},
+                {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
+                {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
+              {"run",
+               {{"iterations", p.run.iterations},
+                {"seed", p.run.seed},
+                {"noise_percent", p.run.noise_percent},
+                {"simulated_iterations", outcome.iterations.size()}}},
+              {"events", outcome.events},
+              {"simulation_seconds", seconds},
+              {"trace_ranks", traced}};
+          write_file_atomic(raw / "config.json", config.dump(2) + "\n");
+          write_rank_samples(raw, outcome, p.run.iterations);
+          for (int r : traced) {
+            write_file_atomic(
+                raw / ("trace_rank" + std::to_string(r) + ".json"),
+                sim::rank_trace(outcome.iterations.front(), r, system.name, 0).dump() + "\n");
+          }
+          status["status"] = "complete";
+          status["elapsed_s"] = seconds;
+          status["events"] = outcome.events;
+          status["iteration_ms"] = outcome.iterations.front().times.makespan * 1000.0;
+          if (traced.size() < static_cast<size_t>(p.run.world_size)) {
+            status["note"] = "traces written for " + std::to_string(traced.size()) + " of " +
+                             std::to_string(p.run.world_size) + " ranks (run.trace_ranks)";
+          }
+          char line[160];
+          std::snprintf(line, sizeof line, "  %.3f ms/iteration, %llu events, %.3f s\n",
+                        outcome.iterations.front().times.makespan * 1000.0,
+                        static_cast<unsigned long long>(outcome.events), seconds);
+          out << what << line;
+        } catch (const RunFailure& e) {
+          status["status"] = "failed";
+          status["failure"] = {{"reason", e.what()}};
+          failures.push_back({{"run", what}, {"detail", status}});
+          std::fprintf(stderr, "error: %s: %s\n", what.c_str(), e.what());
+        }
+        write_file_atomic(raw / "status.json", status.dump(2) + "\n");
+        out.flush();
+      }
+    }
+  }
+  const json top_status = {
+      {"complete", failures.empty()}, {"runs", runs}, {"failures", failures}, {"simulated", true}};
+  write_file_atomic(directory / "status.json", top_status.dump(2) + "\n");
+  const std::string tables = write_summary_files(directory);
+  out << "\n" << tables << "\n";
+  if (!spec.plots.empty()) {
+    try {
+      run_plots(directory, spec.plots, out);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "warning: figures not drawn: %s\n", e.what());
+    }
+  }
+  out << "results written to " << directory.string() << "\n";
+  return failures.empty() ? 0 : 1;
+}
+
+void add_simulate_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "simulate", "Simulate a cluster (kind: simulate spec): DDP, accumulation, pipelines");
+  static std::string spec_path;
+  static std::vector<std::string> overrides;
+  static bool dry_run = false;
+  sub->add_option("spec", spec_path, "Simulation spec (YAML, kind: simulate)")->required();
+  sub->add_option("--set", overrides, "Override a spec value: key.path=value (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  sub->add_flag("--dry-run", dry_run, "Print the expanded matrix and exit");
+  sub->callback([]() {
+    int code = 0;
+    try {
+      code =
+          run_simulate_spec(spec_path, parse_yaml_file(spec_path), overrides, dry_run, std::cout);
+    } catch (const InputError& e) {
+      std::cerr << "error: " << e.what() << '\n';
+      code = 2;
+    }
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace harness

@@ -1,0 +1,339 @@
+#include "harness/launch/cluster_launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "common/atomic_file.h"
+#include "runtime/protocol/result_frames.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void append_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::app | std::ios::binary) << text;
+}
+
+std::string signal_text(int signal) {
+  return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+}
+
+// Reads what a growing file gained since the last call.
+class FileFollower {
+ public:
+  explicit FileFollower(fs::path path) : path_(std::move(path)) {}
+  std::string read_new() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return "";
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size <= offset_) return "";
+    in.seekg(offset_);
+    std::string chunk(static_cast<size_t>(size - offset_), '\0');
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    offset_ = size;
+    return chunk;
+  }
+
+ private:
+  fs::path path_;
+  std::streamoff offset_ = 0;
+};
+
+}  // namespace
+
+RankOutputSplitter::RankOutputSplitter(LauncherKind kind, int world_size, fs::path directory,
+                                       std::string stream)
+    : kind_(kind),
+      directory_(std::move(directory)),
+      stream_(std::move(stream)),
+      lines_(static_cast<size_t>(world_size), 0) {
+  for (int r = 0; r < world_size; ++r) {
+    std::ofstream(directory_ / ("rank" + std::to_string(r) + "." + stream_), std::ios::trunc);
+  }
+}
+
+void RankOutputSplitter::emit(int rank, const std::string& stream, const std::string& text) {
+  if (rank < 0 || rank >= static_cast<int>(lines_.size())) {
+    own_ += text;
+    return;
+  }
+  append_file(directory_ / ("rank" + std::to_string(rank) + "." + stream), text);
+  if (stream == stream_) {
+    for (char c : text) lines_[rank] += c == '\n';
+  }
+}
+
+void RankOutputSplitter::feed(const std::string& bytes) {
+  pending_ += bytes;
+  // Only whole lines: a tag or prefix cut by the end of a read is completed by the next one.
+  const auto last = pending_.rfind('\n');
+  if (last == std::string::npos) return;
+  const std::string text = pending_.substr(0, last + 1);
+  pending_.erase(0, last + 1);
+  if (kind_ == LauncherKind::mpirun) {
+    split_tagged(text);
+    return;
+  }
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    split_prefixed_line(text.substr(start, end + 1 - start));
+    start = end + 1;
+  }
+}
+
+void RankOutputSplitter::finish() {
+  if (pending_.empty()) return;
+  const std::string rest = pending_ + "\n";
+  pending_.clear();
+  feed(rest);
+}
+
+// Open MPI's --tag-output puts "[job,rank]<stream>:" before every chunk it forwards and after
+// every newline inside one. So text after a tag belongs to that rank up to the end of its line
+// or the next tag (a line cut between two chunks continues after a later tag of the same
+// rank); text after a newline with no tag is mpirun's own.
+void RankOutputSplitter::split_tagged(const std::string& text) {
+  static const std::regex tag(R"(\[[0-9]+,([0-9]+)\]<(stdout|stderr|stddiag)>:)");
+  size_t pos = 0;
+  int rank = -1;
+  std::string stream;
+  while (pos < text.size()) {
+    std::smatch match;
+    const bool found =
+        std::regex_search(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end(), match, tag);
+    const size_t tag_at = found ? pos + static_cast<size_t>(match.position(0)) : text.size();
+    if (found && tag_at == pos) {
+      rank = std::stoi(match[1].str());
+      stream = match[2].str() == "stdout" ? "stdout" : "stderr";
+      pos += static_cast<size_t>(match.length(0));
+      continue;
+    }
+    const size_t newline = text.find('\n', pos);
+    const size_t end = std::min(tag_at, newline == std::string::npos ? text.size() : newline + 1);
+    emit(rank, stream, text.substr(pos, end - pos));
+    if (end == newline + 1) rank = -1;
+    pos = end;
+  }
+}
+
+// Slurm's --label: "  3: text".
+void RankOutputSplitter::split_prefixed_line(const std::string& line) {
+  static const std::regex label(R"(^ *([0-9]+): )");
+  std::smatch match;
+  if (std::regex_search(line, match, label)) {
+    emit(std::stoi(match[1].str()), stream_, line.substr(static_cast<size_t>(match.length(0))));
+  } else {
+    emit(-1, stream_, line);
+  }
+}
+
+RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text, int exit_status) {
+  RankFailure failure;
+  std::smatch match;
+  if (kind == LauncherKind::mpirun) {
+    static const std::regex signaled(
+        R"(process rank ([0-9]+) with PID [0-9]+ on node (\S+) exited on signal ([0-9]+))");
+    static const std::regex exited(
+        R"(Process name: \[\[[0-9]+,[0-9]+\],([0-9]+)\]\s*\n\s*Exit code:\s*([0-9]+))");
+    if (std::regex_search(text, match, signaled)) {
+      failure.rank = std::stoi(match[1].str());
+      failure.host = match[2].str();
+      failure.reason = signal_text(std::stoi(match[3].str()));
+      return failure;
+    }
+    if (std::regex_search(text, match, exited)) {
+      failure.rank = std::stoi(match[1].str());
+      failure.reason = "exited with code " + match[2].str();
+      return failure;
+    }
+  } else if (kind == LauncherKind::slurm) {
+    static const std::regex task(R"(srun: error: (\S+): tasks? ([0-9]+)[^:]*: ([^\n]*))");
+    static const std::regex code(R"(Exited with exit code ([0-9]+))");
+    if (std::regex_search(text, match, task)) {
+      failure.rank = std::stoi(match[2].str());
+      failure.host = match[1].str();
+      const std::string what = match[3].str();
+      std::smatch exit_code;
+      failure.reason = std::regex_search(what, exit_code, code)
+                           ? "exited with code " + exit_code[1].str()
+                           : "srun: " + what;
+      return failure;
+    }
+  }
+  if (WIFSIGNALED(exit_status)) {
+    failure.reason = launcher_name(kind) + " " + signal_text(WTERMSIG(exit_status));
+  } else {
+    failure.reason = launcher_name(kind) + " exited with code " +
+                     std::to_string(WIFEXITED(exit_status) ? WEXITSTATUS(exit_status) : -1);
+  }
+  return failure;
+}
+
+LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& limits,
+                             const ProgressCallback& progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  const LauncherKind kind =
+      launch.command.argv.front() == "srun" ? LauncherKind::slurm : LauncherKind::mpirun;
+  fs::create_directories(launch.directory);
+  const fs::path out_path = launch.directory / "launcher.stdout";
+  const fs::path err_path = launch.directory / "launcher.stderr";
+
+  std::vector<char*> argv;
+  for (const auto& word : launch.command.argv) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Its own process group, so that stopping the run reaches every process it started here.
+    ::setpgid(0, 0);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) ::_exit(126);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::execvp(argv[0], argv.data());
+    const std::string message =
+        std::string("cannot start ") + argv[0] + ": " + std::strerror(errno) + "\n";
+    (void)!::write(2, message.data(), message.size());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+
+  RankOutputSplitter out_split(kind, launch.world_size, launch.directory, "stdout");
+  RankOutputSplitter err_split(kind, launch.world_size, launch.directory, "stderr");
+  FileFollower out_follow(out_path), err_follow(err_path);
+  std::vector<long long> seen(static_cast<size_t>(launch.world_size), 0);
+  std::vector<Clock::time_point> last_progress(seen.size(), start);
+  auto pump = [&]() {
+    out_split.feed(out_follow.read_new());
+    err_split.feed(err_follow.read_new());
+  };
+
+  int status = 0;
+  bool exited = false;
+  auto stop_group = [&]() {
+    if (exited) return;
+    ::kill(-pid, SIGTERM);
+    const auto asked = Clock::now();
+    while (seconds_since(asked) < 5) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // Whatever is left of the group (a rank that ignores SIGTERM, or outlived its launcher).
+    ::kill(-pid, SIGKILL);
+    if (!exited) ::waitpid(pid, &status, 0);
+    exited = true;
+  };
+
+  LaunchOutcome outcome;
+  auto finish_outputs = [&]() {
+    pump();
+    out_split.finish();
+    err_split.finish();
+  };
+  auto fail = [&](RankFailure failure) {
+    stop_group();
+    finish_outputs();
+    if (failure.rank >= 0) {
+      failure.stderr_tail =
+          tail_lines(launch.directory / ("rank" + std::to_string(failure.rank) + ".stderr"), 20);
+    }
+    if (failure.stderr_tail.empty()) failure.stderr_tail = tail_lines(err_path, 20);
+    outcome.failure = failure;
+    outcome.elapsed_s = seconds_since(start);
+    return outcome;
+  };
+
+  while (true) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      finish_outputs();
+      break;
+    }
+    pump();
+    for (size_t r = 0; r < seen.size(); ++r) {
+      if (out_split.lines(static_cast<int>(r)) != seen[r]) {
+        seen[r] = out_split.lines(static_cast<int>(r));
+        last_progress[r] = Clock::now();
+      }
+    }
+    if (progress) progress(seen[0]);
+    if (stop_requested().load()) {
+      stop_group();
+      finish_outputs();
+      outcome.interrupted = true;
+      outcome.elapsed_s = seconds_since(start);
+      return outcome;
+    }
+    bool any_recent = false;
+    int suspect = -1;
+    for (size_t r = 0; r < seen.size(); ++r) {
+      if (seconds_since(last_progress[r]) < limits.stall_timeout_s) any_recent = true;
+      if (suspect < 0 || seen[r] < seen[suspect] ||
+          (seen[r] == seen[suspect] && last_progress[r] < last_progress[suspect])) {
+        suspect = static_cast<int>(r);
+      }
+    }
+    if (!any_recent && suspect >= 0) {
+      char reason[256];
+      std::snprintf(reason, sizeof reason,
+                    "hung: no progress from any rank for %g s (run.stall_timeout_s); rank %d "
+                    "got least far (%lld heartbeat lines)",
+                    limits.stall_timeout_s, suspect, seen[suspect]);
+      return fail(RankFailure{suspect, reason, ""});
+    }
+    if (seconds_since(start) > limits.timeout_s) {
+      char reason[128];
+      std::snprintf(reason, sizeof reason, "timed out: the run exceeded run.timeout_s = %g s",
+                    limits.timeout_s);
+      return fail(RankFailure{suspect >= 0 ? suspect : 0, reason, ""});
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(limits.poll_interval_s));
+  }
+  // The launcher is gone; make sure nothing it started outlives it.
+  ::kill(-pid, SIGKILL);
+  outcome.elapsed_s = seconds_since(start);
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    // Ctrl-C in a terminal reaches the launcher too, which then ends on its own.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (stop_requested().load()) {
+      outcome.interrupted = true;
+      return outcome;
+    }
+    const std::string own = out_split.own_text() + err_split.own_text();
+    return fail(parse_launcher_failure(kind, own, status));
+  }
+  const auto frames = runtime::decode_frames(read_file(launch.directory / "rank0.stdout"));
+  if (!frames.errors.empty()) {
+    return fail(
+        RankFailure{0, "its result files did not arrive intact: " + frames.errors.front(), ""});
+  }
+  for (const auto& [name, content] : frames.files) {
+    write_file_atomic(launch.directory / name, content);
+  }
+  outcome.ok = true;
+  return outcome;
+}
+
+}  // namespace harness

@@ -1,0 +1,231 @@
+#include "harness/launch/local_launcher.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/process.hpp>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+namespace harness {
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+std::atomic<bool>& stop_requested() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+namespace {
+void on_stop_signal(int) { stop_requested().store(true); }
+
+// Counts heartbeat lines as a rank's stdout grows, reading only what is new.
+class HeartbeatReader {
+ public:
+  explicit HeartbeatReader(fs::path path) : path_(std::move(path)) {}
+  // Returns true when new lines arrived since the last call.
+  bool poll() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return false;
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size <= offset_) return false;
+    in.seekg(offset_);
+    std::string chunk(static_cast<size_t>(size - offset_), '\0');
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    offset_ = size;
+    long long before = lines_;
+    for (char c : chunk) lines_ += c == '\n';
+    return lines_ != before;
+  }
+  long long lines() const { return lines_; }
+
+ private:
+  fs::path path_;
+  std::streamoff offset_ = 0;
+  long long lines_ = 0;
+};
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  }
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  return "ended with status " + std::to_string(status);
+}
+
+}  // namespace
+
+void install_stop_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+std::string tail_lines(const fs::path& path, size_t lines) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::deque<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(line);
+    if (last.size() > lines) last.pop_front();
+  }
+  std::string out;
+  for (const auto& line : last) out += line + "\n";
+  return out;
+}
+
+std::string rank_host_from_stdout(const fs::path& stdout_path) {
+  std::ifstream in(stdout_path);
+  std::string line;
+  for (int i = 0; i < 20 && std::getline(in, line); ++i) {
+    if (line.rfind("rank identity: ", 0) != 0) continue;
+    const auto at = line.find(" host=");
+    if (at == std::string::npos) return "";
+    const auto end = line.find(' ', at + 6);
+    return line.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+  }
+  return "";
+}
+
+bool failed_on_busy_port(const std::string& stderr_tail) {
+  return stderr_tail.find("Address already in use") != std::string::npos ||
+         stderr_tail.find("errno: 98") != std::string::npos;
+}
+
+LaunchOutcome launch_local(const std::string& executable, const std::vector<RankProcess>& ranks,
+                           const LaunchLimits& limits, const ProgressCallback& progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+
+  std::vector<std::unique_ptr<bp::child>> children;
+  std::vector<HeartbeatReader> heartbeats;
+  std::vector<Clock::time_point> last_progress(ranks.size(), start);
+  for (const auto& rank : ranks) {
+    if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
+    bp::environment environment = boost::this_process::environment();
+    for (const auto& [key, value] : rank.environment) environment[key] = value;
+    children.push_back(std::make_unique<bp::child>(
+        bp::exe = executable, bp::args = rank.arguments, bp::env = environment,
+        bp::std_out > rank.stdout_path.string(), bp::std_err > rank.stderr_path.string(),
+        bp::std_in < bp::null));
+    heartbeats.emplace_back(rank.stdout_path);
+  }
+
+  LaunchOutcome outcome;
+  std::vector<bool> exited(ranks.size(), false);
+  auto stop_all = [&]() {
+    for (auto& child : children) {
+      std::error_code ignored;
+      if (!child->running(ignored)) continue;
+      const pid_t pid = child->id();
+      child->terminate(ignored);
+      // Boost reaps with WNOHANG right after SIGKILL, which can miss the exit; reap here so
+      // no zombie is left behind.
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+    }
+  };
+  auto fail = [&](int rank, std::string reason) {
+    stop_all();
+    outcome.failure = RankFailure{rank, std::move(reason), tail_lines(ranks[rank].stderr_path, 20)};
+    outcome.elapsed_s = seconds_since(start);
+    return outcome;
+  };
+
+  while (true) {
+    // Reap every rank that ended since the last poll. When several died in the same poll,
+    // one killed by a signal is the likely cause; the others were failing collectives.
+    std::optional<std::pair<int, int>> first_failure;  // (rank, status)
+    for (size_t r = 0; r < children.size(); ++r) {
+      if (exited[r]) continue;
+      std::error_code error;
+      if (children[r]->running(error)) continue;
+      exited[r] = true;
+      const int status = children[r]->native_exit_code();
+      const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      if (!failed) continue;
+      const bool signaled = WIFSIGNALED(status);
+      if (!first_failure || (signaled && !WIFSIGNALED(first_failure->second))) {
+        first_failure = std::make_pair(static_cast<int>(r), status);
+      }
+    }
+    if (first_failure) {
+      // Ctrl-C in a terminal reaches the ranks (same process group) as well as the harness: a
+      // rank that died of SIGINT/SIGTERM while the harness was asked to stop is no failure.
+      const int status = first_failure->second;
+      if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      if (stop_requested().load()) {
+        stop_all();
+        outcome.interrupted = true;
+        outcome.elapsed_s = seconds_since(start);
+        return outcome;
+      }
+      return fail(first_failure->first, describe_status(status));
+    }
+    if (std::all_of(exited.begin(), exited.end(), [](bool e) { return e; })) break;
+
+    for (size_t r = 0; r < heartbeats.size(); ++r) {
+      if (heartbeats[r].poll()) last_progress[r] = Clock::now();
+    }
+    if (progress) progress(heartbeats[0].lines());
+
+    if (stop_requested().load()) {
+      stop_all();
+      outcome.interrupted = true;
+      outcome.elapsed_s = seconds_since(start);
+      return outcome;
+    }
+    // Hung: no live rank has written a heartbeat for stall_timeout_s. Name the live rank
+    // that got least far (fewest heartbeats; the earliest to fall silent on a tie).
+    bool any_recent = false;
+    int suspect = -1;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      if (exited[r]) continue;
+      if (seconds_since(last_progress[r]) < limits.stall_timeout_s) any_recent = true;
+      if (suspect < 0 || heartbeats[r].lines() < heartbeats[suspect].lines() ||
+          (heartbeats[r].lines() == heartbeats[suspect].lines() &&
+           last_progress[r] < last_progress[suspect])) {
+        suspect = static_cast<int>(r);
+      }
+    }
+    if (!any_recent && suspect >= 0) {
+      char reason[256];
+      std::snprintf(reason, sizeof reason,
+                    "hung: no progress from any rank for %g s (run.stall_timeout_s); rank %d "
+                    "got least far (%lld heartbeat lines)",
+                    limits.stall_timeout_s, suspect, heartbeats[suspect].lines());
+      return fail(suspect, reason);
+    }
+    if (seconds_since(start) > limits.timeout_s) {
+      char reason[128];
+      std::snprintf(reason, sizeof reason, "timed out: the run exceeded run.timeout_s = %g s",
+                    limits.timeout_s);
+      return fail(suspect >= 0 ? suspect : 0, reason);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(limits.poll_interval_s));
+  }
+  outcome.ok = true;
+  outcome.elapsed_s = seconds_since(start);
+  return outcome;
+}
+
+}  // namespace harness

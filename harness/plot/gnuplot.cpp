@@ -1,0 +1,122 @@
+#include "harness/plot/gnuplot.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "common/atomic_file.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+std::string gnuplot_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";  // a line break in titles
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string gnuplot_script(const Figure& f) {
+  const std::string size = std::to_string(f.width) + "," + std::to_string(f.height);
+  std::string script = "# " + f.stem + ".gp: " + f.title +
+                       "\n"
+                       "# Written by `harness plot`; the numbers are in " +
+                       f.stem + ".dat. Edit and redraw with: gnuplot " + f.stem +
+                       ".gp\n"
+                       "# Text is not 'enhanced' so that names with underscores print as written.\n"
+                       "datafile = \"" +
+                       f.stem +
+                       ".dat\"\n"
+                       "do for [format in \"png svg\"] {\n"
+                       "  if (format eq \"png\") {\n"
+                       "    set terminal pngcairo size " +
+                       size +
+                       " noenhanced font \"DejaVu Sans,11\"\n"
+                       "  } else {\n"
+                       "    set terminal svg size " +
+                       size +
+                       " noenhanced font \"DejaVu Sans,11\" background rgb \"white\"\n"
+                       "  }\n"
+                       "  set output \"" +
+                       f.stem + ".\" . format\n" +
+                       "  reset\n";  // the second pass starts from defaults too
+  // Indent the body inside the loop for readability; gnuplot does not care.
+  size_t start = 0;
+  while (start < f.body.size()) {
+    size_t end = f.body.find('\n', start);
+    if (end == std::string::npos) end = f.body.size();
+    script += "  " + f.body.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  script += "  set output\n}\n";
+  return script;
+}
+
+namespace {
+
+// Runs `program script` in `directory`; returns the exit status and the combined output.
+int run_gnuplot(const fs::path& directory, const std::string& script, std::string& output) {
+  const char* configured = std::getenv("HARNESS_GNUPLOT");
+  const std::string program = configured && *configured ? configured : "gnuplot";
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) throw std::runtime_error("cannot create a pipe for gnuplot");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("cannot start gnuplot");
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    if (chdir(directory.c_str()) != 0) _exit(126);
+    execlp(program.c_str(), program.c_str(), script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, n);
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+void render_figure(const Figure& figure, const fs::path& directory) {
+  fs::create_directories(directory);
+  write_file_atomic(directory / (figure.stem + ".dat"), figure.data);
+  write_file_atomic(directory / (figure.stem + ".gp"), gnuplot_script(figure));
+  std::string output;
+  const int code = run_gnuplot(directory, figure.stem + ".gp", output);
+  if (code == 127) {
+    throw std::runtime_error("gnuplot not found (install gnuplot-nox, or set HARNESS_GNUPLOT)");
+  }
+  if (code != 0) {
+    throw std::runtime_error("gnuplot failed (exit " + std::to_string(code) + ") on " +
+                             (directory / (figure.stem + ".gp")).string() + ":\n" + output);
+  }
+  for (const char* extension : {".png", ".svg"}) {
+    const fs::path image = directory / (figure.stem + extension);
+    if (!fs::exists(image) || fs::file_size(image) == 0) {
+      throw std::runtime_error("gnuplot wrote no " + image.string() + ":\n" + output);
+    }
+  }
+}
+
+}  // namespace harness

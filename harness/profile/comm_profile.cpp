@@ -1,0 +1,177 @@
+#include "harness/profile/comm_profile.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "common/input_error.h"
+#include "common/statistics.h"
+#include "common/text_util.h"
+
+namespace harness {
+
+int64_t parse_byte_size(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw InputError("size '" + text + "': expected a number with an optional K, M or G");
+  }
+  const std::string suffix = text.substr(used);
+  double scale = 1;
+  if (suffix == "K" || suffix == "k")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "m")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty() && suffix != "B") {
+    throw InputError("size '" + text + "': unknown unit '" + suffix + "' (use K, M or G)");
+  }
+  if (!(value > 0)) throw InputError("size '" + text + "': must be > 0");
+  return static_cast<int64_t>(std::llround(value * scale));
+}
+
+std::vector<int64_t> parse_size_range(const std::string& text) {
+  if (text.find(':') == std::string::npos) {
+    std::vector<int64_t> sizes;
+    for (const auto& part : split(text, ',')) sizes.push_back(parse_byte_size(part));
+    return sizes;
+  }
+  const auto parts = split(text, ':');
+  if (parts.size() != 3 || parts[2].size() < 2 || (parts[2][0] != 'x' && parts[2][0] != '+')) {
+    throw InputError("sizes '" + text + "': expected first:last:xFACTOR or first:last:+STEP");
+  }
+  const int64_t first = parse_byte_size(parts[0]), last = parse_byte_size(parts[1]);
+  if (last < first) throw InputError("sizes '" + text + "': last is below first");
+  std::vector<int64_t> sizes;
+  if (parts[2][0] == 'x') {
+    const double factor = std::stod(parts[2].substr(1));
+    if (!(factor > 1)) throw InputError("sizes '" + text + "': the factor must be > 1");
+    for (double s = static_cast<double>(first); s <= static_cast<double>(last) * (1 + 1e-12);
+         s *= factor) {
+      sizes.push_back(static_cast<int64_t>(std::llround(s)));
+    }
+  } else {
+    const int64_t step = parse_byte_size(parts[2].substr(1));
+    for (int64_t s = first; s <= last; s += step) sizes.push_back(s);
+  }
+  return sizes;
+}
+
+double bus_factor(const std::string& op, int n) {
+  if (op == "allreduce") return 2.0 * (n - 1) / n;
+  if (op == "allgather" || op == "reducescatter") return static_cast<double>(n - 1) / n;
+  return 1.0;  // broadcast, sendrecv, copy
+}
+
+std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
+  const int n = measurement.at("world_size").get<int>();
+  std::vector<CommRow> rows;
+  for (const auto& entry : measurement.at("entries")) {
+    CommRow row;
+    row.op = entry.at("op").get<std::string>();
+    row.bytes = entry.at("bytes").get<int64_t>();
+    const auto times = entry.at("times_ms").get<std::vector<double>>();
+    const SampleSummary stats = summarize(times);
+    row.samples = stats.count;
+    row.p50_ms = stats.p50;
+    row.p90_ms = stats.p90;
+    if (row.p50_ms > 0) {
+      row.algbw_gbps = static_cast<double>(row.bytes) / (row.p50_ms * 1e-3) / 1e9;
+      row.busbw_gbps = row.algbw_gbps * bus_factor(row.op, n);
+    }
+    if (entry.contains("cpu_ms")) {
+      for (double ms : times) row.wall_ms_total += ms;
+      for (double ms : entry.at("cpu_ms").get<std::vector<double>>()) row.cpu_ms_total += ms;
+      if (row.wall_ms_total > 0) row.cpu_cores = row.cpu_ms_total / row.wall_ms_total;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, int n) {
+  // Ordinary least squares of t (seconds) on x = bytes * bus factor: t = a + x / B.
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+  double cpu_ms = 0, wall_ms = 0;
+  int count = 0;
+  for (const auto& row : rows) {
+    if (row.op != op) continue;
+    const double x = static_cast<double>(row.bytes) * bus_factor(op, n);
+    const double y = row.p50_ms * 1e-3;
+    sx += x, sy += y, sxx += x * x, sxy += x * y, syy += y * y;
+    cpu_ms += row.cpu_ms_total, wall_ms += row.wall_ms_total;
+    ++count;
+  }
+  CommFit fit;
+  fit.op = op;
+  if (wall_ms > 0) fit.cpu_cores = cpu_ms / wall_ms;  // the large sizes weigh most
+  if (count < 2) return fit;
+  const double denominator = count * sxx - sx * sx;
+  if (denominator <= 0) return fit;
+  const double slope = (count * sxy - sx * sy) / denominator;
+  const double intercept = (sy - slope * sx) / count;
+  fit.latency_us = intercept * 1e6;
+  fit.bus_bandwidth = slope > 0 ? 1.0 / slope : 0;
+  const double total = syy - sy * sy / count;
+  double residual = 0;
+  for (const auto& row : rows) {
+    if (row.op != op) continue;
+    const double x = static_cast<double>(row.bytes) * bus_factor(op, n);
+    const double e = row.p50_ms * 1e-3 - (intercept + slope * x);
+    residual += e * e;
+  }
+  fit.r_squared = total > 0 ? 1 - residual / total : 1;
+  return fit;
+}
+
+std::string render_comm_table(const std::vector<CommRow>& rows, int n, const std::string& backend) {
+  std::ostringstream out;
+  char line[256];
+  out << "# " << backend << ", " << n << " ranks; times are p50/p90 per operation; "
+      << "busbw = algbw x bus factor (nccl-tests)\n";
+  std::snprintf(line, sizeof line, "#%14s %14s %6s %12s %12s %11s %11s\n", "size(B)", "op", "n",
+                "p50(us)", "p90(us)", "algbw(GB/s)", "busbw(GB/s)");
+  out << line;
+  for (const auto& row : rows) {
+    std::snprintf(line, sizeof line, " %14lld %14s %6zu %12.1f %12.1f %11.3f %11.3f\n",
+                  static_cast<long long>(row.bytes), row.op.c_str(), row.samples, row.p50_ms * 1e3,
+                  row.p90_ms * 1e3, row.algbw_gbps, row.busbw_gbps);
+    out << line;
+  }
+  return out.str();
+}
+
+std::string topology_yaml(const std::vector<CommFit>& fits, int world_size, double memory_bytes,
+                          const std::string& name) {
+  auto bandwidth_of = [&](const std::string& op) {
+    for (const auto& f : fits) {
+      if (f.op == op && f.bus_bandwidth > 0) return f.bus_bandwidth;
+    }
+    return 0.0;
+  };
+  const double p2p = bandwidth_of("sendrecv");
+  const double collective = bandwidth_of("allreduce");
+  if (p2p <= 0 || collective <= 0) {
+    throw InputError("the send/recv and all-reduce fits need a positive bandwidth for a topology");
+  }
+  char text[1024];
+  std::snprintf(text, sizeof text,
+                "# Measured by `harness profile comm`: one machine of %d ranks.\n"
+                "# intra_machine: send/recv bandwidth; inter_machine_collective: all-reduce bus\n"
+                "# bandwidth (no second machine was measured: inter-machine values repeat these).\n"
+                "name: %s\n"
+                "gpu_memory_bytes: %.6g\n"
+                "bandwidth:\n"
+                "  intra_machine: %.6g\n"
+                "  inter_machine_p2p: %.6g\n"
+                "  inter_machine_collective: %.6g\n"
+                "machines: [%d]\n",
+                world_size, name.c_str(), memory_bytes, p2p, p2p, collective, world_size);
+  return text;
+}
+
+}  // namespace harness

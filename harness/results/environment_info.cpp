@@ -1,0 +1,73 @@
+#include "harness/results/environment_info.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "common/atomic_file.h"
+#include "harness/results/results_folder.h"
+
+#ifndef HARNESS_SOURCE_DIR
+#define HARNESS_SOURCE_DIR "."
+#endif
+#ifndef HARNESS_VERSION
+#define HARNESS_VERSION "0.0.0"
+#endif
+
+namespace harness {
+namespace {
+
+std::string command_output(const std::string& command) {
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    std::array<char, 256> buffer{};
+    while (fgets(buffer.data(), buffer.size(), pipe)) out += buffer.data();
+    pclose(pipe);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string harness_git_revision() {
+  const std::string git = "git -C '" + std::string(HARNESS_SOURCE_DIR) + "' ";
+  std::string revision = command_output(git + "rev-parse HEAD 2>/dev/null");
+  if (revision.empty()) return "unknown";
+  if (!command_output(git + "status --porcelain --untracked-files=no 2>/dev/null").empty()) {
+    revision += "-dirty";
+  }
+  return revision;
+}
+
+nlohmann::json collect_environment(const std::map<std::string, std::string>& extra) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  nlohmann::json env = {
+      {"harness_version", HARNESS_VERSION},
+      {"harness_git_revision", harness_git_revision()},
+      {"hostname", host},
+      {"cpu_model", cpu_model()},
+      {"logical_cores", std::thread::hardware_concurrency()},
+      {"compiler", std::string("g++ ") + __VERSION__},
+      {"started_utc", utc_timestamp_compact()},
+  };
+  for (const auto& [key, value] : extra) env[key] = value;
+  return env;
+}
+
+}  // namespace harness

@@ -1,0 +1,72 @@
+#include "harness/results/report_samples.h"
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "harness/results/run_summary.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool is_complete(const fs::path& raw) {
+  const fs::path status = raw / "status.json";
+  if (!fs::exists(status)) return false;
+  return json::parse(read_file(status)).value("status", "") == "complete";
+}
+
+}  // namespace
+
+ResultSamples read_result_samples(const fs::path& directory) {
+  if (!fs::is_directory(directory)) {
+    throw InputError(directory.string() + ": no such results folder");
+  }
+  if (!fs::exists(directory / "manifest.json")) {
+    throw InputError(directory.string() +
+                     ": not a results folder of `harness run` (no manifest.json)");
+  }
+  ResultSamples result;
+  result.directory = directory;
+  try {
+    result.manifest = read_manifest(directory);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  for (const auto& point : result.manifest.points) {
+    PointSamples point_samples{point, {}};
+    for (const auto& system : result.manifest.systems) {
+      SystemSamples samples;
+      samples.name = system.name;
+      const fs::path first = run_raw_directory(directory, point.id, system.name, 0);
+      if (fs::exists(first / "config.json")) {
+        samples.config = json::parse(read_file(first / "config.json"));
+      }
+      for (long long repeat = 0; repeat < point.repeats; ++repeat) {
+        const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);
+        if (!is_complete(raw)) continue;
+        ++samples.complete_runs;
+        for (long long rank = 0; rank < point.world_size; ++rank) {
+          for (auto& [phase, values] :
+               read_sample_file(raw / ("rank" + std::to_string(rank) + ".csv"))) {
+            auto& pooled = samples.phases[phase];
+            pooled.insert(pooled.end(), values.begin(), values.end());
+          }
+        }
+      }
+      point_samples.systems.push_back(std::move(samples));
+    }
+    result.points.push_back(std::move(point_samples));
+  }
+  return result;
+}
+
+std::string coordinate(const ManifestPoint& point, const std::string& axis) {
+  for (const auto& [name, value] : point.coordinates) {
+    if (name == axis) return value;
+  }
+  return "";
+}
+
+}  // namespace harness

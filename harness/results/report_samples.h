@@ -1,0 +1,42 @@
+// The per-iteration samples of a results folder, pooled per point, system and phase the way
+// summary.json pools them (every rank of every complete repeat, warm-up already excluded by
+// the ranks). `harness compare` tests these samples and `harness plot` draws them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/results/run_manifest.h"
+
+namespace harness {
+
+struct SystemSamples {
+  std::string name;
+  long long complete_runs = 0;
+  std::map<std::string, std::vector<double>> phases;  // phase -> ms; empty when none completed
+  nlohmann::json config;  // config.json of its first repeat (what the ranks were given); null
+                          // when the folder has none
+};
+
+struct PointSamples {
+  ManifestPoint point;
+  std::vector<SystemSamples> systems;  // in the manifest's order
+};
+
+struct ResultSamples {
+  std::filesystem::path directory;
+  Manifest manifest;
+  std::vector<PointSamples> points;
+};
+
+// Throws InputError when `directory` is not a results folder of `harness run`.
+ResultSamples read_result_samples(const std::filesystem::path& directory);
+
+// The value of the point's sweep coordinate `axis`, or "" when the point has none.
+std::string coordinate(const ManifestPoint& point, const std::string& axis);
+
+}  // namespace harness

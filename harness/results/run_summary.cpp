@@ -1,0 +1,110 @@
+#include "harness/results/run_summary.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/atomic_file.h"
+#include "common/text_util.h"
+#include "harness/results/report_samples.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::string line;
+  std::getline(in, line);
+  const auto header = split(line, ',');
+  if (header.empty() || header[0] != "iteration") {
+    throw std::runtime_error(path.string() + ":1: expected a header starting with 'iteration'");
+  }
+  std::vector<std::string> phases;
+  for (size_t i = 1; i < header.size(); ++i) {
+    std::string name = header[i];
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, "_ms") == 0) {
+      name.resize(name.size() - 3);
+    }
+    phases.push_back(name);
+  }
+  std::map<std::string, std::vector<double>> samples;
+  for (int number = 2; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    const auto fields = split(line, ',');
+    if (fields.size() != header.size()) {
+      throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": expected " +
+                               std::to_string(header.size()) + " fields");
+    }
+    for (size_t i = 1; i < fields.size(); ++i) {
+      try {
+        samples[phases[i - 1]].push_back(std::stod(fields[i]));
+      } catch (const std::exception&) {
+        throw std::runtime_error(path.string() + ":" + std::to_string(number) +
+                                 ": not a number: '" + fields[i] + "'");
+      }
+    }
+  }
+  return samples;
+}
+
+RunSummary summarize_run_directory(const fs::path& run_directory) {
+  // One pooling of samples for summaries, compare and plots: read_result_samples.
+  const ResultSamples samples = read_result_samples(run_directory);
+  RunSummary summary;
+  summary.manifest = samples.manifest;
+  for (const auto& point : samples.points) {
+    PointSummary point_summary{point.point, {}};
+    for (const auto& system : point.systems) {
+      SystemSummary system_summary;
+      system_summary.name = system.name;
+      system_summary.ranks = point.point.world_size;
+      system_summary.complete_runs = system.complete_runs;
+      for (const char* phase : kPhases) {
+        if (auto it = system.phases.find(phase); it != system.phases.end()) {
+          system_summary.phases[phase] = summarize(it->second);
+        }
+      }
+      point_summary.systems.push_back(std::move(system_summary));
+    }
+    summary.points.push_back(std::move(point_summary));
+  }
+  return summary;
+}
+
+json summary_to_json(const RunSummary& summary) {
+  json out;
+  out["experiment"] = summary.manifest.experiment;
+  out["baseline"] = summary.manifest.baseline;
+  out["unit"] = "ms";
+  out["pooling"] = "samples of all ranks and complete repeats, warm-up excluded";
+  out["percentiles"] = "linear interpolation between closest ranks (numpy default)";
+  out["points"] = json::array();
+  for (const auto& point : summary.points) {
+    json p;
+    p["id"] = point.point.id;
+    p["label"] = point.point.label;
+    p["systems"] = json::array();
+    for (const auto& system : point.systems) {
+      json s;
+      s["name"] = system.name;
+      s["complete_runs"] = system.complete_runs;
+      s["expected_runs"] = point.point.repeats;
+      s["ranks"] = system.ranks;
+      s["phases"] = json::object();
+      for (const auto& [phase, stats] : system.phases) {
+        s["phases"][phase] = {
+            {"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev},
+            {"min", stats.min},     {"p50", stats.p50},   {"p90", stats.p90},
+            {"p95", stats.p95},     {"p99", stats.p99},   {"max", stats.max}};
+      }
+      p["systems"].push_back(std::move(s));
+    }
+    out["points"].push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace harness

@@ -1,0 +1,43 @@
+// Summaries of a results folder: samples of every complete run, pooled per point, system and
+// phase over ranks and repeats, described by harness::summarize. Built from the files alone,
+// so `harness report` regenerates exactly what `harness run` wrote.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/statistics.h"
+#include "harness/results/run_manifest.h"
+
+namespace harness {
+
+// One rank's samples file: "iteration,forward_ms,backward_ms,step_ms,iteration_ms" rows of the
+// measured (post warm-up) iterations.
+std::map<std::string, std::vector<double>> read_sample_file(const std::filesystem::path& path);
+
+struct SystemSummary {
+  std::string name;
+  long long complete_runs = 0;  // repeats whose every rank finished
+  long long ranks = 0;
+  std::map<std::string, SampleSummary> phases;  // empty when no run completed
+};
+
+struct PointSummary {
+  ManifestPoint point;
+  std::vector<SystemSummary> systems;  // in the manifest's order
+};
+
+struct RunSummary {
+  Manifest manifest;
+  std::vector<PointSummary> points;
+};
+
+RunSummary summarize_run_directory(const std::filesystem::path& run_directory);
+
+nlohmann::json summary_to_json(const RunSummary& summary);
+
+}  // namespace harness

@@ -1,0 +1,514 @@
+#include "harness/spec/spec.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "common/text_util.h"
+#include "harness/external/external_system.h"
+#include "harness/plot/kinds.h"
+#include "harness/results/results_folder.h"
+#include "runtime/pipeline/pipeline_layout.h"
+
+namespace harness {
+namespace {
+
+constexpr long long kMaxWorld = 4096;
+constexpr long long kMaxCount = 100'000'000;
+
+std::vector<std::string> ddp_modes() { return {std::begin(kDdpModes), std::end(kDdpModes)}; }
+
+// Splits "a.b.c" into the keys to walk; the sweep and quick maps take a dotted path as one key.
+std::vector<std::string> path_keys(const std::string& dotted) {
+  for (const char* map_of_paths : {"sweep.", "quick."}) {
+    const std::string prefix = map_of_paths;
+    if (dotted.rfind(prefix, 0) == 0 && dotted.size() > prefix.size()) {
+      return {prefix.substr(0, prefix.size() - 1), dotted.substr(prefix.size())};
+    }
+  }
+  return split(dotted, '.');
+}
+
+// Sets root[k1][k2]... = value, creating maps on the way. Shares `value`'s node, so its
+// location in the file is kept for error messages.
+void set_path(YAML::Node root, const std::vector<std::string>& keys, const YAML::Node& value) {
+  YAML::Node current;
+  current.reset(root);
+  for (size_t i = 0; i + 1 < keys.size(); ++i) {
+    YAML::Node next = current[keys[i]];
+    if (!next.IsMap()) {
+      current[keys[i]] = YAML::Node(YAML::NodeType::Map);
+      next.reset(current[keys[i]]);
+    }
+    current.reset(next);
+  }
+  current[keys.back()] = value;
+}
+
+YAML::Node get_path(const YAML::Node& root, const std::vector<std::string>& keys) {
+  YAML::Node current;
+  current.reset(root);
+  for (const auto& key : keys) {
+    if (!current.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    const YAML::Node& constant = current;
+    YAML::Node next = constant[key];
+    if (!next) return next;
+    current.reset(next);
+  }
+  return current;
+}
+
+std::string scalar_text(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
+                              const LoadOptions& options) {
+  PointConfig config;
+  MapReader top(root, "", origin);
+
+  {
+    YAML::Node node = top.child("model");
+    if (!node) throw InputError(origin.where(root, "") + ": missing required key 'model'");
+    MapReader model(node, "model", origin);
+    config.model.name = model.get_string("name", std::nullopt, options.known_models);
+    config.model.batch_size = model.get_int("batch_size", std::nullopt, 1, kMaxCount);
+    const bool is_mlp = config.model.name == "mlp", is_bert = config.model.name == "bert";
+    config.model.input_shape = model.get_int_list("input_shape",
+                                                  is_mlp    ? std::vector<long long>{64}
+                                                  : is_bert ? std::vector<long long>{128}
+                                                            : std::vector<long long>{3, 224, 224},
+                                                  1);
+    config.model.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
+    config.model.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
+    config.model.depth = model.get_int("depth", 0, 0, 100'000);
+    config.model.width = model.get_int("width", 0, 0, 1'000'000);
+    model.finish();
+  }
+  if (YAML::Node node = top.child("optimizer")) {
+    MapReader optimizer(node, "optimizer", origin);
+    config.optimizer.name = optimizer.get_string("name", "sgd", {"sgd"});
+    config.optimizer.lr = optimizer.get_double("lr", 0.001, 0.0);
+    config.optimizer.momentum = optimizer.get_double("momentum", 0.0, -1e-300);
+    optimizer.finish();
+  }
+  {
+    YAML::Node node = top.child("run");
+    if (!node) throw InputError(origin.where(root, "") + ": missing required key 'run'");
+    MapReader run(node, "run", origin);
+    config.run.world_size = run.get_int("world_size", 2, 1, kMaxWorld);
+    config.run.threads_per_rank = run.get_int("threads_per_rank", 1, 1, 1024);
+    config.run.iterations = run.get_int("iterations", std::nullopt, 1, kMaxCount);
+    config.run.warmup = run.get_int("warmup", 0, 0, kMaxCount);
+    config.run.repeats = run.get_int("repeats", 1, 1, 10'000);
+    config.run.seed = run.get_int("seed", 0, 0, (1LL << 62));
+    config.run.device = run.get_string("device", "cpu", {"cpu", "cuda"});
+    config.run.backend = run.get_string("backend", "gloo", {"gloo", "nccl"});
+    config.run.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
+    config.run.timeout_s = run.get_double("timeout_s", 3600, 0.0);
+    config.run.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
+    config.run.trace = run.get_bool("trace", true);
+    config.run.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
+    config.run.master_port = run.get_int("master_port", 0, 0, 65535);
+    config.run.heap = run.get_string("heap", "retain", {"retain", "system"});
+    if (config.run.backend == "nccl" && config.run.device != "cuda") {
+      run.fail(run.child("backend"), "backend", "nccl needs run.device: cuda");
+    }
+    run.finish();
+  }
+  if (YAML::Node node = top.child("ddp")) {
+    MapReader ddp(node, "ddp", origin);
+    config.ddp.bucket_mb = ddp.get_double("bucket_mb", 25, 0.0);
+    config.ddp.first_bucket_mb = ddp.get_double("first_bucket_mb", 1, 0.0);
+    ddp.finish();
+  }
+  if (YAML::Node node = top.child("pipeline")) {
+    MapReader pipeline(node, "pipeline", origin);
+    config.pipeline.micro_batches = pipeline.get_int("micro_batches", 4, 1, 1'000'000);
+    pipeline.finish();
+  }
+  return config;
+}
+
+// `kind: pipeline`: a schedule and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]` or
+// `plan: auto | FILE` (a planner plan.json); bucket_mb caps the replicas' all-reduce buckets.
+void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
+  system.schedule = reader.get_string("schedule", "dapple", {"dapple", "gpipe"});
+  if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
+  const bool has_stages = reader.has("stages"), has_plan = reader.has("plan");
+  if (has_stages == has_plan) {
+    reader.fail(has_plan ? reader.child("plan") : reader.child("schedule"), "stages",
+                "a pipeline system needs exactly one of 'stages' (inline) or 'plan' (auto or a "
+                "plan.json)");
+  }
+  if (has_plan) {
+    system.plan = reader.get_string("plan", std::nullopt);
+    return;
+  }
+  YAML::Node stages = reader.child("stages");
+  if (stages.IsScalar()) {
+    system.stage_count = static_cast<int>(reader.get_int("stages", std::nullopt, 1, kMaxWorld));
+    return;
+  }
+  if (!stages.IsSequence() || stages.size() == 0) {
+    reader.fail(stages, "stages",
+                "expected a non-empty list of {layers: \"FIRST-LAST\", ranks: [...]}");
+  }
+  const std::string path = reader.key_path("stages");
+  for (const auto& entry : stages) {
+    MapReader stage(entry, path, origin);
+    const std::string layers = stage.get_string("layers", std::nullopt);
+    PipelineStageSpec spec;
+    try {
+      const auto range = runtime::parse_layer_range(layers);
+      spec.first_layer = range.first;
+      spec.last_layer = range.second;
+    } catch (const std::invalid_argument& e) {
+      stage.fail(stage.child("layers"), "layers", e.what());
+    }
+    for (long long rank : stage.get_int_list("ranks", std::nullopt, 0)) {
+      spec.ranks.push_back(static_cast<int>(std::min<long long>(rank, kMaxWorld)));
+    }
+    stage.finish();
+    system.stages.push_back(spec);
+  }
+}
+
+// Inline stages against a point's world size (and the model's layers when known).
+void check_pipeline_stages(const SystemConfig& system, const PointConfig& config,
+                           const SpecOrigin& origin, const YAML::Node& systems_node,
+                           const LoadOptions& options, const std::string& point_label) {
+  const std::string at = point_label == "default" ? "" : " (at " + point_label + ")";
+  // Errors point at the system's entry in the list.
+  const auto fail = [&](const std::string& what) {
+    YAML::Node where = systems_node;
+    for (const auto& entry : systems_node) {
+      if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name)
+        where.reset(entry);
+    }
+    throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
+                     at);
+  };
+  if (system.stage_count > 0) {
+    if (config.run.world_size % system.stage_count != 0) {
+      fail(std::to_string(system.stage_count) + " stages do not divide the " +
+           std::to_string(config.run.world_size) + " ranks evenly");
+    }
+    return;
+  }
+  if (system.stages.empty()) return;
+  int layers = system.stages.back().last_layer + 1;
+  if (options.model_layer_count) {
+    try {
+      layers = static_cast<int>(options.model_layer_count(config.model));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(origin.file() + ": model: " + e.what() + at);
+    }
+  }
+  try {
+    runtime::validate_layout({system.stages}, layers, static_cast<int>(config.run.world_size));
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());
+  }
+}
+
+std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin& origin) {
+  if (!node) throw InputError(origin.file() + ": missing required key 'systems'");
+  if (!node.IsSequence() || node.size() == 0) {
+    throw InputError(origin.where(node, "systems") +
+                     ": systems: expected a non-empty list of systems, got " + describe_node(node));
+  }
+  std::vector<SystemConfig> systems;
+  std::set<std::string> names;
+  for (const auto& entry : node) {
+    SystemConfig system;
+    if (entry.IsScalar()) {
+      // Shorthand: "overlap" is the ddp system of that mode, named after it.
+      system.name = system.mode = entry.Scalar();
+      const auto modes = ddp_modes();
+      if (std::find(modes.begin(), modes.end(), system.mode) == modes.end()) {
+        std::string message = "systems: unknown system '" + system.mode +
+                              "' (expected one of: " + join(modes, ", ") + ")";
+        if (auto hint = closest_match(system.mode, modes); !hint.empty()) {
+          message += "; did you mean '" + hint + "'?";
+        }
+        throw InputError(origin.where(entry, "systems") + ": " + message);
+      }
+    } else {
+      MapReader reader(entry, "systems", origin);
+      system.name = reader.get_string("name", std::nullopt);
+      system.kind = reader.get_string("kind", "ddp", {"ddp", "external", "pipeline"});
+      if (system.kind == "external") {
+        system.external = read_external_system(reader, entry, origin);
+      } else if (system.kind == "pipeline") {
+        read_pipeline_system(reader, system, origin);
+      } else {
+        system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
+        if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
+      }
+      reader.finish();
+    }
+    if (!names.insert(system.name).second) {
+      throw InputError(origin.where(entry, "systems") + ": systems: duplicate system name '" +
+                       system.name + "'");
+    }
+    systems.push_back(system);
+  }
+  return systems;
+}
+
+std::vector<SweepAxis> read_sweep(const YAML::Node& node, const SpecOrigin& origin) {
+  std::vector<SweepAxis> axes;
+  if (!node) return axes;
+  MapReader reader(node, "sweep", origin);  // checks it is a map
+  for (const auto& entry : node) {
+    const std::string path = entry.first.Scalar();
+    const auto& allowed = sweepable_paths();
+    if (std::find(allowed.begin(), allowed.end(), path) == allowed.end()) {
+      std::string message =
+          "sweep: '" + path + "' cannot be swept (sweepable: " + join(allowed, ", ") + ")";
+      if (auto hint = closest_match(path, allowed); !hint.empty()) {
+        message = "sweep: unknown key '" + path + "' (did you mean '" + hint + "'?)";
+      }
+      throw InputError(origin.where(entry.first, "sweep." + path) + ": " + message);
+    }
+    const YAML::Node& values = entry.second;
+    if (!values.IsSequence() || values.size() == 0) {
+      throw InputError(origin.where(values, "sweep." + path) + ": sweep." + path +
+                       ": expected a non-empty list of values, got " + describe_node(values));
+    }
+    SweepAxis axis{path, {}};
+    for (const auto& value : values) axis.values.push_back(value);
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+// --quick: few iterations, first and last value of every sweep axis, then the spec's own
+// `quick:` overrides.
+void apply_quick(YAML::Node& root, SpecOrigin& origin) {
+  auto clamp = [&](const std::string& path, long long limit) {
+    const auto keys = path_keys(path);
+    YAML::Node current = get_path(root, keys);
+    long long value = 0;
+    if (current && YAML::convert<long long>::decode(current, value) && value <= limit) return;
+    set_path(root, keys, YAML::Node(limit));
+    origin.mark_overridden(path, "--quick (" + path + "=" + std::to_string(limit) + ")");
+  };
+  clamp("run.iterations", 5);
+  clamp("run.warmup", 2);
+  clamp("run.repeats", 1);
+  if (YAML::Node sweep = root["sweep"]; sweep && sweep.IsMap()) {
+    for (auto entry : sweep) {
+      YAML::Node values = entry.second;
+      if (!values.IsSequence() || values.size() <= 2) continue;
+      YAML::Node shortened(YAML::NodeType::Sequence);
+      shortened.push_back(values[0]);
+      shortened.push_back(values[values.size() - 1]);
+      sweep[entry.first.Scalar()] = shortened;
+    }
+  }
+  if (YAML::Node quick = root["quick"]) {
+    MapReader reader(quick, "quick", origin);  // checks it is a map
+    for (const auto& entry : quick) {
+      set_path(root, path_keys(entry.first.Scalar()), entry.second);
+      origin.clear_override(entry.first.Scalar());
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& sweepable_paths() {
+  static const std::vector<std::string> paths = {
+      "model",  // a whole model map: models whose other keys differ (bert vs vgg19)
+      "model.name",
+      "model.batch_size",
+      "model.input_shape",
+      "model.num_classes",
+      "model.depth",
+      "model.width",
+      "optimizer.lr",
+      "run.world_size",
+      "run.threads_per_rank",
+      "run.iterations",
+      "run.warmup",
+      "run.seed",
+      "run.heap",
+      "ddp.bucket_mb",
+      "ddp.first_bucket_mb",
+      "pipeline.micro_batches"};
+  return paths;
+}
+
+YAML::Node parse_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    YAML::Node root = YAML::Load(text.str());
+    if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
+    return root;
+  } catch (const YAML::ParserException& e) {
+    throw InputError(format_location(path, e.mark.line, e.mark.column) +
+                     ": YAML syntax error: " + e.msg);
+  }
+}
+
+void apply_override(YAML::Node& root, const std::string& assignment, SpecOrigin& origin) {
+  const std::string option = "--set " + assignment;
+  const size_t equals = assignment.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw InputError(option + ": expected key.path=value");
+  }
+  const std::string path = assignment.substr(0, equals);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(equals + 1));
+  } catch (const YAML::ParserException& e) {
+    throw InputError(option + ": the value is not valid YAML: " + e.msg);
+  }
+  const auto keys = path_keys(path);
+  for (const auto& key : keys) {
+    if (key.empty()) throw InputError(option + ": empty key in '" + path + "'");
+  }
+  set_path(root, keys, value);
+  origin.mark_overridden(path, option);
+  // A swept value set on the command line is reported as the command line's too.
+  if (keys.size() == 2 && keys[0] == "sweep") origin.mark_overridden(keys[1], option);
+}
+
+Experiment load_experiment(const std::string& path, const LoadOptions& options) {
+  return load_experiment(parse_yaml_file(path), SpecOrigin(path), options);
+}
+
+Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions& options) {
+  if (!root.IsMap()) {
+    throw InputError(origin.where(root, "") + ": the spec must be a map of keys, got " +
+                     describe_node(root));
+  }
+  if (options.quick) apply_quick(root, origin);
+  for (const auto& assignment : options.overrides) apply_override(root, assignment, origin);
+
+  Experiment experiment;
+  experiment.spec_path = origin.file();
+  {
+    YAML::Emitter out;
+    out << root;
+    experiment.resolved = YAML::Load(out.c_str());
+  }
+
+  MapReader top(root, "", origin);
+  // `kind: plan` and `kind: profile` specs are dispatched before this point.
+  experiment.kind = top.get_string("kind", "train", {"train", "plan", "profile"});
+  experiment.name = top.get_string("name", std::nullopt);
+  if (experiment.name.empty() || experiment.name.find_first_of("/\\ \t") != std::string::npos ||
+      experiment.name[0] == '.') {
+    top.fail(top.child("name"), "name",
+             "must be a non-empty name without '/', spaces or a leading '.' (it names a "
+             "results folder)");
+  }
+  experiment.description = top.get_string("description", "");
+  experiment.output = top.get_string("output", "results");
+  experiment.systems = read_systems(top.child("systems"), origin);
+  {
+    std::vector<std::string> names;
+    for (const auto& system : experiment.systems) names.push_back(system.name);
+    experiment.baseline = top.get_string("baseline", names.front(), names);
+  }
+  experiment.sweep = read_sweep(top.child("sweep"), origin);
+  if (YAML::Node plots = top.child("plots")) {
+    // `harness plot` kinds (or "all"), drawn into the results folder after the tables.
+    std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
+    const std::string expected = "expected a list of " + join(kinds, ", ") + " or all";
+    if (!plots.IsSequence()) top.fail(plots, "plots", expected);
+    kinds.push_back("all");
+    for (const auto& item : plots) {
+      const std::string kind = item.IsScalar() ? item.Scalar() : "";
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+        top.fail(item, "plots",
+                 "unknown figure kind " + describe_node(item) + " (" + expected + ")");
+      }
+      experiment.plots.push_back(kind);
+    }
+  }
+  top.child("quick");  // applied above
+  for (const char* section : {"model", "optimizer", "run", "ddp", "pipeline"}) top.child(section);
+  top.finish();
+
+  // Validate the spec as written, then every point of the sweep with its values in place.
+  const PointConfig base = read_point_config(root, origin, options);
+  size_t total = 1;
+  for (const auto& axis : experiment.sweep) total *= axis.values.size();
+
+  std::vector<size_t> digit(experiment.sweep.size(), 0);
+  for (size_t index = 0; index < total; ++index) {
+    // The last axis varies fastest, like nested loops written in file order.
+    size_t rest = index;
+    for (size_t a = experiment.sweep.size(); a-- > 0;) {
+      digit[a] = rest % experiment.sweep[a].values.size();
+      rest /= experiment.sweep[a].values.size();
+    }
+    Point point;
+    point.index = index;
+    char id[32];
+    std::snprintf(id, sizeof id, "p%03zu", index);
+    point.id = id;
+    std::vector<std::string> label_parts;
+    for (size_t a = 0; a < experiment.sweep.size(); ++a) {
+      const auto& axis = experiment.sweep[a];
+      const YAML::Node& value = axis.values[digit[a]];
+      set_path(root, path_keys(axis.path), value);
+      point.coordinates.emplace_back(axis.path, scalar_text(value));
+      label_parts.push_back(axis.path + "=" + scalar_text(value));
+    }
+    point.label = label_parts.empty() ? "default" : join(label_parts, ", ");
+    point.config = experiment.sweep.empty() ? base : read_point_config(root, origin, options);
+    for (const auto& system : experiment.systems) {
+      check_pipeline_stages(system, point.config, origin, root["systems"], options, point.label);
+    }
+    experiment.points.push_back(std::move(point));
+  }
+  return experiment;
+}
+
+size_t run_count(const Experiment& experiment) {
+  size_t runs = 0;
+  for (const auto& point : experiment.points) {
+    runs += experiment.systems.size() * static_cast<size_t>(point.config.run.repeats);
+  }
+  return runs;
+}
+
+SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
+                            const std::vector<std::string>& overrides, const std::string& kind,
+                            const std::string& section) {
+  for (const auto& assignment : overrides) apply_override(root, assignment, origin);
+  MapReader top(root, "", origin);
+  top.get_string("kind", std::nullopt, {kind});
+  SpecHeader header;
+  header.name = top.get_string("name", std::nullopt);
+  top.get_string("description", "");
+  header.output = top.get_string("output", "results");
+  header.section = top.child(section);
+  top.finish();
+  return header;
+}
+
+std::filesystem::path start_results_folder(const std::string& output, const std::string& name,
+                                           const YAML::Node& resolved) {
+  const auto directory = create_run_directory(output, name);
+  YAML::Emitter spec;
+  spec << resolved;
+  write_file_atomic(directory / "spec.yaml", std::string(spec.c_str()) + "\n");
+  return directory;
+}
+
+}  // namespace harness

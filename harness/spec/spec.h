@@ -1,0 +1,179 @@
+// The experiment spec: what a YAML file in experiments/ says, validated and expanded into
+// the matrix of runs. The schema is documented in experiments/README.md.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/spec/yaml_reader.h"
+#include "runtime/pipeline/pipeline_layout.h"
+
+namespace harness {
+
+inline constexpr const char* kDdpModes[] = {"overlap", "sync", "async", "per_tensor"};
+
+struct ModelConfig {
+  std::string name;
+  long long batch_size = 0;  // per rank
+  std::vector<long long> input_shape;
+  long long num_classes = 0;  // 0: the model's default
+  std::string loss = "mse";
+  long long depth = 0;  // bert: encoder layers, mlp: hidden layers (0: the model's default)
+  long long width = 0;  // bert: hidden size, vgg19: base channels, mlp: hidden width
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";
+  double lr = 0.001;
+  double momentum = 0.0;
+};
+
+struct RunConfig {
+  long long world_size = 2;
+  long long threads_per_rank = 1;
+  long long iterations = 0;
+  long long warmup = 0;
+  long long repeats = 1;
+  long long seed = 0;
+  std::string device = "cpu";
+  std::string backend = "gloo";
+  std::string rendezvous = "tcp";   // tcp (TCPStore on loopback) | file (FileStore)
+  double timeout_s = 3600;          // a whole run of one system at one point
+  double stall_timeout_s = 300;     // no rank made progress for this long: hung
+  bool trace = true;                // ranks write a Chrome trace of one measured iteration
+  std::string on_failure = "stop";  // stop | continue: after a failed run, the study ...
+  std::string heap = "retain";      // retain | system: runtime/heap_policy.h
+  long long master_port = 0;        // rendezvous port wanted (0: any free one); busy: another
+};
+
+struct PipelineConfig {
+  long long micro_batches = 4;  // per iteration; the global batch is split into this many
+};
+
+struct DdpConfig {
+  double bucket_mb = 25;
+  double first_bucket_mb = 1;
+};
+
+// How the harness reads an external program's per-iteration timings (experiments/README.md,
+// "External systems"). Paths are templates, rendered per rank.
+struct ExternalTimings {
+  std::string format = "jsonl";   // jsonl | regex | chrome_trace
+  std::string source = "stdout";  // jsonl and regex: stdout | file
+  std::string file;               // source file (template); required for chrome_trace
+  std::string pattern;            // regex: named groups over the timing fields and iter
+  std::string step_name;          // chrome_trace: step events' name (a regex)
+  long long skip_first = 0;       // samples dropped first (the program's own warm-up)
+};
+
+// A training program the harness does not ship, run as one more system (kind: external).
+struct ExternalSystem {
+  std::vector<std::string> command;  // templates; the first is the program
+  std::vector<std::pair<std::string, std::string>> environment;  // value templates
+  ExternalTimings timings;
+  std::vector<std::string> requires_probes;  // shell commands; one failing skips the system
+};
+
+// One stage of an inline pipeline plan: layers first..last (inclusive) on `ranks` -- the
+// runtime's own stage type, which validates layouts.
+using PipelineStageSpec = runtime::StageAssignment;
+
+struct SystemConfig {
+  std::string name;
+  std::string kind = "ddp";                // ddp | external | pipeline
+  std::string mode;                        // one of kDdpModes (ddp systems)
+  std::optional<double> bucket_mb;         // overrides ddp.bucket_mb for this system
+  std::optional<ExternalSystem> external;  // kind: external
+  // kind: pipeline -- the schedule and either inline stages or a plan ("auto" or a plan.json).
+  std::string schedule;
+  std::vector<PipelineStageSpec> stages;
+  int stage_count = 0;  // `stages: N`: N stages of equal layer counts on equal rank groups
+  std::string plan;
+};
+
+// Everything one point of the sweep needs; identical across systems and repeats.
+struct PointConfig {
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  RunConfig run;
+  DdpConfig ddp;
+  PipelineConfig pipeline;
+};
+
+struct SweepAxis {
+  std::string path;  // dotted path, e.g. "ddp.bucket_mb"
+  std::vector<YAML::Node> values;
+};
+
+struct Point {
+  size_t index = 0;
+  std::string id;     // "p000", stable directory name
+  std::string label;  // "ddp.bucket_mb=3, model.batch_size=16" or "default"
+  std::vector<std::pair<std::string, std::string>> coordinates;  // axis path -> value text
+  PointConfig config;
+};
+
+struct Experiment {
+  std::string spec_path;
+  std::string kind = "train";
+  std::string name;
+  std::string description;
+  std::string output = "results";
+  std::vector<SystemConfig> systems;
+  std::string baseline;
+  std::vector<SweepAxis> sweep;
+  std::vector<Point> points;
+  std::vector<std::string> plots;  // figure kinds drawn after the run (harness/plot_kinds.h)
+  YAML::Node resolved;             // the spec after --quick and --set, before sweep expansion
+};
+
+struct LoadOptions {
+  bool quick = false;
+  std::vector<std::string> overrides;     // "key.path=value"
+  std::vector<std::string> known_models;  // names accepted by model.name
+  // Layers of a model (throws std::invalid_argument for bad options); checks inline pipeline
+  // stages against the model. Unset: stages are checked against the world size only.
+  std::function<long long(const ModelConfig&)> model_layer_count;
+};
+
+// Paths that a sweep may vary.
+const std::vector<std::string>& sweepable_paths();
+
+// Parses the YAML file with locations; syntax errors become InputError with file:line:col.
+YAML::Node parse_yaml_file(const std::string& path);
+
+// Applies one "--set a.b.c=value" to the tree (the value is parsed as YAML).
+void apply_override(YAML::Node& root, const std::string& assignment, SpecOrigin& origin);
+
+// Loads, applies --quick and --set, validates and expands a train spec.
+Experiment load_experiment(const std::string& path, const LoadOptions& options);
+
+// The same from an already parsed tree (tests, and `harness run` after reading `kind`).
+Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions& options);
+
+// Number of runs: points x systems x repeats.
+size_t run_count(const Experiment& experiment);
+
+// The top-level keys of a spec of another kind (plan, profile): `kind` (must be `kind`),
+// `name`, `description`, `output` and the kind's own section, after the --set overrides; errors
+// are InputError with file:line:column like a train spec's.
+struct SpecHeader {
+  std::string name;
+  std::string output;
+  YAML::Node section;  // undefined when the spec has none
+};
+SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
+                            const std::vector<std::string>& overrides, const std::string& kind,
+                            const std::string& section);
+
+// Creates <output>/<name>/<UTC timestamp>/ and writes `resolved` there as spec.yaml.
+std::filesystem::path start_results_folder(const std::string& output, const std::string& name,
+                                           const YAML::Node& resolved);
+
+}  // namespace harness

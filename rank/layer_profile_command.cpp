@@ -1,0 +1,497 @@
+#include "rank/layer_profile_command.h"
+#include "common/ports.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "common/text_util.h"
+#include "harness/launch/local_launcher.h"
+#include "harness/profile/layer_profile_json.h"
+#include "harness/profile/pipedream_graph_writer.h"
+#include "harness/results/environment_info.h"
+#include "rank/worker.h"
+#include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/protocol/heap_policy.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::vector<int64_t> parse_shape(const std::string& text) {
+  std::vector<int64_t> shape;
+  if (text.empty()) return shape;
+  for (const auto& part : split(text, ',')) {
+    try {
+      size_t used = 0;
+      const long long d = std::stoll(part, &used);
+      if (used != part.size() || d < 1) throw std::invalid_argument(part);
+      shape.push_back(d);
+    } catch (const std::exception&) {
+      throw InputError("--input-shape '" + text + "': expected positive integers, e.g. 3,224,224");
+    }
+  }
+  return shape;
+}
+
+namespace {
+
+// The other processes of a co-located or stage profile: started before the measurement,
+// watched during it, reaped after it (killed if still running: the measured process is done
+// with them). One that fails while they run ends the whole profile at once: the measured
+// process may then be blocked in a barrier wait that the dead process would have opened, and
+// c10d's store wait cannot be interrupted, so the watcher reports the process, kills the
+// others, runs `cleanup` and exits with status 1 itself (nothing is written before the end).
+class ProfileProcesses {
+ public:
+  // `names[i]`: how a failure message names the process started with `args[i]`.
+  ProfileProcesses(const std::string& executable, const std::vector<std::vector<std::string>>& args,
+                   std::vector<std::string> names, std::function<void()> cleanup = {})
+      : names_(std::move(names)), cleanup_(std::move(cleanup)) {
+    for (const auto& process_args : args) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        std::vector<char*> argv{const_cast<char*>(executable.c_str())};
+        for (const auto& a : process_args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        const int null_fd = ::open("/dev/null", O_WRONLY);
+        ::dup2(null_fd, STDOUT_FILENO);
+        ::execv(executable.c_str(), argv.data());
+        ::_exit(127);
+      }
+      if (pid > 0) processes_.push_back({pid, false, 0});
+    }
+    if (!processes_.empty()) watcher_ = std::thread([this] { watch(); });
+  }
+  ~ProfileProcesses() {
+    stop_.store(true);
+    if (watcher_.joinable()) watcher_.join();
+    for (const auto& p : processes_) {
+      if (!p.exited) ::kill(p.pid, SIGKILL);
+    }
+    for (const auto& p : processes_) {
+      if (!p.exited) ::waitpid(p.pid, nullptr, 0);
+    }
+  }
+  ProfileProcesses(const ProfileProcesses&) = delete;
+  ProfileProcesses& operator=(const ProfileProcesses&) = delete;
+
+  // Waits up to `timeout_s` for every process to exit (a failure ends the profile first).
+  void wait_all(double timeout_s) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(timeout_s * 1000));
+    while (true) {
+      {
+        const std::lock_guard lock(mutex_);
+        const auto running = std::find_if(processes_.begin(), processes_.end(),
+                                          [](const Process& p) { return !p.exited; });
+        if (running == processes_.end()) return;
+        if (std::chrono::steady_clock::now() > deadline) {
+          throw std::runtime_error(name(running - processes_.begin()) + " still runs after " +
+                                   std::to_string(static_cast<int>(timeout_s)) + " s");
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+ private:
+  struct Process {
+    pid_t pid;
+    bool exited;
+    int status;
+  };
+
+  // The only reaper of the processes while they run.
+  void watch() {
+    while (!stop_.load()) {
+      {
+        const std::lock_guard lock(mutex_);
+        for (size_t i = 0; i < processes_.size(); ++i) {
+          Process& p = processes_[i];
+          int status = 0;
+          if (p.exited || ::waitpid(p.pid, &status, WNOHANG) != p.pid) continue;
+          p.exited = true;
+          p.status = status;
+          if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+          fail(name(i) + " failed (" +
+               (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                    : "exit status " + std::to_string(WEXITSTATUS(status))) +
+               ")");
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& why) {
+    std::fprintf(stderr, "error: %s; stopped the profile\n", why.c_str());
+    for (const auto& p : processes_) {
+      if (!p.exited) ::kill(p.pid, SIGKILL);
+    }
+    for (const auto& p : processes_) {
+      if (!p.exited) ::waitpid(p.pid, nullptr, 0);
+    }
+    if (cleanup_) cleanup_();
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+
+  std::string name(size_t i) const {
+    return i < names_.size() ? names_[i] : "profile process " + std::to_string(i + 1);
+  }
+
+  std::vector<std::string> names_;
+  std::function<void()> cleanup_;
+  std::mutex mutex_;
+  std::vector<Process> processes_;
+  std::atomic<bool> stop_{false};
+  std::thread watcher_;
+};
+
+void check_model_name(const runtime::LayerProfileRequest& request) {
+  const auto names = runtime::zoo_model_names();
+  if (request.torchscript.empty() &&
+      std::find(names.begin(), names.end(), request.model) == names.end()) {
+    std::string message = "--model: unknown model '" + request.model +
+                          "' (expected one of: " + join(names, ", ") + ")";
+    if (auto hint = closest_match(request.model, names); !hint.empty()) {
+      message += "; did you mean '" + hint + "'?";
+    }
+    throw InputError(message);
+  }
+}
+
+// Prints the profile and writes graph.txt, profile.json and env.json into `out_dir` (when
+// given). `stages`: the parts of a stage profile that `result` merges, else empty.
+int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
+                        const std::string& out_dir, const std::string& heap, bool cpu_clock,
+                        int co_located = 1,
+                        const std::vector<runtime::LayerProfileResult>& stages = {}) {
+  std::vector<GraphLayer> graph;
+  double forward_sum = 0, backward_sum = 0;
+  std::printf("%-22s %-18s %12s %12s %14s %14s\n", "layer", "kind", "forward ms", "backward ms",
+              "activation B", "parameter B");
+  for (const auto& l : result.layers) {
+    std::printf("%-22s %-18s %12.3f %12.3f %14lld %14lld\n", l.name.c_str(), l.kind.c_str(),
+                l.forward.median_ms, l.backward.median_ms,
+                static_cast<long long>(l.activation_bytes),
+                static_cast<long long>(l.parameter_bytes));
+    forward_sum += l.forward.median_ms;
+    backward_sum += l.backward.median_ms;
+    graph.push_back({l.name, l.kind, l.forward.median_ms, l.backward.median_ms, l.activation_bytes,
+                     l.parameter_bytes});
+  }
+  const double whole = result.whole_forward.median_ms + result.whole_backward.median_ms;
+  std::printf("sum of layers: forward %.3f ms + backward %.3f ms = %.3f ms\n", forward_sum,
+              backward_sum, forward_sum + backward_sum);
+  const bool whole_model = static_cast<int>(result.layers.size()) == result.chain_layers;
+  std::printf("%s forward %.3f ms + backward %.3f ms = %.3f ms (layers/whole %.3f)\n",
+              !stages.empty() ? "sum of stages:"
+              : whole_model   ? "whole model:  "
+                              : "whole range:  ",
+              result.whole_forward.median_ms, result.whole_backward.median_ms, whole,
+              whole > 0 ? (forward_sum + backward_sum) / whole : 0.0);
+  json stage_docs = json::array();
+  for (const auto& stage : stages) {
+    const std::string layers = std::to_string(stage.first_layer) + "-" +
+                               std::to_string(stage.first_layer + stage.layers.size() - 1);
+    std::printf(
+        "stage layers %-8s forward %.3f ms + backward %.3f ms, step %.3f ms (%d untimed "
+        "runs while the other stages finished)\n",
+        layers.c_str(), stage.whole_forward.median_ms, stage.whole_backward.median_ms,
+        stage.whole_step.median_ms, stage.untimed_runs);
+    stage_docs.push_back({{"layers", layers},
+                          {"forward", timing_stats_json(stage.whole_forward)},
+                          {"backward", timing_stats_json(stage.whole_backward)},
+                          {"step", timing_stats_json(stage.whole_step)},
+                          {"untimed_runs", stage.untimed_runs}});
+  }
+  std::printf("optimizer step (SGD): %.3f ms\n", result.whole_step.median_ms);
+  std::printf("medians of %d repetitions after %d warm-up, batch %lld, %d thread(s), %s\n",
+              result.repetitions, warmup, static_cast<long long>(result.batch), result.threads,
+              cpu_clock ? "process CPU time" : "wall-clock time");
+  if (out_dir.empty()) return 0;
+
+  json profile = layer_profile_json(result);
+  profile["device"] = "cpu";
+  profile["warmup"] = warmup;
+  profile["co_located"] = co_located;
+  profile["clock"] = cpu_clock ? "cpu" : "wall";
+  profile["heap"] = heap;
+  profile["layer_sum_ms"] = forward_sum + backward_sum;
+  if (!stages.empty()) profile["stages"] = stage_docs;
+  // A layer range is not a model the planner or the simulator could use: no graph.txt.
+  if (whole_model) {
+    write_file_atomic(fs::path(out_dir) / "graph.txt", pipedream_graph(graph, result.input_bytes));
+  }
+  write_file_atomic(fs::path(out_dir) / "profile.json", profile.dump(1) + "\n");
+  json env = collect_environment({{"torch_version", runtime::torch_version()}});
+  write_file_atomic(fs::path(out_dir) / "env.json", env.dump(2) + "\n");
+  std::printf("wrote %s/%sprofile.json, env.json\n", out_dir.c_str(),
+              whole_model ? "graph.txt, " : "");
+  return 0;
+}
+
+}  // namespace
+
+int run_layer_profile(const runtime::LayerProfileRequest& request, const std::string& out_dir,
+                      const std::string& heap) {
+  runtime::apply_heap_policy(heap);
+  check_model_name(request);
+  return write_layer_profile(runtime::profile_layers(request), request.warmup, out_dir, heap,
+                             request.cpu_clock);
+}
+
+namespace {
+
+// A new folder under the system's temporary directory, for files handed between processes.
+fs::path temporary_folder(const std::string& prefix) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a folder in " + fs::temp_directory_path().string());
+  }
+  return pattern;
+}
+
+// Removes a folder (with what is in it) when it goes out of scope, however that happens.
+struct FolderRemover {
+  fs::path folder;
+  ~FolderRemover() { remove(); }
+  void remove() const {
+    std::error_code ignored;
+    if (!folder.empty()) fs::remove_all(folder, ignored);
+  }
+};
+
+// `--stages A-B,C-D,...`: consecutive layer ranges from layer 0 (the model's end is checked
+// against the model).
+std::vector<std::pair<int, int>> parse_stage_ranges(const std::string& text) {
+  std::vector<std::pair<int, int>> ranges;
+  for (const auto& part : split(text, ',')) {
+    std::pair<int, int> range;
+    try {
+      range = runtime::parse_layer_range(part);
+    } catch (const std::invalid_argument& e) {
+      throw InputError("--stages '" + text + "': " + e.what());
+    }
+    const int next = ranges.empty() ? 0 : ranges.back().second + 1;
+    if (range.first != next) {
+      throw InputError("--stages '" + text + "': stage " + std::to_string(ranges.size()) +
+                       " starts at layer " + std::to_string(range.first) + ", expected " +
+                       std::to_string(next) + " (the stages cover the layers in order from 0)");
+    }
+    ranges.push_back(range);
+  }
+  if (ranges.size() < 2) {
+    throw InputError("--stages '" + text + "': give at least two ranges, e.g. 0-7,8-13");
+  }
+  return ranges;
+}
+
+}  // namespace
+
+void add_layer_profile_command(CLI::App& profile, const std::string& executable) {
+  auto* layers = profile.add_subcommand("layers", "Per-layer forward/backward times of a model");
+  static runtime::LayerProfileRequest request;
+  static std::string shape_text, layers_out;
+  static int co_located = 1;
+  static int lockstep_rank = 0, lockstep_port = 0;
+  static std::string stages_text, stage_result, range_text;
+  static std::string heap = "retain";
+  static std::string clock = "wall";
+  layers->add_option("--model", request.model, "Zoo model (harness models)");
+  layers->add_option("--torchscript", request.torchscript,
+                     "TorchScript module whose top-level children run in sequence");
+  layers->add_option("--batch", request.batch, "Batch size")->capture_default_str();
+  layers->add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224");
+  layers->add_option("--num-classes", request.num_classes, "Output width (0: model default)");
+  layers->add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
+  layers->add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
+  layers->add_option("--repetitions", request.repetitions, "Timed runs per layer")
+      ->capture_default_str();
+  layers->add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
+  layers->add_option("--threads", request.threads, "Intra-op threads")->capture_default_str();
+  layers->add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
+  layers
+      ->add_option("--co-located", co_located,
+                   "Ranks per host the profile is for: N-1 copies of the same profile run "
+                   "beside the measured one in lockstep (every timed forward, backward and "
+                   "step starts at a barrier of all N), as N data-parallel ranks share a host; "
+                   "with --stages: each stage on N processes, in lockstep with each other, as "
+                   "a pipeline whose stages are N-way data-parallel")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  layers->add_option("--stages", stages_text,
+                     "Pipeline stages, e.g. 0-7,8-13 (chain layer indexes): one process per "
+                     "stage times its layers (round-robin within the range) while the others "
+                     "time theirs, as a pipeline's stages share a host; one profile of the "
+                     "whole model results");
+  layers->add_option("--layers", range_text,
+                     "Time only these layers, e.g. 8-13 (chain indexes; the layers before "
+                     "run once, untimed, to make their input): one pipeline stage alone; "
+                     "writes profile.json only");
+  layers
+      ->add_option("--heap", heap,
+                   "retain: freed memory stays in the heap for reuse, as in the harness's "
+                   "ranks (run.heap); system: glibc's defaults")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"retain", "system"}));
+  layers
+      ->add_option("--clock", clock,
+                   "wall: monotonic wall-clock time; cpu: the process's CPU time, for a profile "
+                   "run with more processes than cores (the simulator's cluster.cpu_cores "
+                   "shares the cores itself, so it wants the work without the wait)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wall", "cpu"}));
+  // How the measured process starts the others (internal).
+  layers->add_option("--lockstep-rank", lockstep_rank)->group("");
+  layers->add_option("--lockstep-port", lockstep_port)->group("");
+  layers->add_option("--stage-result", stage_result)->group("");
+  layers->callback([executable]() {
+    if (request.model.empty() == request.torchscript.empty()) {
+      throw InputError("profile layers: give exactly one of --model and --torchscript");
+    }
+    request.input_shape = parse_shape(shape_text);
+    request.cpu_clock = clock == "cpu";
+    runtime::apply_heap_policy(heap);
+    if (!range_text.empty()) {
+      if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");
+      try {
+        std::tie(request.first_layer, request.last_layer) = runtime::parse_layer_range(range_text);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(std::string("--layers: ") + e.what());
+      }
+    }
+    // A co-located copy: times the same layers in lockstep, writes nothing.
+    if (lockstep_rank > 0 && stages_text.empty()) {
+      request.before_timed_run =
+          runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
+      runtime::profile_layers(request);
+      return;
+    }
+    std::vector<std::pair<int, int>> stages;
+    if (!stages_text.empty()) stages = parse_stage_ranges(stages_text);
+    // Process `process` of a stage profile (stage process / co_located): its stage's layers,
+    // and the hooks that keep it in step with the others. Process 0 serves their store.
+    const auto join_stage_profile = [&stages](int port, int process) {
+      const auto sync = runtime::make_stage_profile_sync(
+          port, process, static_cast<int>(stages.size()), co_located, 600);
+      std::tie(request.first_layer, request.last_layer) = stages.at(process / co_located);
+      request.after_warmup = sync.start;
+      request.keep_running = sync.keep_running;  // until every process has finished
+      request.before_timed_run = sync.before_timed_run;
+    };
+    // Another process of a stage profile: a stage's first replica hands its part over as JSON.
+    if (lockstep_rank > 0) {
+      join_stage_profile(lockstep_port, lockstep_rank);
+      const auto part = runtime::profile_layers(request);
+      if (!stage_result.empty()) write_file_atomic(stage_result, layer_profile_json(part).dump());
+      return;
+    }
+    check_model_name(request);
+    if ((!stages.empty() || !range_text.empty()) && request.torchscript.empty()) {
+      const auto names = runtime::zoo_layer_names(
+          request.model, request.input_shape, request.num_classes, request.depth, request.width);
+      if (request.last_layer >= static_cast<int>(names.size())) {
+        throw InputError("--layers '" + range_text + "': " + request.model + "'s layers are 0-" +
+                         std::to_string(names.size() - 1));
+      }
+      if (!stages.empty() && stages.back().second != static_cast<int>(names.size()) - 1) {
+        throw InputError("--stages '" + stages_text + "': the stages end at layer " +
+                         std::to_string(stages.back().second) + " but " + request.model +
+                         "'s layers are 0-" + std::to_string(names.size() - 1));
+      }
+    }
+    std::vector<std::string> copy_args = {"profile",       "layers",
+                                          "--batch",       std::to_string(request.batch),
+                                          "--threads",     std::to_string(request.threads),
+                                          "--warmup",      std::to_string(request.warmup),
+                                          "--repetitions", std::to_string(request.repetitions),
+                                          "--co-located",  std::to_string(co_located),
+                                          "--heap",        heap,
+                                          "--clock",       clock};
+    for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
+                                      {"--torchscript", request.torchscript},
+                                      {"--input-shape", shape_text},
+                                      {"--stages", stages_text},
+                                      {"--layers", range_text}}) {
+      if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
+    }
+    for (const auto& [flag, value] :
+         {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
+          {"--depth", request.depth},
+          {"--width", request.width}}) {
+      if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
+    }
+    // Process p runs stage p / co_located (replica p % co_located); without stages, copies.
+    const int processes = std::max<int>(1, static_cast<int>(stages.size())) * co_located;
+    const int port = processes > 1 ? pick_free_port() : 0;
+    // A stage's first replica hands its part over in a file of this folder.
+    const fs::path parts = stages.empty() ? fs::path() : temporary_folder("harness-stage-profile");
+    const FolderRemover remove_parts{parts};
+    const auto remove_parts_now = [&remove_parts] { remove_parts.remove(); };
+    const auto part_file = [&parts](int stage) {
+      return parts / ("stage" + std::to_string(stage) + ".json");
+    };
+    std::vector<std::vector<std::string>> others;
+    std::vector<std::string> names;
+    for (int r = 1; r < processes; ++r) {
+      const int stage = r / co_located, replica = r % co_located;
+      others.push_back(copy_args);
+      others.back().insert(others.back().end(), {"--lockstep-rank", std::to_string(r),
+                                                 "--lockstep-port", std::to_string(port)});
+      if (stages.empty()) {
+        names.push_back("co-located copy " + std::to_string(r));
+        continue;
+      }
+      if (replica == 0) {
+        others.back().insert(others.back().end(), {"--stage-result", part_file(stage).string()});
+      }
+      names.push_back("the process of stage " + std::to_string(stage) +
+                      (co_located > 1 ? " replica " + std::to_string(replica) : ""));
+    }
+    int code = 0;
+    if (stages.empty()) {
+      const ProfileProcesses running(executable, others, names, remove_parts_now);
+      if (co_located > 1) {
+        request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
+      }
+      code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out, heap,
+                                 request.cpu_clock, co_located);
+    } else {
+      std::vector<runtime::LayerProfileResult> parts_measured;
+      {
+        ProfileProcesses running(executable, others, names, remove_parts_now);
+        join_stage_profile(port, 0);
+        parts_measured.push_back(runtime::profile_layers(request));
+        running.wait_all(600);
+      }
+      for (int stage = 1; stage < static_cast<int>(stages.size()); ++stage) {
+        parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part_file(stage)))));
+      }
+      code = write_layer_profile(merge_stage_profiles(parts_measured), request.warmup, layers_out,
+                                 heap, request.cpu_clock, co_located, parts_measured);
+    }
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace harness

@@ -1,0 +1,165 @@
+#include "rank/pipeline_worker.h"
+
+#include "baselines/ddp/gradient_reducer.h"
+
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/models/model_zoo.h"
+#include "runtime/models/synthetic_batch.h"
+#include "runtime/pipeline/pipeline_executor.h"
+#include "runtime/protocol/sample_log.h"
+
+namespace runtime {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+PipelineLayout layout_from(const json& stages) {
+  PipelineLayout layout;
+  for (const auto& stage : stages) {
+    layout.stages.push_back({stage.at("first_layer").get<int>(), stage.at("last_layer").get<int>(),
+                             stage.at("ranks").get<std::vector<int>>()});
+  }
+  return layout;
+}
+
+}  // namespace
+
+ModelOptions model_options_from(const json& model_config) {
+  ModelOptions options;
+  options.input_shape = model_config.at("input_shape").get<std::vector<int64_t>>();
+  options.num_classes = model_config.value("num_classes", 0);
+  options.depth = model_config.value("depth", 0);
+  options.width = model_config.value("width", 0);
+  return options;
+}
+
+void run_pipeline_rank(const json& config, const RankContext& context) {
+  const json& model_config = config.at("model");
+  const json& system = config.at("system");
+  const long long warmup = config.at("warmup").get<long long>();
+  const long long iterations = config.at("iterations").get<long long>();
+  const long long seed = config.at("seed").get<long long>();
+  const long long trace_iteration = config.value("trace_iteration", -1LL);
+
+  PipelineOptions options;
+  options.layout = layout_from(system.at("stages"));
+  options.schedule = parse_pipeline_schedule(system.at("schedule").get<std::string>());
+  options.micro_batches = system.at("micro_batches").get<int>();
+  options.loss = model_config.value("loss", "mse");
+  options.replica_sync = baselines::replica_sum_factory(system.value("bucket_mb", 25.0),
+                                                        system.value("first_bucket_mb", 1.0));
+
+  // Every rank builds the same model and the same global batch from the seed, then keeps its
+  // stage's layers and its rows: no weights or data travel before the first iteration.
+  torch::manual_seed(seed);
+  const ModelOptions model_options = model_options_from(model_config);
+  auto model = make_model(model_config.at("name").get<std::string>(), model_options);
+  model->train();
+  torch::manual_seed(seed * 1000003 + 1);
+  const long long global_batch =
+      model_config.at("batch_size").get<long long>() * context.world_size;
+  const SyntheticBatch batch =
+      make_synthetic_batch(*model, model_options, global_batch, options.loss);
+
+  // The stage's replicas get their own process group, through a prefix of the same store.
+  const int stage_index = options.layout.stage_of(context.rank);
+  const auto& stage_ranks = options.layout.stages[stage_index].ranks;
+  std::unique_ptr<Communicator> replicas;
+  if (stage_ranks.size() > 1) {
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("stage" + std::to_string(stage_index),
+                                                           context.store);
+    replicas = make_gloo_communicator(prefixed, options.layout.replica_of(context.rank),
+                                      static_cast<int>(stage_ranks.size()), context.timeout);
+  }
+  PipelineStage stage(*model, options, *context.world, replicas.get(), sample_of(batch));
+
+  const json& optimizer_config = config.at("optimizer");
+  torch::optim::SGD optimizer(stage.stage_parameters(),
+                              torch::optim::SGDOptions(optimizer_config.at("lr").get<double>())
+                                  .momentum(optimizer_config.value("momentum", 0.0)));
+
+  fs::create_directories(context.out_dir);
+  SampleLog log;
+  json per_iteration = json::array();
+  TraceRecorder trace;
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  for (long long it = 0; it < warmup + iterations; ++it) {
+    maybe_inject_fault(context.fault, context.out_dir, context.rank, it);
+    std::printf("iteration %lld start\n", it);
+    std::fflush(stdout);
+    trace.set_enabled(it == trace_iteration);
+    const auto t0 = Clock::now();
+    optimizer.zero_grad();
+    const auto t1 = Clock::now();
+    const PipelineIterationStats stats = stage.run_iteration(batch.input, batch.target, trace);
+    const auto t2 = Clock::now();
+    const double step_start = TraceRecorder::now_us();
+    optimizer.step();
+    trace.add("step", TraceCategory::kStep, step_start, TraceRecorder::now_us());
+    const auto t3 = Clock::now();
+    if (it >= warmup) {
+      const double iteration_ms = ms(t3 - t0);
+      const double step_ms = ms(t3 - t2) + ms(t1 - t0);
+      log.add({it - warmup, stats.forward_ms, stats.backward_ms + stats.allreduce_ms, step_ms,
+               iteration_ms});
+      const double busy = stats.forward_ms + stats.backward_ms + stats.allreduce_ms + step_ms;
+      per_iteration.push_back({{"iteration", it - warmup},
+                               {"iteration_ms", iteration_ms},
+                               {"forward_ms", stats.forward_ms},
+                               {"backward_ms", stats.backward_ms},
+                               {"allreduce_ms", stats.allreduce_ms},
+                               {"step_ms", step_ms},
+                               {"recv_wait_ms", stats.recv_wait_ms},
+                               {"send_ms", stats.send_ms},
+                               {"bubble_ms", std::max(0.0, iteration_ms - busy)},
+                               {"bytes_sent", stats.bytes_sent},
+                               {"peak_in_flight", stats.peak_in_flight},
+                               {"peak_boundary_bytes", stats.peak_boundary_bytes},
+                               {"peak_allocated_bytes", stats.peak_allocated_bytes},
+                               {"loss", stats.loss}});
+    }
+    std::printf("iteration %lld done loss %.6f\n", it, stats.loss);
+    std::fflush(stdout);
+  }
+  log.write(fs::path(context.out_dir) / ("rank" + std::to_string(context.rank) + ".csv"));
+  const json info = {{"rank", context.rank},
+                     {"world_size", context.world_size},
+                     {"system", system.at("name")},
+                     {"stage", stage.stage()},
+                     {"replica", stage.replica()},
+                     {"stages", options.layout.stage_count()},
+                     {"replicas", stage_ranks.size()},
+                     {"layers",
+                      {options.layout.stages[stage_index].first_layer,
+                       options.layout.stages[stage_index].last_layer}},
+                     {"schedule", to_string(options.schedule)},
+                     {"schedule_order", describe_schedule(stage.schedule())},
+                     {"micro_batches", options.micro_batches},
+                     {"global_batch", global_batch},
+                     {"iterations", per_iteration}};
+  write_text_atomic(
+      fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
+      info.dump(1) + "\n");
+  if (trace.size() > 0) {
+    json other = {{"rank", context.rank},
+                  {"world_size", context.world_size},
+                  {"system", system.at("name")},
+                  {"iteration", trace_iteration - warmup},
+                  {"stage", stage.stage()},
+                  {"schedule", to_string(options.schedule)},
+                  {"micro_batches", options.micro_batches}};
+    write_text_atomic(
+        fs::path(context.out_dir) / ("trace_rank" + std::to_string(context.rank) + ".json"),
+        trace.to_json(other).dump() + "\n");
+  }
+}
+
+}  // namespace runtime

@@ -1,0 +1,38 @@
+// The rank program of a pipeline system (system kind "pipeline" in the worker's config):
+// builds the model, runs this rank's stage for warm-up + measured iterations, and writes
+// rank<r>.csv (the samples every system writes), pipeline_rank<r>.json (per-iteration stage
+// metrics) and trace_rank<r>.json (one traced iteration). Called by worker.cpp once the
+// rendezvous is done.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/models/model_zoo.h"
+#include "runtime/protocol/fault_injection.h"
+
+namespace runtime {
+
+struct RankContext {
+  int rank = 0;
+  int world_size = 1;
+  std::string out_dir;
+  c10::intrusive_ptr<c10d::Store> store;
+  Communicator* world = nullptr;
+  std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  std::optional<Fault> fault;
+};
+
+// The model section of a worker config (name, input_shape, num_classes, depth, width) as the
+// zoo's options; both the data-parallel and the pipeline rank build their model from it.
+ModelOptions model_options_from(const nlohmann::json& model_config);
+
+// Trains; the caller gathers the result files and synchronises the ranks after.
+void run_pipeline_rank(const nlohmann::json& config, const RankContext& context);
+
+}  // namespace runtime

@@ -1,0 +1,339 @@
+#include "rank/worker.h"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "baselines/ddp/gradient_reducer.h"
+#include "rank/pipeline_worker.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/comm/result_gather.h"
+#include "runtime/models/model_zoo.h"
+#include "runtime/models/synthetic_batch.h"
+#include "runtime/protocol/fault_injection.h"
+#include "runtime/protocol/heap_policy.h"
+#include "runtime/protocol/rank_identity.h"
+#include "runtime/protocol/sample_log.h"
+#include "runtime/protocol/trace_recorder.h"
+
+namespace runtime {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct WorkerArgs {
+  std::string config_path;
+  std::string config_text;  // --config-json: the config inline (no shared file system)
+  std::string out_dir;
+  int rank = -1;
+  int world_size = 0;
+  Rendezvous rendezvous;
+  std::string gloo_host;      // the address Gloo listens on (runtime/rank_identity.h)
+  bool emit_results = false;  // rank 0 prints every rank's result files as frames on stdout
+};
+
+// Identity flags may be left out: they then come from torchrun's, Slurm's or Open MPI's
+// environment (runtime/rank_identity.h).
+WorkerArgs parse_args(const std::vector<std::string>& args) {
+  WorkerArgs parsed;
+  IdentityFlags identity_flags;
+  std::optional<std::string> gloo_host;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw std::invalid_argument(args[i] + " needs a value");
+      return args[++i];
+    };
+    const std::string& flag = args[i];
+    if (flag == "--config")
+      parsed.config_path = value();
+    else if (flag == "--config-json")
+      parsed.config_text = value();
+    else if (flag == "--out")
+      parsed.out_dir = value();
+    else if (flag == "--rank")
+      identity_flags.rank = std::stoi(value());
+    else if (flag == "--world-size")
+      identity_flags.world_size = std::stoi(value());
+    else if (flag == "--local-rank")
+      identity_flags.local_rank = std::stoi(value());
+    else if (flag == "--rank-from")
+      identity_flags.source = parse_identity_source(value());
+    else if (flag == "--rendezvous")
+      parsed.rendezvous.kind = value();
+    else if (flag == "--master-addr")
+      identity_flags.master_addr = value();
+    else if (flag == "--master-port")
+      identity_flags.master_port = std::stoi(value());
+    else if (flag == "--store-path")
+      parsed.rendezvous.path = value();
+    else if (flag == "--gloo-host")
+      gloo_host = value();
+    else if (flag == "--emit-results")
+      parsed.emit_results = true;
+    else
+      throw std::invalid_argument("unknown worker option '" + flag + "'");
+  }
+  if ((parsed.config_path.empty() && parsed.config_text.empty()) || parsed.out_dir.empty()) {
+    throw std::invalid_argument(
+        "usage: harness worker (--config FILE | --config-json TEXT) --out DIR [--rank R "
+        "--world-size N | --rank-from auto|torchrun|slurm|openmpi] [--local-rank L] "
+        "[--rendezvous tcp|file] [--master-addr A] [--master-port P] [--store-path F] "
+        "[--gloo-host H] [--emit-results]");
+  }
+  const EnvironmentLookup env = process_environment();
+  const RankIdentity identity = resolve_rank_identity(identity_flags, env);
+  parsed.rank = identity.rank;
+  parsed.world_size = identity.world_size;
+  parsed.rendezvous.host = identity.master_addr;
+  parsed.rendezvous.port = identity.master_port;
+  parsed.rendezvous.rank0_serves = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") != "True";
+  if (gloo_host) {
+    parsed.gloo_host = *gloo_host;
+  } else if (parsed.rendezvous.kind == "tcp") {
+    parsed.gloo_host = gloo_interface_host(identity, env);
+  } else {
+    parsed.gloo_host = env("HARNESS_GLOO_HOST").value_or("127.0.0.1");
+  }
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // The harness reads this line to name the host of a rank that fails.
+  std::printf(
+      "rank identity: rank=%d world=%d local_rank=%d host=%s source=%s master=%s:%d "
+      "gloo=%s\n",
+      identity.rank, identity.world_size, identity.local_rank, host,
+      identity_source_name(identity.source).c_str(), identity.master_addr.c_str(),
+      identity.master_port, parsed.gloo_host.c_str());
+  std::fflush(stdout);
+  return parsed;
+}
+
+double milliseconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
+                           const torch::Tensor& target) {
+  if (loss == "cross_entropy") return torch::nn::functional::cross_entropy(output, target);
+  return torch::mse_loss(output, target);
+}
+
+int run_worker(const WorkerArgs& args) {
+  const json config = args.config_text.empty() ? json::parse(std::ifstream(args.config_path))
+                                               : json::parse(args.config_text);
+  const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
+  const json& model_config = config.at("model");
+  const json& system = config.at("system");
+  const long long warmup = config.at("warmup").get<long long>();
+  const long long iterations = config.at("iterations").get<long long>();
+  const long long seed = config.at("seed").get<long long>();
+
+  torch::set_num_threads(config.at("threads").get<int>());
+  apply_heap_policy(config.value("heap", "retain"));
+
+  Rendezvous rendezvous = args.rendezvous;
+  const auto timeout = std::chrono::milliseconds(
+      static_cast<long long>(config.value("collective_timeout_s", 300.0) * 1000));
+  rendezvous.timeout = timeout;
+  auto store = connect_store(rendezvous, args.rank, args.world_size);
+  auto communicator =
+      make_gloo_communicator(store, args.rank, args.world_size, timeout, args.gloo_host);
+  std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
+  std::fflush(stdout);
+
+  // Every system ends the same way: result files to rank 0 (no shared file system assumed),
+  // then, under a cluster launcher, onto rank 0's stdout.
+  const auto hand_in_results = [&]() {
+    gather_result_files(*store, args.rank, args.world_size, args.out_dir);
+    communicator->barrier();
+    if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
+    return 0;
+  };
+  if (system.value("kind", "ddp") == "pipeline") {
+    run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store, communicator.get(),
+                               timeout, fault});
+    return hand_in_results();
+  }
+
+  // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
+  torch::manual_seed(seed);
+  const ModelOptions model_options = model_options_from(model_config);
+  auto model = make_model(model_config.at("name").get<std::string>(), model_options);
+  model->train();
+  {
+    std::vector<std::unique_ptr<CommWork>> works;
+    for (auto& p : model->parameters()) works.push_back(communicator->broadcast(p.data(), 0));
+    for (auto& b : model->buffers()) works.push_back(communicator->broadcast(b, 0));
+    for (auto& w : works) w->wait();
+  }
+
+  // Each rank its own synthetic shard, fixed for the run (generation stays out of timing).
+  torch::manual_seed(seed * 1000003 + args.rank + 1);
+  const long long batch = model_config.at("batch_size").get<long long>();
+  const std::string loss_name = model_config.value("loss", "mse");
+  const SyntheticBatch data = make_synthetic_batch(*model, model_options, batch, loss_name);
+  const torch::Tensor& input = data.input;
+  const torch::Tensor& target = data.target;
+
+  std::vector<at::Tensor> parameters;
+  std::vector<std::string> names;
+  for (const auto& item : model->named_parameters()) {
+    names.push_back(item.key());
+    parameters.push_back(item.value());
+  }
+  baselines::ReducerOptions reducer_options;
+  reducer_options.mode = baselines::parse_sync_mode(system.at("mode").get<std::string>());
+  reducer_options.bucket_mb = system.at("bucket_mb").get<double>();
+  reducer_options.first_bucket_mb = system.at("first_bucket_mb").get<double>();
+  baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options);
+
+  const json& optimizer_config = config.at("optimizer");
+  torch::optim::SGD optimizer(model->parameters(),
+                              torch::optim::SGDOptions(optimizer_config.at("lr").get<double>())
+                                  .momentum(optimizer_config.value("momentum", 0.0)));
+
+  fs::create_directories(args.out_dir);
+  if (args.rank == 0 && config.value("log_buckets", false)) {
+    write_text_atomic(fs::path(args.out_dir) / "buckets.json", reducer.buckets_json() + "\n");
+  }
+
+  SampleLog log;
+  using Clock = std::chrono::steady_clock;
+  const long long trace_iteration = config.value("trace_iteration", -1LL);
+  TraceRecorder trace;
+  reducer.set_trace(&trace);
+  auto us = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
+  };
+  for (long long it = 0; it < warmup + iterations; ++it) {
+    maybe_inject_fault(fault, args.out_dir, args.rank, it);
+    trace.set_enabled(it == trace_iteration);
+    // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
+    std::printf("iteration %lld start\n", it);
+    std::fflush(stdout);
+    const auto t0 = Clock::now();
+    optimizer.zero_grad();
+    const auto t1 = Clock::now();
+    torch::Tensor loss = compute_loss(loss_name, model->forward(input), target);
+    const auto t2 = Clock::now();
+    loss.backward();
+    const auto backward_done = Clock::now();
+    reducer.finish_backward();
+    const auto t3 = Clock::now();
+    optimizer.step();
+    const auto t4 = Clock::now();
+    trace.add("forward", TraceCategory::kForward, us(t1), us(t2));
+    trace.add("backward", TraceCategory::kBackward, us(t2), us(backward_done));
+    trace.add("step", TraceCategory::kStep, us(t3), us(t4));
+    if (it >= warmup) {
+      log.add({it - warmup, milliseconds(t2 - t1), milliseconds(t3 - t2),
+               milliseconds(t4 - t3) + milliseconds(t1 - t0), milliseconds(t4 - t0)});
+    }
+    std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
+    std::fflush(stdout);
+  }
+  log.write(fs::path(args.out_dir) / ("rank" + std::to_string(args.rank) + ".csv"));
+  if (trace.size() > 0) {
+    const json other = {{"rank", args.rank},
+                        {"world_size", args.world_size},
+                        {"system", system.at("name")},
+                        {"iteration", trace_iteration - warmup}};
+    write_text_atomic(fs::path(args.out_dir) / ("trace_rank" + std::to_string(args.rank) + ".json"),
+                      trace.to_json(other).dump() + "\n");
+  }
+  return hand_in_results();
+}
+
+}  // namespace
+
+int worker_main(const std::vector<std::string>& args) {
+  try {
+    return run_worker(parse_args(args));
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "harness worker: %s\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "harness worker: %s\n", e.what());
+    return 1;
+  }
+}
+
+std::vector<ModelListing> list_models() {
+  std::vector<ModelListing> listings;
+  for (const auto& entry : model_catalog()) {
+    ModelOptions options;
+    options.input_shape = entry.default_input_shape;
+    auto model = make_model(entry.name, options);
+    listings.push_back({entry.name, entry.description, entry.default_input_shape,
+                        static_cast<int64_t>(model->parameters().size()), parameter_count(*model)});
+  }
+  return listings;
+}
+
+std::vector<std::string> zoo_model_names() { return model_names(); }
+
+std::vector<double> zoo_layer_forward_ms(const std::string& model,
+                                         const std::vector<int64_t>& input_shape,
+                                         int64_t num_classes, int64_t depth, int64_t width,
+                                         int64_t batch) {
+  ModelOptions options;
+  options.input_shape = input_shape;
+  options.num_classes = num_classes;
+  options.depth = depth;
+  options.width = width;
+  const int threads = torch::get_num_threads();
+  torch::set_num_threads(1);
+  torch::manual_seed(0);
+  const auto built = make_model(model, options);
+  const SyntheticBatch data = make_synthetic_batch(*built, options, batch, "mse");
+  torch::NoGradGuard no_grad;
+  const size_t layers = built->layers().size();
+  std::vector<std::vector<double>> samples(layers);
+  for (int repetition = 0; repetition < 4; ++repetition) {
+    torch::Tensor x = data.input;
+    for (size_t i = 0; i < layers; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      x = built->forward_layers(x, i, i);
+      if (repetition > 0)
+        samples[i].push_back(milliseconds(std::chrono::steady_clock::now() - start));
+    }
+  }
+  torch::set_num_threads(threads);
+  std::vector<double> medians;
+  for (auto& s : samples) {
+    std::sort(s.begin(), s.end());
+    medians.push_back(s[s.size() / 2]);
+  }
+  return medians;
+}
+
+std::vector<std::string> zoo_layer_names(const std::string& model,
+                                         const std::vector<int64_t>& input_shape,
+                                         int64_t num_classes, int64_t depth, int64_t width) {
+  ModelOptions options;
+  options.input_shape = input_shape;
+  const ModelEntry* entry = find_model(model);
+  if (input_shape.empty() && entry) {  // the model's default, as the profiler and listing use
+    options.input_shape = entry->default_input_shape;
+  }
+  options.num_classes = num_classes;
+  options.depth = depth;
+  options.width = width;
+  std::vector<std::string> names;
+  const auto built = make_model(model, options);  // kept alive while its layers are read
+  for (const auto& layer : built->layers()) names.push_back(layer.name);
+  return names;
+}
+
+std::string torch_version() { return TORCH_VERSION; }
+
+}  // namespace runtime

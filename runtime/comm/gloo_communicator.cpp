@@ -1,0 +1,123 @@
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <stdexcept>
+
+#include "runtime/comm/communicator.h"
+
+namespace runtime {
+namespace {
+
+class C10dWork : public CommWork {
+ public:
+  explicit C10dWork(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)) {}
+  void wait() override { work_->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+};
+
+class GlooCommunicator : public Communicator {
+ public:
+  static constexpr int kReduceScatterTag = 0x5253;  // keeps the ring apart from user tags
+
+  GlooCommunicator(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) : group_(std::move(group)) {}
+
+  int rank() const override { return group_->getRank(); }
+  int world_size() const override { return group_->getSize(); }
+  std::string backend() const override { return "gloo"; }
+
+  std::unique_ptr<CommWork> all_reduce_sum(at::Tensor tensor) override {
+    std::vector<at::Tensor> tensors{std::move(tensor)};
+    return std::make_unique<C10dWork>(group_->allreduce(tensors, c10d::AllreduceOptions()));
+  }
+
+  std::unique_ptr<CommWork> broadcast(at::Tensor tensor, int root) override {
+    std::vector<at::Tensor> tensors{std::move(tensor)};
+    c10d::BroadcastOptions options;
+    options.rootRank = root;
+    return std::make_unique<C10dWork>(group_->broadcast(tensors, options));
+  }
+
+  std::unique_ptr<CommWork> all_gather(at::Tensor output, at::Tensor input) override {
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    outputs[0] = output.chunk(group_->getSize());
+    std::vector<at::Tensor> inputs{std::move(input)};
+    return std::make_unique<C10dWork>(group_->allgather(outputs, inputs));
+  }
+
+  // ProcessGroupGloo (1.13) has no reduce_scatter; this is the ring algorithm over
+  // point-to-point: in n-1 steps each rank passes one partial chunk to its right neighbour and
+  // adds the one arriving from its left, so that chunk r ends complete on rank r.
+  void reduce_scatter_sum(at::Tensor output, at::Tensor input) override {
+    const int n = group_->getSize();
+    const int r = group_->getRank();
+    std::vector<at::Tensor> chunks = input.clone().chunk(n);
+    if (n == 1) {
+      output.copy_(chunks[0]);
+      return;
+    }
+    at::Tensor incoming = at::empty_like(chunks[0]);
+    const int right = (r + 1) % n, left = (r + n - 1) % n;
+    for (int step = 0; step < n - 1; ++step) {
+      const int send_chunk = ((r - step - 1) % n + n) % n;
+      const int recv_chunk = ((r - step - 2) % n + n) % n;
+      auto sent = send(chunks[send_chunk], right, kReduceScatterTag);
+      recv(incoming, left, kReduceScatterTag)->wait();
+      sent->wait();
+      chunks[recv_chunk].add_(incoming);
+    }
+    output.copy_(chunks[r]);
+  }
+
+  std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) override {
+    std::vector<at::Tensor> tensors{std::move(tensor)};
+    return std::make_unique<C10dWork>(group_->send(tensors, destination, tag));
+  }
+
+  std::unique_ptr<CommWork> recv(at::Tensor tensor, int source, int tag) override {
+    std::vector<at::Tensor> tensors{std::move(tensor)};
+    return std::make_unique<C10dWork>(group_->recv(tensors, source, tag));
+  }
+
+  void barrier() override { group_->barrier()->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+};
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int rank,
+                                              int world_size) {
+  if (rendezvous.kind == "file") {
+    auto store = c10::make_intrusive<c10d::FileStore>(rendezvous.path, world_size);
+    store->setTimeout(rendezvous.timeout);
+    return store;
+  }
+  if (rendezvous.kind == "tcp") {
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(rendezvous.port);
+    options.isServer = rank == 0 && rendezvous.rank0_serves;
+    options.numWorkers = world_size;
+    options.waitWorkers = true;
+    options.timeout = rendezvous.timeout;
+    return c10::make_intrusive<c10d::TCPStore>(rendezvous.host, options);
+  }
+  throw std::invalid_argument("unknown rendezvous kind '" + rendezvous.kind + "'");
+}
+
+std::unique_ptr<Communicator> make_gloo_communicator(const c10::intrusive_ptr<c10d::Store>& store,
+                                                     int rank, int world_size,
+                                                     std::chrono::milliseconds timeout,
+                                                     const std::string& interface_host,
+                                                     int threads) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(interface_host));
+  options->threads = threads;
+  return std::make_unique<GlooCommunicator>(
+      c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world_size, options));
+}
+
+}  // namespace runtime

@@ -1,0 +1,377 @@
+#include "runtime/models/model_zoo.h"
+
+#include <torch/nn.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace runtime {
+namespace nn = torch::nn;
+
+torch::Tensor ZooModel::forward(torch::Tensor input) {
+  for (auto& layer : layers_) input = layer.module.forward(input);
+  return input;
+}
+
+torch::Tensor ZooModel::forward_layers(torch::Tensor input, size_t first, size_t last) {
+  for (size_t i = first; i <= last; ++i) input = layers_.at(i).module.forward(input);
+  return input;
+}
+
+namespace {
+
+nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding,
+                bool bias = false) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(bias));
+}
+
+// torchvision's BasicBlock (ResNet-18/34): two 3x3 convolutions.
+class BasicBlockImpl : public nn::Module {
+ public:
+  static constexpr int64_t kExpansion = 1;
+  BasicBlockImpl(int64_t in, int64_t planes, int64_t stride) {
+    conv1 = register_module("conv1", conv(in, planes, 3, stride, 1));
+    bn1 = register_module("bn1", nn::BatchNorm2d(planes));
+    conv2 = register_module("conv2", conv(planes, planes, 3, 1, 1));
+    bn2 = register_module("bn2", nn::BatchNorm2d(planes));
+    if (stride != 1 || in != planes) {
+      downsample = register_module(
+          "downsample", nn::Sequential(conv(in, planes, 1, stride, 0), nn::BatchNorm2d(planes)));
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    torch::Tensor identity = downsample ? downsample->forward(x) : x;
+    torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
+    out = bn2->forward(conv2->forward(out));
+    return torch::relu(out + identity);
+  }
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  nn::Sequential downsample{nullptr};
+};
+TORCH_MODULE(BasicBlock);
+
+// torchvision's Bottleneck (ResNet V1.5): the stride sits on the 3x3 convolution.
+class BottleneckImpl : public nn::Module {
+ public:
+  static constexpr int64_t kExpansion = 4;
+  BottleneckImpl(int64_t in, int64_t planes, int64_t stride) {
+    conv1 = register_module("conv1", conv(in, planes, 1, 1, 0));
+    bn1 = register_module("bn1", nn::BatchNorm2d(planes));
+    conv2 = register_module("conv2", conv(planes, planes, 3, stride, 1));
+    bn2 = register_module("bn2", nn::BatchNorm2d(planes));
+    conv3 = register_module("conv3", conv(planes, planes * kExpansion, 1, 1, 0));
+    bn3 = register_module("bn3", nn::BatchNorm2d(planes * kExpansion));
+    if (stride != 1 || in != planes * kExpansion) {
+      downsample =
+          register_module("downsample", nn::Sequential(conv(in, planes * kExpansion, 1, stride, 0),
+                                                       nn::BatchNorm2d(planes * kExpansion)));
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    torch::Tensor identity = downsample ? downsample->forward(x) : x;
+    torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
+    out = torch::relu(bn2->forward(conv2->forward(out)));
+    out = bn3->forward(conv3->forward(out));
+    return torch::relu(out + identity);
+  }
+  nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
+  nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
+  nn::Sequential downsample{nullptr};
+};
+TORCH_MODULE(Bottleneck);
+
+// Adaptive average pool then flatten: torchvision's `avgpool` plus the flatten its forward()
+// does, as one layer of the chain.
+class PoolFlattenImpl : public nn::Module {
+ public:
+  explicit PoolFlattenImpl(int64_t side) : side_(side) {}
+  torch::Tensor forward(torch::Tensor x) {
+    return torch::adaptive_avg_pool2d(x, {side_, side_}).flatten(1);
+  }
+
+ private:
+  int64_t side_;
+};
+TORCH_MODULE(PoolFlatten);
+
+void init_like_torchvision(nn::Module& model) {
+  // Kaiming-normal convolutions (fan_out, ReLU), BatchNorm to identity.
+  for (auto& module : model.modules(/*include_self=*/false)) {
+    if (auto* c = module->as<nn::Conv2d>()) {
+      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+      if (c->bias.defined()) nn::init::zeros_(c->bias);
+    } else if (auto* bn = module->as<nn::BatchNorm2d>()) {
+      nn::init::ones_(bn->weight);
+      nn::init::zeros_(bn->bias);
+    }
+  }
+}
+
+template <typename Block, int64_t Expansion>
+class ResNet : public ZooModel {
+ public:
+  ResNet(const std::vector<int64_t>& blocks, const ModelOptions& options) {
+    if (options.input_shape.size() != 3) {
+      throw std::invalid_argument("resnet input_shape must be [channels, height, width]");
+    }
+    const int64_t classes = options.num_classes > 0 ? options.num_classes : 1000;
+    append_layer("conv1", "Conv2d",
+                 register_module("conv1", conv(options.input_shape[0], 64, 7, 2, 3)));
+    append_layer("bn1", "BatchNorm2d", register_module("bn1", nn::BatchNorm2d(64)));
+    append_layer("relu", "ReLU", register_module("relu", nn::ReLU()));
+    append_layer(
+        "maxpool", "MaxPool2d",
+        register_module("maxpool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1))));
+    const int64_t widths[] = {64, 128, 256, 512};
+    int64_t in_planes = 64;
+    for (int stage = 0; stage < 4; ++stage) {
+      const std::string stage_name = "layer" + std::to_string(stage + 1);
+      auto layer = register_module(stage_name, nn::Sequential());
+      for (int64_t b = 0; b < blocks[stage]; ++b) {
+        const int64_t stride = (stage > 0 && b == 0) ? 2 : 1;
+        Block block(in_planes, widths[stage], stride);
+        layer->push_back(block);
+        append_layer(stage_name + "." + std::to_string(b),
+                     Expansion == 4 ? "Bottleneck" : "BasicBlock", block);
+        in_planes = widths[stage] * Expansion;
+      }
+    }
+    append_layer("avgpool", "AdaptiveAvgPool2d", register_module("avgpool", PoolFlatten(1)));
+    append_layer("fc", "Linear", register_module("fc", nn::Linear(512 * Expansion, classes)));
+    init_like_torchvision(*this);
+  }
+};
+
+// torchvision's VGG-19 (configuration E, no BatchNorm): 16 convolutions in `features`, a 7x7
+// adaptive pool and a 3-layer classifier with dropout.
+class Vgg19 : public ZooModel {
+ public:
+  explicit Vgg19(const ModelOptions& options) {
+    if (options.input_shape.size() != 3) {
+      throw std::invalid_argument("vgg19 input_shape must be [channels, height, width]");
+    }
+    const int64_t classes = options.num_classes > 0 ? options.num_classes : 1000;
+    // `width` scales every layer (64 is torchvision's): channels w, 2w, 4w, 8w, 8w and a
+    // classifier of 64w units, so reduced-size studies keep VGG's shape.
+    const int64_t w = options.width > 0 ? options.width : 64;
+    if (options.depth > 0) throw std::invalid_argument("vgg19 has no depth option (it is 19)");
+    const int64_t config[] = {w,     w,     0,     2 * w, 2 * w, 0,     4 * w,
+                              4 * w, 4 * w, 4 * w, 0,     8 * w, 8 * w, 8 * w,
+                              8 * w, 0,     8 * w, 8 * w, 8 * w, 8 * w, 0};  // 0: max pool
+    auto features = register_module("features", nn::Sequential());
+    int64_t channels = options.input_shape[0];
+    auto add = [&](const std::string& kind, auto module) {
+      const std::string name = "features." + std::to_string(features->size());
+      features->push_back(module);
+      append_layer(name, kind, module);
+    };
+    for (int64_t width : config) {
+      if (width == 0) {
+        add("MaxPool2d", nn::MaxPool2d(nn::MaxPool2dOptions(2).stride(2)));
+      } else {
+        add("Conv2d", conv(channels, width, 3, 1, 1, /*bias=*/true));
+        add("ReLU", nn::ReLU());
+        channels = width;
+      }
+    }
+    append_layer("avgpool", "AdaptiveAvgPool2d", register_module("avgpool", PoolFlatten(7)));
+    auto classifier = register_module("classifier", nn::Sequential());
+    auto add_classifier = [&](const std::string& kind, auto module) {
+      const std::string name = "classifier." + std::to_string(classifier->size());
+      classifier->push_back(module);
+      append_layer(name, kind, module);
+    };
+    const int64_t hidden = 64 * w;
+    add_classifier("Linear", nn::Linear(8 * w * 7 * 7, hidden));
+    add_classifier("ReLU", nn::ReLU());
+    add_classifier("Dropout", nn::Dropout(0.5));
+    add_classifier("Linear", nn::Linear(hidden, hidden));
+    add_classifier("ReLU", nn::ReLU());
+    add_classifier("Dropout", nn::Dropout(0.5));
+    add_classifier("Linear", nn::Linear(hidden, classes));
+    // torchvision: Kaiming-normal convolutions (fan_out), N(0, 0.01) linear weights, zero biases.
+    init_like_torchvision(*this);
+    for (auto& module : modules(false)) {
+      if (auto* linear = module->as<nn::Linear>()) {
+        nn::init::normal_(linear->weight, 0, 0.01);
+        nn::init::zeros_(linear->bias);
+      }
+    }
+  }
+};
+
+// BERT's embeddings: token plus learned position embeddings, then LayerNorm (no token types,
+// no dropout: runs stay deterministic). Token ids [batch, seq] -> [batch, seq, hidden].
+class EmbeddingsImpl : public nn::Module {
+ public:
+  EmbeddingsImpl(int64_t vocabulary, int64_t max_positions, int64_t hidden) {
+    tokens = register_module("word_embeddings", nn::Embedding(vocabulary, hidden));
+    positions = register_module("position_embeddings", nn::Embedding(max_positions, hidden));
+    norm = register_module("LayerNorm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+  }
+  torch::Tensor forward(torch::Tensor ids) {
+    const auto position_ids = torch::arange(ids.size(1), ids.options().dtype(torch::kLong));
+    return norm->forward(tokens->forward(ids) + positions->forward(position_ids).unsqueeze(0));
+  }
+  nn::Embedding tokens{nullptr}, positions{nullptr};
+  nn::LayerNorm norm{nullptr};
+};
+TORCH_MODULE(Embeddings);
+
+// One post-LayerNorm Transformer encoder layer as in BERT: multi-head self-attention and a
+// GELU feed-forward of 4x the width, each with a residual connection. Batch-first throughout,
+// so a pipeline splits micro-batches along dimension 0 like every other model.
+class EncoderLayerImpl : public nn::Module {
+ public:
+  EncoderLayerImpl(int64_t hidden, int64_t heads) : heads_(heads) {
+    qkv = register_module("qkv", nn::Linear(hidden, 3 * hidden));
+    attention_output = register_module("attention_output", nn::Linear(hidden, hidden));
+    attention_norm =
+        register_module("attention_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+    intermediate = register_module("intermediate", nn::Linear(hidden, 4 * hidden));
+    output = register_module("output", nn::Linear(4 * hidden, hidden));
+    output_norm =
+        register_module("output_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
+    const int64_t head_dim = hidden / heads_;
+    // [batch, seq, 3, heads, head_dim] -> three [batch, heads, seq, head_dim]
+    auto parts = qkv->forward(x).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
+    auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(double(head_dim));
+    auto context = torch::matmul(torch::softmax(scores, -1), parts[2]);
+    context = context.transpose(1, 2).reshape({batch, seq, hidden});
+    x = attention_norm->forward(x + attention_output->forward(context));
+    return output_norm->forward(x + output->forward(torch::gelu(intermediate->forward(x))));
+  }
+  nn::Linear qkv{nullptr}, attention_output{nullptr}, intermediate{nullptr}, output{nullptr};
+  nn::LayerNorm attention_norm{nullptr}, output_norm{nullptr};
+
+ private:
+  int64_t heads_;
+};
+TORCH_MODULE(EncoderLayer);
+
+// BERT's pooler: the first token's hidden state through a tanh layer, [batch, hidden].
+class PoolerImpl : public nn::Module {
+ public:
+  explicit PoolerImpl(int64_t hidden) {
+    dense = register_module("dense", nn::Linear(hidden, hidden));
+  }
+  torch::Tensor forward(torch::Tensor x) { return torch::tanh(dense->forward(x.select(1, 0))); }
+  nn::Linear dense{nullptr};
+};
+TORCH_MODULE(Pooler);
+
+// A BERT-style encoder for sequence classification: embeddings, `depth` encoder layers (12 by
+// default, BERT-base), pooler, classifier. Width 768 by default with 64-wide heads; input
+// [seq_len] token ids from a 30522-token vocabulary, as BERT's.
+class Bert : public ZooModel {
+ public:
+  explicit Bert(const ModelOptions& options) {
+    if (options.input_shape.size() != 1) {
+      throw std::invalid_argument("bert input_shape must be [sequence_length]");
+    }
+    const int64_t depth = options.depth > 0 ? options.depth : 12;
+    const int64_t hidden = options.width > 0 ? options.width : 768;
+    if (hidden % 64 != 0)
+      throw std::invalid_argument("bert width must be a multiple of 64 (heads of 64)");
+    const int64_t classes = options.num_classes > 0 ? options.num_classes : 2;
+    input_vocabulary_ = 30522;
+    append_layer("embeddings", "Embeddings",
+                 register_module("embeddings",
+                                 Embeddings(input_vocabulary_, options.input_shape[0], hidden)));
+    // Parameter names as Hugging Face's BERT: encoder.layer.<i>.<...>.
+    auto encoder = register_module("encoder", std::make_shared<nn::Module>());
+    auto encoder_layers = encoder->register_module("layer", nn::ModuleList());
+    for (int64_t i = 0; i < depth; ++i) {
+      EncoderLayer layer(hidden, hidden / 64);
+      encoder_layers->push_back(layer);
+      append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer);
+    }
+    append_layer("pooler", "Pooler", register_module("pooler", Pooler(hidden)));
+    append_layer("classifier", "Linear",
+                 register_module("classifier", nn::Linear(hidden, classes)));
+    // BERT: N(0, 0.02) weights, zero biases, LayerNorm to identity.
+    for (auto& module : modules(false)) {
+      if (auto* linear = module->as<nn::Linear>()) {
+        nn::init::normal_(linear->weight, 0, 0.02);
+        nn::init::zeros_(linear->bias);
+      } else if (auto* embedding = module->as<nn::Embedding>()) {
+        nn::init::normal_(embedding->weight, 0, 0.02);
+      }
+    }
+  }
+};
+
+// Linear layers with ReLU (three by default), no BatchNorm: per-sample independent, so
+// data-parallel gradients equal single-process ones exactly (up to float summation order).
+class Mlp : public ZooModel {
+ public:
+  explicit Mlp(const ModelOptions& options) {
+    int64_t in = 1;
+    for (int64_t d : options.input_shape) in *= d;
+    const int64_t classes = options.num_classes > 0 ? options.num_classes : 10;
+    const int64_t hidden_layers = options.depth > 0 ? options.depth : 2;
+    const int64_t width = options.width > 0 ? options.width : 256;
+    append_layer("flatten", "Flatten", register_module("flatten", nn::Flatten()));
+    for (int64_t i = 1; i <= hidden_layers; ++i) {
+      const std::string fc = "fc" + std::to_string(i), relu = "relu" + std::to_string(i);
+      append_layer(fc, "Linear", register_module(fc, nn::Linear(i == 1 ? in : width, width)));
+      append_layer(relu, "ReLU", register_module(relu, nn::ReLU()));
+    }
+    const std::string last = "fc" + std::to_string(hidden_layers + 1);
+    append_layer(last, "Linear", register_module(last, nn::Linear(width, classes)));
+  }
+};
+
+}  // namespace
+
+const std::vector<ModelEntry>& model_catalog() {
+  static const std::vector<ModelEntry> catalog = {
+      {"resnet50", "torchvision ResNet-50 (Bottleneck, V1.5)", {3, 224, 224}},
+      {"resnet18", "torchvision ResNet-18 (BasicBlock)", {3, 224, 224}},
+      {"vgg19", "torchvision VGG-19 (configuration E, no BatchNorm)", {3, 224, 224}},
+      {"bert", "BERT-style encoder (12 layers x 768 by default; model.depth, model.width)", {128}},
+      {"mlp", "3-layer MLP (in->256->256->classes), no BatchNorm", {64}},
+  };
+  return catalog;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : model_catalog()) names.push_back(entry.name);
+  return names;
+}
+
+const ModelEntry* find_model(const std::string& name) {
+  for (const auto& entry : model_catalog()) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
+  if ((name == "resnet50" || name == "resnet18") && (options.depth > 0 || options.width > 0)) {
+    throw std::invalid_argument(name + " has no depth or width option");
+  }
+  if (name == "resnet50") {
+    return std::make_shared<ResNet<Bottleneck, 4>>(std::vector<int64_t>{3, 4, 6, 3}, options);
+  }
+  if (name == "resnet18") {
+    return std::make_shared<ResNet<BasicBlock, 1>>(std::vector<int64_t>{2, 2, 2, 2}, options);
+  }
+  if (name == "vgg19") return std::make_shared<Vgg19>(options);
+  if (name == "mlp") return std::make_shared<Mlp>(options);
+  if (name == "bert") return std::make_shared<Bert>(options);
+  throw std::invalid_argument("unknown model '" + name + "'");
+}
+
+int64_t parameter_count(const torch::nn::Module& module) {
+  int64_t count = 0;
+  for (const auto& p : module.parameters()) count += p.numel();
+  return count;
+}
+
+}  // namespace runtime

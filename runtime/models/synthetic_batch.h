@@ -1,0 +1,27 @@
+// Seeded synthetic training data for a zoo model: inputs of the model's per-sample shape
+// (token ids for models that read tokens) and targets for the chosen loss (random regression
+// targets for MSE, as compare_ddp does; class indexes for cross-entropy).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+#include "runtime/models/model_zoo.h"
+
+namespace runtime {
+
+struct SyntheticBatch {
+  at::Tensor input;
+  at::Tensor target;
+};
+
+// `samples` samples drawn from torch's current generator (seed it first). The target width
+// comes from one sample through the model in eval mode.
+SyntheticBatch make_synthetic_batch(ZooModel& model, const ModelOptions& options, int64_t samples,
+                                    const std::string& loss);
+
+// One sample shaped like the batch's input ([1, ...]), e.g. to infer layer shapes.
+at::Tensor sample_of(const SyntheticBatch& batch);
+
+}  // namespace runtime

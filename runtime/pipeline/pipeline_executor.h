@@ -1,0 +1,87 @@
+// Runs one rank's pipeline stage: the rank's contiguous layers of the model, fed by the
+// previous stage's activations and feeding the next stage, over point-to-point send/recv on
+// the world communicator, micro-batch by micro-batch in the order of a PipelineSchedule.
+// After the last backward, the stage's gradients are summed over its replicas by the
+// GradientSync the caller supplies (the rank program uses baselines/ddp's bucketed reducer). The
+// optimizer step is the caller's (on stage_parameters()).
+//
+// Gradient scaling: the last stage weights each micro-batch's loss by its rows' share of the
+// global batch (rows / global_batch), so the gradients summed over micro-batches and replicas
+// equal single-process training on the whole global batch with a mean loss.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/comm/gradient_sync.h"
+#include "runtime/models/model_zoo.h"
+#include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/pipeline/pipeline_schedule.h"
+#include "runtime/protocol/trace_recorder.h"
+
+namespace runtime {
+
+struct PipelineOptions {
+  PipelineLayout layout;
+  PipelineSchedule schedule = PipelineSchedule::kDapple;
+  int micro_batches = 1;
+  std::string loss = "mse";  // mse | cross_entropy
+  // Sums a stage's gradients over its replicas after the last backward (the sum, not the
+  // average: each micro-batch's loss is already weighted by its share of the global batch).
+  // Required when a stage has more than one replica.
+  GradientSyncFactory replica_sync;
+};
+
+// What one iteration cost this rank (milliseconds of wall time on the monotonic clock).
+struct PipelineIterationStats {
+  double loss = 0;         // this replica's share of the global mean loss (last stage; 0 elsewhere)
+  double forward_ms = 0;   // forward compute, summed over micro-batches
+  double backward_ms = 0;  // backward compute, summed over micro-batches
+  double recv_wait_ms = 0;  // blocked receiving activations or gradients
+  double send_ms = 0;       // posting sends plus the final wait for them
+  double allreduce_ms = 0;  // the replicas' gradient all-reduce
+  double span_ms = 0;       // first action to all-reduce done
+  long long bytes_sent = 0;
+  int peak_in_flight = 0;  // micro-batches forwarded and not yet backwarded, at most
+  // Bytes of the stage's boundary tensors (received inputs, outputs) kept for backward, peak.
+  long long peak_boundary_bytes = 0;
+  // Peak CPU memory allocated by this thread during the iteration above its start: the
+  // activations autograd stashes for in-flight micro-batches plus transient buffers.
+  long long peak_allocated_bytes = 0;
+};
+
+class PipelineStage {
+ public:
+  // `model` is the whole model (built identically on every rank); this rank runs the layers
+  // of its stage. `replicas` is the communicator of the stage's replicas (null when the stage
+  // has one). `sample_input` is one sample ([1, ...]) used to infer boundary shapes.
+  PipelineStage(ZooModel& model, PipelineOptions options, Communicator& world,
+                Communicator* replicas, const at::Tensor& sample_input);
+  ~PipelineStage();
+  PipelineStage(const PipelineStage&) = delete;
+  PipelineStage& operator=(const PipelineStage&) = delete;
+
+  // One iteration's forwards, backwards and gradient all-reduce. `global_input` and
+  // `global_target` are the whole global batch (every rank holds the same; each takes its rows).
+  PipelineIterationStats run_iteration(const at::Tensor& global_input,
+                                       const at::Tensor& global_target, TraceRecorder& trace);
+
+  std::vector<at::Tensor> stage_parameters() const;
+  std::vector<std::string> stage_parameter_names() const;
+  int stage() const { return stage_; }
+  int replica() const { return replica_; }
+  const std::vector<PipelineAction>& schedule() const { return actions_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int stage_ = 0;
+  int replica_ = 0;
+  std::vector<PipelineAction> actions_;
+};
+
+}  // namespace runtime

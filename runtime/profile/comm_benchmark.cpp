@@ -1,0 +1,207 @@
+#include "runtime/profile/comm_benchmark.h"
+
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/protocol/heap_policy.h"
+#include "runtime/protocol/sample_log.h"
+
+namespace runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+struct Args {
+  int rank = -1, world_size = 0;
+  Rendezvous rendezvous;
+  std::vector<std::string> ops;
+  std::vector<int64_t> sizes;
+  int iterations = 20, warmup = 5;
+  std::string out;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) items.push_back(item);
+  return items;
+}
+
+Args parse(const std::vector<std::string>& argv) {
+  Args a;
+  for (size_t i = 0; i + 1 < argv.size(); i += 2) {
+    const std::string& flag = argv[i];
+    const std::string& value = argv[i + 1];
+    if (flag == "--rank")
+      a.rank = std::stoi(value);
+    else if (flag == "--world-size")
+      a.world_size = std::stoi(value);
+    else if (flag == "--master-addr")
+      a.rendezvous.host = value;
+    else if (flag == "--master-port")
+      a.rendezvous.port = std::stoi(value);
+    else if (flag == "--ops")
+      a.ops = split_list(value);
+    else if (flag == "--sizes")
+      for (auto& s : split_list(value)) a.sizes.push_back(std::stoll(s));
+    else if (flag == "--iterations")
+      a.iterations = std::stoi(value);
+    else if (flag == "--warmup")
+      a.warmup = std::stoi(value);
+    else if (flag == "--out")
+      a.out = value;
+    else
+      throw std::invalid_argument("unknown comm-worker option '" + flag + "'");
+  }
+  if (a.rank < 0 || a.world_size < 1 || a.ops.empty() || a.sizes.empty() || a.out.empty()) {
+    throw std::invalid_argument("comm-worker: --rank, --world-size, --ops, --sizes, --out needed");
+  }
+  return a;
+}
+
+// CPU time of this whole process (every thread: the caller's and Gloo's), in ms.
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Elements (float32) such that the op moves `bytes` in nccl-tests' sense: the buffer for
+// allreduce/broadcast/sendrecv, the gathered output for allgather, the input for
+// reducescatter. Rounded to a multiple of world size where the op splits the buffer.
+int64_t elements_for(const std::string& op, int64_t bytes, int world) {
+  int64_t elements = std::max<int64_t>(1, bytes / 4);
+  if (op == "allgather" || op == "reducescatter") {
+    elements = std::max<int64_t>(world, elements / world * world);
+  }
+  return elements;
+}
+
+// One timed operation, started and finished (the wait included).
+void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::Tensor& other) {
+  const int n = comm.world_size(), r = comm.rank();
+  if (op == "allreduce") {
+    comm.all_reduce_sum(buffer)->wait();
+  } else if (op == "broadcast") {
+    comm.broadcast(buffer, 0)->wait();
+  } else if (op == "allgather") {
+    comm.all_gather(buffer, other)->wait();  // buffer: gathered output, other: one chunk
+  } else if (op == "reducescatter") {
+    comm.reduce_scatter_sum(other, buffer);  // buffer: input, other: one chunk
+  } else if (op == "sendrecv") {
+    if (n == 1) return;
+    auto sent = comm.send(buffer, (r + 1) % n, 7);
+    comm.recv(other, (r + n - 1) % n, 7)->wait();
+    sent->wait();
+  } else if (op == "copy") {
+    other.copy_(buffer);
+  } else {
+    throw std::invalid_argument("unknown op '" + op + "'");
+  }
+}
+
+int run(const Args& a) {
+  torch::set_num_threads(1);
+  auto store = connect_store(a.rendezvous, a.rank, a.world_size);
+  auto comm = make_gloo_communicator(store, a.rank, a.world_size, std::chrono::seconds(600));
+  std::printf("rendezvous done\n");
+  std::fflush(stdout);
+
+  // The reference: a ProcessGroupGloo of its own (plain c10d, not this communicator). For
+  // all-reduce its iterations alternate with the profiler's, so that both see the same load.
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>("reference", store);
+  auto reference_options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(600));
+  reference_options->devices.push_back(
+      c10d::ProcessGroupGloo::createDeviceForHostname(a.rendezvous.host));
+  c10d::ProcessGroupGloo reference_group(prefixed, a.rank, a.world_size, reference_options);
+
+  json entries = json::array();
+  json reference = json::array();
+  for (const auto& op : a.ops) {
+    for (int64_t bytes : a.sizes) {
+      const int64_t elements = elements_for(op, bytes, a.world_size);
+      at::Tensor buffer = torch::ones({elements});
+      at::Tensor other = torch::empty(
+          {(op == "allgather" || op == "reducescatter") ? elements / a.world_size : elements});
+      if (op == "allgather") other.fill_(1);
+      const bool with_reference = op == "allreduce";
+      std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
+      comm->barrier();
+      std::vector<double> times, cpu_times, reference_times;
+      // Every timed operation starts right after a barrier, so no rank's clock includes
+      // waiting for a peer that is still finishing the previous one (at small sizes that skew
+      // would dominate what is measured).
+      auto timed_op = [&](int i) {
+        comm->barrier();
+        const double cpu0 = process_cpu_ms();
+        const auto t0 = Clock::now();
+        run_op(op, *comm, buffer, other);
+        const double ms = ms_since(t0);
+        const double cpu = process_cpu_ms() - cpu0;
+        if (i >= a.warmup) times.push_back(ms), cpu_times.push_back(cpu);
+      };
+      auto timed_reference = [&](int i) {
+        comm->barrier();
+        const auto t0 = Clock::now();
+        reference_group.allreduce(reference_tensors)->wait();
+        const double ms = ms_since(t0);
+        if (i >= a.warmup) reference_times.push_back(ms);
+      };
+      for (int i = 0; i < a.warmup + a.iterations; ++i) {
+        if (!with_reference) {
+          timed_op(i);
+        } else if (i % 2 == 0) {  // alternate which goes first: no order bias
+          timed_op(i), timed_reference(i);
+        } else {
+          timed_reference(i), timed_op(i);
+        }
+      }
+      entries.push_back(
+          {{"op", op}, {"bytes", elements * 4}, {"times_ms", times}, {"cpu_ms", cpu_times}});
+      if (with_reference) {
+        reference.push_back({{"op", op}, {"bytes", elements * 4}, {"times_ms", reference_times}});
+      }
+      std::printf("%s %lld done\n", op.c_str(), static_cast<long long>(elements * 4));
+      std::fflush(stdout);
+    }
+  }
+
+  comm->barrier();
+  if (a.rank == 0) {
+    json out = {{"world_size", a.world_size}, {"backend", comm->backend()},
+                {"iterations", a.iterations}, {"warmup", a.warmup},
+                {"entries", entries},         {"reference", reference}};
+    write_text_atomic(a.out, out.dump(1) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int comm_benchmark_main(const std::vector<std::string>& args) {
+  try {
+    apply_heap_policy("retain");  // as the ranks whose collectives the profile prices
+    return run(parse(args));
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "harness comm-worker: %s\n", e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "harness comm-worker: %s\n", e.what());
+  }
+  return 1;
+}
+
+}  // namespace runtime

@@ -1,0 +1,333 @@
+#include "runtime/profile/layer_profiler.h"
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/models/model_zoo.h"
+
+namespace runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since_ms(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Median and 10th/90th percentiles (linear interpolation between closest ranks).
+TimingStats stats_of(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) {
+    const double h = q * static_cast<double>(samples.size() - 1);
+    const size_t k = static_cast<size_t>(h);
+    if (k + 1 >= samples.size()) return samples.back();
+    return samples[k] + (h - static_cast<double>(k)) * (samples[k + 1] - samples[k]);
+  };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+struct ChainLayer {
+  std::string name;
+  std::string kind;
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+  std::vector<torch::Tensor> parameters;
+};
+
+std::vector<ChainLayer> zoo_chain(const std::shared_ptr<ZooModel>& model) {
+  std::vector<ChainLayer> chain;
+  for (const auto& layer : model->layers()) {
+    torch::nn::AnyModule module = layer.module;
+    chain.push_back({layer.name, layer.kind,
+                     [module](const torch::Tensor& x) mutable { return module.forward(x); },
+                     module.ptr()->parameters()});
+  }
+  return chain;
+}
+
+std::vector<ChainLayer> script_chain(torch::jit::script::Module& module) {
+  std::vector<ChainLayer> chain;
+  for (const auto& child : module.named_children()) {
+    torch::jit::script::Module submodule = child.value;
+    std::vector<torch::Tensor> parameters;
+    for (const auto& p : submodule.parameters()) parameters.push_back(p);
+    std::string kind = submodule.type()->name() ? submodule.type()->name()->name() : "Module";
+    chain.push_back(
+        {child.name, kind,
+         [submodule](const torch::Tensor& x) mutable { return submodule.forward({x}).toTensor(); },
+         parameters});
+  }
+  if (chain.empty()) throw std::invalid_argument("the TorchScript module has no children");
+  return chain;
+}
+
+int64_t bytes_of(const torch::Tensor& t) {
+  return t.numel() * static_cast<int64_t>(t.element_size());
+}
+
+}  // namespace
+
+LayerProfileResult profile_layers(const LayerProfileRequest& request) {
+  if (request.repetitions < 1 || request.warmup < 0 || request.batch < 1) {
+    throw std::invalid_argument("profile: repetitions >= 1, warmup >= 0 and batch >= 1");
+  }
+  torch::set_num_threads(request.threads);
+  torch::manual_seed(request.seed);
+  // Every timed piece of work starts at the co-located copies' barrier (when there is one).
+  const auto time_ms = [&request](auto&& work) {
+    if (request.before_timed_run) request.before_timed_run();
+    if (request.cpu_clock) {
+      const double start = process_cpu_ms();
+      work();
+      return process_cpu_ms() - start;
+    }
+    const auto start = Clock::now();
+    work();
+    return since_ms(start);
+  };
+
+  LayerProfileResult result;
+  result.batch = request.batch;
+  result.repetitions = request.repetitions;
+  result.threads = request.threads;
+
+  std::shared_ptr<ZooModel> zoo;
+  torch::jit::script::Module script;
+  std::vector<ChainLayer> chain;
+  if (!request.torchscript.empty()) {
+    script = torch::jit::load(request.torchscript);
+    script.train();
+    chain = script_chain(script);
+    result.model = request.torchscript;
+    if (request.input_shape.empty()) {
+      throw std::invalid_argument("profile: a TorchScript module needs --input-shape");
+    }
+    result.input_shape = request.input_shape;
+  } else {
+    const ModelEntry* entry = find_model(request.model);
+    if (!entry) throw std::invalid_argument("unknown model '" + request.model + "'");
+    result.model = request.model;
+    result.input_shape =
+        request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
+    ModelOptions options{result.input_shape, request.num_classes};
+    options.depth = request.depth;
+    options.width = request.width;
+    zoo = make_model(request.model, options);
+    zoo->train();
+    chain = zoo_chain(zoo);
+  }
+
+  const int chain_layers = static_cast<int>(chain.size());
+  const int first = request.first_layer;
+  const int last = request.last_layer < 0 ? chain_layers - 1 : request.last_layer;
+  if (first < 0 || first > last || last >= chain_layers) {
+    throw std::invalid_argument("profile: layers " + std::to_string(first) + "-" +
+                                std::to_string(last) + " are not within the model's 0-" +
+                                std::to_string(chain_layers - 1));
+  }
+  result.first_layer = first;
+  result.chain_layers = chain_layers;
+  const bool ends_model = last == chain_layers - 1;
+
+  std::vector<int64_t> shape{request.batch};
+  shape.insert(shape.end(), result.input_shape.begin(), result.input_shape.end());
+  // Token ids for models that read tokens (bert), features otherwise.
+  const torch::Tensor input = zoo && zoo->input_vocabulary() > 0
+                                  ? torch::randint(zoo->input_vocabulary(), shape, torch::kLong)
+                                  : torch::randn(shape);
+  result.input_bytes = bytes_of(input);
+
+  // A layer's input needs a gradient where the model (or a pipeline stage receiving an
+  // activation) computes one: every floating-point input but the model's own.
+  const auto as_layer_input = [](const torch::Tensor& activation, int index) {
+    torch::Tensor x = activation.detach();
+    if (index > 0 && x.is_floating_point()) x.requires_grad_(true);
+    return x;
+  };
+  // The range's input: the layers before it, run once.
+  torch::Tensor range_input = input;
+  {
+    torch::NoGradGuard no_grad;
+    for (int i = 0; i < first; ++i) range_input = chain[i].forward(range_input);
+  }
+  range_input = as_layer_input(range_input, first);
+
+  // Repetitions run round-robin: each one times the range's training step (forward with the
+  // loss where the range ends the model, backward, zeroing the gradients and the SGD step),
+  // then every layer once in model order. So the layer sum and the whole are measured over the
+  // same minutes (this VM's speed drifts by tens of percent within minutes: measured one after
+  // the other, the ratio of ResNet-50's layer sum to its whole model ranged 0.72-1.03), and a
+  // layer runs with the caches a pass over its range leaves it, not with its weights still warm
+  // from its own previous repetition.
+  auto run_range = [&](torch::Tensor x) {
+    for (int i = first; i <= last; ++i) x = chain[i].forward(x);
+    return x;
+  };
+  torch::Tensor target;             // the loss's, where the range ends the model
+  torch::Tensor range_grad_output;  // the gradient a later stage would send back otherwise
+  {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor range_output = run_range(range_input);
+    if (ends_model) {
+      target = torch::randn_like(range_output);
+    } else {
+      range_grad_output = torch::randn_like(range_output);
+    }
+  }
+  std::vector<torch::Tensor> parameters;
+  for (int i = first; i <= last; ++i) {
+    parameters.insert(parameters.end(), chain[i].parameters.begin(), chain[i].parameters.end());
+  }
+  torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
+  std::vector<double> whole_forward, whole_backward, whole_step;
+
+  // Each layer's input is the previous layer's real output.
+  struct LayerRun {
+    int index = 0;
+    torch::Tensor input, grad_output;
+    std::vector<double> forward_ms, backward_ms;
+    int64_t activation_bytes = 0;
+  };
+  std::vector<LayerRun> runs;
+  {
+    torch::Tensor activation = range_input;
+    for (int i = first; i <= last; ++i) {
+      LayerRun run;
+      run.index = i;
+      run.input = as_layer_input(activation, i);
+      activation = chain[i].forward(run.input).detach();
+      run.activation_bytes = bytes_of(activation);
+      runs.push_back(std::move(run));
+    }
+  }
+
+  const auto repetition = [&](bool timed) {
+    // Zeroing the gradients counts as part of the step, as a rank worker's step phase counts
+    // it (it writes every gradient: ~5 ms of ResNet-18's 47 MB here).
+    const double zero_grad = time_ms([&] { optimizer.zero_grad(); });
+    torch::Tensor output;
+    const double f = time_ms([&] {
+      output = run_range(range_input);
+      if (ends_model) output = torch::mse_loss(output, target);
+    });
+    const double b = time_ms([&] {
+      if (ends_model) {
+        output.backward();
+      } else if (output.requires_grad()) {
+        output.backward(range_grad_output);
+      }
+    });
+    const double step = time_ms([&] { optimizer.step(); }) + zero_grad;
+    if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
+
+    for (LayerRun& run : runs) {
+      ChainLayer& layer = chain[run.index];
+      torch::Tensor layer_output;
+      const double lf = time_ms([&] { layer_output = layer.forward(run.input); });
+      double lb = 0;
+      if (layer_output.requires_grad()) {
+        if (!run.grad_output.defined()) run.grad_output = torch::randn_like(layer_output);
+        // Gradients of the input and the parameters, as the layer computes them inside the
+        // model, without accumulating into the detached input's .grad (the model never does).
+        std::vector<torch::Tensor> wrt;
+        if (run.input.requires_grad()) wrt.push_back(run.input);
+        for (const auto& p : layer.parameters) {
+          if (p.requires_grad()) wrt.push_back(p);
+        }
+        lb = time_ms([&] {
+          if (!wrt.empty()) torch::autograd::grad({layer_output}, wrt, {run.grad_output});
+        });
+      }
+      if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
+    }
+  };
+  for (int r = 0; r < request.warmup; ++r) repetition(false);
+  if (request.after_warmup) request.after_warmup();
+  for (int r = 0; r < request.repetitions; ++r) repetition(true);
+  while (request.keep_running && request.keep_running()) {
+    repetition(false);
+    ++result.untimed_runs;
+  }
+  result.whole_forward = stats_of(whole_forward);
+  result.whole_backward = stats_of(whole_backward);
+  result.whole_step = stats_of(whole_step);
+  for (const LayerRun& run : runs) {
+    LayerTiming timing;
+    timing.name = chain[run.index].name;
+    timing.kind = chain[run.index].kind;
+    timing.forward = stats_of(run.forward_ms);
+    timing.backward = stats_of(run.backward_ms);
+    timing.activation_bytes = run.activation_bytes;
+    for (const auto& p : chain[run.index].parameters) timing.parameter_bytes += bytes_of(p);
+    result.layers.push_back(timing);
+  }
+  return result;
+}
+
+namespace {
+
+// The TCP store of a co-located or stage profile's processes (`rank` 0 serves it on
+// 127.0.0.1:port); its waits give up after `timeout_s`.
+c10::intrusive_ptr<c10d::Store> profile_store(int port, int rank, int ranks, double timeout_s) {
+  Rendezvous rendezvous;
+  rendezvous.port = port;
+  rendezvous.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, timeout_s) * 1000));
+  return connect_store(rendezvous, rank, ranks);
+}
+
+// Successive barriers of `members` processes, keyed under `prefix`. Round k: everyone counts
+// itself in; the last one in opens the round's gate.
+std::function<void()> lockstep_rounds(c10::intrusive_ptr<c10d::Store> store, std::string prefix,
+                                      int members) {
+  auto round = std::make_shared<int64_t>(0);
+  return [store, prefix, round, members] {
+    const std::string key = prefix + std::to_string((*round)++);
+    if (store->add(key, 1) == members) store->set(key + "/open", std::vector<uint8_t>{1});
+    store->wait({key + "/open"});
+  };
+}
+
+}  // namespace
+
+std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s) {
+  return lockstep_rounds(profile_store(port, rank, ranks, timeout_s), "lockstep/", ranks);
+}
+
+StageProfileSync make_stage_profile_sync(int port, int process, int stages, int replicas,
+                                         double timeout_s) {
+  const int processes = stages * replicas;
+  auto store = profile_store(port, process, processes, timeout_s);
+  StageProfileSync sync;
+  sync.start = lockstep_rounds(store, "stages/start/", processes);  // called once
+  auto finished = std::make_shared<bool>(false);
+  sync.keep_running = [store, processes, finished] {
+    const int64_t done = store->add("stages/finished", *finished ? 0 : 1);
+    *finished = true;
+    return done < processes;
+  };
+  if (replicas > 1) {
+    // This stage's replicas only; none once this process has finished its timed runs.
+    auto stage_lockstep = lockstep_rounds(
+        store, "stages/" + std::to_string(process / replicas) + "/lockstep/", replicas);
+    sync.before_timed_run = [stage_lockstep, finished] {
+      if (!*finished) stage_lockstep();
+    };
+  }
+  return sync;
+}
+
+double process_cpu_ms() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
+}  // namespace runtime

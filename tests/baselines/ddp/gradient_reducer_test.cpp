@@ -1,0 +1,153 @@
+// Every synchronisation mode, at several bucket sizes, over real Gloo between two ranks (two
+// threads sharing a c10d HashStore): after backward and one SGD step, each rank's gradients
+// and parameters equal single-process training on the concatenated batch (relative 1e-5).
+#include "baselines/ddp/gradient_reducer.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include <thread>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/models/model_zoo.h"
+
+namespace {
+
+using baselines::GradientReducer;
+using baselines::ReducerOptions;
+using baselines::SyncMode;
+
+constexpr int kWorld = 2;
+constexpr int64_t kBatchPerRank = 6;
+constexpr double kLr = 0.1;
+
+struct Case {
+  SyncMode mode;
+  double bucket_mb;
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string name = baselines::to_string(info.param.mode) + "_" +
+                     std::to_string(static_cast<long>(info.param.bucket_mb * 1024 * 1024)) +
+                     "_bytes";
+  return name;
+}
+
+class ReducerEquivalence : public testing::TestWithParam<Case> {};
+
+std::shared_ptr<runtime::ZooModel> clone_of(const std::shared_ptr<runtime::ZooModel>& source) {
+  auto copy = runtime::make_model("mlp", {{64}, 4});
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < source->parameters().size(); ++i) {
+    copy->parameters()[i].copy_(source->parameters()[i]);
+  }
+  return copy;
+}
+
+TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
+  const Case c = GetParam();
+  torch::manual_seed(1234);
+  auto reference = runtime::make_model("mlp", {{64}, 4});
+  const torch::Tensor input = torch::randn({kWorld * kBatchPerRank, 64});
+  const torch::Tensor target = torch::randn({kWorld * kBatchPerRank, 4});
+  std::vector<std::shared_ptr<runtime::ZooModel>> models;
+  for (int r = 0; r < kWorld; ++r) models.push_back(clone_of(reference));
+
+  // Single process, two iterations on the whole batch.
+  std::vector<std::vector<torch::Tensor>> expected_grads;
+  {
+    torch::optim::SGD sgd(reference->parameters(), torch::optim::SGDOptions(kLr));
+    for (int it = 0; it < 2; ++it) {
+      sgd.zero_grad();
+      torch::mse_loss(reference->forward(input), target).backward();
+      std::vector<torch::Tensor> grads;
+      for (auto& p : reference->parameters()) grads.push_back(p.grad().clone());
+      expected_grads.push_back(grads);
+      sgd.step();
+    }
+  }
+
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::vector<std::vector<torch::Tensor>>> rank_grads(kWorld);
+  std::vector<std::string> errors(kWorld);
+  std::vector<size_t> bucket_counts(kWorld);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r) {
+    threads.emplace_back([&, r]() {
+      try {
+        auto communicator =
+            runtime::make_gloo_communicator(store, r, kWorld, std::chrono::seconds(60));
+        auto& model = models[r];
+        std::vector<at::Tensor> parameters;
+        std::vector<std::string> names;
+        for (const auto& item : model->named_parameters()) {
+          names.push_back(item.key());
+          parameters.push_back(item.value());
+        }
+        ReducerOptions options;
+        options.mode = c.mode;
+        options.bucket_mb = c.bucket_mb;
+        options.first_bucket_mb = std::min(1.0, c.bucket_mb);
+        GradientReducer reducer(parameters, names, *communicator, options);
+        bucket_counts[r] = reducer.buckets().size();
+        torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(kLr));
+        const auto shard = torch::indexing::Slice(r * kBatchPerRank, (r + 1) * kBatchPerRank);
+        for (int it = 0; it < 2; ++it) {
+          sgd.zero_grad();
+          torch::mse_loss(model->forward(input.index({shard})), target.index({shard})).backward();
+          reducer.finish_backward();
+          std::vector<torch::Tensor> grads;
+          for (auto& p : model->parameters()) grads.push_back(p.grad().clone());
+          rank_grads[r].push_back(grads);
+          sgd.step();
+        }
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < kWorld; ++r) ASSERT_EQ(errors[r], "") << "rank " << r;
+
+  if (c.bucket_mb < 0.01) {
+    // 1048-byte cap. Reverse order: {fc3.b, fc3.w}, {fc2.b, fc2.w}, {fc1.b, fc1.w}. Forward
+    // order: {fc1.w}, {fc1.b, fc2.w}, {fc2.b, fc3.w}, {fc3.b}.
+    EXPECT_EQ(bucket_counts[0], c.mode == SyncMode::kAsync ? 4u : 3u);
+  } else if (c.bucket_mb >= 25) {
+    EXPECT_EQ(bucket_counts[0], c.mode == SyncMode::kPerTensor ? 0u : 1u);
+  }
+  for (int r = 0; r < kWorld; ++r) {
+    for (int it = 0; it < 2; ++it) {
+      for (size_t p = 0; p < expected_grads[it].size(); ++p) {
+        EXPECT_TRUE(torch::allclose(rank_grads[r][it][p], expected_grads[it][p], 1e-5, 1e-7))
+            << "rank " << r << " iteration " << it << " parameter " << p << " max diff "
+            << (rank_grads[r][it][p] - expected_grads[it][p]).abs().max().item<double>();
+      }
+    }
+    for (size_t p = 0; p < reference->parameters().size(); ++p) {
+      EXPECT_TRUE(
+          torch::allclose(models[r]->parameters()[p], reference->parameters()[p], 1e-5, 1e-7))
+          << "rank " << r << " parameter " << p << " after two steps";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, ReducerEquivalence,
+                         testing::Values(Case{SyncMode::kOverlap, 0.001},
+                                         Case{SyncMode::kOverlap, 0.1},
+                                         Case{SyncMode::kOverlap, 25}, Case{SyncMode::kSync, 0.001},
+                                         Case{SyncMode::kSync, 0.1}, Case{SyncMode::kSync, 25},
+                                         Case{SyncMode::kAsync, 0.001}, Case{SyncMode::kAsync, 0.1},
+                                         Case{SyncMode::kAsync, 25},
+                                         Case{SyncMode::kPerTensor, 25}),
+                         case_name);
+
+TEST(SyncModeNames, RoundTrip) {
+  for (const char* name : {"overlap", "sync", "async", "per_tensor"}) {
+    EXPECT_EQ(baselines::to_string(baselines::parse_sync_mode(name)), name);
+  }
+  EXPECT_THROW(baselines::parse_sync_mode("ring"), std::invalid_argument);
+}
+
+}  // namespace

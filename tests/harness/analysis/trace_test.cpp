@@ -1,0 +1,381 @@
+// harness trace and the timeline figure: interval arithmetic, the per-rank breakdown of the
+// hand-made traces in tests/data/trace/run (a DDP run and a 2-stage GPipe run whose expected
+// numbers are worked out in the comments), the merged Chrome trace, filters, one-line errors
+// for bad traces, and the Gantt chart drawn by gnuplot.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "harness/analysis/trace_breakdown.h"
+#include "harness/analysis/trace_merge.h"
+#include "harness/cli/plot_command.h"
+#include "harness/cli/trace_command.h"
+#include "tests/test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using harness::InputError;
+using harness::read_file;
+using harness::TimeInterval;
+using harness_test::TempDir;
+using nlohmann::json;
+
+constexpr double kOrigin = 8123456789.25;  // the fixtures' earliest ts (us)
+
+// A writable copy of the fixture results folder.
+fs::path copy_fixture(const TempDir& dir) {
+  fs::copy(fs::path(HARNESS_TEST_DATA) / "trace" / "run", dir.path() / "run",
+           fs::copy_options::recursive);
+  return dir.path() / "run";
+}
+
+harness::LoadedTrace load(const fs::path& run, const std::string& system) {
+  for (const auto& found : harness::find_trace_runs(run)) {
+    if (found.system == system) return harness::load_trace_run(found);
+  }
+  ADD_FAILURE() << "no run for " << system;
+  return {};
+}
+
+// Options selecting runs, as the command line would give them.
+harness::TraceOptions only(std::string point, std::string system = "",
+                           std::optional<long long> repeat = {}, fs::path output = {}) {
+  harness::TraceOptions options;
+  options.point = std::move(point);
+  options.system = std::move(system);
+  options.repeat = repeat;
+  options.output = std::move(output);
+  return options;
+}
+
+// The message of the InputError that `run_trace` throws.
+std::string trace_error(const fs::path& run, harness::TraceOptions options = {}) {
+  std::ostringstream out, err;
+  try {
+    harness::run_trace(run, options, out, err);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TraceIntervals, UnionIntersectionGaps) {
+  // Overlapping, nested, touching and empty intervals, out of order.
+  const auto merged = harness::interval_union({{5, 7}, {0, 2}, {1, 3}, {3, 4}, {5.5, 6}, {8, 8}});
+  EXPECT_EQ(merged, (std::vector<TimeInterval>{{0, 4}, {5, 7}}));
+  EXPECT_DOUBLE_EQ(harness::interval_length(merged), 6);
+  const auto common = harness::interval_intersection(merged, {{-1, 0.5}, {3.5, 6}, {6.5, 10}});
+  EXPECT_EQ(common, (std::vector<TimeInterval>{{0, 0.5}, {3.5, 4}, {5, 6}, {6.5, 7}}));
+  EXPECT_EQ(harness::interval_gaps(merged, -1, 9),
+            (std::vector<TimeInterval>{{-1, 0}, {4, 5}, {7, 9}}));
+  EXPECT_EQ(harness::interval_gaps(merged, 0, 7), (std::vector<TimeInterval>{{4, 5}}));
+  EXPECT_TRUE(harness::interval_union({}).empty());
+}
+
+void expect_row(const harness::RankBreakdown& row, std::vector<double> expected) {
+  SCOPED_TRACE("rank " + std::to_string(row.rank));
+  const std::vector<double> got = {row.span_ms,     row.compute_ms,      row.forward_ms,
+                                   row.backward_ms, row.step_ms,         row.comm_ms,
+                                   row.send_ms,     row.recv_ms,         row.allreduce_ms,
+                                   row.overlap_ms,  row.exposed_comm_ms, row.idle_ms};
+  ASSERT_EQ(got.size(), expected.size());
+  const char* names[] = {"span", "compute", "forward",   "backward", "step",    "comm",
+                         "send", "recv",    "allreduce", "overlap",  "exposed", "idle"};
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-9) << names[i];
+}
+
+TEST(TraceBreakdown, DataParallelRanks) {
+  TempDir dir;
+  const auto trace = load(copy_fixture(dir), "overlap");
+  ASSERT_EQ(trace.ranks.size(), 2u);
+  EXPECT_DOUBLE_EQ(trace.origin_us, kOrigin);
+  const auto breakdown = harness::trace_breakdown(trace);
+  EXPECT_NEAR(breakdown.span_ms, 8.5, 1e-9);
+  // Rank 0 (us): forward [0,2000], backward [2000,6000], all-reduce buckets [3000,5500] and
+  // [5000,7000] (union [3000,7000]: 4 ms, not 4.5), step [7500,8500]. Span 8.5; compute 7;
+  // overlapped [3000,6000] = 3; exposed 1; idle [7000,7500] = 0.5 (5.9%).
+  expect_row(breakdown.ranks[0], {8.5, 7, 2, 4, 1, 4, 0, 0, 4, 3, 1, 0.5});
+  EXPECT_NEAR(breakdown.ranks[0].idle_fraction, 0.5 / 8.5, 1e-12);
+  // Rank 1: forward [300,2500], backward [2500,6500], all-reduce [3000,5500] + [6500,7000],
+  // step [7000,8000]: every interval touches the next, so no idle time. Span 7.7, compute 7.2,
+  // comm 3, overlapped 2.5, exposed 0.5.
+  expect_row(breakdown.ranks[1], {7.7, 7.2, 2.2, 4, 1, 3, 0, 0, 3, 2.5, 0.5, 0});
+  EXPECT_NEAR(breakdown.ranks[1].start_ms, 0.3, 1e-9);
+  EXPECT_FALSE(breakdown.ranks[0].stage.has_value());
+}
+
+TEST(TraceBreakdown, PipelineStagesWithBubbles) {
+  TempDir dir;
+  const auto trace = load(copy_fixture(dir), "gpipe_2x1");
+  const auto breakdown = harness::trace_breakdown(trace);
+  ASSERT_EQ(breakdown.ranks.size(), 2u);
+  EXPECT_EQ(breakdown.ranks[0].stage, 0);
+  EXPECT_EQ(breakdown.ranks[1].stage, 1);
+  EXPECT_NEAR(breakdown.span_ms, 6.6, 1e-9);
+  // Stage 0: forward mb0/mb1 [0,2000], sends [1000,1200] (beside forward mb1) and [2000,2200],
+  // recvs [3000,4200] and [4300,5200] (beside backward mb0), backward [4200,6200], step
+  // [6200,6600]. Compute 4.4, comm 0.2+0.2+1.2+0.9 = 2.5, overlapped 0.2+0.9 = 1.1, exposed
+  // 1.4; the bubble [2200,3000] is idle: 0.8 of 6.6.
+  expect_row(breakdown.ranks[0], {6.6, 4.4, 2, 2, 0.4, 2.5, 0.4, 2.1, 0, 1.1, 1.4, 0.8});
+  // Stage 1: recv [800,1200], forward [1200,2000], recv [2000,2200], forward [2200,3000],
+  // backward [3000,5000], sends [4000,4200] (beside backward mb1) and [5000,5200], step
+  // [5200,5600]: span 4.8 with no gap; compute 4, comm 1, overlapped 0.2.
+  expect_row(breakdown.ranks[1], {4.8, 4, 1.6, 2, 0.4, 1, 0.4, 0.6, 0, 0.2, 0.8, 0});
+}
+
+TEST(TraceCommand, MergesEveryRunAndWritesTheBreakdown) {
+  TempDir dir;
+  const fs::path run = copy_fixture(dir);
+  std::ostringstream out, err;
+  EXPECT_EQ(harness::run_trace(run, {}, out, err), 0);
+  EXPECT_EQ(err.str(), "");
+  const fs::path ddp = run / "raw/p000/overlap/rep0";
+  const json merged = json::parse(read_file(ddp / "trace.json"));
+  EXPECT_EQ(merged["displayTimeUnit"], "ms");
+  EXPECT_EQ(merged["otherData"]["experiment"], "trace_fixture");
+  EXPECT_DOUBLE_EQ(merged["otherData"]["time_origin_us"].get<double>(), kOrigin);
+  EXPECT_EQ(merged["otherData"]["ranks"][1]["iteration"], 7);
+  size_t metadata = 0, complete = 0, sort_index = 0;
+  double earliest = 1e300;
+  for (const auto& event : merged["traceEvents"]) {
+    if (event["ph"] == "M") {
+      ++metadata;
+      sort_index += event["name"] == "process_sort_index";
+      continue;
+    }
+    ++complete;
+    earliest = std::min(earliest, event["ts"].get<double>());
+    if (event["name"] == "allreduce bucket 1") {
+      // Rank 0's bucket 1 [5000,7000] overlaps bucket 0 [3000,5500] without nesting: it moves
+      // to a second all-reduce thread. Rank 1's [6500,7000] does not.
+      EXPECT_EQ(event["tid"], event["pid"] == 0 ? 103 : 3) << event;
+    }
+    if (event["name"] == "forward" && event["pid"] == 1) {
+      EXPECT_DOUBLE_EQ(event["ts"].get<double>(), 300);  // shifted, not rounded
+      EXPECT_DOUBLE_EQ(event["dur"].get<double>(), 2200);
+    }
+  }
+  EXPECT_EQ(complete, 10u);
+  // The ranks' names kept, a sort index added per rank, a name for rank 0's second
+  // all-reduce thread.
+  EXPECT_EQ(metadata, 2u * 5u + 2u + 1u);
+  EXPECT_EQ(sort_index, 2u);
+  EXPECT_DOUBLE_EQ(earliest, 0);
+  const auto second_thread =
+      std::find_if(merged["traceEvents"].begin(), merged["traceEvents"].end(),
+                   [](const json& e) { return e["ph"] == "M" && e["tid"] == 103; });
+  ASSERT_NE(second_thread, merged["traceEvents"].end());
+  EXPECT_EQ((*second_thread)["args"]["name"], "allreduce #2");
+  EXPECT_EQ((*second_thread)["pid"], 0);
+
+  const std::string table = read_file(ddp / "trace_breakdown.md");
+  EXPECT_NE(table.find("| 0 | 8.500 | 7.000 | 2.000 | 4.000 | 1.000 | 4.000 | 0.000 | 0.000 | "
+                       "4.000 | 3.000 | 1.000 | 0.500 | 5.9 |"),
+            std::string::npos)
+      << table;
+  // Mean of the two ranks; idle % over both spans: 0.5 / 16.2.
+  EXPECT_NE(table.find("| mean | 8.100 | 7.100 |"), std::string::npos) << table;
+  EXPECT_NE(table.find(" 0.250 | 3.1 |\n"), std::string::npos) << table;
+  EXPECT_NE(out.str().find(table), std::string::npos);  // printed as written
+
+  const fs::path pipe = run / "raw/p000/gpipe_2x1/rep0";
+  const std::string staged = read_file(pipe / "trace_breakdown.md");
+  EXPECT_NE(staged.find("| rank | stage | span ms |"), std::string::npos) << staged;
+  EXPECT_NE(staged.find("| 0 | 0 | 6.600 | 4.400 |"), std::string::npos) << staged;
+  EXPECT_NE(staged.find("iteration 7, 2 rank(s), schedule gpipe"), std::string::npos);
+  const json numbers = json::parse(read_file(pipe / "trace_breakdown.json"));
+  EXPECT_EQ(numbers["merged_trace"], "raw/p000/gpipe_2x1/rep0/trace.json");
+  EXPECT_EQ(numbers["ranks"][1]["stage"], 1);
+  EXPECT_NEAR(numbers["ranks"][0]["idle_fraction"].get<double>(), 0.8 / 6.6, 1e-12);
+  EXPECT_NEAR(numbers["ranks"][0]["exposed_comm_ms"].get<double>(), 1.4, 1e-9);
+}
+
+TEST(TraceCommand, FiltersAndOutput) {
+  TempDir dir;
+  const fs::path run = copy_fixture(dir);
+  harness::TraceOptions options;
+  options.system = "gpipe_2x1";
+  options.point = "pipeline.micro_batches=2";  // a label works as well as p000
+  options.output = dir.path() / "merged.json";
+  std::ostringstream out, err;
+  harness::run_trace(run, options, out, err);
+  EXPECT_TRUE(fs::exists(dir.path() / "merged.json"));
+  EXPECT_FALSE(fs::exists(run / "raw/p000/overlap/rep0/trace_breakdown.md"));
+  EXPECT_FALSE(fs::exists(run / "raw/p000/gpipe_2x1/rep0/trace.json"));
+  EXPECT_TRUE(fs::exists(run / "raw/p000/gpipe_2x1/rep0/trace_breakdown.md"));
+
+  EXPECT_EQ(trace_error(run, only("p007")),
+            run.string() + ": no traces match --point p007 (runs with traces have points p000)");
+  EXPECT_EQ(trace_error(run, only("", "sync")),
+            run.string() +
+                ": no traces match --system sync (runs with traces have systems gpipe_2x1, "
+                "overlap)");
+  EXPECT_EQ(trace_error(run, only("", "", 3)),
+            run.string() + ": no traces match --repeat 3 (runs with traces have repeats 0)");
+  EXPECT_EQ(trace_error(run, only("", "", {}, "x.json")),
+            "--output x.json takes the merged trace of one run, 2 runs have traces here (choose "
+            "one with --point, --system, --repeat)");
+}
+
+TEST(TraceCommand, OneLineErrors) {
+  TempDir dir;
+  EXPECT_EQ(trace_error(dir.path() / "missing"),
+            (dir.path() / "missing").string() + ": no such results folder");
+  EXPECT_EQ(trace_error(dir.path()),
+            dir.path().string() +
+                ": no traces in this results folder (no raw/<point>/<system>/rep<k>/"
+                "trace_rank<r>.json)");
+
+  const fs::path run = copy_fixture(dir);
+  const fs::path rank1 = run / "raw/p000/overlap/rep0/trace_rank1.json";
+  const std::string good = read_file(rank1);
+  // A comma missing between two events on line 3: the parser stops at column 3 of line 3.
+  std::string broken = good;
+  const size_t line2_end = broken.find('\n', broken.find('\n') + 1);
+  broken.erase(line2_end - 1, 1);
+  harness::write_file_atomic(rank1, broken);
+  const std::string message = trace_error(run);
+  EXPECT_EQ(message.rfind(rank1.string() + ":3:3: malformed JSON: syntax error", 0), 0u) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  // Nothing was written for the good run either.
+  EXPECT_FALSE(fs::exists(run / "raw/p000/gpipe_2x1/rep0/trace.json"));
+
+  const auto error_for = [&](const json& document) {
+    harness::write_file_atomic(rank1, document.dump());
+    return trace_error(run, only("", "overlap"));
+  };
+  json document = json::parse(good);
+  json missing = document;
+  missing["traceEvents"][6].erase("dur");
+  EXPECT_EQ(error_for(missing),
+            rank1.string() + ": traceEvents[6] (\"backward\"): missing \"dur\"");
+  json text_ts = document;
+  text_ts["traceEvents"][5]["ts"] = "300";
+  EXPECT_EQ(
+      error_for(text_ts),
+      rank1.string() + ": traceEvents[5] (\"forward\"): \"ts\" is not a number (microseconds)");
+  json no_phase = document;
+  no_phase["traceEvents"][5].erase("ph");
+  EXPECT_EQ(error_for(no_phase),
+            rank1.string() + ": traceEvents[5] (\"forward\"): missing \"ph\" (the event phase)");
+  json wrong_rank = document;
+  wrong_rank["otherData"]["rank"] = 0;
+  EXPECT_EQ(error_for(wrong_rank),
+            rank1.string() + ": otherData.rank is 0 but the file is named for rank 1");
+  EXPECT_EQ(
+      error_for(json::array()),
+      rank1.string() + ": expected a JSON object with a \"traceEvents\" array (per-rank trace)");
+  json only_metadata = document;
+  only_metadata["traceEvents"] = json::array({document["traceEvents"][0]});
+  EXPECT_NE(error_for(only_metadata).find(rank1.string() + ": no complete (\"ph\": \"X\") event"),
+            std::string::npos);
+}
+
+TEST(TraceCommand, WarnsAboutWhatItDoesNotCount) {
+  TempDir dir;
+  const fs::path run = copy_fixture(dir);
+  const fs::path rank1 = run / "raw/p000/overlap/rep0/trace_rank1.json";
+  json document = json::parse(read_file(rank1));
+  document["traceEvents"].push_back({{"name", "loss"},
+                                     {"cat", "loss"},
+                                     {"ph", "X"},
+                                     {"ts", kOrigin - 100},
+                                     {"dur", 50},
+                                     {"pid", 1},
+                                     {"tid", 0}});
+  harness::write_file_atomic(rank1, document.dump());
+  fs::remove(run / "raw/p000/overlap/rep0/trace_rank0.json");
+  std::ostringstream out, err;
+  harness::run_trace(run, only("", "overlap"), out, err);
+  EXPECT_NE(err.str().find("warning: " + rank1.string() +
+                           ": 1 event(s) of category 'loss' kept in the merged trace but not "
+                           "counted in the breakdown"),
+            std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find("world size 2 but no trace from rank(s) 0"), std::string::npos);
+  // The uncounted event is the earliest: it is at 0 and the counted ones after it.
+  const json merged = json::parse(read_file(run / "raw/p000/overlap/rep0/trace.json"));
+  EXPECT_DOUBLE_EQ(merged["otherData"]["time_origin_us"].get<double>(), kOrigin - 100);
+  const json numbers = json::parse(read_file(run / "raw/p000/overlap/rep0/trace_breakdown.json"));
+  EXPECT_NEAR(numbers["ranks"][0]["start_ms"].get<double>(), 0.4, 1e-9);
+  EXPECT_NEAR(numbers["ranks"][0]["span_ms"].get<double>(), 7.7, 1e-9);
+}
+
+bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
+
+TEST(TimelinePlot, GanttPerRunWithLanesAndIdle) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  TempDir dir;
+  const fs::path run = copy_fixture(dir);
+  std::ostringstream out;
+  EXPECT_EQ(harness::run_plots(run, {"timeline"}, out), 2u);
+  const fs::path plots = run / "plots";
+  for (const char* stem : {"timeline_p000_overlap_rep0", "timeline_p000_gpipe_2x1_rep0"}) {
+    SCOPED_TRACE(stem);
+    for (const char* extension : {".png", ".svg", ".dat", ".gp"}) {
+      EXPECT_GT(fs::file_size(plots / (std::string(stem) + extension)), 100u) << extension;
+    }
+    EXPECT_EQ(read_file(plots / (std::string(stem) + ".png")).substr(1, 3), "PNG");
+  }
+  const std::string script = read_file(plots / "timeline_p000_gpipe_2x1_rep0.gp");
+  EXPECT_NE(script.find("set ytics (\"rank 0 (stage 0)\" 0, \"rank 1 (stage 1)\" 1)"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("set xlabel \"time since the first event of the iteration (ms)\""),
+            std::string::npos);
+  EXPECT_NE(script.find("trace_fixture: timeline of one iteration\\npoint p000 "
+                        "(pipeline.micro_batches=2)\\nsystem gpipe_2x1"),
+            std::string::npos);
+  for (const char* title : {"idle (bubble)", "forward", "backward", "send", "recv"}) {
+    EXPECT_NE(script.find(std::string("title \"") + title + "\""), std::string::npos) << title;
+  }
+  EXPECT_EQ(script.find("title \"all-reduce\""), std::string::npos);  // none in this run
+  // Stage 0's bubble [2.2, 3] ms spans its whole row; lanes: compute on top (twice as tall),
+  // then send, then recv: row 0 is [-0.42, 0.42], a unit is 0.84 / 4 = 0.21.
+  const std::string data = read_file(plots / "timeline_p000_gpipe_2x1_rep0.dat");
+  EXPECT_NE(data.find("# block 0: idle (bubble)\n2.2 3 -0.42 0.42 0 \"idle\"\n"), std::string::npos)
+      << data;
+  EXPECT_NE(data.find("0 1 -0.42 0 0 \"forward mb0\"\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("1 1.2 0 0.21 0 \"send mb0\"\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("3 4.2 0.21 0.42 0 \"recv mb0\"\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("0.5 -0.21 \"F0\"\n"), std::string::npos) << data;  // micro-batch label
+  const json index = json::parse(read_file(plots / "figures.json"));
+  ASSERT_EQ(index.size(), 2u);
+  EXPECT_EQ(index[0]["kind"], "timeline");
+}
+
+TEST(TimelinePlot, SaysSoWithoutTracesAndLimitsTheCount) {
+  TempDir dir;
+  const fs::path empty = dir.path() / "empty";
+  fs::create_directories(empty / "raw/p000/overlap/rep0");
+  std::ostringstream out;
+  EXPECT_EQ(harness::run_plots(empty, {"timeline"}, out), 0u);
+  EXPECT_EQ(out.str(), "plot timeline: does not fit " + empty.string() +
+                           ": no traces in this results folder\n");
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  // 14 points of one system, a second repeat of the first: 12 figures, one per point.
+  const fs::path run = copy_fixture(dir);
+  fs::remove_all(run / "raw/p000/gpipe_2x1");
+  const fs::path source = run / "raw/p000/overlap/rep0";
+  fs::copy(source, run / "raw/p000/overlap/rep1");
+  for (int p = 1; p < 14; ++p) {
+    char id[8];
+    std::snprintf(id, sizeof id, "p%03d", p);
+    fs::create_directories(run / "raw" / id / "overlap");
+    fs::copy(source, run / "raw" / id / "overlap/rep0");
+  }
+  std::ostringstream many;
+  EXPECT_EQ(harness::run_plots(run, {"timeline"}, many), 12u);
+  EXPECT_NE(many.str().find("plot timeline: drew the first 12 runs; 2 more have traces"),
+            std::string::npos)
+      << many.str();
+  EXPECT_FALSE(fs::exists(run / "plots/timeline_p000_overlap_rep1.png"));
+  EXPECT_FALSE(fs::exists(run / "plots/timeline_p012_overlap_rep0.png"));
+}
+
+}  // namespace

@@ -1,0 +1,303 @@
+// `kind: simulate` specs: errors with file:line:column, and a small study whose results folder
+// parses back like a real run's (samples, summary, tables that `harness report` regenerates
+// byte for byte, traces).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "harness/cli/report_command.h"
+#include "harness/cli/simulate_command.h"
+#include "harness/results/report_samples.h"
+#include "harness/results/run_summary.h"
+#include "harness/spec/spec.h"
+#include "tests/test_util.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+using harness_test::TempDir;
+using nlohmann::json;
+
+// Four layers: forward 1/2/3/4 ms, backward twice that, at profile batch 2; 1 MB parameters.
+const char* kProfile =
+    "node0 -- Input0 -- forward_compute_time=0.000, backward_compute_time=0.000, "
+    "activation_size=1000.0, parameter_size=0.0\n"
+    "node1 -- Linear1 -- forward_compute_time=1.0, backward_compute_time=2.0, "
+    "activation_size=1000000.0, parameter_size=1000000.0\n"
+    "node2 -- Linear2 -- forward_compute_time=2.0, backward_compute_time=4.0, "
+    "activation_size=1000000.0, parameter_size=1000000.0\n"
+    "node3 -- Linear3 -- forward_compute_time=3.0, backward_compute_time=6.0, "
+    "activation_size=1000000.0, parameter_size=1000000.0\n"
+    "node4 -- Linear4 -- forward_compute_time=4.0, backward_compute_time=8.0, "
+    "activation_size=1000.0, parameter_size=1000000.0\n"
+    "\tnode0 -- node1\n\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node4\n";
+
+const char* kTopology =
+    "name: test\ngpu_memory_bytes: 16e9\nbandwidth:\n  intra_machine: 10.0e9\n"
+    "  inter_machine_p2p: 1.0e9\n  inter_machine_collective: 2.0e9\nmachines: [2, 2]\n";
+
+struct Study {
+  TempDir dir;
+  std::string spec_path;
+  std::string write_spec(const std::string& body) {
+    dir.write("graph.txt", kProfile);
+    dir.write("topology.yaml", kTopology);
+    spec_path = dir.write("spec.yaml", body).string();
+    return spec_path;
+  }
+  // Runs the spec; returns the exit code and the error text without the folder prefix.
+  int run(const std::string& body, std::string* error = nullptr,
+          const std::vector<std::string>& sets = {}) {
+    write_spec(body);
+    std::ostringstream out;
+    try {
+      return run_simulate_spec(spec_path, parse_yaml_file(spec_path), sets, false, out);
+    } catch (const InputError& e) {
+      std::string message = e.what();
+      const std::string prefix = dir.path().string() + "/";
+      if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+      if (error) *error = message;
+      return 2;
+    }
+  }
+  fs::path results() const {
+    fs::path found;
+    for (const auto& entry : fs::directory_iterator(dir.path() / "out" / "sim")) {
+      found = entry.path();
+    }
+    return found;
+  }
+};
+
+std::string spec_text(const std::string& systems, const std::string& extra = "") {
+  return "kind: simulate\n"
+         "name: sim\n"
+         "output: OUT\n"
+         "simulate:\n"
+         "  model: {profile: DIR/graph.txt, pbs: 2, batch_size: 2, step_ms: 0.5}\n"
+         "  cluster: {topology: DIR/topology.yaml, gpus_per_machine: 2, intra_latency_us: 0,\n"
+         "            inter_latency_us: 0}\n"
+         "  run: {world_size: 4, iterations: 3}\n"
+         "  systems:\n" +
+         systems + extra;
+}
+
+std::string in_dir(std::string text, const fs::path& dir) {
+  for (const std::string key : {"DIR", "OUT"}) {
+    const std::string value = key == "DIR" ? dir.string() : (dir / "out").string();
+    for (size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, 3, value);
+  }
+  return text;
+}
+
+TEST(SimulateSpec, ErrorsNameFileLineAndColumn) {
+  const std::string systems = "    - overlap\n";
+  struct Case {
+    std::string from, to, expected;
+  };
+  const std::vector<Case> cases = {
+      {"iterations: 3", "iteratons: 3", "spec.yaml:8:"},
+      {"iterations: 3", "iterations: 0", "spec.yaml:8:"},
+      {"    - overlap\n", "    - warp\n",
+       "spec.yaml:10:7: simulate.systems: 'warp' is not a DDP mode"},
+      {"    - overlap\n", "    - {name: p, kind: pipeline, schedule: zigzag}\n", "spec.yaml:10:"},
+      {"    - overlap\n", "    - overlap\n  sweep: {run.iterations: [1, 2]}\n",
+       "simulate.sweep: 'run.iterations' cannot be swept"},
+      {"    - overlap\n", "    - overlap\n  sweep: {run.world_size: [2, 0]}\n", "spec.yaml:11:"},
+      {"pbs: 2", "pbs: two", "spec.yaml:5:"},
+      {"inter_latency_us: 0}", "inter_latency_us: 0, cpu_cores: -1}", "spec.yaml:7:"},
+  };
+  for (const Case& c : cases) {
+    Study study;
+    std::string text = in_dir(spec_text(systems), study.dir.path());
+    const auto at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, c.from.size(), c.to);
+    std::string error;
+    EXPECT_EQ(study.run(text, &error), 2) << c.to;
+    EXPECT_NE(error.find(c.expected), std::string::npos) << "got: " << error;
+    EXPECT_FALSE(fs::exists(study.dir.path() / "out")) << "nothing written for bad input";
+  }
+}
+
+TEST(SimulateSpec, MissingProfileIsAnInputErrorBeforeAnythingIsWritten) {
+  Study study;
+  std::string text = in_dir(spec_text("    - overlap\n"), study.dir.path());
+  text.replace(text.find("graph.txt"), 9, "nothere.txt");
+  std::string error;
+  EXPECT_EQ(study.run(text, &error), 2);
+  EXPECT_NE(error.find("nothere.txt"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(study.dir.path() / "out"));
+}
+
+TEST(SimulateSpec, StudyWritesAResultsFolderThatReportRebuilds) {
+  Study study;
+  const std::string systems =
+      "    - overlap\n"
+      "    - sync\n"
+      "    - {name: accum2, kind: dp, accumulation: 2}\n"
+      "    - {name: gpipe, kind: pipeline, schedule: gpipe, micro_batches: 4,\n"
+      "       stages: [{layers: \"0-1\", replicas: 2}, {layers: \"2-3\", replicas: 2}]}\n"
+      "    - {name: dapple, kind: pipeline, schedule: dapple, micro_batches: 4,\n"
+      "       stages: [{layers: \"0-1\", ranks: [0, 1]}, {layers: \"2-3\", ranks: [2, 3]}]}\n";
+  const std::string extra =
+      "  sweep: {run.world_size: [4], cluster.inter_bandwidth: [1.0e9, 4.0e9]}\n";
+  ASSERT_EQ(study.run(in_dir(spec_text(systems, extra), study.dir.path())), 0);
+  const fs::path results = study.results();
+  const json manifest = json::parse(read_file(results / "manifest.json"));
+  ASSERT_EQ(manifest["points"].size(), 2u);
+  EXPECT_EQ(manifest["points"][1]["label"], "run.world_size=4, cluster.inter_bandwidth=4.0e9");
+  EXPECT_EQ(manifest["systems"].size(), 5u);
+
+  // Samples: every rank, 3 iterations, no noise: identical rows.
+  const fs::path raw = results / "raw" / "p000" / "sync" / "rep0";
+  for (int r = 0; r < 4; ++r) {
+    const auto samples = read_sample_file(raw / ("rank" + std::to_string(r) + ".csv"));
+    ASSERT_EQ(samples.at("iteration").size(), 3u);
+    EXPECT_EQ(samples.at("iteration")[0], samples.at("iteration")[2]);
+  }
+  // Sync DDP on 4 ranks, batch 2 = pbs: forward 10 ms, backward 20 ms, step 0.5 ms, then
+  // the buckets: 1 MiB first cap then 25 MiB -> [layer 4 (1 MB... < 1 MiB, so with layer 3)],
+  // [layers 2, 1]: two 2 MB buckets over a ring of 2 machines x 2 GPUs (NIC 1 GB/s, the ring
+  // crosses it once per direction): 6 steps x 0.5 MB / 1 GB/s = 3 ms each.
+  const auto rank0 = read_sample_file(raw / "rank0.csv");
+  EXPECT_NEAR(rank0.at("forward")[0], 10.0, 1e-6);
+  EXPECT_NEAR(rank0.at("step")[0], 0.5, 1e-6);
+  EXPECT_NEAR(rank0.at("iteration")[0], 10.0 + 20.0 + 2 * 3.0 + 0.5, 1e-6);
+  EXPECT_EQ(json::parse(read_file(raw / "status.json"))["status"], "complete");
+  const json config = json::parse(read_file(raw / "config.json"));
+  EXPECT_EQ(config["model"]["batch_size"], 2);
+  EXPECT_EQ(config["system"]["buckets"], 2);
+
+  // Traces of one iteration per rank, following the contract.
+  const json trace =
+      json::parse(read_file(results / "raw" / "p000" / "dapple" / "rep0" / "trace_rank2.json"));
+  EXPECT_EQ(trace["otherData"]["rank"], 2);
+  EXPECT_EQ(trace["otherData"]["stage"], 1);
+  EXPECT_EQ(trace["otherData"]["schedule"], "dapple");
+  int forwards = 0, recvs = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    forwards += e["cat"] == "forward";
+    recvs += e["cat"] == "recv";
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(forwards, 4);
+  EXPECT_EQ(recvs, 4);  // one activation per micro-batch from its stage-0 peer
+
+  // Summaries pool every rank; `harness report` rebuilds the same tables.
+  const ResultSamples samples = read_result_samples(results);
+  EXPECT_EQ(samples.points[0].systems[0].phases.at("iteration").size(), 12u);
+  const std::string table = read_file(results / "table.md");
+  const std::string summary = read_file(results / "summary.json");
+  fs::remove(results / "table.md");
+  std::ostringstream out;
+  EXPECT_EQ(run_report(results, out), 0);
+  EXPECT_EQ(read_file(results / "table.md"), table);
+  EXPECT_EQ(read_file(results / "summary.json"), summary);
+  // More inter-machine bandwidth never makes the DDP iteration slower.
+  const json s = json::parse(summary);
+  EXPECT_NE(table.find("accum2"), std::string::npos);
+  EXPECT_NE(table.find("dapple"), std::string::npos);
+}
+
+TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
+  // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
+  // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
+  // at 10 GB/s (6 steps x 0.5 MB = 0.3 ms each), the step 2 ms: 32.6 ms. With 2 cores for the
+  // 4 ranks every phase takes twice as long: all four ranks compute at once, and the four
+  // ranks' communication threads move the buckets with half a core each: 65.2 ms.
+  for (const double cores : {0.0, 2.0}) {
+    Study study;
+    study.dir.write("profile.json",
+                    R"({"threads": 1, "whole_model": {"step": {"median_ms": 2.0}}})");
+    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+    text.replace(text.find(", step_ms: 0.5"), 14, "");
+    text.replace(text.find("gpus_per_machine: 2"), 19,
+                 "gpus_per_machine: 4, cpu_cores: " + std::to_string(cores));
+    ASSERT_EQ(study.run(text), 0);
+    const fs::path raw = study.results() / "raw" / "p000" / "sync" / "rep0";
+    const auto rank3 = read_sample_file(raw / "rank3.csv");
+    const double slowdown = cores == 2.0 ? 2.0 : 1.0;
+    EXPECT_NEAR(rank3.at("iteration")[0], slowdown * 32.6, 1e-6) << cores;
+    EXPECT_NEAR(rank3.at("step")[0], slowdown * 2.0, 1e-6);
+    const json config = json::parse(read_file(raw / "config.json"));
+    EXPECT_EQ(config["model"]["step_ms"], 2.0);
+    EXPECT_EQ(config["cluster"]["cpu_cores_per_machine"], cores);
+    EXPECT_EQ(config["cluster"]["cores_per_rank"], 1.0);
+  }
+}
+
+// A stage profile of 2 stages x 2 replicas (4 processes) timed on the wall clock already holds
+// each process's wait for one of 2 cores; simulating it on cluster.cpu_cores 2 shares the
+// cores again: warned, naming the file. The same profile on the CPU clock, or the machine
+// with 4 cores, gets no warning.
+TEST(SimulateSpec, WarnsWhenAWallClockProfileRanMoreProcessesThanCores) {
+  const auto run_with = [](const std::string& clock, int cores) {
+    Study study;
+    study.dir.write("profile.json", R"({"threads": 1, "co_located": 2, "clock": ")" + clock +
+                                        R"(", "stages": [{"layers": "0-1"}, {"layers": "2-3"}],
+                                        "whole_model": {"step": {"median_ms": 2.0}}})");
+    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+    text.replace(text.find("gpus_per_machine: 2"), 19,
+                 "gpus_per_machine: 4, cpu_cores: " + std::to_string(cores));
+    testing::internal::CaptureStderr();
+    const int code = study.run(text);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(code, 0);
+    return std::make_pair(err, (study.dir.path() / "profile.json").string());
+  };
+  const auto [wall_err, wall_path] = run_with("wall", 2);
+  EXPECT_NE(wall_err.find("warning: " + wall_path +
+                          " was timed on the wall clock by 4 processes at once, more than "
+                          "cluster.cpu_cores (2): its times include waiting for a core, which "
+                          "the simulator's sharing of the cores adds again (profile with "
+                          "--clock cpu)\n"),
+            std::string::npos)
+      << wall_err;
+  EXPECT_EQ(run_with("cpu", 2).first.find("warning:"), std::string::npos);
+  EXPECT_EQ(run_with("wall", 4).first.find("warning:"), std::string::npos);
+}
+
+TEST(SimulateSpec, NoiseIsSeededAndVariesIterations) {
+  Study a, b;
+  const std::string extra = "";
+  auto noisy = [](const fs::path& dir) {
+    std::string text = in_dir(spec_text("    - overlap\n"), dir);
+    text.replace(text.find("iterations: 3"), 13, "iterations: 3, noise: 10, seed: 7");
+    return text;
+  };
+  ASSERT_EQ(a.run(noisy(a.dir.path())), 0);
+  ASSERT_EQ(b.run(noisy(b.dir.path())), 0);
+  const auto path = fs::path("raw") / "p000" / "overlap" / "rep0" / "rank1.csv";
+  const auto first = read_sample_file(a.results() / path);
+  EXPECT_EQ(read_file(a.results() / path), read_file(b.results() / path));
+  EXPECT_NE(first.at("iteration")[0], first.at("iteration")[1]);
+}
+
+TEST(SimulateSpec, APlanThatCannotRunFailsItsRunAndKeepsTheOthers) {
+  Study study;
+  const std::string systems =
+      "    - overlap\n"
+      "    - {name: bad, kind: pipeline, micro_batches: 2,\n"
+      "       stages: [{layers: \"0-1\", ranks: [0, 9]}, {layers: \"2-3\", ranks: [2, 3]}]}\n";
+  EXPECT_EQ(study.run(in_dir(spec_text(systems), study.dir.path())), 1);
+  const fs::path results = study.results();
+  const json status =
+      json::parse(read_file(results / "raw" / "p000" / "bad" / "rep0" / "status.json"));
+  EXPECT_EQ(status["status"], "failed");
+  EXPECT_NE(status["failure"]["reason"].get<std::string>().find("rank 9 outside the world of 4"),
+            std::string::npos);
+  EXPECT_EQ(json::parse(
+                read_file(results / "raw" / "p000" / "overlap" / "rep0" / "status.json"))["status"],
+            "complete");
+  EXPECT_FALSE(json::parse(read_file(results / "status.json"))["complete"].get<bool>());
+}
+
+}  // namespace
+}  // namespace harness

@@ -1,0 +1,180 @@
+// harness plot: every figure kind renders from a fixture results folder through gnuplot
+// (PNG, SVG, data and script, non-empty), kinds that do not fit say so and draw nothing, and
+// specs accept a `plots:` list.
+#include "harness/cli/plot_command.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "harness/plot/gnuplot.h"
+#include "harness/spec/spec.h"
+#include "tests/harness/results/report_fixture.h"
+#include "tests/test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using harness::read_file;
+using harness_test::FixtureRun;
+using harness_test::TempDir;
+using nlohmann::json;
+
+bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
+
+#define REQUIRE_GNUPLOT() \
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed"
+
+// The four files of a figure exist and hold what their names say.
+void expect_figure(const fs::path& plots, const std::string& stem) {
+  SCOPED_TRACE(stem);
+  for (const char* extension : {".png", ".svg", ".dat", ".gp"}) {
+    const fs::path file = plots / (stem + extension);
+    ASSERT_TRUE(fs::exists(file)) << file;
+    EXPECT_GT(fs::file_size(file), 100u) << file;
+  }
+  EXPECT_EQ(read_file(plots / (stem + ".png")).substr(1, 3), "PNG");
+  EXPECT_NE(read_file(plots / (stem + ".svg")).find("<svg"), std::string::npos);
+  EXPECT_NE(read_file(plots / (stem + ".gp")).find("datafile = \"" + stem + ".dat\""),
+            std::string::npos);
+}
+
+std::string plot(const fs::path& run, std::vector<std::string> kinds) {
+  std::ostringstream out;
+  harness::run_plots(run, kinds, out);
+  return out.str();
+}
+
+TEST(Plot, BucketSweepPerPhaseWithBandAndMarks) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  FixtureRun spec;
+  spec.experiment = "sweep";
+  spec.systems = {"overlap", "sync"};
+  spec.axes = {{"ddp.bucket_mb", {"1", "5", "25"}}};
+  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  const std::string out = plot(run, {"bucket_sweep"});
+  for (const char* phase : {"forward", "backward", "step", "iteration"}) {
+    expect_figure(run / "plots", std::string("bucket_sweep_") + phase);
+  }
+  const std::string data = read_file(run / "plots" / "bucket_sweep_iteration.dat");
+  // overlap at 1 MiB: ranks 10.00..10.09 and 10.10..10.19; p50 = 10.095.
+  EXPECT_NE(data.find("# system 0: overlap\n1 "), std::string::npos) << data;
+  EXPECT_NE(data.find("# system 1: sync\n"), std::string::npos);
+  const std::string script = read_file(run / "plots" / "bucket_sweep_iteration.gp");
+  EXPECT_NE(script.find("set xlabel \"bucket size cap (MiB, log scale)\""), std::string::npos);
+  EXPECT_NE(script.find("set ylabel \"iteration latency (ms)\""), std::string::npos);
+  EXPECT_NE(script.find("filledcurves"), std::string::npos);
+  const json index = json::parse(read_file(run / "plots" / "figures.json"));
+  EXPECT_EQ(index.size(), 4u);
+  EXPECT_EQ(index[0]["kind"], "bucket_sweep");
+}
+
+TEST(Plot, ScalingAndCdf) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  FixtureRun spec;
+  spec.experiment = "scale";
+  spec.axes = {{"run.world_size", {"1", "2", "4"}}};
+  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  plot(run, {"scaling", "cdf"});
+  expect_figure(run / "plots", "scaling");
+  for (const char* point : {"p000", "p001", "p002"}) {
+    expect_figure(run / "plots", std::string("cdf_") + point);
+  }
+  // Throughput = world size x batch 8 / mean iteration time: 4 ranks of overlap at p002 run
+  // 12.00 + 0.1 r + 0.01 i ms, mean 12.195 ms -> 4 * 8 * 1000 / 12.195 = 2624.03 samples/s.
+  const std::string data = read_file(run / "plots" / "scaling.dat");
+  EXPECT_NE(data.find("\n4 "), std::string::npos) << data;
+  EXPECT_NE(data.find(" 2624.0"), std::string::npos) << data;
+  // The CDF ends at 1 for each system.
+  const std::string cdf = read_file(run / "plots" / "cdf_p000.dat");
+  EXPECT_NE(cdf.find(" 1\n\n\n# system 1"), std::string::npos) << cdf;
+}
+
+TEST(Plot, PlannerPanelPerPlanCsv) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  fs::copy(fs::path(HARNESS_TEST_DATA) / "report" / "plan", dir.path() / "plan",
+           fs::copy_options::recursive);
+  const fs::path run = dir.path() / "plan";
+  const std::string out = plot(run, {});  // every kind: only the planner fits
+  expect_figure(run / "plots", "planner_speedup");
+  const std::string script = read_file(run / "plots" / "planner_speedup.gp");
+  EXPECT_NE(script.find("set multiplot layout 1,2 title \"plan_fixture: DAPPLE planner"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("resnet50 / hierarchical: dapple mode, 2 machines x 8 GPUs"),
+            std::string::npos);
+  EXPECT_NE(script.find("set title \"resnet50 / flat\""), std::string::npos);
+  // No plan at gbs 1024 on the flat layout: a gap (NaN), not a zero.
+  EXPECT_NE(read_file(run / "plots" / "planner_speedup.dat").find("1024 11.8 14.8 14.1 NaN"),
+            std::string::npos);
+  EXPECT_NE(out.find("plot bucket_sweep: does not fit"), std::string::npos) << out;
+  EXPECT_NE(out.find("not a training results folder"), std::string::npos);
+}
+
+TEST(Plot, KindsThatDoNotFitSaySoAndDrawNothing) {
+  TempDir dir;
+  FixtureRun spec;  // no sweep at all
+  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  const std::string out = plot(run, {"bucket_sweep", "scaling", "planner"});
+  EXPECT_NE(out.find("plot bucket_sweep: does not fit " + run.string() +
+                     ": the sweep has no axis ddp.bucket_mb with two or more values\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("plot scaling: does not fit"), std::string::npos);
+  EXPECT_NE(out.find("plot planner: does not fit"), std::string::npos);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3);  // one line each
+  EXPECT_FALSE(fs::exists(run / "plots"));
+  EXPECT_THROW(plot(run, {"histogram"}), harness::InputError);
+  EXPECT_THROW(plot(dir.path() / "missing", {}), harness::InputError);
+}
+
+TEST(Plot, GnuplotFailureIsReported) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  harness::Figure figure;
+  figure.kind = "test";
+  figure.stem = "broken";
+  figure.data = "1 2\n";
+  figure.body = "plot datafile using 1:2 with nosuchstyle\n";
+  try {
+    harness::render_figure(figure, dir.path());
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("gnuplot failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Plot, SpecPlotsKey) {
+  TempDir dir;
+  const std::string spec = R"(name: demo
+model: {name: mlp, batch_size: 8}
+run: {iterations: 3}
+systems: [overlap]
+plots: [bucket_sweep, cdf]
+)";
+  harness::LoadOptions options;
+  options.known_models = {"mlp"};
+  const auto experiment = harness::load_experiment(dir.write("a.yaml", spec).string(), options);
+  EXPECT_EQ(experiment.plots, (std::vector<std::string>{"bucket_sweep", "cdf"}));
+  try {
+    harness::load_experiment(dir.write("b.yaml", spec.substr(0, spec.size() - 5) + "cfd]\n"),
+                             options);
+    FAIL() << "no error";
+  } catch (const harness::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.yaml:5:23: plots: unknown figure kind"),
+              std::string::npos)
+        << e.what();
+  }
+  // Absent: nothing drawn.
+  EXPECT_TRUE(harness::load_experiment(
+                  dir.write("c.yaml", spec.substr(0, spec.find("plots"))).string(), options)
+                  .plots.empty());
+}
+
+}  // namespace

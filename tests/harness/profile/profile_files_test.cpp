@@ -1,0 +1,138 @@
+// Profiles as files: sizes and bus factors of the communication profiler, its fitted model
+// and topology file (read back by the planner), and the PipeDream graph writer (imported back
+// by the planner with the expected states and totals).
+#include <gtest/gtest.h>
+
+#include "common/input_error.h"
+#include "harness/profile/comm_profile.h"
+#include "harness/profile/pipedream_graph_writer.h"
+#include "planner/cluster/topology.h"
+#include "planner/model/model_profile.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using harness::InputError;
+
+TEST(CommProfile, ParsesSizesAndRanges) {
+  EXPECT_EQ(harness::parse_byte_size("8"), 8);
+  EXPECT_EQ(harness::parse_byte_size("4K"), 4096);
+  EXPECT_EQ(harness::parse_byte_size("256M"), 256LL << 20);
+  EXPECT_EQ(harness::parse_byte_size("1G"), 1LL << 30);
+  EXPECT_EQ(harness::parse_size_range("8:64:x2"), (std::vector<int64_t>{8, 16, 32, 64}));
+  EXPECT_EQ(harness::parse_size_range("1M:3M:+1M"),
+            (std::vector<int64_t>{1 << 20, 2 << 20, 3 << 20}));
+  EXPECT_EQ(harness::parse_size_range("1K,4K"), (std::vector<int64_t>{1024, 4096}));
+  EXPECT_EQ(harness::parse_size_range("8:256M:x2").size(), 26u);  // 2^3 .. 2^28
+  try {
+    harness::parse_byte_size("12Q");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "size '12Q': unknown unit 'Q' (use K, M or G)");
+  }
+  EXPECT_THROW(harness::parse_size_range("64:8:x2"), InputError);
+  EXPECT_THROW(harness::parse_size_range("8:64:x1"), InputError);
+}
+
+TEST(CommProfile, BusFactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(harness::bus_factor("allreduce", 2), 1.0);
+  EXPECT_DOUBLE_EQ(harness::bus_factor("allreduce", 8), 1.75);
+  EXPECT_DOUBLE_EQ(harness::bus_factor("allgather", 4), 0.75);
+  EXPECT_DOUBLE_EQ(harness::bus_factor("reducescatter", 4), 0.75);
+  EXPECT_DOUBLE_EQ(harness::bus_factor("broadcast", 4), 1.0);
+  EXPECT_DOUBLE_EQ(harness::bus_factor("sendrecv", 4), 1.0);
+}
+
+nlohmann::json measurement() {
+  // 4 ranks; all-reduce of 1 MB takes 2 ms at p50, 3 ms at p90 (times 1,2,2,3 -> p50 2,
+  // p90 2.7); bus factor 1.5.
+  return {
+      {"world_size", 4},
+      {"entries", {{{"op", "allreduce"}, {"bytes", 1000000}, {"times_ms", {1.0, 2.0, 2.0, 3.0}}}}}};
+}
+
+TEST(CommProfile, RowsHaveAlgorithmAndBusBandwidth) {
+  const auto rows = harness::comm_rows(measurement());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].samples, 4u);
+  EXPECT_DOUBLE_EQ(rows[0].p50_ms, 2.0);
+  EXPECT_NEAR(rows[0].p90_ms, 2.7, 1e-12);
+  EXPECT_NEAR(rows[0].algbw_gbps, 0.5, 1e-12);   // 1e6 B / 2e-3 s = 0.5 GB/s
+  EXPECT_NEAR(rows[0].busbw_gbps, 0.75, 1e-12);  // x 2(4-1)/4
+  const std::string table = harness::render_comm_table(rows, 4, "gloo");
+  EXPECT_NE(table.find("allreduce"), std::string::npos);
+  EXPECT_NE(table.find("0.500"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.750"), std::string::npos) << table;
+}
+
+TEST(CommProfile, CpuCoresAreProcessCpuTimeOverWallTime) {
+  // Two sizes: 4 iterations of 10 ms using 6 ms of CPU each, 2 of 30 ms using 12 ms each.
+  const nlohmann::json raw = {{"world_size", 2},
+                              {"entries",
+                               {{{"op", "allreduce"},
+                                 {"bytes", 1000},
+                                 {"times_ms", {10.0, 10.0, 10.0, 10.0}},
+                                 {"cpu_ms", {6.0, 6.0, 6.0, 6.0}}},
+                                {{"op", "allreduce"},
+                                 {"bytes", 100000},
+                                 {"times_ms", {30.0, 30.0}},
+                                 {"cpu_ms", {12.0, 12.0}}},
+                                {{"op", "sendrecv"}, {"bytes", 1000}, {"times_ms", {1.0, 1.0}}}}}};
+  const auto rows = harness::comm_rows(raw);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NEAR(rows[0].cpu_cores, 0.6, 1e-12);
+  EXPECT_NEAR(rows[1].cpu_cores, 0.4, 1e-12);
+  EXPECT_EQ(rows[2].cpu_cores, 0.0);  // an older measurement without CPU times
+  // The fit weighs rows by their time: (24 + 24) / (40 + 60) ms = 0.48 cores.
+  EXPECT_NEAR(harness::fit_comm_model(rows, "allreduce", 2).cpu_cores, 0.48, 1e-12);
+}
+
+TEST(CommProfile, FitRecoversLatencyAndBandwidth) {
+  // time = 50 us + bytes / 2 GB/s exactly, for send/recv (factor 1).
+  std::vector<harness::CommRow> rows;
+  for (int64_t bytes : {1000, 100000, 10000000}) {
+    harness::CommRow row;
+    row.op = "sendrecv";
+    row.bytes = bytes;
+    row.p50_ms = (50e-6 + bytes / 2e9) * 1e3;
+    rows.push_back(row);
+  }
+  const auto fit = harness::fit_comm_model(rows, "sendrecv", 2);
+  EXPECT_NEAR(fit.latency_us, 50.0, 1e-6);
+  EXPECT_NEAR(fit.bus_bandwidth, 2e9, 1e-3);
+  EXPECT_NEAR(fit.r_squared, 1.0, 1e-12);
+  // Too few points: no fit.
+  EXPECT_EQ(harness::fit_comm_model(rows, "allreduce", 2).bus_bandwidth, 0.0);
+}
+
+TEST(CommProfile, TopologyFileIsReadByThePlanner) {
+  harness_test::TempDir dir;
+  const std::vector<harness::CommFit> fits = {{"sendrecv", 40, 3e9, 1},
+                                              {"allreduce", 90, 1.5e9, 1}};
+  const auto path = dir.write("topology.yaml", harness::topology_yaml(fits, 2, 8e9, "cpu-test"));
+  const auto topology = harness::planner::load_topology(path.string());
+  EXPECT_EQ(topology.name, "cpu-test");
+  EXPECT_DOUBLE_EQ(topology.gpu_memory_bytes, 8e9);
+  EXPECT_DOUBLE_EQ(topology.intra_machine_bandwidth, 3e9);
+  EXPECT_DOUBLE_EQ(topology.inter_machine_collective_bandwidth, 1.5e9);
+  EXPECT_EQ(topology.gpus_per_machine, std::vector<int>{2});
+}
+
+TEST(PipeDreamGraph, RoundTripsThroughThePlannersImport) {
+  harness_test::TempDir dir;
+  const std::vector<harness::GraphLayer> layers = {
+      {"fc1", "Linear", 1.5, 3.0, 4096, 9216},
+      {"relu", "ReLU", 0.25, 0.5, 4096, 0},
+      {"fc2", "Linear", 0.75, 1.25, 48, 3084},
+  };
+  const auto path = dir.write("graph.txt", harness::pipedream_graph(layers, 128));
+  const auto profile = harness::planner::import_profile(path.string());
+  // The Input node is dropped; a chain of 3 layers has 3 states.
+  EXPECT_EQ(profile.num_states(), 3);
+  EXPECT_NEAR(profile.compute_s.total(), (1.5 + 3.0 + 0.25 + 0.5 + 0.75 + 1.25) / 1000, 1e-12);
+  EXPECT_DOUBLE_EQ(profile.parameter_bytes.total(), 9216 + 3084);
+  EXPECT_DOUBLE_EQ(profile.activation_bytes.total(), 4096 + 4096 + 48);
+  EXPECT_EQ(profile.graph.nodes[0].description, "Linear(fc1)");
+}
+
+}  // namespace

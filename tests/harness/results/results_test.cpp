@@ -1,0 +1,154 @@
+// Results folders: never reused, files written whole, samples read back, summaries and the
+// compare_ddp-style tables computed from a hand-made folder with known numbers.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
+#include "harness/analysis/comparison_table.h"
+#include "harness/results/results_folder.h"
+#include "harness/results/run_manifest.h"
+#include "harness/results/run_summary.h"
+#include "tests/test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using harness_test::TempDir;
+
+TEST(ResultFiles, RunDirectoriesAreNeverReused) {
+  TempDir dir;
+  const auto a = harness::create_run_directory(dir.path(), "exp");
+  const auto b = harness::create_run_directory(dir.path(), "exp");
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(fs::is_directory(a));
+  EXPECT_TRUE(fs::is_directory(b));
+  EXPECT_EQ(a.parent_path(), dir.path() / "exp");
+}
+
+TEST(ResultFiles, AtomicWriteLeavesNoTemporaryBehind) {
+  TempDir dir;
+  harness::write_file_atomic(dir.path() / "sub" / "x.txt", "first");
+  harness::write_file_atomic(dir.path() / "sub" / "x.txt", "second");
+  EXPECT_EQ(harness::read_file(dir.path() / "sub" / "x.txt"), "second");
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path() / "sub")) ++files;
+  EXPECT_EQ(files, 1u);
+}
+
+// A folder with one point, two systems, two ranks each; iteration times chosen so that the
+// pooled statistics are easy to compute by hand.
+fs::path make_results_folder(const TempDir& dir, bool second_system_failed = false) {
+  harness::Manifest manifest;
+  manifest.experiment = "demo";
+  manifest.baseline = "base";
+  manifest.systems = {{"base", "ddp", "overlap"}, {"fast", "ddp", "sync"}};
+  manifest.points = {{"p000", "ddp.bucket_mb=5", {{"ddp.bucket_mb", "5"}}, 2, 1, 2, 1}};
+  const fs::path root = dir.path() / "run";
+  harness::write_file_atomic(root / "manifest.json", harness::manifest_to_json(manifest).dump(2));
+  auto write_rank = [&](const std::string& system, int rank, double a, double b) {
+    const fs::path raw = harness::run_raw_directory(root, "p000", system, 0);
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "iteration,forward_ms,backward_ms,step_ms,iteration_ms\n"
+                  "0,1,2,0.5,%g\n1,1,2,0.5,%g\n",
+                  a, b);
+    harness::write_file_atomic(raw / ("rank" + std::to_string(rank) + ".csv"), text);
+  };
+  write_rank("base", 0, 10, 20);
+  write_rank("base", 1, 30, 40);  // pooled: 10 20 30 40 -> mean 25, p50 25
+  write_rank("fast", 0, 5, 10);
+  write_rank("fast", 1, 15, 20);  // pooled: 5 10 15 20 -> mean 12.5, p50 12.5
+  for (const char* system : {"base", "fast"}) {
+    const bool failed = second_system_failed && std::string(system) == "fast";
+    harness::write_file_atomic(harness::run_raw_directory(root, "p000", system, 0) / "status.json",
+                               failed ? R"({"status": "failed"})" : R"({"status": "complete"})");
+  }
+  return root;
+}
+
+TEST(RunSummary, PoolsRanksAndComputesStatistics) {
+  TempDir dir;
+  const auto summary = harness::summarize_run_directory(make_results_folder(dir));
+  ASSERT_EQ(summary.points.size(), 1u);
+  const auto& systems = summary.points[0].systems;
+  ASSERT_EQ(systems.size(), 2u);
+  const auto& base = systems[0].phases.at("iteration");
+  EXPECT_EQ(base.count, 4u);
+  EXPECT_DOUBLE_EQ(base.mean, 25);
+  EXPECT_DOUBLE_EQ(base.p50, 25);
+  EXPECT_DOUBLE_EQ(base.p90, 37);  // h = 2.7 -> 30 + 0.7*10
+  EXPECT_DOUBLE_EQ(systems[1].phases.at("iteration").mean, 12.5);
+  EXPECT_DOUBLE_EQ(systems[1].phases.at("forward").mean, 1);
+}
+
+TEST(ComparisonTable, MarkdownHasDeltaAgainstTheBaseline) {
+  TempDir dir;
+  const auto summary = harness::summarize_run_directory(make_results_folder(dir));
+  const std::string md = harness::render_markdown_tables(summary);
+  EXPECT_NE(md.find("## ddp.bucket_mb=5 | iteration"), std::string::npos) << md;
+  // fast: mean 12.5 vs 25 -> -50.0%; p50 12.5 vs 25 -> -50.0%; p90 18.5 vs 37 -> -50.0%.
+  EXPECT_NE(md.find("| fast | 4 | 12.50 | -50.0 | 12.50 | -50.0 | 18.50 | -50.0 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| base (baseline) | 4 | 25.00 | — | 25.00 | — |"), std::string::npos) << md;
+}
+
+TEST(ComparisonTable, CsvRowsParseBack) {
+  TempDir dir;
+  const auto summary = harness::summarize_run_directory(make_results_folder(dir));
+  const std::string csv = harness::render_csv_table(summary);
+  std::istringstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "point_id,point,phase,system,is_baseline,n,mean_ms,mean_delta_pct,p50_ms,"
+            "p50_delta_pct,p90_ms,p90_delta_pct,p95_ms,p95_delta_pct,p99_ms,p99_delta_pct");
+  int rows = 0;
+  bool found = false;
+  for (std::string line; std::getline(in, line);) {
+    ++rows;
+    if (line.rfind("p000,\"ddp.bucket_mb=5\",iteration,fast,0,4,12.5000,-50.000,", 0) == 0) {
+      found = true;
+    }
+  }
+  EXPECT_EQ(rows, 8);  // 4 phases x 2 systems
+  EXPECT_TRUE(found) << csv;
+}
+
+TEST(RunSummary, IncompleteRunsAreLeftOutAndMarkedFailed) {
+  TempDir dir;
+  const auto summary = harness::summarize_run_directory(make_results_folder(dir, true));
+  EXPECT_EQ(summary.points[0].systems[1].complete_runs, 0);
+  EXPECT_TRUE(summary.points[0].systems[1].phases.empty());
+  const std::string md = harness::render_markdown_tables(summary);
+  EXPECT_NE(md.find("| fast | 0 | failed |"), std::string::npos) << md;
+  const auto json = harness::summary_to_json(summary);
+  EXPECT_EQ(json["points"][0]["systems"][1]["complete_runs"], 0);
+  EXPECT_EQ(json["points"][0]["systems"][0]["phases"]["iteration"]["count"], 4);
+}
+
+TEST(SampleFile, MalformedRowsAreReportedWithTheirLine) {
+  TempDir dir;
+  const auto file = dir.write("rank0.csv", "iteration,forward_ms\n0,1.5\n1,abc\n");
+  try {
+    harness::read_sample_file(file);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), file.string() + ":3: not a number: 'abc'");
+  }
+}
+
+TEST(Manifest, RoundTripsThroughJson) {
+  harness::Manifest m;
+  m.experiment = "e";
+  m.baseline = "a";
+  m.systems = {{"a", "ddp", "overlap"}};
+  m.points = {{"p000", "x=1", {{"x", "1"}}, 2, 3, 10, 4}};
+  const auto back = harness::manifest_from_json(harness::manifest_to_json(m));
+  EXPECT_EQ(back.points[0].coordinates[0].second, "1");
+  EXPECT_EQ(back.points[0].repeats, 3);
+  EXPECT_EQ(back.systems[0].mode, "overlap");
+}
+
+}  // namespace

@@ -1,0 +1,234 @@
+// Spec loading: validation errors (with file:line:column and the key), sweep expansion,
+// --set overrides and --quick.
+#include "harness/spec/spec.h"
+
+#include <gtest/gtest.h>
+
+#include "common/input_error.h"
+#include "tests/harness/spec/spec_test_util.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using harness::Experiment;
+using harness::InputError;
+using harness::LoadOptions;
+using harness_test::TempDir;
+
+const char* kValidSpec = R"(name: demo
+model:
+  name: mlp
+  batch_size: 8
+run:
+  world_size: 2
+  iterations: 10
+  warmup: 2
+systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]
+baseline: sync
+sweep:
+  ddp.bucket_mb: [1, 5, 25]
+  model.batch_size: [4, 8]
+)";
+
+LoadOptions options_with(std::vector<std::string> overrides = {}, bool quick = false) {
+  LoadOptions options;
+  options.known_models = {"resnet50", "resnet18", "mlp"};
+  options.overrides = std::move(overrides);
+  options.quick = quick;
+  return options;
+}
+
+std::string error_of(const std::string& text, std::vector<std::string> overrides = {}) {
+  return harness_test::spec_load_error(text, options_with(std::move(overrides)));
+}
+
+std::string replace(const std::string& text, const std::string& from, const std::string& to) {
+  return harness_test::replace_once(text, from, to);
+}
+
+TEST(Spec, LoadsAndExpandsTheSweepAsACartesianProduct) {
+  TempDir dir;
+  const Experiment e =
+      harness::load_experiment(dir.write("s.yaml", kValidSpec).string(), options_with());
+  EXPECT_EQ(e.name, "demo");
+  EXPECT_EQ(e.baseline, "sync");
+  ASSERT_EQ(e.systems.size(), 3u);
+  EXPECT_EQ(e.systems[2].name, "big");
+  EXPECT_EQ(e.systems[2].mode, "async");
+  EXPECT_DOUBLE_EQ(*e.systems[2].bucket_mb, 50.0);
+  ASSERT_EQ(e.points.size(), 6u);
+  // The last axis varies fastest.
+  EXPECT_EQ(e.points[0].label, "ddp.bucket_mb=1, model.batch_size=4");
+  EXPECT_EQ(e.points[1].label, "ddp.bucket_mb=1, model.batch_size=8");
+  EXPECT_EQ(e.points[5].label, "ddp.bucket_mb=25, model.batch_size=8");
+  EXPECT_EQ(e.points[5].id, "p005");
+  EXPECT_DOUBLE_EQ(e.points[2].config.ddp.bucket_mb, 5.0);
+  EXPECT_EQ(e.points[2].config.model.batch_size, 4);
+  EXPECT_EQ(e.points[3].config.model.batch_size, 8);
+  EXPECT_EQ(e.points[0].config.run.world_size, 2);
+  EXPECT_EQ(e.points[0].config.model.input_shape, std::vector<long long>{64});
+  EXPECT_EQ(harness::run_count(e), 18u);
+}
+
+TEST(Spec, NoSweepGivesOneDefaultPoint) {
+  TempDir dir;
+  const std::string text =
+      "name: one\nmodel: {name: mlp, batch_size: 2}\n"
+      "run: {iterations: 3}\nsystems: [overlap]\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  ASSERT_EQ(e.points.size(), 1u);
+  EXPECT_EQ(e.points[0].label, "default");
+  EXPECT_EQ(e.baseline, "overlap");  // first system by default
+  EXPECT_DOUBLE_EQ(e.points[0].config.ddp.bucket_mb, 25.0);
+}
+
+TEST(Spec, HeapPolicyDefaultsToRetainAndIsChecked) {
+  TempDir dir;
+  const std::string text =
+      "name: one\nmodel: {name: mlp, batch_size: 2}\n"
+      "run: {iterations: 3}\nsystems: [overlap]\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  EXPECT_EQ(e.points[0].config.run.heap, "retain");
+  const Experiment system = harness::load_experiment(
+      dir.write("t.yaml", replace(text, "iterations: 3", "iterations: 3, heap: system")).string(),
+      options_with());
+  EXPECT_EQ(system.points[0].config.run.heap, "system");
+  EXPECT_EQ(error_of(replace(kValidSpec, "  warmup: 2", "  warmup: 2\n  heap: keep")),
+            "spec.yaml:9:9: run.heap: unknown value 'keep' (expected one of: retain, system)");
+}
+
+TEST(Spec, MisspeltKeyNamesLocationAndSuggestsTheKey) {
+  const std::string text = replace(kValidSpec, "  warmup: 2", "  wramup: 2");
+  EXPECT_EQ(error_of(text), "spec.yaml:8:3: unknown key 'run.wramup' (did you mean 'warmup'?)");
+}
+
+TEST(Spec, UnknownTopLevelKeyIsAnError) {
+  EXPECT_EQ(error_of(std::string(kValidSpec) + "colour: blue\n"),
+            "spec.yaml:14:1: unknown key 'colour'");
+}
+
+TEST(Spec, MisspeltTopLevelKeySuggests) {
+  const std::string text = replace(kValidSpec, "baseline: sync", "baselin: sync");
+  EXPECT_EQ(error_of(text), "spec.yaml:10:1: unknown key 'baselin' (did you mean 'baseline'?)");
+}
+
+TEST(Spec, WorldSizeBelowOneIsRejected) {
+  const std::string text = replace(kValidSpec, "world_size: 2", "world_size: 0");
+  EXPECT_EQ(error_of(text), "spec.yaml:6:15: run.world_size: must be >= 1 (got 0)");
+}
+
+TEST(Spec, WrongTypeIsRejected) {
+  const std::string text = replace(kValidSpec, "iterations: 10", "iterations: many");
+  EXPECT_EQ(error_of(text), "spec.yaml:7:15: run.iterations: expected an integer, got 'many'");
+}
+
+TEST(Spec, NonPositiveBucketInTheSweepPointsAtTheValue) {
+  const std::string text = replace(kValidSpec, "[1, 5, 25]", "[1, 0, 25]");
+  EXPECT_EQ(error_of(text), "spec.yaml:12:22: ddp.bucket_mb: must be > 0 (got 0)");
+}
+
+TEST(Spec, NegativeBucketInTheDdpSection) {
+  const std::string text = std::string(kValidSpec) + "ddp:\n  bucket_mb: -3\n";
+  EXPECT_EQ(error_of(text), "spec.yaml:15:14: ddp.bucket_mb: must be > 0 (got -3)");
+}
+
+TEST(Spec, BaselineMustBeOneOfTheSystems) {
+  const std::string text = replace(kValidSpec, "baseline: sync", "baseline: synk");
+  EXPECT_EQ(error_of(text),
+            "spec.yaml:10:11: baseline: unknown value 'synk' (expected one of: overlap, sync, "
+            "big); did you mean 'sync'?");
+}
+
+TEST(Spec, UnknownModelIsRejected) {
+  const std::string text = replace(kValidSpec, "name: mlp", "name: resnet51");
+  EXPECT_EQ(error_of(text),
+            "spec.yaml:3:9: model.name: unknown value 'resnet51' (expected one of: resnet50, "
+            "resnet18, mlp); did you mean 'resnet50'?");
+}
+
+TEST(Spec, UnknownSystemModeIsRejected) {
+  const std::string text = replace(kValidSpec, "[overlap, sync,", "[overlap, sink,");
+  EXPECT_EQ(error_of(text),
+            "spec.yaml:9:20: systems: unknown system 'sink' (expected one of: overlap, sync, "
+            "async, per_tensor); did you mean 'sync'?");
+}
+
+TEST(Spec, DuplicateSystemNamesAreRejected) {
+  const std::string text = replace(kValidSpec, "[overlap, sync,", "[overlap, overlap,");
+  EXPECT_EQ(error_of(text), "spec.yaml:9:20: systems: duplicate system name 'overlap'");
+}
+
+TEST(Spec, SweepOfAnUnknownPathSuggestsTheSweepablePath) {
+  const std::string text = replace(kValidSpec, "ddp.bucket_mb:", "ddp.bucket_bm:");
+  EXPECT_EQ(error_of(text),
+            "spec.yaml:12:3: sweep: unknown key 'ddp.bucket_bm' (did you mean 'ddp.bucket_mb'?)");
+}
+
+TEST(Spec, MissingRequiredKeyIsNamed) {
+  const std::string text = replace(kValidSpec, "  iterations: 10\n", "");
+  EXPECT_EQ(error_of(text), "spec.yaml:6:3: missing required key 'run.iterations'");
+}
+
+TEST(Spec, YamlSyntaxErrorHasLocation) {
+  const std::string message = error_of("name: x\nmodel: {name: mlp\nrun: 3\n");
+  EXPECT_EQ(message.rfind("spec.yaml:3:", 0), 0u) << message;
+  EXPECT_NE(message.find("YAML syntax error"), std::string::npos) << message;
+}
+
+TEST(Spec, MissingFileIsAnInputError) {
+  try {
+    harness::load_experiment("/nonexistent/spec.yaml", options_with());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/spec.yaml: cannot open file");
+  }
+}
+
+TEST(Overrides, SetReplacesValuesAndSweeps) {
+  TempDir dir;
+  const Experiment e = harness::load_experiment(
+      dir.write("s.yaml", kValidSpec).string(),
+      options_with({"run.world_size=4", "sweep.ddp.bucket_mb=[2, 3]", "optimizer.lr=0.5"}));
+  ASSERT_EQ(e.points.size(), 4u);
+  EXPECT_EQ(e.points[0].config.run.world_size, 4);
+  EXPECT_DOUBLE_EQ(e.points[0].config.optimizer.lr, 0.5);
+  EXPECT_DOUBLE_EQ(e.points[3].config.ddp.bucket_mb, 3.0);
+}
+
+TEST(Overrides, ErrorsNameTheOption) {
+  EXPECT_EQ(error_of(kValidSpec, {"run.world_size=-1"}),
+            "--set run.world_size=-1: run.world_size: must be >= 1 (got -1)");
+  EXPECT_EQ(error_of(kValidSpec, {"run.wold_size=3"}),
+            "--set run.wold_size=3: unknown key 'run.wold_size' (did you mean 'world_size'?)");
+  EXPECT_EQ(error_of(kValidSpec, {"sweep.ddp.bucket_mb=[0]"}),
+            "--set sweep.ddp.bucket_mb=[0]: ddp.bucket_mb: must be > 0 (got 0)");
+  EXPECT_EQ(error_of(kValidSpec, {"novalue"}), "--set novalue: expected key.path=value");
+}
+
+TEST(Quick, ShortensIterationsAndSweepsThenAppliesTheSpecsQuickBlock) {
+  TempDir dir;
+  const std::string text = std::string(kValidSpec) + "quick:\n  run.warmup: 1\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(),
+                                                options_with({}, /*quick=*/true));
+  // bucket_mb [1, 5, 25] keeps first and last; batch_size [4, 8] is already short.
+  ASSERT_EQ(e.points.size(), 4u);
+  EXPECT_EQ(e.points[0].label, "ddp.bucket_mb=1, model.batch_size=4");
+  EXPECT_EQ(e.points[2].label, "ddp.bucket_mb=25, model.batch_size=4");
+  EXPECT_EQ(e.points[0].config.run.iterations, 5);
+  EXPECT_EQ(e.points[0].config.run.warmup, 1);
+}
+
+TEST(Quick, QuickBlockErrorsPointIntoTheFile) {
+  TempDir dir;
+  const std::string text = std::string(kValidSpec) + "quick:\n  run.iterations: 0\n";
+  try {
+    harness::load_experiment(dir.write("s.yaml", text).string(), options_with({}, true));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:15:19: run.iterations: must be >= 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace

@@ -1,0 +1,157 @@
+// The pipeline's plan as data: schedules (orders and warm-up counts), stage layouts and the
+// replica-to-replica row mapping, layer ranges, and the Chrome trace a rank writes.
+#include <gtest/gtest.h>
+
+#include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/pipeline/pipeline_schedule.h"
+#include "runtime/protocol/trace_recorder.h"
+
+namespace {
+
+using runtime::PipelineSchedule;
+
+std::string order(PipelineSchedule schedule, int stages, int stage, int micro_batches) {
+  return runtime::describe_schedule(
+      runtime::make_stage_schedule(schedule, stages, stage, micro_batches));
+}
+
+TEST(PipelineSchedule, DappleRunsStagesMinusStageMinusOneWarmupForwardsThenOneForwardOneBackward) {
+  // 4 stages, 6 micro-batches: warm-up 3, 2, 1, 0.
+  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 0, 6), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
+  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 1, 6), "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
+  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 2, 6), "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
+  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 3, 6), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
+  for (int stage = 0; stage < 4; ++stage) {
+    const auto actions = runtime::make_stage_schedule(PipelineSchedule::kDapple, 4, stage, 6);
+    EXPECT_EQ(runtime::warmup_forwards(actions), 4 - stage);  // warm-up + the first 1F1B forward
+    EXPECT_EQ(runtime::peak_in_flight(actions), 4 - stage);
+  }
+}
+
+TEST(PipelineSchedule, DappleWithFewerMicroBatchesThanStagesForwardsAllThenDrains) {
+  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 0, 2), "F0 F1 B0 B1");
+  EXPECT_EQ(order(PipelineSchedule::kDapple, 1, 0, 3), "F0 B0 F1 B1 F2 B2");
+}
+
+TEST(PipelineSchedule, GpipeRunsEveryForwardThenEveryBackward) {
+  EXPECT_EQ(order(PipelineSchedule::kGpipe, 3, 1, 4), "F0 F1 F2 F3 B0 B1 B2 B3");
+  for (int m : {1, 2, 8, 16}) {
+    const auto actions = runtime::make_stage_schedule(PipelineSchedule::kGpipe, 2, 1, m);
+    EXPECT_EQ(runtime::peak_in_flight(actions), m);
+    EXPECT_EQ(runtime::warmup_forwards(actions), m);
+  }
+}
+
+TEST(PipelineSchedule, DappleKeepsAtMostStageCountMicroBatchesInFlightGpipeKeepsAll) {
+  for (int m : {2, 4, 8, 16}) {
+    for (int stage = 0; stage < 3; ++stage) {
+      const int dapple = runtime::peak_in_flight(
+          runtime::make_stage_schedule(PipelineSchedule::kDapple, 3, stage, m));
+      EXPECT_LE(dapple, 3);
+      EXPECT_EQ(dapple, std::min(3 - stage, m));
+    }
+  }
+}
+
+TEST(PipelineSchedule, ParsesNamesAndRejectsOthers) {
+  EXPECT_EQ(runtime::parse_pipeline_schedule("dapple"), PipelineSchedule::kDapple);
+  EXPECT_EQ(runtime::parse_pipeline_schedule("gpipe"), PipelineSchedule::kGpipe);
+  try {
+    runtime::parse_pipeline_schedule("1f1b");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown pipeline schedule '1f1b' (expected dapple or gpipe)");
+  }
+}
+
+TEST(PipelineLayout, ReplicasSplitAMicroBatchIntoContiguousRows) {
+  using runtime::SampleRange;
+  EXPECT_EQ(runtime::replica_samples(7, 2, 0), (SampleRange{0, 3}));
+  EXPECT_EQ(runtime::replica_samples(7, 2, 1), (SampleRange{3, 7}));
+  EXPECT_EQ(runtime::micro_batch_samples(12, 4, 3), (SampleRange{9, 12}));
+  EXPECT_EQ(runtime::micro_batch_samples(10, 3, 1), (SampleRange{3, 6}));
+}
+
+TEST(PipelineLayout, TransfersSendEachRowToTheReplicaThatHoldsItNext) {
+  using runtime::SliceTransfer;
+  // Equal replica counts: replica j to replica j.
+  EXPECT_EQ(runtime::slice_transfers(8, 2, 2),
+            (std::vector<SliceTransfer>{{0, 0, {0, 4}}, {1, 1, {4, 8}}}));
+  // Two replicas into one: the one gathers both halves in order.
+  EXPECT_EQ(runtime::slice_transfers(6, 2, 1),
+            (std::vector<SliceTransfer>{{0, 0, {0, 3}}, {1, 0, {3, 6}}}));
+  // Two into three, 6 rows: [0,3) [3,6) -> [0,2) [2,4) [4,6).
+  EXPECT_EQ(
+      runtime::slice_transfers(6, 2, 3),
+      (std::vector<SliceTransfer>{{0, 0, {0, 2}}, {0, 1, {2, 3}}, {1, 1, {3, 4}}, {1, 2, {4, 6}}}));
+}
+
+runtime::PipelineLayout two_by_two() { return {{{0, 4, {0, 1}}, {5, 9, {2, 3}}}}; }
+
+TEST(PipelineLayout, FindsEachRanksStageAndReplica) {
+  const auto layout = two_by_two();
+  EXPECT_NO_THROW(runtime::validate_layout(layout, 10, 4));
+  EXPECT_EQ(layout.stage_of(3), 1);
+  EXPECT_EQ(layout.replica_of(3), 1);
+  EXPECT_EQ(layout.replica_of(0), 0);
+}
+
+void expect_invalid(const runtime::PipelineLayout& layout, int layers, int world,
+                    const std::string& message) {
+  try {
+    runtime::validate_layout(layout, layers, world);
+    FAIL() << "accepted: " << message;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(e.what(), message);
+  }
+}
+
+TEST(PipelineLayout, RejectsGapsOverlapsMissingLayersAndRanks) {
+  expect_invalid({{{0, 4, {0}}, {6, 9, {1}}}}, 10, 2,
+                 "stage 1: starts at layer 6, expected 5 (stages must cover the layers in "
+                 "order, without gaps)");
+  expect_invalid({{{0, 4, {0}}, {5, 10, {1}}}}, 10, 2,
+                 "stage 1: layer 10 does not exist (the model has 10 layers, 0-9)");
+  expect_invalid({{{0, 4, {0}}, {5, 8, {1}}}}, 10, 2,
+                 "the stages end at layer 8 but the model has 10 layers (0-9)");
+  expect_invalid({{{0, 4, {0, 1}}, {5, 9, {1}}}}, 10, 2, "stage 1: rank 1 already serves stage 0");
+  expect_invalid({{{0, 4, {0}}, {5, 9, {1}}}}, 10, 3,
+                 "rank 2 serves no stage (every rank of the 3 must serve one)");
+  expect_invalid({{{0, 4, {0}}, {5, 9, {4}}}}, 10, 2,
+                 "stage 1: rank 4 is outside the world of 2 ranks");
+}
+
+TEST(PipelineLayout, ParsesLayerRanges) {
+  EXPECT_EQ(runtime::parse_layer_range("0-12"), (std::pair<int, int>{0, 12}));
+  EXPECT_EQ(runtime::parse_layer_range("7"), (std::pair<int, int>{7, 7}));
+  EXPECT_THROW(runtime::parse_layer_range("5-2"), std::invalid_argument);
+  EXPECT_THROW(runtime::parse_layer_range("a-3"), std::invalid_argument);
+  EXPECT_THROW(runtime::parse_layer_range("-3"), std::invalid_argument);
+}
+
+TEST(TraceRecorder, WritesCompleteEventsOnePidPerRankOneTidPerStream) {
+  runtime::TraceRecorder trace;
+  trace.add("ignored", runtime::TraceCategory::kForward, 0, 1);  // disabled: dropped
+  trace.set_enabled(true);
+  trace.add("forward mb0", runtime::TraceCategory::kForward, 100, 350, {{"micro_batch", 0}});
+  trace.add("recv gradients mb0", runtime::TraceCategory::kRecv, 350, 400);
+  trace.add("allreduce stage 1", runtime::TraceCategory::kAllReduce, 400, 500);
+  const auto json = trace.to_json({{"rank", 3}, {"stage", 1}, {"system", "dapple"}});
+  const auto& events = json.at("traceEvents");
+  ASSERT_EQ(events.size(), 6u + 3u);  // process name, sort index, 4 thread names, 3 events
+  EXPECT_EQ(events[0].at("args").at("name"), "rank 3 (stage 1)");
+  const auto& forward = events[6];
+  EXPECT_EQ(forward.at("ph"), "X");
+  EXPECT_EQ(forward.at("cat"), "forward");
+  EXPECT_DOUBLE_EQ(forward.at("ts").get<double>(), 100);
+  EXPECT_DOUBLE_EQ(forward.at("dur").get<double>(), 250);
+  EXPECT_EQ(forward.at("pid"), 3);
+  EXPECT_EQ(forward.at("tid"), 0);
+  EXPECT_EQ(events[7].at("tid"), 2);
+  EXPECT_EQ(events[8].at("tid"), 3);
+  EXPECT_EQ(events[8].at("cat"), "allreduce");
+  EXPECT_EQ(json.at("otherData").at("clock"), "steady");
+  EXPECT_EQ(json.at("displayTimeUnit"), "ms");
+}
+
+}  // namespace

@@ -1,0 +1,185 @@
+// The layer profiler's layer ranges and the hooks a stage profile uses (`harness profile
+// layers --stages`): what a range times, how a finished stage keeps running.
+#include "runtime/profile/layer_profiler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "common/ports.h"
+
+namespace {
+
+// MLP 8 -> 256 -> 256 -> 3: flatten, fc1, relu1, fc2, relu2, fc3.
+runtime::LayerProfileRequest mlp_request(int first, int last) {
+  runtime::LayerProfileRequest request;
+  request.model = "mlp";
+  request.batch = 4;
+  request.input_shape = {8};
+  request.num_classes = 3;
+  request.repetitions = 2;
+  request.warmup = 1;
+  request.first_layer = first;
+  request.last_layer = last;
+  return request;
+}
+
+TEST(LayerProfiler, ARangeTimesItsLayersOnly) {
+  const auto result = runtime::profile_layers(mlp_request(3, 5));
+  EXPECT_EQ(result.first_layer, 3);
+  EXPECT_EQ(result.chain_layers, 6);
+  ASSERT_EQ(result.layers.size(), 3u);
+  EXPECT_EQ(result.layers[0].name, "fc2");
+  EXPECT_EQ(result.layers[2].name, "fc3");
+  EXPECT_EQ(result.layers[0].activation_bytes, 4 * 256 * 4);
+  EXPECT_EQ(result.layers[0].parameter_bytes, (256 * 256 + 256) * 4);
+  EXPECT_EQ(result.layers[2].activation_bytes, 4 * 3 * 4);
+  // The range's input came from a previous stage: its first layer computes an input gradient.
+  EXPECT_GT(result.layers[0].backward.median_ms, 0);
+  EXPECT_GT(result.whole_backward.median_ms, 0);
+  EXPECT_GT(result.whole_step.median_ms, 0);
+  EXPECT_EQ(result.input_bytes, 4 * 8 * 4);  // the model's input, whatever the range
+}
+
+TEST(LayerProfiler, TheModelsInputNeedsNoGradient) {
+  const auto result = runtime::profile_layers(mlp_request(0, 2));
+  ASSERT_EQ(result.layers.size(), 3u);
+  EXPECT_EQ(result.layers[0].name, "flatten");
+  EXPECT_EQ(result.layers[0].backward.median_ms, 0);  // no parameters, no input gradient
+  EXPECT_GT(result.layers[1].backward.median_ms, 0);
+  EXPECT_GT(result.whole_backward.median_ms, 0);  // the gradient fed back at the range's end
+}
+
+TEST(LayerProfiler, HooksStartTimingOnceAndKeepRunning) {
+  auto request = mlp_request(0, -1);
+  int starts = 0, timed_before_start = -1, timed = 0, asks = 0;
+  request.before_timed_run = [&] { ++timed; };
+  request.after_warmup = [&] {
+    ++starts;
+    timed_before_start = timed;
+  };
+  request.keep_running = [&] { return ++asks <= 3; };
+  const auto result = runtime::profile_layers(request);
+  EXPECT_EQ(result.layers.size(), 6u);
+  EXPECT_EQ(starts, 1);
+  // One warm-up run: zero_grad, forward, backward, step, and 6 forwards + 5 backwards (the
+  // flatten layer's output needs no gradient).
+  EXPECT_EQ(timed_before_start, 4 + 6 + 5);
+  EXPECT_EQ(asks, 4);
+  EXPECT_EQ(result.untimed_runs, 3);
+  EXPECT_EQ(timed, (1 + 2 + 3) * (4 + 6 + 5));
+}
+
+TEST(LayerProfiler, RejectsARangeOutsideTheModel) {
+  for (const auto& [first, last] : {std::pair{4, 2}, std::pair{0, 6}, std::pair{-1, 2}}) {
+    try {
+      runtime::profile_layers(mlp_request(first, last));
+      FAIL() << first << "-" << last << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "profile: layers " + std::to_string(first) + "-" +
+                                           std::to_string(last) +
+                                           " are not within the model's 0-5");
+    }
+  }
+}
+
+// Stage k finishes its timed runs k * 60 ms after the others start; every stage must keep
+// running until the last one has finished.
+TEST(StageProfileSync, AFinishedStageRunsUntilTheLastFinishes) {
+  constexpr int kStages = 3;
+  const int port = harness::pick_free_port();
+  std::atomic<int> started{0}, finished{0};
+  std::atomic<int> early_start{0}, stopped_early{0};
+  std::barrier all_done(kStages);  // stage 0 serves the store: it must outlive the others' use
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kStages; ++s) {
+    threads.emplace_back([&, s] {
+      const auto sync = runtime::make_stage_profile_sync(port, s, kStages, 1, 30);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * (kStages - s)));
+      started.fetch_add(1);
+      sync.start();
+      if (started.load() != kStages) early_start.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(60 * s));
+      finished.fetch_add(1);
+      while (sync.keep_running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (finished.load() != kStages) stopped_early.fetch_add(1);
+      all_done.arrive_and_wait();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(early_start.load(), 0);
+  EXPECT_EQ(stopped_early.load(), 0);
+}
+
+// 2 stages x 2 replicas (`--stages ... --co-located 2`): a stage's replicas pass each timed
+// piece together, the stages do not wait for each other, and replicas that finish at
+// different moments make different numbers of untimed runs without blocking on a partner.
+TEST(StageProfileSync, AStagesReplicasRunInLockstepUntilTheyFinish) {
+  constexpr int kStages = 2, kReplicas = 2, kPieces = 12;
+  const int port = harness::pick_free_port();
+  std::atomic<int> arrived[kStages][kPieces] = {};
+  std::atomic<int> early{0}, untimed[kStages * kReplicas] = {};
+  std::atomic<int> stage_pieces_done[kStages] = {};
+  std::atomic<int> stage1_behind_stage0{0};
+  std::barrier all_done(kStages * kReplicas);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < kStages * kReplicas; ++p) {
+    threads.emplace_back([&, p] {
+      const int stage = p / kReplicas, replica = p % kReplicas;
+      const auto sync = runtime::make_stage_profile_sync(port, p, kStages, kReplicas, 30);
+      ASSERT_TRUE(sync.before_timed_run);
+      sync.start();
+      for (int k = 0; k < kPieces; ++k) {
+        // Stage 1 is 4x slower than stage 0; within a stage, the slower replica alternates.
+        const int ms = (stage == 0 ? 2 : 8) + ((k + replica) % 2 == 0 ? 3 : 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        arrived[stage][k].fetch_add(1);
+        sync.before_timed_run();
+        if (arrived[stage][k].load() != kReplicas) early.fetch_add(1);
+        stage_pieces_done[stage].fetch_add(1);
+      }
+      // Stage 1's replicas must not have been held to stage 0's pace or the reverse.
+      if (stage == 0 && stage_pieces_done[1].load() < kReplicas * kPieces)
+        stage1_behind_stage0.fetch_add(1);
+      while (sync.keep_running()) {
+        sync.before_timed_run();  // untimed: returns at once
+        untimed[p].fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1 + replica));
+      }
+      all_done.arrive_and_wait();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(early.load(), 0);
+  for (int s = 0; s < kStages; ++s) {
+    for (int k = 0; k < kPieces; ++k) EXPECT_EQ(arrived[s][k].load(), kReplicas) << s << " " << k;
+  }
+  EXPECT_EQ(stage1_behind_stage0.load(), kReplicas);  // stage 0 finished ahead, both replicas
+  EXPECT_GT(untimed[0].load(), 0);                    // and kept running until stage 1 finished
+  EXPECT_GT(untimed[1].load(), 0);
+}
+
+TEST(ProcessCpuClock, CountsWorkNotWaiting) {
+  const double cpu_before_sleep = runtime::process_cpu_ms();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_LT(runtime::process_cpu_ms() - cpu_before_sleep, 30.0);  // a wall clock would say 100
+
+  // 50 CPU milliseconds of spinning take at least 50 wall milliseconds (more when this thread
+  // waits for a core): a clock in other units would stop the loop far sooner or later.
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double cpu_start = runtime::process_cpu_ms();
+  volatile double sink = 0;
+  while (runtime::process_cpu_ms() - cpu_start < 50.0) sink = sink + 1.0;
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+          .count();
+  EXPECT_GE(wall_ms, 49.0);
+  EXPECT_LT(wall_ms, 5000.0);
+}
+
+}  // namespace
