@@ -20,14 +20,14 @@
 #include <tuple>
 
 #include "common/atomic_file.h"
+#include "common/environment_info.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
-#include "harness/launch/local_launcher.h"
-#include "harness/profile/layer_profile_json.h"
-#include "harness/profile/pipedream_graph_writer.h"
-#include "harness/results/environment_info.h"
-#include "rank/worker.h"
+#include "planner/model/pipedream_graph_writer.h"
+#include "rank/zoo_queries.h"
+#include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/profile/layer_profile_json.h"
 #include "runtime/protocol/heap_policy.h"
 
 namespace harness {
@@ -167,7 +167,7 @@ class ProfileProcesses {
 };
 
 void check_model_name(const runtime::LayerProfileRequest& request) {
-  const auto names = runtime::zoo_model_names();
+  const auto names = runtime::model_names();
   if (request.torchscript.empty() &&
       std::find(names.begin(), names.end(), request.model) == names.end()) {
     std::string message = "--model: unknown model '" + request.model +
@@ -251,14 +251,6 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
 }
 
 }  // namespace
-
-int run_layer_profile(const runtime::LayerProfileRequest& request, const std::string& out_dir,
-                      const std::string& heap) {
-  runtime::apply_heap_policy(heap);
-  check_model_name(request);
-  return write_layer_profile(runtime::profile_layers(request), request.warmup, out_dir, heap,
-                             request.cpu_clock);
-}
 
 namespace {
 

@@ -1,7 +1,6 @@
 #include "rank/worker.h"
 
 #include <torch/torch.h>
-#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,7 +84,7 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
   }
   if ((parsed.config_path.empty() && parsed.config_text.empty()) || parsed.out_dir.empty()) {
     throw std::invalid_argument(
-        "usage: harness worker (--config FILE | --config-json TEXT) --out DIR [--rank R "
+        "usage: harness-rank worker (--config FILE | --config-json TEXT) --out DIR [--rank R "
         "--world-size N | --rank-from auto|torchrun|slurm|openmpi] [--local-rank L] "
         "[--rendezvous tcp|file] [--master-addr A] [--master-port P] [--store-path F] "
         "[--gloo-host H] [--emit-results]");
@@ -259,81 +258,12 @@ int worker_main(const std::vector<std::string>& args) {
   try {
     return run_worker(parse_args(args));
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "harness worker: %s\n", e.what_without_backtrace());
+    std::fprintf(stderr, "harness-rank worker: %s\n", e.what_without_backtrace());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "harness worker: %s\n", e.what());
+    std::fprintf(stderr, "harness-rank worker: %s\n", e.what());
     return 1;
   }
 }
-
-std::vector<ModelListing> list_models() {
-  std::vector<ModelListing> listings;
-  for (const auto& entry : model_catalog()) {
-    ModelOptions options;
-    options.input_shape = entry.default_input_shape;
-    auto model = make_model(entry.name, options);
-    listings.push_back({entry.name, entry.description, entry.default_input_shape,
-                        static_cast<int64_t>(model->parameters().size()), parameter_count(*model)});
-  }
-  return listings;
-}
-
-std::vector<std::string> zoo_model_names() { return model_names(); }
-
-std::vector<double> zoo_layer_forward_ms(const std::string& model,
-                                         const std::vector<int64_t>& input_shape,
-                                         int64_t num_classes, int64_t depth, int64_t width,
-                                         int64_t batch) {
-  ModelOptions options;
-  options.input_shape = input_shape;
-  options.num_classes = num_classes;
-  options.depth = depth;
-  options.width = width;
-  const int threads = torch::get_num_threads();
-  torch::set_num_threads(1);
-  torch::manual_seed(0);
-  const auto built = make_model(model, options);
-  const SyntheticBatch data = make_synthetic_batch(*built, options, batch, "mse");
-  torch::NoGradGuard no_grad;
-  const size_t layers = built->layers().size();
-  std::vector<std::vector<double>> samples(layers);
-  for (int repetition = 0; repetition < 4; ++repetition) {
-    torch::Tensor x = data.input;
-    for (size_t i = 0; i < layers; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      x = built->forward_layers(x, i, i);
-      if (repetition > 0)
-        samples[i].push_back(milliseconds(std::chrono::steady_clock::now() - start));
-    }
-  }
-  torch::set_num_threads(threads);
-  std::vector<double> medians;
-  for (auto& s : samples) {
-    std::sort(s.begin(), s.end());
-    medians.push_back(s[s.size() / 2]);
-  }
-  return medians;
-}
-
-std::vector<std::string> zoo_layer_names(const std::string& model,
-                                         const std::vector<int64_t>& input_shape,
-                                         int64_t num_classes, int64_t depth, int64_t width) {
-  ModelOptions options;
-  options.input_shape = input_shape;
-  const ModelEntry* entry = find_model(model);
-  if (input_shape.empty() && entry) {  // the model's default, as the profiler and listing use
-    options.input_shape = entry->default_input_shape;
-  }
-  options.num_classes = num_classes;
-  options.depth = depth;
-  options.width = width;
-  std::vector<std::string> names;
-  const auto built = make_model(model, options);  // kept alive while its layers are read
-  for (const auto& layer : built->layers()) names.push_back(layer.name);
-  return names;
-}
-
-std::string torch_version() { return TORCH_VERSION; }
 
 }  // namespace runtime

@@ -10,18 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/environment_info.h"
 #include "common/input_error.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
 #include "harness/launch/local_launcher.h"
 #include "harness/profile/comm_profile.h"
-#include "harness/results/environment_info.h"
 #include "harness/results/results_folder.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/yaml_reader.h"
-#include "rank/layer_profile_command.h"
-#include "rank/worker.h"
-#include "runtime/profile/comm_benchmark.h"
+#include "runtime/models/model_catalog.h"
+#include "runtime/protocol/comm_ops.h"
 
 namespace harness {
 namespace {
@@ -44,7 +43,7 @@ double physical_memory_bytes() {
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
-int run_comm(const CommRequest& request, const std::string& executable) {
+int run_comm(const CommRequest& request, RankProgram& rank_program) {
   if (request.world < 1) throw InputError("--world: must be >= 1");
   if (request.backend != "gloo") {
     throw InputError("--backend '" + request.backend + "': this build supports gloo");
@@ -94,7 +93,7 @@ int run_comm(const CommRequest& request, const std::string& executable) {
   LaunchLimits limits;
   limits.stall_timeout_s = request.stall_timeout_s;
   install_stop_signal_handlers();
-  const LaunchOutcome outcome = launch_local(executable, ranks, limits);
+  const LaunchOutcome outcome = launch_local(rank_program.path(), ranks, limits);
   if (!outcome.ok) {
     const int rank = outcome.failure ? outcome.failure->rank : -1;
     std::fprintf(stderr, "error: comm profile failed: rank %d %s\n%s", rank,
@@ -173,7 +172,7 @@ int run_comm(const CommRequest& request, const std::string& executable) {
   }
   write_file_atomic(
       out / "env.json",
-      collect_environment({{"torch_version", runtime::torch_version()}}).dump(2) + "\n");
+      collect_environment({{"torch_version", rank_program.torch_version()}}).dump(2) + "\n");
   std::printf("wrote %s/comm.json%s\n", out.c_str(),
               fs::exists(out / "topology.yaml") ? ", topology.yaml" : "");
   return 0;
@@ -189,7 +188,7 @@ std::string join_ints(const std::vector<long long>& values) {
 
 int run_profile_spec(const std::string& path, YAML::Node root,
                      const std::vector<std::string>& overrides, bool dry_run,
-                     const std::string& executable) {
+                     RankProgram& rank_program) {
   SpecOrigin origin(path);
   const SpecHeader header = read_spec_header(root, origin, overrides, "profile", "profile");
   if (!header.section) {
@@ -199,20 +198,26 @@ int run_profile_spec(const std::string& path, YAML::Node root,
 
   MapReader profile(section, "profile", origin);
   const std::string what = profile.get_string("what", "layers", {"layers", "comm"});
-  runtime::LayerProfileRequest layers;
-  std::string layers_heap = "retain";
+  // `harness-rank profile layers` arguments, validated here first.
+  std::vector<std::string> layers;
   CommRequest comm;
   if (what == "layers") {
-    layers.model = profile.get_string("model", std::nullopt, runtime::zoo_model_names());
-    layers.batch = profile.get_int("batch", 32, 1, 1 << 20);
+    layers = {"profile", "layers", "--model",
+              profile.get_string("model", std::nullopt, runtime::model_names())};
+    layers.insert(layers.end(),
+                  {"--batch", std::to_string(profile.get_int("batch", 32, 1, 1 << 20))});
     if (profile.has("input_shape")) {
-      layers.input_shape = parse_shape(join_ints(profile.get_int_list("input_shape", {}, 1)));
+      layers.insert(layers.end(),
+                    {"--input-shape", join_ints(profile.get_int_list("input_shape", {}, 1))});
     }
-    layers.num_classes = profile.get_int("num_classes", 0, 0, 1 << 24);
-    layers.repetitions = static_cast<int>(profile.get_int("repetitions", 10, 1, 100000));
-    layers.warmup = static_cast<int>(profile.get_int("warmup", 2, 0, 100000));
-    layers.threads = static_cast<int>(profile.get_int("threads", 1, 1, 1024));
-    layers_heap = profile.get_string("heap", "retain", {"retain", "system"});
+    const long long num_classes = profile.get_int("num_classes", 0, 0, 1 << 24);
+    if (num_classes > 0)
+      layers.insert(layers.end(), {"--num-classes", std::to_string(num_classes)});
+    layers.insert(layers.end(),
+                  {"--repetitions", std::to_string(profile.get_int("repetitions", 10, 1, 100000)),
+                   "--warmup", std::to_string(profile.get_int("warmup", 2, 0, 100000)), "--threads",
+                   std::to_string(profile.get_int("threads", 1, 1, 1024)), "--heap",
+                   profile.get_string("heap", "retain", {"retain", "system"})});
   } else {
     comm.world = static_cast<int>(profile.get_int("world", 2, 1, 4096));
     comm.backend = profile.get_string("backend", "gloo", {"gloo"});
@@ -234,16 +239,27 @@ int run_profile_spec(const std::string& path, YAML::Node root,
   }
   const auto directory = start_results_folder(header.output, header.name, root);
   std::cout << "results: " << directory.string() << "\n";
-  if (what == "layers") return run_layer_profile(layers, directory.string(), layers_heap);
+  if (what == "layers") {
+    layers.insert(layers.end(), {"--out", directory.string()});
+    return rank_program.run(layers);
+  }
   comm.out_dir = directory.string();
-  return run_comm(comm, executable);
+  return run_comm(comm, rank_program);
 }
 
-void add_profile_command(CLI::App& app, const std::string& executable) {
+void add_profile_command(CLI::App& app, RankProgram& rank_program) {
   auto* profile = app.add_subcommand("profile", "Measure layer and communication profiles");
   profile->require_subcommand(1);
 
-  add_layer_profile_command(*profile, executable);
+  // Measured by the rank program, which has the model zoo; its flags and help are its own.
+  auto* layers = profile->add_subcommand("layers", "Per-layer forward/backward times of a model")
+                     ->prefix_command();
+  layers->set_help_flag();
+  layers->callback([layers, &rank_program] {
+    std::vector<std::string> args = {"profile", "layers"};
+    for (const auto& arg : layers->remaining()) args.push_back(arg);
+    rank_program.exec(args);
+  });
 
   auto* comm =
       profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");
@@ -258,8 +274,8 @@ void add_profile_command(CLI::App& app, const std::string& executable) {
   comm->add_option("--warmup", comm_request.warmup, "Untimed iterations per size")
       ->capture_default_str();
   comm->add_option("--out", comm_request.out_dir, "Output folder (default: a new results folder)");
-  comm->callback([executable]() {
-    const int code = run_comm(comm_request, executable);
+  comm->callback([&rank_program]() {
+    const int code = run_comm(comm_request, rank_program);
     if (code != 0) throw CLI::RuntimeError(code);
   });
 }

@@ -15,9 +15,9 @@
 #include <string>
 
 #include "common/atomic_file.h"
+#include "common/environment_info.h"
 #include "common/input_error.h"
 #include "harness/cli/plot_command.h"
-#include "harness/results/environment_info.h"
 #include "harness/results/run_manifest.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/yaml_reader.h"

@@ -1,25 +1,16 @@
 #include "harness/results/results_folder.h"
 
+#include "common/utc_time.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <ctime>
 #include <stdexcept>
 
 namespace harness {
 
 namespace fs = std::filesystem;
-
-std::string utc_timestamp_compact() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &utc);
-  return buffer;
-}
 
 fs::path create_run_directory(const fs::path& output, const std::string& experiment) {
   const fs::path parent = output / experiment;

@@ -6,9 +6,6 @@
 
 namespace harness {
 
-// "20261121T233015Z" for now (UTC).
-std::string utc_timestamp_compact();
-
 // Creates <output>/<experiment>/<UTC timestamp>/ (adding "-2", "-3", ... when that exists
 // already); never returns a folder that existed before the call.
 std::filesystem::path create_run_directory(const std::filesystem::path& output,

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/environment_info.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
 #include "harness/analysis/comparison_table.h"
@@ -18,7 +19,6 @@
 #include "harness/external/external_system.h"
 #include "harness/launch/cluster_launcher.h"
 #include "harness/launch/local_launcher.h"
-#include "harness/results/environment_info.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
 #include "harness/spec/pipeline_plan_source.h"

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/models/model_catalog.h"
+
 namespace runtime {
 
 struct Layer {
@@ -51,17 +53,6 @@ struct ModelOptions {
   int64_t depth = 0;
   int64_t width = 0;
 };
-
-struct ModelEntry {
-  std::string name;
-  std::string description;
-  std::vector<int64_t> default_input_shape;
-};
-
-const std::vector<ModelEntry>& model_catalog();
-std::vector<std::string> model_names();
-// The catalog's entry for `name`, or nullptr.
-const ModelEntry* find_model(const std::string& name);
 
 // Builds a model with weights drawn from torch's current generator (seed it first).
 // Throws std::invalid_argument for an unknown name.

@@ -6,13 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "runtime/protocol/comm_ops.h"
+
 namespace runtime {
 
 // "copy" moves no data between ranks: every rank copies the buffer into another at once, as the
 // DDP reducer flattens gradients into a bucket and back (its host-side cost per byte on CPU).
-inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescatter",
-                                           "broadcast", "sendrecv",  "copy"};
-
 // argv after "comm-worker": --rank R --world-size N --master-addr A --master-port P
 // --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W --out FILE (written by rank 0).
 // Also times a plain c10d ProcessGroupGloo all-reduce (its own process group) over the same

@@ -1,6 +1,9 @@
 # Shared by the end-to-end tests: a scratch folder, assertions that say what failed.
 set -euo pipefail
 : "${HARNESS:?set HARNESS to the harness binary}"
+# The rank program the harness launches (the ranks a test starts by hand, the processes it
+# looks for).
+HARNESS_RANK="$(dirname "$HARNESS")/harness-rank"
 SCRATCH=$(mktemp -d /tmp/harness-e2e-XXXXXX)
 trap 'rm -rf "$SCRATCH"' EXIT
 

@@ -19,7 +19,7 @@ YAML
 }
 no_process_left() {
   sleep 0.5
-  if pgrep -f "harness worker .*$SCRATCH" >/dev/null || pgrep -f "mpirun .*$SCRATCH" >/dev/null; then
+  if pgrep -f "harness-rank worker .*$SCRATCH" >/dev/null || pgrep -f "mpirun .*$SCRATCH" >/dev/null; then
     fail "$1: processes left behind: $(pgrep -af "$SCRATCH")"
   fi
 }
@@ -67,7 +67,7 @@ kill_case() {  # $1: launcher
     sleep 0.1
   done
   wait_for "$raw/rank1.stderr" "HARNESS_FAULT: injecting hang on rank 1" 60
-  local victim; victim=$(pgrep -f "harness worker .*--out $raw.*" | while read -r p; do
+  local victim; victim=$(pgrep -f "harness-rank worker .*--out $raw.*" | while read -r p; do
     grep -qE '^(RANK|OMPI_COMM_WORLD_RANK)=1$' <(tr '\0' '\n' < /proc/$p/environ) && echo "$p"; done | head -1)
   [[ -n $victim ]] || fail "$launcher: rank 1 not found"
   kill -9 "$victim"

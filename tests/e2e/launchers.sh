@@ -54,12 +54,12 @@ local_shape=$(shape "$LOCAL/raw/p000/overlap/rep0")
 root_flag=""; [[ $(id -u) == 0 ]] && root_flag=" --allow-run-as-root"
 plan=$("$HARNESS" run "$SCRATCH/spec.yaml" --launcher mpirun --print-launch)
 expect_contains "$plan" "launch plan (mpirun), 1 run(s)"
-expect_contains "$plan" "  mpirun --oversubscribe --bind-to none --tag-output$root_flag -np 2 -x OMP_NUM_THREADS=1 $HARNESS worker --rank-from openmpi --config-json '{"
+expect_contains "$plan" "  mpirun --oversubscribe --bind-to none --tag-output$root_flag -np 2 -x OMP_NUM_THREADS=1 $HARNESS_RANK worker --rank-from openmpi --config-json '{"
 expect_contains "$plan" "--out RESULTS_DIR/raw/p000/overlap/rep0 --rendezvous tcp --master-addr 127.0.0.1 --master-port 29500 --emit-results"
 plan=$("$HARNESS" run "$SCRATCH/spec.yaml" --launcher slurm --hosts n1:1,n2:1 --print-launch)
-expect_contains "$plan" "  srun --ntasks=2 --cpus-per-task=1 --distribution=block --kill-on-bad-exit=1 --label --nodes=2 --nodelist=n1,n2 --export=ALL,OMP_NUM_THREADS=1 $HARNESS worker --rank-from slurm"
+expect_contains "$plan" "  srun --ntasks=2 --cpus-per-task=1 --distribution=block --kill-on-bad-exit=1 --label --nodes=2 --nodelist=n1,n2 --export=ALL,OMP_NUM_THREADS=1 $HARNESS_RANK worker --rank-from slurm"
 plan=$("$HARNESS" run "$SCRATCH/spec.yaml" --launcher torchrun --hosts n1:4,n2:4 --print-launch)
-expect_contains "$plan" "  [on n1] torchrun --nnodes=2 --nproc_per_node=1 --node_rank=0 --master_addr=n1 --master_port=29500 --max_restarts=0 --no_python $HARNESS worker --rank-from torchrun"
+expect_contains "$plan" "  [on n1] torchrun --nnodes=2 --nproc_per_node=1 --node_rank=0 --master_addr=n1 --master_port=29500 --max_restarts=0 --no_python $HARNESS_RANK worker --rank-from torchrun"
 expect_contains "$plan" "  [on n2] torchrun --nnodes=2 --nproc_per_node=1 --node_rank=1 --master_addr=n1"
 set +e
 "$HARNESS" run "$SCRATCH/spec.yaml" --launcher torchrun >"$SCRATCH/tr.out" 2>"$SCRATCH/tr.err"
@@ -91,7 +91,7 @@ port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); prin
 pids=()
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    timeout 120 "$HARNESS" worker --config "$cfg" --out "$SCRATCH/hand/host$r" \
+    timeout 120 "$HARNESS_RANK" worker --config "$cfg" --out "$SCRATCH/hand/host$r" \
     >"$SCRATCH/hand$r.out" 2>"$SCRATCH/hand$r.err" &
   pids+=($!)
 done
@@ -120,7 +120,7 @@ else
 fi
 
 sleep 0.3
-if pgrep -f "harness worker .*$SCRATCH" >/dev/null; then
-  fail "worker processes left behind: $(pgrep -af "harness worker .*$SCRATCH")"
+if pgrep -f "harness-rank worker .*$SCRATCH" >/dev/null; then
+  fail "worker processes left behind: $(pgrep -af "harness-rank worker .*$SCRATCH")"
 fi
 echo "PASS launchers"

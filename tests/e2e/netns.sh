@@ -54,7 +54,7 @@ pids=()
 for r in 0 1; do
   ns=$ns0; [[ $r == 1 ]] && ns=$ns1
   ip netns exec "$ns" env RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR="$addr0" MASTER_PORT=$port \
-    timeout 120 "$HARNESS" worker --config "$SCRATCH/config.json" --out "$SCRATCH/host$r" \
+    timeout 120 "$HARNESS_RANK" worker --config "$SCRATCH/config.json" --out "$SCRATCH/host$r" \
     >"$SCRATCH/rank$r.out" 2>"$SCRATCH/rank$r.err" &
   pids+=($!)
 done

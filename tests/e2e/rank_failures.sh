@@ -46,8 +46,8 @@ assert top["complete"] is False and top["failures"][0]["detail"]["failure"]["ran
 PY
   expect_contains "$(cat "$SCRATCH/out")" "| overlap (baseline) | 0 | failed |"
   sleep 0.5
-  if pgrep -f "harness worker --config $SCRATCH" >/dev/null; then
-    fail "$kind: worker processes left behind: $(pgrep -af "harness worker --config $SCRATCH")"
+  if pgrep -f "harness-rank worker --config $SCRATCH" >/dev/null; then
+    fail "$kind: worker processes left behind: $(pgrep -af "harness-rank worker --config $SCRATCH")"
   fi
 }
 

@@ -5,9 +5,9 @@
 
 #include "common/input_error.h"
 #include "harness/profile/comm_profile.h"
-#include "harness/profile/pipedream_graph_writer.h"
 #include "planner/cluster/topology.h"
 #include "planner/model/model_profile.h"
+#include "planner/model/pipedream_graph_writer.h"
 #include "tests/test_util.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "harness/profile/pipedream_graph_writer.h"
+#include "planner/model/pipedream_graph_writer.h"
 
 #include <cstdio>
 

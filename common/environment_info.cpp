@@ -1,4 +1,4 @@
-#include "harness/results/environment_info.h"
+#include "common/environment_info.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
-#include "harness/results/results_folder.h"
+#include "common/utc_time.h"
 
 #ifndef HARNESS_SOURCE_DIR
 #define HARNESS_SOURCE_DIR "."

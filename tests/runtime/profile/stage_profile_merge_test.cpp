@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "harness/profile/layer_profile_json.h"
+#include "runtime/profile/layer_profile_json.h"
 
 namespace {
 

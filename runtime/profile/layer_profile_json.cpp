@@ -1,4 +1,4 @@
-#include "harness/profile/layer_profile_json.h"
+#include "runtime/profile/layer_profile_json.h"
 
 #include <stdexcept>
 #include <string>

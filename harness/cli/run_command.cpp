@@ -1,0 +1,98 @@
+#include "harness/cli/run_command.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/input_error.h"
+#include "harness/cli/plan_command.h"
+#include "harness/cli/profile_command.h"
+#include "harness/cli/simulate_command.h"
+#include "harness/spec/spec.h"
+#include "harness/spec/yaml_reader.h"
+#include "harness/study/experiment_runner.h"
+#include "runtime/models/model_catalog.h"
+
+namespace harness {
+
+void RunCommand::add_to(CLI::App& app) {
+  auto* run = app.add_subcommand("run", "Run an experiment spec (experiments/*.yaml)");
+  run->add_option("spec", spec_path_, "Experiment spec (YAML)")->required();
+  run->add_option("--set", overrides_, "Override a spec value: key.path=value (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  run->add_flag("--quick", quick_, "Few iterations and a short sweep, for a smoke run");
+  run->add_flag("--dry-run", dry_run_, "Print the expanded matrix and exit");
+  run->add_option("--launcher", launcher_, "Who starts the ranks: local|mpirun|slurm|torchrun");
+  run->add_option("--hosts", hosts_, "Hosts and slots for mpirun/slurm/torchrun: h1:8,h2:8");
+  run->add_flag("--print-launch", print_launch_,
+                "Print the command that starts each run's ranks and exit");
+  run->add_option("--resume", resume_,
+                  "Finish this results folder: run only the runs without complete results");
+  run->callback([this] {
+    if (const int code = execute(); code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+int RunCommand::execute() {
+  YAML::Node root = parse_yaml_file(spec_path_);
+  const std::string kind =
+      root.IsMap() && root["kind"] && root["kind"].IsScalar() ? root["kind"].Scalar() : "train";
+  if (kind == "plan") return run_plan_kind(root);
+  if (kind == "simulate") {
+    return run_simulate_spec(spec_path_, root, overrides_, dry_run_, std::cout);
+  }
+  if (kind == "profile") {
+    return run_profile_spec(spec_path_, root, overrides_, dry_run_, rank_program_);
+  }
+  return run_train_kind(root);
+}
+
+// `kind: plan` specs: the top-level keys are checked here, the `plan:` map by the planner.
+int RunCommand::run_plan_kind(YAML::Node root) {
+  SpecOrigin origin(spec_path_);
+  const SpecHeader header = read_spec_header(root, origin, overrides_, "plan", "plan");
+  if (dry_run_) {
+    std::cout << "experiment " << header.name
+              << ": kind plan (DAPPLE planner); nothing is launched\n";
+    return 0;
+  }
+  const auto directory = start_results_folder(header.output, header.name, root);
+  std::cout << "results: " << directory.string() << "\n";
+  return run_plan_spec(spec_path_, root, directory.string());
+}
+
+int RunCommand::run_train_kind(YAML::Node root) {
+  LoadOptions options;
+  options.quick = quick_;
+  options.overrides = overrides_;
+  options.known_models = runtime::model_names();
+  options.model_layer_count = [this](const ModelConfig& model) {
+    return static_cast<long long>(rank_program_.layer_names(model).size());
+  };
+  const Experiment experiment = load_experiment(root, SpecOrigin(spec_path_), options);
+  RunnerOptions runner;
+  runner.executable = rank_program_.path();
+  runner.dry_run = dry_run_;
+  runner.interactive = isatty(STDERR_FILENO);
+  if (!dry_run_ && !print_launch_) {
+    runner.runtime_info = {{"torch_version", rank_program_.torch_version()}};
+  }
+  runner.model_layer_names = [this](const ModelConfig& model) {
+    return rank_program_.layer_names(model);
+  };
+  runner.model_layer_costs = [this](const ModelConfig& model) {
+    return rank_program_.layer_forward_ms(model);
+  };
+  runner.launcher = parse_launcher(launcher_);
+  runner.hosts = parse_hosts(hosts_);
+  runner.print_launch = print_launch_;
+  runner.resume_directory = resume_;
+  return run_experiment(experiment, runner, std::cout);
+}
+
+}  // namespace harness

@@ -1,0 +1,191 @@
+#include "harness/launch/rank_program.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "common/input_error.h"
+#include "harness/spec/spec.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<char*> argv_of(const std::string& path, const std::vector<std::string>& args) {
+  std::vector<char*> argv{const_cast<char*>(path.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  return argv;
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  return exit_code_of(status);
+}
+
+struct Captured {
+  int exit_code = 0;
+  std::string out, err;
+};
+
+// Runs `path args` with both output streams captured (read together, so that neither pipe
+// can fill up and stall the child).
+Captured capture(const std::string& path, const std::vector<std::string>& args) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  auto argv = argv_of(path, args);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::execv(path.c_str(), argv.data());
+    const std::string why = "cannot start " + path + ": " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, why.data(), why.size());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  Captured captured;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* sinks[2] = {&captured.out, &captured.err};
+  int open_streams = 2;
+  while (open_streams > 0) {
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buffer[4096];
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_streams;
+      }
+    }
+  }
+  captured.exit_code = wait_for(pid);
+  return captured;
+}
+
+// The last non-empty line, without the "error: " the rank program starts it with.
+std::string last_line(const std::string& text) {
+  std::string line;
+  size_t end = text.find_last_not_of("\n");
+  if (end == std::string::npos) return "";
+  const size_t start = text.rfind('\n', end);
+  line = text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+  if (line.rfind("error: ", 0) == 0) line = line.substr(7);
+  return line;
+}
+
+std::string model_key(const ModelConfig& model) {
+  std::string key = model.name + "/" + std::to_string(model.num_classes) + "/" +
+                    std::to_string(model.depth) + "/" + std::to_string(model.width);
+  for (long long d : model.input_shape) key += "/" + std::to_string(d);
+  return key;
+}
+
+std::vector<std::string> layer_query(const ModelConfig& model) {
+  std::vector<std::string> args = {"layers", "--model", model.name};
+  std::string shape;
+  for (long long d : model.input_shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  if (!shape.empty()) args.insert(args.end(), {"--input-shape", shape});
+  if (model.num_classes > 0)
+    args.insert(args.end(), {"--num-classes", std::to_string(model.num_classes)});
+  if (model.depth > 0) args.insert(args.end(), {"--depth", std::to_string(model.depth)});
+  if (model.width > 0) args.insert(args.end(), {"--width", std::to_string(model.width)});
+  return args;
+}
+
+}  // namespace
+
+RankProgram RankProgram::beside_this_executable() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return RankProgram(
+      (error ? fs::path("harness-rank") : self.parent_path() / "harness-rank").string());
+}
+
+nlohmann::json RankProgram::query(const std::vector<std::string>& args) const {
+  const Captured captured = capture(path_, args);
+  if (captured.exit_code == 2) throw InputError(last_line(captured.err));
+  if (captured.exit_code != 0) {
+    throw std::runtime_error(path_ + " " + (args.empty() ? "" : args.front()) + " failed (exit " +
+                             std::to_string(captured.exit_code) + "): " + last_line(captured.err));
+  }
+  try {
+    return nlohmann::json::parse(captured.out);
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(path_ + " " + (args.empty() ? "" : args.front()) +
+                             " printed no JSON: " + last_line(captured.out));
+  }
+}
+
+int RankProgram::run(const std::vector<std::string>& args) const {
+  auto argv = argv_of(path_, args);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::execv(path_.c_str(), argv.data());
+    std::fprintf(stderr, "error: cannot start %s: %s\n", path_.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  return wait_for(pid);
+}
+
+void RankProgram::exec(const std::vector<std::string>& args) const {
+  auto argv = argv_of(path_, args);
+  std::fflush(nullptr);
+  ::execv(path_.c_str(), argv.data());
+  throw std::runtime_error("cannot start " + path_ + ": " + std::strerror(errno));
+}
+
+const std::vector<std::string>& RankProgram::layer_names(const ModelConfig& model) {
+  const std::string key = model_key(model);
+  auto found = layer_names_.find(key);
+  if (found != layer_names_.end()) return found->second;
+  const auto answer = query(layer_query(model));
+  return layer_names_[key] = answer.at("names").get<std::vector<std::string>>();
+}
+
+const std::vector<double>& RankProgram::layer_forward_ms(const ModelConfig& model) {
+  const std::string key = model_key(model) + "@" + std::to_string(model.batch_size);
+  auto found = layer_forward_ms_.find(key);
+  if (found != layer_forward_ms_.end()) return found->second;
+  auto args = layer_query(model);
+  args.insert(args.end(), {"--forward-ms-batch", std::to_string(model.batch_size)});
+  const auto answer = query(args);
+  layer_names_[model_key(model)] = answer.at("names").get<std::vector<std::string>>();
+  return layer_forward_ms_[key] = answer.at("forward_ms").get<std::vector<double>>();
+}
+
+std::string RankProgram::torch_version() {
+  if (torch_version_.empty()) {
+    torch_version_ = query({"version"}).at("torch_version").get<std::string>();
+  }
+  return torch_version_;
+}
+
+}  // namespace harness

@@ -1,0 +1,49 @@
+// The rank program, `harness-rank`, seen from the harness: where it is (beside the harness
+// binary), how to run it, and the zoo's answers that need LibTorch (layer chains, per-layer
+// forward times, parameter counts, the LibTorch version), asked once per model and shape.
+// This is how the harness stays free of LibTorch: whatever needs it runs in that process.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct ModelConfig;
+
+class RankProgram {
+ public:
+  // The `harness-rank` in the folder of the running executable.
+  static RankProgram beside_this_executable();
+  explicit RankProgram(std::string path) : path_(std::move(path)) {}
+
+  const std::string& path() const { return path_; }
+
+  // Runs it with `args` (standard input and output closed and captured) and parses what it
+  // prints as JSON. Its exit code 2 (bad input) becomes an InputError with its one-line
+  // message; any other failure a std::runtime_error.
+  nlohmann::json query(const std::vector<std::string>& args) const;
+
+  // Runs it with `args` on this process's standard streams; returns its exit code (128 + the
+  // signal when one ended it).
+  int run(const std::vector<std::string>& args) const;
+
+  // Replaces this process with it (exit code, signals and output are then its own).
+  [[noreturn]] void exec(const std::vector<std::string>& args) const;
+
+  // The zoo's layer chain of `model` at its input shape (names), and per-layer forward times
+  // at its batch size; each asked once per model, shape and batch.
+  const std::vector<std::string>& layer_names(const ModelConfig& model);
+  const std::vector<double>& layer_forward_ms(const ModelConfig& model);
+  std::string torch_version();
+
+ private:
+  std::string path_;
+  std::map<std::string, std::vector<std::string>> layer_names_;
+  std::map<std::string, std::vector<double>> layer_forward_ms_;
+  std::string torch_version_;
+};
+
+}  // namespace harness

@@ -1,0 +1,41 @@
+// What the harness asks of the model zoo that only LibTorch can answer: parameter counts, a
+// model's layer chain at an input shape, per-layer forward times, the LibTorch version. The
+// harness asks through `harness-rank models|layers|version`, which print these as JSON
+// (rank/zoo_query_commands.h), so that the harness itself never loads LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace runtime {
+
+struct ModelListing {
+  std::string name;
+  std::string description;
+  std::vector<int64_t> input_shape;
+  int64_t tensors = 0;
+  int64_t parameters = 0;
+};
+
+// Builds every zoo model once to count its parameters.
+std::vector<ModelListing> list_models();
+
+// The layer chain of a zoo model built with these options (names as ZooModel::layers());
+// an empty input shape is the model's default.
+// Throws std::invalid_argument for an unknown model or options it does not take.
+std::vector<std::string> zoo_layer_names(const std::string& model,
+                                         const std::vector<int64_t>& input_shape,
+                                         int64_t num_classes, int64_t depth, int64_t width);
+
+// Forward time of each layer of that model on `batch` synthetic samples (median of 3 after a
+// warm-up, no autograd, one thread): the weights `stages: N` balances pipeline stages by.
+std::vector<double> zoo_layer_forward_ms(const std::string& model,
+                                         const std::vector<int64_t>& input_shape,
+                                         int64_t num_classes, int64_t depth, int64_t width,
+                                         int64_t batch);
+
+// "1.13.1" etc.
+std::string torch_version();
+
+}  // namespace runtime

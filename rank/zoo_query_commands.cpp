@@ -1,0 +1,88 @@
+#include "rank/zoo_query_commands.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/input_error.h"
+#include "rank/layer_profile_command.h"
+#include "rank/zoo_queries.h"
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+
+// The options that build one zoo model, as `harness-rank layers` takes them.
+struct ModelQuery {
+  std::string model;
+  std::string input_shape;
+  int64_t num_classes = 0;
+  int64_t depth = 0;
+  int64_t width = 0;
+  int64_t forward_ms_batch = 0;  // > 0: also time each layer's forward at this batch
+};
+
+void add_models(CLI::App& app) {
+  auto* models = app.add_subcommand("models", "The zoo with parameter counts, as JSON");
+  models->callback([] {
+    json listing = json::array();
+    for (const auto& m : runtime::list_models()) {
+      listing.push_back({{"name", m.name},
+                         {"description", m.description},
+                         {"input_shape", m.input_shape},
+                         {"tensors", m.tensors},
+                         {"parameters", m.parameters}});
+    }
+    std::cout << listing.dump() << "\n";
+  });
+}
+
+void add_layers(CLI::App& app) {
+  auto query = std::make_shared<ModelQuery>();
+  auto* layers = app.add_subcommand("layers", "A zoo model's layer chain (and times), as JSON");
+  layers->add_option("--model", query->model, "Zoo model")->required();
+  layers->add_option("--input-shape", query->input_shape, "One sample's shape, e.g. 3,64,64");
+  layers->add_option("--num-classes", query->num_classes, "Output width (0: model default)");
+  layers->add_option("--depth", query->depth, "bert/mlp layers (0: model default)");
+  layers->add_option("--width", query->width, "bert/vgg19/mlp width (0: model default)");
+  layers->add_option("--forward-ms-batch", query->forward_ms_batch,
+                     "Also time each layer's forward on this many samples");
+  layers->callback([query] {
+    const std::vector<int64_t> shape = parse_shape(query->input_shape);
+    json answer;
+    try {
+      answer["names"] = runtime::zoo_layer_names(query->model, shape, query->num_classes,
+                                                 query->depth, query->width);
+      if (query->forward_ms_batch > 0) {
+        answer["forward_ms"] =
+            runtime::zoo_layer_forward_ms(query->model, shape, query->num_classes, query->depth,
+                                          query->width, query->forward_ms_batch);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw InputError(query->model + ": " + e.what());
+    }
+    std::cout << answer.dump() << "\n";
+  });
+}
+
+void add_version(CLI::App& app) {
+  auto* version = app.add_subcommand("version", "The LibTorch this program runs, as JSON");
+  version->callback([] {
+    std::cout << json{{"torch_version", runtime::torch_version()}}.dump() << "\n";
+  });
+}
+
+}  // namespace
+
+void add_zoo_query_commands(CLI::App& app) {
+  add_models(app);
+  add_layers(app);
+  add_version(app);
+}
+
+}  // namespace harness
