@@ -18,53 +18,39 @@ namespace runtime {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
+namespace {}  // namespace
 
-PipelineLayout layout_from(const json& stages) {
-  PipelineLayout layout;
-  for (const auto& stage : stages) {
-    layout.stages.push_back({stage.at("first_layer").get<int>(), stage.at("last_layer").get<int>(),
-                             stage.at("ranks").get<std::vector<int>>()});
-  }
-  return layout;
-}
-
-}  // namespace
-
-ModelOptions model_options_from(const json& model_config) {
+ModelOptions model_options_from(const WorkerModel& model) {
   ModelOptions options;
-  options.input_shape = model_config.at("input_shape").get<std::vector<int64_t>>();
-  options.num_classes = model_config.value("num_classes", 0);
-  options.depth = model_config.value("depth", 0);
-  options.width = model_config.value("width", 0);
+  options.input_shape.assign(model.input_shape.begin(), model.input_shape.end());
+  options.num_classes = model.num_classes;
+  options.depth = model.depth;
+  options.width = model.width;
   return options;
 }
 
-void run_pipeline_rank(const json& config, const RankContext& context) {
-  const json& model_config = config.at("model");
-  const json& system = config.at("system");
-  const long long warmup = config.at("warmup").get<long long>();
-  const long long iterations = config.at("iterations").get<long long>();
-  const long long seed = config.at("seed").get<long long>();
-  const long long trace_iteration = config.value("trace_iteration", -1LL);
+void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
+  const WorkerSystem& system = config.system;
+  const long long warmup = config.warmup;
+  const long long iterations = config.iterations;
+  const long long seed = config.seed;
+  const long long trace_iteration = config.trace_iteration;
 
   PipelineOptions options;
-  options.layout = layout_from(system.at("stages"));
-  options.schedule = parse_pipeline_schedule(system.at("schedule").get<std::string>());
-  options.micro_batches = system.at("micro_batches").get<int>();
-  options.loss = model_config.value("loss", "mse");
-  options.replica_sync = baselines::replica_sum_factory(system.value("bucket_mb", 25.0),
-                                                        system.value("first_bucket_mb", 1.0));
+  options.layout.stages = system.stages;
+  options.schedule = system.schedule;
+  options.micro_batches = system.micro_batches;
+  options.loss = config.model.loss;
+  options.replica_sync = baselines::replica_sum_factory(system.bucket_mb, system.first_bucket_mb);
 
   // Every rank builds the same model and the same global batch from the seed, then keeps its
   // stage's layers and its rows: no weights or data travel before the first iteration.
   torch::manual_seed(seed);
-  const ModelOptions model_options = model_options_from(model_config);
-  auto model = make_model(model_config.at("name").get<std::string>(), model_options);
+  const ModelOptions model_options = model_options_from(config.model);
+  auto model = make_model(config.model.name, model_options);
   model->train();
   torch::manual_seed(seed * 1000003 + 1);
-  const long long global_batch =
-      model_config.at("batch_size").get<long long>() * context.world_size;
+  const long long global_batch = config.model.batch_size * context.world_size;
   const SyntheticBatch batch =
       make_synthetic_batch(*model, model_options, global_batch, options.loss);
 
@@ -80,10 +66,9 @@ void run_pipeline_rank(const json& config, const RankContext& context) {
   }
   PipelineStage stage(*model, options, *context.world, replicas.get(), sample_of(batch));
 
-  const json& optimizer_config = config.at("optimizer");
-  torch::optim::SGD optimizer(stage.stage_parameters(),
-                              torch::optim::SGDOptions(optimizer_config.at("lr").get<double>())
-                                  .momentum(optimizer_config.value("momentum", 0.0)));
+  torch::optim::SGD optimizer(
+      stage.stage_parameters(),
+      torch::optim::SGDOptions(config.optimizer.lr).momentum(config.optimizer.momentum));
 
   fs::create_directories(context.out_dir);
   SampleLog log;
@@ -132,7 +117,7 @@ void run_pipeline_rank(const json& config, const RankContext& context) {
   log.write(fs::path(context.out_dir) / ("rank" + std::to_string(context.rank) + ".csv"));
   const json info = {{"rank", context.rank},
                      {"world_size", context.world_size},
-                     {"system", system.at("name")},
+                     {"system", system.name},
                      {"stage", stage.stage()},
                      {"replica", stage.replica()},
                      {"stages", options.layout.stage_count()},
@@ -151,7 +136,7 @@ void run_pipeline_rank(const json& config, const RankContext& context) {
   if (trace.size() > 0) {
     json other = {{"rank", context.rank},
                   {"world_size", context.world_size},
-                  {"system", system.at("name")},
+                  {"system", system.name},
                   {"iteration", trace_iteration - warmup},
                   {"stage", stage.stage()},
                   {"schedule", to_string(options.schedule)},

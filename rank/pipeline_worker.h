@@ -15,6 +15,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/protocol/fault_injection.h"
+#include "runtime/protocol/worker_config.h"
 
 namespace runtime {
 
@@ -28,11 +29,11 @@ struct RankContext {
   std::optional<Fault> fault;
 };
 
-// The model section of a worker config (name, input_shape, num_classes, depth, width) as the
-// zoo's options; both the data-parallel and the pipeline rank build their model from it.
-ModelOptions model_options_from(const nlohmann::json& model_config);
+// The model section of a worker config as the zoo's options; both the data-parallel and the
+// pipeline rank build their model from it.
+ModelOptions model_options_from(const WorkerModel& model);
 
 // Trains; the caller gathers the result files and synchronises the ranks after.
-void run_pipeline_rank(const nlohmann::json& config, const RankContext& context);
+void run_pipeline_rank(const WorkerConfig& config, const RankContext& context);
 
 }  // namespace runtime

@@ -23,6 +23,7 @@
 #include "runtime/protocol/rank_identity.h"
 #include "runtime/protocol/sample_log.h"
 #include "runtime/protocol/trace_recorder.h"
+#include "runtime/protocol/worker_config.h"
 
 namespace runtime {
 namespace fs = std::filesystem;
@@ -127,21 +128,21 @@ torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
 }
 
 int run_worker(const WorkerArgs& args) {
-  const json config = args.config_text.empty() ? json::parse(std::ifstream(args.config_path))
-                                               : json::parse(args.config_text);
+  const WorkerConfig config = worker_config_from_json(
+      args.config_text.empty() ? json::parse(std::ifstream(args.config_path))
+                               : json::parse(args.config_text));
   const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
-  const json& model_config = config.at("model");
-  const json& system = config.at("system");
-  const long long warmup = config.at("warmup").get<long long>();
-  const long long iterations = config.at("iterations").get<long long>();
-  const long long seed = config.at("seed").get<long long>();
+  const WorkerSystem& system = config.system;
+  const long long warmup = config.warmup;
+  const long long iterations = config.iterations;
+  const long long seed = config.seed;
 
-  torch::set_num_threads(config.at("threads").get<int>());
-  apply_heap_policy(config.value("heap", "retain"));
+  torch::set_num_threads(config.threads);
+  apply_heap_policy(config.heap);
 
   Rendezvous rendezvous = args.rendezvous;
-  const auto timeout = std::chrono::milliseconds(
-      static_cast<long long>(config.value("collective_timeout_s", 300.0) * 1000));
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<long long>(config.collective_timeout_s * 1000));
   rendezvous.timeout = timeout;
   auto store = connect_store(rendezvous, args.rank, args.world_size);
   auto communicator =
@@ -157,7 +158,7 @@ int run_worker(const WorkerArgs& args) {
     if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
     return 0;
   };
-  if (system.value("kind", "ddp") == "pipeline") {
+  if (system.kind == SystemKind::kPipeline) {
     run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store, communicator.get(),
                                timeout, fault});
     return hand_in_results();
@@ -165,8 +166,8 @@ int run_worker(const WorkerArgs& args) {
 
   // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
   torch::manual_seed(seed);
-  const ModelOptions model_options = model_options_from(model_config);
-  auto model = make_model(model_config.at("name").get<std::string>(), model_options);
+  const ModelOptions model_options = model_options_from(config.model);
+  auto model = make_model(config.model.name, model_options);
   model->train();
   {
     std::vector<std::unique_ptr<CommWork>> works;
@@ -177,8 +178,8 @@ int run_worker(const WorkerArgs& args) {
 
   // Each rank its own synthetic shard, fixed for the run (generation stays out of timing).
   torch::manual_seed(seed * 1000003 + args.rank + 1);
-  const long long batch = model_config.at("batch_size").get<long long>();
-  const std::string loss_name = model_config.value("loss", "mse");
+  const long long batch = config.model.batch_size;
+  const std::string& loss_name = config.model.loss;
   const SyntheticBatch data = make_synthetic_batch(*model, model_options, batch, loss_name);
   const torch::Tensor& input = data.input;
   const torch::Tensor& target = data.target;
@@ -190,24 +191,23 @@ int run_worker(const WorkerArgs& args) {
     parameters.push_back(item.value());
   }
   baselines::ReducerOptions reducer_options;
-  reducer_options.mode = baselines::parse_sync_mode(system.at("mode").get<std::string>());
-  reducer_options.bucket_mb = system.at("bucket_mb").get<double>();
-  reducer_options.first_bucket_mb = system.at("first_bucket_mb").get<double>();
+  reducer_options.mode = baselines::parse_sync_mode(system.mode);
+  reducer_options.bucket_mb = system.bucket_mb;
+  reducer_options.first_bucket_mb = system.first_bucket_mb;
   baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options);
 
-  const json& optimizer_config = config.at("optimizer");
-  torch::optim::SGD optimizer(model->parameters(),
-                              torch::optim::SGDOptions(optimizer_config.at("lr").get<double>())
-                                  .momentum(optimizer_config.value("momentum", 0.0)));
+  torch::optim::SGD optimizer(
+      model->parameters(),
+      torch::optim::SGDOptions(config.optimizer.lr).momentum(config.optimizer.momentum));
 
   fs::create_directories(args.out_dir);
-  if (args.rank == 0 && config.value("log_buckets", false)) {
+  if (args.rank == 0 && config.log_buckets) {
     write_text_atomic(fs::path(args.out_dir) / "buckets.json", reducer.buckets_json() + "\n");
   }
 
   SampleLog log;
   using Clock = std::chrono::steady_clock;
-  const long long trace_iteration = config.value("trace_iteration", -1LL);
+  const long long trace_iteration = config.trace_iteration;
   TraceRecorder trace;
   reducer.set_trace(&trace);
   auto us = [](Clock::time_point t) {
@@ -244,7 +244,7 @@ int run_worker(const WorkerArgs& args) {
   if (trace.size() > 0) {
     const json other = {{"rank", args.rank},
                         {"world_size", args.world_size},
-                        {"system", system.at("name")},
+                        {"system", system.name},
                         {"iteration", trace_iteration - warmup}};
     write_text_atomic(fs::path(args.out_dir) / ("trace_rank" + std::to_string(args.rank) + ".json"),
                       trace.to_json(other).dump() + "\n");

@@ -24,6 +24,7 @@
 #include "harness/spec/pipeline_plan_source.h"
 #include "harness/study/progress_display.h"
 #include "harness/study/run_resume.h"
+#include "runtime/protocol/worker_config.h"
 
 namespace harness {
 
@@ -85,56 +86,37 @@ std::string describe_run(const PlannedRun& run) {
   return text;
 }
 
-json pipeline_worker_config(const PlannedRun& run, json config);
-
-json worker_config(const PlannedRun& run) {
+runtime::WorkerConfig worker_config(const PlannedRun& run) {
   const PointConfig& c = run.point->config;
-  json config = {
-      {"model",
-       {{"name", c.model.name},
-        {"batch_size", c.model.batch_size},
-        {"input_shape", c.model.input_shape},
-        {"num_classes", c.model.num_classes},
-        {"loss", c.model.loss},
-        {"depth", c.model.depth},
-        {"width", c.model.width}}},
-      {"optimizer",
-       {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
-      {"iterations", c.run.iterations},
-      {"warmup", c.run.warmup},
-      {"seed", c.run.seed + run.repeat},
-      {"threads", c.run.threads_per_rank},
-      {"heap", c.run.heap},
-      {"device", c.run.device},
-      {"backend", c.run.backend},
-      // Collectives give up later than the harness declares a stall, so that the
-      // harness, which can name the stuck rank, reports it.
-      {"collective_timeout_s", c.run.stall_timeout_s * 2 + 30},
-      {"log_buckets", run.repeat == 0},
-      // One measured iteration from the middle of the run, traced on every rank (repeat 0).
-      {"trace_iteration",
-       c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1},
-      {"system",
-       {{"name", run.system->name},
-        {"kind", run.system->kind},
-        {"mode", run.system->mode},
-        {"bucket_mb", system_bucket_mb(run)},
-        {"first_bucket_mb", c.ddp.first_bucket_mb}}}};
-  return run.system->kind == "pipeline" ? pipeline_worker_config(run, std::move(config)) : config;
-}
-
-// A pipeline system's worker config: the stages resolved for this point (inline, from a plan
-// file or planned now), the schedule and the micro-batch count.
-json pipeline_worker_config(const PlannedRun& run, json config) {
-  json stage_list = json::array();
-  for (const auto& stage : run.stages) {
-    stage_list.push_back({{"first_layer", stage.first_layer},
-                          {"last_layer", stage.last_layer},
-                          {"ranks", stage.ranks}});
+  runtime::WorkerConfig config;
+  config.model = {c.model.name, c.model.batch_size, c.model.input_shape, c.model.num_classes,
+                  c.model.loss, c.model.depth,      c.model.width};
+  config.optimizer = {c.optimizer.name, c.optimizer.lr, c.optimizer.momentum};
+  config.iterations = c.run.iterations;
+  config.warmup = c.run.warmup;
+  config.seed = c.run.seed + run.repeat;
+  config.threads = static_cast<int>(c.run.threads_per_rank);
+  config.heap = c.run.heap;
+  config.device = c.run.device;
+  config.backend = c.run.backend;
+  // Collectives give up later than the harness declares a stall, so that the harness, which
+  // can name the stuck rank, reports it.
+  config.collective_timeout_s = c.run.stall_timeout_s * 2 + 30;
+  config.log_buckets = run.repeat == 0;
+  // One measured iteration from the middle of the run, traced on every rank (repeat 0).
+  config.trace_iteration =
+      c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
+  config.system.name = run.system->name;
+  config.system.kind = runtime::parse_system_kind(run.system->kind);
+  config.system.mode = run.system->mode;
+  config.system.bucket_mb = system_bucket_mb(run);
+  config.system.first_bucket_mb = c.ddp.first_bucket_mb;
+  if (config.system.kind == runtime::SystemKind::kPipeline) {
+    // The stages resolved for this point (inline, from a plan file or planned now).
+    config.system.schedule = runtime::parse_pipeline_schedule(run.system->schedule);
+    config.system.micro_batches = static_cast<int>(c.pipeline.micro_batches);
+    config.system.stages = run.stages;
   }
-  config["system"]["schedule"] = run.system->schedule;
-  config["system"]["micro_batches"] = run.point->config.pipeline.micro_batches;
-  config["system"]["stages"] = stage_list;
   return config;
 }
 
@@ -176,7 +158,7 @@ WorkerLaunch cluster_worker(const PlannedRun& run, const fs::path& raw, int port
                             const RunnerOptions& options) {
   WorkerLaunch worker;
   worker.executable = options.executable;
-  worker.config_json = worker_config(run).dump();
+  worker.config_json = runtime::to_json(worker_config(run)).dump();
   worker.out_dir = raw.string();
   worker.world_size = run.point->config.run.world_size;
   worker.threads_per_rank = run.point->config.run.threads_per_rank;
@@ -414,7 +396,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
         ranks = external_launch.ranks;
         failure = external_launch.error;
       } else {
-        write_file_atomic(raw / "config.json", worker_config(run).dump(2) + "\n");
+        write_file_atomic(raw / "config.json", runtime::to_json(worker_config(run)).dump(2) + "\n");
         for (long long r = 0; r < c.run.world_size; ++r) {
           ranks.push_back(worker_rank(run, raw, port, r));
         }

@@ -1,0 +1,155 @@
+#include "runtime/protocol/worker_config.h"
+
+#include <stdexcept>
+
+namespace runtime {
+namespace {
+
+using nlohmann::json;
+
+// document[key] as T, or `fallback` when absent; a present value of the wrong type names key.
+template <typename T>
+T read(const json& document, const std::string& path, const char* key, T fallback) {
+  if (!document.contains(key)) return fallback;
+  try {
+    return document.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw std::invalid_argument("worker config: " + path + key + " has the wrong type");
+  }
+}
+
+template <typename T>
+T require(const json& document, const std::string& path, const char* key) {
+  if (!document.contains(key)) {
+    throw std::invalid_argument("worker config: missing " + path + key);
+  }
+  return read<T>(document, path, key, T{});
+}
+
+const json& section(const json& document, const char* key) {
+  if (!document.contains(key) || !document.at(key).is_object()) {
+    throw std::invalid_argument(std::string("worker config: missing object ") + key);
+  }
+  return document.at(key);
+}
+
+json stages_json(const std::vector<StageAssignment>& stages) {
+  json list = json::array();
+  for (const auto& stage : stages) {
+    list.push_back({{"first_layer", stage.first_layer},
+                    {"last_layer", stage.last_layer},
+                    {"ranks", stage.ranks}});
+  }
+  return list;
+}
+
+std::vector<StageAssignment> stages_from(const json& system) {
+  std::vector<StageAssignment> stages;
+  if (!system.contains("stages")) return stages;
+  for (const auto& stage : system.at("stages")) {
+    stages.push_back({require<int>(stage, "system.stages[].", "first_layer"),
+                      require<int>(stage, "system.stages[].", "last_layer"),
+                      require<std::vector<int>>(stage, "system.stages[].", "ranks")});
+  }
+  return stages;
+}
+
+WorkerSystem system_from(const json& s) {
+  WorkerSystem system;
+  system.name = require<std::string>(s, "system.", "name");
+  try {
+    system.kind = parse_system_kind(read<std::string>(s, "system.", "kind", "ddp"));
+    if (s.contains("schedule")) {
+      system.schedule = parse_pipeline_schedule(require<std::string>(s, "system.", "schedule"));
+    }
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("worker config: system: ") + e.what());
+  }
+  system.mode = read<std::string>(s, "system.", "mode", system.mode);
+  system.bucket_mb = read<double>(s, "system.", "bucket_mb", system.bucket_mb);
+  system.first_bucket_mb = read<double>(s, "system.", "first_bucket_mb", system.first_bucket_mb);
+  system.micro_batches = read<int>(s, "system.", "micro_batches", system.micro_batches);
+  system.stages = stages_from(s);
+  if (system.kind == SystemKind::kPipeline && system.stages.empty()) {
+    throw std::invalid_argument("worker config: a pipeline system needs system.stages");
+  }
+  return system;
+}
+
+}  // namespace
+
+SystemKind parse_system_kind(const std::string& name) {
+  if (name == "ddp") return SystemKind::kDdp;
+  if (name == "pipeline") return SystemKind::kPipeline;
+  throw std::invalid_argument("unknown system kind '" + name + "' (expected ddp or pipeline)");
+}
+
+std::string to_string(SystemKind kind) {
+  return kind == SystemKind::kPipeline ? "pipeline" : "ddp";
+}
+
+json to_json(const WorkerConfig& c) {
+  json system = {{"name", c.system.name},
+                 {"kind", to_string(c.system.kind)},
+                 {"mode", c.system.mode},
+                 {"bucket_mb", c.system.bucket_mb},
+                 {"first_bucket_mb", c.system.first_bucket_mb}};
+  if (c.system.kind == SystemKind::kPipeline) {
+    system["schedule"] = to_string(c.system.schedule);
+    system["micro_batches"] = c.system.micro_batches;
+    system["stages"] = stages_json(c.system.stages);
+  }
+  return {
+      {"model",
+       {{"name", c.model.name},
+        {"batch_size", c.model.batch_size},
+        {"input_shape", c.model.input_shape},
+        {"num_classes", c.model.num_classes},
+        {"loss", c.model.loss},
+        {"depth", c.model.depth},
+        {"width", c.model.width}}},
+      {"optimizer",
+       {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
+      {"iterations", c.iterations},
+      {"warmup", c.warmup},
+      {"seed", c.seed},
+      {"threads", c.threads},
+      {"heap", c.heap},
+      {"device", c.device},
+      {"backend", c.backend},
+      {"collective_timeout_s", c.collective_timeout_s},
+      {"log_buckets", c.log_buckets},
+      {"trace_iteration", c.trace_iteration},
+      {"system", system}};
+}
+
+WorkerConfig worker_config_from_json(const json& d) {
+  if (!d.is_object()) throw std::invalid_argument("worker config: expected a JSON object");
+  WorkerConfig c;
+  const json& model = section(d, "model");
+  c.model.name = require<std::string>(model, "model.", "name");
+  c.model.batch_size = require<long long>(model, "model.", "batch_size");
+  c.model.input_shape = require<std::vector<long long>>(model, "model.", "input_shape");
+  c.model.num_classes = read<long long>(model, "model.", "num_classes", 0);
+  c.model.loss = read<std::string>(model, "model.", "loss", c.model.loss);
+  c.model.depth = read<long long>(model, "model.", "depth", 0);
+  c.model.width = read<long long>(model, "model.", "width", 0);
+  const json& optimizer = section(d, "optimizer");
+  c.optimizer.name = read<std::string>(optimizer, "optimizer.", "name", c.optimizer.name);
+  c.optimizer.lr = require<double>(optimizer, "optimizer.", "lr");
+  c.optimizer.momentum = read<double>(optimizer, "optimizer.", "momentum", 0.0);
+  c.iterations = require<long long>(d, "", "iterations");
+  c.warmup = require<long long>(d, "", "warmup");
+  c.seed = require<long long>(d, "", "seed");
+  c.threads = require<int>(d, "", "threads");
+  c.heap = read<std::string>(d, "", "heap", c.heap);
+  c.device = read<std::string>(d, "", "device", c.device);
+  c.backend = read<std::string>(d, "", "backend", c.backend);
+  c.collective_timeout_s = read<double>(d, "", "collective_timeout_s", c.collective_timeout_s);
+  c.log_buckets = read<bool>(d, "", "log_buckets", false);
+  c.trace_iteration = read<long long>(d, "", "trace_iteration", -1);
+  c.system = system_from(section(d, "system"));
+  return c;
+}
+
+}  // namespace runtime

@@ -1,0 +1,71 @@
+// The worker contract: what the harness tells one rank of one run (`harness-rank worker
+// --config FILE` or `--config-json TEXT`). One struct, one JSON encoder and one decoder, used
+// by the harness that writes it (harness/study/) and the rank programs that read it
+// (rank/worker.cpp, rank/pipeline_worker.cpp), so the two cannot drift apart. Keys a
+// hand-written config leaves out take the defaults below.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/pipeline/pipeline_schedule.h"
+
+namespace runtime {
+
+enum class SystemKind { kDdp, kPipeline };
+
+// "ddp" | "pipeline"; throws std::invalid_argument otherwise.
+SystemKind parse_system_kind(const std::string& name);
+std::string to_string(SystemKind kind);
+
+struct WorkerModel {
+  std::string name;
+  long long batch_size = 0;  // per rank
+  std::vector<long long> input_shape;
+  long long num_classes = 0;  // 0: the model's default
+  std::string loss = "mse";   // mse | cross_entropy
+  long long depth = 0;        // 0: the model's default
+  long long width = 0;
+};
+
+struct WorkerOptimizer {
+  std::string name = "sgd";
+  double lr = 0.001;
+  double momentum = 0.0;
+};
+
+struct WorkerSystem {
+  std::string name;  // as the spec names it (tables, traces)
+  SystemKind kind = SystemKind::kDdp;
+  std::string mode = "overlap";  // DDP: the reducer's mode (baselines/ddp parses it)
+  double bucket_mb = 25;         // DDP buckets; a pipeline's replica all-reduce buckets
+  double first_bucket_mb = 1;
+  // Pipelines only.
+  PipelineSchedule schedule = PipelineSchedule::kDapple;
+  int micro_batches = 1;
+  std::vector<StageAssignment> stages;
+};
+
+struct WorkerConfig {
+  WorkerModel model;
+  WorkerOptimizer optimizer;
+  long long iterations = 0;  // measured
+  long long warmup = 0;
+  long long seed = 0;
+  int threads = 1;
+  std::string heap = "retain";  // runtime/protocol/heap_policy.h
+  std::string device = "cpu";
+  std::string backend = "gloo";
+  double collective_timeout_s = 300;
+  bool log_buckets = false;        // rank 0 writes buckets.json
+  long long trace_iteration = -1;  // the iteration traced (-1: none)
+  WorkerSystem system;
+};
+
+nlohmann::json to_json(const WorkerConfig& config);
+// Throws std::invalid_argument naming the key that is missing or of the wrong type.
+WorkerConfig worker_config_from_json(const nlohmann::json& document);
+
+}  // namespace runtime

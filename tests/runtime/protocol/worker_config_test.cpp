@@ -1,0 +1,115 @@
+// The worker contract: what the harness encodes is what a rank decodes, hand-written configs
+// get the documented defaults, and a bad config names its key.
+#include "runtime/protocol/worker_config.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace {
+
+using nlohmann::json;
+using runtime::WorkerConfig;
+
+WorkerConfig pipeline_config() {
+  WorkerConfig c;
+  c.model = {"bert", 4, {16}, 3, "cross_entropy", 2, 64};
+  c.optimizer = {"sgd", 0.5, 0.9};
+  c.iterations = 7;
+  c.warmup = 2;
+  c.seed = 11;
+  c.threads = 2;
+  c.heap = "system";
+  c.collective_timeout_s = 630;
+  c.log_buckets = true;
+  c.trace_iteration = 5;
+  c.system.name = "dapple_2x1";
+  c.system.kind = runtime::SystemKind::kPipeline;
+  c.system.bucket_mb = 0.5;
+  c.system.first_bucket_mb = 0.25;
+  c.system.schedule = runtime::PipelineSchedule::kGpipe;
+  c.system.micro_batches = 4;
+  c.system.stages = {{0, 3, {0}}, {4, 7, {1, 2}}};
+  return c;
+}
+
+TEST(WorkerConfig, RoundTripsEveryField) {
+  const WorkerConfig c = pipeline_config();
+  const json encoded = runtime::to_json(c);
+  EXPECT_EQ(encoded.at("system").at("schedule"), "gpipe");
+  EXPECT_EQ(encoded.at("system").at("kind"), "pipeline");
+  const WorkerConfig d = runtime::worker_config_from_json(json::parse(encoded.dump()));
+  EXPECT_EQ(d.model.name, "bert");
+  EXPECT_EQ(d.model.input_shape, std::vector<long long>{16});
+  EXPECT_EQ(d.model.loss, "cross_entropy");
+  EXPECT_EQ(d.model.width, 64);
+  EXPECT_DOUBLE_EQ(d.optimizer.momentum, 0.9);
+  EXPECT_EQ(d.seed, 11);
+  EXPECT_EQ(d.heap, "system");
+  EXPECT_DOUBLE_EQ(d.collective_timeout_s, 630);
+  EXPECT_TRUE(d.log_buckets);
+  EXPECT_EQ(d.trace_iteration, 5);
+  EXPECT_EQ(d.system.schedule, runtime::PipelineSchedule::kGpipe);
+  EXPECT_EQ(d.system.micro_batches, 4);
+  ASSERT_EQ(d.system.stages.size(), 2u);
+  EXPECT_EQ(d.system.stages[1].first_layer, 4);
+  EXPECT_EQ(d.system.stages[1].ranks, (std::vector<int>{1, 2}));
+  EXPECT_EQ(runtime::to_json(d), encoded);
+}
+
+TEST(WorkerConfig, DdpConfigsCarryNoPipelineKeys) {
+  WorkerConfig c = pipeline_config();
+  c.system.kind = runtime::SystemKind::kDdp;
+  c.system.mode = "sync";
+  const json encoded = runtime::to_json(c);
+  EXPECT_FALSE(encoded.at("system").contains("stages"));
+  EXPECT_FALSE(encoded.at("system").contains("schedule"));
+  EXPECT_EQ(runtime::worker_config_from_json(encoded).system.mode, "sync");
+}
+
+TEST(WorkerConfig, AHandWrittenConfigGetsTheDefaults) {
+  const json minimal = {{"model", {{"name", "mlp"}, {"batch_size", 8}, {"input_shape", {64}}}},
+                        {"optimizer", {{"lr", 0.1}}},
+                        {"iterations", 3},
+                        {"warmup", 1},
+                        {"seed", 0},
+                        {"threads", 1},
+                        {"system", {{"name", "overlap"}}}};
+  const WorkerConfig c = runtime::worker_config_from_json(minimal);
+  EXPECT_EQ(c.system.kind, runtime::SystemKind::kDdp);
+  EXPECT_EQ(c.system.mode, "overlap");
+  EXPECT_DOUBLE_EQ(c.system.bucket_mb, 25);
+  EXPECT_EQ(c.model.loss, "mse");
+  EXPECT_EQ(c.heap, "retain");
+  EXPECT_DOUBLE_EQ(c.collective_timeout_s, 300);
+  EXPECT_EQ(c.trace_iteration, -1);
+  EXPECT_FALSE(c.log_buckets);
+}
+
+std::string error_of(const json& document) {
+  try {
+    runtime::worker_config_from_json(document);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(WorkerConfig, ABadConfigNamesItsKey) {
+  json c = runtime::to_json(pipeline_config());
+  c["model"].erase("batch_size");
+  EXPECT_EQ(error_of(c), "worker config: missing model.batch_size");
+  c = runtime::to_json(pipeline_config());
+  c["iterations"] = "many";
+  EXPECT_EQ(error_of(c), "worker config: iterations has the wrong type");
+  c = runtime::to_json(pipeline_config());
+  c["system"]["kind"] = "zero";
+  EXPECT_EQ(error_of(c),
+            "worker config: system: unknown system kind 'zero' (expected ddp or pipeline)");
+  c = runtime::to_json(pipeline_config());
+  c["system"].erase("stages");
+  EXPECT_EQ(error_of(c), "worker config: a pipeline system needs system.stages");
+  EXPECT_EQ(error_of(json::array()), "worker config: expected a JSON object");
+}
+
+}  // namespace
