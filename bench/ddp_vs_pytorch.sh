@@ -34,7 +34,7 @@ for round in $(seq 1 "$rounds"); do
   port=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
   for rank in 0 1; do
     RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OMP_NUM_THREADS=1 \
-      "$PY" baselines/python/torch_ddp.py --model "$model" --batch-size "$batch" --input-shape "$shape" \
+      "$PY" baselines/ddp/python/torch_ddp.py --model "$model" --batch-size "$batch" --input-shape "$shape" \
       --iterations "$iterations" --warmup "$warmup" --bucket-mb "$bucket" --threads 1 \
       > "$work/torch-r$round-rank$rank.jsonl" 2>"$work/torch-r$round-rank$rank.err" &
   done

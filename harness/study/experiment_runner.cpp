@@ -120,7 +120,7 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   return config;
 }
 
-// One rank of the harness's own worker ("harness worker ...").
+// One rank of the harness's own rank program ("harness-rank worker ...").
 RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, long long r) {
   const RunConfig& c = run.point->config.run;
   RankProcess rank;

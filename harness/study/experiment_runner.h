@@ -14,7 +14,7 @@
 namespace harness {
 
 struct RunnerOptions {
-  std::string executable;  // the harness binary, re-invoked as "harness worker ..."
+  std::string executable;  // the rank program (harness-rank), started as "harness-rank worker ..."
   bool dry_run = false;
   bool interactive = false;                         // progress line rewritten in place
   std::map<std::string, std::string> runtime_info;  // e.g. torch_version, from the worker side

@@ -4,7 +4,7 @@
 Same model (torchvision), batch, loss (MSE against random targets), optimizer (SGD), Gloo
 backend and bucket cap as the harness's C++ ranks. Reads the torchrun variables (RANK,
 WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and prints the harness's line protocol, one JSON object
-per measured iteration (baselines/python/harness_timings.py):
+per measured iteration (baselines/ddp/python/harness_timings.py):
 {"iter": 0, "forward_ms": ..., "backward_ms": ..., "step_ms": ..., "iteration_ms": ...}
 Phases are timed like the harness's worker: forward = model + loss; backward = autograd and
 the gradient all-reduce; step = zero_grad + SGD step.

@@ -158,10 +158,11 @@ TEST(RankHost, ReadFromTheIdentityLine) {
       "iteration 0 start\n");
   EXPECT_EQ(harness::rank_host_from_stdout(out), "node7");
   EXPECT_EQ(harness::rank_host_from_stdout(dir.write("x", "iteration 0 start\n")), "");
-  EXPECT_TRUE(harness::failed_on_busy_port(
-      "harness worker: The server socket has failed to bind to [::]:29500 (errno: 98 - Address "
-      "already in use)."));
-  EXPECT_FALSE(harness::failed_on_busy_port("harness worker: Connection reset by peer"));
+  EXPECT_TRUE(
+      harness::failed_on_busy_port("harness-rank worker: The server socket has failed to bind to "
+                                   "[::]:29500 (errno: 98 - Address "
+                                   "already in use)."));
+  EXPECT_FALSE(harness::failed_on_busy_port("harness-rank worker: Connection reset by peer"));
 }
 
 // ---- launch plans -------------------------------------------------------------------------
