@@ -104,27 +104,19 @@ FigureSet bucket_sweep_figures(const ResultSamples& samples) {
       }
       const bool log_x = *std::max_element(all_x.begin(), all_x.end()) >=
                          10 * *std::min_element(all_x.begin(), all_x.end());
-      std::ostringstream body;
-      body << "set title "
-           << gnuplot_string(samples.manifest.experiment + ": " + phase +
-                             " latency vs DDP bucket size\n" + subtitle)
-           << "\n"
-           << "set xlabel "
-           << gnuplot_string(std::string("bucket size cap (MiB") + (log_x ? ", log scale)" : ")"))
-           << "\n"
-           << "set ylabel " << gnuplot_string(std::string(phase) + " latency (ms)") << "\n"
-           << (log_x ? "set logscale x\n" : "") << xtics_at(all_x) << "\n"
-           << "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n"
-           << "set grid\n"
-           << "set key outside right top box opaque\n"
-           << "set style fill transparent solid 0.18 noborder\n";
       std::string plot = "plot ";
       for (size_t i = 0; i < drawn.size(); ++i) plot += drawn[i] + ", \\\n     ";
       plot += "keyentry with filledcurves lc rgb \"#999999\" title \"p10-p90 band\", \\\n     ";
       plot += "keyentry with linespoints lw 2 pt 7 lc rgb \"#999999\" title \"p50\", \\\n     ";
       plot += "keyentry with points pt 2 ps 1.4 lc rgb \"#999999\" title \"p99\"";
-      body << plot << "\n";
-      figure.body = body.str();
+      figure.fields = {{"title", gnuplot_string(samples.manifest.experiment + ": " + phase +
+                                                " latency vs DDP bucket size\n" + subtitle)},
+                       {"xlabel", gnuplot_string(std::string("bucket size cap (MiB") +
+                                                 (log_x ? ", log scale)" : ")"))},
+                       {"ylabel", gnuplot_string(std::string(phase) + " latency (ms)")},
+                       {"logscale", log_x ? "set logscale x" : "unset logscale x"},
+                       {"xtics", xtics_at(all_x)},
+                       {"plot", plot}};
       figure.data = data.str();
       set.figures.push_back(std::move(figure));
     }

@@ -43,18 +43,11 @@ FigureSet cdf_figures(const ResultSamples& samples) {
     figure.stem = "cdf_" + point.point.id;
     figure.title =
         samples.manifest.experiment + ": CDF of iteration latency (" + point.point.label + ")";
-    std::ostringstream body;
-    body << "set title "
-         << gnuplot_string(samples.manifest.experiment +
-                           ": distribution of iteration latency\npoint: " + point.point.label +
-                           " (samples pooled over ranks and repeats)")
-         << "\n"
-         << "set xlabel \"iteration latency (ms)\"\n"
-         << "set ylabel \"fraction of iterations at most this latency\"\n"
-         << "set yrange [0:1.02]\nset ytics 0.1\nset grid\n"
-         << "set key bottom right box opaque\n"
-         << plot << "\n";
-    figure.body = body.str();
+    figure.fields = {
+        {"title", gnuplot_string(samples.manifest.experiment +
+                                 ": distribution of iteration latency\npoint: " +
+                                 point.point.label + " (samples pooled over ranks and repeats)")},
+        {"plot", plot}};
     figure.data = data.str();
     set.figures.push_back(std::move(figure));
   }

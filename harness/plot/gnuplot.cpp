@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "harness/plot/templates.h"
 
 namespace harness {
 
@@ -28,39 +30,16 @@ std::string gnuplot_string(const std::string& text) {
 }
 
 std::string gnuplot_script(const Figure& f) {
-  const std::string size = std::to_string(f.width) + "," + std::to_string(f.height);
-  std::string script = "# " + f.stem + ".gp: " + f.title +
-                       "\n"
-                       "# Written by `harness plot`; the numbers are in " +
-                       f.stem + ".dat. Edit and redraw with: gnuplot " + f.stem +
-                       ".gp\n"
-                       "# Text is not 'enhanced' so that names with underscores print as written.\n"
-                       "datafile = \"" +
-                       f.stem +
-                       ".dat\"\n"
-                       "do for [format in \"png svg\"] {\n"
-                       "  if (format eq \"png\") {\n"
-                       "    set terminal pngcairo size " +
-                       size +
-                       " noenhanced font \"DejaVu Sans,11\"\n"
-                       "  } else {\n"
-                       "    set terminal svg size " +
-                       size +
-                       " noenhanced font \"DejaVu Sans,11\" background rgb \"white\"\n"
-                       "  }\n"
-                       "  set output \"" +
-                       f.stem + ".\" . format\n" +
-                       "  reset\n";  // the second pass starts from defaults too
-  // Indent the body inside the loop for readability; gnuplot does not care.
-  size_t start = 0;
-  while (start < f.body.size()) {
-    size_t end = f.body.find('\n', start);
-    if (end == std::string::npos) end = f.body.size();
-    script += "  " + f.body.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  script += "  set output\n}\n";
-  return script;
+  std::string body;
+  // Indent the kind's commands inside the frame's loop for readability; gnuplot does not care.
+  std::istringstream lines(fill_plot_template(f.kind, f.fields));
+  for (std::string line; std::getline(lines, line);) body += "  " + line + "\n";
+  if (!body.empty()) body.pop_back();
+  return fill_plot_template("frame", {{"stem", f.stem},
+                                      {"title", f.title},
+                                      {"width", std::to_string(f.width)},
+                                      {"height", std::to_string(f.height)},
+                                      {"body", body}});
 }
 
 namespace {

@@ -1,9 +1,11 @@
 // Figures drawn by gnuplot. Each figure is three files a user can restyle and redraw by hand
 // (`gnuplot NAME.gp` in the plots folder): NAME.dat (the numbers), NAME.gp (the script, which
-// writes NAME.png with pngcairo and NAME.svg with svg), and the two images.
+// writes NAME.png with pngcairo and NAME.svg with svg), and the two images. NAME.gp is the
+// kind's template from plots/ (harness/plot/templates.h) inside plots/frame.gp, filled.
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace harness {
@@ -13,7 +15,8 @@ struct Figure {
   std::string stem;   // file name without extension
   std::string title;  // one line, for report.md
   std::string data;   // content of STEM.dat
-  std::string body;   // gnuplot commands after the terminal is set (plot, multiplot, ...)
+  // The values of the placeholders of plots/KIND.gp: what depends on the data.
+  std::map<std::string, std::string> fields;
   int width = 1000;
   int height = 650;
 };
@@ -21,7 +24,7 @@ struct Figure {
 // A gnuplot string literal (double-quoted; backslashes and quotes escaped, line breaks as \n).
 std::string gnuplot_string(const std::string& text);
 
-// The complete STEM.gp: a loop over the two terminals around `body`.
+// The complete STEM.gp: plots/frame.gp around plots/KIND.gp, both filled.
 std::string gnuplot_script(const Figure& figure);
 
 // Writes STEM.dat and STEM.gp into `directory` and runs gnuplot there (the program named by

@@ -164,19 +164,14 @@ FigureSet planner_figures(const fs::path& directory, const std::string& experime
   figure.title = experiment + ": planner estimated speedup vs global batch size";
   figure.width = n == 1 ? 1000 : static_cast<int>(columns) * 680;
   figure.height = n == 1 ? 650 : static_cast<int>(rows) * 480 + 70;
-  std::ostringstream body;
-  body << "set multiplot layout " << rows << "," << columns << " title "
-       << gnuplot_string(experiment +
-                         ": DAPPLE planner, estimated speedup over one GPU vs global batch size")
-       << "\n"
-       << "set xlabel \"global batch size (samples, log scale)\"\n"
-       << "set ylabel \"estimated speedup over 1 GPU (×)\"\n"
-       << "set logscale x 2\n"
-       << "set xrange [" << data_number(min_gbs) << ":" << data_number(max_gbs) << "]\n"
-       << "set format x \"%g\"\nset yrange [0:*]\nset offsets 0, 0, graph 0.06, 0\nset grid\n"
-       << "set key bottom right box opaque\n"
-       << panels.str() << "unset multiplot\n";
-  figure.body = body.str();
+  std::string panel_commands = panels.str();
+  if (!panel_commands.empty() && panel_commands.back() == '\n') panel_commands.pop_back();
+  figure.fields = {{"rows", std::to_string(rows)},
+                   {"columns", std::to_string(columns)},
+                   {"title", gnuplot_string(experiment + ": DAPPLE planner, estimated speedup "
+                                                         "over one GPU vs global batch size")},
+                   {"xrange", "[" + data_number(min_gbs) + ":" + data_number(max_gbs) + "]"},
+                   {"panels", panel_commands}};
   figure.data = data.str();
   set.figures.push_back(std::move(figure));
   return set;

@@ -86,27 +86,16 @@ FigureSet scaling_figures(const ResultSamples& samples) {
                    group.label + ")";
     figure.width = 1300;
     figure.height = 560;
-    std::ostringstream body;
-    body << "set multiplot layout 1,2 title "
-         << gnuplot_string(samples.manifest.experiment + ": scaling with world size\n" +
-                           (group.label == "default" ? "samples pooled over ranks and repeats"
-                                                     : "points: " + group.label))
-         << "\n"
-         << "set xlabel \"world size (ranks)\"\n"
-         << xtics_at(all_x) << "\n"
-         << "set offsets graph 0.05, graph 0.05, graph 0.08, graph 0.08\n"
-         << "set grid\nset key top left box opaque\n"
-         << "set title \"iteration time: p50, bars p10-p90\"\n"
-         << "set ylabel \"iteration time (ms)\"\n"
-         << time_plot << "\n"
-         << "set title \"throughput (from the mean iteration time)\"\n"
-         << "set ylabel "
-         << gnuplot_string(batch_known ? "throughput (samples/s)"
-                                       : "throughput (iterations/s x world size)")
-         << "\n"
-         << throughput_plot << "\n"
-         << "unset multiplot\n";
-    figure.body = body.str();
+    figure.fields = {
+        {"title", gnuplot_string(samples.manifest.experiment + ": scaling with world size\n" +
+                                 (group.label == "default" ? "samples pooled over ranks and repeats"
+                                                           : "points: " + group.label))},
+        {"xtics", xtics_at(all_x)},
+        {"time_plot", time_plot},
+        {"throughput_ylabel",
+         gnuplot_string(batch_known ? "throughput (samples/s)"
+                                    : "throughput (iterations/s x world size)")},
+        {"throughput_plot", throughput_plot}};
     figure.data = data.str();
     set.figures.push_back(std::move(figure));
   }

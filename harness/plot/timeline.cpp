@@ -186,23 +186,14 @@ Figure timeline_figure(const LoadedTrace& trace, const std::string& experiment) 
                  ", rep " + std::to_string(trace.run.repeat) + ")";
   figure.width = 1200;
   figure.height = static_cast<int>(std::clamp<size_t>(230 + 85 * rows, 420, 1500));
-  std::ostringstream body;
-  body << "set title "
-       << gnuplot_string(experiment + ": timeline of one iteration\npoint " + point + "\nsystem " +
-                         trace.run.system + ", repeat " + std::to_string(trace.run.repeat) +
-                         iteration + " (" + lanes_text + ")")
-       << "\n"
-       << "set xlabel \"time since the first event of the iteration (ms)\"\n"
-       << "set xrange [0:" << number(end_ms * 1.01) << "]\n"
-       << "set yrange [" << number(static_cast<double>(rows) - 0.5) << ":-0.5]\n"
-       << ytics << "\n"
-       << "set ytics nomirror scale 0\n"
-       << "set grid xtics lc rgb \"#BBBBBB\" lw 0.5\n"
-       // Beside the chart, not below it: below, gnuplot sets the key over the x label.
-       << "set key outside right top vertical Left reverse samplen 1.5 spacing 1.4 box\n"
-       << "set border 3\n"
-       << plot << "\n";
-  figure.body = body.str();
+  figure.fields = {{"title", gnuplot_string(experiment + ": timeline of one iteration\npoint " +
+                                            point + "\nsystem " + trace.run.system + ", repeat " +
+                                            std::to_string(trace.run.repeat) + iteration + " (" +
+                                            lanes_text + ")")},
+                   {"xrange", "[0:" + number(end_ms * 1.01) + "]"},
+                   {"yrange", "[" + number(static_cast<double>(rows) - 0.5) + ":-0.5]"},
+                   {"ytics", ytics},
+                   {"plot", plot}};
   figure.data = data.str();
   return figure;
 }

@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "harness/plot/gnuplot.h"
+#include "harness/plot/templates.h"
 #include "harness/spec/spec.h"
 #include "tests/harness/results/report_fixture.h"
 #include "tests/test_util.h"
@@ -134,14 +135,83 @@ TEST(Plot, KindsThatDoNotFitSaySoAndDrawNothing) {
   EXPECT_THROW(plot(dir.path() / "missing", {}), harness::InputError);
 }
 
+// Points HARNESS_PLOTS_DIR at a copy of plots/ for the life of the test.
+class PlotTemplatesCopy {
+ public:
+  PlotTemplatesCopy() {
+    fs::copy(harness::plot_templates_dir(), dir_.path() / "plots");
+    setenv("HARNESS_PLOTS_DIR", (dir_.path() / "plots").c_str(), 1);
+  }
+  ~PlotTemplatesCopy() { unsetenv("HARNESS_PLOTS_DIR"); }
+  void write(const std::string& name, const std::string& text) {
+    harness::write_file_atomic(dir_.path() / "plots" / (name + ".gp"), text);
+  }
+  std::string read(const std::string& name) {
+    return read_file(dir_.path() / "plots" / (name + ".gp"));
+  }
+
+ private:
+  TempDir dir_;
+};
+
+harness::Figure cdf_figure() {
+  harness::Figure figure;
+  figure.kind = "cdf";
+  figure.stem = "cdf_p000";
+  figure.title = "demo: CDF";
+  figure.fields = {{"title", "\"demo\""}, {"plot", "plot datafile using 1:2 with steps"}};
+  return figure;
+}
+
+TEST(Plot, ScriptIsTheKindsTemplateInsideTheFrame) {
+  const std::string script = harness::gnuplot_script(cdf_figure());
+  EXPECT_EQ(script.rfind("# cdf_p000.gp: demo: CDF\n", 0), 0u) << script;
+  EXPECT_NE(script.find("set output \"cdf_p000.\" . format\n  reset\n  set title \"demo\"\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("  set key bottom right box opaque\n  plot datafile using 1:2 with "
+                        "steps\n  set output\n}\n"),
+            std::string::npos)
+      << script;
+  EXPECT_EQ(script.find("##"), std::string::npos) << "template notes leak into the script";
+  EXPECT_EQ(script.find("{{"), std::string::npos);
+}
+
+TEST(Plot, EditingATemplateRestylesEveryFigureOfItsKind) {
+  PlotTemplatesCopy templates;
+  std::string cdf = templates.read("cdf");
+  const auto at = cdf.find("set key bottom right box opaque");
+  ASSERT_NE(at, std::string::npos);
+  cdf.replace(at, std::string("set key bottom right box opaque").size(), "set key top left");
+  templates.write("cdf", cdf);
+  const std::string script = harness::gnuplot_script(cdf_figure());
+  EXPECT_NE(script.find("  set key top left\n"), std::string::npos) << script;
+  EXPECT_EQ(script.find("bottom right"), std::string::npos);
+}
+
+TEST(Plot, AnUnknownPlaceholderNamesTheTemplateLine) {
+  PlotTemplatesCopy templates;
+  templates.write("cdf", "## notes\nset title {{title}}\nset xlabel {{x_label}}\n");
+  try {
+    harness::gnuplot_script(cdf_figure());
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string expected = "cdf.gp:3: unknown placeholder {{x_label}}";
+    const std::string message = e.what();
+    EXPECT_EQ(message.substr(message.size() - expected.size()), expected) << message;
+  }
+}
+
 TEST(Plot, GnuplotFailureIsReported) {
   REQUIRE_GNUPLOT();
   TempDir dir;
+  PlotTemplatesCopy templates;
+  templates.write("test", "{{plot}}\n");
   harness::Figure figure;
   figure.kind = "test";
   figure.stem = "broken";
   figure.data = "1 2\n";
-  figure.body = "plot datafile using 1:2 with nosuchstyle\n";
+  figure.fields = {{"plot", "plot datafile using 1:2 with nosuchstyle"}};
   try {
     harness::render_figure(figure, dir.path());
     FAIL() << "no error";
