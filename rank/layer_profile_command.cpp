@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -300,15 +301,36 @@ std::vector<std::pair<int, int>> parse_stage_ranges(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+struct LayerProfileOptions {
+  runtime::LayerProfileRequest request;
+  std::string shape_text, layers_out;
+  int co_located = 1;
+  // How the measured process starts the others (internal flags).
+  int lockstep_rank = 0, lockstep_port = 0;
+  std::string stages_text, stage_result, range_text;
+  std::string heap = "retain";
+  std::string clock = "wall";
+};
+
+}  // namespace
+
 void add_layer_profile_command(CLI::App& profile, const std::string& executable) {
   auto* layers = profile.add_subcommand("layers", "Per-layer forward/backward times of a model");
-  static runtime::LayerProfileRequest request;
-  static std::string shape_text, layers_out;
-  static int co_located = 1;
-  static int lockstep_rank = 0, lockstep_port = 0;
-  static std::string stages_text, stage_result, range_text;
-  static std::string heap = "retain";
-  static std::string clock = "wall";
+  // The command's options, owned by its callback (no statics: a second app gets its own).
+  const auto options = std::make_shared<LayerProfileOptions>();
+  auto& request = options->request;
+  auto& shape_text = options->shape_text;
+  auto& layers_out = options->layers_out;
+  auto& co_located = options->co_located;
+  auto& lockstep_rank = options->lockstep_rank;
+  auto& lockstep_port = options->lockstep_port;
+  auto& stages_text = options->stages_text;
+  auto& stage_result = options->stage_result;
+  auto& range_text = options->range_text;
+  auto& heap = options->heap;
+  auto& clock = options->clock;
   layers->add_option("--model", request.model, "Zoo model (harness models)");
   layers->add_option("--torchscript", request.torchscript,
                      "TorchScript module whose top-level children run in sequence");
@@ -357,7 +379,18 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
   layers->add_option("--lockstep-rank", lockstep_rank)->group("");
   layers->add_option("--lockstep-port", lockstep_port)->group("");
   layers->add_option("--stage-result", stage_result)->group("");
-  layers->callback([executable]() {
+  layers->callback([executable, options]() {
+    auto& request = options->request;
+    const auto& shape_text = options->shape_text;
+    const auto& layers_out = options->layers_out;
+    const int co_located = options->co_located;
+    const int lockstep_rank = options->lockstep_rank;
+    const int lockstep_port = options->lockstep_port;
+    const auto& stages_text = options->stages_text;
+    const auto& stage_result = options->stage_result;
+    const auto& range_text = options->range_text;
+    const auto& heap = options->heap;
+    const auto& clock = options->clock;
     if (request.model.empty() == request.torchscript.empty()) {
       throw InputError("profile layers: give exactly one of --model and --torchscript");
     }
@@ -383,7 +416,7 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
     if (!stages_text.empty()) stages = parse_stage_ranges(stages_text);
     // Process `process` of a stage profile (stage process / co_located): its stage's layers,
     // and the hooks that keep it in step with the others. Process 0 serves their store.
-    const auto join_stage_profile = [&stages](int port, int process) {
+    const auto join_stage_profile = [&stages, &request, co_located](int port, int process) {
       const auto sync = runtime::make_stage_profile_sync(
           port, process, static_cast<int>(stages.size()), co_located, 600);
       std::tie(request.first_layer, request.last_layer) = stages.at(process / co_located);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
@@ -263,7 +264,8 @@ void add_profile_command(CLI::App& app, RankProgram& rank_program) {
 
   auto* comm =
       profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");
-  static CommRequest comm_request;
+  const auto comm_request_ptr = std::make_shared<CommRequest>();
+  CommRequest& comm_request = *comm_request_ptr;
   comm->add_option("--world", comm_request.world, "Ranks")->capture_default_str();
   comm->add_option("--backend", comm_request.backend, "gloo")->capture_default_str();
   comm->add_option("--sizes", comm_request.sizes, "first:last:xFACTOR, first:last:+STEP or a list")
@@ -274,8 +276,8 @@ void add_profile_command(CLI::App& app, RankProgram& rank_program) {
   comm->add_option("--warmup", comm_request.warmup, "Untimed iterations per size")
       ->capture_default_str();
   comm->add_option("--out", comm_request.out_dir, "Output folder (default: a new results folder)");
-  comm->callback([&rank_program]() {
-    const int code = run_comm(comm_request, rank_program);
+  comm->callback([&rank_program, comm_request_ptr]() {
+    const int code = run_comm(*comm_request_ptr, rank_program);
     if (code != 0) throw CLI::RuntimeError(code);
   });
 }

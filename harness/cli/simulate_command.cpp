@@ -972,19 +972,22 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
 void add_simulate_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "simulate", "Simulate a cluster (kind: simulate spec): DDP, accumulation, pipelines");
-  static std::string spec_path;
-  static std::vector<std::string> overrides;
-  static bool dry_run = false;
-  sub->add_option("spec", spec_path, "Simulation spec (YAML, kind: simulate)")->required();
-  sub->add_option("--set", overrides, "Override a spec value: key.path=value (repeatable)")
+  struct Options {
+    std::string spec_path;
+    std::vector<std::string> overrides;
+    bool dry_run = false;
+  };
+  const auto options = std::make_shared<Options>();
+  sub->add_option("spec", options->spec_path, "Simulation spec (YAML, kind: simulate)")->required();
+  sub->add_option("--set", options->overrides, "Override a spec value: key.path=value (repeatable)")
       ->take_all()
       ->allow_extra_args(false);
-  sub->add_flag("--dry-run", dry_run, "Print the expanded matrix and exit");
-  sub->callback([]() {
+  sub->add_flag("--dry-run", options->dry_run, "Print the expanded matrix and exit");
+  sub->callback([options]() {
     int code = 0;
     try {
-      code =
-          run_simulate_spec(spec_path, parse_yaml_file(spec_path), overrides, dry_run, std::cout);
+      code = run_simulate_spec(options->spec_path, parse_yaml_file(options->spec_path),
+                               options->overrides, options->dry_run, std::cout);
     } catch (const InputError& e) {
       std::cerr << "error: " << e.what() << '\n';
       code = 2;
