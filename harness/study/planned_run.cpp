@@ -1,0 +1,91 @@
+#include "harness/study/planned_run.h"
+
+#include <map>
+#include <utility>
+
+#include "common/input_error.h"
+#include "harness/spec/pipeline_plan_source.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& directory,
+                           const RunnerOptions& options) {
+  PlanSourceContext context;
+  context.model_layer_names = options.model_layer_names;
+  context.model_layer_costs = options.model_layer_costs;
+  context.executable = options.executable;
+  context.work_directory = directory;
+  std::map<std::pair<const Point*, std::string>, std::vector<PipelineStageSpec>> resolved;
+  for (auto& run : runs) {
+    if (run.system->kind != "pipeline") continue;
+    const auto key = std::make_pair(run.point, run.system->name);
+    if (!resolved.count(key)) {
+      if ((!run.system->plan.empty() || run.system->stage_count > 0) &&
+          !options.model_layer_names) {
+        throw InputError("system " + run.system->name + ": plans need the model's layer names");
+      }
+      resolved[key] = resolve_pipeline_stages(*run.system, run.point->config, context);
+    }
+    run.stages = resolved[key];
+  }
+}
+
+std::vector<PlannedRun> plan_runs(const Experiment& experiment) {
+  // Systems interleave within a point and repeat, so slow drift of the machine spreads over
+  // all systems instead of biasing the last one.
+  std::vector<PlannedRun> runs;
+  for (const auto& point : experiment.points) {
+    for (long long repeat = 0; repeat < point.config.run.repeats; ++repeat) {
+      for (const auto& system : experiment.systems) runs.push_back({&point, &system, repeat, {}});
+    }
+  }
+  return runs;
+}
+
+double system_bucket_mb(const PlannedRun& run) {
+  return run.system->bucket_mb.value_or(run.point->config.ddp.bucket_mb);
+}
+
+std::string describe_run(const PlannedRun& run) {
+  std::string text = run.point->id + " " + run.point->label + " | " + run.system->name;
+  if (run.point->config.run.repeats > 1) text += " | repeat " + std::to_string(run.repeat);
+  return text;
+}
+
+runtime::WorkerConfig worker_config(const PlannedRun& run) {
+  const PointConfig& c = run.point->config;
+  runtime::WorkerConfig config;
+  config.model = {c.model.name, c.model.batch_size, c.model.input_shape, c.model.num_classes,
+                  c.model.loss, c.model.depth,      c.model.width};
+  config.optimizer = {c.optimizer.name, c.optimizer.lr, c.optimizer.momentum};
+  config.iterations = c.run.iterations;
+  config.warmup = c.run.warmup;
+  config.seed = c.run.seed + run.repeat;
+  config.threads = static_cast<int>(c.run.threads_per_rank);
+  config.heap = c.run.heap;
+  config.device = c.run.device;
+  config.backend = c.run.backend;
+  // Collectives give up later than the harness declares a stall, so that the harness, which
+  // can name the stuck rank, reports it.
+  config.collective_timeout_s = c.run.stall_timeout_s * 2 + 30;
+  config.log_buckets = run.repeat == 0;
+  // One measured iteration from the middle of the run, traced on every rank (repeat 0).
+  config.trace_iteration =
+      c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
+  config.system.name = run.system->name;
+  config.system.kind = runtime::parse_system_kind(run.system->kind);
+  config.system.mode = run.system->mode;
+  config.system.bucket_mb = system_bucket_mb(run);
+  config.system.first_bucket_mb = c.ddp.first_bucket_mb;
+  if (config.system.kind == runtime::SystemKind::kPipeline) {
+    // The stages resolved for this point (inline, from a plan file or planned now).
+    config.system.schedule = runtime::parse_pipeline_schedule(run.system->schedule);
+    config.system.micro_batches = static_cast<int>(c.pipeline.micro_batches);
+    config.system.stages = run.stages;
+  }
+  return config;
+}
+
+}  // namespace harness

@@ -1,0 +1,40 @@
+// One run of a study: a point of the sweep, a system and a repeat, with what the study decided
+// for it (a pipeline's stages), and what follows from it alone: its description, its bucket
+// cap, the worker config its ranks get.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/spec/spec.h"
+#include "harness/study/experiment_runner.h"
+#include "runtime/protocol/worker_config.h"
+
+namespace harness {
+
+struct PlannedRun {
+  const Point* point;
+  const SystemConfig* system;
+  long long repeat;
+  std::vector<PipelineStageSpec> stages;  // pipeline systems: resolved for this point
+};
+
+// Every run of the study in the order they run.
+std::vector<PlannedRun> plan_runs(const Experiment& experiment);
+
+// Stages of every pipeline run, from the spec, a plan file or the planner (`plan: auto`,
+// whose outputs go to <directory>/plans/). One resolution per point and system.
+void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const std::filesystem::path& directory,
+                           const RunnerOptions& options);
+
+// The bucket cap of the run's system: its own, else the point's ddp.bucket_mb.
+double system_bucket_mb(const PlannedRun& run);
+
+// "p000 ddp.bucket_mb=5 | overlap" (and "| repeat k" when there are repeats).
+std::string describe_run(const PlannedRun& run);
+
+// What the run's ranks are told (runtime/protocol/worker_config.h).
+runtime::WorkerConfig worker_config(const PlannedRun& run);
+
+}  // namespace harness

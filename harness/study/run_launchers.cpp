@@ -1,0 +1,239 @@
+#include "harness/study/run_launchers.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "common/ports.h"
+#include "harness/external/external_system.h"
+#include "harness/launch/cluster_launcher.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// One rank of the harness's own rank program ("harness-rank worker ...").
+RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, long long r) {
+  const RunConfig& c = run.point->config.run;
+  RankProcess rank;
+  rank.arguments = {"worker",
+                    "--config",
+                    (raw / "config.json").string(),
+                    "--out",
+                    raw.string(),
+                    "--rank",
+                    std::to_string(r),
+                    "--world-size",
+                    std::to_string(c.world_size),
+                    "--rendezvous",
+                    c.rendezvous,
+                    "--master-addr",
+                    "127.0.0.1",
+                    "--master-port",
+                    std::to_string(port),
+                    "--store-path",
+                    (raw / "store").string()};
+  rank.stdout_path = raw / ("rank" + std::to_string(r) + ".stdout");
+  rank.stderr_path = raw / ("rank" + std::to_string(r) + ".stderr");
+  // torchrun's variables, so programs and libraries that read them see a familiar world.
+  rank.environment = {{"RANK", std::to_string(r)},
+                      {"LOCAL_RANK", std::to_string(r)},
+                      {"WORLD_SIZE", std::to_string(c.world_size)},
+                      {"MASTER_ADDR", "127.0.0.1"},
+                      {"MASTER_PORT", std::to_string(port)},
+                      {"OMP_NUM_THREADS", std::to_string(c.threads_per_rank)}};
+  return rank;
+}
+
+// The same worker under a cluster launcher: config inline, identity from the launcher.
+WorkerLaunch cluster_worker(const PlannedRun& run, const fs::path& raw, int port,
+                            const RunnerOptions& options) {
+  WorkerLaunch worker;
+  worker.executable = options.executable;
+  worker.config_json = runtime::to_json(worker_config(run)).dump();
+  worker.out_dir = raw.string();
+  worker.world_size = run.point->config.run.world_size;
+  worker.threads_per_rank = run.point->config.run.threads_per_rank;
+  worker.master_addr = master_address(options.hosts);
+  worker.master_port = port;
+  for (const char* name : {"HARNESS_FAULT", "HARNESS_GLOO_HOST"}) {
+    if (const char* value = std::getenv(name); value && *value) {
+      worker.forwarded_variables.push_back(name);
+    }
+  }
+  return worker;
+}
+
+void write_worker_config(const RunAttempt& attempt) {
+  write_file_atomic(attempt.raw / "config.json",
+                    runtime::to_json(worker_config(attempt.run)).dump(2) + "\n");
+}
+
+// A rank that exited 0 without writing its samples (the last such rank is named).
+std::optional<RankFailure> missing_samples(const RunAttempt& attempt) {
+  std::optional<RankFailure> failure;
+  for (long long r = 0; r < attempt.run.point->config.run.world_size; ++r) {
+    if (!fs::exists(attempt.raw / ("rank" + std::to_string(r) + ".csv"))) {
+      failure = RankFailure{static_cast<int>(r), "exited 0 without writing its samples", ""};
+    }
+  }
+  return failure;
+}
+
+// The harness's rank program, one local process per rank.
+class LocalRanks : public RunLauncher {
+ public:
+  explicit LocalRanks(std::string executable) : executable_(std::move(executable)) {}
+  LauncherKind kind() const override { return LauncherKind::local; }
+  bool needs_port(const PlannedRun& run) const override {
+    return run.point->config.run.rendezvous == "tcp";
+  }
+  LaunchOutcome launch(const RunAttempt& attempt, const LaunchLimits& limits,
+                       const ProgressCallback& progress) override {
+    write_worker_config(attempt);
+    return launch_local(executable_, ranks(attempt), limits, progress);
+  }
+  std::optional<RankFailure> collect(const RunAttempt& attempt, json&) override {
+    return missing_samples(attempt);
+  }
+  void print(const RunAttempt& attempt, std::ostream& out) const override {
+    for (const RankProcess& rank : ranks(attempt)) {
+      LaunchCommand command;
+      for (const auto& [key, value] : rank.environment) command.argv.push_back(key + "=" + value);
+      command.argv.push_back(executable_);
+      command.argv.insert(command.argv.end(), rank.arguments.begin(), rank.arguments.end());
+      out << "  " << render_command(command) << "\n";
+    }
+  }
+
+ private:
+  std::vector<RankProcess> ranks(const RunAttempt& attempt) const {
+    std::vector<RankProcess> ranks;
+    for (long long r = 0; r < attempt.run.point->config.run.world_size; ++r) {
+      ranks.push_back(worker_rank(attempt.run, attempt.raw, attempt.port, r));
+    }
+    return ranks;
+  }
+
+  std::string executable_;
+};
+
+// The harness's rank program under mpirun or srun (one launcher process here), or the
+// commands torchrun would need on each host.
+class ClusterRanks : public RunLauncher {
+ public:
+  explicit ClusterRanks(const RunnerOptions& options) : options_(options) {}
+  LauncherKind kind() const override { return options_.launcher; }
+  bool needs_port(const PlannedRun&) const override { return true; }
+  LaunchOutcome launch(const RunAttempt& attempt, const LaunchLimits& limits,
+                       const ProgressCallback& progress) override {
+    write_worker_config(attempt);
+    ClusterLaunch launch;
+    launch.command = commands(attempt).front();
+    launch.world_size = static_cast<int>(attempt.run.point->config.run.world_size);
+    launch.directory = attempt.raw;
+    return launch_cluster(launch, limits, progress);
+  }
+  std::optional<RankFailure> collect(const RunAttempt& attempt, json&) override {
+    return missing_samples(attempt);
+  }
+  void print(const RunAttempt& attempt, std::ostream& out) const override {
+    for (const auto& command : commands(attempt)) out << "  " << render_command(command) << "\n";
+  }
+
+ private:
+  std::vector<LaunchCommand> commands(const RunAttempt& attempt) const {
+    return plan_launch(options_.launcher,
+                       cluster_worker(attempt.run, attempt.raw, attempt.port, options_),
+                       options_.hosts, ::geteuid() == 0);
+  }
+
+  const RunnerOptions& options_;
+};
+
+// An external system's program, one local process per rank; its timings are read back into
+// the rank CSVs after it exits.
+class ExternalProgram : public RunLauncher {
+ public:
+  explicit ExternalProgram(const SystemConfig& system) : system_(system) {}
+  LauncherKind kind() const override { return LauncherKind::local; }
+  bool needs_port(const PlannedRun& run) const override {
+    return run.point->config.run.rendezvous == "tcp";
+  }
+  LaunchOutcome launch(const RunAttempt& attempt, const LaunchLimits& limits,
+                       const ProgressCallback& progress) override {
+    context_ = {&attempt.run.point->config, attempt.run.repeat, attempt.raw, attempt.port};
+    // External programs rendezvous through MASTER_ADDR/MASTER_PORT (env://), so the TCP port
+    // is picked whatever run.rendezvous says.
+    if (attempt.port == 0) context_.master_port = pick_free_port();
+    launch_ = plan_external_launch(*system_.external, context_);
+    write_file_atomic(attempt.raw / "config.json",
+                      external_run_config(system_, launch_).dump(2) + "\n");
+    LaunchOutcome outcome;
+    if (launch_.error) {
+      outcome.failure = launch_.error;
+      return outcome;
+    }
+    outcome = launch_local(launch_.executable, launch_.ranks, limits, progress);
+    // A program that died: say how far it got, as the worker's heartbeats would.
+    if (outcome.failure && !outcome.failure->reason.starts_with("hung")) {
+      const std::string note =
+          external_progress_note(*system_.external, context_, launch_, outcome.failure->rank);
+      if (!note.empty()) outcome.failure->reason += " " + note;
+    }
+    return outcome;
+  }
+  std::optional<RankFailure> collect(const RunAttempt&, json& status) override {
+    json details;
+    auto failure = collect_external_samples(*system_.external, context_, launch_, details);
+    status["external"] = details;
+    return failure;
+  }
+  void print(const RunAttempt& attempt, std::ostream& out) const override {
+    out << "  external system (started by the local launcher): "
+        << preview_external_command(*system_.external, attempt.run.point->config,
+                                    attempt.run.repeat)
+        << "\n";
+  }
+  bool retries_busy_port() const override { return false; }
+
+ private:
+  const SystemConfig& system_;
+  ExternalRunContext context_;
+  ExternalLaunch launch_;
+};
+
+}  // namespace
+
+std::unique_ptr<RunLauncher> make_run_launcher(const PlannedRun& run,
+                                               const RunnerOptions& options) {
+  if (run.system->external) return std::make_unique<ExternalProgram>(*run.system);
+  if (options.launcher == LauncherKind::local) {
+    return std::make_unique<LocalRanks>(options.executable);
+  }
+  return std::make_unique<ClusterRanks>(options);
+}
+
+void check_launcher_usable(const RunnerOptions& options) {
+  if (options.launcher == LauncherKind::torchrun) {
+    throw InputError(
+        "--launcher torchrun: torchrun is started on every host by you or your scheduler; "
+        "`--print-launch` prints each host's command (experiments/README.md, Launchers)");
+  }
+  if (options.launcher != LauncherKind::local) {
+    const std::string program = options.launcher == LauncherKind::mpirun ? "mpirun" : "srun";
+    if (find_program(program).empty()) {
+      throw InputError("--launcher " + launcher_name(options.launcher) + ": '" + program +
+                       "' is not on PATH" +
+                       (program == "mpirun" ? " (Debian: apt-get install openmpi-bin)" : ""));
+    }
+  }
+}
+
+}  // namespace harness
