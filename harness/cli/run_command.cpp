@@ -13,6 +13,7 @@
 #include "harness/cli/profile_command.h"
 #include "harness/cli/simulate_command.h"
 #include "harness/spec/spec.h"
+#include "harness/spec/spec_kind.h"
 #include "harness/spec/yaml_reader.h"
 #include "harness/study/experiment_runner.h"
 #include "runtime/models/model_catalog.h"
@@ -40,14 +41,15 @@ void RunCommand::add_to(CLI::App& app) {
 
 int RunCommand::execute() {
   YAML::Node root = parse_yaml_file(spec_path_);
-  const std::string kind =
-      root.IsMap() && root["kind"] && root["kind"].IsScalar() ? root["kind"].Scalar() : "train";
-  if (kind == "plan") return run_plan_kind(root);
-  if (kind == "simulate") {
-    return run_simulate_spec(spec_path_, root, overrides_, dry_run_, std::cout);
-  }
-  if (kind == "profile") {
-    return run_profile_spec(spec_path_, root, overrides_, dry_run_, rank_program_);
+  switch (read_spec_kind(root, SpecOrigin(spec_path_))) {
+    case SpecKind::kPlan:
+      return run_plan_kind(root);
+    case SpecKind::kSimulate:
+      return run_simulate_spec(spec_path_, root, overrides_, dry_run_, std::cout);
+    case SpecKind::kProfile:
+      return run_profile_spec(spec_path_, root, overrides_, dry_run_, rank_program_);
+    case SpecKind::kTrain:
+      break;
   }
   return run_train_kind(root);
 }

@@ -20,6 +20,7 @@
 #include "harness/cli/plot_command.h"
 #include "harness/results/run_manifest.h"
 #include "harness/spec/spec.h"
+#include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
 #include "harness/study/experiment_runner.h"
 #include "planner/cluster/topology.h"
@@ -342,26 +343,6 @@ SystemSettings read_system(const YAML::Node& node, const SpecOrigin& origin) {
   return s;
 }
 
-// Sets `value` at the dotted `path` below `root`, creating maps on the way.
-void set_path(YAML::Node root, const std::string& path, const YAML::Node& value) {
-  std::vector<std::string> keys;
-  std::stringstream stream(path);
-  for (std::string key; std::getline(stream, key, '.');) keys.push_back(key);
-  YAML::Node node = root;
-  for (size_t i = 0; i + 1 < keys.size(); ++i) {
-    if (!node[keys[i]]) node[keys[i]] = YAML::Node(YAML::NodeType::Map);
-    node.reset(node[keys[i]]);
-  }
-  node[keys.back()] = value;
-}
-
-std::string scalar_text(const YAML::Node& node) {
-  if (node.IsScalar()) return node.Scalar();
-  YAML::Emitter emitter;
-  emitter << YAML::Flow << node;
-  return emitter.c_str();
-}
-
 SimulateSpec read_simulate_spec(const std::string& spec_path, YAML::Node root,
                                 const std::vector<std::string>& overrides) {
   SpecOrigin origin(spec_path);
@@ -408,55 +389,19 @@ SimulateSpec read_simulate_spec(const std::string& spec_path, YAML::Node root,
     for (const auto& kind : plots) spec.plots.push_back(kind.as<std::string>());
   }
 
-  // Sweep axes: the cartesian product, the last axis varying fastest.
-  std::vector<std::pair<std::string, std::vector<YAML::Node>>> axes;
-  if (YAML::Node sweep = top.child("sweep")) {
-    if (!sweep.IsMap()) top.fail(sweep, "sweep", "must be a map of path: [values]");
-    for (const auto& entry : sweep) {
-      const std::string path = entry.first.as<std::string>();
-      const auto& allowed = simulate_sweepable();
-      if (std::find(allowed.begin(), allowed.end(), path) == allowed.end()) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        throw InputError(origin.where(entry.first, "simulate.sweep") + ": simulate.sweep: '" +
-                         path + "' cannot be swept (sweepable: " + list + ")");
-      }
-      if (!entry.second.IsSequence() || entry.second.size() == 0) {
-        throw InputError(origin.where(entry.second, "simulate.sweep") + ": simulate.sweep." + path +
-                         ": must be a non-empty list");
-      }
-      std::vector<YAML::Node> values;
-      for (const auto& v : entry.second) values.push_back(v);
-      axes.emplace_back(path, values);
-    }
-  }
+  const std::vector<SweepAxis> axes =
+      read_sweep_axes(top.child("sweep"), origin, "simulate.sweep", simulate_sweepable());
   top.get_string("description", "");
   top.finish();
 
-  size_t total = 1;
-  for (const auto& axis : axes) total *= axis.second.size();
-  for (size_t index = 0; index < total; ++index) {
-    YAML::Node copy = section;
+  expand_sweep(axes, section, [&](const SweepPoint& at) {
     SimPoint point;
-    char id[32];
-    std::snprintf(id, sizeof id, "p%03zu", index);
-    point.id = id;
-    size_t rest = index;
-    std::vector<size_t> digit(axes.size());
-    for (size_t a = axes.size(); a-- > 0;) {
-      digit[a] = rest % axes[a].second.size();
-      rest /= axes[a].second.size();
-    }
-    for (size_t a = 0; a < axes.size(); ++a) {
-      const YAML::Node& value = axes[a].second[digit[a]];
-      set_path(copy, axes[a].first, value);
-      point.coordinates.emplace_back(axes[a].first, scalar_text(value));
-      point.label += (point.label.empty() ? "" : ", ") + axes[a].first + "=" + scalar_text(value);
-    }
-    if (point.label.empty()) point.label = "default";
-    point.settings = read_point(copy, origin);
+    point.id = at.id;
+    point.label = at.label;
+    point.coordinates = at.coordinates;
+    point.settings = read_point(section, origin);
     spec.points.push_back(std::move(point));
-  }
+  });
   return spec;
 }
 

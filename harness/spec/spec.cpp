@@ -11,6 +11,7 @@
 #include "harness/external/external_system.h"
 #include "harness/plot/kinds.h"
 #include "harness/results/results_folder.h"
+#include "harness/spec/yaml_paths.h"
 #include "runtime/pipeline/pipeline_layout.h"
 
 namespace harness {
@@ -20,53 +21,6 @@ constexpr long long kMaxWorld = 4096;
 constexpr long long kMaxCount = 100'000'000;
 
 std::vector<std::string> ddp_modes() { return {std::begin(kDdpModes), std::end(kDdpModes)}; }
-
-// Splits "a.b.c" into the keys to walk; the sweep and quick maps take a dotted path as one key.
-std::vector<std::string> path_keys(const std::string& dotted) {
-  for (const char* map_of_paths : {"sweep.", "quick."}) {
-    const std::string prefix = map_of_paths;
-    if (dotted.rfind(prefix, 0) == 0 && dotted.size() > prefix.size()) {
-      return {prefix.substr(0, prefix.size() - 1), dotted.substr(prefix.size())};
-    }
-  }
-  return split(dotted, '.');
-}
-
-// Sets root[k1][k2]... = value, creating maps on the way. Shares `value`'s node, so its
-// location in the file is kept for error messages.
-void set_path(YAML::Node root, const std::vector<std::string>& keys, const YAML::Node& value) {
-  YAML::Node current;
-  current.reset(root);
-  for (size_t i = 0; i + 1 < keys.size(); ++i) {
-    YAML::Node next = current[keys[i]];
-    if (!next.IsMap()) {
-      current[keys[i]] = YAML::Node(YAML::NodeType::Map);
-      next.reset(current[keys[i]]);
-    }
-    current.reset(next);
-  }
-  current[keys.back()] = value;
-}
-
-YAML::Node get_path(const YAML::Node& root, const std::vector<std::string>& keys) {
-  YAML::Node current;
-  current.reset(root);
-  for (const auto& key : keys) {
-    if (!current.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-    const YAML::Node& constant = current;
-    YAML::Node next = constant[key];
-    if (!next) return next;
-    current.reset(next);
-  }
-  return current;
-}
-
-std::string scalar_text(const YAML::Node& node) {
-  if (node.IsScalar()) return node.Scalar();
-  YAML::Emitter out;
-  out << YAML::Flow << node;
-  return out.c_str();
-}
 
 PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
                               const LoadOptions& options) {
@@ -263,33 +217,6 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
   return systems;
 }
 
-std::vector<SweepAxis> read_sweep(const YAML::Node& node, const SpecOrigin& origin) {
-  std::vector<SweepAxis> axes;
-  if (!node) return axes;
-  MapReader reader(node, "sweep", origin);  // checks it is a map
-  for (const auto& entry : node) {
-    const std::string path = entry.first.Scalar();
-    const auto& allowed = sweepable_paths();
-    if (std::find(allowed.begin(), allowed.end(), path) == allowed.end()) {
-      std::string message =
-          "sweep: '" + path + "' cannot be swept (sweepable: " + join(allowed, ", ") + ")";
-      if (auto hint = closest_match(path, allowed); !hint.empty()) {
-        message = "sweep: unknown key '" + path + "' (did you mean '" + hint + "'?)";
-      }
-      throw InputError(origin.where(entry.first, "sweep." + path) + ": " + message);
-    }
-    const YAML::Node& values = entry.second;
-    if (!values.IsSequence() || values.size() == 0) {
-      throw InputError(origin.where(values, "sweep." + path) + ": sweep." + path +
-                       ": expected a non-empty list of values, got " + describe_node(values));
-    }
-    SweepAxis axis{path, {}};
-    for (const auto& value : values) axis.values.push_back(value);
-    axes.push_back(std::move(axis));
-  }
-  return axes;
-}
-
 // --quick: few iterations, first and last value of every sweep axis, then the spec's own
 // `quick:` overrides.
 void apply_quick(YAML::Node& root, SpecOrigin& origin) {
@@ -423,7 +350,7 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     for (const auto& system : experiment.systems) names.push_back(system.name);
     experiment.baseline = top.get_string("baseline", names.front(), names);
   }
-  experiment.sweep = read_sweep(top.child("sweep"), origin);
+  experiment.sweep = read_sweep_axes(top.child("sweep"), origin, "sweep", sweepable_paths());
   if (YAML::Node plots = top.child("plots")) {
     // `harness plot` kinds (or "all"), drawn into the results folder after the tables.
     std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
@@ -445,37 +372,18 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
 
   // Validate the spec as written, then every point of the sweep with its values in place.
   const PointConfig base = read_point_config(root, origin, options);
-  size_t total = 1;
-  for (const auto& axis : experiment.sweep) total *= axis.values.size();
-
-  std::vector<size_t> digit(experiment.sweep.size(), 0);
-  for (size_t index = 0; index < total; ++index) {
-    // The last axis varies fastest, like nested loops written in file order.
-    size_t rest = index;
-    for (size_t a = experiment.sweep.size(); a-- > 0;) {
-      digit[a] = rest % experiment.sweep[a].values.size();
-      rest /= experiment.sweep[a].values.size();
-    }
+  expand_sweep(experiment.sweep, root, [&](const SweepPoint& at) {
     Point point;
-    point.index = index;
-    char id[32];
-    std::snprintf(id, sizeof id, "p%03zu", index);
-    point.id = id;
-    std::vector<std::string> label_parts;
-    for (size_t a = 0; a < experiment.sweep.size(); ++a) {
-      const auto& axis = experiment.sweep[a];
-      const YAML::Node& value = axis.values[digit[a]];
-      set_path(root, path_keys(axis.path), value);
-      point.coordinates.emplace_back(axis.path, scalar_text(value));
-      label_parts.push_back(axis.path + "=" + scalar_text(value));
-    }
-    point.label = label_parts.empty() ? "default" : join(label_parts, ", ");
+    point.index = at.index;
+    point.id = at.id;
+    point.label = at.label;
+    point.coordinates = at.coordinates;
     point.config = experiment.sweep.empty() ? base : read_point_config(root, origin, options);
     for (const auto& system : experiment.systems) {
       check_pipeline_stages(system, point.config, origin, root["systems"], options, point.label);
     }
     experiment.points.push_back(std::move(point));
-  }
+  });
   return experiment;
 }
 

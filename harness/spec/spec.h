@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
 #include "runtime/pipeline/pipeline_layout.h"
 
@@ -104,11 +105,6 @@ struct PointConfig {
   RunConfig run;
   DdpConfig ddp;
   PipelineConfig pipeline;
-};
-
-struct SweepAxis {
-  std::string path;  // dotted path, e.g. "ddp.bucket_mb"
-  std::vector<YAML::Node> values;
 };
 
 struct Point {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "common/input_error.h"
+#include "harness/spec/spec_kind.h"
+#include "harness/spec/sweep.h"
 #include "tests/harness/spec/spec_test_util.h"
 #include "tests/test_util.h"
 
@@ -232,3 +234,47 @@ TEST(Quick, QuickBlockErrorsPointIntoTheFile) {
 }
 
 }  // namespace
+
+// `kind:` is read in one place for every spec kind, with every kind in its message.
+TEST(SpecKind, EveryKindIsReadAndAnUnknownOneListsThemAll) {
+  const harness::SpecOrigin origin("spec.yaml");
+  EXPECT_EQ(harness::read_spec_kind(YAML::Load("name: a"), origin), harness::SpecKind::kTrain);
+  EXPECT_EQ(harness::read_spec_kind(YAML::Load("kind: simulate"), origin),
+            harness::SpecKind::kSimulate);
+  EXPECT_EQ(harness::read_spec_kind(YAML::Load("kind: profile"), origin),
+            harness::SpecKind::kProfile);
+  EXPECT_EQ(harness::to_string(harness::SpecKind::kPlan), "plan");
+  try {
+    harness::read_spec_kind(YAML::Load("name: a\nkind: simulat\n"), origin);
+    FAIL() << "no error";
+  } catch (const harness::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "spec.yaml:2:7: kind: unknown kind 'simulat' (expected one of: train, plan, "
+              "simulate, profile); did you mean 'simulate'?");
+  }
+}
+
+// One sweep reader and expander for every spec kind: the product in file order, the last axis
+// fastest, the values written into the tree for each point.
+TEST(Sweep, ExpandsTheProductLastAxisFastest) {
+  YAML::Node spec = YAML::Load("a: {x: 0}\nsweep: {a.x: [1, 2], b: [u, v, w]}\n");
+  const auto axes =
+      harness::read_sweep_axes(spec["sweep"], harness::SpecOrigin("s.yaml"), "sweep", {"a.x", "b"});
+  ASSERT_EQ(harness::sweep_size(axes), 6u);
+  std::vector<std::string> seen;
+  harness::expand_sweep(axes, spec, [&](const harness::SweepPoint& point) {
+    seen.push_back(point.id + " " + point.label + " -> " + spec["a"]["x"].Scalar() +
+                   spec["b"].Scalar());
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"p000 a.x=1, b=u -> 1u", "p001 a.x=1, b=v -> 1v",
+                                            "p002 a.x=1, b=w -> 1w", "p003 a.x=2, b=u -> 2u",
+                                            "p004 a.x=2, b=v -> 2v", "p005 a.x=2, b=w -> 2w"}));
+  const std::string where = "simulate.sweep";
+  try {
+    harness::read_sweep_axes(YAML::Load("{c: [1]}"), harness::SpecOrigin("s.yaml"), where, {"a.x"});
+    FAIL() << "no error";
+  } catch (const harness::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.yaml:1:2: simulate.sweep: 'c' cannot be swept (sweepable: a.x)");
+  }
+}
