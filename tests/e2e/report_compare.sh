@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # harness report / plot / compare on a real 2-rank MLP study: the regenerated tables are the
 # bytes the run wrote, the spec's plots: are drawn, and compare's exit code gates a synthetic
-# 20% regression but not a run against itself.
+# 50% regression but not a run against itself.
 source "$(dirname "$0")/common.sh"
 
 cat > "$SCRATCH/spec.yaml" <<YAML
@@ -39,7 +39,7 @@ expect_contains "$report" "(plots/bucket_sweep_iteration.png)"
 out=$("$HARNESS" plot "$dir" --kind scaling) || fail "plot scaling failed"
 expect_contains "$out" "plot scaling: does not fit $dir: the sweep has no axis run.world_size"
 
-# compare: the run against itself passes; against a copy 20% slower it fails with exit 1.
+# compare: the run against itself passes; against a copy 50% slower it fails with exit 1.
 "$HARNESS" compare "$dir" "$dir" >"$SCRATCH/same.md" || fail "compare with itself: exit $?"
 expect_contains "$(cat "$SCRATCH/same.md")" "no significant regression"
 cp -r "$dir" "$SCRATCH/slow"
@@ -47,7 +47,7 @@ cp -r "$dir" "$SCRATCH/slow"
 import glob, sys
 for path in glob.glob(sys.argv[1] + "/raw/*/*/rep0/rank*.csv"):
     lines = open(path).read().splitlines()
-    rows = [lines[0]] + [",".join([r.split(",")[0]] + ["%.6f" % (float(v) * 1.2) for v in r.split(",")[1:]]) for r in lines[1:]]
+    rows = [lines[0]] + [",".join([r.split(",")[0]] + ["%.6f" % (float(v) * 1.5) for v in r.split(",")[1:]]) for r in lines[1:]]
     open(path, "w").write("\n".join(rows) + "\n")
 PY
 set +e
@@ -58,8 +58,8 @@ code_mean=$?
 "$HARNESS" compare "$dir" "$SCRATCH/slow" --threshold five 2>"$SCRATCH/bad"
 code_bad=$?
 set -e
-[[ $code == 1 ]] || fail "compare on a 20% regression exited $code"
-[[ $code_mean == 1 ]] || fail "compare --metric mean on a 20% regression exited $code_mean"
+[[ $code == 1 ]] || fail "compare on a 50% regression exited $code"
+[[ $code_mean == 1 ]] || fail "compare --metric mean on a 50% regression exited $code_mean"
 [[ $code_bad == 2 ]] || fail "a bad --threshold exited $code_bad"
 expect_contains "$(cat "$SCRATCH/bad")" "error: --threshold: expected a percentage"
 "$PY" - "$SCRATCH/slow.json" <<'PY'
@@ -67,10 +67,11 @@ import json, sys
 report = json.load(open(sys.argv[1]))
 rows = [r for r in report["rows"] if r["phase"] == "iteration"]
 assert len(rows) == 4, rows
-# Every row is exactly 20% slower; whether each one is significant depends on the spread of
-# this machine's samples, but a 20% shift over 40 samples a side is rarely hidden in all four.
+# Every row is exactly 50% slower; whether each one is significant depends on the spread of
+# this machine's samples. A 20% shift was hidden in all four rows in 2 of 3 runs on a loaded
+# 2-core machine (z 1.2-1.7 over 40 samples a side); 50% is not.
 for r in rows:
-    assert abs(r["change_pct"] - 20) < 0.1, r
+    assert abs(r["change_pct"] - 50) < 0.1, r
     assert r["n_base"] == 40 and not r["warnings"], r
     assert r["verdict"] in ("regression", "no significant change"), r
 flagged = [r for r in rows if r["verdict"] == "regression"]
