@@ -11,11 +11,11 @@
 #include "common/input_error.h"
 #include "harness/cli/plan_command.h"
 #include "harness/cli/profile_command.h"
-#include "harness/cli/simulate_command.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/spec_kind.h"
 #include "harness/spec/yaml_reader.h"
 #include "harness/study/experiment_runner.h"
+#include "harness/study/simulate_study.h"
 #include "runtime/models/model_catalog.h"
 
 namespace harness {

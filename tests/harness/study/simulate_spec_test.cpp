@@ -10,10 +10,10 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "harness/cli/report_command.h"
-#include "harness/cli/simulate_command.h"
 #include "harness/results/report_samples.h"
 #include "harness/results/run_summary.h"
 #include "harness/spec/spec.h"
+#include "harness/study/simulate_study.h"
 #include "tests/test_util.h"
 
 namespace harness {

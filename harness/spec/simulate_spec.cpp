@@ -1,0 +1,314 @@
+#include "harness/spec/simulate_spec.h"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "harness/spec/spec.h"
+#include "harness/spec/sweep.h"
+#include "harness/spec/yaml_reader.h"
+#include "runtime/pipeline/pipeline_layout.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kSection = "simulate";
+
+std::optional<double> optional_positive(MapReader& r, const std::string& key) {
+  if (!r.has(key)) return std::nullopt;
+  return r.get_double(key, std::nullopt, 0.0);
+}
+
+// What `harness profile layers` wrote beside the graph file (profile.json): the optimizer
+// step it measured (whole_model.step; 0 where there is none: published profiles have no
+// step) and the intra-op threads it ran with (1 where not recorded); how many processes ran
+// at once while it was timed (stages x co-located copies) and on which clock.
+struct ProfileExtras {
+  std::string path;  // of profile.json; empty where there is none
+  double step_ms = 0.0;
+  double threads = 1.0;
+  int processes = 1;
+  bool cpu_clock = false;
+};
+
+ProfileExtras read_profile_extras(const std::string& graph_path) {
+  ProfileExtras extras;
+  const fs::path profile = fs::path(graph_path).parent_path() / "profile.json";
+  std::error_code error;
+  if (!fs::is_regular_file(profile, error)) return extras;
+  try {
+    const json doc = json::parse(read_file(profile));
+    extras.path = profile.string();
+    if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
+    const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;
+    extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
+    extras.cpu_clock = doc.value("clock", "wall") == "cpu";
+    extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
+  } catch (const std::exception&) {
+    // an older profile without a step, or not one of ours
+  }
+  return extras;
+}
+
+// A profile timed on the wall clock by more processes than the simulated machine has cores
+// already contains each process's wait for a core; the simulator's own sharing of
+// `cluster.cpu_cores` would add it a second time. Warned once per profile and core count.
+void warn_if_cores_shared_twice(const ProfileExtras& extras, double cpu_cores) {
+  if (extras.path.empty() || extras.cpu_clock || cpu_cores <= 0 || extras.processes <= cpu_cores) {
+    return;
+  }
+  static std::set<std::pair<std::string, double>> warned;
+  if (!warned.insert({extras.path, cpu_cores}).second) return;
+  std::fprintf(stderr,
+               "warning: %s was timed on the wall clock by %d processes at once, more than "
+               "cluster.cpu_cores (%g): its times include waiting for a core, which the "
+               "simulator's sharing of the cores adds again (profile with --clock cpu)\n",
+               extras.path.c_str(), extras.processes, cpu_cores);
+}
+
+PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
+  const std::string base = kSection;
+  PointSettings p;
+  ProfileExtras extras;
+  {
+    MapReader model(section["model"], base + ".model", origin);
+    p.model.profile = model.get_string("profile", std::nullopt);
+    p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
+    p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
+    extras = read_profile_extras(p.model.profile);
+    p.model.step_ms =
+        model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300) : extras.step_ms;
+    p.model.threads = extras.threads;
+    model.finish();
+  }
+  {
+    YAML::Node node = section["cluster"];
+    MapReader cluster(node ? node : YAML::Node(YAML::NodeType::Map), base + ".cluster", origin);
+    p.cluster.topology = cluster.get_string("topology", "");
+    p.cluster.comm_profile = cluster.get_string("comm_profile", "");
+    p.cluster.gpus_per_machine = cluster.get_int("gpus_per_machine", 0, 0, 1 << 20);
+    p.cluster.intra_bandwidth = optional_positive(cluster, "intra_bandwidth");
+    p.cluster.inter_bandwidth = optional_positive(cluster, "inter_bandwidth");
+    p.cluster.inter_p2p_bandwidth = optional_positive(cluster, "inter_p2p_bandwidth");
+    if (cluster.has("intra_latency_us")) {
+      p.cluster.intra_latency_us = cluster.get_double("intra_latency_us", 0.0, -1e-300);
+    }
+    if (cluster.has("inter_latency_us")) {
+      p.cluster.inter_latency_us = cluster.get_double("inter_latency_us", 0.0, -1e-300);
+    }
+    p.cluster.collective =
+        cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
+    p.cluster.cpu_cores =
+        cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
+    cluster.finish();
+  }
+  warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
+  {
+    MapReader run(section["run"], base + ".run", origin);
+    p.run.world_size = run.get_int("world_size", std::nullopt, 1, 1 << 20);
+    p.run.iterations = run.get_int("iterations", 10, 1, 1 << 20);
+    p.run.repeats = run.get_int("repeats", 1, 1, 1000);
+    p.run.seed = run.get_int("seed", 0, 0, (1LL << 62));
+    p.run.noise_percent = run.has("noise") ? run.get_double("noise", 0.0, -1e-300) : 0.0;
+    if (p.run.noise_percent >= 100) {
+      run.fail(run.child("noise"), "noise", "must be a percentage below 100");
+    }
+    p.run.trace_ranks = run.get_int("trace_ranks", 16, 0, 1 << 20);
+    run.finish();
+  }
+  if (YAML::Node node = section["ddp"]) {
+    MapReader ddp(node, base + ".ddp", origin);
+    p.bucket_mb = ddp.get_double("bucket_mb", 25.0, 0.0);
+    p.first_bucket_mb = ddp.get_double("first_bucket_mb", 1.0, 0.0);
+    ddp.finish();
+  }
+  if (YAML::Node node = section["pipeline"]) {
+    MapReader pipeline(node, base + ".pipeline", origin);
+    p.pipeline.micro_batches = pipeline.get_int("micro_batches", 0, 1, 1 << 20);
+    p.pipeline.plan = pipeline.get_string("plan", "");
+    p.pipeline.schedule = pipeline.get_string("schedule", "dapple", {"dapple", "gpipe"});
+    pipeline.finish();
+  }
+  return p;
+}
+
+// "0-12", "3", or a list of ints: positions in the profile's topological order.
+std::vector<int> read_layer_positions(const YAML::Node& node, const std::string& where) {
+  std::vector<int> positions;
+  auto bad = [&]() -> InputError {
+    return InputError(where + ": layers must be \"first-last\", an index or a list of indices");
+  };
+  try {
+    if (node.IsSequence()) {
+      for (const auto& item : node) positions.push_back(item.as<int>());
+    } else if (node.IsScalar()) {
+      const auto [first, last] = runtime::parse_layer_range(node.Scalar());  // as train specs
+      for (int i = first; i <= last; ++i) positions.push_back(i);
+    } else {
+      throw bad();
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (positions.empty()) throw bad();
+  return positions;
+}
+
+SystemSettings read_system(const YAML::Node& node, const SpecOrigin& origin) {
+  const std::string path = std::string(kSection) + ".systems";
+  SystemSettings s;
+  s.where = origin.where(node, path);
+  if (node.IsScalar()) {  // a DDP mode name
+    s.name = node.Scalar();
+    s.kind = "ddp";
+    s.mode = node.Scalar();
+    if (s.mode != "overlap" && s.mode != "sync") {
+      throw InputError(s.where + ": " + path + ": '" + s.mode +
+                       "' is not a DDP mode (overlap, sync); use a map for other systems");
+    }
+    return s;
+  }
+  MapReader r(node, path, origin);
+  s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline"});
+  s.name = r.get_string("name", std::nullopt);
+  if (s.kind != "pipeline") {
+    s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
+    if (r.has("bucket_mb")) s.bucket_mb = r.get_double("bucket_mb", std::nullopt, 0.0);
+  }
+  if (s.kind == "dp") s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
+  if (s.kind == "pipeline") {
+    s.mode = "";
+    if (r.has("schedule")) s.schedule = r.get_string("schedule", std::nullopt, {"dapple", "gpipe"});
+    if (r.has("plan")) s.plan = r.get_string("plan", std::nullopt);
+    if (r.has("micro_batches")) s.micro_batches = r.get_int("micro_batches", 1, 1, 1 << 20);
+    if (YAML::Node stages = r.child("stages")) {
+      if (!stages.IsSequence() || stages.size() == 0) {
+        r.fail(stages, "stages", "must be a non-empty list of {layers, ranks|replicas}");
+      }
+      for (const auto& entry : stages) {
+        MapReader stage(entry, path + ".stages", origin);
+        InlineStage out;
+        YAML::Node layers = stage.child("layers");
+        if (!layers) {
+          throw InputError(origin.where(entry, path + ".stages") + ": " + path +
+                           ".stages: a stage needs 'layers'");
+        }
+        out.layer_positions =
+            read_layer_positions(layers, origin.where(layers, path + ".stages.layers"));
+        if (stage.has("ranks")) {
+          for (long long rank : stage.get_int_list("ranks", std::nullopt, 0)) {
+            out.ranks.push_back(static_cast<int>(rank));
+          }
+        } else {
+          out.replicas = stage.get_int("replicas", 0, 1, 1 << 20);  // 0: an equal share
+        }
+        stage.finish();
+        s.stages.push_back(std::move(out));
+      }
+    }
+    if (s.plan && !s.stages.empty()) {
+      throw InputError(s.where + ": " + path +
+                       ": a pipeline system takes 'plan' or 'stages', "
+                       "not both");
+    }
+  }
+  r.finish();
+  return s;
+}
+
+}  // namespace
+
+// Paths (inside the simulate map) a sweep may vary.
+const std::vector<std::string>& simulate_sweepable() {
+  static const std::vector<std::string> paths = {"run.world_size",
+                                                 "model.batch_size",
+                                                 "model.step_ms",
+                                                 "cluster.gpus_per_machine",
+                                                 "cluster.intra_bandwidth",
+                                                 "cluster.inter_bandwidth",
+                                                 "cluster.inter_p2p_bandwidth",
+                                                 "cluster.intra_latency_us",
+                                                 "cluster.inter_latency_us",
+                                                 "cluster.collective",
+                                                 "cluster.cpu_cores",
+                                                 "ddp.bucket_mb",
+                                                 "ddp.first_bucket_mb",
+                                                 "pipeline.micro_batches",
+                                                 "pipeline.plan",
+                                                 "pipeline.schedule",
+                                                 "run.noise"};
+  return paths;
+}
+
+SimulateSpec read_simulate_spec(const std::string& spec_path, YAML::Node root,
+                                const std::vector<std::string>& overrides) {
+  SpecOrigin origin(spec_path);
+  const SpecHeader header = read_spec_header(root, origin, overrides, kSection, kSection);
+  SimulateSpec spec;
+  spec.name = header.name;
+  spec.output = header.output;
+  // spec.yaml shows the spec as given; the points below write their values into the tree
+  // itself (a clone would lose the file positions that errors name).
+  spec.resolved = YAML::Clone(root);
+  const YAML::Node section = header.section;
+  if (!section) throw InputError(spec_path + ": a 'kind: simulate' spec needs a 'simulate' map");
+  MapReader top(section, kSection, origin);
+  for (const char* key : {"model", "cluster", "run", "ddp", "pipeline"}) top.child(key);
+  if (!top.has("model")) {
+    throw InputError(origin.where(section, kSection) + ": simulate: missing key 'model'");
+  }
+  if (!top.has("run")) {
+    throw InputError(origin.where(section, kSection) + ": simulate: missing key 'run'");
+  }
+  const YAML::Node systems = top.child("systems");
+  if (!systems || !systems.IsSequence() || systems.size() == 0) {
+    throw InputError(origin.where(systems ? systems : section, std::string(kSection) + ".systems") +
+                     ": simulate.systems: must be a non-empty list");
+  }
+  for (const auto& node : systems) {
+    SystemSettings system = read_system(node, origin);
+    for (const auto& other : spec.systems) {
+      if (other.name == system.name) {
+        throw InputError(system.where + ": simulate.systems: duplicate system name '" +
+                         system.name + "'");
+      }
+    }
+    spec.systems.push_back(std::move(system));
+  }
+  spec.baseline = top.get_string("baseline", spec.systems.front().name);
+  bool baseline_known = false;
+  for (const auto& s : spec.systems) baseline_known |= s.name == spec.baseline;
+  if (!baseline_known) {
+    top.fail(top.child("baseline"), "baseline", "names no system ('" + spec.baseline + "')");
+  }
+  if (YAML::Node plots = top.child("plots")) {
+    if (!plots.IsSequence()) top.fail(plots, "plots", "must be a list of figure kinds");
+    for (const auto& kind : plots) spec.plots.push_back(kind.as<std::string>());
+  }
+
+  const std::vector<SweepAxis> axes =
+      read_sweep_axes(top.child("sweep"), origin, "simulate.sweep", simulate_sweepable());
+  top.get_string("description", "");
+  top.finish();
+
+  expand_sweep(axes, section, [&](const SweepPoint& at) {
+    SimPoint point;
+    point.id = at.id;
+    point.label = at.label;
+    point.coordinates = at.coordinates;
+    point.settings = read_point(section, origin);
+    spec.points.push_back(std::move(point));
+  });
+  return spec;
+}
+
+}  // namespace harness

@@ -1,0 +1,96 @@
+// `kind: simulate` specs: what one point of a simulation study says (model profile, cluster,
+// run, DDP and pipeline settings) and its systems, read by the same YAML reader, --set
+// overrides and sweep expander as every other spec kind. Keys: simulator/README.md.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace harness {
+
+struct ModelSettings {
+  std::string profile;
+  long long pbs = 0;
+  long long batch_size = 0;  // per GPU: global batch = batch_size x world_size
+  double step_ms = 0;
+  double threads = 1;  // intra-op threads the profile was measured with (CPU profiles)
+};
+
+struct ClusterSettings {
+  std::string topology;  // planner topology YAML; empty: planner/topologies/v100_8x2.yaml
+  std::string comm_profile;
+  long long gpus_per_machine = 0;  // 0: the topology's first machine
+  std::optional<double> intra_bandwidth, inter_bandwidth, inter_p2p_bandwidth;
+  std::optional<double> intra_latency_us, inter_latency_us;
+  std::string collective = "ring";
+  double cpu_cores = 0;  // per machine, shared by its CPU ranks' compute; 0: not modelled
+};
+
+struct RunSettings {
+  long long world_size = 0;
+  long long iterations = 10;
+  long long repeats = 1;
+  long long seed = 0;
+  double noise_percent = 0;
+  long long trace_ranks = 16;
+};
+
+struct PipelineSettings {
+  long long micro_batches = 0;  // 0: the plan's
+  std::string plan;             // plan.json, "auto", or empty (inline stages only)
+  std::string schedule = "dapple";
+};
+
+struct PointSettings {
+  ModelSettings model;
+  ClusterSettings cluster;
+  RunSettings run;
+  double bucket_mb = 25, first_bucket_mb = 1;
+  PipelineSettings pipeline;
+};
+
+struct InlineStage {
+  std::vector<int> layer_positions;  // positions in the profile's topological order
+  std::vector<int> ranks;            // empty: `replicas` consecutive ranks
+  long long replicas = 0;
+};
+
+struct SystemSettings {
+  std::string name;
+  std::string kind;  // ddp | dp | pipeline
+  std::string mode = "overlap";
+  std::optional<double> bucket_mb;
+  long long accumulation = 1;
+  std::optional<std::string> schedule, plan;
+  std::optional<long long> micro_batches;
+  std::vector<InlineStage> stages;
+  std::string where;  // spec location, for errors found while simulating
+};
+
+struct SimPoint {
+  std::string id, label;
+  std::vector<std::pair<std::string, std::string>> coordinates;
+  PointSettings settings;
+};
+
+struct SimulateSpec {
+  std::string name, output;
+  std::vector<SystemSettings> systems;
+  std::string baseline;
+  std::vector<SimPoint> points;
+  std::vector<std::string> plots;
+  YAML::Node resolved;
+};
+
+// Paths (inside the simulate map) a sweep may vary.
+const std::vector<std::string>& simulate_sweepable();
+
+// Validates the whole spec (InputError with file:line:column) and expands its sweep.
+SimulateSpec read_simulate_spec(const std::string& spec_path, YAML::Node root,
+                                const std::vector<std::string>& overrides);
+
+}  // namespace harness

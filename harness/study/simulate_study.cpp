@@ -1,0 +1,550 @@
+#include "harness/study/simulate_study.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "common/atomic_file.h"
+#include "common/environment_info.h"
+#include "common/input_error.h"
+#include "harness/cli/plot_command.h"
+#include "harness/results/run_manifest.h"
+#include "harness/spec/simulate_spec.h"
+#include "harness/spec/spec.h"
+#include "harness/spec/yaml_reader.h"
+#include "harness/study/experiment_runner.h"
+#include "planner/cluster/topology.h"
+#include "planner/model/model_profile.h"
+#include "planner/search/planner.h"
+#include "runtime/pipeline/pipeline_layout.h"
+#include "simulator/chrome_trace.h"
+#include "simulator/data_parallel_system.h"
+#include "simulator/layer_costs.h"
+#include "simulator/pipeline_system.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+namespace sim = simulator;
+using nlohmann::json;
+
+// ---- inputs of one run ----------------------------------------------------------------------
+
+struct CommFit {
+  bool has_allreduce = false, has_sendrecv = false;
+  double allreduce_latency_s = 0, allreduce_bus_bandwidth = 0;
+  double sendrecv_latency_s = 0, sendrecv_bandwidth = 0;
+  double copy_latency_s = 0, copy_bandwidth = 0;  // 0: comm.json has no `copy` fit
+  double allreduce_cpu_cores = 0;                 // 0: not measured (older comm.json)
+  long long world = 0;
+};
+
+CommFit read_comm_profile(const std::string& path) {
+  CommFit fit;
+  json doc;
+  try {
+    doc = json::parse(read_file(path));
+  } catch (const std::exception& e) {
+    throw InputError(path + ": not a comm.json of `harness profile comm`: " + e.what());
+  }
+  fit.world = doc.value("world_size", 0LL);
+  for (const auto& row : doc.value("fits", json::array())) {
+    const std::string op = row.value("op", "");
+    if (op == "allreduce") {
+      fit.has_allreduce = true;
+      fit.allreduce_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.allreduce_bus_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
+      fit.allreduce_cpu_cores = std::max(0.0, row.value("cpu_cores_per_rank", 0.0));
+    } else if (op == "sendrecv") {
+      fit.has_sendrecv = true;
+      fit.sendrecv_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.sendrecv_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
+    } else if (op == "copy") {
+      fit.copy_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.copy_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
+    }
+  }
+  if (!fit.has_allreduce || fit.world < 2 || !(fit.allreduce_bus_bandwidth > 0)) {
+    throw InputError(path + ": no all-reduce fit over 2 or more ranks in 'fits'");
+  }
+  return fit;
+}
+
+// Caches the files a study reads many times.
+class Inputs {
+ public:
+  const sim::LayerCosts& costs(const ModelSettings& m) {
+    const std::string key = m.profile + "#" + std::to_string(m.pbs);
+    auto& slot = costs_[key];
+    if (!slot) {
+      slot = std::make_unique<sim::LayerCosts>(
+          sim::load_layer_costs(m.profile, static_cast<double>(m.pbs)));
+    }
+    return *slot;
+  }
+  const planner::ModelProfile& profile(const std::string& path) {
+    auto& slot = profiles_[path];
+    if (!slot) slot = std::make_unique<planner::ModelProfile>(planner::import_profile(path));
+    return *slot;
+  }
+  const planner::Topology& topology(const std::string& path) {
+    const std::string resolved = path.empty() ? planner::default_topology_path() : path;
+    auto it = topologies_.find(resolved);
+    if (it == topologies_.end()) {
+      it = topologies_.emplace(resolved, planner::load_topology(resolved)).first;
+    }
+    return it->second;
+  }
+  const CommFit& comm(const std::string& path) {
+    auto it = comm_.find(path);
+    if (it == comm_.end()) it = comm_.emplace(path, read_comm_profile(path)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<sim::LayerCosts>> costs_;
+  std::map<std::string, std::unique_ptr<planner::ModelProfile>> profiles_;
+  std::map<std::string, planner::Topology> topologies_;
+  std::map<std::string, CommFit> comm_;
+};
+
+struct ResolvedCluster {
+  sim::ClusterConfig config;
+  planner::Topology topology;  // with the overrides, for `plan: auto`
+};
+
+ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
+  ResolvedCluster out;
+  out.topology = inputs.topology(p.cluster.topology);
+  const ClusterSettings& c = p.cluster;
+  sim::ClusterConfig& config = out.config;
+  long long per_machine = c.gpus_per_machine;
+  if (per_machine == 0) {
+    per_machine = out.topology.gpus_per_machine.empty() ? p.run.world_size
+                                                        : out.topology.gpus_per_machine.front();
+  }
+  config.gpus_per_machine = sim::ClusterConfig::machines_for(static_cast<int>(p.run.world_size),
+                                                             static_cast<int>(per_machine));
+  config.intra_bandwidth = out.topology.intra_machine_bandwidth;
+  config.inter_bandwidth = out.topology.inter_machine_collective_bandwidth;
+  config.inter_p2p_bandwidth = out.topology.inter_machine_p2p_bandwidth;
+  if (!c.comm_profile.empty()) {
+    // The measured fit: all-reduce time = L + S x 2(n-1)/n / busbw, reproduced on a ring by a
+    // per-step latency L / 2(n-1) and a per-edge rate cap of busbw; send/recv sets the links.
+    const CommFit& fit = inputs.comm(c.comm_profile);
+    config.collective_step_latency_s = fit.allreduce_latency_s / (2.0 * (fit.world - 1));
+    config.collective_rate_cap = fit.allreduce_bus_bandwidth;
+    if (fit.has_sendrecv && fit.sendrecv_bandwidth > 0) {
+      config.intra_bandwidth = fit.sendrecv_bandwidth;
+      config.intra_latency_s = fit.sendrecv_latency_s;
+    }
+    // The gradient reducer's passes over its buckets, as the ranks' `copy` measured them.
+    config.bucket_copy_bandwidth = fit.copy_bandwidth;
+    config.bucket_copy_latency_s = fit.copy_latency_s;
+    // What a rank's communication thread keeps busy of a core, as the all-reduce measured it.
+    if (fit.allreduce_cpu_cores > 0) {
+      config.comm_cores_per_rank = std::min(1.0, fit.allreduce_cpu_cores);
+    }
+  }
+  if (c.intra_bandwidth) config.intra_bandwidth = *c.intra_bandwidth;
+  if (c.inter_bandwidth) config.inter_bandwidth = *c.inter_bandwidth;
+  if (c.inter_p2p_bandwidth) config.inter_p2p_bandwidth = *c.inter_p2p_bandwidth;
+  if (c.intra_latency_us) config.intra_latency_s = *c.intra_latency_us * 1e-6;
+  if (c.inter_latency_us) config.inter_latency_s = *c.inter_latency_us * 1e-6;
+  sim::parse_collective_algorithm(c.collective, config.algorithm);
+  config.cpu_cores_per_machine = c.cpu_cores;
+  config.cores_per_rank = p.model.threads;
+  out.topology.intra_machine_bandwidth = config.intra_bandwidth;
+  out.topology.inter_machine_collective_bandwidth = config.inter_bandwidth;
+  out.topology.inter_machine_p2p_bandwidth = config.inter_p2p_bandwidth;
+  return out;
+}
+
+// A run that cannot be simulated (no plan, a plan for another cluster): reported in its
+// status.json; the study goes on.
+struct RunFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct PipelineChoice {
+  sim::PipelineSystem system;
+  std::string source;  // "inline", "planner (auto)", or the plan file
+  std::string summary;
+};
+
+PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
+                               const ResolvedCluster& cluster, Inputs& inputs) {
+  const sim::LayerCosts& costs = inputs.costs(p.model);
+  const long long world = p.run.world_size;
+  const long long gbs = p.model.batch_size * world;
+  PipelineChoice choice;
+  choice.system.global_batch = static_cast<double>(gbs);
+  choice.system.step_s = p.model.step_ms / 1000.0;
+  choice.system.schedule =
+      runtime::parse_pipeline_schedule(s.schedule.value_or(p.pipeline.schedule));
+  int plan_micro_batches = 0;
+  const std::string plan = s.plan.value_or(s.stages.empty() ? p.pipeline.plan : "");
+  if (!s.stages.empty()) {
+    choice.source = "inline";
+    int next_rank = 0;
+    for (const InlineStage& stage : s.stages) {
+      sim::PipelineStage out;
+      for (int position : stage.layer_positions) {
+        if (position >= costs.size()) {
+          throw InputError(s.where + ": stage layer " + std::to_string(position) + " but " +
+                           costs.source + " has " + std::to_string(costs.size()) + " layers");
+        }
+        out.layers.push_back(costs.order[position]);
+      }
+      out.ranks = stage.ranks;
+      long long replicas = stage.replicas;
+      if (out.ranks.empty() && replicas == 0) {  // neither ranks nor replicas: world / stages
+        const long long stages = static_cast<long long>(s.stages.size());
+        if (world % stages != 0) {
+          throw RunFailure("stages without ranks or replicas split the world evenly, but " +
+                           std::to_string(world) + " ranks do not divide into " +
+                           std::to_string(stages) + " stages");
+        }
+        replicas = world / stages;
+      }
+      if (out.ranks.empty()) {
+        for (long long i = 0; i < replicas; ++i) out.ranks.push_back(next_rank++);
+      }
+      choice.system.stages.push_back(std::move(out));
+    }
+  } else if (plan == "auto") {
+    choice.source = "planner (auto)";
+    planner::PlannerOptions options;
+    options.topology = cluster.topology;
+    options.setup.profile_batch_size = static_cast<int>(p.model.pbs);
+    std::vector<int> separators;
+    for (int g : cluster.config.gpus_per_machine) {
+      separators.push_back((separators.empty() ? 0 : separators.back()) + g);
+    }
+    options.devices = planner::Devices(separators);
+    const planner::ModelProfile& profile = inputs.profile(p.model.profile);
+    const planner::SweepResult sweep =
+        planner::plan_sweep(profile, options, {static_cast<int>(gbs)});
+    const planner::BatchPlan& batch = sweep.batches.front();
+    if (!batch.plan) {
+      throw RunFailure("the planner found no pipeline plan for global batch " +
+                       std::to_string(gbs) + " on " + options.devices.describe());
+    }
+    for (const planner::PlannedStage& stage : batch.plan->stages) {
+      choice.system.stages.push_back(
+          {profile.layers_of_stage(stage.first_state, stage.last_state), stage.gpus.ids});
+    }
+    plan_micro_batches = batch.timing.micro_batches;
+    choice.summary = planner::describe_stages(*batch.plan);
+  } else if (!plan.empty()) {
+    choice.source = plan;
+    json doc;
+    try {
+      doc = json::parse(read_file(plan));
+    } catch (const std::exception& e) {
+      throw InputError(s.where + ": cannot read plan '" + plan + "': " + e.what());
+    }
+    const json* chosen = nullptr;
+    std::string sizes;
+    for (const auto& result : doc.value("results", json::array())) {
+      const long long size = result.value("global_batch_size", 0LL);
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+      if (size == gbs) chosen = &result;
+    }
+    if (!chosen) {
+      throw RunFailure(plan + " has no result for global batch " + std::to_string(gbs) +
+                       " (has: " + sizes + ")");
+    }
+    if (!chosen->contains("plan") || (*chosen)["plan"].is_null()) {
+      throw RunFailure(plan + ": no pipeline plan at global batch " + std::to_string(gbs));
+    }
+    const json& planned = (*chosen)["plan"];
+    for (const auto& stage : planned.at("stages")) {
+      sim::PipelineStage out;
+      for (const auto& id : stage.at("layer_ids")) {
+        const int index = costs.index_of(id.get<std::string>());
+        if (index < 0) {
+          throw InputError(plan + ": layer '" + id.get<std::string>() + "' is not in " +
+                           costs.source);
+        }
+        out.layers.push_back(index);
+      }
+      for (const auto& gpu : stage.at("gpus")) out.ranks.push_back(gpu.get<int>());
+      choice.system.stages.push_back(std::move(out));
+    }
+    plan_micro_batches = planned.value("micro_batch_count", 0);
+    choice.summary = planned.value("summary", "");
+  } else {
+    throw InputError(s.where + ": pipeline system '" + s.name +
+                     "' needs 'stages', 'plan' or simulate.pipeline.plan");
+  }
+  long long m = s.micro_batches.value_or(p.pipeline.micro_batches);
+  if (m == 0) m = plan_micro_batches;
+  if (m <= 0) {
+    throw InputError(s.where + ": pipeline system '" + s.name +
+                     "' needs micro_batches (simulate.pipeline.micro_batches)");
+  }
+  choice.system.micro_batches = static_cast<int>(m);
+  try {
+    sim::validate_pipeline(costs, choice.system, static_cast<int>(world));
+  } catch (const std::invalid_argument& e) {
+    throw RunFailure("pipeline of system '" + s.name + "' (" + choice.source + "): " + e.what());
+  }
+  if (choice.summary.empty()) {
+    for (const auto& stage : choice.system.stages) {
+      choice.summary += (choice.summary.empty() ? "" : " ") + std::to_string(stage.layers.size()) +
+                        "L x" + std::to_string(stage.ranks.size());
+    }
+  }
+  return choice;
+}
+
+std::uint64_t iteration_seed(long long seed, long long repeat, long long iteration) {
+  SeededRandom mix(static_cast<std::uint64_t>(seed) * 1000003ull +
+                   static_cast<std::uint64_t>(repeat));
+  for (long long i = 0; i <= iteration; ++i) mix.next();
+  return mix.next();
+}
+
+struct RunOutcome {
+  std::vector<sim::SimulatedIteration> iterations;  // one, or one per iteration with noise
+  json system_config;
+  std::uint64_t events = 0;
+};
+
+RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long long repeat,
+                        Inputs& inputs) {
+  const sim::LayerCosts& costs = inputs.costs(p.model);
+  const ResolvedCluster resolved = resolve_cluster(p, inputs);
+  const sim::Cluster cluster(resolved.config);
+  const int world = static_cast<int>(p.run.world_size);
+  RunOutcome outcome;
+  json& config = outcome.system_config;
+  config = {{"name", s.name}, {"kind", s.kind}};
+  std::optional<PipelineChoice> pipeline;
+  sim::DataParallelSystem dp;
+  if (s.kind == "pipeline") {
+    pipeline = choose_pipeline(s, p, resolved, inputs);
+    config["schedule"] = runtime::to_string(pipeline->system.schedule);
+    config["micro_batches"] = pipeline->system.micro_batches;
+    config["plan"] = pipeline->source;
+    config["stages"] = pipeline->summary;
+    json stages = json::array();
+    for (const auto& stage : pipeline->system.stages) {
+      stages.push_back({{"layers", stage.layers.size()}, {"ranks", stage.ranks}});
+    }
+    config["stage_ranks"] = stages;
+  } else {
+    dp.world = world;
+    dp.batch_per_rank = static_cast<double>(p.model.batch_size);
+    dp.accumulation = static_cast<int>(s.accumulation);
+    dp.bucket_mb = s.bucket_mb.value_or(p.bucket_mb);
+    dp.first_bucket_mb = p.first_bucket_mb;
+    dp.overlap = s.mode == "overlap";
+    dp.step_s = p.model.step_ms / 1000.0;
+    config["mode"] = s.mode;
+    if (s.bucket_mb) config["bucket_mb"] = *s.bucket_mb;
+    config["accumulation"] = s.accumulation;
+    config["buckets"] = sim::layer_buckets(costs, dp.first_bucket_mb, dp.bucket_mb).size();
+  }
+  const bool noisy = p.run.noise_percent > 0;
+  const long long runs = noisy ? p.run.iterations : 1;
+  for (long long i = 0; i < runs; ++i) {
+    sim::ComputeNoise noise(p.run.noise_percent / 100.0, iteration_seed(p.run.seed, repeat, i));
+    try {
+      outcome.iterations.push_back(
+          pipeline ? sim::simulate_pipeline(cluster, costs, pipeline->system, world, noise)
+                   : sim::simulate_data_parallel(cluster, costs, dp, noise));
+    } catch (const std::logic_error& e) {
+      throw RunFailure(e.what());
+    }
+    outcome.events += outcome.iterations.back().times.events;
+  }
+  return outcome;
+}
+
+std::string format_ms(double ms) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6f", ms);
+  return buffer;
+}
+
+void write_rank_samples(const fs::path& raw, const RunOutcome& outcome, long long iterations) {
+  const int world = outcome.iterations.front().graph.ranks();
+  for (int r = 0; r < world; ++r) {
+    std::string csv = "iteration,forward_ms,backward_ms,step_ms,iteration_ms\n";
+    for (long long i = 0; i < iterations; ++i) {
+      const auto& it = outcome.iterations[outcome.iterations.size() == 1 ? 0 : i];
+      const sim::RankPhases& phases = it.ranks[r];
+      csv += std::to_string(i) + "," + format_ms(phases.forward_ms) + "," +
+             format_ms(phases.backward_ms) + "," + format_ms(phases.step_ms) + "," +
+             format_ms(phases.iteration_ms) + "\n";
+    }
+    write_file_atomic(raw / ("rank" + std::to_string(r) + ".csv"), csv);
+  }
+}
+
+std::string describe_point_run(const SimPoint& point, const SystemSettings& system,
+                               long long repeat) {
+  const PointSettings& p = point.settings;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%-6s %-32s %-14s rep %lld  %s: %lld GPUs, batch %lld/GPU, %lld iteration(s)",
+                point.id.c_str(), point.label.c_str(), system.name.c_str(), repeat,
+                p.model.profile.c_str(), p.run.world_size, p.model.batch_size, p.run.iterations);
+  return line;
+}
+
+}  // namespace
+
+int run_simulate_spec(const std::string& spec_path, YAML::Node root,
+                      const std::vector<std::string>& overrides, bool dry_run, std::ostream& out) {
+  const SimulateSpec spec = read_simulate_spec(spec_path, root, overrides);
+  if (dry_run) {
+    out << "experiment " << spec.name << ": kind simulate, " << spec.points.size() << " point(s) x "
+        << spec.systems.size() << " system(s); nothing is launched\n";
+    for (const auto& point : spec.points) {
+      for (const auto& system : spec.systems) {
+        for (long long k = 0; k < point.settings.run.repeats; ++k) {
+          out << "  " << describe_point_run(point, system, k) << "\n";
+        }
+      }
+    }
+    return 0;
+  }
+  // Inputs are checked before a folder is made: a bad profile or topology is a spec error.
+  Inputs inputs;
+  for (const auto& point : spec.points) {
+    inputs.costs(point.settings.model);
+    resolve_cluster(point.settings, inputs);
+  }
+
+  const fs::path directory = start_results_folder(spec.output, spec.name, spec.resolved);
+  out << "results: " << directory.string() << "\n";
+  Manifest manifest;
+  manifest.experiment = spec.name;
+  manifest.baseline = spec.baseline;
+  for (const auto& system : spec.systems) {
+    manifest.systems.push_back({system.name, system.kind, system.mode});
+  }
+  for (const auto& point : spec.points) {
+    manifest.points.push_back({point.id, point.label, point.coordinates,
+                               point.settings.run.world_size, point.settings.run.repeats,
+                               point.settings.run.iterations, 0});
+  }
+  write_file_atomic(directory / "manifest.json", manifest_to_json(manifest).dump(2) + "\n");
+  {
+    json env = collect_environment({{"simulated", "true"}});
+    env["simulated"] = true;
+    write_file_atomic(directory / "env.json", env.dump(2) + "\n");
+  }
+
+  json failures = json::array();
+  size_t runs = 0;
+  for (const auto& point : spec.points) {
+    const PointSettings& p = point.settings;
+    for (const auto& system : spec.systems) {
+      for (long long repeat = 0; repeat < p.run.repeats; ++repeat) {
+        ++runs;
+        const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);
+        fs::create_directories(raw);
+        const std::string what = describe_point_run(point, system, repeat);
+        const auto start = std::chrono::steady_clock::now();
+        json status = {{"ranks", p.run.world_size}, {"simulated", true}};
+        try {
+          const RunOutcome outcome = simulate_run(system, p, repeat, inputs);
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          const std::vector<int> traced = sim::traced_ranks(static_cast<int>(p.run.world_size),
+                                                            static_cast<int>(p.run.trace_ranks));
+          const sim::Cluster cluster(resolve_cluster(p, inputs).config);
+          json config = {
+              {"simulated", true},
+              {"model",
+               {{"profile", p.model.profile},
+                {"pbs", p.model.pbs},
+                {"batch_size", p.model.batch_size},
+                {"global_batch", p.model.batch_size * p.run.world_size},
+                {"step_ms", p.model.step_ms}}},
+              {"system", outcome.system_config},
+              {"cluster",
+               {{"machines", cluster.describe()},
+                {"intra_bandwidth", cluster.config().intra_bandwidth},
+                {"inter_bandwidth", cluster.config().inter_bandwidth},
+                {"inter_p2p_bandwidth", cluster.config().inter_p2p_bandwidth},
+                {"intra_latency_us", cluster.config().intra_latency_s * 1e6},
+                {"inter_latency_us", cluster.config().inter_latency_s * 1e6},
+                {"collective", sim::to_string(cluster.config().algorithm)},
+                {"collective_rate_cap", cluster.config().collective_rate_cap},
+                {"bucket_copy_bandwidth", cluster.config().bucket_copy_bandwidth},
+                {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
+                {"cpu_cores_per_machine", cluster.config().cpu_cores_per_machine},
+                {"cores_per_rank", cluster.config().cores_per_rank},
+                {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
+                {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
+              {"run",
+               {{"iterations", p.run.iterations},
+                {"seed", p.run.seed},
+                {"noise_percent", p.run.noise_percent},
+                {"simulated_iterations", outcome.iterations.size()}}},
+              {"events", outcome.events},
+              {"simulation_seconds", seconds},
+              {"trace_ranks", traced}};
+          write_file_atomic(raw / "config.json", config.dump(2) + "\n");
+          write_rank_samples(raw, outcome, p.run.iterations);
+          for (int r : traced) {
+            write_file_atomic(
+                raw / ("trace_rank" + std::to_string(r) + ".json"),
+                sim::rank_trace(outcome.iterations.front(), r, system.name, 0).dump() + "\n");
+          }
+          status["status"] = "complete";
+          status["elapsed_s"] = seconds;
+          status["events"] = outcome.events;
+          status["iteration_ms"] = outcome.iterations.front().times.makespan * 1000.0;
+          if (traced.size() < static_cast<size_t>(p.run.world_size)) {
+            status["note"] = "traces written for " + std::to_string(traced.size()) + " of " +
+                             std::to_string(p.run.world_size) + " ranks (run.trace_ranks)";
+          }
+          char line[160];
+          std::snprintf(line, sizeof line, "  %.3f ms/iteration, %llu events, %.3f s\n",
+                        outcome.iterations.front().times.makespan * 1000.0,
+                        static_cast<unsigned long long>(outcome.events), seconds);
+          out << what << line;
+        } catch (const RunFailure& e) {
+          status["status"] = "failed";
+          status["failure"] = {{"reason", e.what()}};
+          failures.push_back({{"run", what}, {"detail", status}});
+          std::fprintf(stderr, "error: %s: %s\n", what.c_str(), e.what());
+        }
+        write_file_atomic(raw / "status.json", status.dump(2) + "\n");
+        out.flush();
+      }
+    }
+  }
+  const json top_status = {
+      {"complete", failures.empty()}, {"runs", runs}, {"failures", failures}, {"simulated", true}};
+  write_file_atomic(directory / "status.json", top_status.dump(2) + "\n");
+  const std::string tables = write_summary_files(directory);
+  out << "\n" << tables << "\n";
+  if (!spec.plots.empty()) {
+    try {
+      run_plots(directory, spec.plots, out);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "warning: figures not drawn: %s\n", e.what());
+    }
+  }
+  out << "results written to " << directory.string() << "\n";
+  return failures.empty() ? 0 : 1;
+}
+
+}  // namespace harness
