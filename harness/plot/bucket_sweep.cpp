@@ -20,6 +20,39 @@ double bucket_of(const PointSamples& point, const SystemSamples& system) {
   return std::stod(coordinate(point.point, kAxis));
 }
 
+// What a bucket sweep figure's template needs: titles naming the group and the systems left
+// out, a log x axis when the caps span 10x or more, tics at the caps, the plot command.
+std::map<std::string, std::string> bucket_sweep_fields(const std::string& experiment,
+                                                       const std::string& phase,
+                                                       const PointGroup& group,
+                                                       const std::vector<std::string>& fixed,
+                                                       const std::vector<double>& all_x,
+                                                       const std::vector<std::string>& drawn) {
+  // Without other sweep axes there is nothing to name; say what the marks are instead.
+  std::string subtitle =
+      group.label == "default" ? "samples pooled over ranks and repeats" : "points: " + group.label;
+  if (!fixed.empty()) {
+    std::string names;
+    for (const auto& n : fixed) names += (names.empty() ? "" : ", ") + n;
+    subtitle += "; not drawn (fixed bucket size): " + names;
+  }
+  const bool log_x = *std::max_element(all_x.begin(), all_x.end()) >=
+                     10 * *std::min_element(all_x.begin(), all_x.end());
+  std::string plot = "plot ";
+  for (size_t i = 0; i < drawn.size(); ++i) plot += drawn[i] + ", \\\n     ";
+  plot += "keyentry with filledcurves lc rgb \"#999999\" title \"p10-p90 band\", \\\n     ";
+  plot += "keyentry with linespoints lw 2 pt 7 lc rgb \"#999999\" title \"p50\", \\\n     ";
+  plot += "keyentry with points pt 2 ps 1.4 lc rgb \"#999999\" title \"p99\"";
+  return {{"title",
+           gnuplot_string(experiment + ": " + phase + " latency vs DDP bucket size\n" + subtitle)},
+          {"xlabel",
+           gnuplot_string(std::string("bucket size cap (MiB") + (log_x ? ", log scale)" : ")"))},
+          {"ylabel", gnuplot_string(std::string(phase) + " latency (ms)")},
+          {"logscale", log_x ? "set logscale x" : "unset logscale x"},
+          {"xtics", xtics_at(all_x)},
+          {"plot", plot}};
+}
+
 }  // namespace
 
 FigureSet bucket_sweep_figures(const ResultSamples& samples) {
@@ -94,29 +127,8 @@ FigureSet bucket_sweep_figures(const ResultSamples& samples) {
                     (groups.size() > 1 ? "_" + std::to_string(g + 1) : "");
       figure.title = samples.manifest.experiment + ": " + phase + " latency vs bucket size" +
                      (group.label == "default" ? "" : " (" + group.label + ")");
-      // Without other sweep axes there is nothing to name; say what the marks are instead.
-      std::string subtitle = group.label == "default" ? "samples pooled over ranks and repeats"
-                                                      : "points: " + group.label;
-      if (!fixed.empty()) {
-        std::string names;
-        for (const auto& n : fixed) names += (names.empty() ? "" : ", ") + n;
-        subtitle += "; not drawn (fixed bucket size): " + names;
-      }
-      const bool log_x = *std::max_element(all_x.begin(), all_x.end()) >=
-                         10 * *std::min_element(all_x.begin(), all_x.end());
-      std::string plot = "plot ";
-      for (size_t i = 0; i < drawn.size(); ++i) plot += drawn[i] + ", \\\n     ";
-      plot += "keyentry with filledcurves lc rgb \"#999999\" title \"p10-p90 band\", \\\n     ";
-      plot += "keyentry with linespoints lw 2 pt 7 lc rgb \"#999999\" title \"p50\", \\\n     ";
-      plot += "keyentry with points pt 2 ps 1.4 lc rgb \"#999999\" title \"p99\"";
-      figure.fields = {{"title", gnuplot_string(samples.manifest.experiment + ": " + phase +
-                                                " latency vs DDP bucket size\n" + subtitle)},
-                       {"xlabel", gnuplot_string(std::string("bucket size cap (MiB") +
-                                                 (log_x ? ", log scale)" : ")"))},
-                       {"ylabel", gnuplot_string(std::string(phase) + " latency (ms)")},
-                       {"logscale", log_x ? "set logscale x" : "unset logscale x"},
-                       {"xtics", xtics_at(all_x)},
-                       {"plot", plot}};
+      figure.fields =
+          bucket_sweep_fields(samples.manifest.experiment, phase, group, fixed, all_x, drawn);
       figure.data = data.str();
       set.figures.push_back(std::move(figure));
     }

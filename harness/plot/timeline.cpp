@@ -75,24 +75,57 @@ std::string quoted(const std::string& text) {
   return out + "\"";
 }
 
-Figure timeline_figure(const LoadedTrace& trace, const std::string& experiment) {
-  const size_t rows = trace.ranks.size();
-  std::vector<std::string> comm_present;
+// The communication categories any rank of the trace has events of, in lane order.
+std::vector<std::string> communication_present(const LoadedTrace& trace) {
+  std::vector<std::string> present;
   for (const char* c : kTraceCommCategories) {
     for (const auto& rank : trace.ranks) {
       if (std::any_of(rank.spans.begin(), rank.spans.end(),
                       [c](const TraceSpan& s) { return s.category == c; })) {
-        comm_present.push_back(c);
+        present.push_back(c);
         break;
       }
     }
   }
-  const Lanes lanes = lanes_for(comm_present);
+  return present;
+}
+
+double trace_end_us(const LoadedTrace& trace) {
   double end_us = 0;
   for (const auto& rank : trace.ranks) {
     for (const auto& span : rank.spans) end_us = std::max(end_us, span.end_us);
   }
-  const double end_ms = end_us / 1000.0;
+  return end_us;
+}
+
+// Data rows of the idle gaps of every rank (the whole row's height), "" when there are none.
+std::string idle_rows(const LoadedTrace& trace) {
+  std::ostringstream rows;
+  for (size_t i = 0; i < trace.ranks.size(); ++i) {
+    for (const auto& [start, end] : idle_intervals(trace.ranks[i])) {
+      rows << number(start / 1000.0) << " " << number(end / 1000.0) << " "
+           << number(static_cast<double>(i) - kRowHalf) << " "
+           << number(static_cast<double>(i) + kRowHalf) << " " << trace.ranks[i].rank
+           << " \"idle\"\n";
+    }
+  }
+  return rows.str();
+}
+
+// `set ytics (...)` naming each row after its rank (and stage).
+std::string rank_ytics(const LoadedTrace& trace) {
+  std::string ytics = "set ytics (";
+  for (size_t i = 0; i < trace.ranks.size(); ++i) {
+    ytics += (i ? ", " : "") + gnuplot_string(rank_label(trace.ranks[i])) + " " + std::to_string(i);
+  }
+  return ytics + ")";
+}
+
+Figure timeline_figure(const LoadedTrace& trace, const std::string& experiment) {
+  const size_t rows = trace.ranks.size();
+  const std::vector<std::string> comm_present = communication_present(trace);
+  const Lanes lanes = lanes_for(comm_present);
+  const double end_ms = trace_end_us(trace) / 1000.0;
 
   std::ostringstream data;
   data << "# " << experiment << ": timeline of one iteration, " << trace_run_name(trace.run)
@@ -116,16 +149,9 @@ Figure timeline_figure(const LoadedTrace& trace, const std::string& experiment) 
   };
 
   // Idle gaps first, so that they sit behind everything else.
-  std::ostringstream idle_rows;
-  for (size_t i = 0; i < rows; ++i) {
-    for (const auto& [start, end] : idle_intervals(trace.ranks[i])) {
-      idle_rows << number(start / 1000.0) << " " << number(end / 1000.0) << " "
-                << number(static_cast<double>(i) - kRowHalf) << " "
-                << number(static_cast<double>(i) + kRowHalf) << " " << trace.ranks[i].rank
-                << " \"idle\"\n";
-    }
+  if (const std::string idle = idle_rows(trace); !idle.empty()) {
+    add_block("idle (bubble)", kIdleColor, idle);
   }
-  if (!idle_rows.str().empty()) add_block("idle (bubble)", kIdleColor, idle_rows.str());
 
   // Micro-batch numbers on compute bars wide enough to hold them.
   std::map<std::string, std::string> labels;  // label colour -> rows
@@ -161,11 +187,7 @@ Figure timeline_figure(const LoadedTrace& trace, const std::string& experiment) 
     ++block;
   }
 
-  std::string ytics = "set ytics (";
-  for (size_t i = 0; i < rows; ++i) {
-    ytics += (i ? ", " : "") + gnuplot_string(rank_label(trace.ranks[i])) + " " + std::to_string(i);
-  }
-  ytics += ")";
+  const std::string ytics = rank_ytics(trace);
   std::string lanes_text = "lanes per rank: compute";
   for (const auto& c : comm_present)
     lanes_text += ", " + std::string(c == "allreduce" ? "all-reduce" : c);
