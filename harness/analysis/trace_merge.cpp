@@ -112,18 +112,9 @@ json split_overlapping(json timed, long long rank) {
   return extra;
 }
 
-}  // namespace
-
-RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnings) {
-  RankTrace trace;
-  trace.file = file;
-  std::smatch match;
-  const std::string name = file.filename().string();
-  if (!std::regex_match(name, match, kRankFile)) {
-    throw InputError(file.string() + ": not a per-rank trace name (expected trace_rank<r>.json)");
-  }
-  trace.rank = std::stoll(match[1]);
-
+// The per-rank trace file as JSON: an object with a "traceEvents" array; malformed JSON is an
+// InputError at its file:line:column.
+json parse_trace_document(const fs::path& file) {
   const std::string text = read_file(file);
   json document;
   try {
@@ -143,6 +134,12 @@ RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnin
     throw InputError(file.string() +
                      ": expected a JSON object with a \"traceEvents\" array (per-rank trace)");
   }
+  return document;
+}
+
+// otherData: the rank (which must be the file's), world size, iteration, stage, system and
+// schedule the rank wrote.
+void read_other_data(const json& document, const fs::path& file, RankTrace& trace) {
   trace.other_data = document.value("otherData", json::object());
   if (!trace.other_data.is_object()) {
     throw InputError(file.string() + ": otherData is not an object");
@@ -163,6 +160,22 @@ RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnin
   if (trace.other_data.contains("schedule") && trace.other_data["schedule"].is_string()) {
     trace.schedule = trace.other_data["schedule"].get<std::string>();
   }
+}
+
+}  // namespace
+
+RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnings) {
+  RankTrace trace;
+  trace.file = file;
+  std::smatch match;
+  const std::string name = file.filename().string();
+  if (!std::regex_match(name, match, kRankFile)) {
+    throw InputError(file.string() + ": not a per-rank trace name (expected trace_rank<r>.json)");
+  }
+  trace.rank = std::stoll(match[1]);
+
+  const json document = parse_trace_document(file);
+  read_other_data(document, file, trace);
 
   trace.events = document["traceEvents"];
   std::map<std::string, size_t> other_categories;

@@ -106,6 +106,43 @@ bool failed_on_busy_port(const std::string& stderr_tail) {
          stderr_tail.find("errno: 98") != std::string::npos;
 }
 
+namespace {
+
+// One rank's process, its output to its files, its environment the harness's plus its own.
+std::unique_ptr<bp::child> start_rank(const std::string& executable, const RankProcess& rank) {
+  if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
+  bp::environment environment = boost::this_process::environment();
+  for (const auto& [key, value] : rank.environment) environment[key] = value;
+  return std::make_unique<bp::child>(bp::exe = executable, bp::args = rank.arguments,
+                                     bp::env = environment, bp::std_out > rank.stdout_path.string(),
+                                     bp::std_err > rank.stderr_path.string(),
+                                     bp::std_in < bp::null);
+}
+
+// Reaps every rank that ended since the last poll and returns the failure to report, (rank,
+// status): when several died in the same poll, one killed by a signal is the likely cause;
+// the others were failing collectives.
+std::optional<std::pair<int, int>> reap_exited(std::vector<std::unique_ptr<bp::child>>& children,
+                                               std::vector<bool>& exited) {
+  std::optional<std::pair<int, int>> first_failure;
+  for (size_t r = 0; r < children.size(); ++r) {
+    if (exited[r]) continue;
+    std::error_code error;
+    if (children[r]->running(error)) continue;
+    exited[r] = true;
+    const int status = children[r]->native_exit_code();
+    const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (!failed) continue;
+    const bool signaled = WIFSIGNALED(status);
+    if (!first_failure || (signaled && !WIFSIGNALED(first_failure->second))) {
+      first_failure = std::make_pair(static_cast<int>(r), status);
+    }
+  }
+  return first_failure;
+}
+
+}  // namespace
+
 LaunchOutcome launch_local(const std::string& executable, const std::vector<RankProcess>& ranks,
                            const LaunchLimits& limits, const ProgressCallback& progress) {
   using Clock = std::chrono::steady_clock;
@@ -118,13 +155,7 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
   std::vector<HeartbeatReader> heartbeats;
   std::vector<Clock::time_point> last_progress(ranks.size(), start);
   for (const auto& rank : ranks) {
-    if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
-    bp::environment environment = boost::this_process::environment();
-    for (const auto& [key, value] : rank.environment) environment[key] = value;
-    children.push_back(std::make_unique<bp::child>(
-        bp::exe = executable, bp::args = rank.arguments, bp::env = environment,
-        bp::std_out > rank.stdout_path.string(), bp::std_err > rank.stderr_path.string(),
-        bp::std_in < bp::null));
+    children.push_back(start_rank(executable, rank));
     heartbeats.emplace_back(rank.stdout_path);
   }
 
@@ -142,6 +173,12 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
       ::waitpid(pid, &status, 0);
     }
   };
+  auto interrupted = [&]() {
+    stop_all();
+    outcome.interrupted = true;
+    outcome.elapsed_s = seconds_since(start);
+    return outcome;
+  };
   auto fail = [&](int rank, std::string reason) {
     stop_all();
     outcome.failure = RankFailure{rank, std::move(reason), tail_lines(ranks[rank].stderr_path, 20)};
@@ -150,22 +187,7 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
   };
 
   while (true) {
-    // Reap every rank that ended since the last poll. When several died in the same poll,
-    // one killed by a signal is the likely cause; the others were failing collectives.
-    std::optional<std::pair<int, int>> first_failure;  // (rank, status)
-    for (size_t r = 0; r < children.size(); ++r) {
-      if (exited[r]) continue;
-      std::error_code error;
-      if (children[r]->running(error)) continue;
-      exited[r] = true;
-      const int status = children[r]->native_exit_code();
-      const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      if (!failed) continue;
-      const bool signaled = WIFSIGNALED(status);
-      if (!first_failure || (signaled && !WIFSIGNALED(first_failure->second))) {
-        first_failure = std::make_pair(static_cast<int>(r), status);
-      }
-    }
+    const std::optional<std::pair<int, int>> first_failure = reap_exited(children, exited);
     if (first_failure) {
       // Ctrl-C in a terminal reaches the ranks (same process group) as well as the harness: a
       // rank that died of SIGINT/SIGTERM while the harness was asked to stop is no failure.
@@ -173,12 +195,7 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
       if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
-      if (stop_requested().load()) {
-        stop_all();
-        outcome.interrupted = true;
-        outcome.elapsed_s = seconds_since(start);
-        return outcome;
-      }
+      if (stop_requested().load()) return interrupted();
       return fail(first_failure->first, describe_status(status));
     }
     if (std::all_of(exited.begin(), exited.end(), [](bool e) { return e; })) break;
@@ -188,12 +205,7 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
     }
     if (progress) progress(heartbeats[0].lines());
 
-    if (stop_requested().load()) {
-      stop_all();
-      outcome.interrupted = true;
-      outcome.elapsed_s = seconds_since(start);
-      return outcome;
-    }
+    if (stop_requested().load()) return interrupted();
     // Hung: no live rank has written a heartbeat for stall_timeout_s. Name the live rank
     // that got least far (fewest heartbeats; the earliest to fall silent on a tie).
     bool any_recent = false;
