@@ -1,5 +1,7 @@
 #include "harness/launch/cluster_launcher.h"
 
+#include "harness/launch/stall_check.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -181,26 +183,18 @@ RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text, i
   return failure;
 }
 
-LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& limits,
-                             const ProgressCallback& progress) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  auto seconds_since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
-  const LauncherKind kind =
-      launch.command.argv.front() == "srun" ? LauncherKind::slurm : LauncherKind::mpirun;
-  fs::create_directories(launch.directory);
-  const fs::path out_path = launch.directory / "launcher.stdout";
-  const fs::path err_path = launch.directory / "launcher.stderr";
+namespace {
 
+// Starts the cluster launcher in a process group of its own (so that stopping the run reaches
+// every process it started here), its output into the two files.
+pid_t start_launcher_group(const std::vector<std::string>& words, const fs::path& out_path,
+                           const fs::path& err_path) {
   std::vector<char*> argv;
-  for (const auto& word : launch.command.argv) argv.push_back(const_cast<char*>(word.c_str()));
+  for (const auto& word : words) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    // Its own process group, so that stopping the run reaches every process it started here.
     ::setpgid(0, 0);
     const int in = ::open("/dev/null", O_RDONLY);
     const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -216,6 +210,54 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
     ::_exit(127);
   }
   ::setpgid(pid, pid);
+  return pid;
+}
+
+// The result files rank 0 framed into its stdout, written into the run's folder.
+std::optional<RankFailure> unpack_result_frames(const fs::path& directory) {
+  const auto frames = runtime::decode_frames(read_file(directory / "rank0.stdout"));
+  if (!frames.errors.empty()) {
+    return RankFailure{0, "its result files did not arrive intact: " + frames.errors.front(), ""};
+  }
+  for (const auto& [name, content] : frames.files) write_file_atomic(directory / name, content);
+  return std::nullopt;
+}
+
+// Stops the launcher's process group: SIGTERM, 5 s for the launcher to end, then SIGKILL for
+// whatever is left (a rank that ignores SIGTERM, or outlived its launcher). Reaps the
+// launcher into `status` unless `exited` says it was reaped already.
+void stop_process_group(pid_t pid, int& status, bool& exited) {
+  if (exited) return;
+  ::kill(-pid, SIGTERM);
+  const auto asked = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - asked < std::chrono::seconds(5)) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(-pid, SIGKILL);
+  if (!exited) ::waitpid(pid, &status, 0);
+  exited = true;
+}
+
+}  // namespace
+
+LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& limits,
+                             const ProgressCallback& progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  const LauncherKind kind =
+      launch.command.argv.front() == "srun" ? LauncherKind::slurm : LauncherKind::mpirun;
+  fs::create_directories(launch.directory);
+  const fs::path out_path = launch.directory / "launcher.stdout";
+  const fs::path err_path = launch.directory / "launcher.stderr";
+
+  const pid_t pid = start_launcher_group(launch.command.argv, out_path, err_path);
 
   RankOutputSplitter out_split(kind, launch.world_size, launch.directory, "stdout");
   RankOutputSplitter err_split(kind, launch.world_size, launch.directory, "stderr");
@@ -229,22 +271,7 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
 
   int status = 0;
   bool exited = false;
-  auto stop_group = [&]() {
-    if (exited) return;
-    ::kill(-pid, SIGTERM);
-    const auto asked = Clock::now();
-    while (seconds_since(asked) < 5) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    // Whatever is left of the group (a rank that ignores SIGTERM, or outlived its launcher).
-    ::kill(-pid, SIGKILL);
-    if (!exited) ::waitpid(pid, &status, 0);
-    exited = true;
-  };
+  auto stop_group = [&]() { stop_process_group(pid, status, exited); };
 
   LaunchOutcome outcome;
   auto finish_outputs = [&]() {
@@ -286,29 +313,9 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
       outcome.elapsed_s = seconds_since(start);
       return outcome;
     }
-    bool any_recent = false;
-    int suspect = -1;
-    for (size_t r = 0; r < seen.size(); ++r) {
-      if (seconds_since(last_progress[r]) < limits.stall_timeout_s) any_recent = true;
-      if (suspect < 0 || seen[r] < seen[suspect] ||
-          (seen[r] == seen[suspect] && last_progress[r] < last_progress[suspect])) {
-        suspect = static_cast<int>(r);
-      }
-    }
-    if (!any_recent && suspect >= 0) {
-      char reason[256];
-      std::snprintf(reason, sizeof reason,
-                    "hung: no progress from any rank for %g s (run.stall_timeout_s); rank %d "
-                    "got least far (%lld heartbeat lines)",
-                    limits.stall_timeout_s, suspect, seen[suspect]);
-      return fail(RankFailure{suspect, reason, ""});
-    }
-    if (seconds_since(start) > limits.timeout_s) {
-      char reason[128];
-      std::snprintf(reason, sizeof reason, "timed out: the run exceeded run.timeout_s = %g s",
-                    limits.timeout_s);
-      return fail(RankFailure{suspect >= 0 ? suspect : 0, reason, ""});
-    }
+    std::vector<RankProgress> progress_of(seen.size());
+    for (size_t r = 0; r < seen.size(); ++r) progress_of[r] = {seen[r], last_progress[r], true};
+    if (auto failure = stall_or_timeout(progress_of, limits, start)) return fail(*failure);
     std::this_thread::sleep_for(std::chrono::duration<double>(limits.poll_interval_s));
   }
   // The launcher is gone; make sure nothing it started outlives it.
@@ -324,14 +331,7 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
     const std::string own = out_split.own_text() + err_split.own_text();
     return fail(parse_launcher_failure(kind, own, status));
   }
-  const auto frames = runtime::decode_frames(read_file(launch.directory / "rank0.stdout"));
-  if (!frames.errors.empty()) {
-    return fail(
-        RankFailure{0, "its result files did not arrive intact: " + frames.errors.front(), ""});
-  }
-  for (const auto& [name, content] : frames.files) {
-    write_file_atomic(launch.directory / name, content);
-  }
+  if (auto failure = unpack_result_frames(launch.directory)) return fail(*failure);
   outcome.ok = true;
   return outcome;
 }

@@ -1,5 +1,7 @@
 #include "harness/launch/local_launcher.h"
 
+#include "harness/launch/stall_check.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -206,32 +208,12 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
     if (progress) progress(heartbeats[0].lines());
 
     if (stop_requested().load()) return interrupted();
-    // Hung: no live rank has written a heartbeat for stall_timeout_s. Name the live rank
-    // that got least far (fewest heartbeats; the earliest to fall silent on a tie).
-    bool any_recent = false;
-    int suspect = -1;
+    std::vector<RankProgress> progress_of(ranks.size());
     for (size_t r = 0; r < ranks.size(); ++r) {
-      if (exited[r]) continue;
-      if (seconds_since(last_progress[r]) < limits.stall_timeout_s) any_recent = true;
-      if (suspect < 0 || heartbeats[r].lines() < heartbeats[suspect].lines() ||
-          (heartbeats[r].lines() == heartbeats[suspect].lines() &&
-           last_progress[r] < last_progress[suspect])) {
-        suspect = static_cast<int>(r);
-      }
+      progress_of[r] = {heartbeats[r].lines(), last_progress[r], !exited[r]};
     }
-    if (!any_recent && suspect >= 0) {
-      char reason[256];
-      std::snprintf(reason, sizeof reason,
-                    "hung: no progress from any rank for %g s (run.stall_timeout_s); rank %d "
-                    "got least far (%lld heartbeat lines)",
-                    limits.stall_timeout_s, suspect, heartbeats[suspect].lines());
-      return fail(suspect, reason);
-    }
-    if (seconds_since(start) > limits.timeout_s) {
-      char reason[128];
-      std::snprintf(reason, sizeof reason, "timed out: the run exceeded run.timeout_s = %g s",
-                    limits.timeout_s);
-      return fail(suspect >= 0 ? suspect : 0, reason);
+    if (auto failure = stall_or_timeout(progress_of, limits, start)) {
+      return fail(failure->rank, failure->reason);
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(limits.poll_interval_s));
   }
