@@ -320,6 +320,65 @@ bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML:
   return true;
 }
 
+// `models:`, a list of entries each with a name and the keys of one profile.
+std::vector<SpecModel> read_model_entries(const PlanSpecReader& r, const YAML::Node& value) {
+  if (!value.IsSequence() || value.size() == 0) r.fail(value, "'models' must be a list");
+  std::vector<SpecModel> models;
+  for (const auto& item : value) {
+    if (!item.IsMap()) r.fail(item, "a model entry must be a mapping");
+    SpecModel model;
+    for (const auto& field : item) {
+      const std::string k = field.first.as<std::string>();
+      if (k == "name") {
+        model.name = r.text(field.second, k);
+      } else if (!read_model_key(r, k, field.second, model.request)) {
+        r.fail(field.first, "unknown model key '" + k +
+                                "' (expected name, profile, pbs, gbs, micro_batch, "
+                                "peak_activation, optimizer_scaling)");
+      }
+    }
+    if (model.name.empty()) r.fail(item, "a model entry needs a 'name'");
+    models.push_back(std::move(model));
+  }
+  return models;
+}
+
+// `devices:`, one layout ("8,16") or a map of named layouts; (name, devices) pairs.
+std::vector<std::pair<std::string, std::string>> read_device_layouts(const PlanSpecReader& r,
+                                                                     const YAML::Node& value) {
+  std::vector<std::pair<std::string, std::string>> layouts;
+  if (value.IsMap()) {
+    for (const auto& layout : value) {
+      const std::string devices = r.devices(layout.second);
+      planner::parse_devices(devices, r.where(layout.second));
+      layouts.emplace_back(layout.first.as<std::string>(), devices);
+    }
+  } else {
+    const std::string devices = r.devices(value);
+    planner::parse_devices(devices, r.where(value));
+    layouts.emplace_back("", devices);
+  }
+  return layouts;
+}
+
+// A model entry's request: what it sets itself, the rest inherited from the plan map.
+PlanRequest merged_request(const PlanRequest& base, const PlanRequest& own) {
+  PlanRequest merged = base;
+  if (!own.profile.empty()) merged.profile = own.profile;
+  if (own.profile_batch > 0) merged.profile_batch = own.profile_batch;
+  if (own.micro_batch > 0) merged.micro_batch = own.micro_batch;
+  if (own.peak_activation_per_sample) {
+    merged.peak_activation_per_sample = own.peak_activation_per_sample;
+  }
+  if (own.optimizer_memory_scaling != PlanRequest{}.optimizer_memory_scaling) {
+    merged.optimizer_memory_scaling = own.optimizer_memory_scaling;
+  }
+  if (own.global_batches != PlanRequest{}.global_batches) {
+    merged.global_batches = own.global_batches;
+  }
+  return merged;
+}
+
 }  // namespace
 
 int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
@@ -338,17 +397,7 @@ int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
     const YAML::Node& value = entry.second;
     if (read_model_key(r, key, value, base)) continue;
     if (key == "devices") {
-      if (value.IsMap()) {
-        for (const auto& layout : value) {
-          const std::string devices = r.devices(layout.second);
-          planner::parse_devices(devices, r.where(layout.second));
-          layouts.emplace_back(layout.first.as<std::string>(), devices);
-        }
-      } else {
-        const std::string devices = r.devices(value);
-        planner::parse_devices(devices, r.where(value));
-        layouts.emplace_back("", devices);
-      }
+      layouts = read_device_layouts(r, value);
     } else if (key == "mode") {
       const YAML::Node list =
           value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
@@ -379,23 +428,7 @@ int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
           value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
       for (const auto& item : list) base.noise_studies.push_back(r.noise(item));
     } else if (key == "models") {
-      if (!value.IsSequence() || value.size() == 0) r.fail(value, "'models' must be a list");
-      for (const auto& item : value) {
-        if (!item.IsMap()) r.fail(item, "a model entry must be a mapping");
-        SpecModel model;
-        for (const auto& field : item) {
-          const std::string k = field.first.as<std::string>();
-          if (k == "name") {
-            model.name = r.text(field.second, k);
-          } else if (!read_model_key(r, k, field.second, model.request)) {
-            r.fail(field.first, "unknown model key '" + k +
-                                    "' (expected name, profile, pbs, gbs, micro_batch, "
-                                    "peak_activation, optimizer_scaling)");
-          }
-        }
-        if (model.name.empty()) r.fail(item, "a model entry needs a 'name'");
-        models.push_back(std::move(model));
-      }
+      models = read_model_entries(r, value);
     } else {
       r.fail(entry.first, "unknown plan key '" + key +
                               "' (expected profile, pbs, gbs, devices, mode, topology, placement, "
@@ -411,23 +444,15 @@ int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
   if (layouts.empty()) layouts.emplace_back("", "");
   if (modes.empty()) modes.push_back("dapple");
 
+  // Every model is complete before any is planned: a bad later entry writes nothing.
   for (SpecModel& model : models) {
-    // Model entries inherit what they do not set from the plan map.
-    PlanRequest merged = base;
-    const PlanRequest& own = model.request;
-    if (!own.profile.empty()) merged.profile = own.profile;
-    if (own.profile_batch > 0) merged.profile_batch = own.profile_batch;
-    if (own.micro_batch > 0) merged.micro_batch = own.micro_batch;
-    if (own.peak_activation_per_sample)
-      merged.peak_activation_per_sample = own.peak_activation_per_sample;
-    if (own.optimizer_memory_scaling != PlanRequest{}.optimizer_memory_scaling) {
-      merged.optimizer_memory_scaling = own.optimizer_memory_scaling;
-    }
-    if (own.global_batches != PlanRequest{}.global_batches)
-      merged.global_batches = own.global_batches;
-    if (merged.profile.empty() || merged.profile_batch <= 0) {
+    model.request = merged_request(base, model.request);
+    if (model.request.profile.empty() || model.request.profile_batch <= 0) {
       r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
     }
+  }
+  for (const SpecModel& model : models) {
+    const PlanRequest& merged = model.request;
     for (const auto& [layout_name, devices] : layouts) {
       for (const std::string& mode : modes) {
         PlanRequest request = merged;

@@ -44,23 +44,9 @@ double physical_memory_bytes() {
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
-int run_comm(const CommRequest& request, RankProgram& rank_program) {
-  if (request.world < 1) throw InputError("--world: must be >= 1");
-  if (request.backend != "gloo") {
-    throw InputError("--backend '" + request.backend + "': this build supports gloo");
-  }
-  const std::vector<int64_t> sizes = parse_size_range(request.sizes);
-  const std::vector<std::string> known(std::begin(runtime::kCommOps), std::end(runtime::kCommOps));
-  const auto ops = split(request.ops, ',');
-  for (const auto& op : ops) {
-    if (std::find(known.begin(), known.end(), op) == known.end()) {
-      throw InputError("--ops: unknown op '" + op + "' (expected: " + join(known, ", ") + ")");
-    }
-  }
-  const fs::path out = request.out_dir.empty()
-                           ? fs::path(create_run_directory("results", "comm_profile"))
-                           : fs::path(request.out_dir);
-  fs::create_directories(out);
+// The comm-worker ranks of one profile, meeting on a free local port.
+std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vector<int64_t>& sizes,
+                                    const fs::path& out) {
   std::vector<std::string> size_text;
   for (int64_t s : sizes) size_text.push_back(std::to_string(s));
   const int port = pick_free_port();
@@ -91,6 +77,64 @@ int run_comm(const CommRequest& request, RankProgram& rank_program) {
     rank.environment = {{"OMP_NUM_THREADS", "1"}};
     ranks.push_back(rank);
   }
+  return ranks;
+}
+
+// The independent reference: a plain c10d all-reduce over the same sizes, its iterations
+// alternating with the profiler's; its busbw printed beside the profiler's.
+json reference_allreduce(const json& raw, const std::vector<CommRow>& rows, int world) {
+  json reference = json::array();
+  std::printf(
+      "\n# all-reduce busbw (GB/s, from p50): profiler vs a plain c10d ProcessGroupGloo, "
+      "iterations alternating\n");
+  std::printf("#%14s %12s %12s %8s\n", "size(B)", "profiler", "c10d loop", "ratio");
+  for (const auto& entry : raw.at("reference")) {
+    const double ms = summarize(entry.at("times_ms").get<std::vector<double>>()).p50;
+    const int64_t bytes = entry.at("bytes").get<int64_t>();
+    const double busbw = ms > 0 ? bytes / (ms * 1e-3) / 1e9 * bus_factor("allreduce", world) : 0;
+    reference.push_back({{"bytes", bytes}, {"p50_ms", ms}, {"busbw_gbps", busbw}});
+    for (const auto& row : rows) {
+      if (row.op != "allreduce" || row.bytes != bytes || busbw <= 0) continue;
+      std::printf(" %14lld %12.3f %12.3f %8.3f\n", static_cast<long long>(bytes), row.busbw_gbps,
+                  busbw, row.busbw_gbps / busbw);
+    }
+  }
+  return reference;
+}
+
+json comm_rows_json(const std::vector<CommRow>& rows) {
+  json rows_json = json::array();
+  for (const auto& r : rows) {
+    rows_json.push_back({{"op", r.op},
+                         {"bytes", r.bytes},
+                         {"samples", r.samples},
+                         {"p50_ms", r.p50_ms},
+                         {"p90_ms", r.p90_ms},
+                         {"algbw_gbps", r.algbw_gbps},
+                         {"busbw_gbps", r.busbw_gbps},
+                         {"cpu_cores", r.cpu_cores}});
+  }
+  return rows_json;
+}
+
+int run_comm(const CommRequest& request, RankProgram& rank_program) {
+  if (request.world < 1) throw InputError("--world: must be >= 1");
+  if (request.backend != "gloo") {
+    throw InputError("--backend '" + request.backend + "': this build supports gloo");
+  }
+  const std::vector<int64_t> sizes = parse_size_range(request.sizes);
+  const std::vector<std::string> known(std::begin(runtime::kCommOps), std::end(runtime::kCommOps));
+  const auto ops = split(request.ops, ',');
+  for (const auto& op : ops) {
+    if (std::find(known.begin(), known.end(), op) == known.end()) {
+      throw InputError("--ops: unknown op '" + op + "' (expected: " + join(known, ", ") + ")");
+    }
+  }
+  const fs::path out = request.out_dir.empty()
+                           ? fs::path(create_run_directory("results", "comm_profile"))
+                           : fs::path(request.out_dir);
+  fs::create_directories(out);
+  const std::vector<RankProcess> ranks = comm_ranks(request, sizes, out);
   LaunchLimits limits;
   limits.stall_timeout_s = request.stall_timeout_s;
   install_stop_signal_handlers();
@@ -120,42 +164,10 @@ int run_comm(const CommRequest& request, RankProgram& rank_program) {
     std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f   cpu %.2f cores\n",
                 op.c_str(), fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared, fit.cpu_cores);
   }
-  // The independent reference: a plain c10d all-reduce over the same sizes, its iterations
-  // alternating with the profiler's. Its busbw beside the profiler's.
-  json reference = json::array();
-  std::printf(
-      "\n# all-reduce busbw (GB/s, from p50): profiler vs a plain c10d ProcessGroupGloo, "
-      "iterations alternating\n");
-  std::printf("#%14s %12s %12s %8s\n", "size(B)", "profiler", "c10d loop", "ratio");
-  for (const auto& entry : raw.at("reference")) {
-    const double ms = summarize(entry.at("times_ms").get<std::vector<double>>()).p50;
-    const int64_t bytes = entry.at("bytes").get<int64_t>();
-    const double busbw =
-        ms > 0 ? bytes / (ms * 1e-3) / 1e9 * bus_factor("allreduce", request.world) : 0;
-    reference.push_back({{"bytes", bytes}, {"p50_ms", ms}, {"busbw_gbps", busbw}});
-    for (const auto& row : rows) {
-      if (row.op != "allreduce" || row.bytes != bytes || busbw <= 0) continue;
-      std::printf(" %14lld %12.3f %12.3f %8.3f\n", static_cast<long long>(bytes), row.busbw_gbps,
-                  busbw, row.busbw_gbps / busbw);
-    }
-  }
-  json rows_json = json::array();
-  for (const auto& r : rows) {
-    rows_json.push_back({{"op", r.op},
-                         {"bytes", r.bytes},
-                         {"samples", r.samples},
-                         {"p50_ms", r.p50_ms},
-                         {"p90_ms", r.p90_ms},
-                         {"algbw_gbps", r.algbw_gbps},
-                         {"busbw_gbps", r.busbw_gbps},
-                         {"cpu_cores", r.cpu_cores}});
-  }
-  const json comm = {{"world_size", request.world},
-                     {"backend", request.backend},
-                     {"iterations", request.iterations},
-                     {"warmup", request.warmup},
-                     {"rows", rows_json},
-                     {"fits", fits},
+  const json reference = reference_allreduce(raw, rows, request.world);
+  const json comm = {{"world_size", request.world},      {"backend", request.backend},
+                     {"iterations", request.iterations}, {"warmup", request.warmup},
+                     {"rows", comm_rows_json(rows)},     {"fits", fits},
                      {"reference_allreduce", reference}};
   write_file_atomic(out / "comm.json", comm.dump(1) + "\n");
   if (std::find(ops.begin(), ops.end(), "sendrecv") != ops.end() &&
