@@ -182,6 +182,113 @@ struct PipelineChoice {
   std::string summary;
 };
 
+// A pipeline written inline in the spec: layer positions per stage, ranks or replicas.
+void inline_stages(const SystemSettings& s, const sim::LayerCosts& costs, long long world,
+                   PipelineChoice& choice) {
+  choice.source = "inline";
+  int next_rank = 0;
+  for (const InlineStage& stage : s.stages) {
+    sim::PipelineStage out;
+    for (int position : stage.layer_positions) {
+      if (position >= costs.size()) {
+        throw InputError(s.where + ": stage layer " + std::to_string(position) + " but " +
+                         costs.source + " has " + std::to_string(costs.size()) + " layers");
+      }
+      out.layers.push_back(costs.order[position]);
+    }
+    out.ranks = stage.ranks;
+    long long replicas = stage.replicas;
+    if (out.ranks.empty() && replicas == 0) {  // neither ranks nor replicas: world / stages
+      const long long stages = static_cast<long long>(s.stages.size());
+      if (world % stages != 0) {
+        throw RunFailure("stages without ranks or replicas split the world evenly, but " +
+                         std::to_string(world) + " ranks do not divide into " +
+                         std::to_string(stages) + " stages");
+      }
+      replicas = world / stages;
+    }
+    if (out.ranks.empty()) {
+      for (long long i = 0; i < replicas; ++i) out.ranks.push_back(next_rank++);
+    }
+    choice.system.stages.push_back(std::move(out));
+  }
+}
+
+// A pipeline the planner chooses for this cluster and global batch (`plan: auto`); returns
+// the plan's micro-batch count.
+int planned_stages(const PointSettings& p, const ResolvedCluster& cluster, Inputs& inputs,
+                   long long gbs, PipelineChoice& choice) {
+  int plan_micro_batches = 0;
+  choice.source = "planner (auto)";
+  planner::PlannerOptions options;
+  options.topology = cluster.topology;
+  options.setup.profile_batch_size = static_cast<int>(p.model.pbs);
+  std::vector<int> separators;
+  for (int g : cluster.config.gpus_per_machine) {
+    separators.push_back((separators.empty() ? 0 : separators.back()) + g);
+  }
+  options.devices = planner::Devices(separators);
+  const planner::ModelProfile& profile = inputs.profile(p.model.profile);
+  const planner::SweepResult sweep = planner::plan_sweep(profile, options, {static_cast<int>(gbs)});
+  const planner::BatchPlan& batch = sweep.batches.front();
+  if (!batch.plan) {
+    throw RunFailure("the planner found no pipeline plan for global batch " + std::to_string(gbs) +
+                     " on " + options.devices.describe());
+  }
+  for (const planner::PlannedStage& stage : batch.plan->stages) {
+    choice.system.stages.push_back(
+        {profile.layers_of_stage(stage.first_state, stage.last_state), stage.gpus.ids});
+  }
+  plan_micro_batches = batch.timing.micro_batches;
+  choice.summary = planner::describe_stages(*batch.plan);
+  return plan_micro_batches;
+}
+
+// A pipeline read from a planner plan.json at this global batch; returns its micro-batch
+// count.
+int plan_file_stages(const SystemSettings& s, const std::string& plan, const sim::LayerCosts& costs,
+                     long long gbs, PipelineChoice& choice) {
+  int plan_micro_batches = 0;
+  choice.source = plan;
+  json doc;
+  try {
+    doc = json::parse(read_file(plan));
+  } catch (const std::exception& e) {
+    throw InputError(s.where + ": cannot read plan '" + plan + "': " + e.what());
+  }
+  const json* chosen = nullptr;
+  std::string sizes;
+  for (const auto& result : doc.value("results", json::array())) {
+    const long long size = result.value("global_batch_size", 0LL);
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+    if (size == gbs) chosen = &result;
+  }
+  if (!chosen) {
+    throw RunFailure(plan + " has no result for global batch " + std::to_string(gbs) +
+                     " (has: " + sizes + ")");
+  }
+  if (!chosen->contains("plan") || (*chosen)["plan"].is_null()) {
+    throw RunFailure(plan + ": no pipeline plan at global batch " + std::to_string(gbs));
+  }
+  const json& planned = (*chosen)["plan"];
+  for (const auto& stage : planned.at("stages")) {
+    sim::PipelineStage out;
+    for (const auto& id : stage.at("layer_ids")) {
+      const int index = costs.index_of(id.get<std::string>());
+      if (index < 0) {
+        throw InputError(plan + ": layer '" + id.get<std::string>() + "' is not in " +
+                         costs.source);
+      }
+      out.layers.push_back(index);
+    }
+    for (const auto& gpu : stage.at("gpus")) out.ranks.push_back(gpu.get<int>());
+    choice.system.stages.push_back(std::move(out));
+  }
+  plan_micro_batches = planned.value("micro_batch_count", 0);
+  choice.summary = planned.value("summary", "");
+  return plan_micro_batches;
+}
+
 PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
                                const ResolvedCluster& cluster, Inputs& inputs) {
   const sim::LayerCosts& costs = inputs.costs(p.model);
@@ -195,95 +302,11 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
   int plan_micro_batches = 0;
   const std::string plan = s.plan.value_or(s.stages.empty() ? p.pipeline.plan : "");
   if (!s.stages.empty()) {
-    choice.source = "inline";
-    int next_rank = 0;
-    for (const InlineStage& stage : s.stages) {
-      sim::PipelineStage out;
-      for (int position : stage.layer_positions) {
-        if (position >= costs.size()) {
-          throw InputError(s.where + ": stage layer " + std::to_string(position) + " but " +
-                           costs.source + " has " + std::to_string(costs.size()) + " layers");
-        }
-        out.layers.push_back(costs.order[position]);
-      }
-      out.ranks = stage.ranks;
-      long long replicas = stage.replicas;
-      if (out.ranks.empty() && replicas == 0) {  // neither ranks nor replicas: world / stages
-        const long long stages = static_cast<long long>(s.stages.size());
-        if (world % stages != 0) {
-          throw RunFailure("stages without ranks or replicas split the world evenly, but " +
-                           std::to_string(world) + " ranks do not divide into " +
-                           std::to_string(stages) + " stages");
-        }
-        replicas = world / stages;
-      }
-      if (out.ranks.empty()) {
-        for (long long i = 0; i < replicas; ++i) out.ranks.push_back(next_rank++);
-      }
-      choice.system.stages.push_back(std::move(out));
-    }
+    inline_stages(s, costs, world, choice);
   } else if (plan == "auto") {
-    choice.source = "planner (auto)";
-    planner::PlannerOptions options;
-    options.topology = cluster.topology;
-    options.setup.profile_batch_size = static_cast<int>(p.model.pbs);
-    std::vector<int> separators;
-    for (int g : cluster.config.gpus_per_machine) {
-      separators.push_back((separators.empty() ? 0 : separators.back()) + g);
-    }
-    options.devices = planner::Devices(separators);
-    const planner::ModelProfile& profile = inputs.profile(p.model.profile);
-    const planner::SweepResult sweep =
-        planner::plan_sweep(profile, options, {static_cast<int>(gbs)});
-    const planner::BatchPlan& batch = sweep.batches.front();
-    if (!batch.plan) {
-      throw RunFailure("the planner found no pipeline plan for global batch " +
-                       std::to_string(gbs) + " on " + options.devices.describe());
-    }
-    for (const planner::PlannedStage& stage : batch.plan->stages) {
-      choice.system.stages.push_back(
-          {profile.layers_of_stage(stage.first_state, stage.last_state), stage.gpus.ids});
-    }
-    plan_micro_batches = batch.timing.micro_batches;
-    choice.summary = planner::describe_stages(*batch.plan);
+    plan_micro_batches = planned_stages(p, cluster, inputs, gbs, choice);
   } else if (!plan.empty()) {
-    choice.source = plan;
-    json doc;
-    try {
-      doc = json::parse(read_file(plan));
-    } catch (const std::exception& e) {
-      throw InputError(s.where + ": cannot read plan '" + plan + "': " + e.what());
-    }
-    const json* chosen = nullptr;
-    std::string sizes;
-    for (const auto& result : doc.value("results", json::array())) {
-      const long long size = result.value("global_batch_size", 0LL);
-      sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
-      if (size == gbs) chosen = &result;
-    }
-    if (!chosen) {
-      throw RunFailure(plan + " has no result for global batch " + std::to_string(gbs) +
-                       " (has: " + sizes + ")");
-    }
-    if (!chosen->contains("plan") || (*chosen)["plan"].is_null()) {
-      throw RunFailure(plan + ": no pipeline plan at global batch " + std::to_string(gbs));
-    }
-    const json& planned = (*chosen)["plan"];
-    for (const auto& stage : planned.at("stages")) {
-      sim::PipelineStage out;
-      for (const auto& id : stage.at("layer_ids")) {
-        const int index = costs.index_of(id.get<std::string>());
-        if (index < 0) {
-          throw InputError(plan + ": layer '" + id.get<std::string>() + "' is not in " +
-                           costs.source);
-        }
-        out.layers.push_back(index);
-      }
-      for (const auto& gpu : stage.at("gpus")) out.ranks.push_back(gpu.get<int>());
-      choice.system.stages.push_back(std::move(out));
-    }
-    plan_micro_batches = planned.value("micro_batch_count", 0);
-    choice.summary = planned.value("summary", "");
+    plan_micro_batches = plan_file_stages(s, plan, costs, gbs, choice);
   } else {
     throw InputError(s.where + ": pipeline system '" + s.name +
                      "' needs 'stages', 'plan' or simulate.pipeline.plan");
@@ -405,6 +428,64 @@ std::string describe_point_run(const SimPoint& point, const SystemSettings& syst
   return line;
 }
 
+// The config.json of a simulated run: the model, the system as simulated, the cluster as
+// resolved, the run and the simulation's own cost.
+json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
+                          const ResolvedCluster& resolved, double seconds,
+                          const std::vector<int>& traced) {
+  const sim::Cluster cluster(resolved.config);
+  return {{"simulated", true},
+          {"model",
+           {{"profile", p.model.profile},
+            {"pbs", p.model.pbs},
+            {"batch_size", p.model.batch_size},
+            {"global_batch", p.model.batch_size * p.run.world_size},
+            {"step_ms", p.model.step_ms}}},
+          {"system", outcome.system_config},
+          {"cluster",
+           {{"machines", cluster.describe()},
+            {"intra_bandwidth", cluster.config().intra_bandwidth},
+            {"inter_bandwidth", cluster.config().inter_bandwidth},
+            {"inter_p2p_bandwidth", cluster.config().inter_p2p_bandwidth},
+            {"intra_latency_us", cluster.config().intra_latency_s * 1e6},
+            {"inter_latency_us", cluster.config().inter_latency_s * 1e6},
+            {"collective", sim::to_string(cluster.config().algorithm)},
+            {"collective_rate_cap", cluster.config().collective_rate_cap},
+            {"bucket_copy_bandwidth", cluster.config().bucket_copy_bandwidth},
+            {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
+            {"cpu_cores_per_machine", cluster.config().cpu_cores_per_machine},
+            {"cores_per_rank", cluster.config().cores_per_rank},
+            {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
+            {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
+          {"run",
+           {{"iterations", p.run.iterations},
+            {"seed", p.run.seed},
+            {"noise_percent", p.run.noise_percent},
+            {"simulated_iterations", outcome.iterations.size()}}},
+          {"events", outcome.events},
+          {"simulation_seconds", seconds},
+          {"trace_ranks", traced}};
+}
+
+// manifest.json and env.json of a simulation study's folder.
+void write_study_files(const SimulateSpec& spec, const fs::path& directory) {
+  Manifest manifest;
+  manifest.experiment = spec.name;
+  manifest.baseline = spec.baseline;
+  for (const auto& system : spec.systems) {
+    manifest.systems.push_back({system.name, system.kind, system.mode});
+  }
+  for (const auto& point : spec.points) {
+    manifest.points.push_back({point.id, point.label, point.coordinates,
+                               point.settings.run.world_size, point.settings.run.repeats,
+                               point.settings.run.iterations, 0});
+  }
+  write_file_atomic(directory / "manifest.json", manifest_to_json(manifest).dump(2) + "\n");
+  json env = collect_environment({{"simulated", "true"}});
+  env["simulated"] = true;
+  write_file_atomic(directory / "env.json", env.dump(2) + "\n");
+}
+
 }  // namespace
 
 int run_simulate_spec(const std::string& spec_path, YAML::Node root,
@@ -431,23 +512,7 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
 
   const fs::path directory = start_results_folder(spec.output, spec.name, spec.resolved);
   out << "results: " << directory.string() << "\n";
-  Manifest manifest;
-  manifest.experiment = spec.name;
-  manifest.baseline = spec.baseline;
-  for (const auto& system : spec.systems) {
-    manifest.systems.push_back({system.name, system.kind, system.mode});
-  }
-  for (const auto& point : spec.points) {
-    manifest.points.push_back({point.id, point.label, point.coordinates,
-                               point.settings.run.world_size, point.settings.run.repeats,
-                               point.settings.run.iterations, 0});
-  }
-  write_file_atomic(directory / "manifest.json", manifest_to_json(manifest).dump(2) + "\n");
-  {
-    json env = collect_environment({{"simulated", "true"}});
-    env["simulated"] = true;
-    write_file_atomic(directory / "env.json", env.dump(2) + "\n");
-  }
+  write_study_files(spec, directory);
 
   json failures = json::array();
   size_t runs = 0;
@@ -467,39 +532,8 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           const std::vector<int> traced = sim::traced_ranks(static_cast<int>(p.run.world_size),
                                                             static_cast<int>(p.run.trace_ranks));
-          const sim::Cluster cluster(resolve_cluster(p, inputs).config);
-          json config = {
-              {"simulated", true},
-              {"model",
-               {{"profile", p.model.profile},
-                {"pbs", p.model.pbs},
-                {"batch_size", p.model.batch_size},
-                {"global_batch", p.model.batch_size * p.run.world_size},
-                {"step_ms", p.model.step_ms}}},
-              {"system", outcome.system_config},
-              {"cluster",
-               {{"machines", cluster.describe()},
-                {"intra_bandwidth", cluster.config().intra_bandwidth},
-                {"inter_bandwidth", cluster.config().inter_bandwidth},
-                {"inter_p2p_bandwidth", cluster.config().inter_p2p_bandwidth},
-                {"intra_latency_us", cluster.config().intra_latency_s * 1e6},
-                {"inter_latency_us", cluster.config().inter_latency_s * 1e6},
-                {"collective", sim::to_string(cluster.config().algorithm)},
-                {"collective_rate_cap", cluster.config().collective_rate_cap},
-                {"bucket_copy_bandwidth", cluster.config().bucket_copy_bandwidth},
-                {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
-                {"cpu_cores_per_machine", cluster.config().cpu_cores_per_machine},
-                {"cores_per_rank", cluster.config().cores_per_rank},
-                {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
-                {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
-              {"run",
-               {{"iterations", p.run.iterations},
-                {"seed", p.run.seed},
-                {"noise_percent", p.run.noise_percent},
-                {"simulated_iterations", outcome.iterations.size()}}},
-              {"events", outcome.events},
-              {"simulation_seconds", seconds},
-              {"trace_ranks", traced}};
+          const json config =
+              simulated_run_config(p, outcome, resolve_cluster(p, inputs), seconds, traced);
           write_file_atomic(raw / "config.json", config.dump(2) + "\n");
           write_rank_samples(raw, outcome, p.run.iterations);
           for (int r : traced) {
