@@ -38,6 +38,156 @@ std::vector<int> straight_unit_counts(int n) {
   return {n};
 }
 
+// Per batch size: the best candidate so far, in the published order (searches, then the
+// two-stage plans); strictly better only, so ties keep the earlier candidate.
+struct Best {
+  const PipelineCandidate* searched = nullptr;
+  std::optional<BipartitionIndex> half;
+  double speedup = 0.0;
+  bool found = false;
+  int considered = 0, over_memory = 0;
+};
+
+// Times a candidate at a global batch and keeps it in `best` when it fits (dapple mode checks
+// memory and needs a micro-batch) and is strictly faster; returns whether it was kept.
+struct CandidateJudge {
+  double total_compute;
+  const TrainingSetup& setup;
+  double gpu_memory;
+  bool dapple;
+
+  bool operator()(Best& best, const PlanShape& shape, int global_batch) const {
+    ++best.considered;
+    const PipelineTiming timing =
+        time_pipeline(shape, total_compute, global_batch, setup, gpu_memory);
+    if (dapple && !timing.fits_memory) {
+      ++best.over_memory;
+      return false;
+    }
+    if (dapple && timing.micro_batches == 0) return false;
+    if (best.found && !(timing.speedup > best.speedup)) return false;
+    best.found = true;
+    best.speedup = timing.speedup;
+    return true;
+  }
+};
+
+// What a scan of the two-stage candidates (every split state, first-stage GPU count and
+// placement pair) needs.
+struct TwoStageScan {
+  const ModelProfile& profile;
+  const CostModel& cost;
+  const std::vector<std::vector<GpuPair>>& pairs;
+  int splits;
+  int n;
+  double activation_factor;
+  const std::vector<int>& global_batches;
+  const CandidateJudge& consider;
+};
+
+void scan_two_stage_exhaustive(const TwoStageScan& scan, std::vector<Best>& bests) {
+  const auto& [profile, cost, pairs, splits, n, activation_factor, global_batches, consider] = scan;
+  // Straightforward: all two-stage candidates materialised, then each batch size scans them.
+  std::vector<PipelineCandidate> halves;
+  std::vector<BipartitionIndex> where;
+  for (int l = 0; l < splits; ++l) {
+    for (int g = 1; g < n; ++g) {
+      for (int p = 0; p < static_cast<int>(pairs[g].size()); ++p) {
+        halves.push_back(bipartition_candidate(profile, cost, l, pairs[g][p], activation_factor));
+        where.push_back({l, g, p});
+      }
+    }
+  }
+  for (std::size_t b = 0; b < global_batches.size(); ++b) {
+    for (std::size_t h = 0; h < halves.size(); ++h) {
+      if (consider(bests[b], shape_of(profile, cost, halves[h]), global_batches[b])) {
+        bests[b].searched = nullptr;
+        bests[b].half = where[h];
+      }
+    }
+  }
+}
+
+void scan_two_stage_streamed(const TwoStageScan& scan, ThreadPool& pool, std::vector<Best>& bests) {
+  const auto& [profile, cost, pairs, splits, n, activation_factor, global_batches, consider] = scan;
+  // Streamed: each chunk of split states keeps its own best per batch size, and the chunks
+  // merge in order -- the first strictly best candidate, as a sequential scan would find.
+  const int chunk_size = std::max(1, splits / (4 * pool.threads()));
+  const int chunks = (splits + chunk_size - 1) / chunk_size;
+  std::vector<std::vector<Best>> chunk_bests(chunks, std::vector<Best>(global_batches.size()));
+  pool.parallel_for(chunks, [&](int c) {
+    PlanShape shape;
+    std::vector<StageView> views(2);
+    for (int l = c * chunk_size; l < std::min(splits, (c + 1) * chunk_size); ++l) {
+      for (int g = 1; g < n; ++g) {
+        for (int p = 0; p < static_cast<int>(pairs[g].size()); ++p) {
+          const GpuPair& pair = pairs[g][p];
+          views[0] = {0, l, pair.first.size(), &pair.first};
+          views[1] = {l + 1, profile.num_states() - 1, pair.second.size(), &pair.second};
+          fill_shape(profile, cost, 1,
+                     bipartition_bottleneck(profile, cost, l, pair, activation_factor), views,
+                     shape);
+          for (std::size_t b = 0; b < global_batches.size(); ++b) {
+            if (consider(chunk_bests[c][b], shape, global_batches[b])) {
+              chunk_bests[c][b].half = BipartitionIndex{l, g, p};
+            }
+          }
+        }
+      }
+    }
+  });
+  for (std::size_t b = 0; b < global_batches.size(); ++b) {
+    Best& best = bests[b];
+    for (const std::vector<Best>& chunk : chunk_bests) {
+      const Best& local = chunk[b];
+      best.considered += local.considered;
+      best.over_memory += local.over_memory;
+      if (local.found && (!best.found || local.speedup > best.speedup)) {
+        best.found = true;
+        best.speedup = local.speedup;
+        best.searched = nullptr;
+        best.half = local.half;
+      }
+    }
+  }
+}
+
+// Which searches each batch size needs, in the order candidates are compared, and the
+// distinct searches (batch sizes that need the same one share it).
+struct SearchPlan {
+  std::vector<std::vector<SearchKey>> keys_per_batch;
+  std::map<SearchKey, int> key_index;
+  std::vector<SearchKey> keys;
+};
+
+SearchPlan plan_searches(const std::vector<int>& global_batches, int n, int micro, bool dapple) {
+  SearchPlan plan;
+  auto& [keys_per_batch, key_index, keys] = plan;
+  keys_per_batch.resize(global_batches.size());
+  auto need = [&](std::size_t b, int units, bool straight) {
+    const int rp = n / units;
+    int cap = 0;
+    if (dapple) {
+      const int m = global_batches[b] / rp / micro;
+      if (m == 0) return;  // no micro-batch per pipeline: nothing to search
+      cap = std::min(m, units);
+    }
+    const SearchKey key{units, straight, cap};
+    if (key_index.emplace(key, static_cast<int>(keys.size())).second) keys.push_back(key);
+    keys_per_batch[b].push_back(key);
+  };
+  for (std::size_t b = 0; b < global_batches.size(); ++b) {
+    for (int units = 2; units <= n; ++units) {
+      // compat: the published search finds no plan when the units do not divide the GPUs.
+      if (!dapple && n % units != 0) continue;
+      need(b, units, false);
+    }
+    for (int units : straight_unit_counts(n)) need(b, units, true);
+  }
+
+  return plan;
+}
+
 }  // namespace
 
 CostModel make_cost_model(const PlannerOptions& options) {
@@ -59,30 +209,8 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
   const double gpu_memory = cost.topology().gpu_memory_bytes;
   ThreadPool pool(options.threads);
 
-  // Which searches each batch size needs, in the order candidates are compared.
-  std::vector<std::vector<SearchKey>> keys_per_batch(global_batches.size());
-  std::map<SearchKey, int> key_index;
-  std::vector<SearchKey> keys;
-  auto need = [&](std::size_t b, int units, bool straight) {
-    const int rp = n / units;
-    int cap = 0;
-    if (dapple) {
-      const int m = global_batches[b] / rp / micro;
-      if (m == 0) return;  // no micro-batch per pipeline: nothing to search
-      cap = std::min(m, units);
-    }
-    const SearchKey key{units, straight, cap};
-    if (key_index.emplace(key, static_cast<int>(keys.size())).second) keys.push_back(key);
-    keys_per_batch[b].push_back(key);
-  };
-  for (std::size_t b = 0; b < global_batches.size(); ++b) {
-    for (int units = 2; units <= n; ++units) {
-      // compat: the published search finds no plan when the units do not divide the GPUs.
-      if (!dapple && n % units != 0) continue;
-      need(b, units, false);
-    }
-    for (int units : straight_unit_counts(n)) need(b, units, true);
-  }
+  const SearchPlan plan = plan_searches(global_batches, n, micro, dapple);
+  const auto& [keys_per_batch, key_index, keys] = plan;
 
   std::vector<EvaluatedCandidate> searched(keys.size());
   pool.parallel_for(static_cast<int>(keys.size()), [&](int i) {
@@ -105,30 +233,8 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
   SweepResult result;
   result.batches.resize(global_batches.size());
   const double total_compute = profile.compute_s.total();
-  // Per batch size: the best candidate so far, in the published order (searches, then the
-  // two-stage plans); strictly better only, so ties keep the earlier candidate.
-  struct Best {
-    const PipelineCandidate* searched = nullptr;
-    std::optional<BipartitionIndex> half;
-    double speedup = 0.0;
-    bool found = false;
-    int considered = 0, over_memory = 0;
-  };
   std::vector<Best> bests(global_batches.size());
-  auto consider = [&](Best& best, const PlanShape& shape, int global_batch) {
-    ++best.considered;
-    const PipelineTiming timing =
-        time_pipeline(shape, total_compute, global_batch, options.setup, gpu_memory);
-    if (dapple && !timing.fits_memory) {
-      ++best.over_memory;
-      return false;
-    }
-    if (dapple && timing.micro_batches == 0) return false;
-    if (best.found && !(timing.speedup > best.speedup)) return false;
-    best.found = true;
-    best.speedup = timing.speedup;
-    return true;
-  };
+  const CandidateJudge consider{total_compute, options.setup, gpu_memory, dapple};
   pool.parallel_for(static_cast<int>(global_batches.size()), [&](int b) {
     BatchPlan& out = result.batches[b];
     out.global_batch = global_batches[b];
@@ -143,67 +249,12 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
   std::vector<std::vector<GpuPair>> pairs;
   if (n >= 2) pairs = bipartition_gpu_pairs(options.devices, options.policies);
   const int splits = n >= 2 ? profile.num_states() - 1 : 0;
+  const TwoStageScan scan{profile,           cost,           pairs,   splits, n,
+                          activation_factor, global_batches, consider};
   if (options.exhaustive_search) {
-    // Straightforward: all two-stage candidates materialised, then each batch size scans them.
-    std::vector<PipelineCandidate> halves;
-    std::vector<BipartitionIndex> where;
-    for (int l = 0; l < splits; ++l) {
-      for (int g = 1; g < n; ++g) {
-        for (int p = 0; p < static_cast<int>(pairs[g].size()); ++p) {
-          halves.push_back(bipartition_candidate(profile, cost, l, pairs[g][p], activation_factor));
-          where.push_back({l, g, p});
-        }
-      }
-    }
-    for (std::size_t b = 0; b < global_batches.size(); ++b) {
-      for (std::size_t h = 0; h < halves.size(); ++h) {
-        if (consider(bests[b], shape_of(profile, cost, halves[h]), global_batches[b])) {
-          bests[b].searched = nullptr;
-          bests[b].half = where[h];
-        }
-      }
-    }
+    scan_two_stage_exhaustive(scan, bests);
   } else {
-    // Streamed: each chunk of split states keeps its own best per batch size, and the chunks
-    // merge in order -- the first strictly best candidate, as a sequential scan would find.
-    const int chunk_size = std::max(1, splits / (4 * pool.threads()));
-    const int chunks = (splits + chunk_size - 1) / chunk_size;
-    std::vector<std::vector<Best>> chunk_bests(chunks, std::vector<Best>(global_batches.size()));
-    pool.parallel_for(chunks, [&](int c) {
-      PlanShape shape;
-      std::vector<StageView> views(2);
-      for (int l = c * chunk_size; l < std::min(splits, (c + 1) * chunk_size); ++l) {
-        for (int g = 1; g < n; ++g) {
-          for (int p = 0; p < static_cast<int>(pairs[g].size()); ++p) {
-            const GpuPair& pair = pairs[g][p];
-            views[0] = {0, l, pair.first.size(), &pair.first};
-            views[1] = {l + 1, profile.num_states() - 1, pair.second.size(), &pair.second};
-            fill_shape(profile, cost, 1,
-                       bipartition_bottleneck(profile, cost, l, pair, activation_factor), views,
-                       shape);
-            for (std::size_t b = 0; b < global_batches.size(); ++b) {
-              if (consider(chunk_bests[c][b], shape, global_batches[b])) {
-                chunk_bests[c][b].half = BipartitionIndex{l, g, p};
-              }
-            }
-          }
-        }
-      }
-    });
-    for (std::size_t b = 0; b < global_batches.size(); ++b) {
-      Best& best = bests[b];
-      for (const std::vector<Best>& chunk : chunk_bests) {
-        const Best& local = chunk[b];
-        best.considered += local.considered;
-        best.over_memory += local.over_memory;
-        if (local.found && (!best.found || local.speedup > best.speedup)) {
-          best.found = true;
-          best.speedup = local.speedup;
-          best.searched = nullptr;
-          best.half = local.half;
-        }
-      }
-    }
+    scan_two_stage_streamed(scan, pool, bests);
   }
 
   pool.parallel_for(static_cast<int>(global_batches.size()), [&](int b) {
