@@ -30,6 +30,81 @@ std::vector<LayerBucket> layer_buckets(const LayerCosts& costs, double first_buc
   return buckets;
 }
 
+namespace {
+
+// Forward position where each bucket becomes ready: backward has passed its earliest layer
+// there, so the last micro-batch's backward is cut at these positions (they descend).
+std::vector<int> bucket_cuts(const LayerCosts& costs, const std::vector<LayerBucket>& buckets) {
+  const int layers = costs.size();
+  // Position of every layer in the forward order; backward walks it from the end.
+  std::vector<int> position(static_cast<size_t>(layers));
+  for (int p = 0; p < layers; ++p) position[costs.order[p]] = p;
+  std::vector<int> cuts;
+  for (const LayerBucket& bucket : buckets) {
+    int first = layers;
+    for (int layer : bucket.layers) first = std::min(first, position[layer]);
+    cuts.push_back(first);
+  }
+  return cuts;
+}
+
+// `passes` of the reducer's host-side copy over bucket k on rank r's compute stream.
+int add_bucket_copy(TaskGraph& graph, const Cluster& cluster,
+                    const std::vector<LayerBucket>& buckets, int r, size_t k, int passes,
+                    int micro = -1) {
+  return graph.add_compute(r, TaskCategory::kBucketCopy,
+                           passes * cluster.bucket_copy_seconds(buckets[k].bytes), micro,
+                           static_cast<int>(k));
+}
+
+// Each bucket's all-reduce after its gradients are ready (overlap: from its backward segment;
+// sync: after the whole backward, copied in and out one bucket after the other), and the
+// copies out. Returns the last collective (-1: none).
+int add_bucket_collectives(TaskGraph& graph, const Cluster& cluster,
+                           const std::vector<LayerBucket>& buckets, int group,
+                           const DataParallelSystem& system,
+                           const std::vector<std::vector<int>>& bucket_ready,
+                           const std::vector<int>& last_backward) {
+  const int n = static_cast<int>(last_backward.size());
+  const bool copies = cluster.models_bucket_copies();
+  auto add_copy = [&](int r, size_t k, int passes) {
+    return add_bucket_copy(graph, cluster, buckets, r, k, passes);
+  };
+  int last_collective = -1;
+  std::vector<int> collectives;
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    // Sync mode, as the reducer runs it after backward: per bucket copy in, all-reduce, copy
+    // out, one bucket after the other (the compute stream keeps them in that order).
+    std::vector<int> copied_in(n);
+    for (int r = 0; r < n; ++r) {
+      copied_in[r] = system.overlap ? bucket_ready[k][r] : last_backward[r];
+      if (copies && !system.overlap) {
+        copied_in[r] = add_copy(r, k, 2);
+      }
+    }
+    last_collective = graph.add_collective(group, buckets[k].bytes, static_cast<int>(k));
+    collectives.push_back(last_collective);
+    for (int r = 0; r < n; ++r) graph.depend(last_collective, copied_in[r]);
+    if (copies && !system.overlap) {
+      for (int r = 0; r < n; ++r) {
+        const int out = add_copy(r, k, 1);
+        graph.depend(out, last_collective);
+      }
+    }
+  }
+  if (copies && system.overlap) {  // after backward: wait for each bucket, copy it out
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      for (int r = 0; r < n; ++r) {
+        const int out = add_copy(r, k, 1);
+        graph.depend(out, collectives[k]);
+      }
+    }
+  }
+  return last_collective;
+}
+
+}  // namespace
+
 SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCosts& costs,
                                           const DataParallelSystem& system, ComputeNoise& noise) {
   if (system.world < 1 || system.world > cluster.num_gpus()) {
@@ -38,19 +113,9 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
   if (system.accumulation < 1) throw std::invalid_argument("accumulation must be >= 1");
   const int n = system.world;
   const int layers = costs.size();
-  // Position of every layer in the forward order; backward walks it from the end.
-  std::vector<int> position(static_cast<size_t>(layers));
-  for (int p = 0; p < layers; ++p) position[costs.order[p]] = p;
   const std::vector<LayerBucket> buckets =
       layer_buckets(costs, system.first_bucket_mb, system.bucket_mb);
-  // A bucket is ready once backward has passed its earliest layer; cut the last micro-batch's
-  // backward there. cuts[k] = forward position where bucket k becomes ready.
-  std::vector<int> cuts;
-  for (const LayerBucket& bucket : buckets) {
-    int first = layers;
-    for (int layer : bucket.layers) first = std::min(first, position[layer]);
-    cuts.push_back(first);
-  }
+  const std::vector<int> cuts = bucket_cuts(costs, buckets);
   const double samples = system.batch_per_rank / system.accumulation;
   const double scale = samples / costs.profile_batch;
   auto backward_of = [&](int from, int to) {  // positions to..from, inclusive
@@ -71,9 +136,7 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
   const bool copies = cluster.models_bucket_copies();
   // Appends `passes` of them over bucket k to rank r's compute stream.
   auto add_copy = [&](int r, size_t k, int passes, int micro = -1) {
-    return graph.add_compute(r, TaskCategory::kBucketCopy,
-                             passes * cluster.bucket_copy_seconds(buckets[k].bytes), micro,
-                             static_cast<int>(k));
+    return add_bucket_copy(graph, cluster, buckets, r, k, passes, micro);
   };
   // bucket_ready[k][rank]: the compute task after which bucket k can be all-reduced.
   std::vector<std::vector<int>> bucket_ready(buckets.size(), std::vector<int>(n));
@@ -110,36 +173,8 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
       last_backward[r] = segment;
     }
   }
-  int last_collective = -1;
-  std::vector<int> collectives;
-  for (size_t k = 0; k < buckets.size(); ++k) {
-    // Sync mode, as the reducer runs it after backward: per bucket copy in, all-reduce, copy
-    // out, one bucket after the other (the compute stream keeps them in that order).
-    std::vector<int> copied_in(n);
-    for (int r = 0; r < n; ++r) {
-      copied_in[r] = system.overlap ? bucket_ready[k][r] : last_backward[r];
-      if (copies && !system.overlap) {
-        copied_in[r] = add_copy(r, k, 2);
-      }
-    }
-    last_collective = graph.add_collective(group, buckets[k].bytes, static_cast<int>(k));
-    collectives.push_back(last_collective);
-    for (int r = 0; r < n; ++r) graph.depend(last_collective, copied_in[r]);
-    if (copies && !system.overlap) {
-      for (int r = 0; r < n; ++r) {
-        const int out = add_copy(r, k, 1);
-        graph.depend(out, last_collective);
-      }
-    }
-  }
-  if (copies && system.overlap) {  // after backward: wait for each bucket, copy it out
-    for (size_t k = 0; k < buckets.size(); ++k) {
-      for (int r = 0; r < n; ++r) {
-        const int out = add_copy(r, k, 1);
-        graph.depend(out, collectives[k]);
-      }
-    }
-  }
+  const int last_collective =
+      add_bucket_collectives(graph, cluster, buckets, group, system, bucket_ready, last_backward);
   for (int r = 0; r < n; ++r) {
     const int step = graph.add_compute(r, TaskCategory::kStep, noise.apply(system.step_s));
     if (last_collective >= 0) graph.depend(step, last_collective);
