@@ -96,6 +96,53 @@ std::vector<double> boundary_bytes(const LayerCosts& costs, const PipelineSystem
   return bytes;
 }
 
+namespace {
+
+// The activations a stage's replica sends down after each forward and the gradients it sends
+// up after each backward, split over the next (previous) stage's replicas by the real
+// hand-over mapping; each transfer depends on the compute that made it and feeds the one that
+// needs it. ids[s][replica][micro_batch]: the compute tasks of pass 1.
+void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const PipelineSystem& system,
+                         const std::vector<double>& boundary,
+                         const std::vector<std::vector<runtime::PipelineAction>>& orders,
+                         const std::vector<std::vector<std::vector<int>>>& forward_id,
+                         const std::vector<std::vector<std::vector<int>>>& backward_id) {
+  const int p = static_cast<int>(system.stages.size());
+  const double micro_samples = system.global_batch / system.micro_batches;
+  for (int s = 0; s < p; ++s) {
+    const int replicas = static_cast<int>(system.stages[s].ranks.size());
+    std::vector<Handover> down, up;  // to stage s+1 (activations), to s-1 (gradients)
+    if (s + 1 < p) down = handovers(replicas, static_cast<int>(system.stages[s + 1].ranks.size()));
+    if (s > 0) up = handovers(static_cast<int>(system.stages[s - 1].ranks.size()), replicas);
+    for (int i = 0; i < replicas; ++i) {
+      const int rank = system.stages[s].ranks[i];
+      for (const runtime::PipelineAction& op : orders[s]) {
+        const int k = op.micro_batch;
+        const bool forward = op.kind == runtime::PipelineAction::Kind::kForward;
+        if (forward && s + 1 < p) {
+          for (const Handover& h : down) {
+            if (h.from != i) continue;
+            const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
+            const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
+            graph.depend(t, forward_id[s][i][k]);
+            graph.depend(forward_id[s + 1][h.to][k], t);
+          }
+        } else if (!forward && s > 0) {
+          for (const Handover& h : up) {
+            if (h.to != i) continue;
+            const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
+            const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
+            graph.depend(t, backward_id[s][i][k]);
+            graph.depend(backward_id[s - 1][h.from][k], t);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& costs,
                                      const PipelineSystem& system, int world, ComputeNoise& noise) {
   validate_pipeline(costs, system, world);
@@ -139,36 +186,7 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
     }
   }
   // Pass 2: transfers, on each sender's channel in its schedule order.
-  for (int s = 0; s < p; ++s) {
-    const int replicas = static_cast<int>(system.stages[s].ranks.size());
-    std::vector<Handover> down, up;  // to stage s+1 (activations), to s-1 (gradients)
-    if (s + 1 < p) down = handovers(replicas, static_cast<int>(system.stages[s + 1].ranks.size()));
-    if (s > 0) up = handovers(static_cast<int>(system.stages[s - 1].ranks.size()), replicas);
-    for (int i = 0; i < replicas; ++i) {
-      const int rank = system.stages[s].ranks[i];
-      for (const runtime::PipelineAction& op : orders[s]) {
-        const int k = op.micro_batch;
-        const bool forward = op.kind == runtime::PipelineAction::Kind::kForward;
-        if (forward && s + 1 < p) {
-          for (const Handover& h : down) {
-            if (h.from != i) continue;
-            const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
-            const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
-            graph.depend(t, forward_id[s][i][k]);
-            graph.depend(forward_id[s + 1][h.to][k], t);
-          }
-        } else if (!forward && s > 0) {
-          for (const Handover& h : up) {
-            if (h.to != i) continue;
-            const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
-            const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
-            graph.depend(t, backward_id[s][i][k]);
-            graph.depend(backward_id[s - 1][h.from][k], t);
-          }
-        }
-      }
-    }
-  }
+  add_stage_transfers(graph, costs, system, boundary, orders, forward_id, backward_id);
   // Gradient all-reduce per stage after its last backward, then the step: an optimizer step
   // is a pass over the parameters, so a stage runs the whole model's step time scaled by its
   // share of the parameter bytes.
