@@ -29,6 +29,43 @@ ModelOptions model_options_from(const WorkerModel& model) {
   return options;
 }
 
+namespace {
+
+// One measured iteration of this rank, as pipeline_rank<r>.json lists it: the phases, the
+// bubble (the iteration less everything this rank was busy with), traffic and memory.
+json iteration_metrics(long long iteration, double iteration_ms, double step_ms,
+                       const PipelineIterationStats& stats) {
+  const double busy = stats.forward_ms + stats.backward_ms + stats.allreduce_ms + step_ms;
+  return {{"iteration", iteration},
+          {"iteration_ms", iteration_ms},
+          {"forward_ms", stats.forward_ms},
+          {"backward_ms", stats.backward_ms},
+          {"allreduce_ms", stats.allreduce_ms},
+          {"step_ms", step_ms},
+          {"recv_wait_ms", stats.recv_wait_ms},
+          {"send_ms", stats.send_ms},
+          {"bubble_ms", std::max(0.0, iteration_ms - busy)},
+          {"bytes_sent", stats.bytes_sent},
+          {"peak_in_flight", stats.peak_in_flight},
+          {"peak_boundary_bytes", stats.peak_boundary_bytes},
+          {"peak_allocated_bytes", stats.peak_allocated_bytes},
+          {"loss", stats.loss}};
+}
+
+// The process group of the stage's replicas, through a prefix of the run's store (none for a
+// stage with one replica).
+std::unique_ptr<Communicator> replica_communicator(const PipelineLayout& layout,
+                                                   const RankContext& context, int stage_index) {
+  const auto& stage_ranks = layout.stages[stage_index].ranks;
+  if (stage_ranks.size() <= 1) return nullptr;
+  auto prefixed =
+      c10::make_intrusive<c10d::PrefixStore>("stage" + std::to_string(stage_index), context.store);
+  return make_gloo_communicator(prefixed, layout.replica_of(context.rank),
+                                static_cast<int>(stage_ranks.size()), context.timeout);
+}
+
+}  // namespace
+
 void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
   const WorkerSystem& system = config.system;
   const long long warmup = config.warmup;
@@ -57,13 +94,8 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
   // The stage's replicas get their own process group, through a prefix of the same store.
   const int stage_index = options.layout.stage_of(context.rank);
   const auto& stage_ranks = options.layout.stages[stage_index].ranks;
-  std::unique_ptr<Communicator> replicas;
-  if (stage_ranks.size() > 1) {
-    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("stage" + std::to_string(stage_index),
-                                                           context.store);
-    replicas = make_gloo_communicator(prefixed, options.layout.replica_of(context.rank),
-                                      static_cast<int>(stage_ranks.size()), context.timeout);
-  }
+  const std::unique_ptr<Communicator> replicas =
+      replica_communicator(options.layout, context, stage_index);
   PipelineStage stage(*model, options, *context.world, replicas.get(), sample_of(batch));
 
   torch::optim::SGD optimizer(
@@ -95,21 +127,7 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
       const double step_ms = ms(t3 - t2) + ms(t1 - t0);
       log.add({it - warmup, stats.forward_ms, stats.backward_ms + stats.allreduce_ms, step_ms,
                iteration_ms});
-      const double busy = stats.forward_ms + stats.backward_ms + stats.allreduce_ms + step_ms;
-      per_iteration.push_back({{"iteration", it - warmup},
-                               {"iteration_ms", iteration_ms},
-                               {"forward_ms", stats.forward_ms},
-                               {"backward_ms", stats.backward_ms},
-                               {"allreduce_ms", stats.allreduce_ms},
-                               {"step_ms", step_ms},
-                               {"recv_wait_ms", stats.recv_wait_ms},
-                               {"send_ms", stats.send_ms},
-                               {"bubble_ms", std::max(0.0, iteration_ms - busy)},
-                               {"bytes_sent", stats.bytes_sent},
-                               {"peak_in_flight", stats.peak_in_flight},
-                               {"peak_boundary_bytes", stats.peak_boundary_bytes},
-                               {"peak_allocated_bytes", stats.peak_allocated_bytes},
-                               {"loss", stats.loss}});
+      per_iteration.push_back(iteration_metrics(it - warmup, iteration_ms, step_ms, stats));
     }
     std::printf("iteration %lld done loss %.6f\n", it, stats.loss);
     std::fflush(stdout);

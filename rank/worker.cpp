@@ -127,43 +127,16 @@ torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
   return torch::mse_loss(output, target);
 }
 
-int run_worker(const WorkerArgs& args) {
-  const WorkerConfig config = worker_config_from_json(
-      args.config_text.empty() ? json::parse(std::ifstream(args.config_path))
-                               : json::parse(args.config_text));
-  const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
+// A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own
+// synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
+// iterations with heartbeats, then its samples and trace in the run folder.
+void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicator& comm,
+                  const std::optional<Fault>& fault) {
   const WorkerSystem& system = config.system;
   const long long warmup = config.warmup;
   const long long iterations = config.iterations;
   const long long seed = config.seed;
-
-  torch::set_num_threads(config.threads);
-  apply_heap_policy(config.heap);
-
-  Rendezvous rendezvous = args.rendezvous;
-  const auto timeout =
-      std::chrono::milliseconds(static_cast<long long>(config.collective_timeout_s * 1000));
-  rendezvous.timeout = timeout;
-  auto store = connect_store(rendezvous, args.rank, args.world_size);
-  auto communicator =
-      make_gloo_communicator(store, args.rank, args.world_size, timeout, args.gloo_host);
-  std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
-  std::fflush(stdout);
-
-  // Every system ends the same way: result files to rank 0 (no shared file system assumed),
-  // then, under a cluster launcher, onto rank 0's stdout.
-  const auto hand_in_results = [&]() {
-    gather_result_files(*store, args.rank, args.world_size, args.out_dir);
-    communicator->barrier();
-    if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
-    return 0;
-  };
-  if (system.kind == SystemKind::kPipeline) {
-    run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store, communicator.get(),
-                               timeout, fault});
-    return hand_in_results();
-  }
-
+  Communicator* communicator = &comm;
   // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
   torch::manual_seed(seed);
   const ModelOptions model_options = model_options_from(config.model);
@@ -249,6 +222,43 @@ int run_worker(const WorkerArgs& args) {
     write_text_atomic(fs::path(args.out_dir) / ("trace_rank" + std::to_string(args.rank) + ".json"),
                       trace.to_json(other).dump() + "\n");
   }
+}
+
+int run_worker(const WorkerArgs& args) {
+  const WorkerConfig config = worker_config_from_json(
+      args.config_text.empty() ? json::parse(std::ifstream(args.config_path))
+                               : json::parse(args.config_text));
+  const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
+  const WorkerSystem& system = config.system;
+
+  torch::set_num_threads(config.threads);
+  apply_heap_policy(config.heap);
+
+  Rendezvous rendezvous = args.rendezvous;
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<long long>(config.collective_timeout_s * 1000));
+  rendezvous.timeout = timeout;
+  auto store = connect_store(rendezvous, args.rank, args.world_size);
+  auto communicator =
+      make_gloo_communicator(store, args.rank, args.world_size, timeout, args.gloo_host);
+  std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
+  std::fflush(stdout);
+
+  // Every system ends the same way: result files to rank 0 (no shared file system assumed),
+  // then, under a cluster launcher, onto rank 0's stdout.
+  const auto hand_in_results = [&]() {
+    gather_result_files(*store, args.rank, args.world_size, args.out_dir);
+    communicator->barrier();
+    if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
+    return 0;
+  };
+  if (system.kind == SystemKind::kPipeline) {
+    run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store, communicator.get(),
+                               timeout, fault});
+    return hand_in_results();
+  }
+
+  run_ddp_rank(config, args, *communicator, fault);
   return hand_in_results();
 }
 
