@@ -164,6 +164,64 @@ struct PipelineStage::Impl {
     trace.add("send " + what + " mb" + std::to_string(micro_batch), TraceCategory::kSend, start,
               end, {{"micro_batch", micro_batch}, {"bytes", bytes}, {"peer", destinations}});
   }
+
+  // The backward of micro-batch m: the output gradient from the next stage (the last stage
+  // starts from its loss), autograd through this stage's layers, the input gradient to the
+  // previous stage. Returns the boundary bytes the micro-batch held until now.
+  long long backward_micro_batch(int m, const SampleRange& rows, const SampleRange& mine,
+                                 PipelineIterationStats& stats, TraceRecorder& trace) {
+    const int replicas_here = static_cast<int>(stage->ranks.size());
+    auto found = stash.find(m);
+    if (found == stash.end()) throw std::logic_error("backward before forward in the schedule");
+    Stash entry = std::move(found->second);
+    stash.erase(found);
+    torch::Tensor output_gradient;
+    if (!last()) {
+      const auto transfers =
+          slice_transfers(rows.size(), replicas_here, static_cast<int>(next->ranks.size()));
+      output_gradient = receive(transfers, /*as_destination=*/false, *next, output_shape,
+                                output_dtype, gradient_tag(m), stats, trace, "gradients", m);
+      // The next stage sent this gradient after it received our activations: that send is
+      // complete, and waiting for it now frees the activations it held.
+      stats.send_ms += wait_sends(
+          [m](const PendingSend& send) { return send.activations && send.micro_batch == m; });
+    }
+    const double start = TraceRecorder::now_us();
+    if (last()) {
+      torch::autograd::backward({entry.output});
+    } else {
+      torch::autograd::backward({entry.output}, {output_gradient});
+    }
+    const double end = TraceRecorder::now_us();
+    stats.backward_ms += elapsed_ms(start, end);
+    trace.add("backward mb" + std::to_string(m), TraceCategory::kBackward, start, end,
+              {{"micro_batch", m}});
+    if (!first()) {
+      const auto transfers =
+          slice_transfers(rows.size(), static_cast<int>(previous->ranks.size()), replicas_here);
+      send(transfers, /*as_source=*/false, *previous, entry.input.grad(), mine.begin,
+           gradient_tag(m), stats, trace, "gradients", m);
+    }
+    return entry.boundary_bytes;
+  }
+
+  // The end of an iteration: every send complete, then the replicas' gradient all-reduce.
+  void finish_iteration(PipelineIterationStats& stats, TraceRecorder& trace) {
+    const int replicas_here = static_cast<int>(stage->ranks.size());
+    {
+      const double start = TraceRecorder::now_us();
+      stats.send_ms += wait_sends([](const PendingSend&) { return true; });
+      trace.add("send wait", TraceCategory::kSend, start, TraceRecorder::now_us());
+    }
+    if (reducer) {
+      const double start = TraceRecorder::now_us();
+      reducer->finish_backward();
+      const double end = TraceRecorder::now_us();
+      stats.allreduce_ms = elapsed_ms(start, end);
+      trace.add("allreduce stage " + std::to_string(stage_index), TraceCategory::kAllReduce, start,
+                end, {{"replicas", replicas_here}});
+    }
+  }
 };
 
 PipelineStage::PipelineStage(ZooModel& model, PipelineOptions options, Communicator& world,
@@ -281,55 +339,11 @@ PipelineIterationStats PipelineStage::run_iteration(const at::Tensor& global_inp
       s.stash.emplace(m, std::move(entry));
       stats.peak_in_flight = std::max(stats.peak_in_flight, ++in_flight);
     } else {
-      auto found = s.stash.find(m);
-      if (found == s.stash.end()) throw std::logic_error("backward before forward in the schedule");
-      Impl::Stash entry = std::move(found->second);
-      s.stash.erase(found);
-      torch::Tensor output_gradient;
-      if (!s.last()) {
-        const auto transfers =
-            slice_transfers(rows.size(), replicas_here, static_cast<int>(s.next->ranks.size()));
-        output_gradient = s.receive(transfers, /*as_destination=*/false, *s.next, s.output_shape,
-                                    s.output_dtype, gradient_tag(m), stats, trace, "gradients", m);
-        // The next stage sent this gradient after it received our activations: that send is
-        // complete, and waiting for it now frees the activations it held.
-        stats.send_ms += s.wait_sends([m](const Impl::PendingSend& send) {
-          return send.activations && send.micro_batch == m;
-        });
-      }
-      const double start = TraceRecorder::now_us();
-      if (s.last()) {
-        torch::autograd::backward({entry.output});
-      } else {
-        torch::autograd::backward({entry.output}, {output_gradient});
-      }
-      const double end = TraceRecorder::now_us();
-      stats.backward_ms += elapsed_ms(start, end);
-      trace.add("backward mb" + std::to_string(m), TraceCategory::kBackward, start, end,
-                {{"micro_batch", m}});
-      if (!s.first()) {
-        const auto transfers =
-            slice_transfers(rows.size(), static_cast<int>(s.previous->ranks.size()), replicas_here);
-        s.send(transfers, /*as_source=*/false, *s.previous, entry.input.grad(), mine.begin,
-               gradient_tag(m), stats, trace, "gradients", m);
-      }
-      boundary_bytes -= entry.boundary_bytes;
+      boundary_bytes -= s.backward_micro_batch(m, rows, mine, stats, trace);
       --in_flight;
     }
   }
-  {
-    const double start = TraceRecorder::now_us();
-    stats.send_ms += s.wait_sends([](const Impl::PendingSend&) { return true; });
-    trace.add("send wait", TraceCategory::kSend, start, TraceRecorder::now_us());
-  }
-  if (s.reducer) {
-    const double start = TraceRecorder::now_us();
-    s.reducer->finish_backward();
-    const double end = TraceRecorder::now_us();
-    stats.allreduce_ms = elapsed_ms(start, end);
-    trace.add("allreduce stage " + std::to_string(stage_), TraceCategory::kAllReduce, start, end,
-              {{"replicas", replicas_here}});
-  }
+  s.finish_iteration(stats, trace);
   stats.span_ms = elapsed_ms(iteration_start, TraceRecorder::now_us());
   stats.peak_allocated_bytes = s.tracker->peak();
   return stats;
