@@ -72,39 +72,20 @@ int64_t bytes_of(const torch::Tensor& t) {
   return t.numel() * static_cast<int64_t>(t.element_size());
 }
 
-}  // namespace
-
-LayerProfileResult profile_layers(const LayerProfileRequest& request) {
-  if (request.repetitions < 1 || request.warmup < 0 || request.batch < 1) {
-    throw std::invalid_argument("profile: repetitions >= 1, warmup >= 0 and batch >= 1");
-  }
-  torch::set_num_threads(request.threads);
-  torch::manual_seed(request.seed);
-  // Every timed piece of work starts at the co-located copies' barrier (when there is one).
-  const auto time_ms = [&request](auto&& work) {
-    if (request.before_timed_run) request.before_timed_run();
-    if (request.cpu_clock) {
-      const double start = process_cpu_ms();
-      work();
-      return process_cpu_ms() - start;
-    }
-    const auto start = Clock::now();
-    work();
-    return since_ms(start);
-  };
-
-  LayerProfileResult result;
-  result.batch = request.batch;
-  result.repetitions = request.repetitions;
-  result.threads = request.threads;
-
+// The chain a profile times, with what keeps its layers alive (the zoo model or the
+// TorchScript module); fills the result's model name and input shape.
+struct LoadedChain {
   std::shared_ptr<ZooModel> zoo;
   torch::jit::script::Module script;
   std::vector<ChainLayer> chain;
+};
+
+LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& result) {
+  LoadedChain loaded;
   if (!request.torchscript.empty()) {
-    script = torch::jit::load(request.torchscript);
-    script.train();
-    chain = script_chain(script);
+    loaded.script = torch::jit::load(request.torchscript);
+    loaded.script.train();
+    loaded.chain = script_chain(loaded.script);
     result.model = request.torchscript;
     if (request.input_shape.empty()) {
       throw std::invalid_argument("profile: a TorchScript module needs --input-shape");
@@ -119,10 +100,133 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     ModelOptions options{result.input_shape, request.num_classes};
     options.depth = request.depth;
     options.width = request.width;
-    zoo = make_model(request.model, options);
-    zoo->train();
-    chain = zoo_chain(zoo);
+    loaded.zoo = make_model(request.model, options);
+    loaded.zoo->train();
+    loaded.chain = zoo_chain(loaded.zoo);
   }
+  return loaded;
+}
+
+// A layer's input needs a gradient where the model (or a pipeline stage receiving an
+// activation) computes one: every floating-point input but the model's own.
+torch::Tensor as_layer_input(const torch::Tensor& activation, int index) {
+  torch::Tensor x = activation.detach();
+  if (index > 0 && x.is_floating_point()) x.requires_grad_(true);
+  return x;
+}
+
+// The timed range's input: a synthetic batch (token ids for models that read tokens, bert;
+// features otherwise) through the layers before the range, run once. Records the batch's
+// bytes in the result.
+torch::Tensor range_input_of(LoadedChain& loaded, int64_t batch, int first,
+                             LayerProfileResult& result) {
+  std::vector<int64_t> shape{batch};
+  shape.insert(shape.end(), result.input_shape.begin(), result.input_shape.end());
+  const auto& zoo = loaded.zoo;
+  const torch::Tensor input = zoo && zoo->input_vocabulary() > 0
+                                  ? torch::randint(zoo->input_vocabulary(), shape, torch::kLong)
+                                  : torch::randn(shape);
+  result.input_bytes = bytes_of(input);
+  torch::Tensor range_input = input;
+  {
+    torch::NoGradGuard no_grad;
+    for (int i = 0; i < first; ++i) range_input = loaded.chain[i].forward(range_input);
+  }
+  return as_layer_input(range_input, first);
+}
+
+// One layer of the timed range: its input (the previous layer's real output), the gradient
+// fed to its backward, its samples.
+struct LayerRun {
+  int index = 0;
+  torch::Tensor input, grad_output;
+  std::vector<double> forward_ms, backward_ms;
+  int64_t activation_bytes = 0;
+};
+
+std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const torch::Tensor& range_input,
+                                 int first, int last) {
+  std::vector<LayerRun> runs;
+  torch::Tensor activation = range_input;
+  for (int i = first; i <= last; ++i) {
+    LayerRun run;
+    run.index = i;
+    run.input = as_layer_input(activation, i);
+    activation = chain[i].forward(run.input).detach();
+    run.activation_bytes = bytes_of(activation);
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+// Times one piece of work on the request's clock; every piece starts at the co-located
+// copies' barrier (when there is one).
+struct PieceTimer {
+  const LayerProfileRequest& request;
+
+  template <typename Work>
+  double operator()(Work&& work) const {
+    if (request.before_timed_run) request.before_timed_run();
+    if (request.cpu_clock) {
+      const double start = process_cpu_ms();
+      work();
+      return process_cpu_ms() - start;
+    }
+    const auto start = Clock::now();
+    work();
+    return since_ms(start);
+  }
+};
+
+// One layer's forward and backward, alone, on its recorded input (samples kept when `timed`).
+void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& time_ms) {
+  torch::Tensor layer_output;
+  const double lf = time_ms([&] { layer_output = layer.forward(run.input); });
+  double lb = 0;
+  if (layer_output.requires_grad()) {
+    if (!run.grad_output.defined()) run.grad_output = torch::randn_like(layer_output);
+    // Gradients of the input and the parameters, as the layer computes them inside the
+    // model, without accumulating into the detached input's .grad (the model never does).
+    std::vector<torch::Tensor> wrt;
+    if (run.input.requires_grad()) wrt.push_back(run.input);
+    for (const auto& p : layer.parameters) {
+      if (p.requires_grad()) wrt.push_back(p);
+    }
+    lb = time_ms([&] {
+      if (!wrt.empty()) torch::autograd::grad({layer_output}, wrt, {run.grad_output});
+    });
+  }
+  if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
+}
+
+LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
+  LayerTiming timing;
+  timing.name = layer.name;
+  timing.kind = layer.kind;
+  timing.forward = stats_of(run.forward_ms);
+  timing.backward = stats_of(run.backward_ms);
+  timing.activation_bytes = run.activation_bytes;
+  for (const auto& p : layer.parameters) timing.parameter_bytes += bytes_of(p);
+  return timing;
+}
+
+}  // namespace
+
+LayerProfileResult profile_layers(const LayerProfileRequest& request) {
+  if (request.repetitions < 1 || request.warmup < 0 || request.batch < 1) {
+    throw std::invalid_argument("profile: repetitions >= 1, warmup >= 0 and batch >= 1");
+  }
+  torch::set_num_threads(request.threads);
+  torch::manual_seed(request.seed);
+  const PieceTimer time_ms{request};
+
+  LayerProfileResult result;
+  result.batch = request.batch;
+  result.repetitions = request.repetitions;
+  result.threads = request.threads;
+
+  LoadedChain loaded = load_chain(request, result);
+  std::vector<ChainLayer>& chain = loaded.chain;
 
   const int chain_layers = static_cast<int>(chain.size());
   const int first = request.first_layer;
@@ -136,28 +240,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   result.chain_layers = chain_layers;
   const bool ends_model = last == chain_layers - 1;
 
-  std::vector<int64_t> shape{request.batch};
-  shape.insert(shape.end(), result.input_shape.begin(), result.input_shape.end());
-  // Token ids for models that read tokens (bert), features otherwise.
-  const torch::Tensor input = zoo && zoo->input_vocabulary() > 0
-                                  ? torch::randint(zoo->input_vocabulary(), shape, torch::kLong)
-                                  : torch::randn(shape);
-  result.input_bytes = bytes_of(input);
-
-  // A layer's input needs a gradient where the model (or a pipeline stage receiving an
-  // activation) computes one: every floating-point input but the model's own.
-  const auto as_layer_input = [](const torch::Tensor& activation, int index) {
-    torch::Tensor x = activation.detach();
-    if (index > 0 && x.is_floating_point()) x.requires_grad_(true);
-    return x;
-  };
-  // The range's input: the layers before it, run once.
-  torch::Tensor range_input = input;
-  {
-    torch::NoGradGuard no_grad;
-    for (int i = 0; i < first; ++i) range_input = chain[i].forward(range_input);
-  }
-  range_input = as_layer_input(range_input, first);
+  const torch::Tensor range_input = range_input_of(loaded, request.batch, first, result);
 
   // Repetitions run round-robin: each one times the range's training step (forward with the
   // loss where the range ends the model, backward, zeroing the gradients and the SGD step),
@@ -188,25 +271,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
   std::vector<double> whole_forward, whole_backward, whole_step;
 
-  // Each layer's input is the previous layer's real output.
-  struct LayerRun {
-    int index = 0;
-    torch::Tensor input, grad_output;
-    std::vector<double> forward_ms, backward_ms;
-    int64_t activation_bytes = 0;
-  };
-  std::vector<LayerRun> runs;
-  {
-    torch::Tensor activation = range_input;
-    for (int i = first; i <= last; ++i) {
-      LayerRun run;
-      run.index = i;
-      run.input = as_layer_input(activation, i);
-      activation = chain[i].forward(run.input).detach();
-      run.activation_bytes = bytes_of(activation);
-      runs.push_back(std::move(run));
-    }
-  }
+  std::vector<LayerRun> runs = layer_runs(chain, range_input, first, last);
 
   const auto repetition = [&](bool timed) {
     // Zeroing the gradients counts as part of the step, as a rank worker's step phase counts
@@ -227,26 +292,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     const double step = time_ms([&] { optimizer.step(); }) + zero_grad;
     if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
 
-    for (LayerRun& run : runs) {
-      ChainLayer& layer = chain[run.index];
-      torch::Tensor layer_output;
-      const double lf = time_ms([&] { layer_output = layer.forward(run.input); });
-      double lb = 0;
-      if (layer_output.requires_grad()) {
-        if (!run.grad_output.defined()) run.grad_output = torch::randn_like(layer_output);
-        // Gradients of the input and the parameters, as the layer computes them inside the
-        // model, without accumulating into the detached input's .grad (the model never does).
-        std::vector<torch::Tensor> wrt;
-        if (run.input.requires_grad()) wrt.push_back(run.input);
-        for (const auto& p : layer.parameters) {
-          if (p.requires_grad()) wrt.push_back(p);
-        }
-        lb = time_ms([&] {
-          if (!wrt.empty()) torch::autograd::grad({layer_output}, wrt, {run.grad_output});
-        });
-      }
-      if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
-    }
+    for (LayerRun& run : runs) time_layer(chain[run.index], run, timed, time_ms);
   };
   for (int r = 0; r < request.warmup; ++r) repetition(false);
   if (request.after_warmup) request.after_warmup();
@@ -258,16 +304,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   result.whole_forward = stats_of(whole_forward);
   result.whole_backward = stats_of(whole_backward);
   result.whole_step = stats_of(whole_step);
-  for (const LayerRun& run : runs) {
-    LayerTiming timing;
-    timing.name = chain[run.index].name;
-    timing.kind = chain[run.index].kind;
-    timing.forward = stats_of(run.forward_ms);
-    timing.backward = stats_of(run.backward_ms);
-    timing.activation_bytes = run.activation_bytes;
-    for (const auto& p : chain[run.index].parameters) timing.parameter_bytes += bytes_of(p);
-    result.layers.push_back(timing);
-  }
+  for (const LayerRun& run : runs) result.layers.push_back(layer_timing(chain[run.index], run));
   return result;
 }
 
