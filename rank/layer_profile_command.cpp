@@ -316,206 +316,246 @@ struct LayerProfileOptions {
 
 }  // namespace
 
+// The flags of `profile layers`, bound to `options`.
+void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
+  auto& request = options.request;
+  auto& shape_text = options.shape_text;
+  auto& layers_out = options.layers_out;
+  auto& co_located = options.co_located;
+  auto& lockstep_rank = options.lockstep_rank;
+  auto& lockstep_port = options.lockstep_port;
+  auto& stages_text = options.stages_text;
+  auto& stage_result = options.stage_result;
+  auto& range_text = options.range_text;
+  auto& heap = options.heap;
+  auto& clock = options.clock;
+  layers.add_option("--model", request.model, "Zoo model (harness models)");
+  layers.add_option("--torchscript", request.torchscript,
+                    "TorchScript module whose top-level children run in sequence");
+  layers.add_option("--batch", request.batch, "Batch size")->capture_default_str();
+  layers.add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224");
+  layers.add_option("--num-classes", request.num_classes, "Output width (0: model default)");
+  layers.add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
+  layers.add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
+  layers.add_option("--repetitions", request.repetitions, "Timed runs per layer")
+      ->capture_default_str();
+  layers.add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
+  layers.add_option("--threads", request.threads, "Intra-op threads")->capture_default_str();
+  layers.add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
+  layers
+      .add_option("--co-located", co_located,
+                  "Ranks per host the profile is for: N-1 copies of the same profile run "
+                  "beside the measured one in lockstep (every timed forward, backward and "
+                  "step starts at a barrier of all N), as N data-parallel ranks share a host; "
+                  "with --stages: each stage on N processes, in lockstep with each other, as "
+                  "a pipeline whose stages are N-way data-parallel")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  layers.add_option("--stages", stages_text,
+                    "Pipeline stages, e.g. 0-7,8-13 (chain layer indexes): one process per "
+                    "stage times its layers (round-robin within the range) while the others "
+                    "time theirs, as a pipeline's stages share a host; one profile of the "
+                    "whole model results");
+  layers.add_option("--layers", range_text,
+                    "Time only these layers, e.g. 8-13 (chain indexes; the layers before "
+                    "run once, untimed, to make their input): one pipeline stage alone; "
+                    "writes profile.json only");
+  layers
+      .add_option("--heap", heap,
+                  "retain: freed memory stays in the heap for reuse, as in the harness's "
+                  "ranks (run.heap); system: glibc's defaults")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"retain", "system"}));
+  layers
+      .add_option("--clock", clock,
+                  "wall: monotonic wall-clock time; cpu: the process's CPU time, for a profile "
+                  "run with more processes than cores (the simulator's cluster.cpu_cores "
+                  "shares the cores itself, so it wants the work without the wait)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wall", "cpu"}));
+  // How the measured process starts the others (internal).
+  layers.add_option("--lockstep-rank", lockstep_rank)->group("");
+  layers.add_option("--lockstep-port", lockstep_port)->group("");
+  layers.add_option("--stage-result", stage_result)->group("");
+}
+
+// The arguments that start another process of the same profile (a co-located copy or a
+// stage's process), before its own --lockstep-* flags.
+std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
+  const auto& request = options.request;
+  std::vector<std::string> copy_args = {"profile",       "layers",
+                                        "--batch",       std::to_string(request.batch),
+                                        "--threads",     std::to_string(request.threads),
+                                        "--warmup",      std::to_string(request.warmup),
+                                        "--repetitions", std::to_string(request.repetitions),
+                                        "--co-located",  std::to_string(options.co_located),
+                                        "--heap",        options.heap,
+                                        "--clock",       options.clock};
+  for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
+                                    {"--torchscript", request.torchscript},
+                                    {"--input-shape", options.shape_text},
+                                    {"--stages", options.stages_text},
+                                    {"--layers", options.range_text}}) {
+    if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
+  }
+  for (const auto& [flag, value] :
+       {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
+        {"--depth", request.depth},
+        {"--width", request.width}}) {
+    if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
+  }
+  return copy_args;
+}
+
+// --layers and --stages end within the zoo model's chain (checked before any process starts).
+void check_ranges_against_model(const LayerProfileOptions& options,
+                                const std::vector<std::pair<int, int>>& stages) {
+  const auto& request = options.request;
+  const auto& range_text = options.range_text;
+  const auto& stages_text = options.stages_text;
+  if ((!stages.empty() || !range_text.empty()) && request.torchscript.empty()) {
+    const auto names = runtime::zoo_layer_names(request.model, request.input_shape,
+                                                request.num_classes, request.depth, request.width);
+    if (request.last_layer >= static_cast<int>(names.size())) {
+      throw InputError("--layers '" + range_text + "': " + request.model + "'s layers are 0-" +
+                       std::to_string(names.size() - 1));
+    }
+    if (!stages.empty() && stages.back().second != static_cast<int>(names.size()) - 1) {
+      throw InputError("--stages '" + stages_text + "': the stages end at layer " +
+                       std::to_string(stages.back().second) + " but " + request.model +
+                       "'s layers are 0-" + std::to_string(names.size() - 1));
+    }
+  }
+}
+
+// The processes beside the measured one (process 0): their arguments and how a failure names
+// them. Process r runs stage r / co_located as replica r % co_located (without stages, a
+// co-located copy); a stage's first replica hands its part over in `part_file(stage)`.
+std::pair<std::vector<std::vector<std::string>>, std::vector<std::string>> other_processes(
+    const std::vector<std::string>& copy_args, int processes, int co_located, int port,
+    bool copies_only, const std::function<fs::path(int)>& part_file) {
+  std::vector<std::vector<std::string>> others;
+  std::vector<std::string> names;
+  for (int r = 1; r < processes; ++r) {
+    const int stage = r / co_located, replica = r % co_located;
+    others.push_back(copy_args);
+    others.back().insert(others.back().end(), {"--lockstep-rank", std::to_string(r),
+                                               "--lockstep-port", std::to_string(port)});
+    if (copies_only) {
+      names.push_back("co-located copy " + std::to_string(r));
+      continue;
+    }
+    if (replica == 0) {
+      others.back().insert(others.back().end(), {"--stage-result", part_file(stage).string()});
+    }
+    names.push_back("the process of stage " + std::to_string(stage) +
+                    (co_located > 1 ? " replica " + std::to_string(replica) : ""));
+  }
+  return {others, names};
+}
+
+// Runs the command: the measured process, and the others it starts and watches.
+int run_layer_profile_command(LayerProfileOptions& options, const std::string& executable) {
+  auto& request = options.request;
+  const auto& shape_text = options.shape_text;
+  const auto& layers_out = options.layers_out;
+  const int co_located = options.co_located;
+  const int lockstep_rank = options.lockstep_rank;
+  const int lockstep_port = options.lockstep_port;
+  const auto& stages_text = options.stages_text;
+  const auto& stage_result = options.stage_result;
+  const auto& range_text = options.range_text;
+  const auto& heap = options.heap;
+  const auto& clock = options.clock;
+  if (request.model.empty() == request.torchscript.empty()) {
+    throw InputError("profile layers: give exactly one of --model and --torchscript");
+  }
+  request.input_shape = parse_shape(shape_text);
+  request.cpu_clock = clock == "cpu";
+  runtime::apply_heap_policy(heap);
+  if (!range_text.empty()) {
+    if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");
+    try {
+      std::tie(request.first_layer, request.last_layer) = runtime::parse_layer_range(range_text);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("--layers: ") + e.what());
+    }
+  }
+  // A co-located copy: times the same layers in lockstep, writes nothing.
+  if (lockstep_rank > 0 && stages_text.empty()) {
+    request.before_timed_run =
+        runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
+    runtime::profile_layers(request);
+    return 0;
+  }
+  std::vector<std::pair<int, int>> stages;
+  if (!stages_text.empty()) stages = parse_stage_ranges(stages_text);
+  // Process `process` of a stage profile (stage process / co_located): its stage's layers,
+  // and the hooks that keep it in step with the others. Process 0 serves their store.
+  const auto join_stage_profile = [&stages, &request, co_located](int port, int process) {
+    const auto sync = runtime::make_stage_profile_sync(
+        port, process, static_cast<int>(stages.size()), co_located, 600);
+    std::tie(request.first_layer, request.last_layer) = stages.at(process / co_located);
+    request.after_warmup = sync.start;
+    request.keep_running = sync.keep_running;  // until every process has finished
+    request.before_timed_run = sync.before_timed_run;
+  };
+  // Another process of a stage profile: a stage's first replica hands its part over as JSON.
+  if (lockstep_rank > 0) {
+    join_stage_profile(lockstep_port, lockstep_rank);
+    const auto part = runtime::profile_layers(request);
+    if (!stage_result.empty()) write_file_atomic(stage_result, layer_profile_json(part).dump());
+    return 0;
+  }
+  check_model_name(request);
+  check_ranges_against_model(options, stages);
+  const std::vector<std::string> copy_args = copy_arguments(options);
+  // Process p runs stage p / co_located (replica p % co_located); without stages, copies.
+  const int processes = std::max<int>(1, static_cast<int>(stages.size())) * co_located;
+  const int port = processes > 1 ? pick_free_port() : 0;
+  // A stage's first replica hands its part over in a file of this folder.
+  const fs::path parts = stages.empty() ? fs::path() : temporary_folder("harness-stage-profile");
+  const FolderRemover remove_parts{parts};
+  const auto remove_parts_now = [&remove_parts] { remove_parts.remove(); };
+  const auto part_file = [&parts](int stage) {
+    return parts / ("stage" + std::to_string(stage) + ".json");
+  };
+  const auto [others, names] =
+      other_processes(copy_args, processes, co_located, port, stages.empty(), part_file);
+  int code = 0;
+  if (stages.empty()) {
+    const ProfileProcesses running(executable, others, names, remove_parts_now);
+    if (co_located > 1) {
+      request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
+    }
+    code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out, heap,
+                               request.cpu_clock, co_located);
+  } else {
+    std::vector<runtime::LayerProfileResult> parts_measured;
+    {
+      ProfileProcesses running(executable, others, names, remove_parts_now);
+      join_stage_profile(port, 0);
+      parts_measured.push_back(runtime::profile_layers(request));
+      running.wait_all(600);
+    }
+    for (int stage = 1; stage < static_cast<int>(stages.size()); ++stage) {
+      parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part_file(stage)))));
+    }
+    code = write_layer_profile(merge_stage_profiles(parts_measured), request.warmup, layers_out,
+                               heap, request.cpu_clock, co_located, parts_measured);
+  }
+  return code;
+}
+
 void add_layer_profile_command(CLI::App& profile, const std::string& executable) {
   auto* layers = profile.add_subcommand("layers", "Per-layer forward/backward times of a model");
   // The command's options, owned by its callback (no statics: a second app gets its own).
   const auto options = std::make_shared<LayerProfileOptions>();
-  auto& request = options->request;
-  auto& shape_text = options->shape_text;
-  auto& layers_out = options->layers_out;
-  auto& co_located = options->co_located;
-  auto& lockstep_rank = options->lockstep_rank;
-  auto& lockstep_port = options->lockstep_port;
-  auto& stages_text = options->stages_text;
-  auto& stage_result = options->stage_result;
-  auto& range_text = options->range_text;
-  auto& heap = options->heap;
-  auto& clock = options->clock;
-  layers->add_option("--model", request.model, "Zoo model (harness models)");
-  layers->add_option("--torchscript", request.torchscript,
-                     "TorchScript module whose top-level children run in sequence");
-  layers->add_option("--batch", request.batch, "Batch size")->capture_default_str();
-  layers->add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224");
-  layers->add_option("--num-classes", request.num_classes, "Output width (0: model default)");
-  layers->add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
-  layers->add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
-  layers->add_option("--repetitions", request.repetitions, "Timed runs per layer")
-      ->capture_default_str();
-  layers->add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
-  layers->add_option("--threads", request.threads, "Intra-op threads")->capture_default_str();
-  layers->add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
-  layers
-      ->add_option("--co-located", co_located,
-                   "Ranks per host the profile is for: N-1 copies of the same profile run "
-                   "beside the measured one in lockstep (every timed forward, backward and "
-                   "step starts at a barrier of all N), as N data-parallel ranks share a host; "
-                   "with --stages: each stage on N processes, in lockstep with each other, as "
-                   "a pipeline whose stages are N-way data-parallel")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
-  layers->add_option("--stages", stages_text,
-                     "Pipeline stages, e.g. 0-7,8-13 (chain layer indexes): one process per "
-                     "stage times its layers (round-robin within the range) while the others "
-                     "time theirs, as a pipeline's stages share a host; one profile of the "
-                     "whole model results");
-  layers->add_option("--layers", range_text,
-                     "Time only these layers, e.g. 8-13 (chain indexes; the layers before "
-                     "run once, untimed, to make their input): one pipeline stage alone; "
-                     "writes profile.json only");
-  layers
-      ->add_option("--heap", heap,
-                   "retain: freed memory stays in the heap for reuse, as in the harness's "
-                   "ranks (run.heap); system: glibc's defaults")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"retain", "system"}));
-  layers
-      ->add_option("--clock", clock,
-                   "wall: monotonic wall-clock time; cpu: the process's CPU time, for a profile "
-                   "run with more processes than cores (the simulator's cluster.cpu_cores "
-                   "shares the cores itself, so it wants the work without the wait)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"wall", "cpu"}));
-  // How the measured process starts the others (internal).
-  layers->add_option("--lockstep-rank", lockstep_rank)->group("");
-  layers->add_option("--lockstep-port", lockstep_port)->group("");
-  layers->add_option("--stage-result", stage_result)->group("");
+  add_layer_profile_options(*layers, *options);
   layers->callback([executable, options]() {
-    auto& request = options->request;
-    const auto& shape_text = options->shape_text;
-    const auto& layers_out = options->layers_out;
-    const int co_located = options->co_located;
-    const int lockstep_rank = options->lockstep_rank;
-    const int lockstep_port = options->lockstep_port;
-    const auto& stages_text = options->stages_text;
-    const auto& stage_result = options->stage_result;
-    const auto& range_text = options->range_text;
-    const auto& heap = options->heap;
-    const auto& clock = options->clock;
-    if (request.model.empty() == request.torchscript.empty()) {
-      throw InputError("profile layers: give exactly one of --model and --torchscript");
+    if (const int code = run_layer_profile_command(*options, executable); code != 0) {
+      throw CLI::RuntimeError(code);
     }
-    request.input_shape = parse_shape(shape_text);
-    request.cpu_clock = clock == "cpu";
-    runtime::apply_heap_policy(heap);
-    if (!range_text.empty()) {
-      if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");
-      try {
-        std::tie(request.first_layer, request.last_layer) = runtime::parse_layer_range(range_text);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(std::string("--layers: ") + e.what());
-      }
-    }
-    // A co-located copy: times the same layers in lockstep, writes nothing.
-    if (lockstep_rank > 0 && stages_text.empty()) {
-      request.before_timed_run =
-          runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
-      runtime::profile_layers(request);
-      return;
-    }
-    std::vector<std::pair<int, int>> stages;
-    if (!stages_text.empty()) stages = parse_stage_ranges(stages_text);
-    // Process `process` of a stage profile (stage process / co_located): its stage's layers,
-    // and the hooks that keep it in step with the others. Process 0 serves their store.
-    const auto join_stage_profile = [&stages, &request, co_located](int port, int process) {
-      const auto sync = runtime::make_stage_profile_sync(
-          port, process, static_cast<int>(stages.size()), co_located, 600);
-      std::tie(request.first_layer, request.last_layer) = stages.at(process / co_located);
-      request.after_warmup = sync.start;
-      request.keep_running = sync.keep_running;  // until every process has finished
-      request.before_timed_run = sync.before_timed_run;
-    };
-    // Another process of a stage profile: a stage's first replica hands its part over as JSON.
-    if (lockstep_rank > 0) {
-      join_stage_profile(lockstep_port, lockstep_rank);
-      const auto part = runtime::profile_layers(request);
-      if (!stage_result.empty()) write_file_atomic(stage_result, layer_profile_json(part).dump());
-      return;
-    }
-    check_model_name(request);
-    if ((!stages.empty() || !range_text.empty()) && request.torchscript.empty()) {
-      const auto names = runtime::zoo_layer_names(
-          request.model, request.input_shape, request.num_classes, request.depth, request.width);
-      if (request.last_layer >= static_cast<int>(names.size())) {
-        throw InputError("--layers '" + range_text + "': " + request.model + "'s layers are 0-" +
-                         std::to_string(names.size() - 1));
-      }
-      if (!stages.empty() && stages.back().second != static_cast<int>(names.size()) - 1) {
-        throw InputError("--stages '" + stages_text + "': the stages end at layer " +
-                         std::to_string(stages.back().second) + " but " + request.model +
-                         "'s layers are 0-" + std::to_string(names.size() - 1));
-      }
-    }
-    std::vector<std::string> copy_args = {"profile",       "layers",
-                                          "--batch",       std::to_string(request.batch),
-                                          "--threads",     std::to_string(request.threads),
-                                          "--warmup",      std::to_string(request.warmup),
-                                          "--repetitions", std::to_string(request.repetitions),
-                                          "--co-located",  std::to_string(co_located),
-                                          "--heap",        heap,
-                                          "--clock",       clock};
-    for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
-                                      {"--torchscript", request.torchscript},
-                                      {"--input-shape", shape_text},
-                                      {"--stages", stages_text},
-                                      {"--layers", range_text}}) {
-      if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
-    }
-    for (const auto& [flag, value] :
-         {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
-          {"--depth", request.depth},
-          {"--width", request.width}}) {
-      if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
-    }
-    // Process p runs stage p / co_located (replica p % co_located); without stages, copies.
-    const int processes = std::max<int>(1, static_cast<int>(stages.size())) * co_located;
-    const int port = processes > 1 ? pick_free_port() : 0;
-    // A stage's first replica hands its part over in a file of this folder.
-    const fs::path parts = stages.empty() ? fs::path() : temporary_folder("harness-stage-profile");
-    const FolderRemover remove_parts{parts};
-    const auto remove_parts_now = [&remove_parts] { remove_parts.remove(); };
-    const auto part_file = [&parts](int stage) {
-      return parts / ("stage" + std::to_string(stage) + ".json");
-    };
-    std::vector<std::vector<std::string>> others;
-    std::vector<std::string> names;
-    for (int r = 1; r < processes; ++r) {
-      const int stage = r / co_located, replica = r % co_located;
-      others.push_back(copy_args);
-      others.back().insert(others.back().end(), {"--lockstep-rank", std::to_string(r),
-                                                 "--lockstep-port", std::to_string(port)});
-      if (stages.empty()) {
-        names.push_back("co-located copy " + std::to_string(r));
-        continue;
-      }
-      if (replica == 0) {
-        others.back().insert(others.back().end(), {"--stage-result", part_file(stage).string()});
-      }
-      names.push_back("the process of stage " + std::to_string(stage) +
-                      (co_located > 1 ? " replica " + std::to_string(replica) : ""));
-    }
-    int code = 0;
-    if (stages.empty()) {
-      const ProfileProcesses running(executable, others, names, remove_parts_now);
-      if (co_located > 1) {
-        request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
-      }
-      code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out, heap,
-                                 request.cpu_clock, co_located);
-    } else {
-      std::vector<runtime::LayerProfileResult> parts_measured;
-      {
-        ProfileProcesses running(executable, others, names, remove_parts_now);
-        join_stage_profile(port, 0);
-        parts_measured.push_back(runtime::profile_layers(request));
-        running.wait_all(600);
-      }
-      for (int stage = 1; stage < static_cast<int>(stages.size()); ++stage) {
-        parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part_file(stage)))));
-      }
-      code = write_layer_profile(merge_stage_profiles(parts_measured), request.warmup, layers_out,
-                                 heap, request.cpu_clock, co_located, parts_measured);
-    }
-    if (code != 0) throw CLI::RuntimeError(code);
   });
 }
 

@@ -6,9 +6,7 @@
    baselines, rank, harness): folder A including folder B that includes A back.
 3. At most 3 source files directly in harness/ (the rest sits in its sub-folders).
 4. The harness binary links no LibTorch (ldd), when a build folder is given.
-5. No non-test function of 100 lines or more, but for those listed in
-   scripts/long_functions.txt, a list that may only shrink: a listed function that is now
-   shorter must be struck from it.
+5. No non-test function of 100 lines or more.
 
 Usage: check_house.py [BUILD_DIR]. Prints one line per violation; exit 1 if any, else 0.
 """
@@ -117,23 +115,13 @@ def function_lengths(path):
 
 
 def check_function_lengths(files):
-    listed_path = os.path.join(ROOT, "scripts", "long_functions.txt")
-    listed = set()
-    if os.path.exists(listed_path):
-        with open(listed_path) as f:
-            listed = {l.split("#")[0].strip() for l in f if l.split("#")[0].strip()}
-    problems, long_now = [], set()
+    problems = []
     for path in files:
         if path.startswith(("tests/", "bench/")):
             continue
         for name, line, length in function_lengths(path):
             if length >= 100:
-                key = f"{path}:{name}"
-                long_now.add(key)
-                if key not in listed:
-                    problems.append(f"{path}:{line}: {name} is {length} lines (at most 99)")
-    for key in sorted(listed - long_now):
-        problems.append(f"scripts/long_functions.txt: {key} is no longer 100+ lines: strike it")
+                problems.append(f"{path}:{line}: {name} is {length} lines (at most 99)")
     return problems
 
 
