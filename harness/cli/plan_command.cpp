@@ -298,6 +298,13 @@ struct SpecModel {
   PlanRequest request;
 };
 
+// What a plan spec plans: every model at every device layout in every mode.
+struct PlanSpecRuns {
+  std::vector<SpecModel> models;
+  std::vector<std::pair<std::string, std::string>> layouts;  // name, devices
+  std::vector<std::string> modes;
+};
+
 // Keys a model entry (or the plan map itself) may set for one profile.
 bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML::Node& value,
                     PlanRequest& request) {
@@ -381,17 +388,17 @@ PlanRequest merged_request(const PlanRequest& base, const PlanRequest& own) {
 
 }  // namespace
 
-int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
-                  const std::string& output_dir) {
+// A plan spec's `plan:` map, read whole: its models (each complete, its profile readable),
+// device layouts and modes. InputError with file:line:column for anything wrong.
+static PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec) {
   const PlanSpecReader r(spec_path);
   const YAML::Node plan = spec["plan"];
   if (!plan) throw InputError(spec_path + ": a 'kind: plan' spec needs a 'plan' map");
   if (!plan.IsMap()) r.fail(plan, "'plan' must be a mapping");
 
   PlanRequest base;
-  std::vector<SpecModel> models;
-  std::vector<std::pair<std::string, std::string>> layouts;  // name, devices
-  std::vector<std::string> modes;
+  PlanSpecRuns runs;
+  auto& [models, layouts, modes] = runs;
   for (const auto& entry : plan) {
     const std::string key = entry.first.as<std::string>();
     const YAML::Node& value = entry.second;
@@ -450,7 +457,21 @@ int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
     if (model.request.profile.empty() || model.request.profile_batch <= 0) {
       r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
     }
+    if (!std::ifstream(model.request.profile)) {
+      r.fail(plan, "plan.profile: cannot open '" + model.request.profile + "'" +
+                       (model.name.empty() ? "" : " (model '" + model.name + "')"));
+    }
   }
+  return runs;
+}
+
+void check_plan_spec(const std::string& spec_path, const YAML::Node& spec) {
+  read_plan_spec(spec_path, spec);
+}
+
+int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
+                  const std::string& output_dir) {
+  const auto [models, layouts, modes] = read_plan_spec(spec_path, spec);
   for (const SpecModel& model : models) {
     const PlanRequest& merged = model.request;
     for (const auto& [layout_name, devices] : layouts) {

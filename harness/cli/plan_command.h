@@ -45,6 +45,10 @@ void add_plan_command(CLI::App& app);
 
 // Runs a `kind: plan` spec (keys documented in planner/README.md): validates its `plan` map
 // with file:line:column errors (InputError) and writes the outputs into output_dir.
+// Validates a `kind: plan` spec's `plan:` map completely (every model, layout, mode and
+// profile) without planning anything: what `--dry-run` runs.
+void check_plan_spec(const std::string& spec_path, const YAML::Node& spec);
+
 int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
                   const std::string& output_dir);
 

@@ -58,6 +58,8 @@ int RunCommand::execute() {
 int RunCommand::run_plan_kind(YAML::Node root) {
   SpecOrigin origin(spec_path_);
   const SpecHeader header = read_spec_header(root, origin, overrides_, "plan", "plan");
+  // Everything the planner will read is checked before a folder is made.
+  check_plan_spec(spec_path_, root);
   if (dry_run_) {
     std::cout << "experiment " << header.name
               << ": kind plan (DAPPLE planner); nothing is launched\n";

@@ -103,6 +103,11 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
   }
   if (has_plan) {
     system.plan = reader.get_string("plan", std::nullopt);
+    // A plan file is opened now, so that --dry-run catches a wrong path before any run.
+    if (system.plan != "auto" && !std::ifstream(system.plan)) {
+      reader.fail(reader.child("plan"), "plan",
+                  "cannot open '" + system.plan + "' (expected auto or a planner plan.json)");
+    }
     return;
   }
   YAML::Node stages = reader.child("stages");

@@ -491,6 +491,13 @@ void write_study_files(const SimulateSpec& spec, const fs::path& directory) {
 int run_simulate_spec(const std::string& spec_path, YAML::Node root,
                       const std::vector<std::string>& overrides, bool dry_run, std::ostream& out) {
   const SimulateSpec spec = read_simulate_spec(spec_path, root, overrides);
+  // Inputs are checked before anything is printed or a folder is made (--dry-run too): a bad
+  // profile or topology is a spec error.
+  Inputs inputs;
+  for (const auto& point : spec.points) {
+    inputs.costs(point.settings.model);
+    resolve_cluster(point.settings, inputs);
+  }
   if (dry_run) {
     out << "experiment " << spec.name << ": kind simulate, " << spec.points.size() << " point(s) x "
         << spec.systems.size() << " system(s); nothing is launched\n";
@@ -502,12 +509,6 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
       }
     }
     return 0;
-  }
-  // Inputs are checked before a folder is made: a bad profile or topology is a spec error.
-  Inputs inputs;
-  for (const auto& point : spec.points) {
-    inputs.costs(point.settings.model);
-    resolve_cluster(point.settings, inputs);
   }
 
   const fs::path directory = start_results_folder(spec.output, spec.name, spec.resolved);

@@ -40,6 +40,29 @@ write_spec "" "baseline: async"
 expect_error "error: $f:8:11: baseline: unknown value 'async' (expected one of: overlap, sync); did you mean 'sync'?"
 write_spec "" ""
 expect_error "error: --set model.name=vgg: model.name: unknown value 'vgg' (expected one of: resnet50, resnet18, vgg19, bert, mlp); did you mean 'vgg19'?" --set model.name=vgg
+# --dry-run checks every file a spec names, for every kind, and says where.
+cat > "$SCRATCH/bad.yaml" <<YAML
+name: bad
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 4}
+run: {world_size: 2, iterations: 2}
+systems:
+  - {name: pipe, kind: pipeline, plan: $SCRATCH/nope.json}
+YAML
+expect_error "error: $f:6:40: systems.plan: cannot open '$SCRATCH/nope.json' (expected auto or a planner plan.json)" --dry-run
+cat > "$SCRATCH/bad.yaml" <<YAML
+kind: plan
+name: bad
+output: $SCRATCH/results
+plan: {profile: $SCRATCH/nope.txt, pbs: 32, gbs: "32:64:32", devices: "8"}
+YAML
+expect_error "error: $f:4:7: plan.profile: cannot open '$SCRATCH/nope.txt'" --dry-run
+expect_error "error: $f:4:7: plan.profile: cannot open '$SCRATCH/nope.txt'"
+cat > "$SCRATCH/bad.yaml" <<YAML
+kind: simulat
+name: bad
+YAML
+expect_error "error: $f:1:7: kind: unknown kind 'simulat' (expected one of: train, plan, simulate, profile); did you mean 'simulate'?" --dry-run
 set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 ]] || fail "missing spec: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"
