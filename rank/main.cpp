@@ -5,12 +5,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "common/input_error.h"
+#include "common/cli_exit.h"
 #include "rank/layer_profile_command.h"
 #include "rank/worker.h"
 #include "rank/zoo_query_commands.h"
@@ -45,16 +44,6 @@ int main(int argc, char** argv) {
   profile->require_subcommand(1);
   harness::add_layer_profile_command(*profile, self_executable(argv[0]));
   harness::add_zoo_query_commands(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const harness::InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  }
-  return exit_code;
+  const int code = harness::parse_and_run(app, argc, argv);
+  return code != 0 ? code : exit_code;
 }

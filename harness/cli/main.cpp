@@ -1,9 +1,8 @@
 // harness: one CLI for the experiment harness. It loads no LibTorch: whatever needs it runs
 // in the rank program (harness-rank, beside this binary) as a process of its own.
 #include <CLI/CLI.hpp>
-#include <cstdio>
 
-#include "common/input_error.h"
+#include "common/cli_exit.h"
 #include "harness/cli/compare_command.h"
 #include "harness/cli/models_command.h"
 #include "harness/cli/plan_command.h"
@@ -30,16 +29,5 @@ int main(int argc, char** argv) {
   harness::add_plot_command(app);
   harness::add_compare_command(app);
   harness::add_trace_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const harness::InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return harness::parse_and_run(app, argc, argv);
 }

@@ -1,0 +1,30 @@
+// How both executables (harness, harness-rank) turn a command line into an exit code: the
+// documented codes in one place. 0 success; what a command's callback throws as
+// CLI::RuntimeError(code) (1 a failed run or a regression, 130 an interruption); 2 bad input,
+// printed as one line "error: ..."; 1 for anything else that went wrong.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "common/input_error.h"
+
+namespace harness {
+
+inline int parse_and_run(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace harness
