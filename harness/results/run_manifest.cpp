@@ -15,7 +15,7 @@ Manifest make_manifest(const Experiment& experiment) {
   manifest.experiment = experiment.name;
   manifest.baseline = experiment.baseline;
   for (const auto& system : experiment.systems) {
-    manifest.systems.push_back({system.name, system.kind, system.mode});
+    manifest.systems.push_back({system.name, to_string(system.kind), system.mode});
   }
   for (const auto& point : experiment.points) {
     manifest.points.push_back({point.id, point.label, point.coordinates,

@@ -202,10 +202,13 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
     } else {
       MapReader reader(entry, "systems", origin);
       system.name = reader.get_string("name", std::nullopt);
-      system.kind = reader.get_string("kind", "ddp", {"ddp", "external", "pipeline"});
-      if (system.kind == "external") {
+      const std::string kind = reader.get_string("kind", "ddp", {"ddp", "external", "pipeline"});
+      system.kind = kind == "external"   ? SystemKind::kExternal
+                    : kind == "pipeline" ? SystemKind::kPipeline
+                                         : SystemKind::kDdp;
+      if (system.kind == SystemKind::kExternal) {
         system.external = read_external_system(reader, entry, origin);
-      } else if (system.kind == "pipeline") {
+      } else if (system.kind == SystemKind::kPipeline) {
         read_pipeline_system(reader, system, origin);
       } else {
         system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
@@ -256,6 +259,18 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
 }
 
 }  // namespace
+
+std::string to_string(SystemKind kind) {
+  switch (kind) {
+    case SystemKind::kExternal:
+      return "external";
+    case SystemKind::kPipeline:
+      return "pipeline";
+    case SystemKind::kDdp:
+      break;
+  }
+  return "ddp";
+}
 
 const std::vector<std::string>& sweepable_paths() {
   static const std::vector<std::string> paths = {

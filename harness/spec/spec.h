@@ -85,9 +85,14 @@ struct ExternalSystem {
 // runtime's own stage type, which validates layouts.
 using PipelineStageSpec = runtime::StageAssignment;
 
+// What a train spec's system is: the harness's DDP-style ranks, an external program, or a
+// pipeline of the harness's ranks.
+enum class SystemKind { kDdp, kExternal, kPipeline };
+std::string to_string(SystemKind kind);  // "ddp" | "external" | "pipeline"
+
 struct SystemConfig {
   std::string name;
-  std::string kind = "ddp";                // ddp | external | pipeline
+  SystemKind kind = SystemKind::kDdp;
   std::string mode;                        // one of kDdpModes (ddp systems)
   std::optional<double> bucket_mb;         // overrides ddp.bucket_mb for this system
   std::optional<ExternalSystem> external;  // kind: external

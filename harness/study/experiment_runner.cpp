@@ -94,7 +94,7 @@ std::string describe_matrix(const Experiment& experiment) {
     }
     // Pipelines: schedule, micro-batches and where the stages come from.
     std::string how = "bucket " + format_number(system_bucket_mb(run)) + " MiB";
-    if (run.system->kind == "pipeline") {
+    if (run.system->kind == harness::SystemKind::kPipeline) {
       how = run.system->schedule + " pipeline, " + std::to_string(c.pipeline.micro_batches) +
             " micro-batches, " +
             (!run.system->plan.empty() ? "plan " + run.system->plan

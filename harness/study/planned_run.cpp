@@ -19,7 +19,7 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& direct
   context.work_directory = directory;
   std::map<std::pair<const Point*, std::string>, std::vector<PipelineStageSpec>> resolved;
   for (auto& run : runs) {
-    if (run.system->kind != "pipeline") continue;
+    if (run.system->kind != SystemKind::kPipeline) continue;
     const auto key = std::make_pair(run.point, run.system->name);
     if (!resolved.count(key)) {
       if ((!run.system->plan.empty() || run.system->stage_count > 0) &&
@@ -75,7 +75,8 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   config.trace_iteration =
       c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
   config.system.name = run.system->name;
-  config.system.kind = runtime::parse_system_kind(run.system->kind);
+  config.system.kind = run.system->kind == SystemKind::kPipeline ? runtime::SystemKind::kPipeline
+                                                                 : runtime::SystemKind::kDdp;
   config.system.mode = run.system->mode;
   config.system.bucket_mb = system_bucket_mb(run);
   config.system.first_bucket_mb = c.ddp.first_bucket_mb;
