@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/parent_death.h"
 #include "runtime/protocol/result_frames.h"
 
 namespace harness {
@@ -192,9 +193,11 @@ pid_t start_launcher_group(const std::vector<std::string>& words, const fs::path
   std::vector<char*> argv;
   for (const auto& word : words) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    die_with_parent(parent);
     ::setpgid(0, 0);
     const int in = ::open("/dev/null", O_RDONLY);
     const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -1,5 +1,6 @@
 #include "harness/launch/local_launcher.h"
 
+#include "common/parent_death.h"
 #include "harness/launch/stall_check.h"
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -110,15 +112,24 @@ bool failed_on_busy_port(const std::string& stderr_tail) {
 
 namespace {
 
+// Boost.Process's hook into the child before exec: the rank dies with the harness.
+struct DieWithHarness : bp::extend::handler {
+  pid_t parent;
+  template <typename Executor>
+  void on_exec_setup(Executor&) const {
+    die_with_parent(parent);
+  }
+};
+
 // One rank's process, its output to its files, its environment the harness's plus its own.
 std::unique_ptr<bp::child> start_rank(const std::string& executable, const RankProcess& rank) {
   if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
   bp::environment environment = boost::this_process::environment();
   for (const auto& [key, value] : rank.environment) environment[key] = value;
-  return std::make_unique<bp::child>(bp::exe = executable, bp::args = rank.arguments,
-                                     bp::env = environment, bp::std_out > rank.stdout_path.string(),
-                                     bp::std_err > rank.stderr_path.string(),
-                                     bp::std_in < bp::null);
+  return std::make_unique<bp::child>(
+      DieWithHarness{{}, ::getpid()}, bp::exe = executable, bp::args = rank.arguments,
+      bp::env = environment, bp::std_out > rank.stdout_path.string(),
+      bp::std_err > rank.stderr_path.string(), bp::std_in < bp::null);
 }
 
 // Reaps every rank that ended since the last poll and returns the failure to report, (rank,

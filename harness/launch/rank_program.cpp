@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "common/input_error.h"
+#include "common/parent_death.h"
 #include "harness/spec/spec.h"
 
 namespace harness {
@@ -51,9 +52,11 @@ Captured capture(const std::string& path, const std::vector<std::string>& args) 
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
   auto argv = argv_of(path, args);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    die_with_parent(parent);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(out[1], STDOUT_FILENO);
@@ -145,9 +148,11 @@ nlohmann::json RankProgram::query(const std::vector<std::string>& args) const {
 
 int RankProgram::run(const std::vector<std::string>& args) const {
   auto argv = argv_of(path_, args);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    die_with_parent(parent);
     ::execv(path_.c_str(), argv.data());
     std::fprintf(stderr, "error: cannot start %s: %s\n", path_.c_str(), std::strerror(errno));
     ::_exit(127);

@@ -90,6 +90,24 @@ PY
 kill_case local
 if command -v mpirun >/dev/null; then kill_case mpirun; fi
 
+# 1b. kill -9 of the harness itself mid-run (no handler sees SIGKILL): its ranks die with it
+#     (they hold PR_SET_PDEATHSIG), none is left running.
+rm -rf "$SCRATCH/results"
+spec "$SCRATCH/orphan.yaml" "stall_timeout_s: 60"
+HARNESS_FAULT="rank=1,kind=hang,iteration=2,run=p000/" \
+  "$HARNESS" run "$SCRATCH/orphan.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err" &
+harness_pid=$!
+for _ in $(seq 1 300); do
+  raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p000/overlap/rep0 2>/dev/null || true)
+  [[ -n $raw ]] && break
+  sleep 0.1
+done
+wait_for "$raw/rank1.stderr" "HARNESS_FAULT: injecting hang on rank 1" 60
+[[ $(pgrep -fc "harness-rank worker .*$SCRATCH") == 2 ]] || fail "harness SIGKILL: 2 ranks not running"
+kill -9 "$harness_pid"
+set +e; wait "$harness_pid" 2>/dev/null; set -e
+no_process_left "harness SIGKILL"
+
 # 2. a rank that sleeps forever, under mpirun: declared hung, the whole launch stopped.
 if command -v mpirun >/dev/null; then
   rm -rf "$SCRATCH/results"
