@@ -1,7 +1,7 @@
 // How both executables (harness, harness-rank) turn a command line into an exit code: the
-// documented codes in one place. 0 success; what a command's callback throws as
+// documented codes in one place. 0 success (and --help); what a command's callback throws as
 // CLI::RuntimeError(code) (1 a failed run or a regression, 130 an interruption); 2 bad input,
-// printed as one line "error: ..."; 1 for anything else that went wrong.
+// a spec's or the command line's, printed as one line "error: ..."; 1 anything else.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,8 +15,17 @@ namespace harness {
 inline int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (100+) and its second "Run with --help" line would read as a failed
+    // run to a script; a bad command line is bad input.
+    std::fprintf(stderr, "error: %s (see --help)\n", e.what());
+    return 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -66,4 +66,14 @@ expect_error "error: $f:1:7: kind: unknown kind 'simulat' (expected one of: trai
 set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 ]] || fail "missing spec: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"
+# A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
+for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher"; do
+  set +e; "$HARNESS" $args >"$SCRATCH/out" 2>"$SCRATCH/err"; code=$?; set -e
+  [[ $code == 2 ]] || fail "harness $args: exit $code (want 2): $(cat "$SCRATCH/err")"
+  [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "harness $args: not one line: $(cat "$SCRATCH/err")"
+  expect_contains "$(cat "$SCRATCH/err")" "(see --help)"
+done
+set +e; "$HARNESS" run >/dev/null 2>"$SCRATCH/err"; set -e
+[[ "$(cat "$SCRATCH/err")" == "error: spec is required (see --help)" ]] || fail "run without a spec: $(cat "$SCRATCH/err")"
+"$HARNESS" run --help >/dev/null || fail "--help is not an error"
 echo "PASS bad_input"
