@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/results/run_manifest.h"
 
 namespace harness {
@@ -38,15 +39,6 @@ const std::regex kRepeatFolder(R"(rep(\d+))");
 
 // nlohmann's message without its "[json.exception...] parse error at line L, column C: "
 // prefix: the location is given separately.
-std::string parse_reason(const std::string& what) {
-  const size_t column = what.find("column ");
-  if (column != std::string::npos) {
-    const size_t colon = what.find(": ", column);
-    if (colon != std::string::npos) return what.substr(colon + 2);
-  }
-  return what;
-}
-
 // What to call event #index in a message: its position and, when it has one, its name.
 std::string event_where(const fs::path& file, size_t index, const json& event) {
   std::string where = file.string() + ": traceEvents[" + std::to_string(index) + "]";
@@ -115,20 +107,7 @@ json split_overlapping(json timed, long long rank) {
 // The per-rank trace file as JSON: an object with a "traceEvents" array; malformed JSON is an
 // InputError at its file:line:column.
 json parse_trace_document(const fs::path& file) {
-  const std::string text = read_file(file);
-  json document;
-  try {
-    document = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte is one past the character the parser stopped on.
-    const size_t at = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    const long long line = 1 + std::count(text.begin(), text.begin() + at, '\n');
-    const size_t line_start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
-    const long long column =
-        static_cast<long long>(line_start == std::string::npos ? at + 1 : at - line_start);
-    throw InputError(file.string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                     ": malformed JSON: " + parse_reason(e.what()));
-  }
+  const json document = read_json_file(file);
   if (!document.is_object() || !document.contains("traceEvents") ||
       !document["traceEvents"].is_array()) {
     throw InputError(file.string() +

@@ -2,6 +2,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/results/run_summary.h"
 
 namespace harness {
@@ -14,7 +15,7 @@ namespace {
 bool is_complete(const fs::path& raw) {
   const fs::path status = raw / "status.json";
   if (!fs::exists(status)) return false;
-  return json::parse(read_file(status)).value("status", "") == "complete";
+  return read_json_file(status).value("status", "") == "complete";
 }
 
 }  // namespace
@@ -41,7 +42,7 @@ ResultSamples read_result_samples(const fs::path& directory) {
       samples.name = system.name;
       const fs::path first = run_raw_directory(directory, point.id, system.name, 0);
       if (fs::exists(first / "config.json")) {
-        samples.config = json::parse(read_file(first / "config.json"));
+        samples.config = read_json_file(first / "config.json");
       }
       for (long long repeat = 0; repeat < point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);

@@ -1,10 +1,12 @@
 #include "harness/results/run_summary.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/input_error.h"
 #include "common/text_util.h"
 #include "harness/results/report_samples.h"
 
@@ -13,14 +15,37 @@ namespace harness {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+
+// A sample is a time: a finite, non-negative number written whole ("1.5x", "nan", "-3" and
+// "inf" are a corrupt file, not a sample -- a NaN would poison every statistic and the
+// Mann-Whitney ranking after it).
+double sample_value(const std::string& field, const fs::path& path, int line,
+                    const std::string& column) {
+  const std::string where = path.string() + ":" + std::to_string(line) + ": " + column + " ";
+  double value = 0;
+  size_t used = 0;
+  try {
+    value = std::stod(field, &used);
+  } catch (const std::exception&) {
+    throw InputError(where + "is not a number: '" + field + "'");
+  }
+  if (used != field.size()) throw InputError(where + "is not a number: '" + field + "'");
+  if (!std::isfinite(value)) throw InputError(where + "is not finite: '" + field + "'");
+  if (value < 0) throw InputError(where + "is negative: '" + field + "'");
+  return value;
+}
+
+}  // namespace
+
 std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
+  if (!in) throw InputError(path.string() + ": cannot read");
   std::string line;
   std::getline(in, line);
   const auto header = split(line, ',');
   if (header.empty() || header[0] != "iteration") {
-    throw std::runtime_error(path.string() + ":1: expected a header starting with 'iteration'");
+    throw InputError(path.string() + ":1: expected a header starting with 'iteration'");
   }
   std::vector<std::string> phases;
   for (size_t i = 1; i < header.size(); ++i) {
@@ -35,16 +60,11 @@ std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path
     if (line.empty()) continue;
     const auto fields = split(line, ',');
     if (fields.size() != header.size()) {
-      throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": expected " +
-                               std::to_string(header.size()) + " fields");
+      throw InputError(path.string() + ":" + std::to_string(number) + ": expected " +
+                       std::to_string(header.size()) + " fields");
     }
     for (size_t i = 1; i < fields.size(); ++i) {
-      try {
-        samples[phases[i - 1]].push_back(std::stod(fields[i]));
-      } catch (const std::exception&) {
-        throw std::runtime_error(path.string() + ":" + std::to_string(number) +
-                                 ": not a number: '" + fields[i] + "'");
-      }
+      samples[phases[i - 1]].push_back(sample_value(fields[i], path, number, header[i]));
     }
   }
   return samples;

@@ -132,4 +132,31 @@ expect_contains "$(cat "$SCRATCH/badtrace")" \
 [[ $(wc -l <"$SCRATCH/badtrace") == 1 ]] || fail "more than one line: $(cat "$SCRATCH/badtrace")"
 [[ ! -e "$SCRATCH/traced/raw/p000/gpipe_2x1/rep0/trace.json" ]] || fail "half-written trace"
 
+# A corrupt results folder is bad input (exit 2, one line naming the file), never a regression
+# (exit 1) and never a hang: a NaN sample, then a truncated status.json.
+cp -r "$dir" "$SCRATCH/corrupt"
+csv=$(ls "$SCRATCH"/corrupt/raw/p000/*/rep0/rank1.csv | head -1)
+"$PY" - "$csv" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+fields = lines[3].split(",")
+fields[-1] = "nan"
+lines[3] = ",".join(fields)
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+set +e
+timeout 30 "$HARNESS" compare "$dir" "$SCRATCH/corrupt" >/dev/null 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "compare with a NaN sample: exit $code (want 2): $(cat "$SCRATCH/err")"
+[[ "$(cat "$SCRATCH/err")" == "error: $csv:4: iteration_ms is not finite: 'nan'" ]] ||
+  fail "compare with a NaN sample said: $(cat "$SCRATCH/err")"
+rm -rf "$SCRATCH/corrupt" && cp -r "$dir" "$SCRATCH/corrupt"
+status=$(ls "$SCRATCH"/corrupt/raw/p000/*/rep0/status.json | head -1)
+printf '{"status": "comp' > "$status"
+set +e
+timeout 30 "$HARNESS" report "$SCRATCH/corrupt" >/dev/null 2>"$SCRATCH/err"; code=$?
+set -e
+[[ $code == 2 ]] || fail "report with a truncated status.json: exit $code (want 2): $(cat "$SCRATCH/err")"
+expect_contains "$(cat "$SCRATCH/err")" "error: $status:1:17: malformed JSON:"
+[[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "not one line: $(cat "$SCRATCH/err")"
 echo "PASS report_compare"

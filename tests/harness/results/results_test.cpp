@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/input_error.h"
 #include "harness/analysis/comparison_table.h"
 #include "harness/results/results_folder.h"
 #include "harness/results/run_manifest.h"
@@ -130,12 +131,30 @@ TEST(RunSummary, IncompleteRunsAreLeftOutAndMarkedFailed) {
 
 TEST(SampleFile, MalformedRowsAreReportedWithTheirLine) {
   TempDir dir;
-  const auto file = dir.write("rank0.csv", "iteration,forward_ms\n0,1.5\n1,abc\n");
+  // A corrupt results folder is bad input (exit 2), never a regression or a hang: every value
+  // is a finite, non-negative number written whole.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"abc", ":3: forward_ms is not a number: 'abc'"},
+      {"nan", ":3: forward_ms is not finite: 'nan'"},
+      {"inf", ":3: forward_ms is not finite: 'inf'"},
+      {"-2.5", ":3: forward_ms is negative: '-2.5'"},
+      {"1.5ms", ":3: forward_ms is not a number: '1.5ms'"},
+  };
+  for (const auto& [value, expected] : cases) {
+    const auto file = dir.write("rank0.csv", "iteration,forward_ms\n0,1.5\n1," + value + "\n");
+    try {
+      harness::read_sample_file(file);
+      FAIL() << value;
+    } catch (const harness::InputError& e) {
+      EXPECT_EQ(std::string(e.what()), file.string() + expected);
+    }
+  }
+  const auto short_row = dir.write("rank1.csv", "iteration,forward_ms\n0\n");
   try {
-    harness::read_sample_file(file);
+    harness::read_sample_file(short_row);
     FAIL();
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), file.string() + ":3: not a number: 'abc'");
+  } catch (const harness::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), short_row.string() + ":2: expected 2 fields");
   }
 }
 

@@ -1,0 +1,45 @@
+#include "common/json_file.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/input_error.h"
+
+namespace harness {
+namespace {
+
+// nlohmann's message without its own "[json.exception...] parse error at line L, column C: ".
+std::string parse_reason(const std::string& what) {
+  const size_t column = what.find("column ");
+  if (column != std::string::npos) {
+    const size_t colon = what.find(": ", column);
+    if (colon != std::string::npos) return what.substr(colon + 2);
+  }
+  return what;
+}
+
+}  // namespace
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot read");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is one past the character the parser stopped on.
+    const size_t at = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    const long long line = 1 + std::count(text.begin(), text.begin() + at, '\n');
+    const size_t line_start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+    const long long column =
+        static_cast<long long>(line_start == std::string::npos ? at + 1 : at - line_start);
+    throw InputError(path.string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                     ": malformed JSON: " + parse_reason(e.what()));
+  }
+}
+
+}  // namespace harness

@@ -1,0 +1,13 @@
+// Reading a JSON file that a person or another program wrote (results folders, profiles,
+// traces, plans): a malformed one is bad input, named by its file:line:column.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace harness {
+
+// The parsed file. InputError "FILE: cannot read" or "FILE:LINE:COLUMN: malformed JSON: why".
+nlohmann::json read_json_file(const std::filesystem::path& path);
+
+}  // namespace harness
