@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/limits.h"
 #include "planner/cluster/topology.h"
 #include "planner/report/explain.h"
 #include "planner/report/noise_report.h"
@@ -143,7 +144,9 @@ void add_plan_command(CLI::App& app) {
   sub->add_option("--mode", request->mode, "compat (published numbers) or dapple (corrected)")
       ->capture_default_str();
   sub->add_option("--topology", request->topology, "Topology YAML (dapple bandwidths, memory)");
-  sub->add_option("--threads", request->threads, "Planning threads")->capture_default_str();
+  sub->add_option("--threads", request->threads, "Planning threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxPlannerThreads));
   sub->add_option("--placement", request->placement,
                   "Only this GPU placement policy: fresh, append or scatter (default: all)");
   sub->add_option("--micro-batch", request->micro_batch, "Micro-batch size (default: pbs)");
@@ -423,6 +426,9 @@ static PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Nod
       }
     } else if (key == "threads") {
       base.threads = static_cast<int>(r.integer(value, key, 1));
+      if (base.threads > kMaxPlannerThreads) {
+        r.fail(value, "plan.threads: at most " + std::to_string(kMaxPlannerThreads));
+      }
     } else if (key == "explain") {
       try {
         base.explain = value.as<bool>();

@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
 #include "common/input_error.h"
+#include "common/limits.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
 #include "harness/launch/local_launcher.h"
@@ -232,7 +233,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
                    std::to_string(profile.get_int("threads", 1, 1, 1024)), "--heap",
                    profile.get_string("heap", "retain", {"retain", "system"})});
   } else {
-    comm.world = static_cast<int>(profile.get_int("world", 2, 1, 4096));
+    comm.world = static_cast<int>(profile.get_int("world", 2, 1, kMaxCommWorld));
     comm.backend = profile.get_string("backend", "gloo", {"gloo"});
     comm.sizes = profile.get_string("sizes", comm.sizes);
     comm.ops = profile.get_string("ops", comm.ops);
@@ -278,14 +279,18 @@ void add_profile_command(CLI::App& app, RankProgram& rank_program) {
       profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");
   const auto comm_request_ptr = std::make_shared<CommRequest>();
   CommRequest& comm_request = *comm_request_ptr;
-  comm->add_option("--world", comm_request.world, "Ranks")->capture_default_str();
+  comm->add_option("--world", comm_request.world, "Ranks")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxCommWorld));
   comm->add_option("--backend", comm_request.backend, "gloo")->capture_default_str();
   comm->add_option("--sizes", comm_request.sizes, "first:last:xFACTOR, first:last:+STEP or a list")
       ->capture_default_str();
   comm->add_option("--ops", comm_request.ops, "Comma-separated ops")->capture_default_str();
   comm->add_option("--iterations", comm_request.iterations, "Timed iterations per size")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   comm->add_option("--warmup", comm_request.warmup, "Untimed iterations per size")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   comm->add_option("--out", comm_request.out_dir, "Output folder (default: a new results folder)");
   comm->callback([&rank_program, comm_request_ptr]() {

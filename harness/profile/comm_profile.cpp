@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/limits.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
 
@@ -31,6 +32,10 @@ int64_t parse_byte_size(const std::string& text) {
     throw InputError("size '" + text + "': unknown unit '" + suffix + "' (use K, M or G)");
   }
   if (!(value > 0)) throw InputError("size '" + text + "': must be > 0");
+  if (!(value * scale <= static_cast<double>(kMaxCommBytes))) {
+    throw InputError("size '" + text + "': at most 1G (" + std::to_string(kMaxCommBytes) +
+                     " bytes) per message");
+  }
   return static_cast<int64_t>(std::llround(value * scale));
 }
 
@@ -38,6 +43,10 @@ std::vector<int64_t> parse_size_range(const std::string& text) {
   if (text.find(':') == std::string::npos) {
     std::vector<int64_t> sizes;
     for (const auto& part : split(text, ',')) sizes.push_back(parse_byte_size(part));
+    if (static_cast<long long>(sizes.size()) > kMaxCommSizes) {
+      throw InputError("sizes '" + text + "': more than " + std::to_string(kMaxCommSizes) +
+                       " sizes");
+    }
     return sizes;
   }
   const auto parts = split(text, ':');
@@ -47,15 +56,28 @@ std::vector<int64_t> parse_size_range(const std::string& text) {
   const int64_t first = parse_byte_size(parts[0]), last = parse_byte_size(parts[1]);
   if (last < first) throw InputError("sizes '" + text + "': last is below first");
   std::vector<int64_t> sizes;
+  const auto too_many = [&] {
+    return InputError("sizes '" + text + "': more than " + std::to_string(kMaxCommSizes) +
+                      " sizes (use a larger factor or step)");
+  };
   if (parts[2][0] == 'x') {
-    const double factor = std::stod(parts[2].substr(1));
-    if (!(factor > 1)) throw InputError("sizes '" + text + "': the factor must be > 1");
+    double factor = 0;
+    size_t used = 0;
+    try {
+      factor = std::stod(parts[2].substr(1), &used);
+    } catch (const std::exception&) {
+    }
+    if (used + 1 != parts[2].size() || !(factor > 1)) {
+      throw InputError("sizes '" + text + "': the factor must be a number > 1");
+    }
     for (double s = static_cast<double>(first); s <= static_cast<double>(last) * (1 + 1e-12);
          s *= factor) {
+      if (static_cast<long long>(sizes.size()) == kMaxCommSizes) throw too_many();
       sizes.push_back(static_cast<int64_t>(std::llround(s)));
     }
   } else {
     const int64_t step = parse_byte_size(parts[2].substr(1));
+    if ((last - first) / step + 1 > kMaxCommSizes) throw too_many();
     for (int64_t s = first; s <= last; s += step) sizes.push_back(s);
   }
   return sizes;

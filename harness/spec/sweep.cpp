@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/input_error.h"
+#include "common/limits.h"
 #include "common/text_util.h"
 #include "harness/spec/yaml_paths.h"
 
@@ -34,12 +35,23 @@ std::vector<SweepAxis> read_sweep_axes(const YAML::Node& node, const SpecOrigin&
     for (const auto& value : values) axis.values.push_back(value);
     axes.push_back(std::move(axis));
   }
+  if (sweep_size(axes) > static_cast<size_t>(kMaxSweepPoints)) {
+    throw InputError(origin.where(node, where) + ": " + where + ": more than " +
+                     std::to_string(kMaxSweepPoints) + " points (the product of its axes)");
+  }
   return axes;
 }
 
 size_t sweep_size(const std::vector<SweepAxis>& axes) {
+  // Saturates instead of overflowing: a product past the limit is reported as past it.
   size_t total = 1;
-  for (const auto& axis : axes) total *= axis.values.size();
+  for (const auto& axis : axes) {
+    if (axis.values.size() > static_cast<size_t>(kMaxSweepPoints) ||
+        total > static_cast<size_t>(kMaxSweepPoints)) {
+      return static_cast<size_t>(kMaxSweepPoints) + 1;
+    }
+    total *= axis.values.size();
+  }
   return total;
 }
 

@@ -67,12 +67,20 @@ set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 ]] || fail "missing spec: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
-for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher"; do
+for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
+    "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
+    "profile comm --iterations 0"; do
   set +e; "$HARNESS" $args >"$SCRATCH/out" 2>"$SCRATCH/err"; code=$?; set -e
   [[ $code == 2 ]] || fail "harness $args: exit $code (want 2): $(cat "$SCRATCH/err")"
   [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "harness $args: not one line: $(cat "$SCRATCH/err")"
   expect_contains "$(cat "$SCRATCH/err")" "(see --help)"
 done
+set +e; "$HARNESS" plan --profile x --pbs 1 --threads 100000 >/dev/null 2>"$SCRATCH/err"; set -e
+[[ "$(cat "$SCRATCH/err")" == "error: --threads: Value 100000 not in range 1 to 256 (see --help)" ]] ||
+  fail "plan --threads 100000: $(cat "$SCRATCH/err")"
+set +e; "$HARNESS" profile comm --sizes 8:1G:+1 --out "$SCRATCH/comm" >/dev/null 2>"$SCRATCH/err"; code=$?; set -e
+[[ $code == 2 && ! -e "$SCRATCH/comm" ]] || fail "profile comm --sizes 8:1G:+1: exit $code"
+expect_contains "$(cat "$SCRATCH/err")" "more than 64 sizes"
 set +e; "$HARNESS" run >/dev/null 2>"$SCRATCH/err"; set -e
 [[ "$(cat "$SCRATCH/err")" == "error: spec is required (see --help)" ]] || fail "run without a spec: $(cat "$SCRATCH/err")"
 "$HARNESS" run --help >/dev/null || fail "--help is not an error"

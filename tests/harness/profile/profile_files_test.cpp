@@ -34,6 +34,26 @@ TEST(CommProfile, ParsesSizesAndRanges) {
   EXPECT_THROW(harness::parse_size_range("8:64:x1"), InputError);
 }
 
+// Limits (common/limits.h): a typo in --sizes is an error, not a 1e9-entry list or a 4-byte
+// measurement of an overflowed number.
+TEST(CommProfile, SizesAreBounded) {
+  auto message = [](const std::string& text) {
+    try {
+      harness::parse_size_range(text);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("8:1G:+1"),
+            "sizes '8:1G:+1': more than 64 sizes (use a larger factor or step)");
+  EXPECT_EQ(message("99999999999999999999"),
+            "size '99999999999999999999': at most 1G (1073741824 bytes) per message");
+  EXPECT_EQ(message("8:2G:x2"), "size '2G': at most 1G (1073741824 bytes) per message");
+  EXPECT_EQ(message("8:64:xlots"), "sizes '8:64:xlots': the factor must be a number > 1");
+  EXPECT_EQ(harness::parse_size_range("1:1G:x2").size(), 31u);  // 2^0 .. 2^30, within both
+}
+
 TEST(CommProfile, BusFactorsFollowNcclTests) {
   EXPECT_DOUBLE_EQ(harness::bus_factor("allreduce", 2), 1.0);
   EXPECT_DOUBLE_EQ(harness::bus_factor("allreduce", 8), 1.75);

@@ -278,3 +278,18 @@ TEST(Sweep, ExpandsTheProductLastAxisFastest) {
               "s.yaml:1:2: simulate.sweep: 'c' cannot be swept (sweepable: a.x)");
   }
 }
+
+// A sweep is bounded (common/limits.h): 3 axes of 100 values would be 10^6 runs.
+TEST(Sweep, MoreThanTheLimitOfPointsIsAnError) {
+  std::string values = "[";
+  for (int i = 1; i <= 100; ++i) values += (i > 1 ? ", " : "") + std::to_string(i);
+  values += "]";
+  const YAML::Node sweep = YAML::Load("{a: " + values + ", b: " + values + ", c: " + values + "}");
+  try {
+    harness::read_sweep_axes(sweep, harness::SpecOrigin("s.yaml"), "sweep", {"a", "b", "c"});
+    FAIL() << "no error";
+  } catch (const harness::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.yaml:1:1: sweep: more than 10000 points (the product of its axes)");
+  }
+}
