@@ -225,6 +225,18 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
   return systems;
 }
 
+// `name:`, which names a folder under `output`: the same rule for every spec kind, so that no
+// name writes outside it.
+std::string read_experiment_name(MapReader& top) {
+  const std::string name = top.get_string("name", std::nullopt);
+  if (name.empty() || name.find_first_of("/\\ \t") != std::string::npos || name[0] == '.') {
+    top.fail(top.child("name"), "name",
+             "must be a non-empty name without '/', spaces or a leading '.' (it names a "
+             "results folder)");
+  }
+  return name;
+}
+
 // --quick: few iterations, first and last value of every sweep axis, then the spec's own
 // `quick:` overrides.
 void apply_quick(YAML::Node& root, SpecOrigin& origin) {
@@ -355,13 +367,7 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
   MapReader top(root, "", origin);
   // `kind: plan` and `kind: profile` specs are dispatched before this point.
   experiment.kind = top.get_string("kind", "train", {"train", "plan", "profile"});
-  experiment.name = top.get_string("name", std::nullopt);
-  if (experiment.name.empty() || experiment.name.find_first_of("/\\ \t") != std::string::npos ||
-      experiment.name[0] == '.') {
-    top.fail(top.child("name"), "name",
-             "must be a non-empty name without '/', spaces or a leading '.' (it names a "
-             "results folder)");
-  }
+  experiment.name = read_experiment_name(top);
   experiment.description = top.get_string("description", "");
   experiment.output = top.get_string("output", "results");
   experiment.systems = read_systems(top.child("systems"), origin);
@@ -422,7 +428,7 @@ SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
   MapReader top(root, "", origin);
   top.get_string("kind", std::nullopt, {kind});
   SpecHeader header;
-  header.name = top.get_string("name", std::nullopt);
+  header.name = read_experiment_name(top);
   top.get_string("description", "");
   header.output = top.get_string("output", "results");
   header.section = top.child(section);

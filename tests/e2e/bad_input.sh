@@ -66,6 +66,11 @@ expect_error "error: $f:1:7: kind: unknown kind 'simulat' (expected one of: trai
 set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 ]] || fail "missing spec: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"
+# Names that become paths follow one rule for every spec kind: nothing outside the output folder.
+for kind in plan simulate profile; do
+  printf 'kind: %s\nname: ../escape\noutput: %s\n%s: {}\n' "$kind" "$SCRATCH/results" "$kind" > "$SCRATCH/bad.yaml"
+  expect_error "error: $f:2:7: name: must be a non-empty name without '/', spaces or a leading '.' (it names a results folder)" --dry-run
+done
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
