@@ -85,4 +85,6 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
 
 std::string torch_version() { return TORCH_VERSION; }
 
+bool cuda_available() { return torch::cuda::is_available(); }
+
 }  // namespace runtime

@@ -38,4 +38,7 @@ std::vector<double> zoo_layer_forward_ms(const std::string& model,
 // "1.13.1" etc.
 std::string torch_version();
 
+// Whether this LibTorch has CUDA and sees a device.
+bool cuda_available();
+
 }  // namespace runtime

@@ -73,7 +73,10 @@ void add_layers(CLI::App& app) {
 void add_version(CLI::App& app) {
   auto* version = app.add_subcommand("version", "The LibTorch this program runs, as JSON");
   version->callback([] {
-    std::cout << json{{"torch_version", runtime::torch_version()}}.dump() << "\n";
+    std::cout << json{{"torch_version", runtime::torch_version()},
+                      {"cuda_available", runtime::cuda_available()}}
+                     .dump()
+              << "\n";
   });
 }
 

@@ -75,6 +75,7 @@ int RunCommand::run_train_kind(YAML::Node root) {
   options.quick = quick_;
   options.overrides = overrides_;
   options.known_models = runtime::model_names();
+  options.cuda_available = [this] { return rank_program_.cuda_available(); };
   options.model_layer_count = [this](const ModelConfig& model) {
     return static_cast<long long>(rank_program_.layer_names(model).size());
   };

@@ -187,10 +187,13 @@ const std::vector<double>& RankProgram::layer_forward_ms(const ModelConfig& mode
 }
 
 std::string RankProgram::torch_version() {
-  if (torch_version_.empty()) {
-    torch_version_ = query({"version"}).at("torch_version").get<std::string>();
-  }
-  return torch_version_;
+  if (!version_) version_ = query({"version"});
+  return version_->at("torch_version").get<std::string>();
+}
+
+bool RankProgram::cuda_available() {
+  if (!version_) version_ = query({"version"});
+  return version_->value("cuda_available", false);
 }
 
 }  // namespace harness

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,12 +39,13 @@ class RankProgram {
   const std::vector<std::string>& layer_names(const ModelConfig& model);
   const std::vector<double>& layer_forward_ms(const ModelConfig& model);
   std::string torch_version();
+  bool cuda_available();
 
  private:
   std::string path_;
   std::map<std::string, std::vector<std::string>> layer_names_;
   std::map<std::string, std::vector<double>> layer_forward_ms_;
-  std::string torch_version_;
+  std::optional<nlohmann::json> version_;  // `harness-rank version`, asked once
 };
 
 }  // namespace harness

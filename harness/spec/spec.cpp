@@ -63,6 +63,12 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.run.repeats = run.get_int("repeats", 1, 1, 10'000);
     config.run.seed = run.get_int("seed", 0, 0, (1LL << 62));
     config.run.device = run.get_string("device", "cpu", {"cpu", "cuda"});
+    // Asked only when a spec wants a GPU: ranks on a CPU-only LibTorch would run on the CPU
+    // and the results would say "cuda".
+    if (config.run.device == "cuda" && options.cuda_available && !options.cuda_available()) {
+      run.fail(run.child("device"), "device",
+               "cuda, but the rank program's LibTorch has no CUDA device here (use cpu)");
+    }
     config.run.backend = run.get_string("backend", "gloo", {"gloo", "nccl"});
     config.run.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
     config.run.timeout_s = run.get_double("timeout_s", 3600, 0.0);

@@ -138,6 +138,9 @@ struct LoadOptions {
   bool quick = false;
   std::vector<std::string> overrides;     // "key.path=value"
   std::vector<std::string> known_models;  // names accepted by model.name
+  // Whether the rank program can run on a CUDA device; unset: not asked (run.device: cuda is
+  // then taken on trust).
+  std::function<bool()> cuda_available;
   // Layers of a model (throws std::invalid_argument for bad options); checks inline pipeline
   // stages against the model. Unset: stages are checked against the world size only.
   std::function<long long(const ModelConfig&)> model_layer_count;

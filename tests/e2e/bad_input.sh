@@ -71,6 +71,12 @@ for kind in plan simulate profile; do
   printf 'kind: %s\nname: ../escape\noutput: %s\n%s: {}\n' "$kind" "$SCRATCH/results" "$kind" > "$SCRATCH/bad.yaml"
   expect_error "error: $f:2:7: name: must be a non-empty name without '/', spaces or a leading '.' (it names a results folder)" --dry-run
 done
+# run.device: cuda where the rank program's LibTorch sees no CUDA device: an error where the
+# spec says it, not a CPU run recorded as "cuda".
+if "$HARNESS_RANK" version | grep -q '"cuda_available":false'; then
+  write_spec "  device: cuda" ""
+  expect_error "error: $f:6:11: run.device: cuda, but the rank program's LibTorch has no CUDA device here (use cpu)" --dry-run
+fi
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
