@@ -14,6 +14,8 @@ inline constexpr long long kMaxCommSizes = 64;
 inline constexpr int64_t kMaxCommBytes = int64_t{1} << 30;  // 1 GiB
 // Ranks of one communication profile on this host.
 inline constexpr int kMaxCommWorld = 64;
+// GPUs (or ranks) of a planned or simulated cluster: devices, topology machines, world size.
+inline constexpr int kMaxGpus = 4096;
 // Threads the planner searches with.
 inline constexpr int kMaxPlannerThreads = 256;
 

@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/limits.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
@@ -112,7 +113,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
   {
     MapReader run(section["run"], base + ".run", origin);
-    p.run.world_size = run.get_int("world_size", std::nullopt, 1, 1 << 20);
+    p.run.world_size = run.get_int("world_size", std::nullopt, 1, kMaxGpus);
     p.run.iterations = run.get_int("iterations", 10, 1, 1 << 20);
     p.run.repeats = run.get_int("repeats", 1, 1, 1000);
     p.run.seed = run.get_int("seed", 0, 0, (1LL << 62));

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/input_error.h"
+#include "common/limits.h"
 
 namespace harness::planner {
 
@@ -49,11 +50,17 @@ Devices parse_devices(const std::string& text, const std::string& where) {
     const int machines = parse_int(text.substr(0, x));
     const int per_machine = parse_int(text.substr(x + 1));
     if (machines <= 0 || per_machine <= 0) throw bad("zero size");
+    if (static_cast<long long>(machines) * per_machine > kMaxGpus) {
+      throw bad("more than " + std::to_string(kMaxGpus) + " GPUs");
+    }
     for (int m = 1; m <= machines; ++m) separators.push_back(m * per_machine);
   } else {
     std::stringstream in(text);
     std::string item;
     while (std::getline(in, item, ',')) separators.push_back(parse_int(item));
+    if (!separators.empty() && separators.back() > kMaxGpus) {
+      throw bad("more than " + std::to_string(kMaxGpus) + " GPUs");
+    }
   }
   try {
     return Devices(separators);

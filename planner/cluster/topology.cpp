@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "common/input_error.h"
+#include "common/limits.h"
 
 #ifndef HARNESS_PLANNER_TOPOLOGY_DIR
 #define HARNESS_PLANNER_TOPOLOGY_DIR "planner/topologies"
@@ -86,9 +87,15 @@ Topology load_topology(const std::string& path) {
       if (!value.IsSequence() || value.size() == 0) {
         fail_at(path, value, "'machines' must be a non-empty list of GPU counts per machine");
       }
+      double total = 0;
       for (const auto& count : value) {
         const double c = positive_number(path, count, "machines");
         if (c != std::floor(c)) fail_at(path, count, "'machines' entries must be integers");
+        total += c;
+        if (total > kMaxGpus) {
+          fail_at(path, count, "'machines' add up to more than " + std::to_string(kMaxGpus) +
+                                   " GPUs");
+        }
         topology.gpus_per_machine.push_back(static_cast<int>(c));
       }
     } else {

@@ -29,6 +29,17 @@ TEST(Devices, ParsesSeparatorsAndLayouts) {
               "devices '8,4' (expected separators like 8,16 or a layout like 2x8)");
   }
   EXPECT_THROW(parse_devices("8,a", "x"), InputError);
+  // At most 4096 GPUs (common/limits.h), in either form.
+  for (const char* huge : {"100000x100000", "8,5000"}) {
+    try {
+      parse_devices(huge, "--devices");
+      FAIL() << huge;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("--devices: more than 4096 GPUs in devices '") + huge +
+                    "' (expected separators like 8,16 or a layout like 2x8)");
+    }
+  }
 }
 
 TEST(Devices, PlacementPolicies) {

@@ -113,6 +113,23 @@ TEST(Topology, DefaultFileIsThePublishedV100Cluster) {
   EXPECT_EQ(t.gpus_per_machine, (std::vector<int>{8, 8}));
 }
 
+// A cluster is bounded (common/limits.h: 4096 GPUs): two machines of 10^8 GPUs hung.
+TEST(Topology, MoreThanTheLimitOfGpusIsAnError) {
+  const std::string path = ::testing::TempDir() + "/huge_topology.yaml";
+  {
+    std::ofstream out(path);
+    out << "gpu_memory_bytes: 16e9\nbandwidth: {intra_machine: 1e11, inter_machine_p2p: 1e9, "
+           "inter_machine_collective: 1e9}\n"
+           "machines: [100000000, 100000000]\n";
+  }
+  try {
+    load_topology(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":3:12: 'machines' add up to more than 4096 GPUs");
+  }
+}
+
 TEST(Topology, ErrorsCarryLineAndColumn) {
   const std::string path = ::testing::TempDir() + "/bad_topology.yaml";
   {
