@@ -16,6 +16,8 @@ inline constexpr int64_t kMaxCommBytes = int64_t{1} << 30;  // 1 GiB
 inline constexpr int kMaxCommWorld = 64;
 // GPUs (or ranks) of a planned or simulated cluster: devices, topology machines, world size.
 inline constexpr int kMaxGpus = 4096;
+// Layers of a profile (graph.txt); the published profiles have at most a few hundred.
+inline constexpr int kMaxLayers = 10'000;
 // Threads the planner searches with.
 inline constexpr int kMaxPlannerThreads = 256;
 

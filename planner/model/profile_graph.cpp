@@ -1,6 +1,7 @@
 #include "planner/model/profile_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "common/input_error.h"
+#include "common/limits.h"
 
 namespace harness::planner {
 namespace {
@@ -50,6 +52,9 @@ double parse_number(const std::string& raw, const std::string& key, const std::s
   if (end != text.c_str() + text.size() || errno == ERANGE) {
     fail(source, line, "invalid number '" + text + "' for '" + key + "'");
   }
+  // strtod takes "nan" and "inf": a time or size that is not finite would give a table of nan
+  // and a chosen plan.
+  if (!std::isfinite(value)) fail(source, line, "'" + key + "' is not finite: " + text);
   if (value < 0) fail(source, line, "negative value " + text + " for '" + key + "'");
   return value;
 }
@@ -166,8 +171,16 @@ LayerGraph parse_layer_graph(const std::string& text, const std::string& source)
     }
     index_of.emplace(node.id, graph.size());
     graph.nodes.push_back(std::move(node));
+    if (graph.size() > kMaxLayers) {
+      fail(source, line, "more than " + std::to_string(kMaxLayers) + " layers");
+    }
   }
   if (graph.nodes.empty()) fail(source, std::max(line, 1), "profile has no layers");
+  // Layers without edges would be taken as one stage of unrelated layers.
+  if (graph.nodes.size() > 1 && edges.empty()) {
+    fail(source, line, std::to_string(graph.nodes.size()) +
+                           " layers but no edges (edge lines: '\t<src_id> -- <dst_id>')");
+  }
 
   graph.successors.assign(graph.nodes.size(), {});
   graph.predecessors.assign(graph.nodes.size(), {});

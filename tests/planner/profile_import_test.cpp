@@ -96,6 +96,26 @@ TEST(ProfileImport, MalformedInputsNameFileAndLine) {
                            "\tnode2 -- node1\n"),
       "bad.txt:1: graph has a cycle through node 'node1'");
   EXPECT_EQ(parse_error("\n\n"), "bad.txt:2: profile has no layers");
+  // Not finite, no edges, too many layers (common/limits.h): errors, not a nan table, one
+  // stage of unrelated layers, or minutes of search and an allocation failure.
+  EXPECT_EQ(
+      parse_error(kNode1 + "node2 -- B -- forward_compute_time=nan, backward_compute_time=2.0, "
+                           "activation_size=3.0, parameter_size=4.0\n"),
+      "bad.txt:2: 'forward_compute_time' is not finite: nan");
+  EXPECT_EQ(parse_error(kNode1 + "node2 -- B -- forward_compute_time=1, backward_compute_time=inf, "
+                                 "activation_size=3.0, parameter_size=4.0\n"),
+            "bad.txt:2: 'backward_compute_time' is not finite: inf");
+  EXPECT_EQ(
+      parse_error(kNode1 + "node2 -- B -- forward_compute_time=1.0, backward_compute_time=2.0, "
+                           "activation_size=3.0, parameter_size=4.0\n"),
+      "bad.txt:2: 2 layers but no edges (edge lines: '\t<src_id> -- <dst_id>')");
+  std::string chain;
+  for (int i = 0; i <= 10'000; ++i) {
+    chain += "n" + std::to_string(i) +
+             " -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, "
+             "parameter_size=1\n";
+  }
+  EXPECT_EQ(parse_error(chain), "bad.txt:10001: more than 10000 layers");
 }
 
 TEST(ProfileImport, MissingFileIsAnInputError) {
