@@ -9,6 +9,7 @@
 
 #include "common/input_error.h"
 #include "common/limits.h"
+#include "harness/cli/option_checks.h"
 #include "planner/cluster/topology.h"
 #include "planner/report/explain.h"
 #include "planner/report/noise_report.h"
@@ -135,12 +136,15 @@ void add_plan_command(CLI::App& app) {
   auto request = std::make_shared<PlanRequest>();
   sub->add_option("--profile", request->profile, "PipeDream graph.txt profile")->required();
   sub->add_option("--pbs", request->profile_batch, "Batch size the profile was taken at")
-      ->required();
+      ->required()
+      ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--gbs", request->global_batches,
                   "Global batch sizes: start:end:step (start, then multiples of step) or a list")
       ->capture_default_str();
   sub->add_option("--devices", request->devices,
-                  "Machine separators (8,16) or machines x GPUs (2x8); default: the topology's");
+                  "Machine separators (8,16) or machines x GPUs (2x8); default: the topology's")
+      ->check(CLI::Validator(
+          [](std::string& text) { return text.empty() ? std::string("is empty") : ""; }, ""));
   sub->add_option("--mode", request->mode, "compat (published numbers) or dapple (corrected)")
       ->capture_default_str();
   sub->add_option("--topology", request->topology, "Topology YAML (dapple bandwidths, memory)");
@@ -149,25 +153,32 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(1, kMaxPlannerThreads));
   sub->add_option("--placement", request->placement,
                   "Only this GPU placement policy: fresh, append or scatter (default: all)");
-  sub->add_option("--micro-batch", request->micro_batch, "Micro-batch size (default: pbs)");
+  sub->add_option("--micro-batch", request->micro_batch, "Micro-batch size (default: pbs)")
+      ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--optimizer-scaling", request->optimizer_memory_scaling,
                   "Parameter memory multiple for weights+gradients+optimizer state")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_number(0, true));
   sub->add_option("--peak-activation", request->peak_activation_per_sample,
-                  "Activation bytes per sample (default: profile total / pbs)");
+                  "Activation bytes per sample (default: profile total / pbs)")
+      ->check(finite_number(0, true));
   sub->add_flag("--explain", request->explain, "List where compat and dapple differ");
   sub->add_option("--out", request->out_dir, "Write plan.csv and plan.json here");
   auto noise_compute = std::make_shared<std::optional<double>>();
   auto noise_bandwidth = std::make_shared<std::optional<double>>();
   auto noise = std::make_shared<planner::NoiseSettings>();
   sub->add_option("--noise-compute", *noise_compute,
-                  "Noise study: +-PCT uniform noise on each layer's compute time");
+                  "Noise study: +-PCT uniform noise on each layer's compute time")
+      ->check(finite_number(0, false));
   sub->add_option("--noise-bandwidth", *noise_bandwidth,
-                  "Noise study: +-PCT uniform noise on each bandwidth");
+                  "Noise study: +-PCT uniform noise on each bandwidth")
+      ->check(finite_number(0, false));
   sub->add_option("--noise-seeds", noise->seeds, "Noise study: number of seeds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   sub->add_option("--noise-seed", noise->first_seed, "Noise study: first seed")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000000));
   sub->callback([request, noise_compute, noise_bandwidth, noise]() {
     int code = 0;
     try {

@@ -77,6 +77,19 @@ if "$HARNESS_RANK" version | grep -q '"cuda_available":false'; then
   write_spec "  device: cuda" ""
   expect_error "error: $f:6:11: run.device: cuda, but the rank program's LibTorch has no CUDA device here (use cpu)" --dry-run
 fi
+# plan's numbers: whole, finite and in range (nan and inf passed CLI11's range checks).
+planner_profile="$(dirname "$0")/../data/planner/three_layers.txt"
+while IFS='|' read -r args expected; do
+  set +e; "$HARNESS" plan --profile "$planner_profile" --pbs 1 $args >/dev/null 2>"$SCRATCH/err"; code=$?; set -e
+  [[ $code == 2 ]] || fail "plan $args: exit $code (want 2)"
+  [[ "$(cat "$SCRATCH/err")" == "$expected" ]] || fail "plan $args said: $(cat "$SCRATCH/err")"
+done <<'CASES'
+--micro-batch 0|error: --micro-batch: Value 0 not in range 1 to 16777216 (see --help)
+--peak-activation nan|error: --peak-activation: must be a finite number > 0, got 'nan' (see --help)
+--optimizer-scaling inf|error: --optimizer-scaling: must be a finite number > 0, got 'inf' (see --help)
+--peak-activation 5x|error: --peak-activation: '5x' is not a number (see --help)
+--noise-seed -1|error: --noise-seed: Value -1 not in range 0 to 1000000000 (see --help)
+CASES
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
