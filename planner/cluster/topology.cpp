@@ -93,8 +93,8 @@ Topology load_topology(const std::string& path) {
         if (c != std::floor(c)) fail_at(path, count, "'machines' entries must be integers");
         total += c;
         if (total > kMaxGpus) {
-          fail_at(path, count, "'machines' add up to more than " + std::to_string(kMaxGpus) +
-                                   " GPUs");
+          fail_at(path, count,
+                  "'machines' add up to more than " + std::to_string(kMaxGpus) + " GPUs");
         }
         topology.gpus_per_machine.push_back(static_cast<int>(c));
       }

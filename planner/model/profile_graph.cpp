@@ -1,8 +1,8 @@
 #include "planner/model/profile_graph.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <queue>
@@ -178,8 +178,9 @@ LayerGraph parse_layer_graph(const std::string& text, const std::string& source)
   if (graph.nodes.empty()) fail(source, std::max(line, 1), "profile has no layers");
   // Layers without edges would be taken as one stage of unrelated layers.
   if (graph.nodes.size() > 1 && edges.empty()) {
-    fail(source, line, std::to_string(graph.nodes.size()) +
-                           " layers but no edges (edge lines: '\t<src_id> -- <dst_id>')");
+    fail(source, line,
+         std::to_string(graph.nodes.size()) +
+             " layers but no edges (edge lines: '\t<src_id> -- <dst_id>')");
   }
 
   graph.successors.assign(graph.nodes.size(), {});
