@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "common/input_error.h"
 
@@ -30,7 +31,9 @@ inline int parse_and_run(CLI::App& app, int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    // One line: LibTorch's errors carry their backtrace after the first.
+    const std::string what = e.what();
+    std::fprintf(stderr, "error: %s\n", what.substr(0, what.find('\n')).c_str());
     return 1;
   }
   return 0;

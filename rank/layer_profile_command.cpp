@@ -335,15 +335,22 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   layers.add_option("--model", request.model, "Zoo model (harness models)");
   layers.add_option("--torchscript", request.torchscript,
                     "TorchScript module whose top-level children run in sequence");
-  layers.add_option("--batch", request.batch, "Batch size")->capture_default_str();
+  layers.add_option("--batch", request.batch, "Batch size")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
   layers.add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224");
   layers.add_option("--num-classes", request.num_classes, "Output width (0: model default)");
   layers.add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
   layers.add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
   layers.add_option("--repetitions", request.repetitions, "Timed runs per layer")
-      ->capture_default_str();
-  layers.add_option("--warmup", request.warmup, "Untimed runs first")->capture_default_str();
-  layers.add_option("--threads", request.threads, "Intra-op threads")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000000));
+  layers.add_option("--warmup", request.warmup, "Untimed runs first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  layers.add_option("--threads", request.threads, "Intra-op threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   layers.add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
   layers
       .add_option("--co-located", co_located,
@@ -556,9 +563,14 @@ void add_layer_profile_command(CLI::App& profile, const std::string& executable)
   const auto options = std::make_shared<LayerProfileOptions>();
   add_layer_profile_options(*layers, *options);
   layers->callback([executable, options]() {
-    if (const int code = run_layer_profile_command(*options, executable); code != 0) {
-      throw CLI::RuntimeError(code);
+    int code = 0;
+    try {
+      code = run_layer_profile_command(*options, executable);
+    } catch (const std::invalid_argument& e) {
+      // The profiler's own checks (a layer range, a TorchScript file): bad input.
+      throw InputError(std::string("profile layers: ") + e.what());
     }
+    if (code != 0) throw CLI::RuntimeError(code);
   });
 }
 

@@ -83,7 +83,13 @@ struct LoadedChain {
 LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& result) {
   LoadedChain loaded;
   if (!request.torchscript.empty()) {
-    loaded.script = torch::jit::load(request.torchscript);
+    try {
+      loaded.script = torch::jit::load(request.torchscript);
+    } catch (const c10::Error& e) {
+      const std::string why = e.what_without_backtrace();
+      throw std::invalid_argument(request.torchscript + " is not a TorchScript module (" +
+                                  why.substr(0, why.find('\n')) + ")");
+    }
     loaded.script.train();
     loaded.chain = script_chain(loaded.script);
     result.model = request.torchscript;

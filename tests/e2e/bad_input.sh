@@ -90,6 +90,18 @@ done <<'CASES'
 --peak-activation 5x|error: --peak-activation: '5x' is not a number (see --help)
 --noise-seed -1|error: --noise-seed: Value -1 not in range 0 to 1000000000 (see --help)
 CASES
+# profile layers (run by the rank program): bad numbers and a file that is no TorchScript are
+# one line and exit 2, not a LibTorch backtrace.
+echo garbage > "$SCRATCH/garbage.pt"
+while IFS='|' read -r args expected; do
+  set +e; "$HARNESS" profile layers $args >/dev/null 2>"$SCRATCH/err"; code=$?; set -e
+  [[ $code == 2 ]] || fail "profile layers $args: exit $code (want 2): $(cat "$SCRATCH/err")"
+  [[ "$(cat "$SCRATCH/err")" == "$expected" ]] || fail "profile layers $args said: $(cat "$SCRATCH/err")"
+done <<CASES
+--model mlp --threads 0|error: --threads: Value 0 not in range 1 to 1024 (see --help)
+--model mlp --batch 100000000|error: --batch: Value 100000000 not in range 1 to 65536 (see --help)
+--torchscript $SCRATCH/garbage.pt --input-shape 4|error: profile layers: $SCRATCH/garbage.pt is not a TorchScript module (PytorchStreamReader failed reading zip archive: not a ZIP archive)
+CASES
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
