@@ -102,6 +102,11 @@ done <<CASES
 --model mlp --batch 100000000|error: --batch: Value 100000000 not in range 1 to 65536 (see --help)
 --torchscript $SCRATCH/garbage.pt --input-shape 4|error: profile layers: $SCRATCH/garbage.pt is not a TorchScript module (PytorchStreamReader failed reading zip archive: not a ZIP archive)
 CASES
+# An output folder that cannot be made (under a file) is bad input, said before any rank runs.
+touch "$SCRATCH/afile"
+write_spec "" ""
+expect_error "error: output '$SCRATCH/afile/sub': cannot create $SCRATCH/afile/sub/bad: Not a directory" --set "output=$SCRATCH/afile/sub"
+! pgrep -f "harness-rank worker .*$SCRATCH" >/dev/null || fail "a rank was started"
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
