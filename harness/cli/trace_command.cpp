@@ -66,6 +66,10 @@ std::vector<TraceRun> select_runs(const fs::path& directory, const TraceOptions&
          std::to_string(*options.repeat),
          "repeats " + listed(runs, [](const TraceRun& r) { return std::to_string(r.repeat); }));
   }
+  if (!options.output.empty() && std::filesystem::is_directory(options.output)) {
+    throw InputError("--output " + options.output.string() +
+                     ": is a folder; give the file to write the merged trace to");
+  }
   if (!options.output.empty() && runs.size() > 1) {
     throw InputError("--output " + options.output.string() +
                      " takes the merged trace of one run, " + std::to_string(runs.size()) +

@@ -129,6 +129,21 @@ TEST(RunSummary, IncompleteRunsAreLeftOutAndMarkedFailed) {
   EXPECT_EQ(json["points"][0]["systems"][0]["phases"]["iteration"]["count"], 4);
 }
 
+// A write that cannot land (the destination is a folder) leaves nothing behind: no temporary,
+// the folder untouched.
+TEST(AtomicFile, AFailedWriteLeavesNoTemporary) {
+  TempDir dir;
+  const auto folder = dir.path() / "trace.json";
+  std::filesystem::create_directories(folder);
+  EXPECT_THROW(harness::write_file_atomic(folder, "{}"), std::runtime_error);
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    left.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"trace.json"});
+  EXPECT_TRUE(std::filesystem::is_directory(folder));
+}
+
 TEST(SampleFile, MalformedRowsAreReportedWithTheirLine) {
   TempDir dir;
   // A corrupt results folder is bad input (exit 2), never a regression or a hang: every value
