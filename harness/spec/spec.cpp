@@ -313,6 +313,9 @@ const std::vector<std::string>& sweepable_paths() {
 }
 
 YAML::Node parse_yaml_file(const std::string& path) {
+  if (std::filesystem::is_directory(path)) {
+    throw InputError(path + ": is a folder, not a spec file (experiments/*.yaml)");
+  }
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream text;

@@ -30,8 +30,8 @@ std::string SpecOrigin::where(const YAML::Node& node, const std::string& dotted_
 std::string describe_node(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing";
   if (node.IsScalar()) return "'" + node.Scalar() + "'";
-  if (node.IsSequence()) return "a list";
-  return "a map";
+  if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
+  return node.size() == 0 ? "an empty map" : "a map";
 }
 
 MapReader::MapReader(const YAML::Node& node, std::string path, const SpecOrigin& origin)

@@ -107,6 +107,12 @@ touch "$SCRATCH/afile"
 write_spec "" ""
 expect_error "error: output '$SCRATCH/afile/sub': cannot create $SCRATCH/afile/sub/bad: Not a directory" --set "output=$SCRATCH/afile/sub"
 ! pgrep -f "harness-rank worker .*$SCRATCH" >/dev/null || fail "a rank was started"
+# Messages say what was wrong: a folder given as a spec, an empty list.
+set +e; "$HARNESS" run "$SCRATCH" 2>"$SCRATCH/err"; code=$?; set -e
+[[ $code == 2 && "$(cat "$SCRATCH/err")" == "error: $SCRATCH: is a folder, not a spec file (experiments/*.yaml)" ]] ||
+  fail "a folder as the spec: exit $code: $(cat "$SCRATCH/err")"
+printf 'name: bad\noutput: %s\nmodel: {name: mlp, batch_size: 4}\nrun: {iterations: 2}\nsystems: []\n' "$SCRATCH/results" > "$SCRATCH/bad.yaml"
+expect_error "error: $f:5:10: systems: expected a non-empty list of systems, got an empty list" --dry-run
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
