@@ -49,6 +49,17 @@ wait_for() {  # file text seconds
   fail "timed out waiting for '$2' in $1"
 }
 latest() { ls -dt "$SCRATCH"/results/faults/*/ | head -1; }
+# Prints p000's raw folder once rank 1 sits in its injected hang there.
+wait_for_hung_rank1() {
+  local raw=""
+  for _ in $(seq 1 300); do
+    raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p000/overlap/rep0 2>/dev/null || true)
+    [[ -n $raw ]] && break
+    sleep 0.1
+  done
+  wait_for "$raw/rank1.stderr" "HARNESS_FAULT: injecting hang on rank 1" 60
+  echo "$raw"
+}
 
 # 1. kill -9 of rank 1 while it is inside point p000 (held there by an injected hang, so the
 #    kill lands mid-point deterministically); on_failure: continue runs p001.
@@ -60,13 +71,7 @@ kill_case() {  # $1: launcher
     timeout 120 "$HARNESS" run "$SCRATCH/kill.yaml" --launcher "$launcher" \
     >"$SCRATCH/out" 2>"$SCRATCH/err" &
   local harness_pid=$!
-  local raw=""
-  for _ in $(seq 1 300); do
-    raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p000/overlap/rep0 2>/dev/null || true)
-    [[ -n $raw ]] && break
-    sleep 0.1
-  done
-  wait_for "$raw/rank1.stderr" "HARNESS_FAULT: injecting hang on rank 1" 60
+  local raw; raw=$(wait_for_hung_rank1)
   local victim; victim=$(pgrep -f "harness-rank worker .*--out $raw.*" | while read -r p; do
     grep -qE '^(RANK|OMPI_COMM_WORLD_RANK)=1$' <(tr '\0' '\n' < /proc/$p/environ) && echo "$p"; done | head -1)
   [[ -n $victim ]] || fail "$launcher: rank 1 not found"
@@ -97,12 +102,7 @@ spec "$SCRATCH/orphan.yaml" "stall_timeout_s: 60"
 HARNESS_FAULT="rank=1,kind=hang,iteration=2,run=p000/" \
   "$HARNESS" run "$SCRATCH/orphan.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err" &
 harness_pid=$!
-for _ in $(seq 1 300); do
-  raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p000/overlap/rep0 2>/dev/null || true)
-  [[ -n $raw ]] && break
-  sleep 0.1
-done
-wait_for "$raw/rank1.stderr" "HARNESS_FAULT: injecting hang on rank 1" 60
+raw=$(wait_for_hung_rank1)
 [[ $(pgrep -fc "harness-rank worker .*$SCRATCH") == 2 ]] || fail "harness SIGKILL: 2 ranks not running"
 kill -9 "$harness_pid"
 set +e; wait "$harness_pid" 2>/dev/null; set -e
