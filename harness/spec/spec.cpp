@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -312,6 +313,32 @@ const std::vector<std::string>& sweepable_paths() {
   return paths;
 }
 
+namespace {
+
+// YAML says a map's keys are unique; yaml-cpp keeps the first of two and drops the second
+// silently. A spec that says a thing twice is bad input, named where it says it again.
+void reject_duplicate_keys(const YAML::Node& node, const std::string& path) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) reject_duplicate_keys(item, path);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int> first_line;
+  for (const auto& entry : node) {
+    if (entry.first.IsScalar()) {
+      const auto [at, fresh] = first_line.emplace(entry.first.Scalar(), entry.first.Mark().line);
+      if (!fresh) {
+        throw InputError(format_location(path, entry.first.Mark().line, entry.first.Mark().column) +
+                         ": duplicate key '" + entry.first.Scalar() + "' (first at line " +
+                         std::to_string(at->second + 1) + ")");
+      }
+    }
+    reject_duplicate_keys(entry.second, path);
+  }
+}
+
+}  // namespace
+
 YAML::Node parse_yaml_file(const std::string& path) {
   if (std::filesystem::is_directory(path)) {
     throw InputError(path + ": is a folder, not a spec file (experiments/*.yaml)");
@@ -323,6 +350,7 @@ YAML::Node parse_yaml_file(const std::string& path) {
   try {
     YAML::Node root = YAML::Load(text.str());
     if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
+    reject_duplicate_keys(root, path);
     return root;
   } catch (const YAML::ParserException& e) {
     throw InputError(format_location(path, e.mark.line, e.mark.column) +
@@ -440,7 +468,12 @@ SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
   header.name = read_experiment_name(top);
   top.get_string("description", "");
   header.output = top.get_string("output", "results");
-  header.section = top.child(section);
+  // Assigning a missing key's node would throw yaml-cpp's "invalid node": keep it undefined.
+  if (const YAML::Node found = top.child(section); found.IsDefined()) {
+    header.section.reset(found);
+  } else {
+    header.section = YAML::Node(YAML::NodeType::Undefined);
+  }
   top.finish();
   return header;
 }

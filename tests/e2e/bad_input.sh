@@ -113,6 +113,12 @@ set +e; "$HARNESS" run "$SCRATCH" 2>"$SCRATCH/err"; code=$?; set -e
   fail "a folder as the spec: exit $code: $(cat "$SCRATCH/err")"
 printf 'name: bad\noutput: %s\nmodel: {name: mlp, batch_size: 4}\nrun: {iterations: 2}\nsystems: []\n' "$SCRATCH/results" > "$SCRATCH/bad.yaml"
 expect_error "error: $f:5:10: systems: expected a non-empty list of systems, got an empty list" --dry-run
+# A key said twice is an error (yaml-cpp kept the first); a spec without its kind's section
+# says which key is missing (was yaml-cpp's "invalid node", exit 1). Found by fuzz_inputs.py.
+printf 'name: bad\noutput: %s\nmodel: {name: mlp, batch_size: 4}\nrun: {iterations: 2}\nsystems: [overlap]\nname: again\n' "$SCRATCH/results" > "$SCRATCH/bad.yaml"
+expect_error "error: $f:6:1: duplicate key 'name' (first at line 1)" --dry-run
+printf 'kind: profile\nname: bad\noutput: %s\n' "$SCRATCH/results" > "$SCRATCH/bad.yaml"
+expect_error "error: $f:1:1: missing required key 'profile'" --dry-run
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
