@@ -1,6 +1,7 @@
 #include "harness/cli/compare_command.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -36,6 +37,14 @@ int run_compare(const CompareRequest& request, std::ostream& out) {
   } else {
     const ResultSamples base = read_result_samples(request.base);
     const ResultSamples candidate = read_result_samples(request.candidate);
+    // Two different studies can share point labels and system names by chance: say so, so
+    // that a "regression" between them is read as what it is.
+    if (base.manifest.experiment != candidate.manifest.experiment) {
+      std::fprintf(stderr,
+                   "note: comparing two different studies, '%s' (base) and '%s' (new): rows "
+                   "are matched by point, system and phase only\n",
+                   base.manifest.experiment.c_str(), candidate.manifest.experiment.c_str());
+    }
     comparison =
         compare_sample_sets(result_sample_sets(base), result_sample_sets(candidate), options);
     comparison.source = "results";

@@ -159,4 +159,13 @@ set -e
 [[ $code == 2 ]] || fail "report with a truncated status.json: exit $code (want 2): $(cat "$SCRATCH/err")"
 expect_contains "$(cat "$SCRATCH/err")" "error: $status:1:17: malformed JSON:"
 [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "not one line: $(cat "$SCRATCH/err")"
+# Two different studies: compare says so before its table.
+cp -r "$dir" "$SCRATCH/other"
+"$PY" - "$SCRATCH/other/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["experiment"] = "another_study"
+json.dump(m, open(sys.argv[1], "w"))
+PY
+"$HARNESS" compare "$dir" "$SCRATCH/other" >/dev/null 2>"$SCRATCH/err" || fail "compare of two studies: exit $?"
+expect_contains "$(cat "$SCRATCH/err")" "note: comparing two different studies, '$(basename "$(dirname "$dir")")' (base) and 'another_study' (new)"
 echo "PASS report_compare"
