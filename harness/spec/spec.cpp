@@ -23,6 +23,17 @@ constexpr long long kMaxCount = 100'000'000;
 
 std::vector<std::string> ddp_modes() { return {std::begin(kDdpModes), std::end(kDdpModes)}; }
 
+// A bucket cap in MiB. The reducer caps buckets in whole bytes: a cap under half a byte
+// (`1e-9`) would round to 0 and make every rank fail, so it is an error here.
+double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
+  const double mb = reader.get_double(key, fallback, 0.0);
+  if (mb * 1024 * 1024 < 1) {
+    reader.fail(reader.child(key), key,
+                "must be at least one byte (1/1048576 MiB), got " + format_number(mb, 12));
+  }
+  return mb;
+}
+
 PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
                               const LoadOptions& options) {
   PointConfig config;
@@ -85,8 +96,8 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
   }
   if (YAML::Node node = top.child("ddp")) {
     MapReader ddp(node, "ddp", origin);
-    config.ddp.bucket_mb = ddp.get_double("bucket_mb", 25, 0.0);
-    config.ddp.first_bucket_mb = ddp.get_double("first_bucket_mb", 1, 0.0);
+    config.ddp.bucket_mb = read_bucket_mb(ddp, "bucket_mb", 25);
+    config.ddp.first_bucket_mb = read_bucket_mb(ddp, "first_bucket_mb", 1);
     ddp.finish();
   }
   if (YAML::Node node = top.child("pipeline")) {
@@ -101,7 +112,7 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
 // `plan: auto | FILE` (a planner plan.json); bucket_mb caps the replicas' all-reduce buckets.
 void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
   system.schedule = reader.get_string("schedule", "dapple", {"dapple", "gpipe"});
-  if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
+  if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
   const bool has_stages = reader.has("stages"), has_plan = reader.has("plan");
   if (has_stages == has_plan) {
     reader.fail(has_plan ? reader.child("plan") : reader.child("schedule"), "stages",
@@ -219,7 +230,7 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
         read_pipeline_system(reader, system, origin);
       } else {
         system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
-        if (reader.has("bucket_mb")) system.bucket_mb = reader.get_double("bucket_mb", 25, 0.0);
+        if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
       }
       reader.finish();
     }
