@@ -172,6 +172,23 @@ void check_pipeline_stages(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
+  if (system.kind != SystemKind::kPipeline) return;
+  // Every micro-batch needs a sample for each replica of a stage: the global batch split into
+  // micro_batches parts of at least `replicas` rows (the most replicas any stage has).
+  const long long global_batch = config.model.batch_size * config.run.world_size;
+  long long replicas = 1;
+  for (const auto& stage : system.stages) {
+    replicas = std::max<long long>(replicas, static_cast<long long>(stage.ranks.size()));
+  }
+  if (system.stage_count > 0) replicas = config.run.world_size / system.stage_count;
+  if (config.pipeline.micro_batches * std::max(1LL, replicas) > global_batch) {
+    fail("pipeline.micro_batches " + std::to_string(config.pipeline.micro_batches) + " x " +
+         std::to_string(replicas) + " replica(s) per stage needs " +
+         std::to_string(config.pipeline.micro_batches * replicas) +
+         " samples, but the global "
+         "batch is " +
+         std::to_string(global_batch) + " (model.batch_size x run.world_size)");
+  }
   if (system.stage_count > 0) {
     if (config.run.world_size % system.stage_count != 0) {
       fail(std::to_string(system.stage_count) + " stages do not divide the " +

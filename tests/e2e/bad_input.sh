@@ -121,6 +121,18 @@ printf 'name: bad\noutput: %s\nmodel: {name: mlp, batch_size: 4}\nrun: {iteratio
 expect_error "error: $f:6:1: duplicate key 'name' (first at line 1)" --dry-run
 printf 'kind: profile\nname: bad\noutput: %s\n' "$SCRATCH/results" > "$SCRATCH/bad.yaml"
 expect_error "error: $f:1:1: missing required key 'profile'" --dry-run
+# More micro-batches than the global batch can fill: an error at the system, not a run in which
+# every rank fails.
+cat > "$SCRATCH/bad.yaml" <<YAML
+name: bad
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 2}
+run: {world_size: 2, iterations: 2}
+pipeline: {micro_batches: 8}
+systems:
+  - {name: gp, kind: pipeline, schedule: gpipe, stages: [{layers: "0-2", ranks: [0]}, {layers: "3-5", ranks: [1]}]}
+YAML
+expect_error "error: $f:7:5: systems: gp: pipeline.micro_batches 8 x 1 replica(s) per stage needs 8 samples, but the global batch is 4 (model.batch_size x run.world_size)" --dry-run
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
