@@ -13,6 +13,7 @@
 #include "harness/plot/kinds.h"
 #include "harness/results/results_folder.h"
 #include "harness/spec/yaml_paths.h"
+#include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
 
 namespace harness {
@@ -55,6 +56,14 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.model.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
     config.model.depth = model.get_int("depth", 0, 0, 100'000);
     config.model.width = model.get_int("width", 0, 0, 1'000'000);
+    try {
+      runtime::check_model_options(
+          config.model.name,
+          std::vector<int64_t>(config.model.input_shape.begin(), config.model.input_shape.end()),
+          config.model.depth, config.model.width);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(origin.where(node, "model") + ": model: " + e.what());
+    }
     model.finish();
   }
   if (YAML::Node node = top.child("optimizer")) {

@@ -1,5 +1,7 @@
 #include "runtime/models/model_catalog.h"
 
+#include <stdexcept>
+
 namespace runtime {
 
 const std::vector<ModelEntry>& model_catalog() {
@@ -24,6 +26,37 @@ const ModelEntry* find_model(const std::string& name) {
     if (entry.name == name) return &entry;
   }
   return nullptr;
+}
+
+void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
+                         int64_t depth, int64_t width) {
+  const ModelEntry* entry = find_model(name);
+  if (!entry) throw std::invalid_argument("unknown model '" + name + "'");
+  const std::vector<int64_t>& shape =
+      input_shape.empty() ? entry->default_input_shape : input_shape;
+  const bool image = name == "resnet50" || name == "resnet18" || name == "vgg19";
+  if (image && shape.size() != 3) {
+    throw std::invalid_argument(name + " input_shape must be [channels, height, width]");
+  }
+  if (name == "bert" && shape.size() != 1) {
+    throw std::invalid_argument("bert input_shape must be [sequence_length]");
+  }
+  double elements = 1;
+  for (int64_t d : shape) elements *= static_cast<double>(d);
+  if (elements > static_cast<double>(int64_t{1} << 26)) {
+    throw std::invalid_argument(name + " input_shape has more than 2^26 elements per sample");
+  }
+  if ((name == "resnet50" || name == "resnet18") && (depth > 0 || width > 0)) {
+    throw std::invalid_argument(name + " has no depth or width option");
+  }
+  if (name == "vgg19" && depth > 0) {
+    throw std::invalid_argument("vgg19 has no depth option (it is 19)");
+  }
+  if (name == "bert" && width > 0 && width % 64 != 0) {
+    throw std::invalid_argument("bert width must be a multiple of 64 (heads of 64)");
+  }
+  if (width > 65536) throw std::invalid_argument(name + " width is at most 65536");
+  if (depth > 1024) throw std::invalid_argument(name + " depth is at most 1024");
 }
 
 }  // namespace runtime

@@ -329,6 +329,7 @@ class Mlp : public ZooModel {
 }  // namespace
 
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
+  check_model_options(name, options.input_shape, options.depth, options.width);
   if ((name == "resnet50" || name == "resnet18") && (options.depth > 0 || options.width > 0)) {
     throw std::invalid_argument(name + " has no depth or width option");
   }

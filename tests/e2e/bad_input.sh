@@ -38,6 +38,11 @@ write_spec "" "ddp: {bucket_mb: 0}"
 expect_error "error: $f:8:18: ddp.bucket_mb: must be > 0 (got 0)"
 write_spec "" "ddp: {bucket_mb: 1e-9}"
 expect_error "error: $f:8:18: ddp.bucket_mb: must be at least one byte (1/1048576 MiB), got 0.000000001"
+# Model options the zoo would refuse in every rank, refused here (runtime/models/model_catalog).
+printf 'name: bad\noutput: %s\nmodel: {name: bert, batch_size: 2, width: 100}\nrun: {iterations: 2}\nsystems: [overlap]\n' "$SCRATCH/results" > "$SCRATCH/bad.yaml"
+expect_error "error: $f:3:8: model: bert width must be a multiple of 64 (heads of 64)" --dry-run
+printf 'name: bad\noutput: %s\nmodel: {name: mlp, batch_size: 2, input_shape: [100000000000]}\nrun: {iterations: 2}\nsystems: [overlap]\n' "$SCRATCH/results" > "$SCRATCH/bad.yaml"
+expect_error "error: $f:3:8: model: mlp input_shape has more than 2^26 elements per sample" --dry-run
 write_spec "" "baseline: async"
 expect_error "error: $f:8:11: baseline: unknown value 'async' (expected one of: overlap, sync); did you mean 'sync'?"
 write_spec "" ""
