@@ -38,12 +38,12 @@ struct WorkerArgs {
   int rank = -1;
   int world_size = 0;
   Rendezvous rendezvous;
-  std::string gloo_host;      // the address Gloo listens on (runtime/rank_identity.h)
+  std::string gloo_host;      // the address Gloo listens on (runtime/protocol/rank_identity.h)
   bool emit_results = false;  // rank 0 prints every rank's result files as frames on stdout
 };
 
 // Identity flags may be left out: they then come from torchrun's, Slurm's or Open MPI's
-// environment (runtime/rank_identity.h).
+// environment (runtime/protocol/rank_identity.h).
 WorkerArgs parse_args(const std::vector<std::string>& args) {
   WorkerArgs parsed;
   IdentityFlags identity_flags;

@@ -20,7 +20,7 @@ struct DataParallelSystem {
   double step_s = 0;    // optimizer step per iteration
 };
 
-// Gradient buckets as the DDP reducer forms them (baselines/bucket_assignment.h), with one
+// Gradient buckets as the DDP reducer forms them (baselines/ddp/bucket_assignment.h), with one
 // tensor per layer (the profile gives parameter bytes per layer): layer indices per bucket, in
 // the order the buckets become ready during backward, and their bytes.
 struct LayerBucket {

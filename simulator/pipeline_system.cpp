@@ -31,7 +31,7 @@ std::vector<int> stage_of_layers(const LayerCosts& costs, const PipelineSystem& 
 
 // Pairs (i, j, fraction): replica i of a stage of `a` replicas hands `fraction` of a
 // micro-batch to replica j of a stage of `b` replicas -- the runtime's row mapping
-// (runtime/pipeline_layout.h) on a micro-batch of a x b rows, where every slice is whole.
+// (runtime/pipeline/pipeline_layout.h) on a micro-batch of a x b rows, where every slice is whole.
 struct Handover {
   int from, to;
   double fraction;

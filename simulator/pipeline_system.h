@@ -15,8 +15,8 @@
 
 namespace harness::simulator {
 
-// The runtime's schedules (runtime/pipeline_schedule.h): a simulated stage runs exactly the
-// order a real one does.
+// The runtime's schedules (runtime/pipeline/pipeline_schedule.h): a simulated stage runs exactly
+// the order a real one does.
 using PipelineSchedule = runtime::PipelineSchedule;
 
 struct PipelineStage {

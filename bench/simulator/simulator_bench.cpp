@@ -1,6 +1,6 @@
 // Cost of simulating one training iteration. Goal (issue 8): one iteration of a DAPPLE plan of
 // BERT-48 on 1024 GPUs in under 1 s on one core, cost linear in the number of events. The
-// model is a synthetic 48-layer chain (planner/synthetic_profile.h, seed 48) standing in for
+// model is a synthetic 48-layer chain (planner/model/synthetic_profile.h, seed 48) standing in for
 // BERT-48, so the benchmark runs without the reference profiles; the plan is 4 stages of 12
 // layers, each data-parallel over a quarter of the GPUs (machines of 8), 16 micro-batches per
 // iteration unless the benchmark varies them. Counters: events (processed by the engine) and

@@ -4,7 +4,7 @@
 // --label prefixes), heartbeats are counted per rank,
 // and a rank that dies, hangs or runs past the timeout ends the run with a report parsed from
 // the launcher's own message (rank, host, signal or exit code). Result files arrive framed in
-// rank 0's stdout (runtime/result_frames.h) and are written into the run's folder.
+// rank 0's stdout (runtime/protocol/result_frames.h) and are written into the run's folder.
 #pragma once
 
 #include <filesystem>

@@ -1,7 +1,7 @@
 // The command line that starts the ranks of one run under a cluster launcher: Open MPI's
 // mpirun, Slurm's srun or torchrun. The harness builds it (and `--print-launch` shows it);
 // every rank is `harness-rank worker` reading its identity from that launcher's environment
-// (runtime/rank_identity.h) and its config inline (no shared file system). Torch-free.
+// (runtime/protocol/rank_identity.h) and its config inline (no shared file system). Torch-free.
 #pragma once
 
 #include <map>

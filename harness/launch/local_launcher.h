@@ -53,7 +53,7 @@ void install_stop_signal_handlers();
 // The last `lines` lines of a text file ("" when it cannot be read).
 std::string tail_lines(const std::filesystem::path& path, size_t lines);
 
-// The host a rank named in its "rank identity: ... host=NAME ..." line (runtime/worker.cpp),
+// The host a rank named in its "rank identity: ... host=NAME ..." line (rank/worker.cpp),
 // "" when its stdout has none.
 std::string rank_host_from_stdout(const std::filesystem::path& stdout_path);
 

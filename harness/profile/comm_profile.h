@@ -42,7 +42,7 @@ struct CommFit {
   double cpu_cores = 0;  // over the op's rows, weighted by their time (0: not measured)
 };
 
-// Rows from the comm-worker's JSON (see runtime/comm_benchmark.h).
+// Rows from the comm-worker's JSON (see runtime/profile/comm_benchmark.h).
 std::vector<CommRow> comm_rows(const nlohmann::json& measurement);
 
 // Least squares of p50 time against bytes * bus factor, over the rows of one op.

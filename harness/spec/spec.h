@@ -49,7 +49,7 @@ struct RunConfig {
   double stall_timeout_s = 300;     // no rank made progress for this long: hung
   bool trace = true;                // ranks write a Chrome trace of one measured iteration
   std::string on_failure = "stop";  // stop | continue: after a failed run, the study ...
-  std::string heap = "retain";      // retain | system: runtime/heap_policy.h
+  std::string heap = "retain";      // retain | system: runtime/protocol/heap_policy.h
   long long master_port = 0;        // rendezvous port wanted (0: any free one); busy: another
 };
 
@@ -130,7 +130,7 @@ struct Experiment {
   std::string baseline;
   std::vector<SweepAxis> sweep;
   std::vector<Point> points;
-  std::vector<std::string> plots;  // figure kinds drawn after the run (harness/plot_kinds.h)
+  std::vector<std::string> plots;  // figure kinds drawn after the run (harness/plot/kinds.h)
   YAML::Node resolved;             // the spec after --quick and --set, before sweep expansion
 };
 

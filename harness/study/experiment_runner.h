@@ -18,9 +18,10 @@ struct RunnerOptions {
   bool dry_run = false;
   bool interactive = false;                         // progress line rewritten in place
   std::map<std::string, std::string> runtime_info;  // e.g. torch_version, from the worker side
-  LauncherKind launcher = LauncherKind::local;      // who starts the ranks (harness/launch_plan.h)
-  std::vector<HostSlots> hosts;                     // --hosts h1:8,h2:8 (mpirun, slurm, torchrun)
-  bool print_launch = false;                        // print each run's launch command, run nothing
+  LauncherKind launcher =
+      LauncherKind::local;       // who starts the ranks (harness/launch/launch_plan.h)
+  std::vector<HostSlots> hosts;  // --hosts h1:8,h2:8 (mpirun, slurm, torchrun)
+  bool print_launch = false;     // print each run's launch command, run nothing
   std::string resume_directory;  // --resume: finish this results folder instead of a new one
   // The model's layer names in chain order: pipeline plans (plan.json, plan: auto) name layers.
   std::function<std::vector<std::string>(const ModelConfig&)> model_layer_names;

@@ -1,5 +1,5 @@
 // Writes a layer profile in PipeDream's graph.txt format, the format the DAPPLE planner
-// imports (planner/profile_graph.h): an Input node, one node per layer in chain order, and an
+// imports (planner/model/profile_graph.h): an Input node, one node per layer in chain order, and an
 // edge between consecutive nodes.
 #pragma once
 

@@ -10,13 +10,13 @@
 
 namespace runtime {
 
-// Ranks other than 0 publish their result files (runtime/result_frames.h: is_result_file_name)
-// from `directory`; rank 0 waits for each rank's files and writes them into its `directory`
-// (atomically). Returns how many files rank 0 received (0 on other ranks).
+// Ranks other than 0 publish their result files (runtime/protocol/result_frames.h:
+// is_result_file_name) from `directory`; rank 0 waits for each rank's files and writes them into
+// its `directory` (atomically). Returns how many files rank 0 received (0 on other ranks).
 int gather_result_files(c10d::Store& store, int rank, int world_size,
                         const std::filesystem::path& directory);
 
-// Prints every result file of `directory` to stdout as frames (runtime/result_frames.h).
+// Prints every result file of `directory` to stdout as frames (runtime/protocol/result_frames.h).
 void emit_result_frames(const std::filesystem::path& directory);
 
 }  // namespace runtime
