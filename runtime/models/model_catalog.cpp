@@ -30,13 +30,12 @@ const ModelEntry* find_model(const std::string& name) {
 
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
                          int64_t depth, int64_t width) {
-  const ModelEntry* entry = find_model(name);
-  if (!entry) throw std::invalid_argument("unknown model '" + name + "'");
-  const std::vector<int64_t>& shape =
-      input_shape.empty() ? entry->default_input_shape : input_shape;
-  const bool image = name == "resnet50" || name == "resnet18" || name == "vgg19";
-  if (image && shape.size() != 3) {
-    throw std::invalid_argument(name + " input_shape must be [channels, height, width]");
+  if (!find_model(name)) throw std::invalid_argument("unknown model '" + name + "'");
+  const std::vector<int64_t>& shape = input_shape;
+  const bool resnet = name == "resnet50" || name == "resnet18";
+  if ((resnet || name == "vgg19") && shape.size() != 3) {
+    throw std::invalid_argument(std::string(resnet ? "resnet" : "vgg19") +
+                                " input_shape must be [channels, height, width]");
   }
   if (name == "bert" && shape.size() != 1) {
     throw std::invalid_argument("bert input_shape must be [sequence_length]");
@@ -46,7 +45,7 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
   if (elements > static_cast<double>(int64_t{1} << 26)) {
     throw std::invalid_argument(name + " input_shape has more than 2^26 elements per sample");
   }
-  if ((name == "resnet50" || name == "resnet18") && (depth > 0 || width > 0)) {
+  if (resnet && (depth > 0 || width > 0)) {
     throw std::invalid_argument(name + " has no depth or width option");
   }
   if (name == "vgg19" && depth > 0) {

@@ -23,8 +23,8 @@ const ModelEntry* find_model(const std::string& name);
 // The zoo's rules for a model's options, checked without building it (the zoo applies them
 // before it builds a model; the harness when it reads a spec): the input shape's rank, which
 // models take depth and width, BERT's width in heads of 64, and sizes a CPU process can hold
-// (at most 2^26 input elements per sample, width 65536, depth 1024). An empty input shape is
-// the model's default. Throws std::invalid_argument with the reason.
+// (at most 2^26 input elements per sample, width 65536, depth 1024). Throws
+// std::invalid_argument with the reason.
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
                          int64_t depth, int64_t width);
 
