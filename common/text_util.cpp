@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 namespace harness {
 
@@ -53,6 +54,16 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
     out += parts[i];
   }
   return out;
+}
+
+std::optional<double> parse_whole_number(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
 }
 
 std::string format_number(double value, int max_decimals) {

@@ -1,6 +1,7 @@
 // Small string helpers shared by the spec loader and the CLI.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,11 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 std::vector<std::string> split(std::string_view text, char separator);
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+// `text` read as a number only when all of it is one after leading blanks ("1.5", "1e-3",
+// "nan", "inf"; not "1.5x", "" or "1e999"); the caller decides whether nan and inf are
+// acceptable.
+std::optional<double> parse_whole_number(const std::string& text);
 
 // Fixed-point formatting without trailing noise ("3", "2.5", "0.125").
 std::string format_number(double value, int max_decimals = 6);

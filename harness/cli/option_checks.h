@@ -4,7 +4,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <optional>
 #include <string>
+
+#include "common/text_util.h"
 
 namespace harness {
 
@@ -13,14 +16,9 @@ inline CLI::Validator finite_number(double minimum, bool strict) {
   const std::string bound = std::string(strict ? "> " : ">= ") + CLI::detail::to_string(minimum);
   return CLI::Validator(
       [minimum, strict, bound](std::string& text) -> std::string {
-        double value = 0;
-        size_t used = 0;
-        try {
-          value = std::stod(text, &used);
-        } catch (const std::exception&) {
-          return "'" + text + "' is not a number";
-        }
-        if (used != text.size()) return "'" + text + "' is not a number";
+        const std::optional<double> parsed = parse_whole_number(text);
+        if (!parsed) return "'" + text + "' is not a number";
+        const double value = *parsed;
         if (!std::isfinite(value) || (strict ? value <= minimum : value < minimum)) {
           return "must be a finite number " + bound + ", got '" + text + "'";
         }

@@ -61,13 +61,8 @@ std::vector<int64_t> parse_size_range(const std::string& text) {
                       " sizes (use a larger factor or step)");
   };
   if (parts[2][0] == 'x') {
-    double factor = 0;
-    size_t used = 0;
-    try {
-      factor = std::stod(parts[2].substr(1), &used);
-    } catch (const std::exception&) {
-    }
-    if (used + 1 != parts[2].size() || !(factor > 1)) {
+    const double factor = parse_whole_number(parts[2].substr(1)).value_or(0);
+    if (!(factor > 1)) {
       throw InputError("sizes '" + text + "': the factor must be a number > 1");
     }
     for (double s = static_cast<double>(first); s <= static_cast<double>(last) * (1 + 1e-12);

@@ -23,14 +23,9 @@ namespace {
 double sample_value(const std::string& field, const fs::path& path, int line,
                     const std::string& column) {
   const std::string where = path.string() + ":" + std::to_string(line) + ": " + column + " ";
-  double value = 0;
-  size_t used = 0;
-  try {
-    value = std::stod(field, &used);
-  } catch (const std::exception&) {
-    throw InputError(where + "is not a number: '" + field + "'");
-  }
-  if (used != field.size()) throw InputError(where + "is not a number: '" + field + "'");
+  const std::optional<double> parsed = parse_whole_number(field);
+  if (!parsed) throw InputError(where + "is not a number: '" + field + "'");
+  const double value = *parsed;
   if (!std::isfinite(value)) throw InputError(where + "is not finite: '" + field + "'");
   if (value < 0) throw InputError(where + "is negative: '" + field + "'");
   return value;
