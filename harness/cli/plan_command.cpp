@@ -307,18 +307,6 @@ class PlanSpecReader {
   std::string path_;
 };
 
-struct SpecModel {
-  std::string name;
-  PlanRequest request;
-};
-
-// What a plan spec plans: every model at every device layout in every mode.
-struct PlanSpecRuns {
-  std::vector<SpecModel> models;
-  std::vector<std::pair<std::string, std::string>> layouts;  // name, devices
-  std::vector<std::string> modes;
-};
-
 // Keys a model entry (or the plan map itself) may set for one profile.
 bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML::Node& value,
                     PlanRequest& request) {
@@ -342,12 +330,12 @@ bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML:
 }
 
 // `models:`, a list of entries each with a name and the keys of one profile.
-std::vector<SpecModel> read_model_entries(const PlanSpecReader& r, const YAML::Node& value) {
+std::vector<PlanSpecModel> read_model_entries(const PlanSpecReader& r, const YAML::Node& value) {
   if (!value.IsSequence() || value.size() == 0) r.fail(value, "'models' must be a list");
-  std::vector<SpecModel> models;
+  std::vector<PlanSpecModel> models;
   for (const auto& item : value) {
     if (!item.IsMap()) r.fail(item, "a model entry must be a mapping");
-    SpecModel model;
+    PlanSpecModel model;
     for (const auto& field : item) {
       const std::string k = field.first.as<std::string>();
       if (k == "name") {
@@ -404,7 +392,7 @@ PlanRequest merged_request(const PlanRequest& base, const PlanRequest& own) {
 
 // A plan spec's `plan:` map, read whole: its models (each complete, its profile readable),
 // device layouts and modes. InputError with file:line:column for anything wrong.
-static PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec) {
+PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec) {
   const PlanSpecReader r(spec_path);
   const YAML::Node plan = spec["plan"];
   if (!plan) throw InputError(spec_path + ": a 'kind: plan' spec needs a 'plan' map");
@@ -469,7 +457,7 @@ static PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Nod
   if (modes.empty()) modes.push_back("dapple");
 
   // Every model is complete before any is planned: a bad later entry writes nothing.
-  for (SpecModel& model : models) {
+  for (PlanSpecModel& model : models) {
     model.request = merged_request(base, model.request);
     if (model.request.profile.empty() || model.request.profile_batch <= 0) {
       r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
@@ -482,14 +470,9 @@ static PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Nod
   return runs;
 }
 
-void check_plan_spec(const std::string& spec_path, const YAML::Node& spec) {
-  read_plan_spec(spec_path, spec);
-}
-
-int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
-                  const std::string& output_dir) {
-  const auto [models, layouts, modes] = read_plan_spec(spec_path, spec);
-  for (const SpecModel& model : models) {
+int run_plan_spec(const PlanSpecRuns& runs, const std::string& output_dir) {
+  const auto& [models, layouts, modes] = runs;
+  for (const PlanSpecModel& model : models) {
     const PlanRequest& merged = model.request;
     for (const auto& [layout_name, devices] : layouts) {
       for (const std::string& mode : modes) {

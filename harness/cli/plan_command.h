@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "planner/study/noise_study.h"
@@ -43,13 +44,24 @@ int run_plan(const PlanRequest& request, std::ostream& out);
 // Registers `harness plan` on the CLI. Input errors print "error: <message>" and exit 2.
 void add_plan_command(CLI::App& app);
 
-// Runs a `kind: plan` spec (keys documented in planner/README.md): validates its `plan` map
-// with file:line:column errors (InputError) and writes the outputs into output_dir.
-// Validates a `kind: plan` spec's `plan:` map completely (every model, layout, mode and
-// profile) without planning anything: what `--dry-run` runs.
-void check_plan_spec(const std::string& spec_path, const YAML::Node& spec);
+// A `kind: plan` spec (keys documented in planner/README.md): every model at every device
+// layout in every mode.
+struct PlanSpecModel {
+  std::string name;
+  PlanRequest request;
+};
+struct PlanSpecRuns {
+  std::vector<PlanSpecModel> models;
+  std::vector<std::pair<std::string, std::string>> layouts;  // name, devices
+  std::vector<std::string> modes;
+};
 
-int run_plan_spec(const std::string& spec_path, const YAML::Node& spec,
-                  const std::string& output_dir);
+// Reads and checks the spec's `plan:` map whole (every model complete, its profile readable,
+// every layout and mode) without planning anything: InputError with file:line:column.
+PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec);
+
+// Plans every run of `runs`, writing each into its folder under output_dir. Returns the exit
+// code.
+int run_plan_spec(const PlanSpecRuns& runs, const std::string& output_dir);
 
 }  // namespace harness

@@ -59,7 +59,7 @@ int RunCommand::run_plan_kind(YAML::Node root) {
   SpecOrigin origin(spec_path_);
   const SpecHeader header = read_spec_header(root, origin, overrides_, "plan", "plan");
   // Everything the planner will read is checked before a folder is made.
-  check_plan_spec(spec_path_, root);
+  const PlanSpecRuns runs = read_plan_spec(spec_path_, root);
   if (dry_run_) {
     std::cout << "experiment " << header.name
               << ": kind plan (DAPPLE planner); nothing is launched\n";
@@ -67,7 +67,7 @@ int RunCommand::run_plan_kind(YAML::Node root) {
   }
   const auto directory = start_results_folder(header.output, header.name, root);
   std::cout << "results: " << directory.string() << "\n";
-  return run_plan_spec(spec_path_, root, directory.string());
+  return run_plan_spec(runs, directory.string());
 }
 
 int RunCommand::run_train_kind(YAML::Node root) {
