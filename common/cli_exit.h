@@ -1,10 +1,11 @@
 // How both executables (harness, harness-rank) turn a command line into an exit code: the
 // documented codes in one place. 0 success (and --help); what a command's callback throws as
 // CLI::RuntimeError(code) (1 a failed run or a regression, 130 an interruption); 2 bad input,
-// a spec's or the command line's, printed as one line "error: ..."; 1 anything else.
+// a spec's or the command line's, printed as one line "error: ..." per error; 1 anything else.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -28,7 +29,13 @@ inline int parse_and_run(CLI::App& app, int argc, char** argv) {
     std::fprintf(stderr, "error: %s (see --help)\n", e.what());
     return 2;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    // One line per error: a spec with several wrong values reports them all at once.
+    const std::string what = e.what();
+    for (size_t begin = 0; begin <= what.size();) {
+      const size_t end = std::min(what.find('\n', begin), what.size());
+      std::fprintf(stderr, "error: %s\n", what.substr(begin, end - begin).c_str());
+      begin = end + 1;
+    }
     return 2;
   } catch (const std::exception& e) {
     // One line: LibTorch's errors carry their backtrace after the first.

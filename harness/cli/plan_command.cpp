@@ -10,6 +10,7 @@
 #include "common/input_error.h"
 #include "common/limits.h"
 #include "harness/cli/option_checks.h"
+#include "harness/spec/spec_errors.h"
 #include "planner/cluster/topology.h"
 #include "planner/report/explain.h"
 #include "planner/report/noise_report.h"
@@ -215,7 +216,8 @@ class PlanSpecReader {
   [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
     const YAML::Mark mark = node.Mark();
     if (mark.line < 0) throw InputError(path_ + ": " + what);
-    throw InputError(format_location(path_, mark.line, mark.column) + ": " + what);
+    throw InputError(format_location(path_, mark.line, mark.column) + ": " + what,
+                     SourcePosition{mark.line + 1, mark.column + 1});
   }
   std::string where(const YAML::Node& node) const {
     const YAML::Mark mark = node.Mark();
@@ -392,65 +394,79 @@ PlanRequest merged_request(const PlanRequest& base, const PlanRequest& own) {
 
 // A plan spec's `plan:` map, read whole: its models (each complete, its profile readable),
 // device layouts and modes. InputError with file:line:column for anything wrong.
-PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec) {
+PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec,
+                            SpecErrors& errors) {
   const PlanSpecReader r(spec_path);
   const YAML::Node plan = spec["plan"];
-  if (!plan) throw InputError(spec_path + ": a 'kind: plan' spec needs a 'plan' map");
-  if (!plan.IsMap()) r.fail(plan, "'plan' must be a mapping");
+  if (!plan || !plan.IsMap()) {
+    if (!plan) errors.add(InputError(spec_path + ": a 'kind: plan' spec needs a 'plan' map"));
+    if (plan) errors.collect([&] { r.fail(plan, "'plan' must be a mapping"); });
+    errors.throw_if_any();
+  }
+  const size_t errors_before = errors.count();
 
   PlanRequest base;
   PlanSpecRuns runs;
   auto& [models, layouts, modes] = runs;
+  // Every key is read even when an earlier one is wrong: all errors are reported at once.
   for (const auto& entry : plan) {
-    const std::string key = entry.first.as<std::string>();
-    const YAML::Node& value = entry.second;
-    if (read_model_key(r, key, value, base)) continue;
-    if (key == "devices") {
-      layouts = read_device_layouts(r, value);
-    } else if (key == "mode") {
-      const YAML::Node list =
-          value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
-      for (const auto& m : list) {
-        const std::string mode = r.text(m, key);
-        if (!planner::parse_planner_mode(mode)) r.fail(m, "mode must be compat or dapple");
-        modes.push_back(mode);
+    errors.collect([&] {
+      const std::string key = entry.first.as<std::string>();
+      const YAML::Node& value = entry.second;
+      if (read_model_key(r, key, value, base)) return;
+      if (key == "devices") {
+        layouts = read_device_layouts(r, value);
+      } else if (key == "mode") {
+        const YAML::Node list =
+            value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
+        for (const auto& m : list) {
+          const std::string mode = r.text(m, key);
+          if (!planner::parse_planner_mode(mode)) r.fail(m, "mode must be compat or dapple");
+          modes.push_back(mode);
+        }
+      } else if (key == "topology") {
+        base.topology = r.text(value, key);
+        planner::load_topology(base.topology);
+      } else if (key == "placement") {
+        base.placement = r.text(value, key);
+        if (base.placement != "all" && !planner::parse_placement_policy(base.placement)) {
+          r.fail(value, "placement must be fresh, append, scatter or all");
+        }
+      } else if (key == "threads") {
+        base.threads = static_cast<int>(r.integer(value, key, 1));
+        if (base.threads > kMaxPlannerThreads) {
+          r.fail(value, "plan.threads: at most " + std::to_string(kMaxPlannerThreads));
+        }
+      } else if (key == "explain") {
+        try {
+          base.explain = value.as<bool>();
+        } catch (const YAML::Exception&) {
+          r.fail(value, "'explain' must be true or false");
+        }
+      } else if (key == "noise") {
+        // One study ({compute, bandwidth, seeds, first_seed}, percentages) or a list of them.
+        const YAML::Node list =
+            value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
+        for (const auto& item : list) base.noise_studies.push_back(r.noise(item));
+      } else if (key == "models") {
+        models = read_model_entries(r, value);
+      } else {
+        r.fail(entry.first,
+               "unknown plan key '" + key +
+                   "' (expected profile, pbs, gbs, devices, mode, topology, placement, "
+                   "threads, micro_batch, optimizer_scaling, peak_activation, explain, "
+                   "noise, models)");
       }
-    } else if (key == "topology") {
-      base.topology = r.text(value, key);
-      planner::load_topology(base.topology);
-    } else if (key == "placement") {
-      base.placement = r.text(value, key);
-      if (base.placement != "all" && !planner::parse_placement_policy(base.placement)) {
-        r.fail(value, "placement must be fresh, append, scatter or all");
-      }
-    } else if (key == "threads") {
-      base.threads = static_cast<int>(r.integer(value, key, 1));
-      if (base.threads > kMaxPlannerThreads) {
-        r.fail(value, "plan.threads: at most " + std::to_string(kMaxPlannerThreads));
-      }
-    } else if (key == "explain") {
-      try {
-        base.explain = value.as<bool>();
-      } catch (const YAML::Exception&) {
-        r.fail(value, "'explain' must be true or false");
-      }
-    } else if (key == "noise") {
-      // One study ({compute, bandwidth, seeds, first_seed}, percentages) or a list of them.
-      const YAML::Node list =
-          value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
-      for (const auto& item : list) base.noise_studies.push_back(r.noise(item));
-    } else if (key == "models") {
-      models = read_model_entries(r, value);
-    } else {
-      r.fail(entry.first, "unknown plan key '" + key +
-                              "' (expected profile, pbs, gbs, devices, mode, topology, placement, "
-                              "threads, micro_batch, optimizer_scaling, peak_activation, explain, "
-                              "noise, models)");
-    }
+    });
   }
+  // Nothing below is judged against a key that was read wrong.
+  if (errors.count() != errors_before) errors.throw_if_any();
   if (models.empty()) {
-    if (base.profile.empty()) r.fail(plan, "'plan' needs 'profile' and 'pbs' (or 'models')");
-    if (base.profile_batch <= 0) r.fail(plan, "'plan' needs 'pbs'");
+    errors.collect([&] {
+      if (base.profile.empty()) r.fail(plan, "'plan' needs 'profile' and 'pbs' (or 'models')");
+      if (base.profile_batch <= 0) r.fail(plan, "'plan' needs 'pbs'");
+    });
+    if (errors.count() != errors_before) errors.throw_if_any();
     models.push_back({"", PlanRequest{}});
   }
   if (layouts.empty()) layouts.emplace_back("", "");
@@ -458,15 +474,18 @@ PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec
 
   // Every model is complete before any is planned: a bad later entry writes nothing.
   for (PlanSpecModel& model : models) {
-    model.request = merged_request(base, model.request);
-    if (model.request.profile.empty() || model.request.profile_batch <= 0) {
-      r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
-    }
-    if (!std::ifstream(model.request.profile)) {
-      r.fail(plan, "plan.profile: cannot open '" + model.request.profile + "'" +
-                       (model.name.empty() ? "" : " (model '" + model.name + "')"));
-    }
+    errors.collect([&] {
+      model.request = merged_request(base, model.request);
+      if (model.request.profile.empty() || model.request.profile_batch <= 0) {
+        r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
+      }
+      if (!std::ifstream(model.request.profile)) {
+        r.fail(plan, "plan.profile: cannot open '" + model.request.profile + "'" +
+                         (model.name.empty() ? "" : " (model '" + model.name + "')"));
+      }
+    });
   }
+  errors.throw_if_any();
   return runs;
 }
 

@@ -18,6 +18,8 @@ class App;
 
 namespace harness {
 
+class SpecErrors;
+
 struct PlanRequest {
   std::string profile;
   int profile_batch = 0;
@@ -57,8 +59,10 @@ struct PlanSpecRuns {
 };
 
 // Reads and checks the spec's `plan:` map whole (every model complete, its profile readable,
-// every layout and mode) without planning anything: InputError with file:line:column.
-PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec);
+// every layout and mode) without planning anything. Its errors, each with file:line:column,
+// join those already in `errors`; all of them are thrown together as one InputError.
+PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec,
+                            SpecErrors& errors);
 
 // Plans every run of `runs`, writing each into its folder under output_dir. Returns the exit
 // code.

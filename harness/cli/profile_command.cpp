@@ -20,6 +20,7 @@
 #include "harness/profile/comm_profile.h"
 #include "harness/results/results_folder.h"
 #include "harness/spec/spec.h"
+#include "harness/spec/spec_errors.h"
 #include "harness/spec/yaml_reader.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/protocol/comm_ops.h"
@@ -204,14 +205,24 @@ int run_profile_spec(const std::string& path, YAML::Node root,
                      const std::vector<std::string>& overrides, bool dry_run,
                      RankProgram& rank_program) {
   SpecOrigin origin(path);
+  // Every error of the spec is reported at once.
+  SpecErrors errors(path);
+  origin.report_to(&errors);
   const SpecHeader header = read_spec_header(root, origin, overrides, "profile", "profile");
   if (!header.section) {
-    throw InputError(origin.where(root, "") + ": missing required key 'profile'");
+    errors.add(origin.error(root, "", "missing required key 'profile'"));
+    errors.throw_if_any();
   }
   const YAML::Node& section = header.section;
+  if (!section.IsMap()) {
+    errors.collect([&] { MapReader check(section, "profile", origin); });  // says what it is
+    errors.throw_if_any();
+  }
 
   MapReader profile(section, "profile", origin);
   const std::string what = profile.get_string("what", "layers", {"layers", "comm"});
+  // `what` decides which keys belong: none of the rest is judged against a stand-in.
+  if (!profile.ok()) errors.throw_if_any();
   // `harness-rank profile layers` arguments, validated here first.
   std::vector<std::string> layers;
   CommRequest comm;
@@ -242,10 +253,11 @@ int run_profile_spec(const std::string& path, YAML::Node root,
     try {
       parse_size_range(comm.sizes);
     } catch (const InputError& e) {
-      profile.fail(profile.child("sizes"), "sizes", e.what());
+      profile.report(profile.child("sizes"), "sizes", e.what());
     }
   }
   profile.finish();
+  errors.throw_if_any();
   if (dry_run) {
     std::cout << "experiment " << header.name << ": kind profile (" << what
               << "); nothing is launched\n";

@@ -12,6 +12,7 @@
 #include "harness/cli/plan_command.h"
 #include "harness/cli/profile_command.h"
 #include "harness/spec/spec.h"
+#include "harness/spec/spec_errors.h"
 #include "harness/spec/spec_kind.h"
 #include "harness/spec/yaml_reader.h"
 #include "harness/study/experiment_runner.h"
@@ -57,9 +58,12 @@ int RunCommand::execute() {
 // `kind: plan` specs: the top-level keys are checked here, the `plan:` map by the planner.
 int RunCommand::run_plan_kind(YAML::Node root) {
   SpecOrigin origin(spec_path_);
+  SpecErrors errors(spec_path_);
+  origin.report_to(&errors);
   const SpecHeader header = read_spec_header(root, origin, overrides_, "plan", "plan");
   // Everything the planner will read is checked before a folder is made.
-  const PlanSpecRuns runs = read_plan_spec(spec_path_, root);
+  const PlanSpecRuns runs = read_plan_spec(spec_path_, root, errors);
+  errors.throw_if_any();
   if (dry_run_) {
     std::cout << "experiment " << header.name
               << ": kind plan (DAPPLE planner); nothing is launched\n";

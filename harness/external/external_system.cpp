@@ -118,6 +118,8 @@ ExternalTimings read_timings(MapReader& parent, const SpecOrigin& origin) {
   } else {
     timings.source = reader.get_string("source", "stdout", {"stdout", "file"});
   }
+  // Format and source decide which keys belong: none is judged against a stand-in.
+  if (!reader.ok()) return timings;
   if (timings.source == "file") {
     if (!reader.has("file")) {
       reader.fail(node, "file",

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "common/input_error.h"
 #include "common/limits.h"
 #include "harness/spec/spec.h"
+#include "harness/spec/spec_errors.h"
 #include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
 #include "runtime/pipeline/pipeline_layout.h"
@@ -164,7 +166,8 @@ std::vector<int> read_layer_positions(const YAML::Node& node, const std::string&
   return positions;
 }
 
-SystemSettings read_system(const YAML::Node& node, const SpecOrigin& origin) {
+// One entry of simulate.systems; nothing when its errors were recorded rather than thrown.
+std::optional<SystemSettings> read_system(const YAML::Node& node, const SpecOrigin& origin) {
   const std::string path = std::string(kSection) + ".systems";
   SystemSettings s;
   s.where = origin.where(node, path);
@@ -180,6 +183,8 @@ SystemSettings read_system(const YAML::Node& node, const SpecOrigin& origin) {
   }
   MapReader r(node, path, origin);
   s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline"});
+  // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
+  if (!r.ok()) return std::nullopt;
   s.name = r.get_string("name", std::nullopt);
   if (s.kind != "pipeline") {
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
@@ -223,7 +228,61 @@ SystemSettings read_system(const YAML::Node& node, const SpecOrigin& origin) {
     }
   }
   r.finish();
+  if (!r.ok()) return std::nullopt;
   return s;
+}
+
+// `systems:` and the `baseline:` that names one of them.
+void read_systems(const YAML::Node& section, MapReader& top, const SpecOrigin& origin,
+                  SimulateSpec& spec) {
+  const YAML::Node systems = top.child("systems");
+  if (!systems || !systems.IsSequence() || systems.size() == 0) {
+    top.child("baseline");
+    throw origin.error(systems ? systems : section, std::string(kSection) + ".systems",
+                       "simulate.systems: must be a non-empty list");
+  }
+  const size_t errors_before = origin.errors() ? origin.errors()->count() : 0;
+  for (const auto& node : systems) {
+    const auto read = [&] {
+      std::optional<SystemSettings> system = read_system(node, origin);
+      if (!system) return;
+      for (const auto& other : spec.systems) {
+        if (other.name == system->name) {
+          throw InputError(
+              system->where + ": simulate.systems: duplicate system name '" + system->name + "'",
+              origin.position(node, std::string(kSection) + ".systems"));
+        }
+      }
+      spec.systems.push_back(std::move(*system));
+    };
+    if (origin.errors() == nullptr) {
+      read();
+    } else {
+      origin.errors()->collect(read);
+    }
+  }
+  if (origin.errors() && origin.errors()->count() != errors_before) {
+    top.child("baseline");  // names a system: checked once the systems read cleanly
+    return;
+  }
+  spec.baseline = top.get_string("baseline", spec.systems.front().name);
+  bool baseline_known = false;
+  for (const auto& s : spec.systems) baseline_known |= s.name == spec.baseline;
+  if (!baseline_known) {
+    top.fail(top.child("baseline"), "baseline", "names no system ('" + spec.baseline + "')");
+  }
+}
+
+std::vector<std::string> read_plots(MapReader& top) {
+  std::vector<std::string> kinds;
+  if (YAML::Node plots = top.child("plots")) {
+    if (!plots.IsSequence()) top.fail(plots, "plots", "must be a list of figure kinds");
+    for (const auto& kind : plots) {
+      if (!kind.IsScalar()) top.fail(kind, "plots", "must be a list of figure kinds");
+      kinds.push_back(kind.Scalar());
+    }
+  }
+  return kinds;
 }
 
 }  // namespace
@@ -253,6 +312,10 @@ const std::vector<std::string>& simulate_sweepable() {
 SimulateSpec read_simulate_spec(const std::string& spec_path, YAML::Node root,
                                 const std::vector<std::string>& overrides) {
   SpecOrigin origin(spec_path);
+  // Every error of the spec as written is reported at once; the points of the sweep are then
+  // read with their values in place, each stopping at its first error.
+  SpecErrors errors(spec_path);
+  origin.report_to(&errors);
   const SpecHeader header = read_spec_header(root, origin, overrides, kSection, kSection);
   SimulateSpec spec;
   spec.name = header.name;
@@ -261,45 +324,29 @@ SimulateSpec read_simulate_spec(const std::string& spec_path, YAML::Node root,
   // itself (a clone would lose the file positions that errors name).
   spec.resolved = YAML::Clone(root);
   const YAML::Node section = header.section;
-  if (!section) throw InputError(spec_path + ": a 'kind: simulate' spec needs a 'simulate' map");
+  if (!section) {
+    errors.add(InputError(spec_path + ": a 'kind: simulate' spec needs a 'simulate' map"));
+    errors.throw_if_any();
+  }
   MapReader top(section, kSection, origin);
   for (const char* key : {"model", "cluster", "run", "ddp", "pipeline"}) top.child(key);
-  if (!top.has("model")) {
-    throw InputError(origin.where(section, kSection) + ": simulate: missing key 'model'");
-  }
-  if (!top.has("run")) {
-    throw InputError(origin.where(section, kSection) + ": simulate: missing key 'run'");
-  }
-  const YAML::Node systems = top.child("systems");
-  if (!systems || !systems.IsSequence() || systems.size() == 0) {
-    throw InputError(origin.where(systems ? systems : section, std::string(kSection) + ".systems") +
-                     ": simulate.systems: must be a non-empty list");
-  }
-  for (const auto& node : systems) {
-    SystemSettings system = read_system(node, origin);
-    for (const auto& other : spec.systems) {
-      if (other.name == system.name) {
-        throw InputError(system.where + ": simulate.systems: duplicate system name '" +
-                         system.name + "'");
-      }
+  for (const char* key : {"model", "run"}) {
+    if (!top.has(key)) {
+      errors.add(
+          origin.error(section, kSection, std::string("simulate: missing key '") + key + "'"));
     }
-    spec.systems.push_back(std::move(system));
   }
-  spec.baseline = top.get_string("baseline", spec.systems.front().name);
-  bool baseline_known = false;
-  for (const auto& s : spec.systems) baseline_known |= s.name == spec.baseline;
-  if (!baseline_known) {
-    top.fail(top.child("baseline"), "baseline", "names no system ('" + spec.baseline + "')");
-  }
-  if (YAML::Node plots = top.child("plots")) {
-    if (!plots.IsSequence()) top.fail(plots, "plots", "must be a list of figure kinds");
-    for (const auto& kind : plots) spec.plots.push_back(kind.as<std::string>());
-  }
-
-  const std::vector<SweepAxis> axes =
-      read_sweep_axes(top.child("sweep"), origin, "simulate.sweep", simulate_sweepable());
+  errors.collect([&] { read_systems(section, top, origin, spec); });
+  errors.collect([&] { spec.plots = read_plots(top); });
+  std::vector<SweepAxis> axes;
+  errors.collect([&] {
+    axes = read_sweep_axes(top.child("sweep"), origin, "simulate.sweep", simulate_sweepable());
+  });
   top.get_string("description", "");
   top.finish();
+  if (errors.empty()) errors.collect([&] { read_point(section, origin); });
+  errors.throw_if_any();
+  origin.report_to(nullptr);
 
   expand_sweep(axes, section, [&](const SweepPoint& at) {
     SimPoint point;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -12,6 +14,7 @@
 #include "harness/external/external_system.h"
 #include "harness/plot/kinds.h"
 #include "harness/results/results_folder.h"
+#include "harness/spec/spec_errors.h"
 #include "harness/spec/yaml_paths.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
@@ -29,91 +32,103 @@ std::vector<std::string> ddp_modes() { return {std::begin(kDdpModes), std::end(k
 double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
   const double mb = reader.get_double(key, fallback, 0.0);
   if (mb * 1024 * 1024 < 1) {
-    reader.fail(reader.child(key), key,
-                "must be at least one byte (1/1048576 MiB), got " + format_number(mb, 12));
+    reader.report(reader.child(key), key,
+                  "must be at least one byte (1/1048576 MiB), got " + format_number(mb, 12));
+    return fallback;
   }
   return mb;
 }
 
+void read_model_section(MapReader& model, const LoadOptions& options, ModelConfig& config) {
+  config.name = model.get_string("name", std::nullopt, options.known_models);
+  config.batch_size = model.get_int("batch_size", std::nullopt, 1, kMaxCount);
+  const bool is_mlp = config.name == "mlp", is_bert = config.name == "bert";
+  config.input_shape = model.get_int_list("input_shape",
+                                          is_mlp    ? std::vector<long long>{64}
+                                          : is_bert ? std::vector<long long>{128}
+                                                    : std::vector<long long>{3, 224, 224},
+                                          1);
+  config.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
+  config.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
+  config.depth = model.get_int("depth", 0, 0, 100'000);
+  config.width = model.get_int("width", 0, 0, 1'000'000);
+  if (model.ok()) {
+    try {
+      runtime::check_model_options(
+          config.name, std::vector<int64_t>(config.input_shape.begin(), config.input_shape.end()),
+          config.depth, config.width);
+    } catch (const std::invalid_argument& e) {
+      model.report_map(e.what());
+    }
+  }
+  model.finish();
+}
+
+void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& config) {
+  config.world_size = run.get_int("world_size", 2, 1, kMaxWorld);
+  config.threads_per_rank = run.get_int("threads_per_rank", 1, 1, 1024);
+  config.iterations = run.get_int("iterations", std::nullopt, 1, kMaxCount);
+  config.warmup = run.get_int("warmup", 0, 0, kMaxCount);
+  config.repeats = run.get_int("repeats", 1, 1, 10'000);
+  config.seed = run.get_int("seed", 0, 0, (1LL << 62));
+  config.device = run.get_string("device", "cpu", {"cpu", "cuda"});
+  // Asked only when a spec wants a GPU: ranks on a CPU-only LibTorch would run on the CPU
+  // and the results would say "cuda".
+  if (config.device == "cuda" && options.cuda_available && !options.cuda_available()) {
+    run.report(run.child("device"), "device",
+               "cuda, but the rank program's LibTorch has no CUDA device here (use cpu)");
+  }
+  config.backend = run.get_string("backend", "gloo", {"gloo", "nccl"});
+  config.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
+  config.timeout_s = run.get_double("timeout_s", 3600, 0.0);
+  config.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
+  config.trace = run.get_bool("trace", true);
+  config.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
+  config.master_port = run.get_int("master_port", 0, 0, 65535);
+  config.heap = run.get_string("heap", "retain", {"retain", "system"});
+  if (config.backend == "nccl" && config.device != "cuda") {
+    run.report(run.child("backend"), "backend", "nccl needs run.device: cuda");
+  }
+  run.finish();
+}
+
+// One point's model/optimizer/run/ddp/pipeline maps. Where the origin collects errors, each
+// section is read whole even when another one is wrong.
 PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
                               const LoadOptions& options) {
   PointConfig config;
-  MapReader top(root, "", origin);
-
-  {
-    YAML::Node node = top.child("model");
-    if (!node) throw InputError(origin.where(root, "") + ": missing required key 'model'");
-    MapReader model(node, "model", origin);
-    config.model.name = model.get_string("name", std::nullopt, options.known_models);
-    config.model.batch_size = model.get_int("batch_size", std::nullopt, 1, kMaxCount);
-    const bool is_mlp = config.model.name == "mlp", is_bert = config.model.name == "bert";
-    config.model.input_shape = model.get_int_list("input_shape",
-                                                  is_mlp    ? std::vector<long long>{64}
-                                                  : is_bert ? std::vector<long long>{128}
-                                                            : std::vector<long long>{3, 224, 224},
-                                                  1);
-    config.model.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
-    config.model.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
-    config.model.depth = model.get_int("depth", 0, 0, 100'000);
-    config.model.width = model.get_int("width", 0, 0, 1'000'000);
-    try {
-      runtime::check_model_options(
-          config.model.name,
-          std::vector<int64_t>(config.model.input_shape.begin(), config.model.input_shape.end()),
-          config.model.depth, config.model.width);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(origin.where(node, "model") + ": model: " + e.what());
-    }
-    model.finish();
-  }
-  if (YAML::Node node = top.child("optimizer")) {
-    MapReader optimizer(node, "optimizer", origin);
+  const auto section = [&](const char* key, bool needed,
+                           const std::function<void(MapReader&)>& read) {
+    const auto body = [&] {
+      const YAML::Node node = root[key];
+      if (!node) {
+        if (needed) throw origin.error(root, "", std::string("missing required key '") + key + "'");
+        return;
+      }
+      MapReader reader(node, key, origin);
+      read(reader);
+    };
+    if (origin.errors() == nullptr) return body();
+    origin.errors()->collect(body);
+  };
+  section("model", true,
+          [&](MapReader& model) { read_model_section(model, options, config.model); });
+  section("optimizer", false, [&](MapReader& optimizer) {
     config.optimizer.name = optimizer.get_string("name", "sgd", {"sgd"});
     config.optimizer.lr = optimizer.get_double("lr", 0.001, 0.0);
     config.optimizer.momentum = optimizer.get_double("momentum", 0.0, -1e-300);
     optimizer.finish();
-  }
-  {
-    YAML::Node node = top.child("run");
-    if (!node) throw InputError(origin.where(root, "") + ": missing required key 'run'");
-    MapReader run(node, "run", origin);
-    config.run.world_size = run.get_int("world_size", 2, 1, kMaxWorld);
-    config.run.threads_per_rank = run.get_int("threads_per_rank", 1, 1, 1024);
-    config.run.iterations = run.get_int("iterations", std::nullopt, 1, kMaxCount);
-    config.run.warmup = run.get_int("warmup", 0, 0, kMaxCount);
-    config.run.repeats = run.get_int("repeats", 1, 1, 10'000);
-    config.run.seed = run.get_int("seed", 0, 0, (1LL << 62));
-    config.run.device = run.get_string("device", "cpu", {"cpu", "cuda"});
-    // Asked only when a spec wants a GPU: ranks on a CPU-only LibTorch would run on the CPU
-    // and the results would say "cuda".
-    if (config.run.device == "cuda" && options.cuda_available && !options.cuda_available()) {
-      run.fail(run.child("device"), "device",
-               "cuda, but the rank program's LibTorch has no CUDA device here (use cpu)");
-    }
-    config.run.backend = run.get_string("backend", "gloo", {"gloo", "nccl"});
-    config.run.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
-    config.run.timeout_s = run.get_double("timeout_s", 3600, 0.0);
-    config.run.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
-    config.run.trace = run.get_bool("trace", true);
-    config.run.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
-    config.run.master_port = run.get_int("master_port", 0, 0, 65535);
-    config.run.heap = run.get_string("heap", "retain", {"retain", "system"});
-    if (config.run.backend == "nccl" && config.run.device != "cuda") {
-      run.fail(run.child("backend"), "backend", "nccl needs run.device: cuda");
-    }
-    run.finish();
-  }
-  if (YAML::Node node = top.child("ddp")) {
-    MapReader ddp(node, "ddp", origin);
+  });
+  section("run", true, [&](MapReader& run) { read_run_section(run, options, config.run); });
+  section("ddp", false, [&](MapReader& ddp) {
     config.ddp.bucket_mb = read_bucket_mb(ddp, "bucket_mb", 25);
     config.ddp.first_bucket_mb = read_bucket_mb(ddp, "first_bucket_mb", 1);
     ddp.finish();
-  }
-  if (YAML::Node node = top.child("pipeline")) {
-    MapReader pipeline(node, "pipeline", origin);
+  });
+  section("pipeline", false, [&](MapReader& pipeline) {
     config.pipeline.micro_batches = pipeline.get_int("micro_batches", 4, 1, 1'000'000);
     pipeline.finish();
-  }
+  });
   return config;
 }
 
@@ -221,50 +236,70 @@ void check_pipeline_stages(const SystemConfig& system, const PointConfig& config
   }
 }
 
+// One entry of `systems:`: a ddp mode's name, or a map of a system of any kind. Nothing when
+// its errors were recorded (SpecOrigin::report_to) rather than thrown.
+std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigin& origin) {
+  SystemConfig system;
+  if (entry.IsScalar()) {
+    // Shorthand: "overlap" is the ddp system of that mode, named after it.
+    system.name = system.mode = entry.Scalar();
+    const auto modes = ddp_modes();
+    if (std::find(modes.begin(), modes.end(), system.mode) == modes.end()) {
+      std::string message = "systems: unknown system '" + system.mode +
+                            "' (expected one of: " + join(modes, ", ") + ")";
+      if (auto hint = closest_match(system.mode, modes); !hint.empty()) {
+        message += "; did you mean '" + hint + "'?";
+      }
+      throw origin.error(entry, "systems", message);
+    }
+    return system;
+  }
+  MapReader reader(entry, "systems", origin);
+  system.name = reader.get_string("name", std::nullopt);
+  const std::string kind = reader.get_string("kind", "ddp", {"ddp", "external", "pipeline"});
+  // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
+  if (!reader.ok()) return std::nullopt;
+  system.kind = kind == "external"   ? SystemKind::kExternal
+                : kind == "pipeline" ? SystemKind::kPipeline
+                                     : SystemKind::kDdp;
+  if (system.kind == SystemKind::kExternal) {
+    system.external = read_external_system(reader, entry, origin);
+  } else if (system.kind == SystemKind::kPipeline) {
+    read_pipeline_system(reader, system, origin);
+  } else {
+    system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
+    if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
+  }
+  reader.finish();
+  if (!reader.ok()) return std::nullopt;
+  return system;
+}
+
+// Every system is read (and its errors recorded, where the origin collects them); the list
+// holds the ones read cleanly.
 std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin& origin) {
   if (!node) throw InputError(origin.file() + ": missing required key 'systems'");
   if (!node.IsSequence() || node.size() == 0) {
-    throw InputError(origin.where(node, "systems") +
-                     ": systems: expected a non-empty list of systems, got " + describe_node(node));
+    throw origin.error(node, "systems",
+                       "systems: expected a non-empty list of systems, got " + describe_node(node));
   }
   std::vector<SystemConfig> systems;
   std::set<std::string> names;
   for (const auto& entry : node) {
-    SystemConfig system;
-    if (entry.IsScalar()) {
-      // Shorthand: "overlap" is the ddp system of that mode, named after it.
-      system.name = system.mode = entry.Scalar();
-      const auto modes = ddp_modes();
-      if (std::find(modes.begin(), modes.end(), system.mode) == modes.end()) {
-        std::string message = "systems: unknown system '" + system.mode +
-                              "' (expected one of: " + join(modes, ", ") + ")";
-        if (auto hint = closest_match(system.mode, modes); !hint.empty()) {
-          message += "; did you mean '" + hint + "'?";
-        }
-        throw InputError(origin.where(entry, "systems") + ": " + message);
+    const auto read = [&] {
+      const auto system = read_system(entry, origin);
+      if (!system) return;
+      if (!names.insert(system->name).second) {
+        throw origin.error(entry, "systems",
+                           "systems: duplicate system name '" + system->name + "'");
       }
+      systems.push_back(*system);
+    };
+    if (origin.errors() == nullptr) {
+      read();
     } else {
-      MapReader reader(entry, "systems", origin);
-      system.name = reader.get_string("name", std::nullopt);
-      const std::string kind = reader.get_string("kind", "ddp", {"ddp", "external", "pipeline"});
-      system.kind = kind == "external"   ? SystemKind::kExternal
-                    : kind == "pipeline" ? SystemKind::kPipeline
-                                         : SystemKind::kDdp;
-      if (system.kind == SystemKind::kExternal) {
-        system.external = read_external_system(reader, entry, origin);
-      } else if (system.kind == SystemKind::kPipeline) {
-        read_pipeline_system(reader, system, origin);
-      } else {
-        system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
-        if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
-      }
-      reader.finish();
+      origin.errors()->collect(read);
     }
-    if (!names.insert(system.name).second) {
-      throw InputError(origin.where(entry, "systems") + ": systems: duplicate system name '" +
-                       system.name + "'");
-    }
-    systems.push_back(system);
   }
   return systems;
 }
@@ -274,11 +309,24 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
 std::string read_experiment_name(MapReader& top) {
   const std::string name = top.get_string("name", std::nullopt);
   if (name.empty() || name.find_first_of("/\\ \t") != std::string::npos || name[0] == '.') {
-    top.fail(top.child("name"), "name",
-             "must be a non-empty name without '/', spaces or a leading '.' (it names a "
-             "results folder)");
+    top.report(top.child("name"), "name",
+               "must be a non-empty name without '/', spaces or a leading '.' (it names a "
+               "results folder)");
   }
   return name;
+}
+
+// The spec's own `quick:` block (`dotted.path: value` entries) written into `root`. Errors in
+// those values are reported where quick: says them, or at the --set that changed them.
+void apply_quick_block(YAML::Node& root, SpecOrigin& origin, const YAML::Node& quick) {
+  MapReader reader(quick, "quick", origin);  // checks it is a map
+  for (const auto& entry : quick) {
+    const std::string path = entry.first.Scalar();
+    const std::string quick_path = "quick." + path;
+    origin.mark_overridden(path, origin.where(entry.second, quick_path),
+                           origin.position(entry.second, quick_path));
+    set_path(root, path_keys(path), entry.second);
+  }
 }
 
 // --quick: few iterations, first and last value of every sweep axis, then the spec's own
@@ -305,13 +353,7 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
       sweep[entry.first.Scalar()] = shortened;
     }
   }
-  if (YAML::Node quick = root["quick"]) {
-    MapReader reader(quick, "quick", origin);  // checks it is a map
-    for (const auto& entry : quick) {
-      set_path(root, path_keys(entry.first.Scalar()), entry.second);
-      origin.clear_override(entry.first.Scalar());
-    }
-  }
+  if (const YAML::Node quick = root["quick"]) apply_quick_block(root, origin, quick);
 }
 
 }  // namespace
@@ -372,6 +414,53 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& path) {
     }
     reject_duplicate_keys(entry.second, path);
   }
+}
+
+// `plots:`: `harness plot` kinds (or "all"), drawn into the results folder after the tables.
+std::vector<std::string> read_plot_kinds(MapReader& top) {
+  std::vector<std::string> chosen;
+  const YAML::Node plots = top.child("plots");
+  if (!plots) return chosen;
+  std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
+  const std::string expected = "expected a list of " + join(kinds, ", ") + " or all";
+  if (!plots.IsSequence()) top.fail(plots, "plots", expected);
+  kinds.push_back("all");
+  for (const auto& item : plots) {
+    const std::string kind = item.IsScalar() ? item.Scalar() : "";
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      top.fail(item, "plots", "unknown figure kind " + describe_node(item) + " (" + expected + ")");
+    }
+    chosen.push_back(kind);
+  }
+  return chosen;
+}
+
+// The spec's own keys (name, systems, baseline, sweep, plots); the point sections are read
+// by read_point_config.
+void read_top_level(const YAML::Node& root, const SpecOrigin& origin, Experiment& experiment) {
+  SpecErrors& errors = *origin.errors();
+  MapReader top(root, "", origin);
+  // `kind: plan` and `kind: profile` specs are dispatched before this point.
+  experiment.kind = top.get_string("kind", "train", {"train", "plan", "profile"});
+  experiment.name = read_experiment_name(top);
+  experiment.description = top.get_string("description", "");
+  experiment.output = top.get_string("output", "results");
+  const size_t errors_before_systems = errors.count();
+  errors.collect([&] { experiment.systems = read_systems(top.child("systems"), origin); });
+  if (errors.count() == errors_before_systems) {
+    std::vector<std::string> names;
+    for (const auto& system : experiment.systems) names.push_back(system.name);
+    experiment.baseline = top.get_string("baseline", names.front(), names);
+  } else {
+    top.child("baseline");  // names a system: checked once the systems read cleanly
+  }
+  errors.collect([&] {
+    experiment.sweep = read_sweep_axes(top.child("sweep"), origin, "sweep", sweepable_paths());
+  });
+  errors.collect([&] { experiment.plots = read_plot_kinds(top); });
+  top.child("quick");  // applied before reading
+  for (const char* section : {"model", "optimizer", "run", "ddp", "pipeline"}) top.child(section);
+  top.finish();
 }
 
 }  // namespace
@@ -438,40 +527,23 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     experiment.resolved = YAML::Load(out.c_str());
   }
 
-  MapReader top(root, "", origin);
-  // `kind: plan` and `kind: profile` specs are dispatched before this point.
-  experiment.kind = top.get_string("kind", "train", {"train", "plan", "profile"});
-  experiment.name = read_experiment_name(top);
-  experiment.description = top.get_string("description", "");
-  experiment.output = top.get_string("output", "results");
-  experiment.systems = read_systems(top.child("systems"), origin);
-  {
-    std::vector<std::string> names;
-    for (const auto& system : experiment.systems) names.push_back(system.name);
-    experiment.baseline = top.get_string("baseline", names.front(), names);
-  }
-  experiment.sweep = read_sweep_axes(top.child("sweep"), origin, "sweep", sweepable_paths());
-  if (YAML::Node plots = top.child("plots")) {
-    // `harness plot` kinds (or "all"), drawn into the results folder after the tables.
-    std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
-    const std::string expected = "expected a list of " + join(kinds, ", ") + " or all";
-    if (!plots.IsSequence()) top.fail(plots, "plots", expected);
-    kinds.push_back("all");
-    for (const auto& item : plots) {
-      const std::string kind = item.IsScalar() ? item.Scalar() : "";
-      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-        top.fail(item, "plots",
-                 "unknown figure kind " + describe_node(item) + " (" + expected + ")");
-      }
-      experiment.plots.push_back(kind);
-    }
-  }
-  top.child("quick");  // applied above
-  for (const char* section : {"model", "optimizer", "run", "ddp", "pipeline"}) top.child(section);
-  top.finish();
-
-  // Validate the spec as written, then every point of the sweep with its values in place.
+  // Every error of the spec as written is reported at once; the points of the sweep are
+  // then checked with their values in place, each stopping at its first error.
+  SpecErrors errors(origin.file());
+  origin.report_to(&errors);
+  read_top_level(root, origin, experiment);
   const PointConfig base = read_point_config(root, origin, options);
+  if (errors.empty() && !options.quick && root["quick"]) {
+    // The quick: block is checked on every run, not first under --quick. Its values go into
+    // a copy of the spec; the rest of that copy was read cleanly just above.
+    YAML::Node quick_root = YAML::Clone(root);
+    SpecOrigin quick_origin = origin;
+    errors.collect([&] { apply_quick_block(quick_root, quick_origin, root["quick"]); });
+    read_point_config(quick_root, quick_origin, options);
+  }
+  errors.throw_if_any();
+  origin.report_to(nullptr);
+
   expand_sweep(experiment.sweep, root, [&](const SweepPoint& at) {
     Point point;
     point.index = at.index;

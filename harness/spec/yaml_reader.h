@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "common/input_error.h"
+
 namespace harness {
+
+class SpecErrors;
 
 // Where the values of a spec tree came from.
 class SpecOrigin {
@@ -18,20 +22,40 @@ class SpecOrigin {
   explicit SpecOrigin(std::string file) : file_(std::move(file)) {}
 
   const std::string& file() const { return file_; }
-  // Records that `dotted_path` (and everything below it) was set on the command line.
-  void mark_overridden(const std::string& dotted_path, std::string option_text);
-  // The value at `dotted_path` comes from the file again (the spec's own quick: block).
-  void clear_override(const std::string& dotted_path) { overridden_.erase(dotted_path); }
+  // Records that `dotted_path` (and everything below it) was set elsewhere: on the command
+  // line, or by the spec's own quick: block (then at `position` in the file).
+  void mark_overridden(const std::string& dotted_path, std::string where_text,
+                       std::optional<SourcePosition> position = std::nullopt);
   // The location prefix for an error about `node` found at `dotted_path`.
   std::string where(const YAML::Node& node, const std::string& dotted_path) const;
+  // The line and column of `node` when it came from the file (nothing for --set values).
+  std::optional<SourcePosition> position(const YAML::Node& node,
+                                         const std::string& dotted_path) const;
+  // "where: message", with the line and column when the value came from the file.
+  InputError error(const YAML::Node& node, const std::string& dotted_path,
+                   const std::string& message) const;
+
+  // Where readers record the errors they read past (nullptr: they throw the first one).
+  void report_to(SpecErrors* errors) { errors_ = errors; }
+  SpecErrors* errors() const { return errors_; }
 
  private:
   std::string file_;
-  std::map<std::string, std::string> overridden_;
+  struct Override {
+    std::string where;
+    std::optional<SourcePosition> position;
+  };
+  // The override owning `dotted_path`, if any.
+  const Override* override_of(const std::string& dotted_path) const;
+
+  std::map<std::string, Override> overridden_;
+  SpecErrors* errors_ = nullptr;
 };
 
 // Reads one YAML map, key by key, checking types and ranges; finish() rejects keys that
-// were never read, with a "did you mean" hint.
+// were never read, with a "did you mean" hint. A wrong or missing value is thrown, or, where
+// the origin collects errors (SpecOrigin::report_to), recorded: the getter then returns its
+// fallback (or the lowest allowed value) and ok() turns false.
 class MapReader {
  public:
   // `path` is the dotted path of the map itself ("" for the document root).
@@ -50,21 +74,30 @@ class MapReader {
                                       std::optional<std::vector<long long>> fallback,
                                       long long min_value);
 
-  // Throws on any key of the map that no get_*/child call asked for.
-  void finish() const;
+  // Reports every key of the map that no get_*/child call asked for.
+  void finish();
+  // No value of this map was wrong so far: checks across its values may run.
+  bool ok() const { return ok_; }
 
   const std::string& path() const { return path_; }
   std::string key_path(const std::string& key) const;
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
                          const std::string& message) const;
+  // Like fail(), but recorded and read past where the origin collects errors.
+  void report(const YAML::Node& node, const std::string& key, const std::string& message);
+  // An error about the map as a whole ("model: ..." at the map's own position).
+  void report_map(const std::string& message);
 
  private:
-  YAML::Node required(const std::string& key);
+  // The key's single value, or nothing once its absence or shape has been reported.
+  std::optional<YAML::Node> required(const std::string& key);
+  void report(InputError error);
 
   YAML::Node node_;
   std::string path_;
   const SpecOrigin& origin_;
   std::set<std::string> read_;
+  bool ok_ = true;
 };
 
 // Scalar-text helpers used by the typed getters and by sweep validation.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad specs: one-line error with file:line:column and the key, exit code 2, nothing launched.
+# Bad specs: one line per error with file:line:column and the key, exit code 2, nothing launched.
 source "$(dirname "$0")/common.sh"
 
 write_spec() {  # $1: extra run keys, $2: extra top-level lines
@@ -23,7 +23,7 @@ expect_error() {  # $1: expected stderr (exact), rest: extra harness args
   set -e
   [[ $code == 2 ]] || fail "exit code $code (want 2) for: $expected; stderr: $(cat "$SCRATCH/err")"
   [[ "$(cat "$SCRATCH/err")" == "$expected" ]] || fail "stderr was '$(cat "$SCRATCH/err")', want '$expected'"
-  [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "error is not one line"
+  [[ $(wc -l < "$SCRATCH/err") == $(wc -l <<< "$expected") ]] || fail "not one line per error"
   [[ ! -e "$SCRATCH/results" ]] || fail "a bad spec created results"
 }
 
@@ -74,10 +74,19 @@ set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 ]] || fail "missing spec: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"
 # Names that become paths follow one rule for every spec kind: nothing outside the output folder.
-for kind in plan simulate profile; do
+# Every error of a spec is reported at once, one line each, in file order.
+name_error="error: $f:2:7: name: must be a non-empty name without '/', spaces or a leading '.' (it names a results folder)"
+while IFS='|' read -r kind column rest; do
   printf 'kind: %s\nname: ../escape\noutput: %s\n%s: {}\n' "$kind" "$SCRATCH/results" "$kind" > "$SCRATCH/bad.yaml"
-  expect_error "error: $f:2:7: name: must be a non-empty name without '/', spaces or a leading '.' (it names a results folder)" --dry-run
-done
+  expected="$name_error"
+  IFS=';' read -ra lines <<< "$rest"
+  for line in "${lines[@]}"; do expected+=$'\n'"error: $f:4:$column: $line"; done
+  expect_error "$expected" --dry-run
+done <<'CASES'
+plan|7|'plan' needs 'profile' and 'pbs' (or 'models')
+simulate|11|simulate: missing key 'model';simulate: missing key 'run';simulate.systems: must be a non-empty list
+profile|10|missing required key 'profile.model'
+CASES
 # run.device: cuda where the rank program's LibTorch sees no CUDA device: an error where the
 # spec says it, not a CPU run recorded as "cuda".
 if "$HARNESS_RANK" version | grep -q '"cuda_available":false'; then

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/input_error.h"
+#include "harness/spec/spec_errors.h"
 #include "harness/spec/spec_kind.h"
 #include "harness/spec/sweep.h"
 #include "tests/harness/spec/spec_test_util.h"
@@ -233,7 +236,84 @@ TEST(Quick, QuickBlockErrorsPointIntoTheFile) {
   }
 }
 
+TEST(Quick, QuickBlockIsCheckedWithoutQuickToo) {
+  const std::string text = std::string(kValidSpec) + "quick:\n  run.iterations: -1\n";
+  EXPECT_EQ(error_of(text), "spec.yaml:15:19: run.iterations: must be >= 1 (got -1)");
+  EXPECT_EQ(error_of(kValidSpec, {"quick.run.iterations=-1"}),
+            "--set quick.run.iterations=-1: run.iterations: must be >= 1 (got -1)");
+}
+
+// Every error of a spec at once, one line each, in file order: a misspelt key no longer hides
+// behind a missing one, nor an error in `run:` behind one in `model:` above it.
+TEST(SpecErrors, EveryErrorIsReportedInFileOrder) {
+  const std::string text = R"(name: demo
+run:
+  world_size: 0
+  warmpu: 2
+model:
+  name: mlp
+  batch_size: -4
+systems: [overlap, synk]
+)";
+  EXPECT_EQ(error_of(text),
+            "spec.yaml:3:3: missing required key 'run.iterations'\n"
+            "spec.yaml:3:15: run.world_size: must be >= 1 (got 0)\n"
+            "spec.yaml:4:3: unknown key 'run.warmpu' (did you mean 'warmup'?)\n"
+            "spec.yaml:7:15: model.batch_size: must be >= 1 (got -4)\n"
+            "spec.yaml:8:20: systems: unknown system 'synk' (expected one of: overlap, sync, "
+            "async, per_tensor); did you mean 'sync'?");
+}
+
+TEST(SpecErrors, AWrongValueCausesNoErrorsOfItsOwnStandIn) {
+  // An unknown model is one error: the zoo's shape rules are not judged against a stand-in,
+  // and a baseline naming a system that failed to read is not reported as unknown.
+  const std::string text = R"(name: demo
+model: {name: mpl, batch_size: 8, input_shape: [3, 224, 224]}
+run: {iterations: 2}
+systems: [overlap, {name: mine, mode: asynk}]
+baseline: mine
+)";
+  EXPECT_EQ(error_of(text),
+            "spec.yaml:2:15: model.name: unknown value 'mpl' (expected one of: resnet50, "
+            "resnet18, mlp); did you mean 'mlp'?\n"
+            "spec.yaml:4:39: systems.mode: unknown value 'asynk' (expected one of: overlap, sync, "
+            "async, per_tensor); did you mean 'async'?");
+}
+
+TEST(SpecErrors, AtMostTwentyAreShownAndTheRestCounted) {
+  std::string run_keys;
+  for (int i = 0; i < 25; ++i) run_keys += "  bogus" + std::to_string(i) + ": 1\n";
+  const std::string text = replace(kValidSpec, "  warmup: 2\n", "  warmup: 2\n" + run_keys);
+  const std::string message = error_of(text);
+  const auto lines = std::count(message.begin(), message.end(), '\n') + 1;
+  EXPECT_EQ(lines, 21) << message;
+  EXPECT_EQ(message.substr(0, message.find('\n')), "spec.yaml:9:3: unknown key 'run.bogus0'");
+  EXPECT_EQ(message.substr(message.rfind('\n') + 1),
+            "spec.yaml: 5 more error(s) not shown (fix these first)");
+}
+
 }  // namespace
+
+TEST(SpecErrorList, SortsByPositionCommandLineFirstAndDropsRepeats) {
+  harness::SpecErrors errors("spec.yaml");
+  EXPECT_NO_THROW(errors.throw_if_any());
+  errors.add(InputError("spec.yaml:9:3: late", harness::SourcePosition{9, 3}));
+  errors.add(InputError("spec.yaml:2:5: early", harness::SourcePosition{2, 5}));
+  errors.add(InputError("--set a=1: from the command line"));
+  errors.add(InputError("spec.yaml:2:5: early", harness::SourcePosition{2, 5}));
+  errors.collect([] {
+    throw InputError("spec.yaml:2:1: earliest", harness::SourcePosition{2, 1});
+  });
+  EXPECT_EQ(errors.count(), 4u);
+  try {
+    errors.throw_if_any();
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--set a=1: from the command line\nspec.yaml:2:1: earliest\nspec.yaml:2:5: "
+                 "early\nspec.yaml:9:3: late");
+  }
+}
 
 // `kind:` is read in one place for every spec kind, with every kind in its message.
 TEST(SpecKind, EveryKindIsReadAndAnUnknownOneListsThemAll) {

@@ -12,16 +12,20 @@
 
 namespace harness_test {
 
-// Loads `text` as spec.yaml and returns the InputError message (fails the test if none).
+// Loads `text` as spec.yaml and returns the InputError message, one line per error (fails the
+// test if none).
 inline std::string spec_load_error(const std::string& text, const harness::LoadOptions& options) {
   TempDir dir;
   const auto path = dir.write("spec.yaml", text);
   try {
     harness::load_experiment(path.string(), options);
   } catch (const harness::InputError& e) {
-    const std::string message = e.what();
+    std::string message = e.what();
     const std::string prefix = dir.path().string() + "/";
-    return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+    for (size_t at = message.find(prefix); at != std::string::npos; at = message.find(prefix, at)) {
+      message.erase(at, prefix.size());
+    }
+    return message;
   }
   ADD_FAILURE() << "no error for:\n" << text;
   return "";
