@@ -39,6 +39,12 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
         static_cast<long long>(line_start == std::string::npos ? at + 1 : at - line_start);
     throw InputError(path.string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
                      ": malformed JSON: " + parse_reason(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // A number past double's range (1e999): no position from the parser.
+    const std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    throw InputError(path.string() + ": malformed JSON: " +
+                     (bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
 }
 

@@ -7,7 +7,8 @@
 
 namespace harness {
 
-// The parsed file. InputError "FILE: cannot read" or "FILE:LINE:COLUMN: malformed JSON: why".
+// The parsed file. InputError "FILE: cannot read", "FILE:LINE:COLUMN: malformed JSON: why", or
+// "FILE: malformed JSON: number overflow parsing '1e999'".
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
 }  // namespace harness

@@ -1,5 +1,7 @@
 #include "harness/results/run_summary.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -42,6 +44,9 @@ std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path
   if (header.empty() || header[0] != "iteration") {
     throw InputError(path.string() + ":1: expected a header starting with 'iteration'");
   }
+  if (std::find(header.begin(), header.end(), "iteration_ms") == header.end()) {
+    throw InputError(path.string() + ":1: no 'iteration_ms' column (header '" + line + "')");
+  }
   std::vector<std::string> phases;
   for (size_t i = 1; i < header.size(); ++i) {
     std::string name = header[i];
@@ -62,6 +67,8 @@ std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path
       samples[phases[i - 1]].push_back(sample_value(fields[i], path, number, header[i]));
     }
   }
+  // A rank that finished measured at least one iteration (run.iterations >= 1).
+  if (samples.empty()) throw InputError(path.string() + ": no samples after the header");
   return samples;
 }
 

@@ -16,7 +16,8 @@
 namespace harness {
 
 // One rank's samples file: "iteration,forward_ms,backward_ms,step_ms,iteration_ms" rows of the
-// measured (post warm-up) iterations.
+// measured (post warm-up) iterations. InputError (FILE:LINE) for a header without
+// iteration_ms, a file with no rows, a short row, or a value that is not a finite number >= 0.
 std::map<std::string, std::vector<double>> read_sample_file(const std::filesystem::path& path);
 
 struct SystemSummary {

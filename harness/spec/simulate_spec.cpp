@@ -76,6 +76,14 @@ void warn_if_cores_shared_twice(const ProfileExtras& extras, double cpu_cores) {
                extras.path.c_str(), extras.processes, cpu_cores);
 }
 
+// A file the spec names is opened when the spec is read, so that a wrong path is an error at
+// the key that names it (and --dry-run catches it), not a bare path mid-study.
+void require_readable(MapReader& reader, const std::string& key, const std::string& path) {
+  if (!path.empty() && !std::ifstream(path)) {
+    reader.report(reader.child(key), key, "cannot open '" + path + "'");
+  }
+}
+
 PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   const std::string base = kSection;
   PointSettings p;
@@ -83,6 +91,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   {
     MapReader model(section["model"], base + ".model", origin);
     p.model.profile = model.get_string("profile", std::nullopt);
+    require_readable(model, "profile", p.model.profile);
     p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
     p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
     extras = read_profile_extras(p.model.profile);
@@ -95,7 +104,9 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     YAML::Node node = section["cluster"];
     MapReader cluster(node ? node : YAML::Node(YAML::NodeType::Map), base + ".cluster", origin);
     p.cluster.topology = cluster.get_string("topology", "");
+    require_readable(cluster, "topology", p.cluster.topology);
     p.cluster.comm_profile = cluster.get_string("comm_profile", "");
+    require_readable(cluster, "comm_profile", p.cluster.comm_profile);
     p.cluster.gpus_per_machine = cluster.get_int("gpus_per_machine", 0, 0, 1 << 20);
     p.cluster.intra_bandwidth = optional_positive(cluster, "intra_bandwidth");
     p.cluster.inter_bandwidth = optional_positive(cluster, "inter_bandwidth");

@@ -190,4 +190,36 @@ TEST(Compare, GoogleBenchmarkRepetitionsAreSamples) {
   EXPECT_THROW(harness::read_gbench_samples(dir.write("bad.json", "{\"x\": 1}")), InputError);
 }
 
+// Google Benchmark JSON is read like any results file: bad entries are named by their index.
+TEST(Compare, GoogleBenchmarkEntriesAreChecked) {
+  TempDir dir;
+  const auto error_of = [&](const std::string& text) {
+    const auto path = dir.write("g.json", text);
+    try {
+      harness::read_gbench_samples(path);
+    } catch (const InputError& e) {
+      std::string message = e.what();
+      return message.substr(dir.path().string().size() + 1);
+    }
+    return std::string("no error");
+  };
+  const auto one = [](const std::string& fields) {
+    return "{\"benchmarks\": [{\"name\": \"BM_a\", \"real_time\": 5}, {\"name\": \"BM_b\"" +
+           fields + "}]}";
+  };
+  EXPECT_EQ(error_of(one(", \"real_time\": -3")),
+            "g.json: benchmarks[1] (\"BM_b\"): real_time is -3 (must be a finite time >= 0)");
+  EXPECT_EQ(error_of(one(", \"real_time\": 1e999")),
+            "g.json: malformed JSON: number overflow parsing '1e999'");
+  EXPECT_EQ(error_of(one(", \"real_time\": \"fast\"")),
+            "g.json: benchmarks[1] (\"BM_b\"): real_time is \"fast\", not a number");
+  EXPECT_EQ(error_of(one("")), "g.json: benchmarks[1] (\"BM_b\"): missing \"real_time\"");
+  EXPECT_EQ(error_of(one(", \"real_time\": 1, \"time_unit\": \"h\"")),
+            "g.json: benchmarks[1] (\"BM_b\"): unknown Google Benchmark time_unit 'h'");
+  EXPECT_EQ(error_of("{\"benchmarks\": [{\"name\": \"BM_a\", \"real_time\": NaN}]}"),
+            "g.json:1:47: malformed JSON: syntax error while parsing value - invalid literal; "
+            "last read: '\"real_time\": N'");
+  EXPECT_EQ(error_of("{\"benchmarks\": [{\"name\": \"BM_a\", \"real_time\": 5}]}"), "no error");
+}
+
 }  // namespace

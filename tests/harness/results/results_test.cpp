@@ -156,7 +156,8 @@ TEST(SampleFile, MalformedRowsAreReportedWithTheirLine) {
       {"1.5ms", ":3: forward_ms is not a number: '1.5ms'"},
   };
   for (const auto& [value, expected] : cases) {
-    const auto file = dir.write("rank0.csv", "iteration,forward_ms\n0,1.5\n1," + value + "\n");
+    const auto file =
+        dir.write("rank0.csv", "iteration,forward_ms,iteration_ms\n0,1.5,2\n1," + value + ",2\n");
     try {
       harness::read_sample_file(file);
       FAIL() << value;
@@ -164,12 +165,21 @@ TEST(SampleFile, MalformedRowsAreReportedWithTheirLine) {
       EXPECT_EQ(std::string(e.what()), file.string() + expected);
     }
   }
-  const auto short_row = dir.write("rank1.csv", "iteration,forward_ms\n0\n");
-  try {
-    harness::read_sample_file(short_row);
-    FAIL();
-  } catch (const harness::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), short_row.string() + ":2: expected 2 fields");
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"iteration,forward_ms,iteration_ms\n0\n", ":2: expected 3 fields"},
+      {"iteration,forward_ms,iteration_ms\n", ": no samples after the header"},
+      {"iteration,forward_ms\n0,1\n",
+       ":1: no 'iteration_ms' column (header 'iteration,forward_ms')"},
+      {"", ":1: expected a header starting with 'iteration'"},
+  };
+  for (const auto& [text, expected] : files) {
+    const auto file = dir.write("rank1.csv", text);
+    try {
+      harness::read_sample_file(file);
+      FAIL() << text;
+    } catch (const harness::InputError& e) {
+      EXPECT_EQ(std::string(e.what()), file.string() + expected);
+    }
   }
 }
 
