@@ -1,6 +1,7 @@
 #include "harness/cli/plan_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -9,7 +10,10 @@
 
 #include "common/input_error.h"
 #include "common/limits.h"
+#include "common/text_util.h"
 #include "harness/cli/option_checks.h"
+#include "harness/plot/kinds.h"
+#include "harness/spec/published_profiles.h"
 #include "harness/spec/spec_errors.h"
 #include "planner/cluster/topology.h"
 #include "planner/report/explain.h"
@@ -135,7 +139,16 @@ int run_plan(const PlanRequest& request, std::ostream& out) {
 void add_plan_command(CLI::App& app) {
   auto* sub = app.add_subcommand("plan", "DAPPLE planner: DP and hybrid pipeline estimates");
   auto request = std::make_shared<PlanRequest>();
-  sub->add_option("--profile", request->profile, "PipeDream graph.txt profile")->required();
+  sub->add_option("--profile", request->profile,
+                  "PipeDream graph.txt profile ({profiles}/... names a published one)")
+      ->required()
+      ->transform(CLI::Validator(
+          [](std::string& text) {
+            const std::string written = text;
+            text = resolve_profile_path(written);
+            return std::ifstream(text) ? std::string() : missing_profile_reason(written);
+          },
+          ""));
   sub->add_option("--pbs", request->profile_batch, "Batch size the profile was taken at")
       ->required()
       ->check(CLI::Range(1, 1 << 24));
@@ -313,7 +326,12 @@ class PlanSpecReader {
 bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML::Node& value,
                     PlanRequest& request) {
   if (key == "profile") {
-    request.profile = r.text(value, key);
+    // "{profiles}/..." names a published profile (harness/spec/published_profiles.h). The
+    // file is opened now, so that a wrong path is reported at the key that names it.
+    const std::string written = r.text(value, key);
+    request.profile = resolve_profile_path(written);
+    if (!std::ifstream(request.profile))
+      r.fail(value, "plan.profile: " + missing_profile_reason(written));
   } else if (key == "pbs") {
     request.profile_batch = static_cast<int>(r.integer(value, key, 1));
   } else if (key == "micro_batch") {
@@ -329,6 +347,23 @@ bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML:
     return false;
   }
   return true;
+}
+
+// `plots:`, figure kinds of `harness plot` (or all) drawn when the study is done.
+std::vector<std::string> read_plot_list(const PlanSpecReader& r, const YAML::Node& value) {
+  std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
+  kinds.push_back("all");
+  const std::string expected = "expected a list of " + join(kinds, ", ");
+  if (!value.IsSequence()) r.fail(value, "plan.plots: " + expected);
+  std::vector<std::string> chosen;
+  for (const auto& item : value) {
+    const std::string kind = item.IsScalar() ? item.Scalar() : "";
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      r.fail(item, "plan.plots: unknown figure kind '" + kind + "' (" + expected + ")");
+    }
+    chosen.push_back(kind);
+  }
+  return chosen;
 }
 
 // `models:`, a list of entries each with a name and the keys of one profile.
@@ -407,7 +442,7 @@ PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec
 
   PlanRequest base;
   PlanSpecRuns runs;
-  auto& [models, layouts, modes] = runs;
+  auto& [models, layouts, modes, plots] = runs;
   // Every key is read even when an earlier one is wrong: all errors are reported at once.
   for (const auto& entry : plan) {
     errors.collect([&] {
@@ -450,12 +485,14 @@ PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec
         for (const auto& item : list) base.noise_studies.push_back(r.noise(item));
       } else if (key == "models") {
         models = read_model_entries(r, value);
+      } else if (key == "plots") {
+        plots = read_plot_list(r, value);
       } else {
         r.fail(entry.first,
                "unknown plan key '" + key +
                    "' (expected profile, pbs, gbs, devices, mode, topology, placement, "
                    "threads, micro_batch, optimizer_scaling, peak_activation, explain, "
-                   "noise, models)");
+                   "noise, models, plots)");
       }
     });
   }
@@ -479,10 +516,6 @@ PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec
       if (model.request.profile.empty() || model.request.profile_batch <= 0) {
         r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
       }
-      if (!std::ifstream(model.request.profile)) {
-        r.fail(plan, "plan.profile: cannot open '" + model.request.profile + "'" +
-                         (model.name.empty() ? "" : " (model '" + model.name + "')"));
-      }
     });
   }
   errors.throw_if_any();
@@ -490,7 +523,7 @@ PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec
 }
 
 int run_plan_spec(const PlanSpecRuns& runs, const std::string& output_dir) {
-  const auto& [models, layouts, modes] = runs;
+  const auto& [models, layouts, modes, plots] = runs;
   for (const PlanSpecModel& model : models) {
     const PlanRequest& merged = model.request;
     for (const auto& [layout_name, devices] : layouts) {

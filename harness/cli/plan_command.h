@@ -56,6 +56,7 @@ struct PlanSpecRuns {
   std::vector<PlanSpecModel> models;
   std::vector<std::pair<std::string, std::string>> layouts;  // name, devices
   std::vector<std::string> modes;
+  std::vector<std::string> plots;  // `harness plot` kinds drawn into the results folder after
 };
 
 // Reads and checks the spec's `plan:` map whole (every model complete, its profile readable,

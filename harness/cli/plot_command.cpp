@@ -86,6 +86,8 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
       set.unfit = "not a training results folder (no manifest.json)";
     } else if (kind == "bucket_sweep") {
       set = bucket_sweep_figures(*run);
+    } else if (kind == "sweep") {
+      set = sweep_figures(*run);
     } else if (kind == "scaling") {
       set = scaling_figures(*run);
     } else {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "common/input_error.h"
 #include "harness/cli/plan_command.h"
+#include "harness/cli/plot_command.h"
 #include "harness/cli/profile_command.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/spec_errors.h"
@@ -71,7 +73,16 @@ int RunCommand::run_plan_kind(YAML::Node root) {
   }
   const auto directory = start_results_folder(header.output, header.name, root);
   std::cout << "results: " << directory.string() << "\n";
-  return run_plan_spec(runs, directory.string());
+  const int code = run_plan_spec(runs, directory.string());
+  if (code == 0 && !runs.plots.empty()) {
+    // Figures are a view of the results: failing to draw them does not fail the study.
+    try {
+      run_plots(directory, runs.plots, std::cout);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "warning: figures not drawn: %s\n", e.what());
+    }
+  }
+  return code;
 }
 
 int RunCommand::run_train_kind(YAML::Node root) {

@@ -21,6 +21,10 @@ struct FigureSet {
 // figure per phase and per combination of the other sweep coordinates.
 FigureSet bucket_sweep_figures(const ResultSamples& samples);
 
+// The same for every other numeric sweep axis with two or more values (bandwidth, batch,
+// micro-batches, ...): one figure per axis, phase and combination of the other coordinates.
+FigureSet sweep_figures(const ResultSamples& samples);
+
 // Iteration time and throughput vs run.world_size, one line per system.
 FigureSet scaling_figures(const ResultSamples& samples);
 

@@ -33,7 +33,7 @@ std::string gnuplot_string(const std::string& text) {
 std::string gnuplot_script(const Figure& f) {
   std::string body;
   // Indent the kind's commands inside the frame's loop for readability; gnuplot does not care.
-  std::istringstream lines(fill_plot_template(f.kind, f.fields));
+  std::istringstream lines(fill_plot_template(f.layout.empty() ? f.kind : f.layout, f.fields));
   for (std::string line; std::getline(lines, line);) body += "  " + line + "\n";
   if (!body.empty()) body.pop_back();
   return fill_plot_template("frame", {{"stem", f.stem},

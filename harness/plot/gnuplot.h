@@ -11,11 +11,12 @@
 namespace harness {
 
 struct Figure {
-  std::string kind;   // bucket_sweep, scaling, cdf, planner, ...
-  std::string stem;   // file name without extension
-  std::string title;  // one line, for report.md
-  std::string data;   // content of STEM.dat
-  // The values of the placeholders of plots/KIND.gp: what depends on the data.
+  std::string kind;    // bucket_sweep, sweep, scaling, cdf, planner, ...
+  std::string layout;  // the template, plots/LAYOUT.gp; empty: plots/KIND.gp
+  std::string stem;    // file name without extension
+  std::string title;   // one line, for report.md
+  std::string data;    // content of STEM.dat
+  // The values of the template's placeholders: what depends on the data.
   std::map<std::string, std::string> fields;
   int width = 1000;
   int height = 650;
@@ -24,7 +25,7 @@ struct Figure {
 // A gnuplot string literal (double-quoted; backslashes and quotes escaped, line breaks as \n).
 std::string gnuplot_string(const std::string& text);
 
-// The complete STEM.gp: plots/frame.gp around plots/KIND.gp, both filled.
+// The complete STEM.gp: plots/frame.gp around the figure's template, both filled.
 std::string gnuplot_script(const Figure& figure);
 
 // Writes STEM.dat and STEM.gp into `directory` and runs gnuplot there (the program named by

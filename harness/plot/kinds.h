@@ -3,7 +3,7 @@
 
 namespace harness {
 
-inline constexpr const char* kPlotKinds[] = {"bucket_sweep", "scaling", "cdf", "planner",
-                                             "timeline"};
+inline constexpr const char* kPlotKinds[] = {"bucket_sweep", "sweep",   "scaling",
+                                             "cdf",          "planner", "timeline"};
 
 }  // namespace harness

@@ -10,6 +10,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/limits.h"
+#include "harness/spec/published_profiles.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/spec_errors.h"
 #include "harness/spec/sweep.h"
@@ -90,8 +91,11 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   ProfileExtras extras;
   {
     MapReader model(section["model"], base + ".model", origin);
-    p.model.profile = model.get_string("profile", std::nullopt);
-    require_readable(model, "profile", p.model.profile);
+    const std::string profile = model.get_string("profile", std::nullopt);
+    p.model.profile = resolve_profile_path(profile);
+    if (!profile.empty() && !std::ifstream(p.model.profile)) {
+      model.report(model.child("profile"), "profile", missing_profile_reason(profile));
+    }
     p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
     p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
     extras = read_profile_extras(p.model.profile);

@@ -63,8 +63,8 @@ name: bad
 output: $SCRATCH/results
 plan: {profile: $SCRATCH/nope.txt, pbs: 32, gbs: "32:64:32", devices: "8"}
 YAML
-expect_error "error: $f:4:7: plan.profile: cannot open '$SCRATCH/nope.txt'" --dry-run
-expect_error "error: $f:4:7: plan.profile: cannot open '$SCRATCH/nope.txt'"
+expect_error "error: $f:4:17: plan.profile: cannot open '$SCRATCH/nope.txt'" --dry-run
+expect_error "error: $f:4:17: plan.profile: cannot open '$SCRATCH/nope.txt'"
 cat > "$SCRATCH/bad.yaml" <<YAML
 kind: simulat
 name: bad

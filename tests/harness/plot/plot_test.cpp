@@ -74,6 +74,46 @@ TEST(Plot, BucketSweepPerPhaseWithBandAndMarks) {
   EXPECT_EQ(index[0]["kind"], "bucket_sweep");
 }
 
+// Any other numeric axis gets the same figure (`sweep`): one set per axis, split by the other
+// axes' values; a non-numeric axis (a schedule's name) draws none of its own.
+TEST(Plot, SweepDrawsEveryOtherNumericAxis) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  FixtureRun spec;
+  spec.experiment = "bandwidth";
+  spec.systems = {"ddp", "dapple"};
+  spec.axes = {{"cluster.inter_bandwidth", {"1e9", "4e9", "16e9"}},
+               {"pipeline.schedule", {"gpipe", "dapple"}}};
+  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  const std::string out = plot(run, {"sweep"});
+  for (const char* group : {"_1", "_2"}) {
+    expect_figure(run / "plots", std::string("sweep_cluster_inter_bandwidth_iteration") + group);
+  }
+  EXPECT_FALSE(fs::exists(run / "plots" / "sweep_pipeline_schedule_iteration_1.png"));
+  const std::string data =
+      read_file(run / "plots" / "sweep_cluster_inter_bandwidth_iteration_1.dat");
+  EXPECT_NE(data.find("# columns: cluster.inter_bandwidth p10_ms p50_ms p90_ms p99_ms n"),
+            std::string::npos)
+      << data;
+  // The three bandwidths in order, each with the p10 and p50 of the fixture's 20 samples there
+  // (10.00..10.19 ms at the first: p10 10.019, p50 10.095, linear interpolation).
+  EXPECT_NE(data.find("# system 0: ddp\n1e+09 10.019 10.094999999999999 "), std::string::npos)
+      << data;
+  EXPECT_NE(data.find("\n4e+09 12.019 "), std::string::npos) << data;
+  EXPECT_NE(data.find("\n1.6e+10 14.019 "), std::string::npos) << data;
+  const std::string script =
+      read_file(run / "plots" / "sweep_cluster_inter_bandwidth_iteration_1.gp");
+  EXPECT_NE(script.find("set xlabel \"cluster.inter_bandwidth (log scale)\""), std::string::npos);
+  // Without a numeric axis, the kind does not fit and says so.
+  FixtureRun names = spec;
+  names.axes = {{"pipeline.schedule", {"gpipe", "dapple"}}};
+  const fs::path other = harness_test::write_fixture_run(dir.path() / "names", names);
+  EXPECT_NE(
+      plot(other, {"sweep"})
+          .find("plot sweep: does not fit " + other.string() + ": the sweep has no numeric axis"),
+      std::string::npos);
+}
+
 TEST(Plot, ScalingAndCdf) {
   REQUIRE_GNUPLOT();
   TempDir dir;

@@ -1,0 +1,26 @@
+#include "harness/spec/published_profiles.h"
+
+#include <cstdlib>
+
+namespace harness {
+
+std::string published_profiles_folder() {
+  const char* folder = std::getenv("HARNESS_PROFILES");
+  return folder != nullptr && *folder != '\0' ? folder : "profiles/published";
+}
+
+std::string resolve_profile_path(const std::string& written) {
+  const std::string placeholder = kProfilesPlaceholder;
+  if (written.rfind(placeholder, 0) != 0) return written;
+  return published_profiles_folder() + written.substr(placeholder.size());
+}
+
+std::string missing_profile_reason(const std::string& written) {
+  const std::string path = resolve_profile_path(written);
+  if (path == written) return "cannot open '" + path + "'";
+  return "cannot open '" + path + "': the published DAPPLE profiles are not in " +
+         published_profiles_folder() +
+         " (fetch them: scripts/fetch-profiles.sh, or set HARNESS_PROFILES to their folder)";
+}
+
+}  // namespace harness
