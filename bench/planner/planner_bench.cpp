@@ -3,6 +3,7 @@
 // cores; GNMT-16 import < 0.2 s.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "planner/model/synthetic_profile.h"
@@ -12,7 +13,14 @@
 namespace harness::planner {
 namespace {
 
-const std::string kProfiles = std::string(PLANNER_REFERENCE_DIR) + "/dapple_profiles/";
+// The published profiles: where $HARNESS_PROFILES says (scripts/fetch-profiles.sh), else the
+// project's shared reference folder beside the checkout.
+const std::string kProfiles = [] {
+  const char* fetched = std::getenv("HARNESS_PROFILES");
+  return fetched != nullptr && *fetched != '\0'
+             ? std::string(fetched) + "/"
+             : std::string(PLANNER_REFERENCE_DIR) + "/dapple_profiles/";
+}();
 
 struct ProfileCase {
   const char* name;

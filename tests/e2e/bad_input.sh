@@ -156,9 +156,13 @@ for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml -
   [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "harness $args: not one line: $(cat "$SCRATCH/err")"
   expect_contains "$(cat "$SCRATCH/err")" "(see --help)"
 done
-set +e; "$HARNESS" plan --profile x --pbs 1 --threads 100000 >/dev/null 2>"$SCRATCH/err"; set -e
+set +e; "$HARNESS" plan --profile "$(dirname "$0")/../data/planner/three_layers.txt" --pbs 1 --threads 100000 >/dev/null 2>"$SCRATCH/err"; set -e
 [[ "$(cat "$SCRATCH/err")" == "error: --threads: Value 100000 not in range 1 to 256 (see --help)" ]] ||
   fail "plan --threads 100000: $(cat "$SCRATCH/err")"
+# The profile is checked as the command line is read; a published one names how to fetch it.
+set +e; HARNESS_PROFILES="$SCRATCH/none" "$HARNESS" plan --profile '{profiles}/vgg19/graph.txt' --pbs 32 >/dev/null 2>"$SCRATCH/err"; code=$?; set -e
+[[ $code == 2 && "$(cat "$SCRATCH/err")" == "error: --profile: cannot open '$SCRATCH/none/vgg19/graph.txt': the published DAPPLE profiles are not in $SCRATCH/none (fetch them: scripts/fetch-profiles.sh, or set HARNESS_PROFILES to their folder) (see --help)" ]] ||
+  fail "plan --profile {profiles}/...: exit $code: $(cat "$SCRATCH/err")"
 set +e; "$HARNESS" profile comm --sizes 8:1G:+1 --out "$SCRATCH/comm" >/dev/null 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 && ! -e "$SCRATCH/comm" ]] || fail "profile comm --sizes 8:1G:+1: exit $code"
 expect_contains "$(cat "$SCRATCH/err")" "more than 64 sizes"
