@@ -1,7 +1,8 @@
 // harness-rank: the rank program, the only executable that loads LibTorch. `harness` starts it
 // as a process: one per rank of a run (`worker`), of a communication profile (`comm-worker`),
-// of a layer profile (`profile layers`), and for the zoo's answers (`models`, `layers`,
-// `version`). Nobody needs to run it by hand but to start ranks of a run themselves.
+// of a layer profile (`profile layers`), for the zoo's answers (`models`, `layers`,
+// `version`) and for the machine's limits (`machine`). Nobody needs to run it by hand but to start
+// ranks of a run themselves.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 
 #include "common/cli_exit.h"
 #include "rank/layer_profile_command.h"
+#include "rank/machine_command.h"
 #include "rank/worker.h"
 #include "rank/zoo_query_commands.h"
 #include "runtime/profile/comm_benchmark.h"
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
   profile->require_subcommand(1);
   harness::add_layer_profile_command(*profile, self_executable(argv[0]));
   harness::add_zoo_query_commands(app);
+  harness::add_machine_command(app);
   const int code = harness::parse_and_run(app, argc, argv);
   return code != 0 ? code : exit_code;
 }

@@ -16,6 +16,7 @@
 #include "rank/pipeline_worker.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/result_gather.h"
+#include "runtime/machine/blas_library.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/protocol/fault_injection.h"
@@ -231,7 +232,10 @@ int run_worker(const WorkerArgs& args) {
   const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
   const WorkerSystem& system = config.system;
 
+  // LibTorch's intra-op pool and the BLAS's own threads both at threads_per_rank: ranks of one
+  // machine never oversubscribe its cores.
   torch::set_num_threads(config.threads);
+  runtime::set_blas_threads(config.threads);
   apply_heap_policy(config.heap);
 
   Rendezvous rendezvous = args.rendezvous;

@@ -11,6 +11,7 @@
 #include "common/input_error.h"
 #include "rank/layer_profile_command.h"
 #include "rank/zoo_queries.h"
+#include "runtime/machine/blas_library.h"
 
 namespace harness {
 namespace {
@@ -73,8 +74,11 @@ void add_layers(CLI::App& app) {
 void add_version(CLI::App& app) {
   auto* version = app.add_subcommand("version", "The LibTorch this program runs, as JSON");
   version->callback([] {
+    // The BLAS this program loads in this environment: what its ranks load too.
+    const runtime::BlasLibrary blas = runtime::loaded_blas_library();
     std::cout << json{{"torch_version", runtime::torch_version()},
-                      {"cuda_available", runtime::cuda_available()}}
+                      {"cuda_available", runtime::cuda_available()},
+                      {"blas", {{"library", blas.name}, {"path", blas.path}}}}
                      .dump()
               << "\n";
   });

@@ -12,7 +12,25 @@ packages=(
   gnuplot-nox python3
   openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test
   iproute2                    # the two-namespace rendezvous test (ip netns)
+  libopenblas0-openmp         # the BLAS LibTorch loads (below)
 )
+# Debian's LibTorch calls whatever libblas.so.3 resolves to; the reference BLAS Debian installs
+# with it runs fp32 GEMM at ~8 GFLOP/s per core here against ~135 with OpenBLAS, and DDP
+# iterations 5-9x slower (bench/blas_compare.sh, experiments/README.md "BLAS"). OpenBLAS's
+# OpenMP build shares LibTorch's OpenMP runtime (one thread pool, one OMP_NUM_THREADS); its
+# pthread build, which Debian ranks higher, would add a second pool. Chosen explicitly:
+blas_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
+select_blas() {
+  local name
+  for name in libblas.so.3 liblapack.so.3; do
+    if [[ "$(readlink -f "/etc/alternatives/$name-x86_64-linux-gnu" 2>/dev/null)" != "$blas_dir/$name" ]]; then
+      "${sudo_cmd[@]}" update-alternatives --quiet --set "$name-x86_64-linux-gnu" "$blas_dir/$name"
+      echo "install-deps: $name -> $blas_dir/$name"
+    fi
+  done
+}
+sudo_cmd=()
+if [[ $(id -u) != 0 ]]; then sudo_cmd=(sudo); fi
 # Optional: PyTorch's own DDP as a peer in benchmarks. Skipped by HARNESS_NO_PYTORCH=1.
 optional=(python3-torch python3-torchvision)
 
@@ -27,13 +45,13 @@ if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 ]]; then
 fi
 
 if ((${#missing[@]} == 0)); then
+  select_blas
   echo "install-deps: all packages present"
   exit 0
 fi
 
 echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-if [[ $(id -u) != 0 ]]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+select_blas

@@ -4,6 +4,7 @@
 
 #include "common/cli_exit.h"
 #include "harness/cli/compare_command.h"
+#include "harness/cli/machine_command.h"
 #include "harness/cli/models_command.h"
 #include "harness/cli/plan_command.h"
 #include "harness/cli/plot_command.h"
@@ -29,5 +30,6 @@ int main(int argc, char** argv) {
   harness::add_plot_command(app);
   harness::add_compare_command(app);
   harness::add_trace_command(app);
+  harness::add_machine_command(app, rank_program);
   return harness::parse_and_run(app, argc, argv);
 }

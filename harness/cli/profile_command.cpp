@@ -17,6 +17,7 @@
 #include "common/statistics.h"
 #include "common/text_util.h"
 #include "harness/launch/local_launcher.h"
+#include "harness/profile/comm_measurement.h"
 #include "harness/profile/comm_profile.h"
 #include "harness/results/results_folder.h"
 #include "harness/spec/spec.h"
@@ -31,55 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CommRequest {
-  int world = 2;
-  std::string backend = "gloo";
-  std::string sizes = "8:64M:x4";
-  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv,copy";
-  int iterations = 20;
-  int warmup = 5;
-  double stall_timeout_s = 300;
-  std::string out_dir;
-};
-
 double physical_memory_bytes() {
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-}
-
-// The comm-worker ranks of one profile, meeting on a free local port.
-std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vector<int64_t>& sizes,
-                                    const fs::path& out) {
-  std::vector<std::string> size_text;
-  for (int64_t s : sizes) size_text.push_back(std::to_string(s));
-  const int port = pick_free_port();
-  std::vector<RankProcess> ranks;
-  for (int r = 0; r < request.world; ++r) {
-    RankProcess rank;
-    rank.arguments = {"comm-worker",
-                      "--rank",
-                      std::to_string(r),
-                      "--world-size",
-                      std::to_string(request.world),
-                      "--master-addr",
-                      "127.0.0.1",
-                      "--master-port",
-                      std::to_string(port),
-                      "--ops",
-                      request.ops,
-                      "--sizes",
-                      join(size_text, ","),
-                      "--iterations",
-                      std::to_string(request.iterations),
-                      "--warmup",
-                      std::to_string(request.warmup),
-                      "--out",
-                      (out / "comm-raw.json").string()};
-    rank.stdout_path = out / ("rank" + std::to_string(r) + ".stdout");
-    rank.stderr_path = out / ("rank" + std::to_string(r) + ".stderr");
-    rank.environment = {{"OMP_NUM_THREADS", "1"}};
-    ranks.push_back(rank);
-  }
-  return ranks;
 }
 
 // The independent reference: a plain c10d all-reduce over the same sizes, its iterations
@@ -136,19 +90,9 @@ int run_comm(const CommRequest& request, RankProgram& rank_program) {
                            ? fs::path(create_run_directory("results", "comm_profile"))
                            : fs::path(request.out_dir);
   fs::create_directories(out);
-  const std::vector<RankProcess> ranks = comm_ranks(request, sizes, out);
-  LaunchLimits limits;
-  limits.stall_timeout_s = request.stall_timeout_s;
-  install_stop_signal_handlers();
-  const LaunchOutcome outcome = launch_local(rank_program.path(), ranks, limits);
-  if (!outcome.ok) {
-    const int rank = outcome.failure ? outcome.failure->rank : -1;
-    std::fprintf(stderr, "error: comm profile failed: rank %d %s\n%s", rank,
-                 outcome.failure ? outcome.failure->reason.c_str() : "interrupted",
-                 outcome.failure ? outcome.failure->stderr_tail.c_str() : "");
-    return outcome.interrupted ? 130 : 1;
-  }
-  const json raw = json::parse(read_file(out / "comm-raw.json"));
+  const CommMeasurement measured = measure_comm(request, sizes, out, rank_program);
+  if (measured.exit_code != 0) return measured.exit_code;
+  const json& raw = measured.raw;
   const auto rows = comm_rows(raw);
   std::cout << render_comm_table(rows, request.world, request.backend);
 

@@ -13,6 +13,7 @@
 #include "harness/cli/plan_command.h"
 #include "harness/cli/plot_command.h"
 #include "harness/cli/profile_command.h"
+#include "harness/machine/machine_limits.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/spec_errors.h"
 #include "harness/spec/spec_kind.h"
@@ -101,6 +102,11 @@ int RunCommand::run_train_kind(YAML::Node root) {
   runner.interactive = isatty(STDERR_FILENO);
   if (!dry_run_ && !print_launch_) {
     runner.runtime_info = {{"torch_version", rank_program_.torch_version()}};
+    runner.blas = rank_program_.blas();
+    // The roofline MFU is reported against: this host's, so only where the ranks run here.
+    if (parse_launcher(launcher_) == LauncherKind::local) {
+      runner.machine = machine_limits(rank_program_, false);
+    }
   }
   runner.model_layer_names = [this](const ModelConfig& model) {
     return rank_program_.layer_names(model);

@@ -191,6 +191,11 @@ std::string RankProgram::torch_version() {
   return version_->at("torch_version").get<std::string>();
 }
 
+nlohmann::json RankProgram::blas() {
+  if (!version_) version_ = query({"version"});
+  return version_->value("blas", nlohmann::json::object());
+}
+
 bool RankProgram::cuda_available() {
   if (!version_) version_ = query({"version"});
   return version_->value("cuda_available", false);

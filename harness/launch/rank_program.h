@@ -40,6 +40,8 @@ class RankProgram {
   const std::vector<double>& layer_forward_ms(const ModelConfig& model);
   std::string torch_version();
   bool cuda_available();
+  // {"library": "openblas-openmp", "path": ...}: the BLAS it loads in this environment.
+  nlohmann::json blas();
 
  private:
   std::string path_;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
@@ -18,6 +19,8 @@ struct RunnerOptions {
   bool dry_run = false;
   bool interactive = false;                         // progress line rewritten in place
   std::map<std::string, std::string> runtime_info;  // e.g. torch_version, from the worker side
+  nlohmann::json blas;     // the BLAS the rank program loads (library, path)
+  nlohmann::json machine;  // this machine's limits (harness/machine/machine_limits.h); null: none
   LauncherKind launcher =
       LauncherKind::local;       // who starts the ranks (harness/launch/launch_plan.h)
   std::vector<HostSlots> hosts;  // --hosts h1:8,h2:8 (mpirun, slurm, torchrun)

@@ -1,0 +1,127 @@
+#include "harness/machine/machine_limits.h"
+
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/environment_info.h"
+#include "common/json_file.h"
+#include "harness/profile/comm_measurement.h"
+#include "harness/profile/comm_profile.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path machine_cache_path() {
+  if (const char* file = std::getenv("HARNESS_MACHINE_CACHE"); file && *file) return file;
+  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache && *cache) {
+    return fs::path(cache) / "harness" / "machine.json";
+  }
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : "/tmp") / ".cache" / "harness" / "machine.json";
+}
+
+json machine_key(RankProgram& rank_program) {
+  const json env = collect_environment({});
+  return {{"hostname", env.value("hostname", "")},
+          {"cpu_model", env.value("cpu_model", "")},
+          {"logical_cores", env.value("logical_cores", 0)},
+          {"blas_path", rank_program.blas().value("path", "")},
+          {"torch_version", rank_program.torch_version()}};
+}
+
+json measure_machine(RankProgram& rank_program) {
+  json limits = rank_program.query({"machine"});
+  // Loopback all-reduce between 2 ranks, nccl-tests' busbw at the largest size.
+  const fs::path scratch =
+      fs::temp_directory_path() / ("harness-machine-" + std::to_string(getpid()));
+  fs::create_directories(scratch);
+  CommRequest request;
+  request.world = 2;
+  request.ops = "allreduce";
+  request.iterations = 10;
+  request.warmup = 2;
+  const std::vector<int64_t> sizes = {1 << 20, 8 << 20, 64 << 20};
+  const CommMeasurement measured = measure_comm(request, sizes, scratch, rank_program);
+  json allreduce = nullptr;
+  if (measured.exit_code == 0) {
+    allreduce = json::array();
+    for (const CommRow& row : comm_rows(measured.raw)) {
+      allreduce.push_back({{"bytes", row.bytes},
+                           {"p50_ms", row.p50_ms},
+                           {"algbw_gbps", row.algbw_gbps},
+                           {"busbw_gbps", row.busbw_gbps}});
+    }
+  }
+  fs::remove_all(scratch);
+  limits["allreduce_world2"] = allreduce;
+  limits["key"] = machine_key(rank_program);
+  limits["measured_at"] = collect_environment({}).value("started_utc", "");
+  return limits;
+}
+
+json machine_limits(RankProgram& rank_program, bool remeasure) {
+  const fs::path cache = machine_cache_path();
+  if (!remeasure && fs::exists(cache)) {
+    try {
+      json cached = read_json_file(cache);
+      if (cached.value("key", json()) == machine_key(rank_program)) return cached;
+    } catch (const std::exception&) {
+      // An unreadable cache is measured again and rewritten.
+    }
+  }
+  std::fprintf(stderr,
+               "measuring this machine's limits once (GEMM, memory, all-reduce); cached in %s\n",
+               cache.c_str());
+  json limits = measure_machine(rank_program);
+  try {
+    fs::create_directories(cache.parent_path());
+    write_file_atomic(cache, limits.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: machine figures not cached: %s\n", e.what());
+  }
+  return limits;
+}
+
+std::string render_machine_limits(const json& limits) {
+  std::ostringstream out;
+  char line[256];
+  const json& blas = limits.value("blas", json::object());
+  out << "# BLAS: " << blas.value("library", "?") << " (" << blas.value("path", "?") << ")\n";
+  out << "# cores: " << limits.value("cores", 0) << "\n";
+  out << "#\n# "
+      << "what" << std::string(30, ' ') << "one core   all cores\n";
+  for (const char* key : {"gemm_fp32", "gemm_bf16"}) {
+    const json& gemm = limits.value(key, json());
+    if (!gemm.is_object()) continue;
+    std::snprintf(line, sizeof line, "  %-32s %10.1f %11.1f  GFLOP/s (%d^3, best of %d)\n",
+                  (gemm.value("dtype", "") + " GEMM").c_str(), gemm.value("gflops_one_core", 0.0),
+                  gemm.value("gflops_all_cores", 0.0), gemm.value("n", 0),
+                  gemm.value("repetitions", 0));
+    out << line;
+  }
+  if (const json& triad = limits.value("triad", json()); triad.is_object()) {
+    std::snprintf(line, sizeof line, "  %-32s %10.1f %11.1f  GB/s (%.0f MiB arrays)\n",
+                  "triad a = b + s*c", triad.value("gbs_one_core", 0.0),
+                  triad.value("gbs_all_cores", 0.0),
+                  triad.value("bytes_per_array", 0.0) / (1 << 20));
+    out << line;
+  }
+  if (const json& rows = limits.value("allreduce_world2", json()); rows.is_array()) {
+    out << "#\n# all-reduce, 2 ranks on this host (Gloo, loopback)\n";
+    out << "#" << std::string(13, ' ') << "size(B)    time(ms)  algbw(GB/s)  busbw(GB/s)\n";
+    for (const auto& row : rows) {
+      std::snprintf(line, sizeof line, "  %18lld %11.3f %12.3f %12.3f\n", row.value("bytes", 0LL),
+                    row.value("p50_ms", 0.0), row.value("algbw_gbps", 0.0),
+                    row.value("busbw_gbps", 0.0));
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace harness

@@ -1,0 +1,73 @@
+#include "harness/profile/comm_measurement.h"
+
+#include <cstdio>
+
+#include "common/atomic_file.h"
+#include "common/ports.h"
+#include "common/text_util.h"
+#include "harness/launch/local_launcher.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The comm-worker ranks of one profile, meeting on a free local port.
+std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vector<int64_t>& sizes,
+                                    const fs::path& out) {
+  std::vector<std::string> size_text;
+  for (int64_t s : sizes) size_text.push_back(std::to_string(s));
+  const int port = pick_free_port();
+  std::vector<RankProcess> ranks;
+  for (int r = 0; r < request.world; ++r) {
+    RankProcess rank;
+    rank.arguments = {"comm-worker",
+                      "--rank",
+                      std::to_string(r),
+                      "--world-size",
+                      std::to_string(request.world),
+                      "--master-addr",
+                      "127.0.0.1",
+                      "--master-port",
+                      std::to_string(port),
+                      "--ops",
+                      request.ops,
+                      "--sizes",
+                      join(size_text, ","),
+                      "--iterations",
+                      std::to_string(request.iterations),
+                      "--warmup",
+                      std::to_string(request.warmup),
+                      "--out",
+                      (out / "comm-raw.json").string()};
+    rank.stdout_path = out / ("rank" + std::to_string(r) + ".stdout");
+    rank.stderr_path = out / ("rank" + std::to_string(r) + ".stderr");
+    rank.environment = {{"OMP_NUM_THREADS", "1"}};
+    ranks.push_back(rank);
+  }
+  return ranks;
+}
+
+}  // namespace
+
+CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
+                             const fs::path& out, RankProgram& rank_program) {
+  const std::vector<RankProcess> ranks = comm_ranks(request, sizes, out);
+  LaunchLimits limits;
+  limits.stall_timeout_s = request.stall_timeout_s;
+  install_stop_signal_handlers();
+  const LaunchOutcome outcome = launch_local(rank_program.path(), ranks, limits);
+  CommMeasurement measurement;
+  if (!outcome.ok) {
+    const int rank = outcome.failure ? outcome.failure->rank : -1;
+    std::fprintf(stderr, "error: comm profile failed: rank %d %s\n%s", rank,
+                 outcome.failure ? outcome.failure->reason.c_str() : "interrupted",
+                 outcome.failure ? outcome.failure->stderr_tail.c_str() : "");
+    measurement.exit_code = outcome.interrupted ? 130 : 1;
+    return measurement;
+  }
+  measurement.raw = nlohmann::json::parse(read_file(out / "comm-raw.json"));
+  return measurement;
+}
+
+}  // namespace harness

@@ -1,0 +1,36 @@
+// One measurement of collectives between local ranks: `harness profile comm` and `harness
+// machine` launch the rank program's comm-worker on this host and read back what it timed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/launch/rank_program.h"
+
+namespace harness {
+
+struct CommRequest {
+  int world = 2;
+  std::string backend = "gloo";
+  std::string sizes = "8:64M:x4";
+  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv,copy";
+  int iterations = 20;
+  int warmup = 5;
+  double stall_timeout_s = 300;
+  std::string out_dir;
+};
+
+struct CommMeasurement {
+  nlohmann::json raw;  // comm-raw.json, as rank 0 wrote it
+  int exit_code = 0;   // 0; 1 when a rank failed (said on stderr); 130 when interrupted
+};
+
+// Runs `request.world` comm-worker ranks meeting on a free local port, one thread each, over
+// `sizes` and `request.ops`; their files (comm-raw.json, rank<r>.stdout/.stderr) go in `out`.
+CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
+                             const std::filesystem::path& out, RankProgram& rank_program);
+
+}  // namespace harness
