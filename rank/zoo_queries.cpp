@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/models/flop_count.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/synthetic_batch.h"
 
@@ -81,6 +82,23 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
   const auto built = make_model(model, options);  // kept alive while its layers are read
   for (const auto& layer : built->layers()) names.push_back(layer.name);
   return names;
+}
+
+std::vector<double> zoo_layer_forward_flops(const std::string& model,
+                                            const std::vector<int64_t>& input_shape,
+                                            int64_t num_classes, int64_t depth, int64_t width) {
+  ModelOptions options;
+  options.input_shape = input_shape;
+  const ModelEntry* entry = find_model(model);
+  if (input_shape.empty() && entry) options.input_shape = entry->default_input_shape;
+  options.num_classes = num_classes;
+  options.depth = depth;
+  options.width = width;
+  torch::manual_seed(0);
+  const auto built = make_model(model, options);
+  built->eval();
+  const SyntheticBatch one = make_synthetic_batch(*built, options, 1, "mse");
+  return layer_forward_flops(*built, one.input);
 }
 
 std::string torch_version() { return TORCH_VERSION; }

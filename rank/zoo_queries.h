@@ -35,6 +35,11 @@ std::vector<double> zoo_layer_forward_ms(const std::string& model,
                                          int64_t num_classes, int64_t depth, int64_t width,
                                          int64_t batch);
 
+// Forward FLOPs of each layer for one sample (runtime/models/flop_count.h).
+std::vector<double> zoo_layer_forward_flops(const std::string& model,
+                                            const std::vector<int64_t>& input_shape,
+                                            int64_t num_classes, int64_t depth, int64_t width);
+
 // "1.13.1" etc.
 std::string torch_version();
 

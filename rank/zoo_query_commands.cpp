@@ -26,6 +26,7 @@ struct ModelQuery {
   int64_t depth = 0;
   int64_t width = 0;
   int64_t forward_ms_batch = 0;  // > 0: also time each layer's forward at this batch
+  bool flops = false;            // also each layer's forward FLOPs per sample
 };
 
 void add_models(CLI::App& app) {
@@ -53,12 +54,17 @@ void add_layers(CLI::App& app) {
   layers->add_option("--width", query->width, "bert/vgg19/mlp width (0: model default)");
   layers->add_option("--forward-ms-batch", query->forward_ms_batch,
                      "Also time each layer's forward on this many samples");
+  layers->add_flag("--flops", query->flops, "Also each layer's forward FLOPs per sample");
   layers->callback([query] {
     const std::vector<int64_t> shape = parse_shape(query->input_shape);
     json answer;
     try {
       answer["names"] = runtime::zoo_layer_names(query->model, shape, query->num_classes,
                                                  query->depth, query->width);
+      if (query->flops) {
+        answer["forward_flops"] = runtime::zoo_layer_forward_flops(
+            query->model, shape, query->num_classes, query->depth, query->width);
+      }
       if (query->forward_ms_batch > 0) {
         answer["forward_ms"] =
             runtime::zoo_layer_forward_ms(query->model, shape, query->num_classes, query->depth,

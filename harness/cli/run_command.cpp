@@ -114,6 +114,9 @@ int RunCommand::run_train_kind(YAML::Node root) {
   runner.model_layer_costs = [this](const ModelConfig& model) {
     return rank_program_.layer_forward_ms(model);
   };
+  runner.model_layer_flops = [this](const ModelConfig& model) {
+    return rank_program_.layer_forward_flops(model);
+  };
   runner.launcher = parse_launcher(launcher_);
   runner.hosts = parse_hosts(hosts_);
   runner.print_launch = print_launch_;

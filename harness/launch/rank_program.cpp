@@ -186,6 +186,17 @@ const std::vector<double>& RankProgram::layer_forward_ms(const ModelConfig& mode
   return layer_forward_ms_[key] = answer.at("forward_ms").get<std::vector<double>>();
 }
 
+const std::vector<double>& RankProgram::layer_forward_flops(const ModelConfig& model) {
+  const std::string key = model_key(model);
+  auto found = layer_forward_flops_.find(key);
+  if (found != layer_forward_flops_.end()) return found->second;
+  auto args = layer_query(model);
+  args.push_back("--flops");
+  const auto answer = query(args);
+  layer_names_[key] = answer.at("names").get<std::vector<std::string>>();
+  return layer_forward_flops_[key] = answer.at("forward_flops").get<std::vector<double>>();
+}
+
 std::string RankProgram::torch_version() {
   if (!version_) version_ = query({"version"});
   return version_->at("torch_version").get<std::string>();

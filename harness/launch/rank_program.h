@@ -38,6 +38,8 @@ class RankProgram {
   // at its batch size; each asked once per model, shape and batch.
   const std::vector<std::string>& layer_names(const ModelConfig& model);
   const std::vector<double>& layer_forward_ms(const ModelConfig& model);
+  // Per-layer forward FLOPs of one sample (runtime/models/flop_count.h), asked once per model.
+  const std::vector<double>& layer_forward_flops(const ModelConfig& model);
   std::string torch_version();
   bool cuda_available();
   // {"library": "openblas-openmp", "path": ...}: the BLAS it loads in this environment.
@@ -47,6 +49,7 @@ class RankProgram {
   std::string path_;
   std::map<std::string, std::vector<std::string>> layer_names_;
   std::map<std::string, std::vector<double>> layer_forward_ms_;
+  std::map<std::string, std::vector<double>> layer_forward_flops_;
   std::optional<nlohmann::json> version_;  // `harness-rank version`, asked once
 };
 

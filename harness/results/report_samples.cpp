@@ -44,6 +44,7 @@ ResultSamples read_result_samples(const fs::path& directory) {
       if (fs::exists(first / "config.json")) {
         samples.config = read_json_file(first / "config.json");
       }
+      if (fs::exists(first / "flops.json")) samples.flops = read_json_file(first / "flops.json");
       for (long long repeat = 0; repeat < point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);
         if (!is_complete(raw)) continue;

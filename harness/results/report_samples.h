@@ -20,6 +20,8 @@ struct SystemSamples {
   std::map<std::string, std::vector<double>> phases;  // phase -> ms; empty when none completed
   nlohmann::json config;  // config.json of its first repeat (what the ranks were given); null
                           // when the folder has none
+  nlohmann::json flops;   // flops.json of its first repeat (harness/results/model_flops.h); null
+                          // for external systems and folders written before it existed
 };
 
 struct PointSamples {

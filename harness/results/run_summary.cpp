@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/results/report_samples.h"
 
@@ -75,6 +76,11 @@ std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path
 RunSummary summarize_run_directory(const fs::path& run_directory) {
   // One pooling of samples for summaries, compare and plots: read_result_samples.
   const ResultSamples samples = read_result_samples(run_directory);
+  // The roofline: the machine figures env.json recorded for the ranks' host, if any.
+  const json env = fs::exists(run_directory / "env.json")
+                       ? read_json_file(run_directory / "env.json")
+                       : json::object();
+  const std::optional<double> peak = rank_peak_gflops(env);
   RunSummary summary;
   summary.manifest = samples.manifest;
   for (const auto& point : samples.points) {
@@ -88,6 +94,9 @@ RunSummary summarize_run_directory(const fs::path& run_directory) {
         if (auto it = system.phases.find(phase); it != system.phases.end()) {
           system_summary.phases[phase] = summarize(it->second);
         }
+      }
+      if (auto it = system.phases.find("iteration"); it != system.phases.end()) {
+        system_summary.utilisation = utilisation(system.flops, it->second, peak);
       }
       point_summary.systems.push_back(std::move(system_summary));
     }
@@ -121,6 +130,15 @@ json summary_to_json(const RunSummary& summary) {
             {"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev},
             {"min", stats.min},     {"p50", stats.p50},   {"p90", stats.p90},
             {"p95", stats.p95},     {"p99", stats.p99},   {"max", stats.max}};
+      }
+      if (const auto& u = system.utilisation) {
+        s["utilisation"] = {{"flops_per_rank_iteration", u->flops_per_rank},
+                            {"iteration_p50_ms", u->iteration_p50_ms},
+                            {"gflops_per_rank", u->gflops_per_rank},
+                            {"peak_gflops_per_rank",
+                             u->peak_gflops_per_rank ? json(*u->peak_gflops_per_rank) : json()},
+                            {"mfu", u->mfu ? json(*u->mfu) : json()},
+                            {"samples", u->samples}};
       }
       p["systems"].push_back(std::move(s));
     }

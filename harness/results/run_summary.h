@@ -7,10 +7,12 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/statistics.h"
+#include "harness/results/model_flops.h"
 #include "harness/results/run_manifest.h"
 
 namespace harness {
@@ -25,6 +27,8 @@ struct SystemSummary {
   long long complete_runs = 0;  // repeats whose every rank finished
   long long ranks = 0;
   std::map<std::string, SampleSummary> phases;  // empty when no run completed
+  // Model FLOPs achieved and MFU (harness/results/model_flops.h): where the run has flops.json.
+  std::optional<Utilisation> utilisation;
 };
 
 struct PointSummary {

@@ -15,9 +15,11 @@
 #include "common/text_util.h"
 #include "harness/analysis/comparison_table.h"
 #include "harness/analysis/pipeline_table.h"
+#include "harness/analysis/utilisation_table.h"
 #include "harness/cli/plot_command.h"
 #include "harness/external/external_system.h"
 #include "harness/launch/local_launcher.h"
+#include "harness/results/model_flops.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
 #include "harness/study/planned_run.h"
@@ -117,7 +119,8 @@ std::string describe_matrix(const Experiment& experiment) {
 std::string write_summary_files(const fs::path& run_directory) {
   const RunSummary summary = summarize_run_directory(run_directory);
   write_file_atomic(run_directory / "summary.json", summary_to_json(summary).dump(2) + "\n");
-  const std::string markdown = render_markdown_tables(summary);
+  const std::string markdown =
+      render_markdown_tables(summary) + render_utilisation_markdown(summary);
   write_file_atomic(run_directory / "table.md", markdown);
   write_file_atomic(run_directory / "table.csv", render_csv_table(summary));
   // Pipeline studies get their own table: throughput, bubbles, activation memory.
@@ -221,9 +224,27 @@ void find_failed_host(std::optional<RankFailure>& failure, const fs::path& raw,
 
 // One run to its end: its launcher's attempts (rank 0 finding its port taken is tried again on
 // another), its status.json, the progress line, and on failure the report on stderr.
+// flops.json beside the run's samples: the model FLOPs each rank does per iteration, which
+// the summary turns into GFLOP/s and MFU. External systems run models the harness cannot count.
+void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
+                           const RunnerOptions& options) {
+  if (!options.model_layer_flops || run.system->kind == SystemKind::kExternal) return;
+  const PointConfig& config = run.point->config;
+  const std::vector<double> layers = options.model_layer_flops(config.model);
+  const auto stages =
+      run.system->kind == SystemKind::kPipeline ? run.stages : std::vector<PipelineStageSpec>{};
+  fs::create_directories(raw);
+  write_file_atomic(raw / "flops.json",
+                    flops_json(layers, rank_iteration_flops(layers, config.model.batch_size,
+                                                            config.run.world_size, stages))
+                            .dump(2) +
+                        "\n");
+}
+
 RunResult run_one(const PlannedRun& run, size_t index, size_t total, const fs::path& raw,
                   const RunnerOptions& options, ProgressDisplay& progress) {
   const RunConfig& c = run.point->config.run;
+  write_iteration_flops(run, raw, options);
   const auto launcher = make_run_launcher(run, options);
   int port = launcher->needs_port(run) ? choose_port(c) : 0;
   LaunchLimits limits;

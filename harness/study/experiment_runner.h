@@ -30,6 +30,8 @@ struct RunnerOptions {
   std::function<std::vector<std::string>(const ModelConfig&)> model_layer_names;
   // Per-layer forward ms (`stages: N` balances them); unset: equal layer counts.
   std::function<std::vector<double>(const ModelConfig&)> model_layer_costs;
+  // Per-layer forward FLOPs per sample: each run's flops.json, for MFU; unset: none written.
+  std::function<std::vector<double>(const ModelConfig&)> model_layer_flops;
 };
 
 // The expanded matrix, one line per run, as --dry-run prints it.

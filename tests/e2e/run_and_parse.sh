@@ -38,6 +38,24 @@ for key in ["harness_git_revision", "torch_version", "backend", "cpu_model", "th
     assert key in env, key
 assert env["backend"] == "gloo" and env["threads_per_rank"] == 1
 assert load("status.json")["complete"] is True
+# The BLAS the ranks load and the machine's roofline; every run's model FLOPs and MFU.
+assert env["blas"]["library"] not in ("", "unknown") and env["blas"]["path"], env["blas"]
+peak = env["machine"]["gemm_fp32"]["gflops_one_core"]
+assert peak > 0, env["machine"]
+flops = json.load(open(os.path.join(d, "raw/p000/overlap/rep0/flops.json")))
+# The MLP (64 -> 256 -> 256 -> 10 features) at batch 16: forward FLOPs per sample
+# 2 x (64*256 + 256*256 + 256*10) = 168960, x3 for an iteration, x16 samples per rank.
+forward = 2 * (64 * 256 + 256 * 256 + 256 * 10)
+assert flops["forward_flops_per_sample"] == forward, flops["forward_flops_per_sample"]
+assert flops["iteration_flops_per_rank"] == [3 * forward * 16] * 2, flops["iteration_flops_per_rank"]
+for point in load("summary.json")["points"]:
+    for system in point["systems"]:
+        u = system["utilisation"]
+        p50 = system["phases"]["iteration"]["p50"]
+        assert abs(u["iteration_p50_ms"] - p50) < 1e-9, (u, p50)
+        assert abs(u["gflops_per_rank"] - 3 * forward * 16 / (p50 / 1e3) / 1e9) < 1e-9, u
+        assert abs(u["mfu"] - u["gflops_per_rank"] / peak) < 1e-12, u
+assert "compute utilisation" in open(os.path.join(d, "table.md")).read()
 summary = load("summary.json")
 assert [p["label"] for p in summary["points"]] == ["ddp.bucket_mb=0.001", "ddp.bucket_mb=25"]
 for point in summary["points"]:

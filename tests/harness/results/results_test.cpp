@@ -196,3 +196,35 @@ TEST(Manifest, RoundTripsThroughJson) {
 }
 
 }  // namespace
+
+// Model FLOPs per rank (harness/results/model_flops.h), by hand: 3 x forward x samples.
+TEST(ModelFlops, PerRankIterationFlopsUnderDataParallelismAndAPipeline) {
+  const std::vector<double> layers = {10, 20};  // forward FLOPs per sample
+  EXPECT_EQ(harness::rank_iteration_flops(layers, 4, 2, {}), (std::vector<double>{360, 360}));
+  // Stage 0 (layer 0) on ranks 0 and 1, stage 1 (layer 1) on rank 2; global batch 2 x 3 = 6:
+  // each stage-0 replica does 3 samples, rank 2 all 6.
+  const std::vector<runtime::StageAssignment> stages = {{0, 0, {0, 1}}, {1, 1, {2}}};
+  EXPECT_EQ(harness::rank_iteration_flops(layers, 2, 3, stages),
+            (std::vector<double>{3 * 10 * 3, 3 * 10 * 3, 3 * 20 * 6}));
+}
+
+TEST(ModelFlops, UtilisationAgainstTheMeasuredPeak) {
+  const nlohmann::json flops = harness::flops_json({1e8}, {1e9, 3e9});
+  EXPECT_DOUBLE_EQ(flops["forward_flops_per_sample"].get<double>(), 1e8);
+  // Two threads per rank at 50 GFLOP/s per core, capped by the all-core figure (80).
+  const nlohmann::json env = {
+      {"threads_per_rank", 2},
+      {"machine", {{"gemm_fp32", {{"gflops_one_core", 50.0}, {"gflops_all_cores", 80.0}}}}}};
+  const auto peak = harness::rank_peak_gflops(env);
+  ASSERT_TRUE(peak);
+  EXPECT_DOUBLE_EQ(*peak, 80.0);
+  // Mean 2e9 FLOPs per rank over a p50 of 200 ms: 10 GFLOP/s, 12.5% of 80.
+  const auto u = harness::utilisation(flops, {100, 300, 200}, peak);
+  ASSERT_TRUE(u);
+  EXPECT_DOUBLE_EQ(u->iteration_p50_ms, 200);
+  EXPECT_DOUBLE_EQ(u->gflops_per_rank, 10);
+  EXPECT_DOUBLE_EQ(*u->mfu, 0.125);
+  EXPECT_EQ(u->samples, 3u);
+  EXPECT_FALSE(harness::rank_peak_gflops(nlohmann::json::object()));
+  EXPECT_FALSE(harness::utilisation(nlohmann::json(), {1}, peak));
+}

@@ -1,0 +1,76 @@
+#include "harness/results/model_flops.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "common/statistics.h"
+
+namespace harness {
+
+using nlohmann::json;
+
+std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forward_flops,
+                                         long long batch_size, long long world_size,
+                                         const std::vector<runtime::StageAssignment>& stages) {
+  const double model_forward =
+      std::accumulate(layer_forward_flops.begin(), layer_forward_flops.end(), 0.0);
+  std::vector<double> flops(static_cast<size_t>(world_size), 3.0 * model_forward * batch_size);
+  if (stages.empty()) return flops;
+  const double global_batch = static_cast<double>(batch_size) * world_size;
+  for (const auto& stage : stages) {
+    double stage_forward = 0;
+    for (int layer = stage.first_layer;
+         layer <= stage.last_layer && layer < static_cast<int>(layer_forward_flops.size());
+         ++layer) {
+      stage_forward += layer_forward_flops[static_cast<size_t>(layer)];
+    }
+    const double samples = global_batch / std::max<size_t>(1, stage.ranks.size());
+    for (int rank : stage.ranks) {
+      if (rank >= 0 && rank < world_size)
+        flops[static_cast<size_t>(rank)] = 3.0 * stage_forward * samples;
+    }
+  }
+  return flops;
+}
+
+json flops_json(const std::vector<double>& layer_forward_flops,
+                const std::vector<double>& rank_flops) {
+  return {{"rule",
+           "3 x forward FLOPs (matrix products and convolutions) per sample x the samples the "
+           "rank processes per iteration"},
+          {"layer_forward_flops_per_sample", layer_forward_flops},
+          {"forward_flops_per_sample",
+           std::accumulate(layer_forward_flops.begin(), layer_forward_flops.end(), 0.0)},
+          {"iteration_flops_per_rank", rank_flops}};
+}
+
+std::optional<double> rank_peak_gflops(const json& env) {
+  const json machine = env.value("machine", json());
+  if (!machine.is_object()) return std::nullopt;
+  const json gemm = machine.value("gemm_fp32", json());
+  if (!gemm.is_object()) return std::nullopt;
+  const double one = gemm.value("gflops_one_core", 0.0), all = gemm.value("gflops_all_cores", 0.0);
+  const double threads = env.value("threads_per_rank", 1);
+  if (one <= 0) return std::nullopt;
+  return all > 0 ? std::min(one * threads, all) : one * threads;
+}
+
+std::optional<Utilisation> utilisation(const json& flops, const std::vector<double>& iteration_ms,
+                                       std::optional<double> peak_gflops_per_rank) {
+  if (!flops.is_object() || iteration_ms.empty()) return std::nullopt;
+  const auto per_rank = flops.value("iteration_flops_per_rank", std::vector<double>{});
+  if (per_rank.empty()) return std::nullopt;
+  Utilisation u;
+  u.samples = iteration_ms.size();
+  u.iteration_p50_ms = percentile(iteration_ms, 50);
+  if (u.iteration_p50_ms <= 0) return std::nullopt;
+  u.flops_per_rank = std::accumulate(per_rank.begin(), per_rank.end(), 0.0) / per_rank.size();
+  u.gflops_per_rank = u.flops_per_rank / (u.iteration_p50_ms / 1e3) / 1e9;
+  u.peak_gflops_per_rank = peak_gflops_per_rank;
+  if (peak_gflops_per_rank && *peak_gflops_per_rank > 0) {
+    u.mfu = u.gflops_per_rank / *peak_gflops_per_rank;
+  }
+  return u;
+}
+
+}  // namespace harness

@@ -1,0 +1,49 @@
+// Model FLOPs per rank and iteration, and what they make of measured times: achieved GFLOP/s
+// and MFU (model FLOPs utilisation) against the machine's measured fp32 GEMM peak.
+//
+// The rule: a training iteration does 3x the forward FLOPs (backward computes gradients for
+// inputs and for weights) of the samples a rank processes: its batch under data parallelism;
+// under a pipeline, its stage's layers for the global batch's share of its replica (global
+// batch / the stage's replicas). Forward FLOPs are the matrix products and convolutions
+// LibTorch runs (runtime/models/flop_count.h). A rank's peak is the one-core GEMM figure x its
+// threads_per_rank (capped at the all-core figure).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "runtime/pipeline/pipeline_layout.h"
+
+namespace harness {
+
+// FLOPs each rank does per iteration; `stages` empty for data parallelism.
+std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forward_flops,
+                                         long long batch_size, long long world_size,
+                                         const std::vector<runtime::StageAssignment>& stages);
+
+// flops.json of a run's raw folder: the rule, the per-layer forward FLOPs per sample, the
+// iteration FLOPs per rank.
+nlohmann::json flops_json(const std::vector<double>& layer_forward_flops,
+                          const std::vector<double>& rank_flops);
+
+// The per-rank peak GFLOP/s of env.json's machine figures for `threads_per_rank` threads;
+// nothing when env.json has none.
+std::optional<double> rank_peak_gflops(const nlohmann::json& env);
+
+struct Utilisation {
+  double flops_per_rank = 0;    // mean over ranks, per iteration
+  double iteration_p50_ms = 0;  // pooled over ranks and repeats
+  double gflops_per_rank = 0;   // mean over ranks of their FLOPs / p50
+  std::optional<double> mfu;    // gflops_per_rank / peak; nothing without machine figures
+  std::optional<double> peak_gflops_per_rank;
+  size_t samples = 0;  // iteration samples the p50 rests on
+};
+
+// From a system's flops.json and its iteration samples; nothing when either is missing.
+std::optional<Utilisation> utilisation(const nlohmann::json& flops,
+                                       const std::vector<double>& iteration_ms,
+                                       std::optional<double> peak_gflops_per_rank);
+
+}  // namespace harness
