@@ -2,6 +2,8 @@
 # Fresh Debian 12 machine -> installed, built, and the quickstart study run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-./scripts/build.sh
+# Only what the quickstart runs: no PyTorch peer (the tests and benchmarks install it), and the
+# two programs, not the tests and benchmarks.
+HARNESS_NO_PYTORCH=1 ./scripts/install-deps.sh
+HARNESS_BUILD_TARGETS="harness harness-rank" ./scripts/build.sh
 ./build/harness run experiments/quickstart.yaml

@@ -1,4 +1,5 @@
 #include "harness/analysis/pipeline_table.h"
+#include "harness/results/model_flops.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,6 +41,8 @@ std::string optional_text(const std::optional<double>& value, int digits, double
 
 std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory) {
   const ResultSamples samples = read_result_samples(run_directory);
+  const auto env = read_json(run_directory / "env.json");
+  const std::optional<double> peak = env ? rank_peak_gflops(*env) : std::nullopt;
   std::vector<PipelineTableRow> rows;
   bool any_pipeline = false;
   for (const auto& point : samples.points) {
@@ -94,6 +97,7 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       if (row.global_batch > 0 && row.iteration_ms.p50 > 0) {
         row.samples_per_s = row.global_batch / (row.iteration_ms.p50 / 1000.0);
       }
+      if (const auto u = utilisation(system.flops, iteration->second, peak)) row.mfu = u->mfu;
       rows.push_back(row);
     }
   }
@@ -108,10 +112,11 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
       "neither computing (forward, backward, step) nor all-reducing (waiting on send/recv counts "
       "as bubble), mean over ranks and iterations. Peak activations = the largest per-iteration "
       "peak of CPU memory allocated above the iteration's start on any rank. n = samples the "
-      "percentiles rest on (ranks x iterations x repeats).\n\n"
+      "percentiles rest on (ranks x iterations x repeats). MFU = model FLOPs per rank / p50 / the "
+      "rank's measured GEMM peak, mean over ranks (table.md's compute utilisation).\n\n"
       "| point | system | layout | schedule | micro-batches | samples/s | p50 ms | p90 ms | p99 ms "
-      "| n | bubble | peak activations MiB | MiB sent/iter |\n"
-      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| n | bubble | peak activations MiB | MiB sent/iter | MFU |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& row : rows) {
     text += "| " + row.point_id + " " + row.point_label + " | " + row.system + " | " + row.layout +
             " | " + row.schedule + " | " +
@@ -121,7 +126,8 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
             std::to_string(row.iteration_ms.count) + " | " +
             (row.bubble_fraction ? fixed(*row.bubble_fraction * 100, 1) + "%" : std::string("-")) +
             " | " + optional_text(row.peak_activation_mib, 1) + " | " +
-            optional_text(row.mib_sent_per_iteration, 2) + " |\n";
+            optional_text(row.mib_sent_per_iteration, 2) + " | " +
+            (row.mfu ? fixed(*row.mfu * 100, 1) + "%" : std::string("-")) + " |\n";
   }
   return text;
 }
@@ -129,7 +135,7 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
 std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
   std::string text =
       "point,label,system,layout,schedule,micro_batches,global_batch,samples_per_s,p50_ms,p90_ms,"
-      "p99_ms,n,bubble_fraction,peak_activation_mib,mib_sent_per_iteration\n";
+      "p99_ms,n,bubble_fraction,peak_activation_mib,mib_sent_per_iteration,mfu\n";
   for (const auto& row : rows) {
     text += row.point_id + ",\"" + row.point_label + "\"," + row.system + "," + row.layout + "," +
             row.schedule + "," + std::to_string(row.micro_batches) + "," +
@@ -138,7 +144,7 @@ std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
             fixed(row.iteration_ms.p99, 3) + "," + std::to_string(row.iteration_ms.count) + "," +
             optional_text(row.bubble_fraction, 4) + "," +
             optional_text(row.peak_activation_mib, 3) + "," +
-            optional_text(row.mib_sent_per_iteration, 4) + "\n";
+            optional_text(row.mib_sent_per_iteration, 4) + "," + optional_text(row.mfu, 4) + "\n";
   }
   return text;
 }

@@ -1,6 +1,6 @@
 // The study table of pipeline runs (`pipeline.md`, `pipeline.csv` beside table.md): per point
 // and system, throughput, iteration latency percentiles, bubble fraction, peak activation
-// memory and bytes sent -- from the raw files alone (rank<r>.csv and pipeline_rank<r>.json),
+// memory, bytes sent and MFU -- from the raw files alone (rank<r>.csv and pipeline_rank<r>.json),
 // so `harness report` rebuilds it. Data-parallel systems get a row too (no bubble, no
 // stash), so DDP sits beside GPipe and DAPPLE.
 #pragma once
@@ -27,6 +27,7 @@ struct PipelineTableRow {
   std::optional<double> bubble_fraction;         // mean over ranks and iterations
   std::optional<double> peak_activation_mib;     // max over ranks of the allocator's peak
   std::optional<double> mib_sent_per_iteration;  // mean per rank
+  std::optional<double> mfu;  // model FLOPs utilisation (harness/results/model_flops.h)
 };
 
 // Rows of every complete run; empty when the folder has no pipeline system.

@@ -119,8 +119,9 @@ std::string describe_matrix(const Experiment& experiment) {
 std::string write_summary_files(const fs::path& run_directory) {
   const RunSummary summary = summarize_run_directory(run_directory);
   write_file_atomic(run_directory / "summary.json", summary_to_json(summary).dump(2) + "\n");
+  const std::string utilisation = render_utilisation_markdown(summary);
   const std::string markdown =
-      render_markdown_tables(summary) + render_utilisation_markdown(summary);
+      render_markdown_tables(summary) + (utilisation.empty() ? "" : "\n" + utilisation);
   write_file_atomic(run_directory / "table.md", markdown);
   write_file_atomic(run_directory / "table.csv", render_csv_table(summary));
   // Pipeline studies get their own table: throughput, bubbles, activation memory.
