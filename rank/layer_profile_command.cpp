@@ -27,6 +27,7 @@
 #include "common/text_util.h"
 #include "planner/model/pipedream_graph_writer.h"
 #include "rank/zoo_queries.h"
+#include "runtime/machine/blas_library.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "runtime/profile/layer_profile_json.h"
@@ -248,6 +249,9 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
   }
   write_file_atomic(fs::path(out_dir) / "profile.json", profile.dump(1) + "\n");
   json env = collect_environment({{"torch_version", runtime::torch_version()}});
+  // Layer times are the BLAS's times: say which one (read from this process).
+  const runtime::BlasLibrary blas = runtime::loaded_blas_library();
+  env["blas"] = {{"library", blas.name}, {"path", blas.path}};
   write_file_atomic(fs::path(out_dir) / "env.json", env.dump(2) + "\n");
   std::printf("wrote %s/%sprofile.json, env.json\n", out_dir.c_str(),
               whole_model ? "graph.txt, " : "");

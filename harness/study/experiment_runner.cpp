@@ -170,7 +170,10 @@ void write_environment(const Experiment& experiment, const RunnerOptions& option
   env["device"] = run.device;
   env["threads_per_rank"] = run.threads_per_rank;
   env["world_size"] = run.world_size;
-  if (!options.blas.is_null()) env["blas"] = options.blas;
+  if (!options.blas.is_null()) {
+    env["blas"] = options.blas;
+    env["blas"]["threads"] = run.threads_per_rank;  // every rank sets it (rank/worker.cpp)
+  }
   if (!options.machine.is_null()) env["machine"] = options.machine;
   write_file_atomic(directory / "env.json", env.dump(2) + "\n");
 }
