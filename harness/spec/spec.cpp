@@ -527,8 +527,8 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     experiment.resolved = YAML::Load(out.c_str());
   }
 
-  // Every error of the spec as written is reported at once; the points of the sweep are
-  // then checked with their values in place, each stopping at its first error.
+  // Every error of the spec as written is reported at once; then, when it has none, every
+  // error of the points of the sweep with their values in place.
   SpecErrors errors(origin.file());
   origin.report_to(&errors);
   read_top_level(root, origin, experiment);
@@ -542,20 +542,29 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     read_point_config(quick_root, quick_origin, options);
   }
   errors.throw_if_any();
-  origin.report_to(nullptr);
 
+  // Every point with its values in place; an error that repeats at several points (a bad
+  // swept value) is reported once, and the layout checks run only on a point read cleanly.
   expand_sweep(experiment.sweep, root, [&](const SweepPoint& at) {
     Point point;
     point.index = at.index;
     point.id = at.id;
     point.label = at.label;
     point.coordinates = at.coordinates;
+    const size_t errors_before = errors.count();
     point.config = experiment.sweep.empty() ? base : read_point_config(root, origin, options);
-    for (const auto& system : experiment.systems) {
-      check_pipeline_stages(system, point.config, origin, root["systems"], options, point.label);
+    if (errors.count() == errors_before) {
+      for (const auto& system : experiment.systems) {
+        errors.collect([&] {
+          check_pipeline_stages(system, point.config, origin, root["systems"], options,
+                                point.label);
+        });
+      }
     }
     experiment.points.push_back(std::move(point));
   });
+  errors.throw_if_any();
+  origin.report_to(nullptr);
   return experiment;
 }
 

@@ -6,10 +6,7 @@ namespace harness {
 
 void SpecErrors::add(const InputError& error) {
   // A value read once per sweep point, or a check met twice, is still one error.
-  const std::string text = error.what();
-  for (const auto& seen : errors_) {
-    if (text == seen.what()) return;
-  }
+  if (!seen_.insert(error.what()).second) return;
   errors_.push_back(error);
 }
 

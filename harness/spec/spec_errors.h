@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/input_error.h"
@@ -36,6 +37,7 @@ class SpecErrors {
  private:
   std::string file_;
   std::vector<InputError> errors_;
+  std::unordered_set<std::string> seen_;  // messages already recorded
 };
 
 }  // namespace harness

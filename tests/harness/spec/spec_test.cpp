@@ -264,6 +264,17 @@ systems: [overlap, synk]
             "async, per_tensor); did you mean 'sync'?");
 }
 
+TEST(SpecErrors, EveryBadSweptValueOnceAtItsPlace) {
+  // Two bad bucket caps, each met at both batch sizes, and a bad batch size: three errors,
+  // not six, in file order.
+  const std::string text =
+      replace(replace(kValidSpec, "[1, 5, 25]", "[1, 0, -2]"), "[4, 8]", "[4, -8]");
+  EXPECT_EQ(error_of(text),
+            "spec.yaml:12:22: ddp.bucket_mb: must be > 0 (got 0)\n"
+            "spec.yaml:12:25: ddp.bucket_mb: must be > 0 (got -2)\n"
+            "spec.yaml:13:25: model.batch_size: must be >= 1 (got -8)");
+}
+
 TEST(SpecErrors, AWrongValueCausesNoErrorsOfItsOwnStandIn) {
   // An unknown model is one error: the zoo's shape rules are not judged against a stand-in,
   // and a baseline naming a system that failed to read is not reported as unknown.
