@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/captured_process.h"
 #include "common/input_error.h"
 #include "common/parent_death.h"
 #include "harness/spec/spec.h"
@@ -37,58 +38,6 @@ int wait_for(pid_t pid) {
     if (errno != EINTR) return 1;
   }
   return exit_code_of(status);
-}
-
-struct Captured {
-  int exit_code = 0;
-  std::string out, err;
-};
-
-// Runs `path args` with both output streams captured (read together, so that neither pipe
-// can fill up and stall the child).
-Captured capture(const std::string& path, const std::vector<std::string>& args) {
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  }
-  auto argv = argv_of(path, args);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    die_with_parent(parent);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(err[1], STDERR_FILENO);
-    ::execv(path.c_str(), argv.data());
-    const std::string why = "cannot start " + path + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, why.data(), why.size());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  ::close(err[1]);
-  Captured captured;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  std::string* sinks[2] = {&captured.out, &captured.err};
-  int open_streams = 2;
-  while (open_streams > 0) {
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buffer[4096];
-      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        sinks[i]->append(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_streams;
-      }
-    }
-  }
-  captured.exit_code = wait_for(pid);
-  return captured;
 }
 
 // The last non-empty line, without the "error: " the rank program starts it with.
@@ -132,7 +81,7 @@ RankProgram RankProgram::beside_this_executable() {
 }
 
 nlohmann::json RankProgram::query(const std::vector<std::string>& args) const {
-  const Captured captured = capture(path_, args);
+  const CapturedOutput captured = run_captured(path_, args);
   if (captured.exit_code == 2) throw InputError(last_line(captured.err));
   if (captured.exit_code != 0) {
     throw std::runtime_error(path_ + " " + (args.empty() ? "" : args.front()) + " failed (exit " +

@@ -1,0 +1,19 @@
+// Running a program to its end with both output streams captured: the rank program's JSON
+// answers, iproute2's commands. Standard input is /dev/null; the child dies with this process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct CapturedOutput {
+  int exit_code = 0;  // 128 + the signal when one ended it; 127 when it could not start
+  std::string out, err;
+};
+
+// `program` with a '/' is run as named, else looked up on PATH. std::runtime_error when no
+// process can be made (pipe, fork).
+CapturedOutput run_captured(const std::string& program, const std::vector<std::string>& args);
+
+}  // namespace harness

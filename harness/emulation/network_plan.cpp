@@ -1,0 +1,117 @@
+#include "harness/emulation/network_plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "harness/emulation/link_quantities.h"
+
+namespace harness {
+namespace {
+
+const std::string kPrefix = "harness-";
+
+// tbf's bucket: at least 10 ms of the rate (so that a timer tick does not cap the rate) and
+// 32 KiB; its queue holds 100 ms before it drops.
+std::string tbf_burst(double bits_per_second) {
+  const double bytes = std::max(32.0 * 1024, bits_per_second / 8 / 100);
+  return std::to_string(static_cast<long long>(bytes)) + "b";
+}
+
+void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& link) {
+  const bool netem = link.delay_s > 0 || link.loss_percent > 0;
+  const Command tc = {"ip", "netns", "exec", netns, "tc", "qdisc", "add", "dev", kMachineInterface};
+  if (netem) {
+    Command command = tc;
+    command.insert(command.end(), {"root", "handle", "1:", "netem"});
+    if (link.delay_s > 0) command.insert(command.end(), {"delay", tc_delay(link.delay_s)});
+    if (link.loss_percent > 0) command.insert(command.end(), {"loss", tc_loss(link.loss_percent)});
+    plan.setup.push_back(command);
+  }
+  if (link.rate_bits_per_s) {
+    Command command = tc;
+    if (netem) {
+      command.insert(command.end(), {"parent", "1:1", "handle", "10:"});
+    } else {
+      command.insert(command.end(), {"root", "handle", "1:"});
+    }
+    command.insert(command.end(), {"tbf", "rate", tc_rate(*link.rate_bits_per_s), "burst",
+                                   tbf_burst(*link.rate_bits_per_s), "latency", "100ms"});
+    plan.setup.push_back(command);
+  }
+}
+
+}  // namespace
+
+const EmulatedMachine& NetworkPlan::machine_of(int rank, int ranks_per_machine) const {
+  return machines.at(static_cast<size_t>(rank / std::max(1, ranks_per_machine)));
+}
+
+NetworkPlan plan_network(const EmulatedClusterShape& shape, int owner_pid) {
+  NetworkPlan plan;
+  plan.prefix = kPrefix + std::to_string(owner_pid) + "-";
+  plan.switch_netns = plan.prefix + "sw";
+  const std::string& sw = plan.switch_netns;
+  plan.setup = {{"ip", "netns", "add", sw},
+                {"ip", "-n", sw, "link", "set", "lo", "up"},
+                {"ip", "-n", sw, "link", "add", "br0", "type", "bridge"},
+                {"ip", "-n", sw, "link", "set", "br0", "up"}};
+  for (int k = 0; k < shape.machines; ++k) {
+    EmulatedMachine machine{
+        plan.prefix + "m" + std::to_string(k),
+        "10.99." + std::to_string((k + 1) / 256) + "." + std::to_string((k + 1) % 256)};
+    const std::string port = "m" + std::to_string(k);  // the machine's end in the switch
+    const std::string& ns = machine.netns;
+    plan.setup.insert(plan.setup.end(), {{"ip", "netns", "add", ns},
+                                         {"ip", "-n", ns, "link", "set", "lo", "up"},
+                                         {"ip", "-n", ns, "link", "add", kMachineInterface, "type",
+                                          "veth", "peer", "name", port, "netns", sw},
+                                         {"ip", "-n", sw, "link", "set", port, "master", "br0"},
+                                         {"ip", "-n", sw, "link", "set", port, "up"},
+                                         {"ip", "-n", ns, "addr", "add", machine.address + "/16",
+                                          "dev", kMachineInterface},
+                                         {"ip", "-n", ns, "link", "set", kMachineInterface, "up"}});
+    add_shaping(plan, ns, shape.inter_machine);
+    plan.machines.push_back(machine);
+  }
+  for (const auto& machine : plan.machines)
+    plan.teardown.push_back({"ip", "netns", "del", machine.netns});
+  plan.teardown.push_back({"ip", "netns", "del", sw});
+  return plan;
+}
+
+std::string describe_network_plan(const NetworkPlan& plan) {
+  std::string text = "emulated cluster: " + std::to_string(plan.machines.size()) +
+                     " machine(s) joined through " + plan.switch_netns + "\n";
+  for (const auto& machine : plan.machines) {
+    text += "  " + machine.netns + "  " + kMachineInterface + " " + machine.address + "\n";
+  }
+  text += "commands:\n";
+  for (const auto& command : plan.setup) {
+    std::string line;
+    for (const auto& word : command) line += (line.empty() ? "" : " ") + word;
+    text += "  " + line + "\n";
+  }
+  text += "removed afterwards with: ";
+  for (size_t i = 0; i < plan.teardown.size(); ++i) {
+    text += (i ? ", " : "") + plan.teardown[i].back();
+  }
+  return text + " (ip netns del)\n";
+}
+
+std::vector<std::string> stale_namespaces(const std::vector<std::string>& listed,
+                                          const std::function<bool(int)>& alive) {
+  std::vector<std::string> stale;
+  for (const auto& line : listed) {
+    const std::string name = line.substr(0, line.find(' '));
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    const std::string rest = name.substr(kPrefix.size());
+    const size_t dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos) continue;
+    const std::string digits = rest.substr(0, dash);
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    if (!alive(std::atoi(digits.c_str()))) stale.push_back(name);
+  }
+  return stale;
+}
+
+}  // namespace harness

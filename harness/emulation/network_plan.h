@@ -1,0 +1,63 @@
+// A cluster of machines on one host (issue 21): each emulated machine is a network namespace
+// holding its ranks, joined to the others through a veth pair into a switch namespace (a
+// bridge), with the inter-machine link shaped on each machine's side (netem for delay and
+// loss, tbf for the rate: every byte between two machines leaves one of them through its
+// shaped egress). Ranks of one machine talk over their namespace's own loopback.
+//
+// The plan is data: the namespaces, addresses and the exact iproute2/tc commands that build
+// and remove them, so that --dry-run can print it and tests can read it. Everything carries
+// the prefix "harness-<pid>-" of the harness that made it; nothing has a route out (the
+// namespaces are joined only to each other), and the next harness removes a dead one's.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct LinkShape {
+  std::optional<double> rate_bits_per_s;  // nothing: unshaped
+  double delay_s = 0;
+  double loss_percent = 0;
+};
+
+struct EmulatedClusterShape {
+  int machines = 2;
+  int ranks_per_machine = 1;
+  LinkShape inter_machine;
+};
+
+struct EmulatedMachine {
+  std::string netns;    // "harness-<pid>-m0"
+  std::string address;  // "10.99.0.1": its end of the link, eth0
+};
+
+using Command = std::vector<std::string>;
+
+struct NetworkPlan {
+  std::string prefix;        // "harness-<pid>-"
+  std::string switch_netns;  // "harness-<pid>-sw"
+  std::vector<EmulatedMachine> machines;
+  std::vector<Command> setup;     // in order; a failure means teardown
+  std::vector<Command> teardown;  // every namespace deleted (their links and qdiscs go with them)
+
+  // The machine rank `rank` runs on: ranks fill machine 0 first.
+  const EmulatedMachine& machine_of(int rank, int ranks_per_machine) const;
+};
+
+// The interface every machine reaches the others through.
+inline constexpr const char* kMachineInterface = "eth0";
+
+NetworkPlan plan_network(const EmulatedClusterShape& shape, int owner_pid);
+
+// What --dry-run prints: the namespaces, their addresses, and every command.
+std::string describe_network_plan(const NetworkPlan& plan);
+
+// Namespaces made by harnesses that are gone ("harness-<pid>-..." with `alive(pid)` false),
+// from a list as `ip netns list` gives it (first word of each line).
+std::vector<std::string> stale_namespaces(const std::vector<std::string>& listed,
+                                          const std::function<bool(int)>& alive);
+
+}  // namespace harness
