@@ -16,6 +16,9 @@
 #include "common/limits.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
+#include "harness/emulation/emulated_network.h"
+#include "harness/emulation/link_quantities.h"
+#include "harness/emulation/network_plan.h"
 #include "harness/launch/local_launcher.h"
 #include "harness/profile/comm_measurement.h"
 #include "harness/profile/comm_profile.h"
@@ -73,8 +76,56 @@ json comm_rows_json(const std::vector<CommRow>& rows) {
   return rows_json;
 }
 
-int run_comm(const CommRequest& request, RankProgram& rank_program) {
+// `--machines N` and the link options: the ranks spread over N emulated machines on this host
+// (harness/emulation/network_plan.h) instead of one loopback.
+struct CommEmulation {
+  int machines = 1;
+  std::string rate, delay, loss;
+};
+
+// The emulated cluster's shape from the options, checked before anything is made; nothing
+// for a plain loopback measurement.
+std::optional<EmulatedClusterShape> emulated_shape(const CommEmulation& emulation, int world) {
+  const bool link_options =
+      !emulation.rate.empty() || !emulation.delay.empty() || !emulation.loss.empty();
+  if (emulation.machines <= 1) {
+    if (link_options) throw InputError("--link-*: need --machines 2 or more (the ranks' machines)");
+    return std::nullopt;
+  }
+  if (world % emulation.machines != 0) {
+    throw InputError("--machines " + std::to_string(emulation.machines) +
+                     ": does not divide --world " + std::to_string(world));
+  }
+  EmulatedClusterShape shape;
+  shape.machines = emulation.machines;
+  shape.ranks_per_machine = world / emulation.machines;
+  const auto parse = [](const char* option, const std::string& text, auto parser) {
+    try {
+      return parser(text);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string(option) + ": " + e.what());
+    }
+  };
+  if (!emulation.rate.empty()) {
+    shape.inter_machine.rate_bits_per_s = parse("--link-rate", emulation.rate, parse_link_rate);
+  }
+  if (!emulation.delay.empty()) {
+    shape.inter_machine.delay_s = parse("--link-delay", emulation.delay, parse_link_delay);
+  }
+  if (!emulation.loss.empty()) {
+    shape.inter_machine.loss_percent = parse("--link-loss", emulation.loss, parse_link_loss);
+  }
+  if (const std::string why = emulation_unavailable_reason(shape); !why.empty()) {
+    throw InputError("--machines: " + why);
+  }
+  return shape;
+}
+
+int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
+             RankProgram& rank_program) {
+  CommRequest request = plain_request;
   if (request.world < 1) throw InputError("--world: must be >= 1");
+  const std::optional<EmulatedClusterShape> shape = emulated_shape(emulation, request.world);
   if (request.backend != "gloo") {
     throw InputError("--backend '" + request.backend + "': this build supports gloo");
   }
@@ -90,7 +141,18 @@ int run_comm(const CommRequest& request, RankProgram& rank_program) {
                            ? fs::path(create_run_directory("results", "comm_profile"))
                            : fs::path(request.out_dir);
   fs::create_directories(out);
+  // The emulated machines live as long as the measurement; a harness killed before removing
+  // them has them removed by the next one.
+  std::unique_ptr<EmulatedNetwork> network;
+  if (shape) {
+    remove_stale_namespaces();
+    network = std::make_unique<EmulatedNetwork>(plan_network(*shape, static_cast<int>(getpid())));
+    request.network = &network->plan();
+    request.ranks_per_machine = shape->ranks_per_machine;
+    std::cout << describe_network_plan(network->plan());
+  }
   const CommMeasurement measured = measure_comm(request, sizes, out, rank_program);
+  network.reset();
   if (measured.exit_code != 0) return measured.exit_code;
   const json& raw = measured.raw;
   const auto rows = comm_rows(raw);
@@ -111,9 +173,23 @@ int run_comm(const CommRequest& request, RankProgram& rank_program) {
                 op.c_str(), fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared, fit.cpu_cores);
   }
   const json reference = reference_allreduce(raw, rows, request.world);
-  const json comm = {{"world_size", request.world},      {"backend", request.backend},
-                     {"iterations", request.iterations}, {"warmup", request.warmup},
-                     {"rows", comm_rows_json(rows)},     {"fits", fits},
+  json emulated = nullptr;
+  if (shape) {
+    const LinkShape& link = shape->inter_machine;
+    emulated = {{"machines", shape->machines},
+                {"ranks_per_machine", shape->ranks_per_machine},
+                {"inter_machine_configured",
+                 {{"rate_bits_per_s", link.rate_bits_per_s ? json(*link.rate_bits_per_s) : json()},
+                  {"delay_s", link.delay_s},
+                  {"loss_percent", link.loss_percent}}}};
+  }
+  const json comm = {{"emulated_cluster", emulated},
+                     {"world_size", request.world},
+                     {"backend", request.backend},
+                     {"iterations", request.iterations},
+                     {"warmup", request.warmup},
+                     {"rows", comm_rows_json(rows)},
+                     {"fits", fits},
                      {"reference_allreduce", reference}};
   write_file_atomic(out / "comm.json", comm.dump(1) + "\n");
   if (std::find(ops.begin(), ops.end(), "sendrecv") != ops.end() &&
@@ -214,7 +290,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
     return rank_program.run(layers);
   }
   comm.out_dir = directory.string();
-  return run_comm(comm, rank_program);
+  return run_comm(comm, CommEmulation{}, rank_program);
 }
 
 void add_profile_command(CLI::App& app, RankProgram& rank_program) {
@@ -249,8 +325,16 @@ void add_profile_command(CLI::App& app, RankProgram& rank_program) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   comm->add_option("--out", comm_request.out_dir, "Output folder (default: a new results folder)");
-  comm->callback([&rank_program, comm_request_ptr]() {
-    const int code = run_comm(*comm_request_ptr, rank_program);
+  const auto emulation = std::make_shared<CommEmulation>();
+  comm->add_option("--machines", emulation->machines,
+                   "Emulated machines the ranks spread over (network namespaces; root)")
+      ->check(CLI::Range(1, kMaxCommWorld))
+      ->capture_default_str();
+  comm->add_option("--link-rate", emulation->rate, "Inter-machine rate, e.g. 1gbit (tbf)");
+  comm->add_option("--link-delay", emulation->delay, "Inter-machine delay, e.g. 100us (netem)");
+  comm->add_option("--link-loss", emulation->loss, "Inter-machine loss, e.g. 0.1% (netem)");
+  comm->callback([&rank_program, comm_request_ptr, emulation]() {
+    const int code = run_comm(*comm_request_ptr, *emulation, rank_program);
     if (code != 0) throw CLI::RuntimeError(code);
   });
 }

@@ -126,8 +126,16 @@ std::unique_ptr<bp::child> start_rank(const std::string& executable, const RankP
   if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
   bp::environment environment = boost::this_process::environment();
   for (const auto& [key, value] : rank.environment) environment[key] = value;
+  std::string program = executable;
+  std::vector<std::string> arguments = rank.arguments;
+  if (!rank.prefix.empty()) {
+    program = bp::search_path(rank.prefix.front()).string();
+    arguments.assign(rank.prefix.begin() + 1, rank.prefix.end());
+    arguments.push_back(executable);
+    arguments.insert(arguments.end(), rank.arguments.begin(), rank.arguments.end());
+  }
   return std::make_unique<bp::child>(
-      DieWithHarness{{}, ::getpid()}, bp::exe = executable, bp::args = rank.arguments,
+      DieWithHarness{{}, ::getpid()}, bp::exe = program, bp::args = arguments,
       bp::env = environment, bp::std_out > rank.stdout_path.string(),
       bp::std_err > rank.stderr_path.string(), bp::std_in < bp::null);
 }

@@ -18,6 +18,9 @@ struct RankProcess {
   std::map<std::string, std::string> environment;  // added to the harness's own
   std::filesystem::path stdout_path;               // heartbeat lines are read from here
   std::filesystem::path stderr_path;
+  // Run as `prefix... executable arguments` (e.g. `ip netns exec NS`: a rank of an emulated
+  // machine); empty: the executable itself. The prefix must exec the executable in its place.
+  std::vector<std::string> prefix;
 };
 
 struct LaunchLimits {

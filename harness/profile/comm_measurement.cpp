@@ -19,15 +19,24 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vecto
   for (int64_t s : sizes) size_text.push_back(std::to_string(s));
   const int port = pick_free_port();
   std::vector<RankProcess> ranks;
+  // Loopback, or each rank in its emulated machine, meeting at machine 0's address.
+  const std::string master =
+      request.network ? request.network->machines.front().address : "127.0.0.1";
   for (int r = 0; r < request.world; ++r) {
     RankProcess rank;
+    std::string gloo_host = "127.0.0.1";
+    if (request.network) {
+      const EmulatedMachine& machine = request.network->machine_of(r, request.ranks_per_machine);
+      rank.prefix = {"ip", "netns", "exec", machine.netns};
+      gloo_host = machine.address;
+    }
     rank.arguments = {"comm-worker",
                       "--rank",
                       std::to_string(r),
                       "--world-size",
                       std::to_string(request.world),
                       "--master-addr",
-                      "127.0.0.1",
+                      master,
                       "--master-port",
                       std::to_string(port),
                       "--ops",
@@ -39,7 +48,9 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vecto
                       "--warmup",
                       std::to_string(request.warmup),
                       "--out",
-                      (out / "comm-raw.json").string()};
+                      (out / "comm-raw.json").string(),
+                      "--gloo-host",
+                      gloo_host};
     rank.stdout_path = out / ("rank" + std::to_string(r) + ".stdout");
     rank.stderr_path = out / ("rank" + std::to_string(r) + ".stderr");
     rank.environment = {{"OMP_NUM_THREADS", "1"}};

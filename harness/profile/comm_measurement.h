@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/emulation/network_plan.h"
 #include "harness/launch/rank_program.h"
 
 namespace harness {
@@ -21,6 +22,10 @@ struct CommRequest {
   int warmup = 5;
   double stall_timeout_s = 300;
   std::string out_dir;
+  // An emulated cluster built for the measurement (harness/emulation/emulated_network.h):
+  // each rank runs in its machine's namespace and binds Gloo to its address; null: loopback.
+  const NetworkPlan* network = nullptr;
+  int ranks_per_machine = 1;
 };
 
 struct CommMeasurement {

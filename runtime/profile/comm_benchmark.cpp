@@ -28,6 +28,9 @@ struct Args {
   std::vector<int64_t> sizes;
   int iterations = 20, warmup = 5;
   std::string out;
+  // The address Gloo binds on this rank's host: loopback, or in an emulated machine its own
+  // address (harness/emulation/network_plan.h).
+  std::string gloo_host = "127.0.0.1";
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -60,6 +63,8 @@ Args parse(const std::vector<std::string>& argv) {
       a.warmup = std::stoi(value);
     else if (flag == "--out")
       a.out = value;
+    else if (flag == "--gloo-host")
+      a.gloo_host = value;
     else
       throw std::invalid_argument("unknown comm-worker option '" + flag + "'");
   }
@@ -117,7 +122,8 @@ void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::T
 int run(const Args& a) {
   torch::set_num_threads(1);
   auto store = connect_store(a.rendezvous, a.rank, a.world_size);
-  auto comm = make_gloo_communicator(store, a.rank, a.world_size, std::chrono::seconds(600));
+  auto comm =
+      make_gloo_communicator(store, a.rank, a.world_size, std::chrono::seconds(600), a.gloo_host);
   std::printf("rendezvous done\n");
   std::fflush(stdout);
 
@@ -126,7 +132,7 @@ int run(const Args& a) {
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("reference", store);
   auto reference_options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(600));
   reference_options->devices.push_back(
-      c10d::ProcessGroupGloo::createDeviceForHostname(a.rendezvous.host));
+      c10d::ProcessGroupGloo::createDeviceForHostname(a.gloo_host));
   c10d::ProcessGroupGloo reference_group(prefixed, a.rank, a.world_size, reference_options);
 
   json entries = json::array();
