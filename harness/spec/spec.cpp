@@ -10,7 +10,9 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/limits.h"
 #include "common/text_util.h"
+#include "harness/emulation/link_quantities.h"
 #include "harness/external/external_system.h"
 #include "harness/plot/kinds.h"
 #include "harness/results/results_folder.h"
@@ -92,6 +94,39 @@ void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& con
   run.finish();
 }
 
+// `cluster: {machines: N, network: {inter_machine: {bandwidth: 1gbit, latency: 1ms, loss:
+// 0.1%}}}`: N machines emulated on this host. The machines must divide the ranks.
+void read_cluster_section(MapReader& cluster, PointConfig& config) {
+  config.cluster.machines = cluster.get_int("machines", 1, 1, kMaxCommWorld);
+  if (const YAML::Node network_node = cluster.child("network")) {
+    MapReader network(network_node, cluster.key_path("network"), cluster.origin());
+    if (const YAML::Node link_node = network.child("inter_machine")) {
+      MapReader link(link_node, network.key_path("inter_machine"), cluster.origin());
+      const auto quantity = [&](const char* key, auto parse) -> std::optional<double> {
+        if (!link.has(key)) return std::nullopt;
+        const std::string text = link.get_string(key, std::nullopt);
+        try {
+          return parse(text);
+        } catch (const std::invalid_argument& e) {
+          link.report(link.child(key), key, e.what());
+          return std::nullopt;
+        }
+      };
+      config.cluster.inter_machine.rate_bits_per_s = quantity("bandwidth", parse_link_rate);
+      config.cluster.inter_machine.delay_s = quantity("latency", parse_link_delay).value_or(0);
+      config.cluster.inter_machine.loss_percent = quantity("loss", parse_link_loss).value_or(0);
+      link.finish();
+    }
+    network.finish();
+  }
+  if (cluster.ok() && config.run.world_size % config.cluster.machines != 0) {
+    cluster.report(cluster.child("machines"), "machines",
+                   std::to_string(config.cluster.machines) + " machines do not divide the " +
+                       std::to_string(config.run.world_size) + " ranks (run.world_size)");
+  }
+  cluster.finish();
+}
+
 // One point's model/optimizer/run/ddp/pipeline maps. Where the origin collects errors, each
 // section is read whole even when another one is wrong.
 PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
@@ -129,6 +164,7 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.pipeline.micro_batches = pipeline.get_int("micro_batches", 4, 1, 1'000'000);
     pipeline.finish();
   });
+  section("cluster", false, [&](MapReader& cluster) { read_cluster_section(cluster, config); });
   return config;
 }
 
@@ -388,7 +424,11 @@ const std::vector<std::string>& sweepable_paths() {
       "run.heap",
       "ddp.bucket_mb",
       "ddp.first_bucket_mb",
-      "pipeline.micro_batches"};
+      "pipeline.micro_batches",
+      "cluster.machines",
+      "cluster.network.inter_machine.bandwidth",
+      "cluster.network.inter_machine.latency",
+      "cluster.network.inter_machine.loss"};
   return paths;
 }
 
@@ -459,7 +499,9 @@ void read_top_level(const YAML::Node& root, const SpecOrigin& origin, Experiment
   });
   errors.collect([&] { experiment.plots = read_plot_kinds(top); });
   top.child("quick");  // applied before reading
-  for (const char* section : {"model", "optimizer", "run", "ddp", "pipeline"}) top.child(section);
+  for (const char* section : {"model", "optimizer", "run", "ddp", "pipeline", "cluster"}) {
+    top.child(section);
+  }
   top.finish();
 }
 

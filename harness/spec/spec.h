@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/emulation/network_plan.h"
 #include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
 #include "runtime/pipeline/pipeline_layout.h"
@@ -104,12 +105,21 @@ struct SystemConfig {
 };
 
 // Everything one point of the sweep needs; identical across systems and repeats.
+// `cluster:`: the machines the ranks run on. More than one: machines emulated on this host
+// (harness/emulation/network_plan.h), ranks filling machine 0 first, joined by the shaped
+// inter-machine link (local launcher, root).
+struct ClusterConfig {
+  long long machines = 1;
+  LinkShape inter_machine;
+};
+
 struct PointConfig {
   ModelConfig model;
   OptimizerConfig optimizer;
   RunConfig run;
   DdpConfig ddp;
   PipelineConfig pipeline;
+  ClusterConfig cluster;
 };
 
 struct Point {

@@ -80,6 +80,7 @@ class MapReader {
   bool ok() const { return ok_; }
 
   const std::string& path() const { return path_; }
+  const SpecOrigin& origin() const { return origin_; }
   std::string key_path(const std::string& key) const;
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
                          const std::string& message) const;

@@ -17,6 +17,7 @@
 #include "harness/analysis/pipeline_table.h"
 #include "harness/analysis/utilisation_table.h"
 #include "harness/cli/plot_command.h"
+#include "harness/emulation/emulated_network.h"
 #include "harness/external/external_system.h"
 #include "harness/launch/local_launcher.h"
 #include "harness/results/model_flops.h"
@@ -228,6 +229,37 @@ void find_failed_host(std::optional<RankFailure>& failure, const fs::path& raw,
 
 // One run to its end: its launcher's attempts (rank 0 finding its port taken is tried again on
 // another), its status.json, the progress line, and on failure the report on stderr.
+// The emulated cluster a point asks for (cluster.machines > 1), as a network shape.
+std::optional<EmulatedClusterShape> emulated_cluster_of(const Point& point) {
+  const ClusterConfig& cluster = point.config.cluster;
+  if (cluster.machines <= 1) return std::nullopt;
+  EmulatedClusterShape shape;
+  shape.machines = static_cast<int>(cluster.machines);
+  shape.ranks_per_machine = static_cast<int>(point.config.run.world_size / cluster.machines);
+  shape.inter_machine = cluster.inter_machine;
+  return shape;
+}
+
+// Before anything is written: emulated machines need the local launcher and a host that can
+// build them (root, iproute2, the qdiscs the links need). Leftovers of dead harnesses go.
+void check_emulated_clusters(const Experiment& experiment, const RunnerOptions& options) {
+  bool any = false;
+  for (const auto& point : experiment.points) {
+    const auto shape = emulated_cluster_of(point);
+    if (!shape) continue;
+    any = true;
+    if (options.launcher != LauncherKind::local) {
+      throw InputError(experiment.spec_path +
+                       ": cluster.machines: emulated machines run under the local launcher");
+    }
+    if (const std::string why = emulation_unavailable_reason(*shape); !why.empty()) {
+      throw InputError(experiment.spec_path + ": cluster.machines: " + why + " (at " + point.label +
+                       ")");
+    }
+  }
+  if (any) remove_stale_namespaces();
+}
+
 // flops.json beside the run's samples: the model FLOPs each rank does per iteration, which
 // the summary turns into GFLOP/s and MFU. External systems run models the harness cannot count.
 void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
@@ -254,8 +286,13 @@ RunResult run_one(const PlannedRun& run, size_t index, size_t total, const fs::p
   LaunchLimits limits;
   limits.timeout_s = c.timeout_s;
   limits.stall_timeout_s = c.stall_timeout_s;
+  // Emulated machines live for the run (all its attempts) and are removed with it.
+  std::unique_ptr<EmulatedNetwork> network;
+  if (const std::optional<EmulatedClusterShape> shape = emulated_cluster_of(*run.point)) {
+    network = std::make_unique<EmulatedNetwork>(plan_network(*shape, static_cast<int>(getpid())));
+  }
   for (int attempt = 1;; ++attempt) {
-    const RunAttempt current{run, raw, port};
+    const RunAttempt current{run, raw, port, network ? &network->plan() : nullptr};
     progress.begin_run(index, describe_run(run), c.warmup + c.iterations);
     const LaunchOutcome outcome =
         launcher->launch(current, limits, [&](long long beats) { progress.update(beats); });
@@ -312,10 +349,18 @@ void finish_study(const Experiment& experiment, const fs::path& directory, bool 
 int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
   if (options.dry_run) {
     out << describe_matrix(spec);
+    // What an emulated cluster would be made of (the first point that asks for one).
+    for (const auto& point : spec.points) {
+      if (const auto shape = emulated_cluster_of(point)) {
+        out << describe_network_plan(plan_network(*shape, static_cast<int>(getpid())));
+        break;
+      }
+    }
     return 0;
   }
   if (options.print_launch) return print_launch_plan(spec, options, out);
   check_launcher_usable(options);
+  check_emulated_clusters(spec, options);
   json skipped = json::array();
   const Experiment experiment = without_unrunnable_systems(spec, skipped);
   if (experiment.systems.empty()) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -19,9 +20,22 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // One rank of the harness's own rank program ("harness-rank worker ...").
-RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, long long r) {
+RankProcess worker_rank(const RunAttempt& attempt, long long r) {
+  const PlannedRun& run = attempt.run;
+  const fs::path& raw = attempt.raw;
+  const int port = attempt.port;
   const RunConfig& c = run.point->config.run;
   RankProcess rank;
+  // On emulated machines: the rank in its machine's namespace, meeting at machine 0's address
+  // (Gloo binds the address it reaches that by: its own machine's).
+  std::string master = "127.0.0.1";
+  if (attempt.network) {
+    const long long per_machine = c.world_size / std::max(1LL, run.point->config.cluster.machines);
+    rank.prefix = {
+        "ip", "netns", "exec",
+        attempt.network->machine_of(static_cast<int>(r), static_cast<int>(per_machine)).netns};
+    master = attempt.network->machines.front().address;
+  }
   rank.arguments = {"worker",
                     "--config",
                     (raw / "config.json").string(),
@@ -34,7 +48,7 @@ RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, lo
                     "--rendezvous",
                     c.rendezvous,
                     "--master-addr",
-                    "127.0.0.1",
+                    master,
                     "--master-port",
                     std::to_string(port),
                     "--store-path",
@@ -45,7 +59,7 @@ RankProcess worker_rank(const PlannedRun& run, const fs::path& raw, int port, lo
   rank.environment = {{"RANK", std::to_string(r)},
                       {"LOCAL_RANK", std::to_string(r)},
                       {"WORLD_SIZE", std::to_string(c.world_size)},
-                      {"MASTER_ADDR", "127.0.0.1"},
+                      {"MASTER_ADDR", master},
                       {"MASTER_PORT", std::to_string(port)},
                       {"OMP_NUM_THREADS", std::to_string(c.threads_per_rank)}};
   return rank;
@@ -116,7 +130,7 @@ class LocalRanks : public RunLauncher {
   std::vector<RankProcess> ranks(const RunAttempt& attempt) const {
     std::vector<RankProcess> ranks;
     for (long long r = 0; r < attempt.run.point->config.run.world_size; ++r) {
-      ranks.push_back(worker_rank(attempt.run, attempt.raw, attempt.port, r));
+      ranks.push_back(worker_rank(attempt, r));
     }
     return ranks;
   }

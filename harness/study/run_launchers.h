@@ -10,6 +10,7 @@
 #include <optional>
 #include <ostream>
 
+#include "harness/emulation/network_plan.h"
 #include "harness/launch/launch_plan.h"
 #include "harness/launch/local_launcher.h"
 #include "harness/study/planned_run.h"
@@ -21,6 +22,9 @@ struct RunAttempt {
   const PlannedRun& run;
   std::filesystem::path raw;
   int port = 0;
+  // The emulated machines the ranks run on (cluster.machines > 1), built for the run; null:
+  // this host's loopback.
+  const NetworkPlan* network = nullptr;
 };
 
 class RunLauncher {

@@ -275,6 +275,26 @@ TEST(SpecErrors, EveryBadSweptValueOnceAtItsPlace) {
             "spec.yaml:13:25: model.batch_size: must be >= 1 (got -8)");
 }
 
+TEST(Spec, EmulatedClusterIsReadAndChecked) {
+  TempDir dir;
+  const std::string text = std::string(kValidSpec) +
+                           "cluster: {machines: 2, network: {inter_machine: {bandwidth: 1gbit, "
+                           "latency: 100us, loss: 0.1%}}}\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  const auto& cluster = e.points.front().config.cluster;
+  EXPECT_EQ(cluster.machines, 2);
+  EXPECT_DOUBLE_EQ(*cluster.inter_machine.rate_bits_per_s, 1e9);
+  EXPECT_DOUBLE_EQ(cluster.inter_machine.delay_s, 100e-6);
+  EXPECT_DOUBLE_EQ(cluster.inter_machine.loss_percent, 0.1);
+  EXPECT_EQ(error_of(std::string(kValidSpec) + "cluster: {machines: 3}\n"),
+            "spec.yaml:14:21: cluster.machines: 3 machines do not divide the 2 ranks "
+            "(run.world_size)");
+  EXPECT_EQ(error_of(std::string(kValidSpec) +
+                     "cluster: {machines: 2, network: {inter_machine: {bandwidth: 1gb}}}\n"),
+            "spec.yaml:14:61: cluster.network.inter_machine.bandwidth: '1gb' is not a rate like "
+            "100mbit or 1gbit (bit, kbit, mbit, gbit; or bps, kbps, mbps, gbps)");
+}
+
 TEST(SpecErrors, AWrongValueCausesNoErrorsOfItsOwnStandIn) {
   // An unknown model is one error: the zoo's shape rules are not judged against a stand-in,
   // and a baseline naming a system that failed to read is not reported as unknown.
