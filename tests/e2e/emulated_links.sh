@@ -75,6 +75,33 @@ if ip netns list | grep -q "^harness-[0-9]*-m"; then
   done
 fi
 
+# A harness killed with SIGKILL mid-run leaves its namespaces (nothing can remove them then);
+# its ranks die with it, and the next emulated run removes the namespaces.
+cat > "$SCRATCH/long.yaml" <<YAML
+name: long
+output: $SCRATCH/long-results
+model: {name: mlp, batch_size: 8}
+run: {world_size: 2, iterations: 100000, warmup: 1, trace: false}
+cluster: {machines: 2, network: {inter_machine: {bandwidth: 100mbit}}}
+systems: [overlap]
+YAML
+"$HARNESS" run "$SCRATCH/long.yaml" > "$SCRATCH/long.log" 2>&1 &
+victim=$!
+for _ in $(seq 1 100); do
+  ip netns list | grep -q "^harness-$victim-m1" && break
+  sleep 0.2
+done
+ip netns list | grep -q "^harness-$victim-m1" || fail "the run made no namespaces: $(tail -3 "$SCRATCH/long.log")"
+sleep 2
+kill -9 "$victim"
+wait "$victim" 2>/dev/null || true
+sleep 1
+if pgrep -f "long-results" > /dev/null; then fail "ranks outlived the killed harness"; fi
+ip netns list | grep -q "^harness-$victim-" || fail "expected the killed harness's namespaces"
+"$HARNESS" profile comm --world 2 --machines 2 --link-rate 1gbit --ops allreduce --sizes 1M \
+  --iterations 1 --warmup 0 --out "$SCRATCH/after" > /dev/null 2>&1 || fail "the next run failed"
+if ip netns list | grep -q "^harness-$victim-"; then fail "the next run left the dead harness's namespaces"; fi
+
 # Options that need machines, and machines that do not divide the ranks.
 set +e
 "$HARNESS" profile comm --world 3 --machines 2 --out "$SCRATCH/x" >/dev/null 2>"$SCRATCH/err"; c1=$?
