@@ -102,6 +102,19 @@ ip netns list | grep -q "^harness-$victim-" || fail "expected the killed harness
   --iterations 1 --warmup 0 --out "$SCRATCH/after" > /dev/null 2>&1 || fail "the next run failed"
 if ip netns list | grep -q "^harness-$victim-"; then fail "the next run left the dead harness's namespaces"; fi
 
+# A run whose ranks are all killed fails (exit 1) and removes its machines itself.
+"$HARNESS" run "$SCRATCH/long.yaml" > "$SCRATCH/long2.log" 2>&1 &
+runner=$!
+for _ in $(seq 1 100); do
+  pgrep -f "long-results.*worker\|worker.*long-results" > /dev/null && break
+  sleep 0.2
+done
+sleep 2
+pkill -9 -f "long-results" || fail "no rank to kill"
+set +e; wait "$runner"; code=$?; set -e
+[[ $code == 1 ]] || fail "killed ranks: harness exit $code (want 1): $(tail -3 "$SCRATCH/long2.log")"
+if ip netns list | grep -q "^harness-$runner-"; then fail "a failed run left its namespaces"; fi
+
 # Options that need machines, and machines that do not divide the ranks.
 set +e
 "$HARNESS" profile comm --world 3 --machines 2 --out "$SCRATCH/x" >/dev/null 2>"$SCRATCH/err"; c1=$?
