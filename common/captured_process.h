@@ -16,4 +16,8 @@ struct CapturedOutput {
 // process can be made (pipe, fork).
 CapturedOutput run_captured(const std::string& program, const std::vector<std::string>& args);
 
+// The argv array execv/execvp take for `words` (null-terminated; it points into `words`,
+// which must outlive it).
+std::vector<char*> exec_argv(const std::vector<std::string>& words);
+
 }  // namespace harness

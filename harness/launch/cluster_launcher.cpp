@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/captured_process.h"
 #include "common/parent_death.h"
 #include "runtime/protocol/result_frames.h"
 
@@ -190,9 +191,7 @@ namespace {
 // every process it started here), its output into the two files.
 pid_t start_launcher_group(const std::vector<std::string>& words, const fs::path& out_path,
                            const fs::path& err_path) {
-  std::vector<char*> argv;
-  for (const auto& word : words) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
+  std::vector<char*> argv = exec_argv(words);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));

@@ -20,13 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<char*> argv_of(const std::string& path, const std::vector<std::string>& args) {
-  std::vector<char*> argv{const_cast<char*>(path.c_str())};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  return argv;
-}
-
 int exit_code_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
@@ -95,8 +88,17 @@ nlohmann::json RankProgram::query(const std::vector<std::string>& args) const {
   }
 }
 
+// The program and its arguments as one list of words (argv[0] is the program).
+static std::vector<std::string> words_of(const std::string& path,
+                                         const std::vector<std::string>& args) {
+  std::vector<std::string> words{path};
+  words.insert(words.end(), args.begin(), args.end());
+  return words;
+}
+
 int RankProgram::run(const std::vector<std::string>& args) const {
-  auto argv = argv_of(path_, args);
+  const std::vector<std::string> words = words_of(path_, args);
+  auto argv = exec_argv(words);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
@@ -110,7 +112,8 @@ int RankProgram::run(const std::vector<std::string>& args) const {
 }
 
 void RankProgram::exec(const std::vector<std::string>& args) const {
-  auto argv = argv_of(path_, args);
+  const std::vector<std::string> words = words_of(path_, args);
+  auto argv = exec_argv(words);
   std::fflush(nullptr);
   ::execv(path_.c_str(), argv.data());
   throw std::runtime_error("cannot start " + path_ + ": " + std::strerror(errno));

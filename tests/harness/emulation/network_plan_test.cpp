@@ -132,7 +132,9 @@ TEST(EmulatedNetwork, BuildsShapedMachinesAndRemovesThem) {
     }
     const std::string qdiscs = run_text("ip", {"netns", "exec", network.plan().machines[0].netns,
                                                "tc", "qdisc", "show", "dev", "eth0"});
-    if (with_delay) EXPECT_NE(qdiscs.find("delay 1ms"), std::string::npos) << qdiscs;
+    if (with_delay) {
+      EXPECT_NE(qdiscs.find("delay 1ms"), std::string::npos) << qdiscs;
+    }
     EXPECT_NE(qdiscs.find("tbf"), std::string::npos) << qdiscs;
     EXPECT_NE(qdiscs.find("rate 200Mbit"), std::string::npos) << qdiscs;
     // The machines reach each other and nothing else: no default route.
