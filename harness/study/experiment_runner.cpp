@@ -243,21 +243,29 @@ std::optional<EmulatedClusterShape> emulated_cluster_of(const Point& point) {
 // Before anything is written: emulated machines need the local launcher and a host that can
 // build them (root, iproute2, the qdiscs the links need). Leftovers of dead harnesses go.
 void check_emulated_clusters(const Experiment& experiment, const RunnerOptions& options) {
-  bool any = false;
+  // One probe for what any point needs (a rate, a delay or loss), not one per point.
+  std::optional<EmulatedClusterShape> needed;
   for (const auto& point : experiment.points) {
     const auto shape = emulated_cluster_of(point);
     if (!shape) continue;
-    any = true;
-    if (options.launcher != LauncherKind::local) {
-      throw InputError(experiment.spec_path +
-                       ": cluster.machines: emulated machines run under the local launcher");
+    if (!needed) needed = shape;
+    if (shape->inter_machine.rate_bits_per_s) {
+      needed->inter_machine.rate_bits_per_s = shape->inter_machine.rate_bits_per_s;
     }
-    if (const std::string why = emulation_unavailable_reason(*shape); !why.empty()) {
-      throw InputError(experiment.spec_path + ": cluster.machines: " + why + " (at " + point.label +
-                       ")");
-    }
+    needed->inter_machine.delay_s =
+        std::max(needed->inter_machine.delay_s, shape->inter_machine.delay_s);
+    needed->inter_machine.loss_percent =
+        std::max(needed->inter_machine.loss_percent, shape->inter_machine.loss_percent);
   }
-  if (any) remove_stale_namespaces();
+  if (!needed) return;
+  if (options.launcher != LauncherKind::local) {
+    throw InputError(experiment.spec_path +
+                     ": cluster.machines: emulated machines run under the local launcher");
+  }
+  if (const std::string why = emulation_unavailable_reason(*needed); !why.empty()) {
+    throw InputError(experiment.spec_path + ": cluster.machines: " + why);
+  }
+  remove_stale_namespaces();
 }
 
 // flops.json beside the run's samples: the model FLOPs each rank does per iteration, which
