@@ -54,18 +54,20 @@ std::string harness_git_revision() {
   return revision;
 }
 
-nlohmann::json collect_environment(const std::map<std::string, std::string>& extra) {
+nlohmann::json machine_identity() {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  nlohmann::json env = {
-      {"harness_version", HARNESS_VERSION},
-      {"harness_git_revision", harness_git_revision()},
-      {"hostname", host},
-      {"cpu_model", cpu_model()},
-      {"logical_cores", std::thread::hardware_concurrency()},
-      {"compiler", std::string("g++ ") + __VERSION__},
-      {"started_utc", utc_timestamp_compact()},
-  };
+  return {{"hostname", host},
+          {"cpu_model", cpu_model()},
+          {"logical_cores", std::thread::hardware_concurrency()}};
+}
+
+nlohmann::json collect_environment(const std::map<std::string, std::string>& extra) {
+  nlohmann::json env = machine_identity();
+  env["harness_version"] = HARNESS_VERSION;
+  env["harness_git_revision"] = harness_git_revision();
+  env["compiler"] = std::string("g++ ") + __VERSION__;
+  env["started_utc"] = utc_timestamp_compact();
   for (const auto& [key, value] : extra) env[key] = value;
   return env;
 }

@@ -11,6 +11,9 @@ namespace harness {
 // worker side adds the LibTorch version).
 nlohmann::json collect_environment(const std::map<std::string, std::string>& extra);
 
+// The machine alone: hostname, CPU model, logical cores (no git, no clock: cheap to ask).
+nlohmann::json machine_identity();
+
 // "abc123..." (+ "-dirty" when the work tree has changes), or "unknown" outside a checkout.
 std::string harness_git_revision();
 

@@ -148,7 +148,6 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
     remove_stale_namespaces();
     network = std::make_unique<EmulatedNetwork>(plan_network(*shape, static_cast<int>(getpid())));
     request.network = &network->plan();
-    request.ranks_per_machine = shape->ranks_per_machine;
     std::cout << describe_network_plan(network->plan());
   }
   const CommMeasurement measured = measure_comm(request, sizes, out, rank_program);

@@ -42,7 +42,7 @@ void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& l
 
 }  // namespace
 
-const EmulatedMachine& NetworkPlan::machine_of(int rank, int ranks_per_machine) const {
+const EmulatedMachine& NetworkPlan::machine_of(int rank) const {
   return machines.at(static_cast<size_t>(rank / std::max(1, ranks_per_machine)));
 }
 
@@ -50,6 +50,7 @@ NetworkPlan plan_network(const EmulatedClusterShape& shape, int owner_pid) {
   NetworkPlan plan;
   plan.prefix = kPrefix + std::to_string(owner_pid) + "-";
   plan.switch_netns = plan.prefix + "sw";
+  plan.ranks_per_machine = shape.ranks_per_machine;
   const std::string& sw = plan.switch_netns;
   plan.setup = {{"ip", "netns", "add", sw},
                 {"ip", "-n", sw, "link", "set", "lo", "up"},

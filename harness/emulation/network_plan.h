@@ -42,9 +42,10 @@ struct NetworkPlan {
   std::vector<EmulatedMachine> machines;
   std::vector<Command> setup;     // in order; a failure means teardown
   std::vector<Command> teardown;  // every namespace deleted (their links and qdiscs go with them)
+  int ranks_per_machine = 1;
 
   // The machine rank `rank` runs on: ranks fill machine 0 first.
-  const EmulatedMachine& machine_of(int rank, int ranks_per_machine) const;
+  const EmulatedMachine& machine_of(int rank) const;
 };
 
 // The interface every machine reaches the others through.

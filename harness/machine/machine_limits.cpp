@@ -8,6 +8,7 @@
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
 #include "common/json_file.h"
+#include "common/utc_time.h"
 #include "harness/profile/comm_measurement.h"
 #include "harness/profile/comm_profile.h"
 
@@ -26,12 +27,10 @@ fs::path machine_cache_path() {
 }
 
 json machine_key(RankProgram& rank_program) {
-  const json env = collect_environment({});
-  return {{"hostname", env.value("hostname", "")},
-          {"cpu_model", env.value("cpu_model", "")},
-          {"logical_cores", env.value("logical_cores", 0)},
-          {"blas_path", rank_program.blas().value("path", "")},
-          {"torch_version", rank_program.torch_version()}};
+  json key = machine_identity();
+  key["blas_path"] = rank_program.blas().value("path", "");
+  key["torch_version"] = rank_program.torch_version();
+  return key;
 }
 
 json measure_machine(RankProgram& rank_program) {
@@ -60,7 +59,7 @@ json measure_machine(RankProgram& rank_program) {
   fs::remove_all(scratch);
   limits["allreduce_world2"] = allreduce;
   limits["key"] = machine_key(rank_program);
-  limits["measured_at"] = collect_environment({}).value("started_utc", "");
+  limits["measured_at"] = utc_timestamp_compact();
   return limits;
 }
 

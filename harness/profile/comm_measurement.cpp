@@ -26,7 +26,7 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vecto
     RankProcess rank;
     std::string gloo_host = "127.0.0.1";
     if (request.network) {
-      const EmulatedMachine& machine = request.network->machine_of(r, request.ranks_per_machine);
+      const EmulatedMachine& machine = request.network->machine_of(r);
       rank.prefix = {"ip", "netns", "exec", machine.netns};
       gloo_host = machine.address;
     }

@@ -25,7 +25,6 @@ struct CommRequest {
   // An emulated cluster built for the measurement (harness/emulation/emulated_network.h):
   // each rank runs in its machine's namespace and binds Gloo to its address; null: loopback.
   const NetworkPlan* network = nullptr;
-  int ranks_per_machine = 1;
 };
 
 struct CommMeasurement {

@@ -227,8 +227,6 @@ void find_failed_host(std::optional<RankFailure>& failure, const fs::path& raw,
   if (failure->host.empty() && launcher == LauncherKind::local) failure->host = this_host();
 }
 
-// One run to its end: its launcher's attempts (rank 0 finding its port taken is tried again on
-// another), its status.json, the progress line, and on failure the report on stderr.
 // The emulated cluster a point asks for (cluster.machines > 1), as a network shape.
 std::optional<EmulatedClusterShape> emulated_cluster_of(const Point& point) {
   const ClusterConfig& cluster = point.config.cluster;
@@ -285,6 +283,8 @@ void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
                         "\n");
 }
 
+// One run to its end: its launcher's attempts (rank 0 finding its port taken is tried again on
+// another), its status.json, the progress line, and on failure the report on stderr.
 RunResult run_one(const PlannedRun& run, size_t index, size_t total, const fs::path& raw,
                   const RunnerOptions& options, ProgressDisplay& progress) {
   const RunConfig& c = run.point->config.run;

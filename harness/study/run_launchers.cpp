@@ -30,10 +30,7 @@ RankProcess worker_rank(const RunAttempt& attempt, long long r) {
   // (Gloo binds the address it reaches that by: its own machine's).
   std::string master = "127.0.0.1";
   if (attempt.network) {
-    const long long per_machine = c.world_size / std::max(1LL, run.point->config.cluster.machines);
-    rank.prefix = {
-        "ip", "netns", "exec",
-        attempt.network->machine_of(static_cast<int>(r), static_cast<int>(per_machine)).netns};
+    rank.prefix = {"ip", "netns", "exec", attempt.network->machine_of(static_cast<int>(r)).netns};
     master = attempt.network->machines.front().address;
   }
   rank.arguments = {"worker",

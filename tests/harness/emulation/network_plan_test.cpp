@@ -55,7 +55,7 @@ TEST(NetworkPlan, TwoMachinesShapedWithDelayAndRate) {
   ASSERT_EQ(plan.machines.size(), 2u);
   EXPECT_EQ(plan.machines[1].netns, "harness-4242-m1");
   EXPECT_EQ(plan.machines[1].address, "10.99.0.2");
-  EXPECT_EQ(plan.machine_of(3, 2).netns, "harness-4242-m1");
+  EXPECT_EQ(plan.machine_of(3).netns, "harness-4242-m1");
   // The switch first, then per machine: namespace, veth into the switch, address, shaping.
   EXPECT_EQ(plan.setup.front(), (Command{"ip", "netns", "add", "harness-4242-sw"}));
   const Command veth = {
