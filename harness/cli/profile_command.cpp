@@ -121,6 +121,49 @@ std::optional<EmulatedClusterShape> emulated_shape(const CommEmulation& emulatio
   return shape;
 }
 
+// The fits of every op measured, printed and kept for comm.json.
+std::vector<CommFit> fit_and_print(const std::vector<CommRow>& rows,
+                                   const std::vector<std::string>& ops, int world, json& fits) {
+  std::vector<CommFit> fitted;
+  std::cout << "\n# fitted: time = latency + bytes x bus factor / bus bandwidth\n";
+  for (const auto& op : ops) {
+    const CommFit fit = fit_comm_model(rows, op, world);
+    fitted.push_back(fit);
+    fits.push_back({{"op", op},
+                    {"latency_us", fit.latency_us},
+                    {"bus_bandwidth_bytes_per_s", fit.bus_bandwidth},
+                    {"r_squared", fit.r_squared},
+                    {"cpu_cores_per_rank", fit.cpu_cores}});
+    std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f   cpu %.2f cores\n",
+                op.c_str(), fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared, fit.cpu_cores);
+  }
+  return fitted;
+}
+
+// A topology needs send/recv and all-reduce.
+bool has_topology_ops(const std::vector<std::string>& ops) {
+  return std::find(ops.begin(), ops.end(), "sendrecv") != ops.end() &&
+         std::find(ops.begin(), ops.end(), "allreduce") != ops.end();
+}
+
+// The link as configured beside what it delivered.
+void print_link_comparison(const EmulatedClusterShape& shape, const MeasuredLink& link) {
+  const LinkShape& configured = shape.inter_machine;
+  std::printf("\n# inter-machine link: configured vs measured\n");
+  if (configured.rate_bits_per_s) {
+    std::printf("rate        %10.1f Mbit/s   p2p %10.1f Mbit/s (%+.1f%%)   all-reduce busbw %10.1f "
+                "Mbit/s (%+.1f%%)\n",
+                *configured.rate_bits_per_s / 1e6, link.p2p_bytes_per_s * 8 / 1e6,
+                100 * (link.p2p_bytes_per_s * 8 / *configured.rate_bits_per_s - 1),
+                link.allreduce_bus_bytes_per_s * 8 / 1e6,
+                100 * (link.allreduce_bus_bytes_per_s * 8 / *configured.rate_bits_per_s - 1));
+  }
+  if (link.one_way_latency_us) {
+    std::printf("latency     %10.1f us (configured delay)   %10.1f us one way (ping-pong)\n",
+                configured.delay_s * 1e6, *link.one_way_latency_us);
+  }
+}
+
 int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
              RankProgram& rank_program) {
   CommRequest request = plain_request;
@@ -151,36 +194,34 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
     std::cout << describe_network_plan(network->plan());
   }
   const CommMeasurement measured = measure_comm(request, sizes, out, rank_program);
-  network.reset();
   if (measured.exit_code != 0) return measured.exit_code;
-  const json& raw = measured.raw;
-  const auto rows = comm_rows(raw);
+  const auto rows = comm_rows(measured.raw);
   std::cout << render_comm_table(rows, request.world, request.backend);
-
   json fits = json::array();
-  std::vector<CommFit> fitted;
-  std::cout << "\n# fitted: time = latency + bytes x bus factor / bus bandwidth\n";
-  for (const auto& op : ops) {
-    const CommFit fit = fit_comm_model(rows, op, request.world);
-    fitted.push_back(fit);
-    fits.push_back({{"op", op},
-                    {"latency_us", fit.latency_us},
-                    {"bus_bandwidth_bytes_per_s", fit.bus_bandwidth},
-                    {"r_squared", fit.r_squared},
-                    {"cpu_cores_per_rank", fit.cpu_cores}});
-    std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f   cpu %.2f cores\n",
-                op.c_str(), fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared, fit.cpu_cores);
+  const std::vector<CommFit> fitted = fit_and_print(rows, ops, request.world, fits);
+  const json reference = reference_allreduce(measured.raw, rows, request.world);
+  // An emulated cluster of several ranks per machine: what its machines' own links give,
+  // measured in machine 0 while the network still stands, for the topology's intra value.
+  std::vector<CommFit> intra_fits;
+  if (shape && shape->ranks_per_machine > 1 && has_topology_ops(ops)) {
+    const CommMeasurement intra =
+        measure_intra_machine(request, shape->ranks_per_machine, sizes, out / "intra", rank_program);
+    if (intra.exit_code != 0) return intra.exit_code;
+    intra_fits = {fit_comm_model(comm_rows(intra.raw), "sendrecv", shape->ranks_per_machine)};
   }
-  const json reference = reference_allreduce(raw, rows, request.world);
+  network.reset();
   json emulated = nullptr;
   if (shape) {
     const LinkShape& link = shape->inter_machine;
+    const MeasuredLink measured_figures = measured_link(fitted, rows);
     emulated = {{"machines", shape->machines},
                 {"ranks_per_machine", shape->ranks_per_machine},
                 {"inter_machine_configured",
                  {{"rate_bits_per_s", link.rate_bits_per_s ? json(*link.rate_bits_per_s) : json()},
                   {"delay_s", link.delay_s},
-                  {"loss_percent", link.loss_percent}}}};
+                  {"loss_percent", link.loss_percent}}},
+                {"inter_machine_measured", to_json(measured_figures)}};
+    print_link_comparison(*shape, measured_figures);
   }
   const json comm = {{"emulated_cluster", emulated},
                      {"world_size", request.world},
@@ -191,13 +232,16 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
                      {"fits", fits},
                      {"reference_allreduce", reference}};
   write_file_atomic(out / "comm.json", comm.dump(1) + "\n");
-  if (std::find(ops.begin(), ops.end(), "sendrecv") != ops.end() &&
-      std::find(ops.begin(), ops.end(), "allreduce") != ops.end()) {
+  if (has_topology_ops(ops)) {
     try {
-      write_file_atomic(out / "topology.yaml",
-                        topology_yaml(fitted, request.world, physical_memory_bytes(),
-                                      "measured-" + request.backend + "-" +
-                                          std::to_string(request.world) + "ranks"));
+      const std::string name =
+          "measured-" + request.backend + "-" + std::to_string(request.world) + "ranks";
+      const TopologyFigures figures =
+          shape ? emulated_topology(measured_link(fitted, rows), intra_fits, shape->machines,
+                                    shape->ranks_per_machine, physical_memory_bytes(),
+                                    name + "-" + std::to_string(shape->machines) + "machines")
+                : loopback_topology(fitted, request.world, physical_memory_bytes(), name);
+      write_file_atomic(out / "topology.yaml", topology_yaml(figures));
     } catch (const InputError& e) {
       // Latency-bound sizes alone can give no positive bandwidth: say so, keep comm.json.
       std::fprintf(stderr, "warning: no topology.yaml: %s (include sizes of a few MiB)\n",

@@ -21,12 +21,14 @@ struct LinkShape {
   std::optional<double> rate_bits_per_s;  // nothing: unshaped
   double delay_s = 0;
   double loss_percent = 0;
+  bool operator==(const LinkShape&) const = default;
 };
 
 struct EmulatedClusterShape {
   int machines = 2;
   int ranks_per_machine = 1;
   LinkShape inter_machine;
+  bool operator==(const EmulatedClusterShape&) const = default;
 };
 
 struct EmulatedMachine {

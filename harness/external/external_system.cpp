@@ -51,11 +51,14 @@ const std::vector<std::string> kRunPlaceholders = {
 
 std::map<std::string, std::string> template_values(const ExternalRunContext& run, long long rank) {
   const PointConfig& c = *run.point;
+  // On emulated machines a rank's local rank counts within its machine (ranks fill machine 0
+  // first), and the ranks meet at machine 0's address.
+  const long long per_machine = run.network ? run.network->ranks_per_machine : c.run.world_size;
   std::map<std::string, std::string> values = {
       {"rank", std::to_string(rank)},
       {"world_size", std::to_string(c.run.world_size)},
-      {"local_rank", std::to_string(rank)},  // one machine: local rank = rank
-      {"master_addr", "127.0.0.1"},
+      {"local_rank", std::to_string(rank % per_machine)},
+      {"master_addr", run.network ? run.network->machines.front().address : "127.0.0.1"},
       {"master_port", std::to_string(run.master_port)},
       {"output_dir", run.raw.empty() ? "" : fs::absolute(run.raw).lexically_normal().string()},
       {"iterations", std::to_string(c.run.iterations)},
@@ -270,10 +273,12 @@ ExternalLaunch plan_external_launch(const ExternalSystem& system, const External
     rank.stdout_path = run.raw / ("rank" + std::to_string(r) + ".stdout");
     rank.stderr_path = run.raw / ("rank" + std::to_string(r) + ".stderr");
     // torchrun's variables are always set; the spec's env may add to them or override.
+    const long long per_machine =
+        run.network ? run.network->ranks_per_machine : c.run.world_size;
     rank.environment = {{"RANK", values.at("rank")},
                         {"LOCAL_RANK", values.at("local_rank")},
                         {"WORLD_SIZE", values.at("world_size")},
-                        {"LOCAL_WORLD_SIZE", values.at("world_size")},
+                        {"LOCAL_WORLD_SIZE", std::to_string(per_machine)},
                         {"MASTER_ADDR", values.at("master_addr")},
                         {"MASTER_PORT", values.at("master_port")},
                         {"OMP_NUM_THREADS", std::to_string(c.run.threads_per_rank)}};
@@ -281,6 +286,14 @@ ExternalLaunch plan_external_launch(const ExternalSystem& system, const External
     // harness's own ranks' does (a Python process allocates through glibc's malloc too).
     for (const auto& [name, value] : runtime::heap_policy_environment(c.run.heap)) {
       rank.environment[name] = value;
+    }
+    if (run.network) {
+      // The rank in its machine's namespace; Gloo and NCCL bind that machine's interface (the
+      // one its traffic to other machines leaves by, shaped), as on a real cluster.
+      rank.prefix = {"ip", "netns", "exec", run.network->machine_of(static_cast<int>(r)).netns};
+      rank.environment["GLOO_SOCKET_IFNAME"] = kMachineInterface;
+      rank.environment["NCCL_SOCKET_IFNAME"] = kMachineInterface;
+      rank.environment["GROUP_RANK"] = std::to_string(r / per_machine);
     }
     for (const auto& [name, value] : system.environment) {
       rank.environment[name] = render_template(value, values);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/emulation/network_plan.h"
 #include "harness/launch/local_launcher.h"
 #include "harness/spec/spec.h"
 
@@ -42,6 +43,8 @@ struct ExternalRunContext {
   long long repeat = 0;
   std::filesystem::path raw;  // the run's raw folder ({output_dir})
   int master_port = 0;
+  // The emulated machines the ranks run on (cluster.machines > 1); null: this host's loopback.
+  const NetworkPlan* network = nullptr;
 };
 
 ExternalLaunch plan_external_launch(const ExternalSystem& system, const ExternalRunContext& run);

@@ -81,4 +81,17 @@ CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64
   return measurement;
 }
 
+CommMeasurement measure_intra_machine(const CommRequest& cluster_request, int ranks_per_machine,
+                                      const std::vector<int64_t>& sizes, const fs::path& out,
+                                      RankProgram& rank_program) {
+  NetworkPlan machine0 = *cluster_request.network;
+  machine0.machines.resize(1);  // ranks 0 .. ranks_per_machine-1 all live there
+  CommRequest request = cluster_request;
+  request.world = ranks_per_machine;
+  request.ops = "sendrecv";
+  request.network = &machine0;
+  fs::create_directories(out);
+  return measure_comm(request, sizes, out, rank_program);
+}
+
 }  // namespace harness

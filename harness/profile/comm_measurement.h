@@ -17,7 +17,7 @@ struct CommRequest {
   int world = 2;
   std::string backend = "gloo";
   std::string sizes = "8:64M:x4";
-  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv,copy";
+  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv,pingpong,copy";
   int iterations = 20;
   int warmup = 5;
   double stall_timeout_s = 300;
@@ -36,5 +36,11 @@ struct CommMeasurement {
 // `sizes` and `request.ops`; their files (comm-raw.json, rank<r>.stdout/.stderr) go in `out`.
 CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
                              const std::filesystem::path& out, RankProgram& rank_program);
+
+// Send/recv among the first `ranks_per_machine` ranks of `cluster_request`'s emulated cluster,
+// all in machine 0 (its namespace's loopback): what the machines' own links give.
+CommMeasurement measure_intra_machine(const CommRequest& cluster_request, int ranks_per_machine,
+                                      const std::vector<int64_t>& sizes,
+                                      const std::filesystem::path& out, RankProgram& rank_program);
 
 }  // namespace harness

@@ -81,7 +81,7 @@ std::vector<int64_t> parse_size_range(const std::string& text) {
 double bus_factor(const std::string& op, int n) {
   if (op == "allreduce") return 2.0 * (n - 1) / n;
   if (op == "allgather" || op == "reducescatter") return static_cast<double>(n - 1) / n;
-  return 1.0;  // broadcast, sendrecv, copy
+  return 1.0;  // broadcast, sendrecv, pingpong (its time is one way), copy
 }
 
 std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
@@ -162,33 +162,111 @@ std::string render_comm_table(const std::vector<CommRow>& rows, int n, const std
   return out.str();
 }
 
-std::string topology_yaml(const std::vector<CommFit>& fits, int world_size, double memory_bytes,
-                          const std::string& name) {
-  auto bandwidth_of = [&](const std::string& op) {
-    for (const auto& f : fits) {
-      if (f.op == op && f.bus_bandwidth > 0) return f.bus_bandwidth;
-    }
-    return 0.0;
-  };
-  const double p2p = bandwidth_of("sendrecv");
-  const double collective = bandwidth_of("allreduce");
-  if (p2p <= 0 || collective <= 0) {
-    throw InputError("the send/recv and all-reduce fits need a positive bandwidth for a topology");
+namespace {
+
+double fitted_bandwidth(const std::vector<CommFit>& fits, const std::string& op) {
+  for (const auto& f : fits) {
+    if (f.op == op && f.bus_bandwidth > 0) return f.bus_bandwidth;
   }
-  char text[1024];
-  std::snprintf(text, sizeof text,
-                "# Measured by `harness profile comm`: one machine of %d ranks.\n"
-                "# intra_machine: send/recv bandwidth; inter_machine_collective: all-reduce bus\n"
-                "# bandwidth (no second machine was measured: inter-machine values repeat these).\n"
+  return 0.0;
+}
+
+}  // namespace
+
+std::string topology_yaml(const TopologyFigures& figures) {
+  std::ostringstream out;
+  std::istringstream comment(figures.comment);
+  for (std::string line; std::getline(comment, line);) out << "# " << line << "\n";
+  char values[512];
+  std::snprintf(values, sizeof values,
                 "name: %s\n"
                 "gpu_memory_bytes: %.6g\n"
                 "bandwidth:\n"
                 "  intra_machine: %.6g\n"
                 "  inter_machine_p2p: %.6g\n"
-                "  inter_machine_collective: %.6g\n"
-                "machines: [%d]\n",
-                world_size, name.c_str(), memory_bytes, p2p, p2p, collective, world_size);
-  return text;
+                "  inter_machine_collective: %.6g\n",
+                figures.name.c_str(), figures.memory_bytes, figures.intra_machine,
+                figures.inter_machine_p2p, figures.inter_machine_collective);
+  out << values << "machines: [";
+  for (size_t i = 0; i < figures.machines.size(); ++i) {
+    out << (i ? ", " : "") << figures.machines[i];
+  }
+  out << "]\n";
+  return out.str();
+}
+
+TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_size,
+                                  double memory_bytes, const std::string& name) {
+  TopologyFigures figures;
+  const double p2p = fitted_bandwidth(fits, "sendrecv");
+  const double collective = fitted_bandwidth(fits, "allreduce");
+  if (p2p <= 0 || collective <= 0) {
+    throw InputError("the send/recv and all-reduce fits need a positive bandwidth for a topology");
+  }
+  figures.name = name;
+  figures.comment = "Measured by `harness profile comm`: one machine of " +
+                    std::to_string(world_size) +
+                    " ranks.\n"
+                    "intra_machine: send/recv bandwidth; inter_machine_collective: all-reduce bus\n"
+                    "bandwidth (no second machine was measured: inter-machine values repeat these).";
+  figures.memory_bytes = memory_bytes;
+  figures.intra_machine = figures.inter_machine_p2p = p2p;
+  figures.inter_machine_collective = collective;
+  figures.machines = {world_size};
+  return figures;
+}
+
+MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows) {
+  MeasuredLink link;
+  link.p2p_bytes_per_s = fitted_bandwidth(fits, "sendrecv");
+  if (link.p2p_bytes_per_s <= 0) link.p2p_bytes_per_s = fitted_bandwidth(fits, "pingpong");
+  link.allreduce_bus_bytes_per_s = fitted_bandwidth(fits, "allreduce");
+  const CommRow* smallest = nullptr;
+  for (const auto& row : rows) {
+    if (row.op == "pingpong" && row.samples > 0 && (!smallest || row.bytes < smallest->bytes)) {
+      smallest = &row;
+    }
+  }
+  if (smallest) link.one_way_latency_us = smallest->p50_ms * 1e3;
+  return link;
+}
+
+nlohmann::json to_json(const MeasuredLink& link) {
+  return {{"p2p_bits_per_s", link.p2p_bytes_per_s * 8},
+          {"allreduce_bus_bits_per_s", link.allreduce_bus_bytes_per_s * 8},
+          {"one_way_latency_us",
+           link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()}};
+}
+
+TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<CommFit>& intra_fits,
+                                  int machines, int ranks_per_machine, double memory_bytes,
+                                  const std::string& name) {
+  if (link.p2p_bytes_per_s <= 0 || link.allreduce_bus_bytes_per_s <= 0) {
+    throw InputError(
+        "the send/recv and all-reduce fits need a positive bandwidth for a topology");
+  }
+  TopologyFigures figures;
+  figures.name = name;
+  figures.memory_bytes = memory_bytes;
+  figures.inter_machine_p2p = link.p2p_bytes_per_s;
+  figures.inter_machine_collective = link.allreduce_bus_bytes_per_s;
+  figures.machines.assign(static_cast<size_t>(machines), ranks_per_machine);
+  figures.comment = "Measured by `harness profile comm` on " + std::to_string(machines) +
+                    " emulated machines of " + std::to_string(ranks_per_machine) +
+                    " rank(s).\n"
+                    "inter_machine_p2p: send/recv between machines; inter_machine_collective:\n"
+                    "all-reduce bus bandwidth over every rank; ";
+  if (ranks_per_machine > 1) {
+    figures.intra_machine = fitted_bandwidth(intra_fits, "sendrecv");
+    if (figures.intra_machine <= 0) {
+      throw InputError("the intra-machine send/recv fit needs a positive bandwidth");
+    }
+    figures.comment += "intra_machine: send/recv within machine 0.";
+  } else {
+    figures.intra_machine = link.p2p_bytes_per_s;
+    figures.comment += "intra_machine: no two ranks share a machine (the link's value).";
+  }
+  return figures;
 }
 
 }  // namespace harness

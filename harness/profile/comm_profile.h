@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,9 +53,45 @@ CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, 
 std::string render_comm_table(const std::vector<CommRow>& rows, int world_size,
                               const std::string& backend);
 
-// A topology file the planner reads (planner/README.md): one machine of `world_size` ranks;
-// intra-machine bandwidth from the send/recv fit, collective bandwidth from all-reduce's.
-std::string topology_yaml(const std::vector<CommFit>& fits, int world_size, double memory_bytes,
-                          const std::string& name);
+// What a topology file the planner reads says (planner/README.md), and why, in its comment.
+struct TopologyFigures {
+  std::string name;
+  std::string comment;  // lines written above the values, each prefixed "# "
+  double memory_bytes = 0;
+  double intra_machine = 0;             // bytes/s between ranks of one machine
+  double inter_machine_p2p = 0;         // bytes/s of a point-to-point transfer between machines
+  double inter_machine_collective = 0;  // all-reduce bus bandwidth across machines
+  std::vector<int> machines;            // ranks per machine
+};
+
+std::string topology_yaml(const TopologyFigures& figures);
+
+// The figures of one machine of `world_size` ranks: intra-machine bandwidth from the send/recv
+// fit, collective bandwidth from all-reduce's (inter-machine values repeat them). Throws
+// InputError when either fit has no positive bandwidth.
+TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_size,
+                                  double memory_bytes, const std::string& name);
+
+// What the links between emulated machines delivered, from fits over ranks spread on them:
+// point-to-point bandwidth (send/recv's fit, else ping-pong's), all-reduce bus bandwidth and
+// one-way latency: the p50 one-way time of the smallest ping-pong message (not the fit's
+// intercept: a token bucket lets small transfers through at line rate, which bends the line);
+// 0 or nothing where the op was not measured.
+struct MeasuredLink {
+  double p2p_bytes_per_s = 0;
+  double allreduce_bus_bytes_per_s = 0;
+  std::optional<double> one_way_latency_us;
+};
+MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows);
+nlohmann::json to_json(const MeasuredLink& link);
+
+// The figures of `machines` emulated machines of `ranks_per_machine` ranks: inter-machine
+// values from the link measured between them, intra-machine from `intra_fits` (send/recv
+// between ranks of one machine), or the link's own p2p value when no two ranks share a machine
+// (then no intra-machine transfer exists to price). Throws InputError when a needed
+// bandwidth is missing.
+TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<CommFit>& intra_fits,
+                                  int machines, int ranks_per_machine, double memory_bytes,
+                                  const std::string& name);
 
 }  // namespace harness

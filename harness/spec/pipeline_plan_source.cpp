@@ -180,6 +180,16 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   if (fs::exists(profile) && fs::exists(profile.parent_path() / "profile.json")) {
     profile_batch = read_json_file(profile.parent_path() / "profile.json").value("batch", 0);
   }
+  // One measured for an earlier point of this study (same model and batch) is used again.
+  if (const fs::path earlier = work / "profile"; profile_batch == 0 &&
+                                                 fs::exists(earlier / "graph.txt") &&
+                                                 fs::exists(earlier / "profile.json")) {
+    const json measured = read_json_file(earlier / "profile.json");
+    if (measured.value("batch", 0LL) == point.model.batch_size) {
+      profile = earlier / "graph.txt";
+      profile_batch = static_cast<int>(point.model.batch_size);
+    }
+  }
   if (profile_batch == 0) {
     if (context.executable.empty()) {
       throw InputError("plan: auto: no profile " + profile.string() +
@@ -211,17 +221,27 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   request.global_batches = std::to_string(global_batch);
   request.devices = "1x" + std::to_string(point.run.world_size);
   request.topology = context.topology;
+  if (const std::string emulated =
+          context.emulated_topology ? context.emulated_topology(point) : std::string();
+      !emulated.empty()) {
+    // The machines the ranks run on, priced by what their links delivered.
+    request.topology = emulated;
+    request.devices = std::to_string(point.cluster.machines) + "x" +
+                      std::to_string(point.run.world_size / point.cluster.machines);
+  }
   if (request.topology.empty() &&
       fs::exists(context.profiles_directory / "gloo-2ranks-cpu" / "topology.yaml")) {
     request.topology = (context.profiles_directory / "gloo-2ranks-cpu" / "topology.yaml").string();
   }
-  request.out_dir = work.string();
+  const fs::path planned = work / context.point_id;
+  fs::create_directories(planned);
+  request.out_dir = planned.string();
   std::ostringstream log;
   if (run_plan(request, log) != 0) {
     throw InputError("plan: auto: the planner failed for " + point.model.name + ":\n" + log.str());
   }
-  return stages_from_plan_json(read_json_file(work / "plan.json"), layer_names, global_batch,
-                               point.run.world_size, (work / "plan.json").string());
+  return stages_from_plan_json(read_json_file(planned / "plan.json"), layer_names, global_batch,
+                               point.run.world_size, (planned / "plan.json").string());
 }
 
 }  // namespace harness

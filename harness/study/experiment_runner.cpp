@@ -18,6 +18,7 @@
 #include "harness/analysis/utilisation_table.h"
 #include "harness/cli/plot_command.h"
 #include "harness/emulation/emulated_network.h"
+#include "harness/study/link_probe.h"
 #include "harness/external/external_system.h"
 #include "harness/launch/local_launcher.h"
 #include "harness/results/model_flops.h"
@@ -164,7 +165,7 @@ Experiment without_unrunnable_systems(const Experiment& spec, json& skipped) {
 
 // env.json: the machine and libraries, and the run settings every point shares.
 void write_environment(const Experiment& experiment, const RunnerOptions& options,
-                       const fs::path& directory) {
+                       const fs::path& directory, const ProbedLinks& links) {
   json env = collect_environment(options.runtime_info);
   const RunConfig& run = experiment.points.front().config.run;
   env["backend"] = run.backend;
@@ -176,6 +177,7 @@ void write_environment(const Experiment& experiment, const RunnerOptions& option
     env["blas"]["threads"] = run.threads_per_rank;  // every rank sets it (rank/worker.cpp)
   }
   if (!options.machine.is_null()) env["machine"] = options.machine;
+  if (!links.links.empty()) env["emulated_links"] = links.to_json(directory);
   write_file_atomic(directory / "env.json", env.dump(2) + "\n");
 }
 
@@ -225,17 +227,6 @@ void find_failed_host(std::optional<RankFailure>& failure, const fs::path& raw,
   if (!failure || failure->rank < 0 || !failure->host.empty()) return;
   failure->host = rank_host_from_stdout(raw / ("rank" + std::to_string(failure->rank) + ".stdout"));
   if (failure->host.empty() && launcher == LauncherKind::local) failure->host = this_host();
-}
-
-// The emulated cluster a point asks for (cluster.machines > 1), as a network shape.
-std::optional<EmulatedClusterShape> emulated_cluster_of(const Point& point) {
-  const ClusterConfig& cluster = point.config.cluster;
-  if (cluster.machines <= 1) return std::nullopt;
-  EmulatedClusterShape shape;
-  shape.machines = static_cast<int>(cluster.machines);
-  shape.ranks_per_machine = static_cast<int>(point.config.run.world_size / cluster.machines);
-  shape.inter_machine = cluster.inter_machine;
-  return shape;
 }
 
 // Before anything is written: emulated machines need the local launcher and a host that can
@@ -387,8 +378,24 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     write_file_atomic(directory / "manifest.json",
                       manifest_to_json(make_manifest(experiment)).dump(2) + "\n");
   }
-  resolve_pipeline_runs(runs, directory, options);
-  if (!resuming) write_environment(experiment, options, directory);
+  // Emulated machines: their links measured first; plans of their points priced by that.
+  ProbedLinks links;
+  try {
+    RankProgram rank_program(options.executable);
+    links = probe_emulated_links(experiment, directory, rank_program, out);
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  resolve_pipeline_runs(runs, directory, options, [&](const PointConfig& config) {
+    for (const auto& point : experiment.points) {
+      if (&point.config != &config) continue;
+      const ProbedLink* link = links.find(point);
+      return link ? link->topology.string() : std::string();
+    }
+    return std::string();
+  });
+  if (!resuming) write_environment(experiment, options, directory, links);
 
   install_stop_signal_handlers();
   ProgressDisplay progress(runs.size(), options.interactive);

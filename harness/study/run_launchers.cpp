@@ -179,7 +179,8 @@ class ExternalProgram : public RunLauncher {
   }
   LaunchOutcome launch(const RunAttempt& attempt, const LaunchLimits& limits,
                        const ProgressCallback& progress) override {
-    context_ = {&attempt.run.point->config, attempt.run.repeat, attempt.raw, attempt.port};
+    context_ = {&attempt.run.point->config, attempt.run.repeat, attempt.raw, attempt.port,
+                attempt.network};
     // External programs rendezvous through MASTER_ADDR/MASTER_PORT (env://), so the TCP port
     // is picked whatever run.rendezvous says.
     if (attempt.port == 0) context_.master_port = pick_free_port();

@@ -86,7 +86,7 @@ double ms_since(Clock::time_point t) {
 }
 
 // Elements (float32) such that the op moves `bytes` in nccl-tests' sense: the buffer for
-// allreduce/broadcast/sendrecv, the gathered output for allgather, the input for
+// allreduce/broadcast/sendrecv/pingpong, the gathered output for allgather, the input for
 // reducescatter. Rounded to a multiple of world size where the op splits the buffer.
 int64_t elements_for(const std::string& op, int64_t bytes, int world) {
   int64_t elements = std::max<int64_t>(1, bytes / 4);
@@ -94,6 +94,44 @@ int64_t elements_for(const std::string& op, int64_t bytes, int world) {
     elements = std::max<int64_t>(world, elements / world * world);
   }
   return elements;
+}
+
+// Round trips a ping-pong times per operation (after one untimed trip): enough that the
+// first trip's handshake, which the untimed one absorbs, is not what is measured.
+constexpr int kPingPongRoundTrips = 4;
+
+// `pingpong`: rank 0 and rank n/2 (on different emulated machines whenever there are two or
+// more: ranks fill machines in order) bounce `bytes` back and forth; the result is the one-way
+// time, a round trip over two, measured after an untimed trip so that Gloo's rendezvous (a
+// receiver announces its receive before the sender's data may leave) is already under way:
+// each side posts its next receive before it sends. One pair only, so that nothing shares its
+// link; the other ranks time nothing (zeros).
+struct OneWay {
+  double wall_ms = 0, cpu_ms = 0;
+};
+OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& other) {
+  const int n = comm.world_size(), r = comm.rank(), half = n / 2;
+  if (half == 0 || (r != 0 && r != half)) return {};
+  const bool initiator = r == 0;
+  const int partner = initiator ? half : 0;
+  constexpr int kTag = 11;
+  Clock::time_point start;
+  double cpu_start = 0;
+  std::unique_ptr<CommWork> receive = comm.recv(other, partner, kTag);
+  for (int trip = 0; trip <= kPingPongRoundTrips; ++trip) {
+    if (trip == 1) start = Clock::now(), cpu_start = process_cpu_ms();
+    if (initiator) {
+      comm.send(buffer, partner, kTag)->wait();
+      receive->wait();
+      if (trip < kPingPongRoundTrips) receive = comm.recv(other, partner, kTag);
+    } else {
+      receive->wait();
+      if (trip < kPingPongRoundTrips) receive = comm.recv(other, partner, kTag);
+      comm.send(buffer, partner, kTag)->wait();
+    }
+  }
+  const double one_way = 2.0 * kPingPongRoundTrips;
+  return {ms_since(start) / one_way, (process_cpu_ms() - cpu_start) / one_way};
 }
 
 // One timed operation, started and finished (the wait included).
@@ -155,9 +193,14 @@ int run(const Args& a) {
         comm->barrier();
         const double cpu0 = process_cpu_ms();
         const auto t0 = Clock::now();
-        run_op(op, *comm, buffer, other);
-        const double ms = ms_since(t0);
-        const double cpu = process_cpu_ms() - cpu0;
+        double ms = 0, cpu = 0;
+        if (op == "pingpong") {
+          const OneWay one_way = pingpong_one_way(*comm, buffer, other);
+          ms = one_way.wall_ms, cpu = one_way.cpu_ms;
+        } else {
+          run_op(op, *comm, buffer, other);
+          ms = ms_since(t0), cpu = process_cpu_ms() - cpu0;
+        }
         if (i >= a.warmup) times.push_back(ms), cpu_times.push_back(cpu);
       };
       auto timed_reference = [&](int i) {

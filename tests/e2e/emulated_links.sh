@@ -19,7 +19,7 @@ if [[ $code == 2 ]]; then
 fi
 [[ $code == 0 ]] || fail "probe run: exit $code: $(cat "$SCRATCH/err")"
 for rate in 100mbit 500mbit 2gbit; do
-  "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$rate" --ops allreduce \
+  "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$rate" --ops allreduce,sendrecv \
     --sizes 4M:16M:x4 --iterations 5 --warmup 2 --out "$SCRATCH/$rate" > "$SCRATCH/log" 2>&1 ||
     fail "$rate: $(tail -3 "$SCRATCH/log")"
   expect_contains "$(cat "$SCRATCH/log")" "emulated cluster: 2 machine(s)"
@@ -30,12 +30,35 @@ configured = {"100mbit": 100e6, "500mbit": 500e6, "2gbit": 2e9}[rate]
 emulated = comm["emulated_cluster"]
 assert emulated["machines"] == 2 and emulated["ranks_per_machine"] == 1, emulated
 assert emulated["inter_machine_configured"]["rate_bits_per_s"] == configured, emulated
-row = next(r for r in comm["rows"] if r["op"] == "allreduce" and r["bytes"] == 16 << 20)
-measured = row["busbw_gbps"] * 8e9
-assert abs(measured / configured - 1) <= 0.10, (rate, measured, configured)
-print(f"{rate}: all-reduce busbw {measured / 1e6:.1f} Mbit/s ({100 * (measured / configured - 1):+.1f}%)")
+for op in ("allreduce", "sendrecv"):
+    row = next(r for r in comm["rows"] if r["op"] == op and r["bytes"] == 16 << 20)
+    measured = row["busbw_gbps"] * 8e9
+    assert abs(measured / configured - 1) <= 0.10, (rate, op, measured, configured)
+    print(f"{rate}: {op} busbw {measured / 1e6:.1f} Mbit/s ({100 * (measured / configured - 1):+.1f}%)")
+# The link as measured, beside the configured one.
+measured = emulated["inter_machine_measured"]
+assert abs(measured["p2p_bits_per_s"] / configured - 1) <= 0.10, measured
 PY
 done
+# A configured 1 ms delay: the one-way time of a ping-pong's smallest message within 20%
+# (needs the kernel's netem; a kernel without it refuses the delay in one line).
+set +e
+"$HARNESS" profile comm --world 2 --machines 2 --link-rate 1gbit --link-delay 1ms --ops pingpong \
+  --sizes 8 --iterations 10 --warmup 2 --out "$SCRATCH/delay" > "$SCRATCH/delay.log" 2>&1
+code=$?
+set -e
+if [[ $code == 2 ]]; then
+  expect_contains "$(cat "$SCRATCH/delay.log")" "netem"
+  echo "SKIP (latency part): $(cat "$SCRATCH/delay.log")"
+else
+  [[ $code == 0 ]] || fail "delay run: exit $code: $(tail -3 "$SCRATCH/delay.log")"
+  "$PY" - "$SCRATCH/delay/comm.json" <<'PY'
+import json, sys
+latency = json.load(open(sys.argv[1]))["emulated_cluster"]["inter_machine_measured"]["one_way_latency_us"]
+assert abs(latency / 1000 - 1) <= 0.20, latency
+print(f"one-way latency {latency:.0f} us with a configured 1 ms delay")
+PY
+fi
 # The last run's namespaces ("harness-<its pid>-sw", -m0, -m1) are gone.
 prefix=$(sed -n 's/^emulated cluster: .* joined through \(harness-[0-9]*-\)sw$/\1/p' "$SCRATCH/log")
 [[ -n "$prefix" ]] || fail "no plan printed: $(head -3 "$SCRATCH/log")"
@@ -74,6 +97,81 @@ if ip netns list | grep -q "^harness-[0-9]*-m"; then
     kill -0 "$pid" 2>/dev/null || fail "namespace of a finished harness left: $ns"
   done
 fi
+
+# An external system on the emulated machines: each rank in its machine's namespace, meeting at
+# machine 0's address, GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME naming the machine's interface;
+# its 1 MiB transfers per iteration take longer on the slower link.
+cat > "$SCRATCH/external_link.py" <<'PY'
+import json, os, socket, sys, time
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+iterations, out_dir = int(sys.argv[1]), sys.argv[2]
+address = (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
+payload = b"x" * (1 << 20)
+if rank == 0:
+    server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(address); server.listen(); peer, peer_address = server.accept()
+else:
+    deadline = time.time() + 30
+    while True:
+        try:
+            peer = socket.create_connection(address); break
+        except OSError:
+            if time.time() > deadline: raise
+            time.sleep(0.05)
+    peer_address = None
+seen = {k: os.environ.get(k) for k in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "LOCAL_RANK",
+                                       "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR")}
+seen["peer_address"] = peer_address[0] if peer_address else None
+json.dump(seen, open(os.path.join(out_dir, f"seen{rank}.json"), "w"))
+for i in range(iterations):
+    start = time.monotonic()
+    if rank == 0:
+        got = 0
+        while got < len(payload): got += len(peer.recv(1 << 16))
+        peer.sendall(b"k")
+    else:
+        peer.sendall(payload); peer.recv(1)
+    print(json.dumps({"iter": i, "iteration_ms": (time.monotonic() - start) * 1e3}), flush=True)
+PY
+cat > "$SCRATCH/external.yaml" <<YAML
+name: external-emulated
+output: $SCRATCH/external-results
+model: {name: mlp, batch_size: 8}
+run: {world_size: 2, iterations: 4, warmup: 1, trace: false}
+cluster: {machines: 2, network: {inter_machine: {bandwidth: 1gbit}}}
+systems:
+  - name: sockets
+    kind: external
+    command: [$PY, $SCRATCH/external_link.py, "{iterations}", "{output_dir}"]
+sweep:
+  cluster.network.inter_machine.bandwidth: [100mbit, 2gbit]
+YAML
+"$HARNESS" run "$SCRATCH/external.yaml" > "$SCRATCH/ext.log" 2>&1 || fail "external emulated run: $(tail -5 "$SCRATCH/ext.log")"
+"$PY" - "$(ls -d "$SCRATCH"/external-results/external-emulated/*/)" <<'PY'
+import glob, json, sys
+study = sys.argv[1]
+for rank in (0, 1):
+    seen = json.load(open(glob.glob(f"{study}/raw/p000/sockets/rep0/seen{rank}.json")[0]))
+    assert seen["GLOO_SOCKET_IFNAME"] == "eth0" and seen["NCCL_SOCKET_IFNAME"] == "eth0", seen
+    assert seen["LOCAL_RANK"] == "0" and seen["LOCAL_WORLD_SIZE"] == "1", seen
+    assert seen["GROUP_RANK"] == str(rank) and seen["MASTER_ADDR"] == "10.99.0.1", seen
+    if rank == 0:
+        assert seen["peer_address"] == "10.99.0.2", seen  # rank 1 came from machine 1
+summary = json.load(open(study + "/summary.json"))
+p50 = {p["label"]: p["systems"][0]["phases"]["iteration"]["p50"] for p in summary["points"]}
+slow = p50["cluster.network.inter_machine.bandwidth=100mbit"]
+fast = p50["cluster.network.inter_machine.bandwidth=2gbit"]
+# 1 MiB: ~84 ms at 100 Mbit/s, ~4 ms at 2 Gbit/s.
+assert slow > 5 * fast and 70 < slow < 110, p50
+print(f"external 1 MiB transfer p50: {slow:.1f} ms at 100 Mbit/s, {fast:.1f} ms at 2 Gbit/s")
+env = json.load(open(study + "/env.json"))
+links = env["emulated_links"]
+assert [l["inter_machine_configured"]["rate_bits_per_s"] for l in links] == [1e8, 2e9], links
+for link in links:
+    configured = link["inter_machine_configured"]["rate_bits_per_s"]
+    measured = link["inter_machine_measured"]["allreduce_bus_bits_per_s"]
+    assert abs(measured / configured - 1) <= 0.15, link
+PY
 
 # A harness killed with SIGKILL mid-run leaves its namespaces (nothing can remove them then);
 # its ranks die with it, and the next emulated run removes the namespaces.

@@ -336,6 +336,41 @@ TEST(ExternalLaunch, HeapPolicyVariablesYieldToTheSpecsEnvAndToRunHeapSystem) {
   EXPECT_EQ(stock.ranks[0].environment.count("MALLOC_TRIM_THRESHOLD_"), 0u);
 }
 
+TEST(ExternalLaunch, OnEmulatedMachinesEachRankRunsInItsMachineAndBindsItsInterface) {
+  TempDir dir;
+  harness::PointConfig point;
+  point.run.world_size = 4;
+  point.run.iterations = 1;
+  harness::ExternalSystem system;
+  system.command = {"/bin/true", "--local", "{local_rank}", "--master", "{master_addr}"};
+  harness::EmulatedClusterShape shape;
+  shape.machines = 2;
+  shape.ranks_per_machine = 2;
+  const harness::NetworkPlan network = harness::plan_network(shape, 4242);
+  const harness::ExternalRunContext run{&point, 0, dir.path(), 1234, &network};
+  const auto launch = harness::plan_external_launch(system, run);
+  ASSERT_EQ(launch.ranks.size(), 4u);
+  // Ranks fill machine 0 first: ranks 2 and 3 live in machine 1, local ranks 0 and 1 there.
+  const auto& rank3 = launch.ranks[3];
+  EXPECT_EQ(rank3.prefix,
+            (std::vector<std::string>{"ip", "netns", "exec", network.machines[1].netns}));
+  EXPECT_EQ(rank3.arguments,
+            (std::vector<std::string>{"--local", "1", "--master", network.machines[0].address}));
+  EXPECT_EQ(rank3.environment.at("LOCAL_RANK"), "1");
+  EXPECT_EQ(rank3.environment.at("LOCAL_WORLD_SIZE"), "2");
+  EXPECT_EQ(rank3.environment.at("GROUP_RANK"), "1");
+  EXPECT_EQ(rank3.environment.at("MASTER_ADDR"), "10.99.0.1");
+  EXPECT_EQ(rank3.environment.at("GLOO_SOCKET_IFNAME"), "eth0");
+  EXPECT_EQ(rank3.environment.at("NCCL_SOCKET_IFNAME"), "eth0");
+  EXPECT_EQ(launch.ranks[0].prefix[3], network.machines[0].netns);
+  // On loopback: none of it.
+  const auto plain = harness::plan_external_launch(system, {&point, 0, dir.path(), 1234});
+  EXPECT_TRUE(plain.ranks[3].prefix.empty());
+  EXPECT_EQ(plain.ranks[3].environment.count("GLOO_SOCKET_IFNAME"), 0u);
+  EXPECT_EQ(plain.ranks[3].environment.at("LOCAL_RANK"), "3");
+  EXPECT_EQ(plain.ranks[3].environment.at("MASTER_ADDR"), "127.0.0.1");
+}
+
 struct Collected {
   std::optional<harness::RankFailure> failure;
   std::string csv0;

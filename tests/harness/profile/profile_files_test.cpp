@@ -129,13 +129,60 @@ TEST(CommProfile, TopologyFileIsReadByThePlanner) {
   harness_test::TempDir dir;
   const std::vector<harness::CommFit> fits = {{"sendrecv", 40, 3e9, 1},
                                               {"allreduce", 90, 1.5e9, 1}};
-  const auto path = dir.write("topology.yaml", harness::topology_yaml(fits, 2, 8e9, "cpu-test"));
+  const auto path = dir.write("topology.yaml", harness::topology_yaml(harness::loopback_topology(fits, 2, 8e9, "cpu-test")));
   const auto topology = harness::planner::load_topology(path.string());
   EXPECT_EQ(topology.name, "cpu-test");
   EXPECT_DOUBLE_EQ(topology.gpu_memory_bytes, 8e9);
   EXPECT_DOUBLE_EQ(topology.intra_machine_bandwidth, 3e9);
   EXPECT_DOUBLE_EQ(topology.inter_machine_collective_bandwidth, 1.5e9);
   EXPECT_EQ(topology.gpus_per_machine, std::vector<int>{2});
+}
+
+TEST(CommProfile, EmulatedTopologyTakesTheLinkBetweenMachinesAndTheLoopbackWithin) {
+  // Measured on 2 machines of 2 ranks: send/recv 12.5 MB/s (100 Mbit/s) between machines,
+  // all-reduce bus 12 MB/s; inside machine 0, send/recv 3 GB/s.
+  harness::MeasuredLink link;
+  link.p2p_bytes_per_s = 12.5e6;
+  link.allreduce_bus_bytes_per_s = 12e6;
+  const std::vector<harness::CommFit> intra = {{"sendrecv", 40, 3e9, 1}};
+  harness_test::TempDir dir;
+  const auto path = dir.write(
+      "topology.yaml",
+      harness::topology_yaml(harness::emulated_topology(link, intra, 2, 2, 8e9, "emulated")));
+  const auto topology = harness::planner::load_topology(path.string());
+  EXPECT_EQ(topology.name, "emulated");
+  EXPECT_DOUBLE_EQ(topology.intra_machine_bandwidth, 3e9);
+  EXPECT_DOUBLE_EQ(topology.inter_machine_p2p_bandwidth, 12.5e6);
+  EXPECT_DOUBLE_EQ(topology.inter_machine_collective_bandwidth, 12e6);
+  EXPECT_EQ(topology.gpus_per_machine, (std::vector<int>{2, 2}));
+  // One rank per machine: no transfer inside a machine; the link's value stands in.
+  const auto single = harness::emulated_topology(link, {}, 2, 1, 8e9, "emulated");
+  EXPECT_DOUBLE_EQ(single.intra_machine, 12.5e6);
+  EXPECT_EQ(single.machines, (std::vector<int>{1, 1}));
+  // Several ranks per machine need their own measurement.
+  EXPECT_THROW(harness::emulated_topology(link, {}, 2, 2, 8e9, "x"), harness::InputError);
+}
+
+TEST(CommProfile, MeasuredLinkLatencyIsTheSmallestPingPongsOneWayTime) {
+  const nlohmann::json raw = {
+      {"world_size", 2},
+      {"entries",
+       {{{"op", "pingpong"}, {"bytes", 1 << 20}, {"times_ms", {90.0, 91.0, 92.0}}},
+        {{"op", "pingpong"}, {"bytes", 8}, {"times_ms", {1.2, 1.0, 1.1}}},
+        {{"op", "sendrecv"}, {"bytes", 1 << 20}, {"times_ms", {84.0}}},
+        {{"op", "sendrecv"}, {"bytes", 4 << 20}, {"times_ms", {336.0}}}}}};
+  const auto rows = harness::comm_rows(raw);
+  // Ping-pong's bus factor is 1: its time is already one way.
+  EXPECT_NEAR(rows[0].busbw_gbps, (1 << 20) / 91e-3 / 1e9, 1e-12);
+  const std::vector<harness::CommFit> fits = {harness::fit_comm_model(rows, "sendrecv", 2)};
+  const harness::MeasuredLink link = harness::measured_link(fits, rows);
+  ASSERT_TRUE(link.one_way_latency_us);
+  EXPECT_NEAR(*link.one_way_latency_us, 1100.0, 1e-9);  // p50 of 1.0, 1.1, 1.2 ms
+  // 3 MiB more in 252 ms more: 12.483 MB/s.
+  EXPECT_NEAR(link.p2p_bytes_per_s, 3.0 * (1 << 20) / 0.252, 1e-3);
+  EXPECT_EQ(link.allreduce_bus_bytes_per_s, 0.0);
+  const auto json = harness::to_json(link);
+  EXPECT_NEAR(json.at("p2p_bits_per_s").get<double>(), 8 * 3.0 * (1 << 20) / 0.252, 1e-2);
 }
 
 TEST(PipeDreamGraph, RoundTripsThroughThePlannersImport) {

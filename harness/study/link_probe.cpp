@@ -1,0 +1,146 @@
+#include "harness/study/link_probe.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+
+#include "common/atomic_file.h"
+#include "harness/emulation/emulated_network.h"
+#include "harness/profile/comm_measurement.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Sizes large enough that the rate, not the token bucket's burst (10 ms of it, network_plan.cpp)
+// or the per-message cost, decides the fit: the largest carries at least 80 ms of the rate
+// (and 4 MiB; 16 MiB on an unshaped link), the others a quarter and a sixteenth of it. Three
+// iterations each keep a probe to seconds at any rate.
+std::vector<int64_t> bandwidth_sizes(const LinkShape& link) {
+  int64_t largest = link.rate_bits_per_s ? 4 << 20 : 16 << 20;
+  if (link.rate_bits_per_s) {
+    while (static_cast<double>(largest) * 8 < *link.rate_bits_per_s * 0.080) largest *= 2;
+  }
+  return {largest / 16, largest / 4, largest};
+}
+// A message small enough that its one-way time is the link's latency.
+const std::vector<int64_t> kLatencySizes = {8};
+
+CommMeasurement measure_or_throw(const CommRequest& request, const std::vector<int64_t>& sizes,
+                                 const fs::path& out, RankProgram& rank_program) {
+  fs::create_directories(out);
+  CommMeasurement measured = measure_comm(request, sizes, out, rank_program);
+  if (measured.exit_code != 0) {
+    throw std::runtime_error("measuring the emulated links failed (" + out.string() + ")");
+  }
+  return measured;
+}
+
+ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
+                     RankProgram& rank_program) {
+  EmulatedNetwork network(plan_network(shape, static_cast<int>(getpid())));
+  CommRequest request;
+  request.world = shape.machines * shape.ranks_per_machine;
+  request.iterations = 3;
+  request.warmup = 1;
+  request.network = &network.plan();
+  request.ops = "sendrecv,allreduce";
+  const std::vector<int64_t> sizes = bandwidth_sizes(shape.inter_machine);
+  const auto bandwidth = measure_or_throw(request, sizes, out / "bandwidth", rank_program);
+  request.ops = "pingpong";
+  request.iterations = 5;
+  const auto latency = measure_or_throw(request, kLatencySizes, out / "latency", rank_program);
+  std::vector<CommFit> intra_fits;
+  if (shape.ranks_per_machine > 1) {
+    request.iterations = 3;
+    const CommMeasurement intra = measure_intra_machine(request, shape.ranks_per_machine,
+                                                        sizes, out / "intra", rank_program);
+    if (intra.exit_code != 0) throw std::runtime_error("measuring a machine's own links failed");
+    intra_fits = {fit_comm_model(comm_rows(intra.raw), "sendrecv", shape.ranks_per_machine)};
+  }
+  std::vector<CommRow> rows = comm_rows(bandwidth.raw);
+  const std::vector<CommFit> fits = {fit_comm_model(rows, "sendrecv", request.world),
+                                     fit_comm_model(rows, "allreduce", request.world)};
+  const std::vector<CommRow> latency_rows = comm_rows(latency.raw);
+  rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());
+  ProbedLink probed{shape, measured_link(fits, rows), out / "topology.yaml"};
+  write_file_atomic(probed.topology,
+                    topology_yaml(emulated_topology(probed.measured, intra_fits, shape.machines,
+                                                    shape.ranks_per_machine,
+                                                    static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                                                        static_cast<double>(sysconf(_SC_PAGE_SIZE)),
+                                                    "emulated-" + out.filename().string())));
+  return probed;
+}
+
+json configured_json(const LinkShape& link) {
+  return {{"rate_bits_per_s", link.rate_bits_per_s ? json(*link.rate_bits_per_s) : json()},
+          {"delay_s", link.delay_s},
+          {"loss_percent", link.loss_percent}};
+}
+
+}  // namespace
+
+std::optional<EmulatedClusterShape> emulated_cluster_of(const Point& point) {
+  const ClusterConfig& cluster = point.config.cluster;
+  if (cluster.machines <= 1) return std::nullopt;
+  EmulatedClusterShape shape;
+  shape.machines = static_cast<int>(cluster.machines);
+  shape.ranks_per_machine = static_cast<int>(point.config.run.world_size / cluster.machines);
+  shape.inter_machine = cluster.inter_machine;
+  return shape;
+}
+
+const ProbedLink* ProbedLinks::find(const Point& point) const {
+  const auto it = of_point.find(&point);
+  return it == of_point.end() ? nullptr : &links[it->second];
+}
+
+json ProbedLinks::to_json(const fs::path& directory) const {
+  json out = json::array();
+  for (size_t i = 0; i < links.size(); ++i) {
+    const ProbedLink& link = links[i];
+    json points = json::array();
+    for (const auto& [point, index] : of_point) {
+      if (index == i) points.push_back(point->label);
+    }
+    out.push_back({{"machines", link.shape.machines},
+                   {"ranks_per_machine", link.shape.ranks_per_machine},
+                   {"inter_machine_configured", configured_json(link.shape.inter_machine)},
+                   {"inter_machine_measured", harness::to_json(link.measured)},
+                   {"topology", fs::relative(link.topology, directory).string()},
+                   {"points", points}});
+  }
+  return out;
+}
+
+ProbedLinks probe_emulated_links(const Experiment& experiment, const fs::path& directory,
+                                 RankProgram& rank_program, std::ostream& log) {
+  ProbedLinks probed;
+  for (const auto& point : experiment.points) {
+    const auto shape = emulated_cluster_of(point);
+    if (!shape) continue;
+    size_t index = 0;
+    while (index < probed.links.size() && !(probed.links[index].shape == *shape)) ++index;
+    if (index == probed.links.size()) {
+      const fs::path out = directory / "links" / ("link" + std::to_string(index));
+      log << "measuring the emulated links of " << point.label << " ..." << std::endl;
+      probed.links.push_back(probe_one(*shape, out, rank_program));
+      const MeasuredLink& m = probed.links.back().measured;
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "  p2p %.1f Mbit/s, all-reduce busbw %.1f Mbit/s, one way %.1f us (%s)\n",
+                    m.p2p_bytes_per_s * 8 / 1e6, m.allreduce_bus_bytes_per_s * 8 / 1e6,
+                    m.one_way_latency_us.value_or(0), out.c_str());
+      log << line << std::flush;
+    }
+    probed.of_point[&point] = index;
+  }
+  return probed;
+}
+
+}  // namespace harness
