@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/emulated-validate-XXXXXX)}
+mkdir -p "$OUT"
 if [[ -z "${REAL:-}" ]]; then
   "$HARNESS" run experiments/emulated_simulator_levels.yaml --set "output=$OUT/real" \
     ${QUICK:+--quick} > "$OUT/real.log" 2>&1 || { tail -5 "$OUT/real.log"; exit 1; }

@@ -88,6 +88,8 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
       set = bucket_sweep_figures(*run);
     } else if (kind == "sweep") {
       set = sweep_figures(*run);
+    } else if (kind == "bandwidth") {
+      set = bandwidth_figures(*run);
     } else if (kind == "scaling") {
       set = scaling_figures(*run);
     } else {

@@ -140,10 +140,11 @@ std::vector<CommFit> fit_and_print(const std::vector<CommRow>& rows,
   return fitted;
 }
 
-// A topology needs send/recv and all-reduce.
-bool has_topology_ops(const std::vector<std::string>& ops) {
-  return std::find(ops.begin(), ops.end(), "sendrecv") != ops.end() &&
-         std::find(ops.begin(), ops.end(), "allreduce") != ops.end();
+// A topology needs all-reduce and a point-to-point op: send/recv (on emulated machines a
+// ping-pong does too).
+bool has_topology_ops(const std::vector<std::string>& ops, bool emulated) {
+  const auto has = [&](const char* op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
+  return has("allreduce") && (has("sendrecv") || (emulated && has("pingpong")));
 }
 
 // The link as configured beside what it delivered.
@@ -203,11 +204,11 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
   // An emulated cluster of several ranks per machine: what its machines' own links give,
   // measured in machine 0 while the network still stands, for the topology's intra value.
   std::vector<CommFit> intra_fits;
-  if (shape && shape->ranks_per_machine > 1 && has_topology_ops(ops)) {
+  if (shape && shape->ranks_per_machine > 1 && has_topology_ops(ops, true)) {
     const CommMeasurement intra =
         measure_intra_machine(request, shape->ranks_per_machine, sizes, out / "intra", rank_program);
     if (intra.exit_code != 0) return intra.exit_code;
-    intra_fits = {fit_comm_model(comm_rows(intra.raw), "sendrecv", shape->ranks_per_machine)};
+    intra_fits = {fit_or_largest(comm_rows(intra.raw), "sendrecv", shape->ranks_per_machine)};
   }
   network.reset();
   json emulated = nullptr;
@@ -232,7 +233,7 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
                      {"fits", fits},
                      {"reference_allreduce", reference}};
   write_file_atomic(out / "comm.json", comm.dump(1) + "\n");
-  if (has_topology_ops(ops)) {
+  if (has_topology_ops(ops, shape.has_value())) {
     try {
       const std::string name =
           "measured-" + request.backend + "-" + std::to_string(request.world) + "ranks";

@@ -28,6 +28,15 @@ void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& l
     plan.setup.push_back(command);
   }
   if (link.rate_bits_per_s) {
+    // TCP small queues: what one socket may keep queued below it. The default (4 MiB here) is
+    // a second of a 30 Mbit/s link, which fills the token bucket's queue past its limit (drops,
+    // retransmission timeouts) and holds the ACKs of the opposite direction behind it (one
+    // FIFO; the kernel may have no fq_codel to keep flows apart). A few ms of the rate, at
+    // least 64 KiB, keeps the link busy without either.
+    const double queued = std::max(64.0 * 1024, *link.rate_bits_per_s / 8 * 0.002);
+    plan.setup.push_back({"ip", "netns", "exec", netns, "sh", "-c",
+                          "echo " + std::to_string(static_cast<long long>(queued)) +
+                              " > /proc/sys/net/ipv4/tcp_limit_output_bytes"});
     Command command = tc;
     if (netem) {
       command.insert(command.end(), {"parent", "1:1", "handle", "10:"});

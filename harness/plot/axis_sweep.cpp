@@ -1,6 +1,9 @@
 // Latency vs one swept axis: the bucket_sweep kind (ddp.bucket_mb, where a system's own cap
-// overrides the sweep's) and the sweep kind (every other numeric axis with two or more values:
-// bandwidth, micro-batches, batch size, ...). Both draw with plots/axis_sweep.gp.
+// overrides the sweep's), the sweep kind (every other numeric axis with two or more values:
+// bandwidth, micro-batches, batch size, ...) and the bandwidth kind (the rate of the link
+// between emulated machines, with the speedup over the slowest level beside it). All draw
+// with plots/axis_sweep.gp.
+#include <cmath>
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -24,7 +27,11 @@ struct SweepAxisView {
   std::string label;      // x axis label, without the scale note
   std::string subject;    // "DDP bucket size" in titles
   std::string fixed_why;  // why a system whose value does not vary is not drawn
+  // NaN: the point is not drawn (one machine on loopback in a bandwidth figure).
   std::function<double(const PointSamples&, const SystemSamples&)> value_of;
+  // Instead of latency: the speedup of each level over the system's lowest x (the iteration
+  // phase only).
+  bool speedup = false;
 };
 
 // The bucket cap a system ran with: a system's own bucket_mb overrides the sweep's value.
@@ -68,15 +75,17 @@ std::map<std::string, std::string> axis_sweep_fields(
   }
   const bool log_x = *std::max_element(all_x.begin(), all_x.end()) >=
                      10 * *std::min_element(all_x.begin(), all_x.end());
+  const std::string measure = axis.speedup ? "speedup over the slowest level" : "latency";
   std::string plot = "plot ";
   for (size_t i = 0; i < drawn.size(); ++i) plot += drawn[i] + ", \\\n     ";
   plot += "keyentry with filledcurves lc rgb \"#999999\" title \"p10-p90 band\", \\\n     ";
   plot += "keyentry with linespoints lw 2 pt 7 lc rgb \"#999999\" title \"p50\", \\\n     ";
   plot += "keyentry with points pt 2 ps 1.4 lc rgb \"#999999\" title \"p99\"";
-  return {{"title", gnuplot_string(experiment + ": " + phase + " latency vs " + axis.subject +
-                                   "\n" + subtitle)},
+  return {{"title", gnuplot_string(experiment + ": " + phase + " " + measure + " vs " +
+                                   axis.subject + "\n" + subtitle)},
           {"xlabel", gnuplot_string(scale_noted(axis.label, log_x))},
-          {"ylabel", gnuplot_string(std::string(phase) + " latency (ms)")},
+          {"ylabel", gnuplot_string(axis.speedup ? std::string(phase) + " speedup (x)"
+                                                 : std::string(phase) + " latency (ms)")},
           {"logscale", log_x ? "set logscale x" : "unset logscale x"},
           {"xtics", xtics_at(all_x)},
           {"plot", plot}};
@@ -90,12 +99,18 @@ void add_axis_sweep_figures(const ResultSamples& samples, const SweepAxisView& a
     const PointGroup& group = groups[g];
     const size_t system_count = samples.manifest.systems.size();
     for (const char* phase : kPhases) {
+      if (axis.speedup && std::string(phase) != "iteration") continue;
       std::ostringstream data;
-      data << "# " << samples.manifest.experiment << ": " << phase << " latency (ms) vs "
-           << axis.label << "; points: " << group.label << "\n"
+      data << "# " << samples.manifest.experiment << ": " << phase
+           << (axis.speedup ? " speedup over the system's slowest level" : " latency (ms)")
+           << " vs " << axis.label << "; points: " << group.label << "\n"
            << "# one block per system (gnuplot index 0, 1, ...), blocks separated by two blank "
               "lines\n"
-           << "# columns: " << axis.path << " p10_ms p50_ms p90_ms p99_ms n\n";
+           << (axis.speedup
+                   ? "# columns: " + axis.path +
+                         " p50_first/p90 p50_first/p50 p50_first/p10 p50_first/p99 n (p50_first: "
+                         "the p50 at the system's lowest " + axis.path + ")\n"
+                   : "# columns: " + axis.path + " p10_ms p50_ms p90_ms p99_ms n\n");
       std::vector<std::string> drawn;  // plot clauses
       std::vector<std::string> fixed;  // systems whose value does not vary
       std::vector<double> all_x;
@@ -108,7 +123,9 @@ void add_axis_sweep_figures(const ResultSamples& samples, const SweepAxisView& a
           const SystemSamples& system = point->systems[s];
           auto found = system.phases.find(phase);
           if (found == system.phases.end() || found->second.empty()) continue;
-          rows.emplace_back(axis.value_of(*point, system), summarize(found->second));
+          const double x = axis.value_of(*point, system);
+          if (std::isnan(x)) continue;
+          rows.emplace_back(x, summarize(found->second));
           p10.push_back(percentile(found->second, 10));
           distinct.insert(rows.back().first);
         }
@@ -122,9 +139,16 @@ void add_axis_sweep_figures(const ResultSamples& samples, const SweepAxisView& a
         std::sort(order.begin(), order.end(),
                   [&](size_t a, size_t b) { return rows[a].first < rows[b].first; });
         data << (block ? "\n\n" : "") << "# system " << block << ": " << name << "\n";
+        const double first_p50 = rows[order.front()].second.p50;
         for (size_t i : order) {
           const auto& [x, st] = rows[i];
           all_x.push_back(x);
+          if (axis.speedup) {
+            data << data_number(x) << " " << data_number(first_p50 / st.p90) << " "
+                 << data_number(first_p50 / st.p50) << " " << data_number(first_p50 / p10[i])
+                 << " " << data_number(first_p50 / st.p99) << " " << st.count << "\n";
+            continue;
+          }
           data << data_number(x) << " " << data_number(p10[i]) << " " << data_number(st.p50) << " "
                << data_number(st.p90) << " " << data_number(st.p99) << " " << st.count << "\n";
         }
@@ -145,9 +169,11 @@ void add_axis_sweep_figures(const ResultSamples& samples, const SweepAxisView& a
       // bucket_sweep_<phase>[_<group>]; sweep_<axis>_<phase>[_<group>]
       std::string axis_name = axis.path;
       std::replace(axis_name.begin(), axis_name.end(), '.', '_');
-      figure.stem = axis.kind + (axis.kind == "sweep" ? "_" + axis_name : "") + "_" + phase +
+      figure.stem = axis.kind + (axis.kind == "sweep" ? "_" + axis_name : "") +
+                    (axis.speedup ? "_speedup" : "") + "_" + phase +
                     (groups.size() > 1 ? "_" + std::to_string(g + 1) : "");
-      figure.title = samples.manifest.experiment + ": " + phase + " latency vs " + axis.subject +
+      figure.title = samples.manifest.experiment + ": " + phase +
+                     (axis.speedup ? " speedup vs " : " latency vs ") + axis.subject +
                      (group.label == "default" ? "" : " (" + group.label + ")");
       figure.fields =
           axis_sweep_fields(axis, samples.manifest.experiment, phase, group, fixed, all_x, drawn);
@@ -174,7 +200,48 @@ std::vector<std::string> numeric_swept_axes(const ResultSamples& samples) {
   return axes;
 }
 
+// The swept axis that sets the emulated link: the bandwidth itself, or the whole cluster map.
+std::string bandwidth_axis(const ResultSamples& samples) {
+  if (samples.points.empty()) return "";
+  for (const auto& [axis, value] : samples.points.front().point.coordinates) {
+    if (axis == "cluster" || axis.starts_with("cluster.network.inter_machine.bandwidth") ||
+        axis == "cluster.machines") {
+      return axis;
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+FigureSet bandwidth_figures(const ResultSamples& samples) {
+  FigureSet set;
+  const std::string axis = bandwidth_axis(samples);
+  std::set<double> rates;
+  for (const auto& point : samples.points) {
+    if (point.point.machines > 1 && point.point.inter_machine_bits_per_s) {
+      rates.insert(*point.point.inter_machine_bits_per_s);
+    }
+  }
+  if (axis.empty() || rates.size() < 2) {
+    set.unfit = "the sweep has no two or more inter-machine bandwidths (cluster.network.inter_machine.bandwidth)";
+    return set;
+  }
+  // Mbit/s of the point's link; NaN for one machine on loopback (it has no link to draw).
+  const auto rate_of = [](const PointSamples& point, const SystemSamples&) {
+    return point.point.machines > 1 && point.point.inter_machine_bits_per_s
+               ? *point.point.inter_machine_bits_per_s / 1e6
+               : std::nan("");
+  };
+  const std::string label = "inter-machine bandwidth (Mbit/s)";
+  add_axis_sweep_figures(samples, {axis, "bandwidth", label, "inter-machine bandwidth",
+                                   "one bandwidth", rate_of},
+                         set);
+  add_axis_sweep_figures(samples, {axis, "bandwidth", label, "inter-machine bandwidth",
+                                   "one bandwidth", rate_of, true},
+                         set);
+  return set;
+}
 
 FigureSet bucket_sweep_figures(const ResultSamples& samples) {
   FigureSet set;

@@ -25,6 +25,11 @@ FigureSet bucket_sweep_figures(const ResultSamples& samples);
 // micro-batches, ...): one figure per axis, phase and combination of the other coordinates.
 FigureSet sweep_figures(const ResultSamples& samples);
 
+// Iteration latency (every phase) and the iteration's speedup over the slowest level against
+// the inter-machine bandwidth of emulated machines (cluster.network.inter_machine.bandwidth,
+// swept directly or inside a swept `cluster` map); points on one machine are not drawn.
+FigureSet bandwidth_figures(const ResultSamples& samples);
+
 // Iteration time and throughput vs run.world_size, one line per system.
 FigureSet scaling_figures(const ResultSamples& samples);
 

@@ -3,7 +3,7 @@
 
 namespace harness {
 
-inline constexpr const char* kPlotKinds[] = {"bucket_sweep", "sweep",   "scaling",
+inline constexpr const char* kPlotKinds[] = {"bucket_sweep", "sweep",   "bandwidth", "scaling",
                                              "cdf",          "planner", "timeline"};
 
 }  // namespace harness

@@ -145,6 +145,20 @@ CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, 
   return fit;
 }
 
+CommFit fit_or_largest(const std::vector<CommRow>& rows, const std::string& op, int n) {
+  CommFit fit = fit_comm_model(rows, op, n);
+  if (fit.bus_bandwidth > 0) return fit;
+  const CommRow* largest = nullptr;
+  for (const auto& row : rows) {
+    if (row.op == op && row.p50_ms > 0 && (!largest || row.bytes > largest->bytes)) largest = &row;
+  }
+  if (largest) {
+    fit.latency_us = 0;
+    fit.bus_bandwidth = largest->busbw_gbps * 1e9;
+  }
+  return fit;
+}
+
 std::string render_comm_table(const std::vector<CommRow>& rows, int n, const std::string& backend) {
   std::ostringstream out;
   char line[256];
@@ -218,8 +232,8 @@ TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_si
 
 MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows) {
   MeasuredLink link;
-  link.p2p_bytes_per_s = fitted_bandwidth(fits, "sendrecv");
-  if (link.p2p_bytes_per_s <= 0) link.p2p_bytes_per_s = fitted_bandwidth(fits, "pingpong");
+  link.p2p_bytes_per_s = fitted_bandwidth(fits, "pingpong");
+  if (link.p2p_bytes_per_s <= 0) link.p2p_bytes_per_s = fitted_bandwidth(fits, "sendrecv");
   link.allreduce_bus_bytes_per_s = fitted_bandwidth(fits, "allreduce");
   const CommRow* smallest = nullptr;
   for (const auto& row : rows) {

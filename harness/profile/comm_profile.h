@@ -49,6 +49,10 @@ std::vector<CommRow> comm_rows(const nlohmann::json& measurement);
 // Least squares of p50 time against bytes * bus factor, over the rows of one op.
 CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, int world_size);
 
+// The fit, or where its bandwidth is not positive (a few noisy sizes on a fast link) the bus
+// bandwidth of the largest size alone, with no latency: a bandwidth to price transfers by.
+CommFit fit_or_largest(const std::vector<CommRow>& rows, const std::string& op, int world_size);
+
 // nccl-tests-like columns.
 std::string render_comm_table(const std::vector<CommRow>& rows, int world_size,
                               const std::string& backend);
@@ -73,7 +77,8 @@ TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_si
                                   double memory_bytes, const std::string& name);
 
 // What the links between emulated machines delivered, from fits over ranks spread on them:
-// point-to-point bandwidth (send/recv's fit, else ping-pong's), all-reduce bus bandwidth and
+// point-to-point bandwidth (ping-pong's fit: one direction at a time, as a pipeline's
+// activations go; else send/recv's, both directions at once), all-reduce bus bandwidth and
 // one-way latency: the p50 one-way time of the smallest ping-pong message (not the fit's
 // intercept: a token bucket lets small transfers through at line rate, which bends the line);
 // 0 or nothing where the op was not measured.
@@ -86,7 +91,7 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
 nlohmann::json to_json(const MeasuredLink& link);
 
 // The figures of `machines` emulated machines of `ranks_per_machine` ranks: inter-machine
-// values from the link measured between them, intra-machine from `intra_fits` (send/recv
+// values from the link measured between them (`link`: p2p and all-reduce), intra-machine from `intra_fits` (send/recv
 // between ranks of one machine), or the link's own p2p value when no two ranks share a machine
 // (then no intra-machine transfer exists to price). Throws InputError when a needed
 // bandwidth is missing.

@@ -20,7 +20,9 @@ Manifest make_manifest(const Experiment& experiment) {
   for (const auto& point : experiment.points) {
     manifest.points.push_back({point.id, point.label, point.coordinates,
                                point.config.run.world_size, point.config.run.repeats,
-                               point.config.run.iterations, point.config.run.warmup});
+                               point.config.run.iterations, point.config.run.warmup,
+                               point.config.cluster.machines,
+                               point.config.cluster.inter_machine.rate_bits_per_s});
   }
   return manifest;
 }
@@ -40,13 +42,20 @@ json manifest_to_json(const Manifest& manifest) {
     for (const auto& [axis, value] : point.coordinates) {
       coordinates.push_back({{"axis", axis}, {"value", value}});
     }
-    out["points"].push_back({{"id", point.id},
-                             {"label", point.label},
-                             {"coordinates", coordinates},
-                             {"world_size", point.world_size},
-                             {"repeats", point.repeats},
-                             {"iterations", point.iterations},
-                             {"warmup", point.warmup}});
+    json entry = {{"id", point.id},
+                  {"label", point.label},
+                  {"coordinates", coordinates},
+                  {"world_size", point.world_size},
+                  {"repeats", point.repeats},
+                  {"iterations", point.iterations},
+                  {"warmup", point.warmup}};
+    if (point.machines > 1) {
+      entry["cluster"] = {{"machines", point.machines},
+                          {"inter_machine_rate_bits_per_s",
+                           point.inter_machine_bits_per_s ? json(*point.inter_machine_bits_per_s)
+                                                          : json()}};
+    }
+    out["points"].push_back(std::move(entry));
   }
   return out;
 }
@@ -71,6 +80,12 @@ Manifest manifest_from_json(const json& in) {
     p.repeats = point.at("repeats").get<long long>();
     p.iterations = point.at("iterations").get<long long>();
     p.warmup = point.at("warmup").get<long long>();
+    // Folders written before emulated machines existed have no "cluster": one machine.
+    if (const auto cluster = point.find("cluster"); cluster != point.end()) {
+      p.machines = cluster->at("machines").get<long long>();
+      const json& rate = cluster->at("inter_machine_rate_bits_per_s");
+      if (!rate.is_null()) p.inter_machine_bits_per_s = rate.get<double>();
+    }
     manifest.points.push_back(std::move(p));
   }
   return manifest;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,10 @@ struct ManifestPoint {
   long long repeats = 0;
   long long iterations = 0;
   long long warmup = 0;
+  // The machines the ranks ran on: 1 (this host's loopback), or emulated ones joined by a link
+  // of this rate (none: unshaped).
+  long long machines = 1;
+  std::optional<double> inter_machine_bits_per_s;
 };
 
 struct Manifest {

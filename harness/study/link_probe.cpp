@@ -18,15 +18,18 @@ using nlohmann::json;
 
 // Sizes large enough that the rate, not the token bucket's burst (10 ms of it, network_plan.cpp)
 // or the per-message cost, decides the fit: the largest carries at least 80 ms of the rate
-// (and 4 MiB; 16 MiB on an unshaped link), the others a quarter and a sixteenth of it. Three
-// iterations each keep a probe to seconds at any rate.
+// (and 1 MiB; 16 MiB on an unshaped link), the others a quarter and a sixteenth of it.
 std::vector<int64_t> bandwidth_sizes(const LinkShape& link) {
-  int64_t largest = link.rate_bits_per_s ? 4 << 20 : 16 << 20;
+  int64_t largest = link.rate_bits_per_s ? 1 << 20 : 16 << 20;
   if (link.rate_bits_per_s) {
     while (static_cast<double>(largest) * 8 < *link.rate_bits_per_s * 0.080) largest *= 2;
   }
   return {largest / 16, largest / 4, largest};
 }
+
+// A machine's own links (its namespace's loopback): GB/s, so larger sizes to rise above the
+// per-message cost.
+const std::vector<int64_t> kIntraMachineSizes = {1 << 20, 4 << 20, 16 << 20};
 // A message small enough that its one-way time is the link's latency.
 const std::vector<int64_t> kLatencySizes = {8};
 
@@ -45,10 +48,12 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   EmulatedNetwork network(plan_network(shape, static_cast<int>(getpid())));
   CommRequest request;
   request.world = shape.machines * shape.ranks_per_machine;
-  request.iterations = 3;
+  // Point to point one way at a time (ping-pong: a pipeline's activations), and the
+  // all-reduce. Two iterations after one: the ping-pong times ten transfers in each.
+  request.iterations = 2;
   request.warmup = 1;
   request.network = &network.plan();
-  request.ops = "sendrecv,allreduce";
+  request.ops = "pingpong,allreduce";
   const std::vector<int64_t> sizes = bandwidth_sizes(shape.inter_machine);
   const auto bandwidth = measure_or_throw(request, sizes, out / "bandwidth", rank_program);
   request.ops = "pingpong";
@@ -56,14 +61,15 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   const auto latency = measure_or_throw(request, kLatencySizes, out / "latency", rank_program);
   std::vector<CommFit> intra_fits;
   if (shape.ranks_per_machine > 1) {
-    request.iterations = 3;
-    const CommMeasurement intra = measure_intra_machine(request, shape.ranks_per_machine,
-                                                        sizes, out / "intra", rank_program);
+    request.iterations = 5;
+    const CommMeasurement intra = measure_intra_machine(
+        request, shape.ranks_per_machine, kIntraMachineSizes, out / "intra", rank_program);
     if (intra.exit_code != 0) throw std::runtime_error("measuring a machine's own links failed");
-    intra_fits = {fit_comm_model(comm_rows(intra.raw), "sendrecv", shape.ranks_per_machine)};
+    intra_fits = {
+        fit_or_largest(comm_rows(intra.raw), "sendrecv", shape.ranks_per_machine)};
   }
   std::vector<CommRow> rows = comm_rows(bandwidth.raw);
-  const std::vector<CommFit> fits = {fit_comm_model(rows, "sendrecv", request.world),
+  const std::vector<CommFit> fits = {fit_comm_model(rows, "pingpong", request.world),
                                      fit_comm_model(rows, "allreduce", request.world)};
   const std::vector<CommRow> latency_rows = comm_rows(latency.raw);
   rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());

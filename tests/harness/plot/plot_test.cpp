@@ -114,6 +114,63 @@ TEST(Plot, SweepDrawsEveryOtherNumericAxis) {
       std::string::npos);
 }
 
+// Emulated machines at several link rates (`bandwidth`): latency against the rate in Mbit/s,
+// and the iteration's speedup over each system's slowest level; the manifest's cluster says
+// which points have a link.
+TEST(Plot, BandwidthDrawsLatencyAndSpeedupAgainstTheLinkRate) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  FixtureRun spec;
+  spec.experiment = "levels";
+  spec.systems = {"ddp", "dapple"};
+  spec.axes = {{"cluster.network.inter_machine.bandwidth", {"100mbit", "1gbit", "10gbit"}}};
+  // ddp halves its time at each level (120, 60, 30 ms), dapple stays at 50 ms; + 0.001 ms per
+  // iteration, so every p50 is the level's time + 0.0045 (iterations 0..9, both ranks).
+  spec.sample = [](size_t point, size_t system, long long, long long iteration) {
+    return (system == 0 ? 120.0 / (1 << point) : 50.0) + 0.001 * static_cast<double>(iteration);
+  };
+  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  const std::string out = plot(run, {"bandwidth"});
+  for (const char* phase : {"forward", "backward", "step", "iteration"}) {
+    expect_figure(run / "plots", std::string("bandwidth_") + phase);
+  }
+  expect_figure(run / "plots", "bandwidth_speedup_iteration");
+  EXPECT_FALSE(fs::exists(run / "plots" / "bandwidth_speedup_forward.png"));
+  const std::string latency = read_file(run / "plots" / "bandwidth_iteration.dat");
+  EXPECT_NE(latency.find("# system 0: ddp\n100 120.00"), std::string::npos) << latency;
+  EXPECT_NE(latency.find("\n10000 30.00"), std::string::npos) << latency;
+  const std::string speedup = read_file(run / "plots" / "bandwidth_speedup_iteration.dat");
+  // Columns: Mbit/s, p50_first/p90, p50_first/p50, p50_first/p10, p50_first/p99, n.
+  const auto row = [&](const std::string& system, double mbit) {
+    std::istringstream lines(speedup.substr(speedup.find("# system " + system)));
+    std::string line;
+    std::getline(lines, line);  // the block's header
+    while (std::getline(lines, line) && !line.empty()) {
+      std::istringstream fields(line);
+      std::vector<double> values;
+      for (double v; fields >> v;) values.push_back(v);
+      if (values.size() == 6 && values[0] == mbit) return values;
+    }
+    return std::vector<double>{};
+  };
+  ASSERT_EQ(row("0: ddp", 100).size(), 6u) << speedup;
+  EXPECT_DOUBLE_EQ(row("0: ddp", 100)[2], 1.0);
+  EXPECT_NEAR(row("0: ddp", 10000)[2], 120.0045 / 30.0045, 1e-9);
+  EXPECT_NEAR(row("0: ddp", 1000)[2], 120.0045 / 60.0045, 1e-9);
+  EXPECT_LT(row("0: ddp", 10000)[1], row("0: ddp", 10000)[3]);  // p90's side below p10's
+  EXPECT_EQ(row("0: ddp", 10000)[5], 20);                       // samples: 2 ranks x 10
+  EXPECT_DOUBLE_EQ(row("1: dapple", 10000)[2], 1.0);
+  const std::string script = read_file(run / "plots" / "bandwidth_speedup_iteration.gp");
+  EXPECT_NE(script.find("set xlabel \"inter-machine bandwidth (Mbit/s, log scale)\""),
+            std::string::npos);
+  EXPECT_NE(script.find("set ylabel \"iteration speedup (x)\""), std::string::npos);
+  // Without emulated machines the kind does not fit.
+  FixtureRun plain;
+  plain.axes = {{"ddp.bucket_mb", {"1", "5"}}};
+  const fs::path other = harness_test::write_fixture_run(dir.path() / "plain", plain);
+  EXPECT_NE(plot(other, {"bandwidth"}).find("plot bandwidth: does not fit"), std::string::npos);
+}
+
 TEST(Plot, ScalingAndCdf) {
   REQUIRE_GNUPLOT();
   TempDir dir;

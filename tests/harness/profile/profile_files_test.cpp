@@ -125,6 +125,19 @@ TEST(CommProfile, FitRecoversLatencyAndBandwidth) {
   EXPECT_EQ(harness::fit_comm_model(rows, "allreduce", 2).bus_bandwidth, 0.0);
 }
 
+TEST(CommProfile, AFitWithoutAPositiveBandwidthFallsBackToTheLargestSize) {
+  // Noisy: the larger size was faster, so the line slopes down.
+  const nlohmann::json raw = {{"world_size", 2},
+                              {"entries",
+                               {{{"op", "sendrecv"}, {"bytes", 1000000}, {"times_ms", {2.0}}},
+                                {{"op", "sendrecv"}, {"bytes", 4000000}, {"times_ms", {1.6}}}}}};
+  const auto rows = harness::comm_rows(raw);
+  EXPECT_LE(harness::fit_comm_model(rows, "sendrecv", 2).bus_bandwidth, 0.0);
+  const auto fit = harness::fit_or_largest(rows, "sendrecv", 2);
+  EXPECT_NEAR(fit.bus_bandwidth, 4000000 / 1.6e-3, 1e-3);  // 2.5 GB/s
+  EXPECT_EQ(fit.latency_us, 0.0);
+}
+
 TEST(CommProfile, TopologyFileIsReadByThePlanner) {
   harness_test::TempDir dir;
   const std::vector<harness::CommFit> fits = {{"sendrecv", 40, 3e9, 1},

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "harness/emulation/link_quantities.h"
 #include "harness/results/run_manifest.h"
 
 namespace harness_test {
@@ -72,6 +73,11 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
     for (const auto& [axis, value] : coordinates) {
       point.label += (point.label.empty() ? "" : ", ") + axis + "=" + value;
       if (axis == "run.world_size") point.world_size = std::stoll(value);
+      // Emulated machines: 2 of them, joined by a link of this rate.
+      if (axis == "cluster.network.inter_machine.bandwidth") {
+        point.machines = 2;
+        point.inter_machine_bits_per_s = harness::parse_link_rate(value);
+      }
     }
     if (point.label.empty()) point.label = "default";
     point.coordinates = coordinates;
