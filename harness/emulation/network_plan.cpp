@@ -10,23 +10,18 @@ namespace {
 
 const std::string kPrefix = "harness-";
 
-// tbf's bucket: at least 10 ms of the rate (so that a timer tick does not cap the rate) and
-// 32 KiB; its queue holds 100 ms before it drops.
+// tbf's bucket: 1 ms of the rate, and at least 8 KiB (a few full-size frames; tbf cuts larger
+// GSO packets to fit). A real link has no burst at all: a deep bucket lets a pipeline's small
+// transfers pass at the host's speed (10 ms of 100 Mbit/s holds 125 KB) and inflates what
+// short transfers measure; the kernel's high-resolution timers keep the rate with 1 ms. Its
+// queue holds 100 ms before it drops.
 std::string tbf_burst(double bits_per_second) {
-  const double bytes = std::max(32.0 * 1024, bits_per_second / 8 / 100);
+  const double bytes = std::max(8.0 * 1024, bits_per_second / 8 / 1000);
   return std::to_string(static_cast<long long>(bytes)) + "b";
 }
 
 void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& link) {
   const bool netem = link.delay_s > 0 || link.loss_percent > 0;
-  const Command tc = {"ip", "netns", "exec", netns, "tc", "qdisc", "add", "dev", kMachineInterface};
-  if (netem) {
-    Command command = tc;
-    command.insert(command.end(), {"root", "handle", "1:", "netem"});
-    if (link.delay_s > 0) command.insert(command.end(), {"delay", tc_delay(link.delay_s)});
-    if (link.loss_percent > 0) command.insert(command.end(), {"loss", tc_loss(link.loss_percent)});
-    plan.setup.push_back(command);
-  }
   if (link.rate_bits_per_s) {
     // TCP small queues: what one socket may keep queued below it. The default (4 MiB here) is
     // a second of a 30 Mbit/s link, which fills the token bucket's queue past its limit (drops,
@@ -37,6 +32,16 @@ void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& l
     plan.setup.push_back({"ip", "netns", "exec", netns, "sh", "-c",
                           "echo " + std::to_string(static_cast<long long>(queued)) +
                               " > /proc/sys/net/ipv4/tcp_limit_output_bytes"});
+  }
+  const Command tc = {"ip", "netns", "exec", netns, "tc", "qdisc", "add", "dev", kMachineInterface};
+  if (netem) {
+    Command command = tc;
+    command.insert(command.end(), {"root", "handle", "1:", "netem"});
+    if (link.delay_s > 0) command.insert(command.end(), {"delay", tc_delay(link.delay_s)});
+    if (link.loss_percent > 0) command.insert(command.end(), {"loss", tc_loss(link.loss_percent)});
+    plan.setup.push_back(command);
+  }
+  if (link.rate_bits_per_s) {
     Command command = tc;
     if (netem) {
       command.insert(command.end(), {"parent", "1:1", "handle", "10:"});

@@ -177,8 +177,15 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   const fs::path work = context.work_directory / "plans" / (system.name + "-" + profile_name);
   fs::create_directories(work);
   int profile_batch = 0;
+  // The committed profile is of the model as the zoo builds it by default, at the input shape
+  // it records: a point with another depth, width, class count or input shape is measured.
   if (fs::exists(profile) && fs::exists(profile.parent_path() / "profile.json")) {
-    profile_batch = read_json_file(profile.parent_path() / "profile.json").value("batch", 0);
+    const json committed = read_json_file(profile.parent_path() / "profile.json");
+    const bool same_model =
+        point.model.depth == 0 && point.model.width == 0 && point.model.num_classes == 0 &&
+        (point.model.input_shape.empty() ||
+         committed.value("input_shape", std::vector<long long>{}) == point.model.input_shape);
+    if (same_model) profile_batch = committed.value("batch", 0);
   }
   // One measured for an earlier point of this study (same model and batch) is used again.
   if (const fs::path earlier = work / "profile"; profile_batch == 0 &&

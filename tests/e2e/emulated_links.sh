@@ -18,7 +18,8 @@ if [[ $code == 2 ]]; then
   exit 77
 fi
 [[ $code == 0 ]] || fail "probe run: exit $code: $(cat "$SCRATCH/err")"
-# Each rate at a size ~8x its token bucket's burst (10 ms of the rate), so the rate decides.
+# Each rate at a size of 300 ms or more of it, so that the rate, not a message's fixed cost,
+# decides.
 for rate_size in 100mbit:4M 500mbit:16M 2gbit:64M; do
   rate=${rate_size%%:*} size=${rate_size##*:}
   "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$rate" --ops allreduce,pingpong \

@@ -67,7 +67,7 @@ TEST(NetworkPlan, TwoMachinesShapedWithDelayAndRate) {
                          "1000us"};
   const Command tbf = {"ip",      "netns", "exec", "harness-4242-m1", "tc",    "qdisc",
                        "add",     "dev",   "eth0", "parent",          "1:1",   "handle",
-                       "10:",     "tbf",   "rate", "200000kbit",      "burst", "250000b",
+                       "10:",     "tbf",   "rate", "200000kbit",      "burst", "25000b",
                        "latency", "100ms"};
   const auto at_netem = std::find(plan.setup.begin(), plan.setup.end(), netem);
   ASSERT_NE(at_netem, plan.setup.end());
@@ -85,8 +85,12 @@ TEST(NetworkPlan, RateAloneIsTheRootQdiscAndNoShapeAddsNone) {
   auto plan = harness::plan_network(shape, 7);
   const Command tbf = {"ip",          "netns", "exec",     "harness-7-m0", "tc",   "qdisc", "add",
                        "dev",         "eth0",  "root",     "handle",       "1:",   "tbf",   "rate",
-                       "1000000kbit", "burst", "1250000b", "latency",      "100ms"};
+                       "1000000kbit", "burst", "125000b", "latency",      "100ms"};
   EXPECT_NE(std::find(plan.setup.begin(), plan.setup.end(), tbf), plan.setup.end());
+  // TCP small queues: 2 ms of 1 Gbit/s (250 kB) per socket in the machine's namespace.
+  const Command small_queues = {"ip", "netns", "exec", "harness-7-m0", "sh", "-c",
+                                "echo 250000 > /proc/sys/net/ipv4/tcp_limit_output_bytes"};
+  EXPECT_NE(std::find(plan.setup.begin(), plan.setup.end(), small_queues), plan.setup.end());
   shape.inter_machine = {};
   plan = harness::plan_network(shape, 7);
   for (const auto& command : plan.setup) {
