@@ -143,7 +143,9 @@ std::vector<CommFit> fit_and_print(const std::vector<CommRow>& rows,
 // A topology needs all-reduce and a point-to-point op: send/recv (on emulated machines a
 // ping-pong does too).
 bool has_topology_ops(const std::vector<std::string>& ops, bool emulated) {
-  const auto has = [&](const char* op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
+  const auto has = [&](const char* op) {
+    return std::find(ops.begin(), ops.end(), op) != ops.end();
+  };
   return has("allreduce") && (has("sendrecv") || (emulated && has("pingpong")));
 }
 
@@ -152,12 +154,13 @@ void print_link_comparison(const EmulatedClusterShape& shape, const MeasuredLink
   const LinkShape& configured = shape.inter_machine;
   std::printf("\n# inter-machine link: configured vs measured\n");
   if (configured.rate_bits_per_s) {
-    std::printf("rate        %10.1f Mbit/s   p2p %10.1f Mbit/s (%+.1f%%)   all-reduce busbw %10.1f "
-                "Mbit/s (%+.1f%%)\n",
-                *configured.rate_bits_per_s / 1e6, link.p2p_bytes_per_s * 8 / 1e6,
-                100 * (link.p2p_bytes_per_s * 8 / *configured.rate_bits_per_s - 1),
-                link.allreduce_bus_bytes_per_s * 8 / 1e6,
-                100 * (link.allreduce_bus_bytes_per_s * 8 / *configured.rate_bits_per_s - 1));
+    std::printf(
+        "rate        %10.1f Mbit/s   p2p %10.1f Mbit/s (%+.1f%%)   all-reduce busbw %10.1f "
+        "Mbit/s (%+.1f%%)\n",
+        *configured.rate_bits_per_s / 1e6, link.p2p_bytes_per_s * 8 / 1e6,
+        100 * (link.p2p_bytes_per_s * 8 / *configured.rate_bits_per_s - 1),
+        link.allreduce_bus_bytes_per_s * 8 / 1e6,
+        100 * (link.allreduce_bus_bytes_per_s * 8 / *configured.rate_bits_per_s - 1));
   }
   if (link.one_way_latency_us) {
     std::printf("latency     %10.1f us (configured delay)   %10.1f us one way (ping-pong)\n",
@@ -205,8 +208,8 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
   // measured in machine 0 while the network still stands, for the topology's intra value.
   std::vector<CommFit> intra_fits;
   if (shape && shape->ranks_per_machine > 1 && has_topology_ops(ops, true)) {
-    const CommMeasurement intra =
-        measure_intra_machine(request, shape->ranks_per_machine, sizes, out / "intra", rank_program);
+    const CommMeasurement intra = measure_intra_machine(request, shape->ranks_per_machine, sizes,
+                                                        out / "intra", rank_program);
     if (intra.exit_code != 0) return intra.exit_code;
     intra_fits = {fit_or_largest(comm_rows(intra.raw), "sendrecv", shape->ranks_per_machine)};
   }

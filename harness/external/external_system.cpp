@@ -273,8 +273,7 @@ ExternalLaunch plan_external_launch(const ExternalSystem& system, const External
     rank.stdout_path = run.raw / ("rank" + std::to_string(r) + ".stdout");
     rank.stderr_path = run.raw / ("rank" + std::to_string(r) + ".stderr");
     // torchrun's variables are always set; the spec's env may add to them or override.
-    const long long per_machine =
-        run.network ? run.network->ranks_per_machine : c.run.world_size;
+    const long long per_machine = run.network ? run.network->ranks_per_machine : c.run.world_size;
     rank.environment = {{"RANK", values.at("rank")},
                         {"LOCAL_RANK", values.at("local_rank")},
                         {"WORLD_SIZE", values.at("world_size")},

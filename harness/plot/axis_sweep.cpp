@@ -3,8 +3,8 @@
 // bandwidth, micro-batches, batch size, ...) and the bandwidth kind (the rate of the link
 // between emulated machines, with the speedup over the slowest level beside it). All draw
 // with plots/axis_sweep.gp.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -109,7 +109,8 @@ void add_axis_sweep_figures(const ResultSamples& samples, const SweepAxisView& a
            << (axis.speedup
                    ? "# columns: " + axis.path +
                          " p50_first/p90 p50_first/p50 p50_first/p10 p50_first/p99 n (p50_first: "
-                         "the p50 at the system's lowest " + axis.path + ")\n"
+                         "the p50 at the system's lowest " +
+                         axis.path + ")\n"
                    : "# columns: " + axis.path + " p10_ms p50_ms p90_ms p99_ms n\n");
       std::vector<std::string> drawn;  // plot clauses
       std::vector<std::string> fixed;  // systems whose value does not vary
@@ -145,8 +146,8 @@ void add_axis_sweep_figures(const ResultSamples& samples, const SweepAxisView& a
           all_x.push_back(x);
           if (axis.speedup) {
             data << data_number(x) << " " << data_number(first_p50 / st.p90) << " "
-                 << data_number(first_p50 / st.p50) << " " << data_number(first_p50 / p10[i])
-                 << " " << data_number(first_p50 / st.p99) << " " << st.count << "\n";
+                 << data_number(first_p50 / st.p50) << " " << data_number(first_p50 / p10[i]) << " "
+                 << data_number(first_p50 / st.p99) << " " << st.count << "\n";
             continue;
           }
           data << data_number(x) << " " << data_number(p10[i]) << " " << data_number(st.p50) << " "
@@ -224,7 +225,9 @@ FigureSet bandwidth_figures(const ResultSamples& samples) {
     }
   }
   if (axis.empty() || rates.size() < 2) {
-    set.unfit = "the sweep has no two or more inter-machine bandwidths (cluster.network.inter_machine.bandwidth)";
+    set.unfit =
+        "the sweep has no two or more inter-machine bandwidths "
+        "(cluster.network.inter_machine.bandwidth)";
     return set;
   }
   // Mbit/s of the point's link; NaN for one machine on loopback (it has no link to draw).
@@ -234,12 +237,12 @@ FigureSet bandwidth_figures(const ResultSamples& samples) {
                : std::nan("");
   };
   const std::string label = "inter-machine bandwidth (Mbit/s)";
-  add_axis_sweep_figures(samples, {axis, "bandwidth", label, "inter-machine bandwidth",
-                                   "one bandwidth", rate_of},
-                         set);
-  add_axis_sweep_figures(samples, {axis, "bandwidth", label, "inter-machine bandwidth",
-                                   "one bandwidth", rate_of, true},
-                         set);
+  add_axis_sweep_figures(
+      samples, {axis, "bandwidth", label, "inter-machine bandwidth", "one bandwidth", rate_of},
+      set);
+  add_axis_sweep_figures(
+      samples,
+      {axis, "bandwidth", label, "inter-machine bandwidth", "one bandwidth", rate_of, true}, set);
   return set;
 }
 

@@ -218,11 +218,11 @@ TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_si
     throw InputError("the send/recv and all-reduce fits need a positive bandwidth for a topology");
   }
   figures.name = name;
-  figures.comment = "Measured by `harness profile comm`: one machine of " +
-                    std::to_string(world_size) +
-                    " ranks.\n"
-                    "intra_machine: send/recv bandwidth; inter_machine_collective: all-reduce bus\n"
-                    "bandwidth (no second machine was measured: inter-machine values repeat these).";
+  figures.comment =
+      "Measured by `harness profile comm`: one machine of " + std::to_string(world_size) +
+      " ranks.\n"
+      "intra_machine: send/recv bandwidth; inter_machine_collective: all-reduce bus\n"
+      "bandwidth (no second machine was measured: inter-machine values repeat these).";
   figures.memory_bytes = memory_bytes;
   figures.intra_machine = figures.inter_machine_p2p = p2p;
   figures.inter_machine_collective = collective;
@@ -256,8 +256,7 @@ TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<Co
                                   int machines, int ranks_per_machine, double memory_bytes,
                                   const std::string& name) {
   if (link.p2p_bytes_per_s <= 0 || link.allreduce_bus_bytes_per_s <= 0) {
-    throw InputError(
-        "the send/recv and all-reduce fits need a positive bandwidth for a topology");
+    throw InputError("the send/recv and all-reduce fits need a positive bandwidth for a topology");
   }
   TopologyFigures figures;
   figures.name = name;

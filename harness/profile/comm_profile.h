@@ -91,10 +91,10 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
 nlohmann::json to_json(const MeasuredLink& link);
 
 // The figures of `machines` emulated machines of `ranks_per_machine` ranks: inter-machine
-// values from the link measured between them (`link`: p2p and all-reduce), intra-machine from `intra_fits` (send/recv
-// between ranks of one machine), or the link's own p2p value when no two ranks share a machine
-// (then no intra-machine transfer exists to price). Throws InputError when a needed
-// bandwidth is missing.
+// values from the link measured between them (`link`: p2p and all-reduce), intra-machine from
+// `intra_fits` (send/recv between ranks of one machine), or the link's own p2p value when no two
+// ranks share a machine (then no intra-machine transfer exists to price). Throws InputError when a
+// needed bandwidth is missing.
 TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<CommFit>& intra_fits,
                                   int machines, int ranks_per_machine, double memory_bytes,
                                   const std::string& name);

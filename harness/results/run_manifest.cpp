@@ -18,11 +18,10 @@ Manifest make_manifest(const Experiment& experiment) {
     manifest.systems.push_back({system.name, to_string(system.kind), system.mode});
   }
   for (const auto& point : experiment.points) {
-    manifest.points.push_back({point.id, point.label, point.coordinates,
-                               point.config.run.world_size, point.config.run.repeats,
-                               point.config.run.iterations, point.config.run.warmup,
-                               point.config.cluster.machines,
-                               point.config.cluster.inter_machine.rate_bits_per_s});
+    manifest.points.push_back(
+        {point.id, point.label, point.coordinates, point.config.run.world_size,
+         point.config.run.repeats, point.config.run.iterations, point.config.run.warmup,
+         point.config.cluster.machines, point.config.cluster.inter_machine.rate_bits_per_s});
   }
   return manifest;
 }
@@ -50,10 +49,10 @@ json manifest_to_json(const Manifest& manifest) {
                   {"iterations", point.iterations},
                   {"warmup", point.warmup}};
     if (point.machines > 1) {
-      entry["cluster"] = {{"machines", point.machines},
-                          {"inter_machine_rate_bits_per_s",
-                           point.inter_machine_bits_per_s ? json(*point.inter_machine_bits_per_s)
-                                                          : json()}};
+      entry["cluster"] = {
+          {"machines", point.machines},
+          {"inter_machine_rate_bits_per_s",
+           point.inter_machine_bits_per_s ? json(*point.inter_machine_bits_per_s) : json()}};
     }
     out["points"].push_back(std::move(entry));
   }

@@ -408,7 +408,7 @@ std::string to_string(SystemKind kind) {
 
 const std::vector<std::string>& sweepable_paths() {
   static const std::vector<std::string> paths = {
-      "model",  // a whole model map: models whose other keys differ (bert vs vgg19)
+      "model",    // a whole model map: models whose other keys differ (bert vs vgg19)
       "cluster",  // a whole cluster map: one machine beside emulated ones
       "model.name",
       "model.batch_size",

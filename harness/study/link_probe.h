@@ -41,7 +41,8 @@ std::optional<EmulatedClusterShape> emulated_cluster_of(const Point& point);
 
 // Probes each distinct cluster of `experiment`'s points into `directory`/links/<n>/. Throws
 // std::runtime_error when a measurement fails (said on stderr) or the machines cannot be built.
-ProbedLinks probe_emulated_links(const Experiment& experiment, const std::filesystem::path& directory,
-                                 RankProgram& rank_program, std::ostream& log);
+ProbedLinks probe_emulated_links(const Experiment& experiment,
+                                 const std::filesystem::path& directory, RankProgram& rank_program,
+                                 std::ostream& log);
 
 }  // namespace harness

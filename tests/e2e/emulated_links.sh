@@ -34,11 +34,13 @@ configured = {"100mbit": 100e6, "500mbit": 500e6, "2gbit": 2e9}[rate]
 emulated = comm["emulated_cluster"]
 assert emulated["machines"] == 2 and emulated["ranks_per_machine"] == 1, emulated
 assert emulated["inter_machine_configured"]["rate_bits_per_s"] == configured, emulated
-# all-reduce bus bandwidth, and send/recv one way between the machines (ping-pong).
-for op in ("allreduce", "pingpong"):
+# Send/recv one way between the machines (ping-pong) within 10% of the rate, all-reduce bus
+# bandwidth within 15%. tbf counts Ethernet frames: TCP's payload is at most 1448 of each
+# 1514 bytes (95.6%), and Gloo's all-reduce adds its own messages.
+for op, tolerance in (("pingpong", 0.10), ("allreduce", 0.15)):
     row = next(r for r in comm["rows"] if r["op"] == op)
     measured = row["busbw_gbps"] * 8e9
-    assert abs(measured / configured - 1) <= 0.10, (rate, op, measured, configured)
+    assert abs(measured / configured - 1) <= tolerance, (rate, op, measured, configured)
     print(f"{rate}: {op} busbw {measured / 1e6:.1f} Mbit/s ({100 * (measured / configured - 1):+.1f}%) at {row['bytes']} B")
 PY
 done

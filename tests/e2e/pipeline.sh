@@ -95,7 +95,7 @@ auto=$(ls -d "$SCRATCH"/results/e2e_auto/*/)
 "$PY" - "$auto" <<'PY'
 import json, os, sys
 d = sys.argv[1]
-plan = json.load(open(os.path.join(d, "plans", "auto-mlp-cpu", "plan.json")))
+plan = json.load(open(os.path.join(d, "plans", "auto-mlp-cpu", "p000", "plan.json")))
 assert plan["schema"] == "harness.plan/1"
 config = json.load(open(os.path.join(d, "raw", "p000", "auto", "rep0", "config.json")))
 stages = config["system"]["stages"]

@@ -83,12 +83,17 @@ TEST(NetworkPlan, RateAloneIsTheRootQdiscAndNoShapeAddsNone) {
   harness::EmulatedClusterShape shape;
   shape.inter_machine.rate_bits_per_s = 1e9;
   auto plan = harness::plan_network(shape, 7);
-  const Command tbf = {"ip",          "netns", "exec",     "harness-7-m0", "tc",   "qdisc", "add",
-                       "dev",         "eth0",  "root",     "handle",       "1:",   "tbf",   "rate",
+  const Command tbf = {"ip",          "netns", "exec",    "harness-7-m0", "tc",   "qdisc", "add",
+                       "dev",         "eth0",  "root",    "handle",       "1:",   "tbf",   "rate",
                        "1000000kbit", "burst", "125000b", "latency",      "100ms"};
   EXPECT_NE(std::find(plan.setup.begin(), plan.setup.end(), tbf), plan.setup.end());
   // TCP small queues: 2 ms of 1 Gbit/s (250 kB) per socket in the machine's namespace.
-  const Command small_queues = {"ip", "netns", "exec", "harness-7-m0", "sh", "-c",
+  const Command small_queues = {"ip",
+                                "netns",
+                                "exec",
+                                "harness-7-m0",
+                                "sh",
+                                "-c",
                                 "echo 250000 > /proc/sys/net/ipv4/tcp_limit_output_bytes"};
   EXPECT_NE(std::find(plan.setup.begin(), plan.setup.end(), small_queues), plan.setup.end());
   shape.inter_machine = {};

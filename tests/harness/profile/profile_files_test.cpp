@@ -142,7 +142,9 @@ TEST(CommProfile, TopologyFileIsReadByThePlanner) {
   harness_test::TempDir dir;
   const std::vector<harness::CommFit> fits = {{"sendrecv", 40, 3e9, 1},
                                               {"allreduce", 90, 1.5e9, 1}};
-  const auto path = dir.write("topology.yaml", harness::topology_yaml(harness::loopback_topology(fits, 2, 8e9, "cpu-test")));
+  const auto path =
+      dir.write("topology.yaml",
+                harness::topology_yaml(harness::loopback_topology(fits, 2, 8e9, "cpu-test")));
   const auto topology = harness::planner::load_topology(path.string());
   EXPECT_EQ(topology.name, "cpu-test");
   EXPECT_DOUBLE_EQ(topology.gpu_memory_bytes, 8e9);
@@ -159,9 +161,8 @@ TEST(CommProfile, EmulatedTopologyTakesTheLinkBetweenMachinesAndTheLoopbackWithi
   link.allreduce_bus_bytes_per_s = 12e6;
   const std::vector<harness::CommFit> intra = {{"sendrecv", 40, 3e9, 1}};
   harness_test::TempDir dir;
-  const auto path = dir.write(
-      "topology.yaml",
-      harness::topology_yaml(harness::emulated_topology(link, intra, 2, 2, 8e9, "emulated")));
+  const auto path = dir.write("topology.yaml", harness::topology_yaml(harness::emulated_topology(
+                                                   link, intra, 2, 2, 8e9, "emulated")));
   const auto topology = harness::planner::load_topology(path.string());
   EXPECT_EQ(topology.name, "emulated");
   EXPECT_DOUBLE_EQ(topology.intra_machine_bandwidth, 3e9);
