@@ -4,8 +4,13 @@
 # machines at four bandwidths; root), then, per bandwidth level, a simulation of the same
 # systems (experiments/simulate_emulated_levels.yaml) with the topology and the one-way latency
 # measured on that level's machines before the runs (the study's links/link<n>/ and env.json
-# `emulated_links`): nothing of the runs' timings goes into a simulation. Prints, per level and
-# system, the measured p50 (and its sample count), the simulated p50 and the error.
+# `emulated_links`): nothing of the runs' timings goes into a simulation. The layer profiles
+# are measured here after the runs, each as its system runs the layers: DDP's at the rank's
+# batch (32) with two copies in lockstep (both ranks compute at once on this host's cores), the
+# pipeline's at its micro-batch (8) with both stages timing their layers at once
+# (`profile layers --stages`): at small batches a layer's fixed cost, not its FLOPs, decides
+# its time, so one profile scaled by batch would miss it. Prints, per level and system, the
+# measured p50 (and its sample count), the simulated p50 and the error.
 #
 # Usage: [REAL=<an earlier study folder>] [QUICK=1] [HARNESS=build/harness] bench/emulated/validate_levels.sh
 set -euo pipefail
@@ -18,9 +23,19 @@ if [[ -z "${REAL:-}" ]]; then
     ${QUICK:+--quick} > "$OUT/real.log" 2>&1 || { tail -5 "$OUT/real.log"; exit 1; }
   REAL=$(ls -d "$OUT"/real/emulated_simulator_levels/*/ | tail -1)
 fi
+MODEL=(--model mlp --width 1024 --input-shape 64 --repetitions 20 --warmup 2)
+"$HARNESS" profile layers "${MODEL[@]}" --batch 32 --co-located 2 --out "$OUT/profile-b32-co2" \
+  > "$OUT/profile-b32-co2.log"
+"$HARNESS" profile layers "${MODEL[@]}" --batch 8 --stages 0-2,3-5 --out "$OUT/profile-b8-stages" \
+  > "$OUT/profile-b8-stages.log"
 python3 - "$REAL" "$OUT" "$HARNESS" <<'PY'
 import json, os, subprocess, sys
 real, out, harness = sys.argv[1:4]
+# Which profile prices which system: (extra --set options, systems taken from that simulation).
+profiles = [([f"simulate.model.profile={out}/profile-b32-co2/graph.txt", "simulate.model.pbs=32"],
+             ["overlap"]),
+            ([f"simulate.model.profile={out}/profile-b8-stages/graph.txt", "simulate.model.pbs=8"],
+             ["dapple_2"])]
 env = json.load(open(os.path.join(real, "env.json")))
 summary = json.load(open(os.path.join(real, "summary.json")))
 measured = {p["label"]: {s["name"]: s["phases"]["iteration"] for s in p["systems"]} for p in summary["points"]}
@@ -28,15 +43,21 @@ rows = []
 for n, link in enumerate(env["emulated_links"]):
     topology = os.path.join(real, link["topology"])
     latency = link["inter_machine_measured"]["one_way_latency_us"]
-    sim_out = os.path.join(out, f"sim-link{n}")
-    subprocess.run([harness, "simulate", "experiments/simulate_emulated_levels.yaml",
-                    "--set", f"simulate.cluster.topology={topology}",
-                    "--set", f"simulate.cluster.inter_latency_us={latency}",
-                    "--set", f"output={sim_out}"], check=True, stdout=subprocess.DEVNULL)
-    sim_dir = os.path.join(sim_out, "simulate_emulated_levels")
-    sim_dir = os.path.join(sim_dir, sorted(os.listdir(sim_dir))[-1])
-    simulated = {s["name"]: s["phases"]["iteration"]["p50"]
-                 for s in json.load(open(os.path.join(sim_dir, "summary.json")))["points"][0]["systems"]}
+    simulated = {}
+    for k, (extra, systems) in enumerate(profiles):
+        sim_out = os.path.join(out, f"sim-link{n}-{k}")
+        command = [harness, "simulate", "experiments/simulate_emulated_levels.yaml",
+                   "--set", f"simulate.cluster.topology={topology}",
+                   "--set", f"simulate.cluster.inter_latency_us={latency}",
+                   "--set", f"output={sim_out}"]
+        for option in extra:
+            command += ["--set", option]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        sim_dir = os.path.join(sim_out, "simulate_emulated_levels")
+        sim_dir = os.path.join(sim_dir, sorted(os.listdir(sim_dir))[-1])
+        for s in json.load(open(os.path.join(sim_dir, "summary.json")))["points"][0]["systems"]:
+            if s["name"] in systems:
+                simulated[s["name"]] = s["phases"]["iteration"]["p50"]
     rate = link["inter_machine_configured"]["rate_bits_per_s"]
     for label in link["points"]:
         for system, phase in measured[label].items():
