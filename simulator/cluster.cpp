@@ -49,6 +49,10 @@ Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
   if (!(config_.intra_bandwidth > 0) || !(config_.inter_bandwidth > 0)) {
     throw std::invalid_argument("bandwidths must be positive");
   }
+  if (config_.p2p_half_duplex && num_gpus() > ClusterConfig::kMaxHalfDuplexGpus) {
+    throw std::invalid_argument("half-duplex point-to-point pairs: at most " +
+                                std::to_string(ClusterConfig::kMaxHalfDuplexGpus) + " GPUs");
+  }
   if (!(config_.cpu_cores_per_machine >= 0) || !(config_.cores_per_rank > 0) ||
       !(config_.comm_cores_per_rank > 0)) {
     throw std::invalid_argument("CPU cores must be positive (0: not shared)");
@@ -64,6 +68,13 @@ std::vector<double> Cluster::link_bandwidths() const {
     bandwidth[nic_out(m)] = bandwidth[nic_in(m)] = config_.inter_bandwidth;
     bandwidth[cpu_link(m)] = config_.cpu_cores_per_machine;
   }
+  if (config_.p2p_half_duplex) {
+    const double pair = config_.inter_p2p_bandwidth > 0 ? config_.inter_p2p_bandwidth
+                                                        : config_.inter_bandwidth;
+    for (int a = 0; a < num_gpus(); ++a) {
+      for (int b = a + 1; b < num_gpus(); ++b) bandwidth[pair_link(a, b)] = pair;
+    }
+  }
   return bandwidth;
 }
 
@@ -74,6 +85,11 @@ void Cluster::route(int src, int dst, std::vector<LinkUse>& out) const {
     out.push_back({nic_in(machine_of(dst)), 1});
   }
   out.push_back({gpu_in(dst), 1});
+}
+
+void Cluster::route_p2p(int src, int dst, std::vector<LinkUse>& out) const {
+  route(src, dst, out);
+  if (config_.p2p_half_duplex && !same_machine(src, dst)) out.push_back({pair_link(src, dst), 1});
 }
 
 std::string Cluster::describe() const {

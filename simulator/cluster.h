@@ -46,6 +46,14 @@ struct ClusterConfig {
   // The share of a core a rank's communication thread keeps busy while it moves data (Gloo
   // waits on its sockets part of the time): `harness profile comm` measures it per op.
   double comm_cores_per_rank = 1.0;
+  // Point-to-point streams between two ranks on different machines share one rate in both
+  // directions (inter_p2p_bandwidth, else inter_bandwidth), as Gloo's TCP pairs do: measured
+  // on an emulated 100 Mbit/s link, a 4 MiB send each way at once took 582 ms against 349 ms
+  // one way, while plain TCP on the same link carried both in 347 ms (experiments/README.md,
+  // "Emulated clusters"). false: full duplex (NCCL, and the published constants). At most
+  // kMaxHalfDuplexGpus GPUs (a link per pair of them).
+  bool p2p_half_duplex = false;
+  static constexpr int kMaxHalfDuplexGpus = 256;
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).
@@ -65,10 +73,17 @@ class Cluster {
   std::vector<double> link_bandwidths() const;
   // Per GPU an out and an in port, per machine an out and an in NIC and its CPU cores (a
   // "link" whose bandwidth is cores and whose flows are compute tasks' core-seconds).
-  int link_count() const { return 2 * num_gpus() + 3 * num_machines(); }
+  // With p2p_half_duplex, then a link per unordered pair of GPUs.
+  int link_count() const {
+    const int base = 2 * num_gpus() + 3 * num_machines();
+    return config_.p2p_half_duplex ? base + num_gpus() * num_gpus() : base;
+  }
   int cpu_link(int machine) const { return 2 * num_gpus() + 2 * num_machines() + machine; }
   // Appends the links of a transfer src -> dst (2 inside a machine, 4 across).
   void route(int src, int dst, std::vector<LinkUse>& out) const;
+  // The same for a point-to-point transfer, with its pair's shared link when p2p streams are
+  // half duplex (collectives' edges are not: Gloo's all-reduce keeps the link's rate).
+  void route_p2p(int src, int dst, std::vector<LinkUse>& out) const;
   double latency(int src, int dst) const {
     return same_machine(src, dst) ? config_.intra_latency_s : config_.inter_latency_s;
   }
@@ -90,6 +105,11 @@ class Cluster {
   int gpu_in(int gpu) const { return 2 * gpu + 1; }
   int nic_out(int machine) const { return 2 * num_gpus() + 2 * machine; }
   int nic_in(int machine) const { return 2 * num_gpus() + 2 * machine + 1; }
+  // The link both directions between GPUs a and b share (p2p_half_duplex).
+  int pair_link(int a, int b) const {
+    const int low = a < b ? a : b, high = a < b ? b : a;
+    return 2 * num_gpus() + 3 * num_machines() + low * num_gpus() + high;
+  }
 
   ClusterConfig config_;
   std::vector<int> machine_of_;

@@ -192,7 +192,7 @@ class Engine {
         finish(id);
         return;
       }
-      cluster_.route(task.rank, task.peer, p.route);
+      cluster_.route_p2p(task.rank, task.peer, p.route);
       // Alone, a transfer moves at the links' speed with a core at each end.
       const int ends[] = {task.rank, task.peer};  // no allocation on the transfer path
       add_cpu_uses(ends, cluster_.config().intra_bandwidth, p.route);

@@ -123,6 +123,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     }
     p.cluster.collective =
         cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
+    p.cluster.p2p_duplex = cluster.get_string("p2p_duplex", "full", {"full", "half"});
     p.cluster.cpu_cores =
         cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
     cluster.finish();
@@ -314,6 +315,7 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.intra_latency_us",
                                                  "cluster.inter_latency_us",
                                                  "cluster.collective",
+                                                 "cluster.p2p_duplex",
                                                  "cluster.cpu_cores",
                                                  "ddp.bucket_mb",
                                                  "ddp.first_bucket_mb",

@@ -27,6 +27,9 @@ struct ClusterSettings {
   std::optional<double> intra_bandwidth, inter_bandwidth, inter_p2p_bandwidth;
   std::optional<double> intra_latency_us, inter_latency_us;
   std::string collective = "ring";
+  // Point-to-point streams across machines: "full" duplex, or "half" (both directions of a
+  // pair share its rate, as Gloo's pairs do; simulator/cluster.h).
+  std::string p2p_duplex = "full";
   double cpu_cores = 0;  // per machine, shared by its CPU ranks' compute; 0: not modelled
 };
 

@@ -162,6 +162,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   if (c.intra_latency_us) config.intra_latency_s = *c.intra_latency_us * 1e-6;
   if (c.inter_latency_us) config.inter_latency_s = *c.inter_latency_us * 1e-6;
   sim::parse_collective_algorithm(c.collective, config.algorithm);
+  config.p2p_half_duplex = c.p2p_duplex == "half";
   config.cpu_cores_per_machine = c.cpu_cores;
   config.cores_per_rank = p.model.threads;
   out.topology.intra_machine_bandwidth = config.intra_bandwidth;

@@ -50,6 +50,40 @@ TEST(Network, RatesAreRecomputedWhenAFlowJoinsAndLeaves) {
   EXPECT_NEAR(times.makespan, 0.2, 1e-12);
 }
 
+// Two machines of one rank, a 100 MB/s link (p2p cap the same): a transfer each way at once.
+// Full duplex: each direction has its NICs to itself, 100 MB in 1 s. Half duplex (Gloo's TCP
+// pairs): the pair's one rate is shared, both end at 2 s; a third rank's stream to rank 0
+// is another pair and does not share it.
+TEST(Network, HalfDuplexPairsShareOneRateBothWays) {
+  for (const bool half : {false, true}) {
+    SCOPED_TRACE(half ? "half duplex" : "full duplex");
+    ClusterConfig config;
+    config.gpus_per_machine = {1, 1, 1};
+    config.intra_bandwidth = 1e12;
+    config.inter_bandwidth = 100e6;
+    config.inter_p2p_bandwidth = 100e6;
+    config.inter_latency_s = 0;
+    config.p2p_half_duplex = half;
+    const Cluster cluster(config);
+    TaskGraph graph(3);
+    const int forward = graph.add_transfer(0, 1, 100e6);
+    const int backward = graph.add_transfer(1, 0, 100e6);
+    const int other = graph.add_transfer(2, 1, 50e6);
+    const TaskTimes times = run_tasks(cluster, graph);
+    // Full: 0->1 and 2->1 share machine 1's NIC in at 50 MB/s each; 2->1 ends at 1 s, then
+    // 0->1's last 50 MB alone: 1.5 s; 1->0 has its links to itself: 1 s. Half: 0->1 and 1->0
+    // also share their pair at 50 MB/s each, so after 1 s the pair still holds 0->1 to 50
+    // MB/s: both end at 2 s; 2->1 (its own pair) still ends at 1 s.
+    EXPECT_NEAR(times.end[other], 1.0, 1e-9);
+    EXPECT_NEAR(times.end[forward], half ? 2.0 : 1.5, 1e-9);
+    EXPECT_NEAR(times.end[backward], half ? 2.0 : 1.0, 1e-9);
+  }
+  ClusterConfig large;
+  large.gpus_per_machine = {257};
+  large.p2p_half_duplex = true;
+  EXPECT_THROW(Cluster{large}, std::invalid_argument);
+}
+
 TEST(Network, FlowsOnDifferentLinksDoNotInterfere) {
   const Cluster cluster(machine(4));
   TaskGraph graph(4);
