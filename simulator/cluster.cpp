@@ -69,8 +69,8 @@ std::vector<double> Cluster::link_bandwidths() const {
     bandwidth[cpu_link(m)] = config_.cpu_cores_per_machine;
   }
   if (config_.p2p_half_duplex) {
-    const double pair = config_.inter_p2p_bandwidth > 0 ? config_.inter_p2p_bandwidth
-                                                        : config_.inter_bandwidth;
+    const double pair =
+        config_.inter_p2p_bandwidth > 0 ? config_.inter_p2p_bandwidth : config_.inter_bandwidth;
     for (int a = 0; a < num_gpus(); ++a) {
       for (int b = a + 1; b < num_gpus(); ++b) bandwidth[pair_link(a, b)] = pair;
     }
