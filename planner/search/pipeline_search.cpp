@@ -9,6 +9,13 @@
 namespace harness::planner {
 namespace {
 
+// stage_memory_bytes from the stage's totals (one expression, so that both agree to the bit).
+double memory_bytes(double parameters, double activations, int units, int in_flight,
+                    double optimizer_memory_scaling, double micro_batch_over_profile_batch) {
+  return parameters * optimizer_memory_scaling +
+         in_flight * activations * micro_batch_over_profile_batch / units;
+}
+
 // One entry of the program: the best way found to run states 0..j on m+1 units such that the
 // GPUs end in a given occupancy (or the best over all occupancies).
 struct Cell {
@@ -61,6 +68,9 @@ class PipelineProgram {
     const Row& last = row(states_ - 1, request_.units - 1);
     return last.has_best ? &last.best : nullptr;
   }
+
+  // The largest cap below the request's at which a stage fits() turned down would fit (0: none).
+  int same_above_cap() const { return same_above_cap_; }
 
   PipelineCandidate backtrack(const Cell& final_cell) {
     PipelineCandidate plan;
@@ -135,14 +145,33 @@ class PipelineProgram {
     return rest / (static_cast<double>(units_left) * request_.gpus_per_unit) <= bound;
   }
 
-  bool fits(int first, int last, int stage_units, int m) const {
+  bool fits(int first, int last, int stage_units, int m) {
     if (!request_.memory) return true;
     const StageMemoryLimit& limit = *request_.memory;
     // Stages after this one get at least one unit each.
     const int in_flight = std::min(limit.in_flight_cap, request_.units - m);
-    return stage_memory_bytes(profile_, first, last, stage_units, in_flight,
-                              limit.optimizer_memory_scaling,
-                              limit.micro_batch_over_profile_batch) <= limit.gpu_memory_bytes;
+    const double parameters = profile_.parameter_bytes.at(first, last);
+    const double activations = profile_.activation_bytes.at(first, last);
+    const auto bytes = [&](int held) {
+      return memory_bytes(parameters, activations, stage_units, held,
+                          limit.optimizer_memory_scaling, limit.micro_batch_over_profile_batch);
+    };
+    if (bytes(in_flight) <= limit.gpu_memory_bytes) return true;
+    // Turned down: with a cap of `held` or fewer micro-batches it would fit, and a search
+    // under such a cap sees a different set of stages. Only a larger `held` than one already
+    // found matters; the estimate's neighbours settle rounding.
+    if (in_flight - 1 <= same_above_cap_) return false;
+    const double per_micro_batch =
+        activations * limit.micro_batch_over_profile_batch / stage_units;
+    const double room = limit.gpu_memory_bytes - parameters * limit.optimizer_memory_scaling;
+    int held = in_flight - 1;
+    if (per_micro_batch > 0) {
+      held = static_cast<int>(std::clamp(std::floor(room / per_micro_batch) + 1.0, 0.0,
+                                         static_cast<double>(in_flight - 1)));
+    }
+    while (held > same_above_cap_ && bytes(held) > limit.gpu_memory_bytes) --held;
+    same_above_cap_ = std::max(same_above_cap_, held);
+    return false;
   }
 
   void initialise_first_stages() {
@@ -259,6 +288,7 @@ class PipelineProgram {
   using PlacementsBySize = std::vector<std::optional<std::vector<Placement>>>;
   std::map<Occupancy, PlacementsBySize> placement_cache_;
   double upper_bound_;
+  int same_above_cap_ = 0;
 };
 
 }  // namespace
@@ -266,26 +296,33 @@ class PipelineProgram {
 double stage_memory_bytes(const ModelProfile& profile, int first_state, int last_state, int units,
                           int in_flight, double optimizer_memory_scaling,
                           double micro_batch_over_profile_batch) {
-  const double parameters = profile.parameter_bytes.at(first_state, last_state);
-  const double activations = profile.activation_bytes.at(first_state, last_state);
-  return parameters * optimizer_memory_scaling +
-         in_flight * activations * micro_batch_over_profile_batch / units;
+  return memory_bytes(profile.parameter_bytes.at(first_state, last_state),
+                      profile.activation_bytes.at(first_state, last_state), units, in_flight,
+                      optimizer_memory_scaling, micro_batch_over_profile_batch);
 }
 
 std::optional<PipelineCandidate> search_pipeline(const ModelProfile& profile, const CostModel& cost,
-                                                 const SearchRequest& request) {
+                                                 const SearchRequest& request,
+                                                 int* same_above_cap) {
+  int binding = 0;  // over every program run: they all see the same stages above it
+  const auto done = [&](std::optional<PipelineCandidate> plan) {
+    if (same_above_cap != nullptr) *same_above_cap = binding;
+    return plan;
+  };
   if (request.units < 1 || request.units * request.gpus_per_unit > cost.devices().num_gpus()) {
-    return std::nullopt;
+    return done(std::nullopt);
   }
   constexpr double kUnbounded = std::numeric_limits<double>::infinity();
   if (request.exhaustive) {
     PipelineProgram program(profile, cost, request, kUnbounded, Keep::kExact);
     const Cell* found = program.run();
-    return found ? std::optional(program.backtrack(*found)) : std::nullopt;
+    binding = program.same_above_cap();
+    return done(found ? std::optional(program.backtrack(*found)) : std::nullopt);
   }
   // A plan on all states and units in one stage bounds the answer from above (the bottleneck
   // of any split is at least the average load), and it is a candidate of the final cell, so
-  // the bounded program returns what the unbounded one does.
+  // the bounded program returns what the unbounded one does. (Its memory check holds one
+  // micro-batch, whatever the cap: the same under every cap.)
   const int last = profile.num_states() - 1;
   const bool single_stage_fits =
       !request.memory || stage_memory_bytes(profile, 0, last, request.units,
@@ -305,7 +342,9 @@ std::optional<PipelineCandidate> search_pipeline(const ModelProfile& profile, co
     // below the bound are those of the unbounded run. So: try the bound with some slack, then
     // a looser one, then none.
     PipelineProgram greedy(profile, cost, request, kUnbounded, Keep::kGreedy);
-    if (const Cell* found = greedy.run()) {
+    const Cell* found = greedy.run();
+    binding = std::max(binding, greedy.same_above_cap());
+    if (found) {
       bounds.push_back(found->value * 1.02);
       bounds.push_back(found->value * 1.25);
     }
@@ -313,9 +352,11 @@ std::optional<PipelineCandidate> search_pipeline(const ModelProfile& profile, co
   bounds.push_back(kUnbounded);
   for (double bound : bounds) {
     PipelineProgram exact(profile, cost, request, bound, Keep::kExact);
-    if (const Cell* found = exact.run()) return exact.backtrack(*found);
+    const Cell* found = exact.run();
+    binding = std::max(binding, exact.same_above_cap());
+    if (found) return done(exact.backtrack(*found));
   }
-  return std::nullopt;
+  return done(std::nullopt);
 }
 
 std::vector<std::vector<GpuPair>> bipartition_gpu_pairs(

@@ -34,8 +34,14 @@ struct SearchRequest {
 };
 
 // nullopt when no plan uses exactly `units` units (e.g. straight with more units than states).
+// With a memory limit, `same_above_cap` (when given) receives the largest in-flight cap below
+// the request's at which a stage the search turned down for memory would have fitted (0: none
+// would at any cap): the search sees the same stages, and so returns the same plan, for every
+// cap above it up to the request's. A sweep's batch sizes need caps 1..units; most share one
+// search this way.
 std::optional<PipelineCandidate> search_pipeline(const ModelProfile& profile, const CostModel& cost,
-                                                 const SearchRequest& request);
+                                                 const SearchRequest& request,
+                                                 int* same_above_cap = nullptr);
 
 // The GPU sets of two-stage plans over all GPUs: index g (1..n-1) lists every (first stage of
 // g GPUs, second stage of the rest) placement pair, in the published order.

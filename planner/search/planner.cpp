@@ -1,5 +1,6 @@
 #include "planner/search/planner.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -212,9 +213,25 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
   const SearchPlan plan = plan_searches(global_batches, n, micro, dapple);
   const auto& [keys_per_batch, key_index, keys] = plan;
 
+  // Searches of one unit count and kind differ only in their in-flight cap: run the largest
+  // cap first; its plan holds for every cap down to the one where a stage it turned down for
+  // memory would fit (search_pipeline's same_above_cap), and only there is another search run.
+  std::map<std::pair<int, bool>, std::vector<int>> groups;  // (units, straight) -> key indexes
+  for (int i = 0; i < static_cast<int>(keys.size()); ++i) {
+    groups[{keys[i].units, keys[i].straight}].push_back(i);
+  }
+  std::vector<std::vector<int>> chains;
+  for (auto& [group, members] : groups) {
+    std::sort(members.begin(), members.end(),
+              [&](int a, int b) { return keys[a].in_flight_cap > keys[b].in_flight_cap; });
+    chains.push_back(members);
+  }
+  // Two passes: the largest cap of every chain side by side, then every key its chain's first
+  // search does not answer, each searched on its own, all side by side (a chain rarely needs
+  // more than one; where memory binds at every cap, this keeps the work spread over threads).
   std::vector<EvaluatedCandidate> searched(keys.size());
-  pool.parallel_for(static_cast<int>(keys.size()), [&](int i) {
-    const SearchKey& key = keys[i];
+  const auto search_key = [&](int k, int* same_above_cap) {
+    const SearchKey& key = keys[k];
     SearchRequest request;
     request.units = key.units;
     request.gpus_per_unit = n / key.units;
@@ -226,9 +243,31 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
           gpu_memory, options.setup.optimizer_memory_scaling,
           static_cast<double>(micro) / options.setup.profile_batch_size, key.in_flight_cap};
     }
-    searched[i].plan = search_pipeline(profile, cost, request);
-    if (searched[i].plan) searched[i].shape = shape_of(profile, cost, *searched[i].plan);
+    EvaluatedCandidate found;
+    found.plan = search_pipeline(profile, cost, request, same_above_cap);
+    if (found.plan) found.shape = shape_of(profile, cost, *found.plan);
+    return found;
+  };
+  std::vector<std::vector<int>> unanswered(chains.size());
+  pool.parallel_for(static_cast<int>(chains.size()), [&](int c) {
+    const std::vector<int>& chain = chains[c];
+    int same_above_cap = 0;
+    const EvaluatedCandidate found = search_key(chain.front(), &same_above_cap);
+    for (int k : chain) {
+      // Sharing is off for the straightforward program, which tests compare key by key.
+      const bool answered = k == chain.front() || (!options.exhaustive_search &&
+                                                   keys[k].in_flight_cap > same_above_cap);
+      if (answered) {
+        searched[k] = found;
+      } else {
+        unanswered[c].push_back(k);
+      }
+    }
   });
+  std::vector<int> rest;
+  for (const auto& keys_left : unanswered) rest.insert(rest.end(), keys_left.begin(), keys_left.end());
+  pool.parallel_for(static_cast<int>(rest.size()),
+                    [&](int i) { searched[rest[i]] = search_key(rest[i], nullptr); });
 
   SweepResult result;
   result.batches.resize(global_batches.size());

@@ -74,6 +74,29 @@ TEST(SearchEquivalence, MemoryBoundDappleSearches) {
   }
 }
 
+// A sweep's batch sizes need every in-flight cap from 1 to the units; the default search runs
+// a chain's largest cap once and keeps its plan for every cap down to where memory would
+// change what it sees. The straightforward search runs each cap on its own: they must agree
+// where memory binds at some caps and not at others.
+TEST(SearchEquivalence, SharedInFlightCapsEqualOneSearchPerCap) {
+  const ModelProfile chain = synthetic_chain_profile({.layers = 16, .seed = 5});
+  std::vector<int> batches;
+  for (int gbs = 32; gbs <= 1024; gbs += 32) batches.push_back(gbs);
+  for (double memory : {200e6, 400e6, 1e9, 16e9}) {
+    for (const char* devices : {"2x4", "8x1"}) {
+      PlannerOptions o = options_for(PlannerMode::kDapple, devices, 32);
+      o.topology.gpu_memory_bytes = memory;
+      expect_same_sweeps(chain, o, batches);
+      // Memory binds below 16 GB (candidates turned down), and never at 16 GB.
+      int binding = 0;
+      for (const BatchPlan& b : plan_sweep(chain, o, batches).batches) {
+        binding += b.candidates_over_memory > 0;
+      }
+      EXPECT_EQ(binding > 0, memory < 16e9) << devices << " " << memory;
+    }
+  }
+}
+
 TEST(SearchEquivalence, BranchingProfilesAndSinglePolicies) {
   const ModelProfile diamond = import_profile(kData + "/diamond_crlf.txt");
   const ModelProfile three = import_profile(kData + "/three_layers.txt");
