@@ -168,6 +168,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   reducer_options.mode = baselines::parse_sync_mode(system.mode);
   reducer_options.bucket_mb = system.bucket_mb;
   reducer_options.first_bucket_mb = system.first_bucket_mb;
+  reducer_options.compression = baselines::parse_gradient_compression(system.compression);
   baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options);
 
   torch::optim::SGD optimizer(

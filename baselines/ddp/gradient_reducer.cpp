@@ -33,8 +33,29 @@ std::string to_string(SyncMode mode) {
   return "?";
 }
 
+GradientCompression parse_gradient_compression(const std::string& name) {
+  if (name == "none") return GradientCompression::kNone;
+  if (name == "fp16") return GradientCompression::kFp16;
+  if (name == "bf16") return GradientCompression::kBf16;
+  throw std::invalid_argument("unknown gradient compression '" + name +
+                              "' (expected none, fp16 or bf16)");
+}
+
+const char* to_string(GradientCompression compression) {
+  switch (compression) {
+    case GradientCompression::kNone:
+      return "none";
+    case GradientCompression::kFp16:
+      return "fp16";
+    case GradientCompression::kBf16:
+      return "bf16";
+  }
+  return "?";
+}
+
 struct BucketState {
   at::Tensor flat;               // the bucket's gradients, concatenated
+  at::Tensor wire;               // compressed: what is all-reduced (flat in half precision)
   std::vector<int64_t> offsets;  // element offset of each member tensor in `flat`
   size_t pending = 0;            // members whose gradient has not arrived this iteration
   bool launched = false;
@@ -59,6 +80,8 @@ struct GradientReducer::State {
   // Waits for bucket b's all-reduce; traced from its launch to the moment this rank saw it done.
   void wait_for(size_t b) {
     bucket_states[b].work->wait();
+    // Compressed: back to the gradients' precision.
+    if (bucket_states[b].wire.defined()) bucket_states[b].flat.copy_(bucket_states[b].wire);
     if (trace != nullptr) {
       trace->add("allreduce bucket " + std::to_string(b), runtime::TraceCategory::kAllReduce,
                  bucket_states[b].launched_us, runtime::TraceRecorder::now_us(),
@@ -84,9 +107,17 @@ struct GradientReducer::State {
 
   void launch(size_t b) {
     BucketState& bucket = bucket_states[b];
-    if (options.average) bucket.flat.div_(communicator->world_size());
     bucket.launched_us = runtime::TraceRecorder::now_us();
-    bucket.work = communicator->all_reduce_sum(bucket.flat);
+    if (options.compression == GradientCompression::kNone) {
+      if (options.average) bucket.flat.div_(communicator->world_size());
+      bucket.work = communicator->all_reduce_sum(bucket.flat);
+    } else {
+      // As PyTorch's hooks: cast, then divide in the compressed precision.
+      bucket.wire = bucket.flat.to(
+          options.compression == GradientCompression::kFp16 ? at::kHalf : at::kBFloat16);
+      if (options.average) bucket.wire.div_(communicator->world_size());
+      bucket.work = communicator->all_reduce_sum(bucket.wire);
+    }
     bucket.launched = true;
   }
 
@@ -125,7 +156,12 @@ GradientReducer::GradientReducer(std::vector<at::Tensor> parameters, std::vector
   s.names = std::move(names);
   s.communicator = &communicator;
   s.options = options;
-  if (options.mode == SyncMode::kPerTensor) return;
+  if (options.mode == SyncMode::kPerTensor) {
+    if (options.compression != GradientCompression::kNone) {
+      throw std::invalid_argument("gradient compression applies to buckets, not per_tensor mode");
+    }
+    return;
+  }
 
   std::vector<TensorSlot> slots;
   for (const auto& p : s.parameters) {

@@ -28,6 +28,13 @@ enum class SyncMode { kOverlap, kSync, kAsync, kPerTensor };
 SyncMode parse_sync_mode(const std::string& name);
 std::string to_string(SyncMode mode);
 
+// What a bucket travels as (PyTorch DDP's fp16/bf16 compression hooks): fp32 gradients cast to
+// half precision (divided by the world size there, when averaging), all-reduced in it -- half
+// the bytes on the wire -- and cast back.
+enum class GradientCompression { kNone, kFp16, kBf16 };
+GradientCompression parse_gradient_compression(const std::string& name);  // none|fp16|bf16
+const char* to_string(GradientCompression compression);
+
 struct ReducerOptions {
   SyncMode mode = SyncMode::kOverlap;
   double bucket_mb = 25;
@@ -35,6 +42,7 @@ struct ReducerOptions {
   // true: gradients become the rank average (DDP); false: the rank sum (a pipeline stage's
   // replicas, whose loss is already weighted by each sample's share of the global batch).
   bool average = true;
+  GradientCompression compression = GradientCompression::kNone;  // buckets only (not per_tensor)
 };
 
 class GradientReducer : public runtime::GradientSync {

@@ -42,7 +42,8 @@ std::map<std::string, std::string> point_values(const PointConfig& c) {
           {"run.device", c.run.device},
           {"run.backend", c.run.backend},
           {"ddp.bucket_mb", format_number(c.ddp.bucket_mb)},
-          {"ddp.first_bucket_mb", format_number(c.ddp.first_bucket_mb)}};
+          {"ddp.first_bucket_mb", format_number(c.ddp.first_bucket_mb)},
+          {"ddp.compression", c.ddp.compression}};
 }
 
 const std::vector<std::string> kRunPlaceholders = {

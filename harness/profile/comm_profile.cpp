@@ -80,7 +80,9 @@ std::vector<int64_t> parse_size_range(const std::string& text) {
 
 double bus_factor(const std::string& op, int n) {
   if (op == "allreduce") return 2.0 * (n - 1) / n;
-  if (op == "allgather" || op == "reducescatter") return static_cast<double>(n - 1) / n;
+  if (op == "allgather" || op == "reducescatter" || op == "alltoall") {
+    return static_cast<double>(n - 1) / n;
+  }
   return 1.0;  // broadcast, sendrecv, pingpong (its time is one way), copy
 }
 

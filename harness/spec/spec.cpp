@@ -158,6 +158,7 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
   section("ddp", false, [&](MapReader& ddp) {
     config.ddp.bucket_mb = read_bucket_mb(ddp, "bucket_mb", 25);
     config.ddp.first_bucket_mb = read_bucket_mb(ddp, "first_bucket_mb", 1);
+    config.ddp.compression = ddp.get_string("compression", "none", {"none", "fp16", "bf16"});
     ddp.finish();
   });
   section("pipeline", false, [&](MapReader& pipeline) {
@@ -425,6 +426,7 @@ const std::vector<std::string>& sweepable_paths() {
       "run.heap",
       "ddp.bucket_mb",
       "ddp.first_bucket_mb",
+      "ddp.compression",
       "pipeline.micro_batches",
       "cluster.machines",
       "cluster.network.inter_machine.bandwidth",

@@ -61,6 +61,7 @@ struct PipelineConfig {
 struct DdpConfig {
   double bucket_mb = 25;
   double first_bucket_mb = 1;
+  std::string compression = "none";  // what buckets travel as: none, fp16, bf16
 };
 
 // How the harness reads an external program's per-iteration timings (experiments/README.md,

@@ -161,8 +161,7 @@ class PipelineProgram {
     // under such a cap sees a different set of stages. Only a larger `held` than one already
     // found matters; the estimate's neighbours settle rounding.
     if (in_flight - 1 <= same_above_cap_) return false;
-    const double per_micro_batch =
-        activations * limit.micro_batch_over_profile_batch / stage_units;
+    const double per_micro_batch = activations * limit.micro_batch_over_profile_batch / stage_units;
     const double room = limit.gpu_memory_bytes - parameters * limit.optimizer_memory_scaling;
     int held = in_flight - 1;
     if (per_micro_batch > 0) {

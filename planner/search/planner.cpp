@@ -189,30 +189,15 @@ SearchPlan plan_searches(const std::vector<int>& global_batches, int n, int micr
   return plan;
 }
 
-}  // namespace
-
-CostModel make_cost_model(const PlannerOptions& options) {
-  Topology topology = options.mode == PlannerMode::kCompat && !options.compat_uses_topology
-                          ? Topology::published_constants()
-                          : options.topology;
-  return CostModel(options.devices, topology, options.mode);
-}
-
-SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& options,
-                       const std::vector<int>& global_batches) {
-  if (options.setup.profile_batch_size <= 0) {
-    throw std::invalid_argument("profile batch size must be positive");
-  }
-  const CostModel cost = make_cost_model(options);
+// Every search the sweep's batch sizes need, one result per key of `plan`.
+std::vector<EvaluatedCandidate> run_searches(const SearchPlan& plan, const ModelProfile& profile,
+                                             const CostModel& cost, const PlannerOptions& options,
+                                             ThreadPool& pool) {
+  const auto& keys = plan.keys;
   const bool dapple = options.mode == PlannerMode::kDapple;
   const int n = options.devices.num_gpus();
   const int micro = options.setup.effective_micro_batch();
   const double gpu_memory = cost.topology().gpu_memory_bytes;
-  ThreadPool pool(options.threads);
-
-  const SearchPlan plan = plan_searches(global_batches, n, micro, dapple);
-  const auto& [keys_per_batch, key_index, keys] = plan;
-
   // Searches of one unit count and kind differ only in their in-flight cap: run the largest
   // cap first; its plan holds for every cap down to the one where a stage it turned down for
   // memory would fit (search_pipeline's same_above_cap), and only there is another search run.
@@ -255,8 +240,8 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
     const EvaluatedCandidate found = search_key(chain.front(), &same_above_cap);
     for (int k : chain) {
       // Sharing is off for the straightforward program, which tests compare key by key.
-      const bool answered = k == chain.front() || (!options.exhaustive_search &&
-                                                   keys[k].in_flight_cap > same_above_cap);
+      const bool answered = k == chain.front() ||
+                            (!options.exhaustive_search && keys[k].in_flight_cap > same_above_cap);
       if (answered) {
         searched[k] = found;
       } else {
@@ -265,9 +250,39 @@ SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& option
     }
   });
   std::vector<int> rest;
-  for (const auto& keys_left : unanswered) rest.insert(rest.end(), keys_left.begin(), keys_left.end());
+  for (const auto& keys_left : unanswered)
+    rest.insert(rest.end(), keys_left.begin(), keys_left.end());
   pool.parallel_for(static_cast<int>(rest.size()),
                     [&](int i) { searched[rest[i]] = search_key(rest[i], nullptr); });
+
+  return searched;
+}
+
+}  // namespace
+
+CostModel make_cost_model(const PlannerOptions& options) {
+  Topology topology = options.mode == PlannerMode::kCompat && !options.compat_uses_topology
+                          ? Topology::published_constants()
+                          : options.topology;
+  return CostModel(options.devices, topology, options.mode);
+}
+
+SweepResult plan_sweep(const ModelProfile& profile, const PlannerOptions& options,
+                       const std::vector<int>& global_batches) {
+  if (options.setup.profile_batch_size <= 0) {
+    throw std::invalid_argument("profile batch size must be positive");
+  }
+  const CostModel cost = make_cost_model(options);
+  const bool dapple = options.mode == PlannerMode::kDapple;
+  const int n = options.devices.num_gpus();
+  const int micro = options.setup.effective_micro_batch();
+  const double gpu_memory = cost.topology().gpu_memory_bytes;
+  ThreadPool pool(options.threads);
+
+  const SearchPlan plan = plan_searches(global_batches, n, micro, dapple);
+  const auto& [keys_per_batch, key_index, keys] = plan;
+
+  const std::vector<EvaluatedCandidate> searched = run_searches(plan, profile, cost, options, pool);
 
   SweepResult result;
   result.batches.resize(global_batches.size());

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace runtime {
 
@@ -35,6 +36,13 @@ class Communicator {
   // Sums `input` (world_size equal chunks) across ranks; this rank's chunk lands in `output`.
   // Blocking where the backend has no native reduce-scatter (Gloo: a ring over send/recv).
   virtual void reduce_scatter_sum(at::Tensor output, at::Tensor input) = 0;
+  // All-to-all along dim 0: rank s receives the `input_splits[s]` rows of `input` that follow
+  // those for ranks before it, and this rank's `output` gets, in rank order, the
+  // `output_splits[s]` rows rank s sent it. Empty split lists: equal splits (dim 0 divisible
+  // by the world size). Splits must agree across ranks (what s sends r is what r expects).
+  virtual std::unique_ptr<CommWork> all_to_all(at::Tensor output, at::Tensor input,
+                                               std::vector<int64_t> output_splits,
+                                               std::vector<int64_t> input_splits) = 0;
   virtual std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) = 0;
   virtual std::unique_ptr<CommWork> recv(at::Tensor tensor, int source, int tag) = 0;
   virtual void barrier() = 0;

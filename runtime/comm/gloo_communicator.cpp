@@ -2,6 +2,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <atomic>
+#include <future>
 #include <stdexcept>
 
 #include "runtime/comm/communicator.h"
@@ -18,9 +20,20 @@ class C10dWork : public CommWork {
   c10::intrusive_ptr<c10d::Work> work_;
 };
 
+// An operation run on a thread of its own: done when the thread's function returned.
+class ThreadWork : public CommWork {
+ public:
+  explicit ThreadWork(std::future<void> done) : done_(std::move(done)) {}
+  void wait() override { done_.get(); }
+
+ private:
+  std::future<void> done_;
+};
+
 class GlooCommunicator : public Communicator {
  public:
-  static constexpr int kReduceScatterTag = 0x5253;  // keeps the ring apart from user tags
+  static constexpr int kReduceScatterTag = 0x5253;     // keeps the ring apart from user tags
+  static constexpr int kBFloat16RingTag = 0x42460000;  // + a per-call count (below)
 
   GlooCommunicator(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) : group_(std::move(group)) {}
 
@@ -29,6 +42,14 @@ class GlooCommunicator : public Communicator {
   std::string backend() const override { return "gloo"; }
 
   std::unique_ptr<CommWork> all_reduce_sum(at::Tensor tensor) override {
+    if (tensor.scalar_type() == at::kBFloat16) {
+      // Gloo (LibTorch 1.13) reduces no bfloat16: a ring over point-to-point carries it, on a
+      // thread of its own so that it overlaps as a Gloo collective would. Calls are issued in
+      // the same order on every rank, so the count tells their messages apart.
+      const int tag = kBFloat16RingTag + static_cast<int>(bfloat16_calls_++ % 0x10000);
+      return std::make_unique<ThreadWork>(std::async(
+          std::launch::async, [this, tensor, tag]() mutable { ring_all_reduce(tensor, tag); }));
+    }
     std::vector<at::Tensor> tensors{std::move(tensor)};
     return std::make_unique<C10dWork>(group_->allreduce(tensors, c10d::AllreduceOptions()));
   }
@@ -71,6 +92,13 @@ class GlooCommunicator : public Communicator {
     output.copy_(chunks[r]);
   }
 
+  std::unique_ptr<CommWork> all_to_all(at::Tensor output, at::Tensor input,
+                                       std::vector<int64_t> output_splits,
+                                       std::vector<int64_t> input_splits) override {
+    return std::make_unique<C10dWork>(
+        group_->alltoall_base(output, input, output_splits, input_splits));
+  }
+
   std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
     return std::make_unique<C10dWork>(group_->send(tensors, destination, tag));
@@ -84,7 +112,43 @@ class GlooCommunicator : public Communicator {
   void barrier() override { group_->barrier()->wait(); }
 
  private:
+  // Ring all-reduce of a flat tensor in its own precision: n-1 steps of reduce-scatter (each
+  // rank adds the chunk arriving from its left, rounding as the type rounds), then n-1 steps
+  // of all-gather; each rank sends 2(n-1)/n of the tensor, as Gloo's ring does.
+  void ring_all_reduce(at::Tensor tensor, int tag) {
+    const int n = group_->getSize();
+    const int r = group_->getRank();
+    if (n == 1) return;
+    at::Tensor flat = tensor.view({-1});
+    if (flat.numel() < n) {  // too small to split into a chunk per rank
+      at::Tensor wide = flat.to(at::kFloat);
+      std::vector<at::Tensor> tensors{wide};
+      group_->allreduce(tensors)->wait();
+      flat.copy_(wide);
+      return;
+    }
+    std::vector<at::Tensor> chunks = flat.tensor_split(n);
+    const int right = (r + 1) % n, left = (r + n - 1) % n;
+    const auto index = [n](int i) { return ((i % n) + n) % n; };
+    at::Tensor incoming = at::empty_like(chunks[0]);
+    for (int step = 0; step < n - 1; ++step) {
+      const at::Tensor& outgoing = chunks[index(r - step)];
+      at::Tensor& arriving = chunks[index(r - step - 1)];
+      at::Tensor buffer = incoming.narrow(0, 0, arriving.numel());
+      auto sent = send(outgoing, right, tag);
+      recv(buffer, left, tag)->wait();
+      sent->wait();
+      arriving.add_(buffer);
+    }
+    for (int step = 0; step < n - 1; ++step) {
+      auto sent = send(chunks[index(r + 1 - step)], right, tag);
+      recv(chunks[index(r - step)], left, tag)->wait();
+      sent->wait();
+    }
+  }
+
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+  std::atomic<long long> bfloat16_calls_{0};
 };
 
 }  // namespace

@@ -87,10 +87,10 @@ double ms_since(Clock::time_point t) {
 
 // Elements (float32) such that the op moves `bytes` in nccl-tests' sense: the buffer for
 // allreduce/broadcast/sendrecv/pingpong, the gathered output for allgather, the input for
-// reducescatter. Rounded to a multiple of world size where the op splits the buffer.
+// reducescatter and alltoall. Rounded to a multiple of world size where the op splits the buffer.
 int64_t elements_for(const std::string& op, int64_t bytes, int world) {
   int64_t elements = std::max<int64_t>(1, bytes / 4);
-  if (op == "allgather" || op == "reducescatter") {
+  if (op == "allgather" || op == "reducescatter" || op == "alltoall") {
     elements = std::max<int64_t>(world, elements / world * world);
   }
   return elements;
@@ -141,6 +141,8 @@ void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::T
     comm.all_reduce_sum(buffer)->wait();
   } else if (op == "broadcast") {
     comm.broadcast(buffer, 0)->wait();
+  } else if (op == "alltoall") {
+    comm.all_to_all(other, buffer, {}, {})->wait();  // buffer: input, other: output
   } else if (op == "allgather") {
     comm.all_gather(buffer, other)->wait();  // buffer: gathered output, other: one chunk
   } else if (op == "reducescatter") {

@@ -4,10 +4,11 @@
 
 namespace runtime {
 
-// `pingpong` times one way of a round trip between rank 0 and rank n/2 (the link between two
-// machines when the ranks are spread over emulated ones): its smallest message's time is the
+// `alltoall` sends an equal share of the buffer to every rank (mixture-of-experts token
+// dispatch). `pingpong` times one way of a round trip between rank 0 and rank n/2 (the link between
+// two machines when the ranks are spread over emulated ones): its smallest message's time is the
 // link's one-way latency.
-inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescatter", "broadcast",
-                                           "sendrecv",  "pingpong",  "copy"};
+inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescatter", "alltoall",
+                                           "broadcast", "sendrecv",  "pingpong",      "copy"};
 
 }  // namespace runtime

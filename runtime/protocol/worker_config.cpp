@@ -68,6 +68,7 @@ WorkerSystem system_from(const json& s) {
   system.mode = read<std::string>(s, "system.", "mode", system.mode);
   system.bucket_mb = read<double>(s, "system.", "bucket_mb", system.bucket_mb);
   system.first_bucket_mb = read<double>(s, "system.", "first_bucket_mb", system.first_bucket_mb);
+  system.compression = read<std::string>(s, "system.", "compression", system.compression);
   system.micro_batches = read<int>(s, "system.", "micro_batches", system.micro_batches);
   system.stages = stages_from(s);
   if (system.kind == SystemKind::kPipeline && system.stages.empty()) {
@@ -93,7 +94,8 @@ json to_json(const WorkerConfig& c) {
                  {"kind", to_string(c.system.kind)},
                  {"mode", c.system.mode},
                  {"bucket_mb", c.system.bucket_mb},
-                 {"first_bucket_mb", c.system.first_bucket_mb}};
+                 {"first_bucket_mb", c.system.first_bucket_mb},
+                 {"compression", c.system.compression}};
   if (c.system.kind == SystemKind::kPipeline) {
     system["schedule"] = to_string(c.system.schedule);
     system["micro_batches"] = c.system.micro_batches;

@@ -42,6 +42,7 @@ struct WorkerSystem {
   std::string mode = "overlap";  // DDP: the reducer's mode (baselines/ddp parses it)
   double bucket_mb = 25;         // DDP buckets; a pipeline's replica all-reduce buckets
   double first_bucket_mb = 1;
+  std::string compression = "none";  // DDP buckets: none, fp16, bf16 (baselines/ddp parses it)
   // Pipelines only.
   PipelineSchedule schedule = PipelineSchedule::kDapple;
   int micro_batches = 1;

@@ -151,3 +151,76 @@ TEST(SyncModeNames, RoundTrip) {
 }
 
 }  // namespace
+
+namespace {
+
+// Compressed buckets (PyTorch's fp16/bf16 hooks): each rank's gradient cast to half precision
+// and divided by the world size there, summed in it across the 2 ranks, cast back. The result
+// is the rank average of the rounded gradients, rounded as half-precision arithmetic rounds
+// it -- computed here with the same casts and one half-precision addition (a sum of two
+// halves is exact in float, so Gloo's float accumulation rounds it once, as at::add does).
+TEST(GradientCompression, BucketsCarryTheRankAverageOfTheRoundedGradients) {
+  for (const auto compression :
+       {baselines::GradientCompression::kFp16, baselines::GradientCompression::kBf16}) {
+    SCOPED_TRACE(baselines::to_string(compression));
+    const auto half =
+        compression == baselines::GradientCompression::kFp16 ? at::kHalf : at::kBFloat16;
+    // Two parameters (one bucket each at 1e-6 MiB); values that half precision cannot hold.
+    const std::vector<std::vector<at::Tensor>> grads = {
+        {torch::tensor({0.1f, 1.0f / 3, 1000.7f, -2.2e-3f}), torch::tensor({7.77f, -0.3f})},
+        {torch::tensor({0.2f, 2.0f / 3, 0.05f, 4.4e-3f}), torch::tensor({1.11f, 0.9f})}};
+    auto store = c10::make_intrusive<c10d::HashStore>();
+    std::vector<std::vector<at::Tensor>> reduced(kWorld);
+    std::vector<std::string> errors(kWorld);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kWorld; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          auto communicator =
+              runtime::make_gloo_communicator(store, r, kWorld, std::chrono::seconds(60));
+          std::vector<at::Tensor> parameters;
+          for (const auto& g : grads[r]) {
+            at::Tensor p = torch::zeros_like(g).requires_grad_(true);
+            p.mutable_grad() = g.clone();
+            parameters.push_back(p);
+          }
+          ReducerOptions options;
+          options.mode = SyncMode::kSync;
+          options.bucket_mb = 1e-6;  // one parameter per bucket
+          options.first_bucket_mb = 1e-6;
+          options.compression = compression;
+          GradientReducer reducer(parameters, {"a", "b"}, *communicator, options);
+          reducer.finish_backward();
+          for (const auto& p : parameters) reduced[r].push_back(p.grad().clone());
+        } catch (const std::exception& e) {
+          errors[r] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& e : errors) ASSERT_EQ(e, "");
+    for (size_t i = 0; i < grads[0].size(); ++i) {
+      const at::Tensor expected =
+          (grads[0][i].to(half).div(kWorld) + grads[1][i].to(half).div(kWorld)).to(at::kFloat);
+      for (int r = 0; r < kWorld; ++r) {
+        EXPECT_TRUE(torch::equal(reduced[r][i], expected))
+            << "rank " << r << " parameter " << i << ": " << reduced[r][i] << " vs " << expected;
+      }
+      // Rounded: not the float average.
+      EXPECT_FALSE(torch::equal(expected, (grads[0][i] + grads[1][i]) / kWorld));
+    }
+  }
+}
+
+TEST(GradientCompression, Names) {
+  EXPECT_EQ(baselines::parse_gradient_compression("bf16"), baselines::GradientCompression::kBf16);
+  EXPECT_STREQ(baselines::to_string(baselines::GradientCompression::kFp16), "fp16");
+  try {
+    baselines::parse_gradient_compression("int8");
+    FAIL() << "int8 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown gradient compression 'int8' (expected none, fp16 or bf16)");
+  }
+}
+
+}  // namespace
