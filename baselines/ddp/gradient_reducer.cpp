@@ -262,8 +262,12 @@ std::string GradientReducer::buckets_json() const {
     const Bucket& bucket = state_->buckets[b];
     nlohmann::json names = nlohmann::json::array();
     for (size_t p : bucket.tensors) names.push_back(state_->names[p]);
+    // What the all-reduce carries: the bucket, or half of it compressed (2-byte elements).
+    const bool compressed = state_->options.compression != GradientCompression::kNone;
     out.push_back({{"index", b},
                    {"bytes", bucket.bytes},
+                   {"wire_bytes", compressed ? bucket.bytes / 2 : bucket.bytes},
+                   {"compression", to_string(state_->options.compression)},
                    {"size_limit", bucket.size_limit},
                    {"dtype", bucket.dtype},
                    {"tensors", bucket.tensors.size()},

@@ -3,6 +3,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <stdexcept>
 
@@ -30,6 +31,21 @@ class ThreadWork : public CommWork {
   std::future<void> done_;
 };
 
+// A collective whose result needs a last step on this rank once it has arrived.
+class FinishingWork : public CommWork {
+ public:
+  FinishingWork(c10::intrusive_ptr<c10d::Work> work, std::function<void()> finish)
+      : work_(std::move(work)), finish_(std::move(finish)) {}
+  void wait() override {
+    work_->wait();
+    finish_();
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+  std::function<void()> finish_;
+};
+
 class GlooCommunicator : public Communicator {
  public:
   static constexpr int kReduceScatterTag = 0x5253;     // keeps the ring apart from user tags
@@ -42,14 +58,7 @@ class GlooCommunicator : public Communicator {
   std::string backend() const override { return "gloo"; }
 
   std::unique_ptr<CommWork> all_reduce_sum(at::Tensor tensor) override {
-    if (tensor.scalar_type() == at::kBFloat16) {
-      // Gloo (LibTorch 1.13) reduces no bfloat16: a ring over point-to-point carries it, on a
-      // thread of its own so that it overlaps as a Gloo collective would. Calls are issued in
-      // the same order on every rank, so the count tells their messages apart.
-      const int tag = kBFloat16RingTag + static_cast<int>(bfloat16_calls_++ % 0x10000);
-      return std::make_unique<ThreadWork>(std::async(
-          std::launch::async, [this, tensor, tag]() mutable { ring_all_reduce(tensor, tag); }));
-    }
+    if (tensor.scalar_type() == at::kBFloat16) return all_reduce_bfloat16(std::move(tensor));
     std::vector<at::Tensor> tensors{std::move(tensor)};
     return std::make_unique<C10dWork>(group_->allreduce(tensors, c10d::AllreduceOptions()));
   }
@@ -112,6 +121,31 @@ class GlooCommunicator : public Communicator {
   void barrier() override { group_->barrier()->wait(); }
 
  private:
+  // Gloo (LibTorch 1.13) reduces no bfloat16. Two ranks all-gather its bits (moved as 2-byte
+  // halves: data, no arithmetic) and sum in float, rounding once -- the bytes a ring would
+  // send, over Gloo's collective path, which keeps both directions busy (its point-to-point
+  // path carries one direction at a time). More ranks: a ring over point-to-point (2(n-1)/n
+  // of the tensor per rank, an all-gather would send n-1 times it), on a thread of its own so
+  // that it overlaps as a collective would; the per-call count keeps calls' messages apart
+  // (issued in the same order on every rank).
+  std::unique_ptr<CommWork> all_reduce_bfloat16(at::Tensor tensor) {
+    const int n = group_->getSize();
+    if (n == 2 && tensor.is_contiguous()) {
+      at::Tensor bits = tensor.view({-1}).view(at::kHalf);
+      at::Tensor gathered = at::empty({n, bits.numel()}, bits.options());
+      std::vector<std::vector<at::Tensor>> outputs(1);
+      outputs[0] = gathered.unbind(0);
+      std::vector<at::Tensor> inputs{bits};
+      auto work = group_->allgather(outputs, inputs);
+      return std::make_unique<FinishingWork>(work, [tensor, gathered]() mutable {
+        tensor.view({-1}).copy_(gathered.view(at::kBFloat16).to(at::kFloat).sum(0));
+      });
+    }
+    const int tag = kBFloat16RingTag + static_cast<int>(bfloat16_calls_++ % 0x10000);
+    return std::make_unique<ThreadWork>(std::async(
+        std::launch::async, [this, tensor, tag]() mutable { ring_all_reduce(tensor, tag); }));
+  }
+
   // Ring all-reduce of a flat tensor in its own precision: n-1 steps of reduce-scatter (each
   // rank adds the chunk arriving from its left, rounding as the type rounds), then n-1 steps
   // of all-gather; each rank sends 2(n-1)/n of the tensor, as Gloo's ring does.
