@@ -17,7 +17,7 @@ struct CommRequest {
   int world = 2;
   std::string backend = "gloo";
   std::string sizes = "8:64M:x4";
-  std::string ops = "allreduce,allgather,reducescatter,broadcast,sendrecv,pingpong,copy";
+  std::string ops = "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv,pingpong,copy";
   int iterations = 20;
   int warmup = 5;
   double stall_timeout_s = 300;

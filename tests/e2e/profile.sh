@@ -124,7 +124,7 @@ set -e
 "$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 4,8 --devices 2 --mode compat \
   > "$SCRATCH/plan.out" || fail "planner could not use the profile: $(cat "$SCRATCH/plan.out")"
 
-# Communication: 7 ops (5 collectives, the ping-pong and the reducer's local copy) x 3 sizes
+# Communication: 8 ops (6 collectives, the ping-pong and the reducer's local copy) x 3 sizes
 # over 2 ranks,
 # and a topology the planner accepts. The top size is 16 MiB so that its time (~20 ms here)
 # dwarfs the smallest size's jitter: with 4 MiB at most (~6 ms, 64 KiB's p90 ~2x its p50) the
@@ -139,13 +139,13 @@ expect_contains "$out" "reducescatter"
 import json, sys
 c = json.load(open(sys.argv[1]))
 rows = c["rows"]
-ops = ["allgather", "allreduce", "broadcast", "copy", "pingpong", "reducescatter", "sendrecv"]
-assert len(rows) == 21, len(rows)
+ops = ["allgather", "allreduce", "alltoall", "broadcast", "copy", "pingpong", "reducescatter", "sendrecv"]
+assert len(rows) == 24, len(rows)
 assert sorted({r["op"] for r in rows}) == ops
 assert sorted(f["op"] for f in c["fits"]) == ops
 for r in rows:
     assert r["samples"] == 4 and r["p50_ms"] > 0, r
-    factor = {"allreduce": 1.0, "allgather": 0.5, "reducescatter": 0.5}.get(r["op"], 1.0)
+    factor = {"allreduce": 1.0, "allgather": 0.5, "reducescatter": 0.5, "alltoall": 0.5}.get(r["op"], 1.0)
     assert abs(r["busbw_gbps"] - r["algbw_gbps"] * factor) < 1e-9, r
     assert abs(r["algbw_gbps"] - r["bytes"] / (r["p50_ms"] * 1e-3) / 1e9) < 1e-9 * r["algbw_gbps"] + 1e-12, r
 assert len(c["reference_allreduce"]) == 3
