@@ -122,6 +122,9 @@ double milliseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
+// The weight of a mixture-of-experts model's load-balancing loss (Switch Transformer: 1e-2).
+constexpr double kLoadBalanceWeight = 1e-2;
+
 torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
                            const torch::Tensor& target) {
   if (loss == "cross_entropy") return torch::nn::functional::cross_entropy(output, target);
@@ -198,6 +201,10 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     optimizer.zero_grad();
     const auto t1 = Clock::now();
     torch::Tensor loss = compute_loss(loss_name, model->forward(input), target);
+    // Mixture-of-experts models: the load-balancing loss, weighted as Switch Transformer's.
+    if (const torch::Tensor balance = model->auxiliary_loss(); balance.defined()) {
+      loss = loss + kLoadBalanceWeight * balance;
+    }
     const auto t2 = Clock::now();
     loss.backward();
     const auto backward_done = Clock::now();

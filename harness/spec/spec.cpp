@@ -44,7 +44,8 @@ double read_bucket_mb(MapReader& reader, const std::string& key, double fallback
 void read_model_section(MapReader& model, const LoadOptions& options, ModelConfig& config) {
   config.name = model.get_string("name", std::nullopt, options.known_models);
   config.batch_size = model.get_int("batch_size", std::nullopt, 1, kMaxCount);
-  const bool is_mlp = config.name == "mlp", is_bert = config.name == "bert";
+  const bool is_mlp = config.name == "mlp",
+             is_bert = config.name == "bert" || config.name == "bert_moe";
   config.input_shape = model.get_int_list("input_shape",
                                           is_mlp    ? std::vector<long long>{64}
                                           : is_bert ? std::vector<long long>{128}

@@ -10,6 +10,9 @@ const std::vector<ModelEntry>& model_catalog() {
       {"resnet18", "torchvision ResNet-18 (BasicBlock)", {3, 224, 224}},
       {"vgg19", "torchvision VGG-19 (configuration E, no BatchNorm)", {3, 224, 224}},
       {"bert", "BERT-style encoder (12 layers x 768 by default; model.depth, model.width)", {128}},
+      {"bert_moe",
+       "BERT-style encoder, every other feed-forward a mixture of 4 experts (top-2, capacity 1.25)",
+       {128}},
       {"mlp", "3-layer MLP (in->256->256->classes), no BatchNorm", {64}},
   };
   return catalog;
@@ -37,8 +40,9 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
     throw std::invalid_argument(std::string(resnet ? "resnet" : "vgg19") +
                                 " input_shape must be [channels, height, width]");
   }
-  if (name == "bert" && shape.size() != 1) {
-    throw std::invalid_argument("bert input_shape must be [sequence_length]");
+  const bool bert = name == "bert" || name == "bert_moe";
+  if (bert && shape.size() != 1) {
+    throw std::invalid_argument(name + " input_shape must be [sequence_length]");
   }
   double elements = 1;
   for (int64_t d : shape) elements *= static_cast<double>(d);
@@ -51,8 +55,8 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
   if (name == "vgg19" && depth > 0) {
     throw std::invalid_argument("vgg19 has no depth option (it is 19)");
   }
-  if (name == "bert" && width > 0 && width % 64 != 0) {
-    throw std::invalid_argument("bert width must be a multiple of 64 (heads of 64)");
+  if (bert && width > 0 && width % 64 != 0) {
+    throw std::invalid_argument(name + " width must be a multiple of 64 (heads of 64)");
   }
   if (width > 65536) throw std::invalid_argument(name + " width is at most 65536");
   if (depth > 1024) throw std::invalid_argument(name + " depth is at most 1024");

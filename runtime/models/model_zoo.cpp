@@ -1,5 +1,9 @@
 #include "runtime/models/model_zoo.h"
 
+#include <optional>
+
+#include "runtime/models/moe.h"
+
 #include <torch/nn.h>
 
 #include <cmath>
@@ -213,17 +217,23 @@ class EmbeddingsImpl : public nn::Module {
 TORCH_MODULE(Embeddings);
 
 // One post-LayerNorm Transformer encoder layer as in BERT: multi-head self-attention and a
-// GELU feed-forward of 4x the width, each with a residual connection. Batch-first throughout,
+// GELU feed-forward of 4x the width, each with a residual connection; with `moe`, the
+// feed-forward is a mixture of such experts (runtime/models/moe.h). Batch-first throughout,
 // so a pipeline splits micro-batches along dimension 0 like every other model.
 class EncoderLayerImpl : public nn::Module {
  public:
-  EncoderLayerImpl(int64_t hidden, int64_t heads) : heads_(heads) {
+  EncoderLayerImpl(int64_t hidden, int64_t heads, std::optional<MoeOptions> moe = std::nullopt)
+      : heads_(heads) {
     qkv = register_module("qkv", nn::Linear(hidden, 3 * hidden));
     attention_output = register_module("attention_output", nn::Linear(hidden, hidden));
     attention_norm =
         register_module("attention_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
-    intermediate = register_module("intermediate", nn::Linear(hidden, 4 * hidden));
-    output = register_module("output", nn::Linear(4 * hidden, hidden));
+    if (moe) {
+      mixture = register_module("moe", MoeFeedForward(hidden, *moe));
+    } else {
+      intermediate = register_module("intermediate", nn::Linear(hidden, 4 * hidden));
+      output = register_module("output", nn::Linear(4 * hidden, hidden));
+    }
     output_norm =
         register_module("output_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
   }
@@ -236,10 +246,13 @@ class EncoderLayerImpl : public nn::Module {
     auto context = torch::matmul(torch::softmax(scores, -1), parts[2]);
     context = context.transpose(1, 2).reshape({batch, seq, hidden});
     x = attention_norm->forward(x + attention_output->forward(context));
-    return output_norm->forward(x + output->forward(torch::gelu(intermediate->forward(x))));
+    const torch::Tensor fed =
+        mixture ? mixture->forward(x) : output->forward(torch::gelu(intermediate->forward(x)));
+    return output_norm->forward(x + fed);
   }
   nn::Linear qkv{nullptr}, attention_output{nullptr}, intermediate{nullptr}, output{nullptr};
   nn::LayerNorm attention_norm{nullptr}, output_norm{nullptr};
+  MoeFeedForward mixture{nullptr};
 
  private:
   int64_t heads_;
@@ -259,10 +272,11 @@ TORCH_MODULE(Pooler);
 
 // A BERT-style encoder for sequence classification: embeddings, `depth` encoder layers (12 by
 // default, BERT-base), pooler, classifier. Width 768 by default with 64-wide heads; input
-// [seq_len] token ids from a 30522-token vocabulary, as BERT's.
+// [seq_len] token ids from a 30522-token vocabulary, as BERT's. With `moe`, every other
+// encoder layer (the 2nd, 4th, ...: GShard's placement) has a mixture-of-experts feed-forward.
 class Bert : public ZooModel {
  public:
-  explicit Bert(const ModelOptions& options) {
+  explicit Bert(const ModelOptions& options, std::optional<MoeOptions> moe = std::nullopt) {
     const int64_t depth = options.depth > 0 ? options.depth : 12;
     const int64_t hidden = options.width > 0 ? options.width : 768;
     const int64_t classes = options.num_classes > 0 ? options.num_classes : 2;
@@ -274,7 +288,8 @@ class Bert : public ZooModel {
     auto encoder = register_module("encoder", std::make_shared<nn::Module>());
     auto encoder_layers = encoder->register_module("layer", nn::ModuleList());
     for (int64_t i = 0; i < depth; ++i) {
-      EncoderLayer layer(hidden, hidden / 64);
+      EncoderLayer layer(hidden, hidden / 64, i % 2 == 1 ? moe : std::nullopt);
+      if (layer->mixture) mixtures_.push_back(layer->mixture);
       encoder_layers->push_back(layer);
       append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer);
     }
@@ -285,12 +300,24 @@ class Bert : public ZooModel {
     for (auto& module : modules(false)) {
       if (auto* linear = module->as<nn::Linear>()) {
         nn::init::normal_(linear->weight, 0, 0.02);
-        nn::init::zeros_(linear->bias);
+        if (linear->bias.defined()) nn::init::zeros_(linear->bias);  // routers have none
       } else if (auto* embedding = module->as<nn::Embedding>()) {
         nn::init::normal_(embedding->weight, 0, 0.02);
       }
     }
   }
+
+  torch::Tensor auxiliary_loss() const override {
+    torch::Tensor total;
+    for (const auto& mixture : mixtures_) {
+      const torch::Tensor loss = mixture->auxiliary_loss();
+      if (loss.defined()) total = total.defined() ? total + loss : loss;
+    }
+    return total;
+  }
+
+ private:
+  std::vector<MoeFeedForward> mixtures_;
 };
 
 // Linear layers with ReLU (three by default), no BatchNorm: per-sample independent, so
@@ -329,6 +356,7 @@ std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions
   if (name == "vgg19") return std::make_shared<Vgg19>(options);
   if (name == "mlp") return std::make_shared<Mlp>(options);
   if (name == "bert") return std::make_shared<Bert>(options);
+  if (name == "bert_moe") return std::make_shared<Bert>(options, MoeOptions{});
   throw std::invalid_argument("unknown model '" + name + "'");
 }
 

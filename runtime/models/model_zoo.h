@@ -31,6 +31,10 @@ class ZooModel : public torch::nn::Module {
   const std::vector<Layer>& layers() const { return layers_; }
   // > 0: the model reads token ids in [0, input_vocabulary) (int64), not float features.
   int64_t input_vocabulary() const { return input_vocabulary_; }
+  // Mixture-of-experts models: the sum of their layers' load-balancing losses of the last
+  // forward (runtime/models/moe.h), which training adds to the loss with a small weight;
+  // undefined for every other model.
+  virtual torch::Tensor auxiliary_loss() const { return {}; }
 
  protected:
   // Registers `module` under `name` (when it has a name; chains of one Sequential register
