@@ -18,6 +18,7 @@
 #include "runtime/comm/result_gather.h"
 #include "runtime/machine/blas_library.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/protocol/fault_injection.h"
 #include "runtime/protocol/heap_policy.h"
@@ -157,6 +158,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   torch::manual_seed(seed * 1000003 + args.rank + 1);
   const long long batch = config.model.batch_size;
   const std::string& loss_name = config.model.loss;
+  const runtime::Precision model_precision = runtime::parse_precision(config.model.precision);
   const SyntheticBatch data = make_synthetic_batch(*model, model_options, batch, loss_name);
   const torch::Tensor& input = data.input;
   const torch::Tensor& target = data.target;
@@ -200,10 +202,14 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     const auto t0 = Clock::now();
     optimizer.zero_grad();
     const auto t1 = Clock::now();
-    torch::Tensor loss = compute_loss(loss_name, model->forward(input), target);
-    // Mixture-of-experts models: the load-balancing loss, weighted as Switch Transformer's.
-    if (const torch::Tensor balance = model->auxiliary_loss(); balance.defined()) {
-      loss = loss + kLoadBalanceWeight * balance;
+    torch::Tensor loss;
+    {
+      const runtime::PrecisionScope precision(model_precision);
+      loss = compute_loss(loss_name, model->forward(input), target);
+      // Mixture-of-experts models: the load-balancing loss, weighted as Switch Transformer's.
+      if (const torch::Tensor balance = model->auxiliary_loss(); balance.defined()) {
+        loss = loss + kLoadBalanceWeight * balance;
+      }
     }
     const auto t2 = Clock::now();
     loss.backward();

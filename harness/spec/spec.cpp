@@ -55,6 +55,7 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
   config.depth = model.get_int("depth", 0, 0, 100'000);
   config.width = model.get_int("width", 0, 0, 1'000'000);
+  config.precision = model.get_string("precision", "fp32", {"fp32", "bf16"});
   if (model.ok()) {
     try {
       runtime::check_model_options(
@@ -418,6 +419,7 @@ const std::vector<std::string>& sweepable_paths() {
       "model.num_classes",
       "model.depth",
       "model.width",
+      "model.precision",
       "optimizer.lr",
       "run.world_size",
       "run.threads_per_rank",

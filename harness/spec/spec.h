@@ -28,6 +28,7 @@ struct ModelConfig {
   std::string loss = "mse";
   long long depth = 0;  // bert: encoder layers, mlp: hidden layers (0: the model's default)
   long long width = 0;  // bert: hidden size, vgg19: base channels, mlp: hidden width
+  std::string precision = "fp32";  // fp32 | bf16: forward under CPU autocast, fp32 weights
 };
 
 struct OptimizerConfig {

@@ -61,7 +61,7 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   const PointConfig& c = run.point->config;
   runtime::WorkerConfig config;
   config.model = {c.model.name, c.model.batch_size, c.model.input_shape, c.model.num_classes,
-                  c.model.loss, c.model.depth,      c.model.width};
+                  c.model.loss, c.model.depth,      c.model.width,       c.model.precision};
   config.optimizer = {c.optimizer.name, c.optimizer.lr, c.optimizer.momentum};
   config.iterations = c.run.iterations;
   config.warmup = c.run.warmup;

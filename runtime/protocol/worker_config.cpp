@@ -108,6 +108,7 @@ json to_json(const WorkerConfig& c) {
         {"input_shape", c.model.input_shape},
         {"num_classes", c.model.num_classes},
         {"loss", c.model.loss},
+        {"precision", c.model.precision},
         {"depth", c.model.depth},
         {"width", c.model.width}}},
       {"optimizer",
@@ -134,6 +135,7 @@ WorkerConfig worker_config_from_json(const json& d) {
   c.model.input_shape = require<std::vector<long long>>(model, "model.", "input_shape");
   c.model.num_classes = read<long long>(model, "model.", "num_classes", 0);
   c.model.loss = read<std::string>(model, "model.", "loss", c.model.loss);
+  c.model.precision = read<std::string>(model, "model.", "precision", c.model.precision);
   c.model.depth = read<long long>(model, "model.", "depth", 0);
   c.model.width = read<long long>(model, "model.", "width", 0);
   const json& optimizer = section(d, "optimizer");

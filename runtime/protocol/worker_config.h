@@ -28,6 +28,7 @@ struct WorkerModel {
   std::string loss = "mse";   // mse | cross_entropy
   long long depth = 0;        // 0: the model's default
   long long width = 0;
+  std::string precision = "fp32";  // fp32 | bf16 (runtime/models/precision.h)
 };
 
 struct WorkerOptimizer {
