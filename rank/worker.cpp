@@ -132,6 +132,27 @@ torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
   return torch::mse_loss(output, target);
 }
 
+// The forward pass and its loss, in the model's precision; a mixture-of-experts model's
+// load-balancing loss added, weighted as Switch Transformer's.
+torch::Tensor forward_loss(ZooModel& model, const torch::Tensor& input, const torch::Tensor& target,
+                           const std::string& loss_name, Precision precision) {
+  const PrecisionScope scope(precision);
+  torch::Tensor loss = compute_loss(loss_name, model.forward(input), target);
+  if (const torch::Tensor balance = model.auxiliary_loss(); balance.defined()) {
+    loss = loss + kLoadBalanceWeight * balance;
+  }
+  return loss;
+}
+
+baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
+  baselines::ReducerOptions options;
+  options.mode = baselines::parse_sync_mode(system.mode);
+  options.bucket_mb = system.bucket_mb;
+  options.first_bucket_mb = system.first_bucket_mb;
+  options.compression = baselines::parse_gradient_compression(system.compression);
+  return options;
+}
+
 // A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own
 // synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
 // iterations with heartbeats, then its samples and trace in the run folder.
@@ -158,7 +179,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   torch::manual_seed(seed * 1000003 + args.rank + 1);
   const long long batch = config.model.batch_size;
   const std::string& loss_name = config.model.loss;
-  const runtime::Precision model_precision = runtime::parse_precision(config.model.precision);
+  const Precision model_precision = parse_precision(config.model.precision);
   const SyntheticBatch data = make_synthetic_batch(*model, model_options, batch, loss_name);
   const torch::Tensor& input = data.input;
   const torch::Tensor& target = data.target;
@@ -169,12 +190,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     names.push_back(item.key());
     parameters.push_back(item.value());
   }
-  baselines::ReducerOptions reducer_options;
-  reducer_options.mode = baselines::parse_sync_mode(system.mode);
-  reducer_options.bucket_mb = system.bucket_mb;
-  reducer_options.first_bucket_mb = system.first_bucket_mb;
-  reducer_options.compression = baselines::parse_gradient_compression(system.compression);
-  baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options);
+  baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options_of(system));
 
   torch::optim::SGD optimizer(
       model->parameters(),
@@ -202,15 +218,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     const auto t0 = Clock::now();
     optimizer.zero_grad();
     const auto t1 = Clock::now();
-    torch::Tensor loss;
-    {
-      const runtime::PrecisionScope precision(model_precision);
-      loss = compute_loss(loss_name, model->forward(input), target);
-      // Mixture-of-experts models: the load-balancing loss, weighted as Switch Transformer's.
-      if (const torch::Tensor balance = model->auxiliary_loss(); balance.defined()) {
-        loss = loss + kLoadBalanceWeight * balance;
-      }
-    }
+    const torch::Tensor loss = forward_loss(*model, input, target, loss_name, model_precision);
     const auto t2 = Clock::now();
     loss.backward();
     const auto backward_done = Clock::now();
