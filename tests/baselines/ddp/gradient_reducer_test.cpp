@@ -11,6 +11,7 @@
 
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
+#include "tests/runtime/gloo_ranks.h"
 
 namespace {
 
@@ -169,15 +170,9 @@ TEST(GradientCompression, BucketsCarryTheRankAverageOfTheRoundedGradients) {
     const std::vector<std::vector<at::Tensor>> grads = {
         {torch::tensor({0.1f, 1.0f / 3, 1000.7f, -2.2e-3f}), torch::tensor({7.77f, -0.3f})},
         {torch::tensor({0.2f, 2.0f / 3, 0.05f, 4.4e-3f}), torch::tensor({1.11f, 0.9f})}};
-    auto store = c10::make_intrusive<c10d::HashStore>();
     std::vector<std::vector<at::Tensor>> reduced(kWorld);
-    std::vector<std::string> errors(kWorld);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < kWorld; ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          auto communicator =
-              runtime::make_gloo_communicator(store, r, kWorld, std::chrono::seconds(60));
+    const auto errors =
+        runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& communicator) {
           std::vector<at::Tensor> parameters;
           for (const auto& g : grads[r]) {
             at::Tensor p = torch::zeros_like(g).requires_grad_(true);
@@ -189,15 +184,10 @@ TEST(GradientCompression, BucketsCarryTheRankAverageOfTheRoundedGradients) {
           options.bucket_mb = 1e-6;  // one parameter per bucket
           options.first_bucket_mb = 1e-6;
           options.compression = compression;
-          GradientReducer reducer(parameters, {"a", "b"}, *communicator, options);
+          GradientReducer reducer(parameters, {"a", "b"}, communicator, options);
           reducer.finish_backward();
           for (const auto& p : parameters) reduced[r].push_back(p.grad().clone());
-        } catch (const std::exception& e) {
-          errors[r] = e.what();
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
+        });
     for (const auto& e : errors) ASSERT_EQ(e, "");
     for (size_t i = 0; i < grads[0].size(); ++i) {
       const at::Tensor expected =

@@ -4,13 +4,12 @@
 // order the splits say; and the bfloat16 all-reduce ring, on sizes that do not divide by 3.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "runtime/comm/communicator.h"
+#include "tests/runtime/gloo_ranks.h"
 
 namespace {
 
@@ -29,30 +28,9 @@ at::Tensor rows(int sender, int receiver) {
   return out;
 }
 
-// Runs `body(rank, communicator)` on every rank in its own thread; returns each rank's error.
-template <typename Body>
-std::vector<std::string> on_every_rank(Body body) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::string> errors(kWorld);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorld; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        auto communicator =
-            runtime::make_gloo_communicator(store, r, kWorld, std::chrono::seconds(60));
-        body(r, *communicator);
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
-
 TEST(AllToAll, UnequalSplitsArriveInRankOrder) {
   std::vector<at::Tensor> received(kWorld);
-  const auto errors = on_every_rank([&](int r, runtime::Communicator& comm) {
+  const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
     std::vector<at::Tensor> parts;
     std::vector<int64_t> input_splits, output_splits;
     for (int s = 0; s < kWorld; ++s) {
@@ -83,7 +61,7 @@ TEST(AllToAll, UnequalSplitsArriveInRankOrder) {
 
 TEST(AllToAll, EqualSplitsWithoutSplitLists) {
   std::vector<at::Tensor> received(kWorld);
-  const auto errors = on_every_rank([&](int r, runtime::Communicator& comm) {
+  const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
     // Rank r's element s is 10 r + s: element s goes to rank s.
     at::Tensor input = torch::arange(kWorld, torch::kFloat) + 10.0 * r;
     at::Tensor output = torch::empty({kWorld});
@@ -104,11 +82,12 @@ TEST(BFloat16AllReduce, RingSumsEveryElementOnEveryRank) {
   for (const int64_t size : {7, 2}) {
     SCOPED_TRACE("size " + std::to_string(size));
     std::vector<at::Tensor> reduced(kWorld);
-    const auto errors = on_every_rank([&](int r, runtime::Communicator& comm) {
-      at::Tensor t = (torch::arange(size, torch::kFloat) + 10.0 * r).to(at::kBFloat16);
-      comm.all_reduce_sum(t)->wait();
-      reduced[r] = t;
-    });
+    const auto errors =
+        runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
+          at::Tensor t = (torch::arange(size, torch::kFloat) + 10.0 * r).to(at::kBFloat16);
+          comm.all_reduce_sum(t)->wait();
+          reduced[r] = t;
+        });
     for (const auto& e : errors) ASSERT_EQ(e, "");
     // sum over r of (i + 10 r) = 3 i + 30.
     const at::Tensor expected = (torch::arange(size, torch::kFloat) * 3.0 + 30.0);
