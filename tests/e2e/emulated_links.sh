@@ -217,6 +217,24 @@ set +e; wait "$runner"; code=$?; set -e
 [[ $code == 1 ]] || fail "killed ranks: harness exit $code (want 1): $(tail -3 "$SCRATCH/long2.log")"
 if ip netns list | grep -q "^harness-$runner-"; then fail "a failed run left its namespaces"; fi
 
+# Without root: one line, exit 2, nothing written (run as `nobody` where setpriv can drop root).
+if command -v setpriv > /dev/null; then
+  chmod o+rwx "$SCRATCH"
+  set +e
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$HARNESS" profile comm --world 2 \
+    --machines 2 --link-rate 1gbit --out "$SCRATCH/noroot" > /dev/null 2> "$SCRATCH/noroot.err"
+  code=$?
+  set -e
+  if [[ $code == 126 || $code == 127 ]]; then
+    echo "SKIP (no-root part): nobody cannot run $HARNESS here"
+  else
+    [[ $code == 2 ]] || fail "not root: exit $code: $(cat "$SCRATCH/noroot.err")"
+    [[ "$(cat "$SCRATCH/noroot.err")" == "error: --machines: emulated networks need root (network namespaces, veth pairs and tc qdiscs)" ]] ||
+      fail "not root: $(cat "$SCRATCH/noroot.err")"
+    [[ ! -e "$SCRATCH/noroot" ]] || fail "a refused run wrote its folder"
+  fi
+fi
+
 # Options that need machines, and machines that do not divide the ranks.
 set +e
 "$HARNESS" profile comm --world 3 --machines 2 --out "$SCRATCH/x" >/dev/null 2>"$SCRATCH/err"; c1=$?
