@@ -36,11 +36,9 @@ CapturedOutput run_captured(const std::string& program, const std::vector<std::s
   std::vector<std::string> words{program};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv = exec_argv(words);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_dying_with_parent();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    die_with_parent(parent);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(out[1], STDOUT_FILENO);

@@ -72,4 +72,9 @@ nlohmann::json collect_environment(const std::map<std::string, std::string>& ext
   return env;
 }
 
+double physical_memory_bytes() {
+  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+         static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+}
+
 }  // namespace harness

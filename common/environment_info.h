@@ -14,6 +14,9 @@ nlohmann::json collect_environment(const std::map<std::string, std::string>& ext
 // The machine alone: hostname, CPU model, logical cores (no git, no clock: cheap to ask).
 nlohmann::json machine_identity();
 
+// This host's physical memory in bytes (what a topology file gives CPU ranks as device memory).
+double physical_memory_bytes();
+
 // "abc123..." (+ "-dirty" when the work tree has changes), or "unknown" outside a checkout.
 std::string harness_git_revision();
 

@@ -18,4 +18,13 @@ inline void die_with_parent(pid_t parent) {
   if (::getppid() != parent) ::_exit(137);
 }
 
+// fork(2) with the child already tied to this process by die_with_parent: the child's pid in
+// the parent, 0 in the child, -1 (errno set) when fork failed.
+inline pid_t fork_dying_with_parent() {
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) die_with_parent(parent);
+  return pid;
+}
+
 }  // namespace harness

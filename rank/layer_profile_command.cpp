@@ -69,10 +69,8 @@ class ProfileProcesses {
                    std::vector<std::string> names, std::function<void()> cleanup = {})
       : names_(std::move(names)), cleanup_(std::move(cleanup)) {
     for (const auto& process_args : args) {
-      const pid_t parent = ::getpid();
-      const pid_t pid = ::fork();
+      const pid_t pid = fork_dying_with_parent();
       if (pid == 0) {
-        die_with_parent(parent);
         std::vector<char*> argv{const_cast<char*>(executable.c_str())};
         for (const auto& a : process_args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);

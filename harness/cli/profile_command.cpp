@@ -35,10 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-double physical_memory_bytes() {
-  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-}
-
 // The independent reference: a plain c10d all-reduce over the same sizes, its iterations
 // alternating with the profiler's; its busbw printed beside the profiler's.
 json reference_allreduce(const json& raw, const std::vector<CommRow>& rows, int world) {
@@ -216,15 +212,8 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
   network.reset();
   json emulated = nullptr;
   if (shape) {
-    const LinkShape& link = shape->inter_machine;
     const MeasuredLink measured_figures = measured_link(fitted, rows);
-    emulated = {{"machines", shape->machines},
-                {"ranks_per_machine", shape->ranks_per_machine},
-                {"inter_machine_configured",
-                 {{"rate_bits_per_s", link.rate_bits_per_s ? json(*link.rate_bits_per_s) : json()},
-                  {"delay_s", link.delay_s},
-                  {"loss_percent", link.loss_percent}}},
-                {"inter_machine_measured", to_json(measured_figures)}};
+    emulated = emulated_link_json(*shape, measured_figures);
     print_link_comparison(*shape, measured_figures);
   }
   const json comm = {{"emulated_cluster", emulated},

@@ -192,11 +192,9 @@ namespace {
 pid_t start_launcher_group(const std::vector<std::string>& words, const fs::path& out_path,
                            const fs::path& err_path) {
   std::vector<char*> argv = exec_argv(words);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_dying_with_parent();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    die_with_parent(parent);
     ::setpgid(0, 0);
     const int in = ::open("/dev/null", O_RDONLY);
     const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -99,11 +99,9 @@ static std::vector<std::string> words_of(const std::string& path,
 int RankProgram::run(const std::vector<std::string>& args) const {
   const std::vector<std::string> words = words_of(path_, args);
   auto argv = exec_argv(words);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_dying_with_parent();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    die_with_parent(parent);
     ::execv(path_.c_str(), argv.data());
     std::fprintf(stderr, "error: cannot start %s: %s\n", path_.c_str(), std::strerror(errno));
     ::_exit(127);

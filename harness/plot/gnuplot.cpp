@@ -51,11 +51,9 @@ int run_gnuplot(const fs::path& directory, const std::string& script, std::strin
   const std::string program = configured && *configured ? configured : "gnuplot";
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("cannot create a pipe for gnuplot");
-  const pid_t parent = ::getpid();
-  const pid_t pid = fork();
+  const pid_t pid = fork_dying_with_parent();
   if (pid < 0) throw std::runtime_error("cannot start gnuplot");
   if (pid == 0) {
-    die_with_parent(parent);
     dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);

@@ -254,6 +254,18 @@ nlohmann::json to_json(const MeasuredLink& link) {
            link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()}};
 }
 
+nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured) {
+  const LinkShape& link = shape.inter_machine;
+  return {{"machines", shape.machines},
+          {"ranks_per_machine", shape.ranks_per_machine},
+          {"inter_machine_configured",
+           {{"rate_bits_per_s",
+             link.rate_bits_per_s ? nlohmann::json(*link.rate_bits_per_s) : nlohmann::json()},
+            {"delay_s", link.delay_s},
+            {"loss_percent", link.loss_percent}}},
+          {"inter_machine_measured", to_json(measured)}};
+}
+
 TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<CommFit>& intra_fits,
                                   int machines, int ranks_per_machine, double memory_bytes,
                                   const std::string& name) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/emulation/network_plan.h"
+
 namespace harness {
 
 // "8", "4K", "256M", "1G" (powers of 1024); InputError on anything else.
@@ -89,6 +91,10 @@ struct MeasuredLink {
 };
 MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows);
 nlohmann::json to_json(const MeasuredLink& link);
+
+// An emulated cluster's machines and their link as configured and as measured: comm.json's
+// `emulated_cluster`, and each entry of a study's env.json `emulated_links`.
+nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured);
 
 // The figures of `machines` emulated machines of `ranks_per_machine` ranks: inter-machine
 // values from the link measured between them (`link`: p2p and all-reduce), intra-machine from

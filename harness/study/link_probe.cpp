@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/environment_info.h"
 #include "harness/emulation/emulated_network.h"
 #include "harness/profile/comm_measurement.h"
 
@@ -74,18 +75,10 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());
   ProbedLink probed{shape, measured_link(fits, rows), out / "topology.yaml"};
   write_file_atomic(probed.topology,
-                    topology_yaml(emulated_topology(probed.measured, intra_fits, shape.machines,
-                                                    shape.ranks_per_machine,
-                                                    static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-                                                        static_cast<double>(sysconf(_SC_PAGE_SIZE)),
-                                                    "emulated-" + out.filename().string())));
+                    topology_yaml(emulated_topology(
+                        probed.measured, intra_fits, shape.machines, shape.ranks_per_machine,
+                        physical_memory_bytes(), "emulated-" + out.filename().string())));
   return probed;
-}
-
-json configured_json(const LinkShape& link) {
-  return {{"rate_bits_per_s", link.rate_bits_per_s ? json(*link.rate_bits_per_s) : json()},
-          {"delay_s", link.delay_s},
-          {"loss_percent", link.loss_percent}};
 }
 
 }  // namespace
@@ -113,12 +106,10 @@ json ProbedLinks::to_json(const fs::path& directory) const {
     for (const auto& [point, index] : of_point) {
       if (index == i) points.push_back(point->label);
     }
-    out.push_back({{"machines", link.shape.machines},
-                   {"ranks_per_machine", link.shape.ranks_per_machine},
-                   {"inter_machine_configured", configured_json(link.shape.inter_machine)},
-                   {"inter_machine_measured", harness::to_json(link.measured)},
-                   {"topology", fs::relative(link.topology, directory).string()},
-                   {"points", points}});
+    json entry = emulated_link_json(link.shape, link.measured);
+    entry["topology"] = fs::relative(link.topology, directory).string();
+    entry["points"] = points;
+    out.push_back(std::move(entry));
   }
   return out;
 }

@@ -77,28 +77,11 @@ class GlooCommunicator : public Communicator {
     return std::make_unique<C10dWork>(group_->allgather(outputs, inputs));
   }
 
-  // ProcessGroupGloo (1.13) has no reduce_scatter; this is the ring algorithm over
-  // point-to-point: in n-1 steps each rank passes one partial chunk to its right neighbour and
-  // adds the one arriving from its left, so that chunk r ends complete on rank r.
+  // ProcessGroupGloo (1.13) has no reduce_scatter: the ring over point-to-point below.
   void reduce_scatter_sum(at::Tensor output, at::Tensor input) override {
-    const int n = group_->getSize();
-    const int r = group_->getRank();
-    std::vector<at::Tensor> chunks = input.clone().chunk(n);
-    if (n == 1) {
-      output.copy_(chunks[0]);
-      return;
-    }
-    at::Tensor incoming = at::empty_like(chunks[0]);
-    const int right = (r + 1) % n, left = (r + n - 1) % n;
-    for (int step = 0; step < n - 1; ++step) {
-      const int send_chunk = ((r - step - 1) % n + n) % n;
-      const int recv_chunk = ((r - step - 2) % n + n) % n;
-      auto sent = send(chunks[send_chunk], right, kReduceScatterTag);
-      recv(incoming, left, kReduceScatterTag)->wait();
-      sent->wait();
-      chunks[recv_chunk].add_(incoming);
-    }
-    output.copy_(chunks[r]);
+    std::vector<at::Tensor> chunks = input.clone().chunk(group_->getSize());
+    if (group_->getSize() > 1) ring_reduce_scatter(chunks, kReduceScatterTag);
+    output.copy_(chunks[group_->getRank()]);
   }
 
   std::unique_ptr<CommWork> all_to_all(at::Tensor output, at::Tensor input,
@@ -162,22 +145,33 @@ class GlooCommunicator : public Communicator {
       return;
     }
     std::vector<at::Tensor> chunks = flat.tensor_split(n);
+    ring_reduce_scatter(chunks, tag);
+    // Chunk r is complete on rank r: pass each complete chunk on around the ring.
+    const int right = (r + 1) % n, left = (r + n - 1) % n;
+    const auto index = [n](int i) { return ((i % n) + n) % n; };
+    for (int step = 0; step < n - 1; ++step) {
+      auto sent = send(chunks[index(r - step)], right, tag);
+      recv(chunks[index(r - step - 1)], left, tag)->wait();
+      sent->wait();
+    }
+  }
+
+  // The reduce-scatter ring over point-to-point: in n-1 steps each rank passes one partial chunk
+  // to its right neighbour and adds the one arriving from its left (rounding as the chunks' type
+  // rounds), so that chunk r ends complete on rank r. Chunks may differ in length by one.
+  void ring_reduce_scatter(std::vector<at::Tensor>& chunks, int tag) {
+    const int n = group_->getSize();
+    const int r = group_->getRank();
     const int right = (r + 1) % n, left = (r + n - 1) % n;
     const auto index = [n](int i) { return ((i % n) + n) % n; };
     at::Tensor incoming = at::empty_like(chunks[0]);
     for (int step = 0; step < n - 1; ++step) {
-      const at::Tensor& outgoing = chunks[index(r - step)];
-      at::Tensor& arriving = chunks[index(r - step - 1)];
-      at::Tensor buffer = incoming.narrow(0, 0, arriving.numel());
-      auto sent = send(outgoing, right, tag);
+      at::Tensor& arriving = chunks[index(r - step - 2)];
+      at::Tensor buffer = incoming.narrow(0, 0, arriving.size(0));
+      auto sent = send(chunks[index(r - step - 1)], right, tag);
       recv(buffer, left, tag)->wait();
       sent->wait();
       arriving.add_(buffer);
-    }
-    for (int step = 0; step < n - 1; ++step) {
-      auto sent = send(chunks[index(r + 1 - step)], right, tag);
-      recv(chunks[index(r - step)], left, tag)->wait();
-      sent->wait();
     }
   }
 

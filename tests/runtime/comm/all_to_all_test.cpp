@@ -1,7 +1,8 @@
 // Collectives Gloo itself lacks, on real Gloo with three ranks in threads (issue 22):
 // all-to-all of hand-made rows with unequal splits (what rank r sends rank s: (r + s) % 3 + 1
 // rows of [100 r + 10 s + j, -j]) and with equal splits, every row arriving where and in the
-// order the splits say; and the bfloat16 all-reduce ring, on sizes that do not divide by 3.
+// order the splits say; the reduce-scatter ring; and the bfloat16 all-reduce ring, on sizes
+// that do not divide by 3.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -72,6 +73,23 @@ TEST(AllToAll, EqualSplitsWithoutSplitLists) {
   for (int r = 0; r < kWorld; ++r) {
     // Rank r receives element r of every rank s: 10 s + r.
     EXPECT_TRUE(torch::equal(received[r], torch::arange(kWorld, torch::kFloat) * 10.0 + r))
+        << received[r];
+  }
+}
+
+TEST(ReduceScatter, RankRGetsTheSumOfChunkR) {
+  // Rank r's input element i is i + 10 r (6 elements, chunks of 2): rank r gets elements
+  // 2r, 2r+1 summed over the 3 ranks, 3 i + 30.
+  std::vector<at::Tensor> received(kWorld);
+  const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
+    at::Tensor output = torch::empty({2});
+    comm.reduce_scatter_sum(output, torch::arange(6, torch::kFloat) + 10.0 * r);
+    received[r] = output;
+  });
+  for (const auto& e : errors) ASSERT_EQ(e, "");
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_TRUE(
+        torch::equal(received[r], torch::arange(2 * r, 2 * r + 2, torch::kFloat) * 3.0 + 30.0))
         << received[r];
   }
 }
