@@ -228,11 +228,9 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   request.global_batches = std::to_string(global_batch);
   request.devices = "1x" + std::to_string(point.run.world_size);
   request.topology = context.topology;
-  if (const std::string emulated =
-          context.emulated_topology ? context.emulated_topology(point) : std::string();
-      !emulated.empty()) {
+  if (!context.emulated_topology.empty()) {
     // The machines the ranks run on, priced by what their links delivered.
-    request.topology = emulated;
+    request.topology = context.emulated_topology;
     request.devices = std::to_string(point.cluster.machines) + "x" +
                       std::to_string(point.run.world_size / point.cluster.machines);
   }

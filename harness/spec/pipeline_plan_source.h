@@ -24,9 +24,10 @@ struct PlanSourceContext {
   // the planner uses; the harness binary profiles a model that has none (empty: do not).
   std::filesystem::path profiles_directory = "profiles";
   std::string topology;  // empty: profiles/gloo-2ranks-cpu/topology.yaml when present
-  // A point on emulated machines (cluster.machines > 1): the topology measured on them
-  // (harness/study/link_probe.h), planned as that many machines; empty: none.
-  std::function<std::string(const PointConfig&)> emulated_topology;
+  // The point on emulated machines (cluster.machines > 1): the topology measured on them
+  // (harness/study/link_probe.h), planned as that many machines; empty: none. Set per point,
+  // as point_id below.
+  std::string emulated_topology;
   std::string executable;
   // Planner outputs (plan.json, plan.csv, the profile it measured) are kept here: the profile
   // in plans/<system>-<model>-<device>/profile (measured once, for every point), each point's

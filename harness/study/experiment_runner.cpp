@@ -387,13 +387,9 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  resolve_pipeline_runs(runs, directory, options, [&](const PointConfig& config) {
-    for (const auto& point : experiment.points) {
-      if (&point.config != &config) continue;
-      const ProbedLink* link = links.find(point);
-      return link ? link->topology.string() : std::string();
-    }
-    return std::string();
+  resolve_pipeline_runs(runs, directory, options, [&](const Point& point) {
+    const ProbedLink* link = links.find(point);
+    return link ? link->topology.string() : std::string();
   });
   if (!resuming) write_environment(experiment, options, directory, links);
 

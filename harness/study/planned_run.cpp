@@ -10,11 +10,10 @@ namespace harness {
 
 namespace fs = std::filesystem;
 
-void resolve_pipeline_runs(
-    std::vector<PlannedRun>& runs, const fs::path& directory, const RunnerOptions& options,
-    const std::function<std::string(const PointConfig&)>& emulated_topology) {
+void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& directory,
+                           const RunnerOptions& options,
+                           const std::function<std::string(const Point&)>& emulated_topology) {
   PlanSourceContext context;
-  context.emulated_topology = emulated_topology;
   context.model_layer_names = options.model_layer_names;
   context.model_layer_costs = options.model_layer_costs;
   context.executable = options.executable;
@@ -29,6 +28,7 @@ void resolve_pipeline_runs(
         throw InputError("system " + run.system->name + ": plans need the model's layer names");
       }
       context.point_id = run.point->id;
+      context.emulated_topology = emulated_topology ? emulated_topology(*run.point) : "";
       resolved[key] = resolve_pipeline_stages(*run.system, run.point->config, context);
     }
     run.stages = resolved[key];

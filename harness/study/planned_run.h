@@ -27,10 +27,9 @@ std::vector<PlannedRun> plan_runs(const Experiment& experiment);
 // Stages of every pipeline run, from the spec, a plan file or the planner (`plan: auto`,
 // whose outputs go to <directory>/plans/). One resolution per point and system. A point on
 // emulated machines is planned with the topology `emulated_topology` gives it (if any).
-void resolve_pipeline_runs(
-    std::vector<PlannedRun>& runs, const std::filesystem::path& directory,
-    const RunnerOptions& options,
-    const std::function<std::string(const PointConfig&)>& emulated_topology = {});
+void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const std::filesystem::path& directory,
+                           const RunnerOptions& options,
+                           const std::function<std::string(const Point&)>& emulated_topology = {});
 
 // The bucket cap of the run's system: its own, else the point's ddp.bucket_mb.
 double system_bucket_mb(const PlannedRun& run);
