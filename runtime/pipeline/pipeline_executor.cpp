@@ -189,9 +189,9 @@ struct PipelineStage::Impl {
     const double start = TraceRecorder::now_us();
     if (last()) {
       torch::autograd::backward({entry.output});
-    } else {
+    } else if (entry.output.requires_grad()) {
       torch::autograd::backward({entry.output}, {output_gradient});
-    }
+    }  // else a first stage without parameters (a flatten alone): nothing to differentiate
     const double end = TraceRecorder::now_us();
     stats.backward_ms += elapsed_ms(start, end);
     trace.add("backward mb" + std::to_string(m), TraceCategory::kBackward, start, end,

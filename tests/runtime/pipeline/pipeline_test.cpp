@@ -146,6 +146,9 @@ std::vector<Case> cases() {
       {"mlp_2_stages", mlp(), {{{0, 3, {0}}, {4, 9, {1}}}}, 2},
       {"mlp_2x2_replicated", mlp(), {{{0, 3, {0, 1}}, {4, 9, {2, 3}}}}, 4},
       {"mlp_3_stages", mlp(), {{{0, 2, {0}}, {3, 6, {1}}, {7, 9, {2}}}}, 3},
+      // A first stage without parameters (the flatten alone), as the planner may choose:
+      // it has nothing to differentiate.
+      {"mlp_parameterless_first_stage", mlp(), {{{0, 0, {0}}, {1, 9, {1}}}}, 2},
       // Uneven replication: 2 replicas feed 1, which feeds 2 (rows regrouped both ways).
       {"mlp_3_stages_2_1_2", mlp(), {{{0, 2, {0, 1}}, {3, 6, {2}}, {7, 9, {3, 4}}}}, 5},
       {"bert_2_stages", bert(), {{{0, 2, {0}}, {3, 5, {1}}}}, 2},
