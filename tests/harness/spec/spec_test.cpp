@@ -275,6 +275,23 @@ TEST(SpecErrors, EveryBadSweptValueOnceAtItsPlace) {
             "spec.yaml:13:25: model.batch_size: must be >= 1 (got -8)");
 }
 
+TEST(Spec, CompressionAndPrecisionAreReadAndChecked) {
+  TempDir dir;
+  const std::string text =
+      replace(kValidSpec, "  batch_size: 8\n", "  batch_size: 8\n  precision: bf16\n") +
+      "ddp: {compression: fp16}\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  EXPECT_EQ(e.points.front().config.model.precision, "bf16");
+  EXPECT_EQ(e.points.front().config.ddp.compression, "fp16");
+  EXPECT_EQ(error_of(std::string(kValidSpec) + "ddp: {compression: int8}\n"),
+            "spec.yaml:14:20: ddp.compression: unknown value 'int8' (expected one of: none, "
+            "fp16, bf16)");
+  EXPECT_EQ(
+      error_of(replace(kValidSpec, "  batch_size: 8\n", "  batch_size: 8\n  precision: fp8\n")),
+      "spec.yaml:5:14: model.precision: unknown value 'fp8' (expected one of: fp32, bf16); "
+      "did you mean 'fp32'?");
+}
+
 TEST(Spec, EmulatedClusterIsReadAndChecked) {
   TempDir dir;
   const std::string text = std::string(kValidSpec) +
