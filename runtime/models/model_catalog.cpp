@@ -31,8 +31,10 @@ const ModelEntry* find_model(const std::string& name) {
   return nullptr;
 }
 
+bool is_mixture_of_experts(const std::string& name) { return name == "bert_moe"; }
+
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
-                         int64_t depth, int64_t width) {
+                         int64_t depth, int64_t width, const MoeShape& moe) {
   if (!find_model(name)) throw std::invalid_argument("unknown model '" + name + "'");
   const std::vector<int64_t>& shape = input_shape;
   const bool resnet = name == "resnet50" || name == "resnet18";
@@ -60,6 +62,24 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
   }
   if (width > 65536) throw std::invalid_argument(name + " width is at most 65536");
   if (depth > 1024) throw std::invalid_argument(name + " depth is at most 1024");
+  if (!is_mixture_of_experts(name)) {
+    if (!(moe == MoeShape{})) {
+      throw std::invalid_argument(name +
+                                  " has no mixture of experts (experts, top_k, "
+                                  "capacity_factor, moe_every are bert_moe's)");
+    }
+    return;
+  }
+  if (moe.experts < 1 || moe.experts > 1024) {
+    throw std::invalid_argument(name + " experts must be in [1, 1024]");
+  }
+  if (moe.top_k < 1 || moe.top_k > moe.experts) {
+    throw std::invalid_argument(name + " top_k must be in [1, experts]");
+  }
+  if (!(moe.capacity_factor > 0) || moe.capacity_factor > 1024) {
+    throw std::invalid_argument(name + " capacity_factor must be in (0, 1024]");
+  }
+  if (moe.every < 1) throw std::invalid_argument(name + " moe_every must be at least 1");
 }
 
 }  // namespace runtime

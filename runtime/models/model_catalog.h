@@ -9,6 +9,18 @@
 
 namespace runtime {
 
+// A mixture-of-experts model's shape (bert_moe; spec keys model.experts, model.top_k,
+// model.capacity_factor, model.moe_every): `experts` experts per mixture, each token to its
+// `top_k` (1: Switch, 2: GShard), an expert taking ceil(capacity_factor x tokens x top_k /
+// experts) tokens, a mixture in every `every`-th encoder layer (2: the 2nd, 4th, ...).
+struct MoeShape {
+  int64_t experts = 4;
+  int64_t top_k = 2;
+  double capacity_factor = 1.25;
+  int64_t every = 2;
+  bool operator==(const MoeShape&) const = default;
+};
+
 struct ModelEntry {
   std::string name;
   std::string description;
@@ -24,8 +36,12 @@ const ModelEntry* find_model(const std::string& name);
 // before it builds a model; the harness when it reads a spec): the input shape's rank, which
 // models take depth and width, BERT's width in heads of 64, and sizes a CPU process can hold
 // (at most 2^26 input elements per sample, width 65536, depth 1024). Throws
-// std::invalid_argument with the reason.
+// std::invalid_argument with the reason. A mixture's shape only for bert_moe: 1 <= top_k <=
+// experts <= 1024, capacity_factor > 0, every >= 1.
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
-                         int64_t depth, int64_t width);
+                         int64_t depth, int64_t width, const MoeShape& moe = {});
+
+// Whether `name` has mixture-of-experts layers (and takes a MoeShape).
+bool is_mixture_of_experts(const std::string& name);
 
 }  // namespace runtime

@@ -288,7 +288,8 @@ class Bert : public ZooModel {
     auto encoder = register_module("encoder", std::make_shared<nn::Module>());
     auto encoder_layers = encoder->register_module("layer", nn::ModuleList());
     for (int64_t i = 0; i < depth; ++i) {
-      EncoderLayer layer(hidden, hidden / 64, i % 2 == 1 ? moe : std::nullopt);
+      const bool mixture = moe && (i + 1) % options.moe.every == 0;
+      EncoderLayer layer(hidden, hidden / 64, mixture ? moe : std::nullopt);
       if (layer->mixture) mixtures_.push_back(layer->mixture);
       encoder_layers->push_back(layer);
       append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer);
@@ -296,8 +297,16 @@ class Bert : public ZooModel {
     append_layer("pooler", "Pooler", register_module("pooler", Pooler(hidden)));
     append_layer("classifier", "Linear",
                  register_module("classifier", nn::Linear(hidden, classes)));
-    // BERT: N(0, 0.02) weights, zero biases, LayerNorm to identity.
-    for (auto& module : modules(false)) {
+    // BERT: N(0, 0.02) weights, zero biases, LayerNorm to identity. Experts draw from their
+    // own generators (one seed per mixture from the global one), so that a rank holding some
+    // of them starts them as a rank holding all does.
+    for (const auto& item : named_modules("", false)) {
+      const auto& module = item.value();
+      if (item.key().find(".moe.experts") != std::string::npos) continue;
+      if (auto* mixture = module->as<MoeFeedForwardImpl>()) {
+        const auto seed = torch::randint(int64_t{1} << 62, {1}, torch::kLong).item<int64_t>();
+        mixture->initialize_experts(static_cast<uint64_t>(seed), 0.02);
+      }
       if (auto* linear = module->as<nn::Linear>()) {
         nn::init::normal_(linear->weight, 0, 0.02);
         if (linear->bias.defined()) nn::init::zeros_(linear->bias);  // routers have none
@@ -346,7 +355,7 @@ class Mlp : public ZooModel {
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
   // The options' rules live in one place, torch-free, so that the harness checks a spec by
   // the same rule (runtime/models/model_catalog.h); the constructors below assume them.
-  check_model_options(name, options.input_shape, options.depth, options.width);
+  check_model_options(name, options.input_shape, options.depth, options.width, options.moe);
   if (name == "resnet50") {
     return std::make_shared<ResNet<Bottleneck, 4>>(std::vector<int64_t>{3, 4, 6, 3}, options);
   }
@@ -356,7 +365,15 @@ std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions
   if (name == "vgg19") return std::make_shared<Vgg19>(options);
   if (name == "mlp") return std::make_shared<Mlp>(options);
   if (name == "bert") return std::make_shared<Bert>(options);
-  if (name == "bert_moe") return std::make_shared<Bert>(options, MoeOptions{});
+  if (name == "bert_moe") {
+    return std::make_shared<Bert>(options,
+                                  MoeOptions{.experts = options.moe.experts,
+                                             .top_k = options.moe.top_k,
+                                             .capacity_factor = options.moe.capacity_factor,
+                                             .groups = options.moe_groups,
+                                             .shard = options.expert_shard,
+                                             .shards = options.expert_shards});
+  }
   throw std::invalid_argument("unknown model '" + name + "'");
 }
 

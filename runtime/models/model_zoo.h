@@ -56,6 +56,13 @@ struct ModelOptions {
   // channel count (classifier width = 64 x it), mlp's hidden layers and width. ResNets have none.
   int64_t depth = 0;
   int64_t width = 0;
+  MoeShape moe;  // bert_moe
+  // bert_moe, how its ranks train it (runtime/models/moe.h): tokens routed in this many groups
+  // (a single process standing for that many ranks); experts sharded, this rank's shard of
+  // `expert_shards` (expert parallelism).
+  int64_t moe_groups = 1;
+  int64_t expert_shard = 0;
+  int64_t expert_shards = 1;
 };
 
 // Builds a model with weights drawn from torch's current generator (seed it first).

@@ -1,25 +1,97 @@
 #include "runtime/models/moe.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
+
+#include "runtime/comm/differentiable_all_to_all.h"
 
 namespace runtime {
 
 namespace nn = torch::nn;
+
+namespace {
+
+nn::Sequential make_expert(int64_t hidden) {
+  return nn::Sequential(nn::Linear(hidden, 4 * hidden), nn::GELU(), nn::Linear(4 * hidden, hidden));
+}
+
+// Runs `build` without drawing from torch's global generator (its state is put back after):
+// how many experts a rank builds then leaves every later weight of the model unchanged.
+template <typename Build>
+void without_global_draws(Build build) {
+  at::Generator global = at::detail::getDefaultCPUGenerator();
+  at::Tensor state;
+  {
+    std::lock_guard<std::mutex> lock(global.mutex());
+    state = global.get_state();
+  }
+  build();
+  std::lock_guard<std::mutex> lock(global.mutex());
+  global.set_state(state);
+}
+
+torch::Tensor index_tensor(const std::vector<int64_t>& values, const torch::Device& device) {
+  return torch::tensor(values, torch::kLong).to(device);
+}
+
+// Zero that depends on every parameter of an expert no token reached: its gradient is then
+// zero rather than absent, as a bucketed reducer (DDP without find_unused_parameters) needs.
+torch::Tensor idle_expert_term(nn::Module& expert) {
+  torch::Tensor term;
+  for (const auto& p : expert.parameters()) {
+    const torch::Tensor zero = p.sum() * 0;
+    term = term.defined() ? term + zero : zero;
+  }
+  return term;
+}
+
+}  // namespace
+
+// Where each token's choices go: for each expert (global index), the tokens it takes and which
+// of their k choices brought them there, in the order capacity was claimed.
+struct MoeFeedForwardImpl::Routing {
+  std::vector<std::vector<int64_t>> rows, slots;
+  torch::Tensor gates;  // [tokens, k]
+};
 
 MoeFeedForwardImpl::MoeFeedForwardImpl(int64_t hidden, MoeOptions options) : options_(options) {
   if (options.experts < 1 || options.top_k < 1 || options.top_k > options.experts ||
       !(options.capacity_factor > 0)) {
     throw std::invalid_argument("mixture of experts: need experts >= top_k >= 1, capacity > 0");
   }
+  if (options.groups < 1 || options.shards < 1 || options.experts % options.shards != 0 ||
+      options.shard < 0 || options.shard >= options.shards) {
+    throw std::invalid_argument("mixture of experts: " + std::to_string(options.experts) +
+                                " experts do not shard evenly over " +
+                                std::to_string(options.shards) + " ranks");
+  }
   router =
       register_module("router", nn::Linear(nn::LinearOptions(hidden, options.experts).bias(false)));
   experts = register_module("experts", nn::ModuleList());
-  for (int64_t e = 0; e < options.experts; ++e) {
-    experts->push_back(
-        nn::Sequential(nn::Linear(hidden, 4 * hidden), nn::GELU(), nn::Linear(4 * hidden, hidden)));
+  without_global_draws([&] {
+    for (int64_t e = 0; e < local_experts(); ++e) experts->push_back(make_expert(hidden));
+  });
+  // One draw from the global generator whatever the shard: the rest of the model is the same.
+  const auto seed = torch::randint(int64_t{1} << 62, {1}, torch::kLong).item<int64_t>();
+  initialize_experts(static_cast<uint64_t>(seed), 1.0 / std::sqrt(static_cast<double>(hidden)));
+}
+
+void MoeFeedForwardImpl::initialize_experts(uint64_t seed, double std) {
+  torch::NoGradGuard no_grad;
+  for (int64_t j = 0; j < local_experts(); ++j) {
+    at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
+        seed + static_cast<uint64_t>(first_local_expert() + j));
+    for (auto& parameter : experts[j]->named_parameters()) {
+      if (parameter.key().find("bias") != std::string::npos) {
+        parameter.value().zero_();
+      } else {
+        parameter.value().normal_(0, std, generator);
+      }
+    }
   }
 }
 
@@ -29,6 +101,108 @@ int64_t MoeFeedForwardImpl::capacity(int64_t tokens) const {
                                         static_cast<double>(options_.experts)));
 }
 
+// Capacity, per group, claimed by first choices (in token order) before second ones: on the
+// CPU, from the routing alone (no gradient flows through it).
+MoeFeedForwardImpl::Routing MoeFeedForwardImpl::route(const torch::Tensor& top_experts,
+                                                      int64_t count) {
+  if (count % options_.groups != 0) {
+    throw std::invalid_argument("mixture of experts: " + std::to_string(count) +
+                                " tokens do not split into " + std::to_string(options_.groups) +
+                                " groups");
+  }
+  const int64_t group_size = count / options_.groups;
+  const int64_t limit = capacity(group_size);
+  const torch::Tensor choices = top_experts.to(torch::kCPU).contiguous();
+  const auto* chosen = choices.data_ptr<int64_t>();
+  Routing routing;
+  routing.rows.resize(options_.experts);
+  routing.slots.resize(options_.experts);
+  dropped_ = 0;
+  for (int64_t g = 0; g < options_.groups; ++g) {
+    std::vector<int64_t> taken(options_.experts, 0);
+    for (int64_t k = 0; k < options_.top_k; ++k) {
+      for (int64_t t = g * group_size; t < (g + 1) * group_size; ++t) {
+        const int64_t e = chosen[t * options_.top_k + k];
+        if (taken[e] >= limit) {
+          ++dropped_;
+          continue;
+        }
+        ++taken[e];
+        routing.rows[e].push_back(t);
+        routing.slots[e].push_back(k);
+      }
+    }
+  }
+  return routing;
+}
+
+torch::Tensor MoeFeedForwardImpl::run_local(const torch::Tensor& tokens, const Routing& routing) {
+  torch::Tensor output = torch::zeros_like(tokens);
+  for (int64_t e = 0; e < options_.experts; ++e) {
+    if (routing.rows[e].empty()) {
+      output = output + idle_expert_term(*experts[e]).to(output.scalar_type());
+      continue;
+    }
+    const torch::Tensor index = index_tensor(routing.rows[e], tokens.device());
+    const torch::Tensor slot = index_tensor(routing.slots[e], tokens.device());
+    const torch::Tensor weight = routing.gates.index({index, slot}).unsqueeze(-1);
+    const torch::Tensor expert_out =
+        experts[e]->as<nn::Sequential>()->forward(tokens.index_select(0, index));
+    output = output.index_add(0, index, (weight * expert_out).to(output.scalar_type()));
+  }
+  return output;
+}
+
+// Dispatch: each rank sends every expert its tokens (experts in order, so rank r's experts'
+// rows are one contiguous block), runs its own experts on what arrives from every rank, and
+// sends the results back the way they came; the gates are applied where the tokens live.
+torch::Tensor MoeFeedForwardImpl::run_sharded(const torch::Tensor& tokens, const Routing& routing) {
+  const int64_t ranks = options_.shards, local = local_experts();
+  std::vector<int64_t> send_rows, send_slots, counts(options_.experts);
+  std::vector<int64_t> input_splits(ranks, 0);
+  for (int64_t e = 0; e < options_.experts; ++e) {
+    send_rows.insert(send_rows.end(), routing.rows[e].begin(), routing.rows[e].end());
+    send_slots.insert(send_slots.end(), routing.slots[e].begin(), routing.slots[e].end());
+    counts[e] = static_cast<int64_t>(routing.rows[e].size());
+    input_splits[e / local] += counts[e];
+  }
+  // How many rows each rank sends each of this rank's experts: [ranks x local], source-major.
+  const torch::Tensor sent_counts = torch::tensor(counts, torch::kLong);
+  torch::Tensor arriving_counts = torch::empty_like(sent_counts);
+  group_->all_to_all(arriving_counts, sent_counts, {}, {})->wait();
+  const auto* arriving = arriving_counts.data_ptr<int64_t>();
+  std::vector<int64_t> output_splits(ranks, 0);
+  std::vector<std::vector<int64_t>> rows_of_expert(local);
+  int64_t row = 0;
+  for (int64_t source = 0; source < ranks; ++source) {
+    for (int64_t j = 0; j < local; ++j) {
+      const int64_t n = arriving[source * local + j];
+      output_splits[source] += n;
+      for (int64_t i = 0; i < n; ++i) rows_of_expert[j].push_back(row++);
+    }
+  }
+  const torch::Tensor send_index = index_tensor(send_rows, tokens.device());
+  const torch::Tensor received = all_to_all_with_grad(*group_, tokens.index_select(0, send_index),
+                                                      output_splits, input_splits);
+  torch::Tensor results = torch::zeros_like(received);
+  for (int64_t j = 0; j < local; ++j) {
+    if (rows_of_expert[j].empty()) {
+      results = results + idle_expert_term(*experts[j]).to(results.scalar_type());
+      continue;
+    }
+    const torch::Tensor index = index_tensor(rows_of_expert[j], tokens.device());
+    const torch::Tensor expert_out =
+        experts[j]->as<nn::Sequential>()->forward(received.index_select(0, index));
+    results = results.index_add(0, index, expert_out.to(results.scalar_type()));
+  }
+  const torch::Tensor returned =
+      all_to_all_with_grad(*group_, results, input_splits, output_splits);
+  const torch::Tensor weight =
+      routing.gates.index({send_index, index_tensor(send_slots, tokens.device())}).unsqueeze(-1);
+  return torch::zeros_like(tokens).index_add(0, send_index,
+                                             (weight * returned).to(tokens.scalar_type()));
+}
+
 torch::Tensor MoeFeedForwardImpl::forward(torch::Tensor x) {
   const auto shape = x.sizes().vec();
   const int64_t hidden = shape.back();
@@ -36,47 +210,41 @@ torch::Tensor MoeFeedForwardImpl::forward(torch::Tensor x) {
   const int64_t count = tokens.size(0);
   const torch::Tensor probabilities = torch::softmax(router->forward(tokens), -1);  // [T, E]
   const auto [top_probabilities, top_experts] = probabilities.topk(options_.top_k, -1);
+  Routing routing = route(top_experts, count);
   // Switch: the router's probability; GShard top-2: the chosen pair renormalised.
-  const torch::Tensor gates = options_.top_k == 1
-                                  ? top_probabilities
-                                  : top_probabilities / top_probabilities.sum(-1, /*keepdim=*/true);
+  routing.gates = options_.top_k == 1
+                      ? top_probabilities
+                      : top_probabilities / top_probabilities.sum(-1, /*keepdim=*/true);
+  if (options_.shards > 1 && group_ == nullptr) {
+    throw std::logic_error("mixture of experts: a sharded layer needs its expert group");
+  }
+  const torch::Tensor output =
+      options_.shards > 1 ? run_sharded(tokens, routing) : run_local(tokens, routing);
 
-  // Capacity, claimed by first choices (in token order) before second ones: on the CPU, from
-  // the routing alone (no gradient flows through it).
-  const int64_t limit = capacity(count);
-  const torch::Tensor choices = top_experts.to(torch::kCPU).contiguous();
-  const auto* chosen = choices.data_ptr<int64_t>();
-  std::vector<std::vector<int64_t>> rows(options_.experts), slots(options_.experts);
-  dropped_ = 0;
-  for (int64_t k = 0; k < options_.top_k; ++k) {
-    for (int64_t t = 0; t < count; ++t) {
-      const int64_t e = chosen[t * options_.top_k + k];
-      if (static_cast<int64_t>(rows[e].size()) >= limit) {
-        ++dropped_;
-        continue;
-      }
-      rows[e].push_back(t);
-      slots[e].push_back(k);
-    }
-  }
-  torch::Tensor output = torch::zeros_like(tokens);
-  for (int64_t e = 0; e < options_.experts; ++e) {
-    if (rows[e].empty()) continue;
-    const torch::Tensor index = torch::tensor(rows[e], torch::kLong).to(tokens.device());
-    const torch::Tensor slot = torch::tensor(slots[e], torch::kLong).to(tokens.device());
-    const torch::Tensor weight = gates.index({index, slot}).unsqueeze(-1);
-    const torch::Tensor expert_out =
-        experts[e]->as<nn::Sequential>()->forward(tokens.index_select(0, index));
-    output = output.index_add(0, index, weight * expert_out);
-  }
-  // Load balance over first choices, before capacity (Switch Transformer, eq. 4).
-  const torch::Tensor first = top_experts.select(-1, 0);
+  // Load balance over first choices, before capacity (Switch Transformer, eq. 4), per group.
+  const int64_t groups = options_.groups, experts_count = options_.experts;
+  const torch::Tensor first = top_experts.select(-1, 0).reshape({groups, -1});
   const torch::Tensor share =
-      torch::zeros({options_.experts}, probabilities.options())
-          .index_add(0, first, torch::ones({count}, probabilities.options())) /
-      static_cast<double>(count);
-  auxiliary_loss_ = static_cast<double>(options_.experts) * (share * probabilities.mean(0)).sum();
+      torch::one_hot(first, experts_count).to(probabilities.scalar_type()).mean(1);  // [G, E]
+  const torch::Tensor mean_probability = probabilities.reshape({groups, -1, experts_count}).mean(1);
+  auxiliary_loss_ = static_cast<double>(experts_count) * (share * mean_probability).sum(-1).mean();
   return output.reshape(shape);
+}
+
+std::vector<MoeFeedForwardImpl*> mixtures_of(torch::nn::Module& model) {
+  std::vector<MoeFeedForwardImpl*> found;
+  for (const auto& module : model.modules(/*include_self=*/true)) {
+    if (auto* mixture = module->as<MoeFeedForwardImpl>()) found.push_back(mixture);
+  }
+  return found;
+}
+
+std::vector<torch::Tensor> expert_parameters(torch::nn::Module& model) {
+  std::vector<torch::Tensor> parameters;
+  for (auto* mixture : mixtures_of(model)) {
+    for (const auto& p : mixture->experts->parameters()) parameters.push_back(p);
+  }
+  return parameters;
 }
 
 }  // namespace runtime

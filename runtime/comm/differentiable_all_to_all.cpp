@@ -1,0 +1,68 @@
+#include "runtime/comm/differentiable_all_to_all.h"
+
+#include <torch/torch.h>
+
+#include <numeric>
+
+namespace runtime {
+namespace {
+
+at::Tensor exchange(Communicator& group, const at::Tensor& input,
+                    const std::vector<int64_t>& output_splits,
+                    const std::vector<int64_t>& input_splits) {
+  const int64_t rows = std::accumulate(output_splits.begin(), output_splits.end(), int64_t{0});
+  std::vector<int64_t> shape = input.sizes().vec();
+  shape[0] = rows;
+  at::Tensor output = at::empty(shape, input.options());
+  at::Tensor send = input.contiguous();
+  const bool two_byte_float =
+      input.scalar_type() == at::kBFloat16 || input.scalar_type() == at::kHalf;
+  at::Tensor wire_in = two_byte_float ? send.view(at::kShort) : send;
+  at::Tensor wire_out = two_byte_float ? output.view(at::kShort) : output;
+  group.all_to_all(wire_out, wire_in, output_splits, input_splits)->wait();
+  return output;
+}
+
+// The communicator travels in the context as an integer: autograd's saved data holds values,
+// and the group outlives every graph built over it (the rank's training loop owns both).
+class AllToAllFunction : public torch::autograd::Function<AllToAllFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& input,
+                            int64_t group_address, const std::vector<int64_t>& output_splits,
+                            const std::vector<int64_t>& input_splits) {
+    context->saved_data["group"] = group_address;
+    context->saved_data["output_splits"] = output_splits;
+    context->saved_data["input_splits"] = input_splits;
+    context->saved_data["row_shape"] = input.sizes().slice(1).vec();
+    context->saved_data["dtype"] = static_cast<int64_t>(input.scalar_type());
+    return exchange(*reinterpret_cast<Communicator*>(group_address), input, output_splits,
+                    input_splits);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list gradients) {
+    auto* group = reinterpret_cast<Communicator*>(context->saved_data["group"].toInt());
+    const std::vector<int64_t> sent = context->saved_data["input_splits"].toIntVector();
+    const std::vector<int64_t> received = context->saved_data["output_splits"].toIntVector();
+    // Every rank takes part in the reverse exchange, even one whose rows got no gradient.
+    at::Tensor gradient = gradients[0];
+    if (!gradient.defined()) {
+      std::vector<int64_t> shape = context->saved_data["row_shape"].toIntVector();
+      shape.insert(shape.begin(), std::accumulate(received.begin(), received.end(), int64_t{0}));
+      gradient = at::zeros(shape, at::TensorOptions().dtype(static_cast<at::ScalarType>(
+                                      context->saved_data["dtype"].toInt())));
+    }
+    return {exchange(*group, gradient, sent, received), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor all_to_all_with_grad(Communicator& group, const at::Tensor& input,
+                                const std::vector<int64_t>& output_splits,
+                                const std::vector<int64_t>& input_splits) {
+  return AllToAllFunction::apply(input, static_cast<int64_t>(reinterpret_cast<intptr_t>(&group)),
+                                 output_splits, input_splits);
+}
+
+}  // namespace runtime
