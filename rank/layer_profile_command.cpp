@@ -315,6 +315,7 @@ struct LayerProfileOptions {
   // How the measured process starts the others (internal flags).
   int lockstep_rank = 0, lockstep_port = 0;
   std::string stages_text, stage_result, range_text;
+  std::string moe_text;  // --moe, parsed into request.moe
   std::string heap = "retain";
   std::string clock = "wall";
 };
@@ -344,6 +345,7 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   layers.add_option("--num-classes", request.num_classes, "Output width (0: model default)");
   layers.add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
   layers.add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
+  layers.add_option("--moe", options.moe_text, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
   layers.add_option("--repetitions", request.repetitions, "Timed runs per layer")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000000));
@@ -407,7 +409,8 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
                                     {"--torchscript", request.torchscript},
                                     {"--input-shape", options.shape_text},
                                     {"--stages", options.stages_text},
-                                    {"--layers", options.range_text}}) {
+                                    {"--layers", options.range_text},
+                                    {"--moe", options.moe_text}}) {
     if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
   }
   for (const auto& [flag, value] :
@@ -426,8 +429,9 @@ void check_ranges_against_model(const LayerProfileOptions& options,
   const auto& range_text = options.range_text;
   const auto& stages_text = options.stages_text;
   if ((!stages.empty() || !range_text.empty()) && request.torchscript.empty()) {
-    const auto names = runtime::zoo_layer_names(request.model, request.input_shape,
-                                                request.num_classes, request.depth, request.width);
+    const auto names =
+        runtime::zoo_layer_names(request.model, request.input_shape, request.num_classes,
+                                 request.depth, request.width, request.moe);
     if (request.last_layer >= static_cast<int>(names.size())) {
       throw InputError("--layers '" + range_text + "': " + request.model + "'s layers are 0-" +
                        std::to_string(names.size() - 1));
@@ -483,6 +487,13 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
     throw InputError("profile layers: give exactly one of --model and --torchscript");
   }
   request.input_shape = parse_shape(shape_text);
+  if (!options.moe_text.empty()) {
+    try {
+      request.moe = runtime::parse_moe_flag(options.moe_text);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+  }
   request.cpu_clock = clock == "cpu";
   runtime::apply_heap_policy(heap);
   if (!range_text.empty()) {

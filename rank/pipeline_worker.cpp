@@ -26,6 +26,7 @@ ModelOptions model_options_from(const WorkerModel& model) {
   options.num_classes = model.num_classes;
   options.depth = model.depth;
   options.width = model.width;
+  options.moe = model.moe;
   return options;
 }
 

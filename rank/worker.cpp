@@ -13,11 +13,13 @@
 #include <sstream>
 
 #include "baselines/ddp/gradient_reducer.h"
+#include "baselines/moe/expert_parallel_sync.h"
 #include "rank/pipeline_worker.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/result_gather.h"
 #include "runtime/machine/blas_library.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/models/moe.h"
 #include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/protocol/fault_injection.h"
@@ -144,6 +146,41 @@ torch::Tensor forward_loss(ZooModel& model, const torch::Tensor& input, const to
   return loss;
 }
 
+// This process's peak resident memory (VmHWM), in bytes; 0 where /proc says nothing.
+long long peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // kB
+  }
+  return 0;
+}
+
+long long tensor_bytes(const std::vector<at::Tensor>& tensors) {
+  long long bytes = 0;
+  for (const auto& t : tensors) {
+    if (t.defined()) bytes += t.numel() * static_cast<long long>(t.element_size());
+  }
+  return bytes;
+}
+
+// What the model holds on this rank: parameters (the experts' among them), their gradients and
+// the optimizer's state, and the process's peak resident memory after training.
+json memory_json(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+  std::vector<at::Tensor> gradients, state;
+  for (const auto& p : model.parameters()) gradients.push_back(p.grad());
+  for (const auto& [key, value] : optimizer.state()) {
+    if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(value.get())) {
+      state.push_back(sgd->momentum_buffer());
+    }
+  }
+  return {{"parameter_bytes", tensor_bytes(model.parameters())},
+          {"expert_parameter_bytes", tensor_bytes(expert_parameters(model))},
+          {"gradient_bytes", tensor_bytes(gradients)},
+          {"optimizer_state_bytes", tensor_bytes(state)},
+          {"peak_resident_bytes", peak_resident_bytes()}};
+}
+
 baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
   baselines::ReducerOptions options;
   options.mode = baselines::parse_sync_mode(system.mode);
@@ -165,12 +202,28 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   Communicator* communicator = &comm;
   // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
   torch::manual_seed(seed);
-  const ModelOptions model_options = model_options_from(config.model);
+  // Expert parallelism: this rank builds and trains its shard of each mixture's experts.
+  const bool expert_parallel = system.kind == SystemKind::kExpertParallel;
+  ModelOptions model_options = model_options_from(config.model);
+  if (expert_parallel) {
+    model_options.expert_shard = args.rank;
+    model_options.expert_shards = args.world_size;
+  }
   auto model = make_model(config.model.name, model_options);
   model->train();
+  const std::vector<at::Tensor> experts = expert_parameters(*model);
+  if (expert_parallel) {
+    for (auto* mixture : mixtures_of(*model)) mixture->set_expert_group(communicator);
+  }
   {
     std::vector<std::unique_ptr<CommWork>> works;
-    for (auto& p : model->parameters()) works.push_back(communicator->broadcast(p.data(), 0));
+    for (auto& p : model->parameters()) {
+      // A sharded expert is this rank's own: nothing to agree on.
+      const bool own =
+          expert_parallel && std::any_of(experts.begin(), experts.end(),
+                                         [&](const at::Tensor& e) { return e.is_same(p); });
+      if (!own) works.push_back(communicator->broadcast(p.data(), 0));
+    }
     for (auto& b : model->buffers()) works.push_back(communicator->broadcast(b, 0));
     for (auto& w : works) w->wait();
   }
@@ -190,7 +243,20 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     names.push_back(item.key());
     parameters.push_back(item.value());
   }
-  baselines::GradientReducer reducer(parameters, names, *communicator, reducer_options_of(system));
+  // DDP: one bucketed reducer over everything; expert parallelism: over the dense part, the
+  // experts scaled (baselines/moe/expert_parallel_sync.h).
+  std::unique_ptr<baselines::ExpertParallelSync> expert_sync;
+  std::unique_ptr<baselines::GradientReducer> ddp_reducer;
+  if (expert_parallel) {
+    expert_sync = std::make_unique<baselines::ExpertParallelSync>(
+        parameters, names, experts, *communicator, reducer_options_of(system));
+  } else {
+    ddp_reducer = std::make_unique<baselines::GradientReducer>(parameters, names, *communicator,
+                                                               reducer_options_of(system));
+  }
+  baselines::GradientReducer& reducer = expert_sync ? expert_sync->dense_reducer() : *ddp_reducer;
+  GradientSync& gradient_sync =
+      expert_sync ? static_cast<GradientSync&>(*expert_sync) : *ddp_reducer;
 
   torch::optim::SGD optimizer(
       model->parameters(),
@@ -206,6 +272,10 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   const long long trace_iteration = config.trace_iteration;
   TraceRecorder trace;
   reducer.set_trace(&trace);
+  const auto mixtures = mixtures_of(*model);
+  for (size_t m = 0; m < mixtures.size(); ++m) {
+    mixtures[m]->set_trace(&trace, "moe " + std::to_string(m));
+  }
   auto us = [](Clock::time_point t) {
     return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
   };
@@ -222,7 +292,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     const auto t2 = Clock::now();
     loss.backward();
     const auto backward_done = Clock::now();
-    reducer.finish_backward();
+    gradient_sync.finish_backward();
     const auto t3 = Clock::now();
     optimizer.step();
     const auto t4 = Clock::now();
@@ -237,6 +307,8 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     std::fflush(stdout);
   }
   log.write(fs::path(args.out_dir) / ("rank" + std::to_string(args.rank) + ".csv"));
+  write_text_atomic(fs::path(args.out_dir) / ("memory_rank" + std::to_string(args.rank) + ".json"),
+                    memory_json(*model, optimizer).dump(1) + "\n");
   if (trace.size() > 0) {
     const json other = {{"rank", args.rank},
                         {"world_size", args.world_size},

@@ -34,12 +34,13 @@ std::vector<ModelListing> list_models() {
 std::vector<double> zoo_layer_forward_ms(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
-                                         int64_t batch) {
+                                         int64_t batch, const MoeShape& moe) {
   ModelOptions options;
   options.input_shape = input_shape;
   options.num_classes = num_classes;
   options.depth = depth;
   options.width = width;
+  options.moe = moe;
   const int threads = torch::get_num_threads();
   torch::set_num_threads(1);
   torch::manual_seed(0);
@@ -68,7 +69,8 @@ std::vector<double> zoo_layer_forward_ms(const std::string& model,
 
 std::vector<std::string> zoo_layer_names(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
-                                         int64_t num_classes, int64_t depth, int64_t width) {
+                                         int64_t num_classes, int64_t depth, int64_t width,
+                                         const MoeShape& moe) {
   ModelOptions options;
   options.input_shape = input_shape;
   const ModelEntry* entry = find_model(model);
@@ -78,6 +80,7 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
   options.num_classes = num_classes;
   options.depth = depth;
   options.width = width;
+  options.moe = moe;
   std::vector<std::string> names;
   const auto built = make_model(model, options);  // kept alive while its layers are read
   for (const auto& layer : built->layers()) names.push_back(layer.name);
@@ -86,7 +89,8 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
 
 std::vector<double> zoo_layer_forward_flops(const std::string& model,
                                             const std::vector<int64_t>& input_shape,
-                                            int64_t num_classes, int64_t depth, int64_t width) {
+                                            int64_t num_classes, int64_t depth, int64_t width,
+                                            const MoeShape& moe) {
   ModelOptions options;
   options.input_shape = input_shape;
   const ModelEntry* entry = find_model(model);
@@ -94,6 +98,7 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
   options.num_classes = num_classes;
   options.depth = depth;
   options.width = width;
+  options.moe = moe;
   torch::manual_seed(0);
   const auto built = make_model(model, options);
   built->eval();

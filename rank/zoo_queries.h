@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/models/model_catalog.h"
+
 namespace runtime {
 
 struct ModelListing {
@@ -26,19 +28,21 @@ std::vector<ModelListing> list_models();
 // Throws std::invalid_argument for an unknown model or options it does not take.
 std::vector<std::string> zoo_layer_names(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
-                                         int64_t num_classes, int64_t depth, int64_t width);
+                                         int64_t num_classes, int64_t depth, int64_t width,
+                                         const MoeShape& moe = {});
 
 // Forward time of each layer of that model on `batch` synthetic samples (median of 3 after a
 // warm-up, no autograd, one thread): the weights `stages: N` balances pipeline stages by.
 std::vector<double> zoo_layer_forward_ms(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
-                                         int64_t batch);
+                                         int64_t batch, const MoeShape& moe = {});
 
 // Forward FLOPs of each layer for one sample (runtime/models/flop_count.h).
 std::vector<double> zoo_layer_forward_flops(const std::string& model,
                                             const std::vector<int64_t>& input_shape,
-                                            int64_t num_classes, int64_t depth, int64_t width);
+                                            int64_t num_classes, int64_t depth, int64_t width,
+                                            const MoeShape& moe = {});
 
 // "1.13.1" etc.
 std::string torch_version();

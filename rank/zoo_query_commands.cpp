@@ -25,6 +25,7 @@ struct ModelQuery {
   int64_t num_classes = 0;
   int64_t depth = 0;
   int64_t width = 0;
+  std::string moe;  // --moe EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (mixture-of-experts models)
   int64_t forward_ms_batch = 0;  // > 0: also time each layer's forward at this batch
   bool flops = false;            // also each layer's forward FLOPs per sample
 };
@@ -52,6 +53,7 @@ void add_layers(CLI::App& app) {
   layers->add_option("--num-classes", query->num_classes, "Output width (0: model default)");
   layers->add_option("--depth", query->depth, "bert/mlp layers (0: model default)");
   layers->add_option("--width", query->width, "bert/vgg19/mlp width (0: model default)");
+  layers->add_option("--moe", query->moe, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
   layers->add_option("--forward-ms-batch", query->forward_ms_batch,
                      "Also time each layer's forward on this many samples");
   layers->add_flag("--flops", query->flops, "Also each layer's forward FLOPs per sample");
@@ -59,16 +61,18 @@ void add_layers(CLI::App& app) {
     const std::vector<int64_t> shape = parse_shape(query->input_shape);
     json answer;
     try {
+      const runtime::MoeShape moe =
+          query->moe.empty() ? runtime::MoeShape{} : runtime::parse_moe_flag(query->moe);
       answer["names"] = runtime::zoo_layer_names(query->model, shape, query->num_classes,
-                                                 query->depth, query->width);
+                                                 query->depth, query->width, moe);
       if (query->flops) {
         answer["forward_flops"] = runtime::zoo_layer_forward_flops(
-            query->model, shape, query->num_classes, query->depth, query->width);
+            query->model, shape, query->num_classes, query->depth, query->width, moe);
       }
       if (query->forward_ms_batch > 0) {
         answer["forward_ms"] =
             runtime::zoo_layer_forward_ms(query->model, shape, query->num_classes, query->depth,
-                                          query->width, query->forward_ms_batch);
+                                          query->width, query->forward_ms_batch, moe);
       }
     } catch (const std::invalid_argument& e) {
       throw InputError(query->model + ": " + e.what());

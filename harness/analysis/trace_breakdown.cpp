@@ -105,7 +105,10 @@ RankBreakdown rank_breakdown(const RankTrace& rank) {
   const auto [start, end] = rank_extent(rank);
   row.start_ms = start / 1000.0;
   row.span_ms = (end - start) / 1000.0;
-  const auto compute = spans_union(rank, is_compute_category);
+  // A blocking all-to-all inside forward or backward is waiting, not computing.
+  const auto all_to_all = spans_union(rank, [](const std::string& c) { return c == "alltoall"; });
+  const auto compute = interval_intersection(spans_union(rank, is_compute_category),
+                                             interval_gaps(all_to_all, start, end));
   const auto comm = spans_union(rank, is_comm_category);
   row.compute_ms = interval_length(compute) / 1000.0;
   row.comm_ms = interval_length(comm) / 1000.0;
@@ -119,6 +122,7 @@ RankBreakdown rank_breakdown(const RankTrace& rank) {
   row.send_ms = category_ms(rank, "send");
   row.recv_ms = category_ms(rank, "recv");
   row.allreduce_ms = category_ms(rank, "allreduce");
+  row.alltoall_ms = interval_length(all_to_all) / 1000.0;
   return row;
 }
 
@@ -154,6 +158,7 @@ constexpr Column kColumns[] = {
     {"send", &RankBreakdown::send_ms},
     {"recv", &RankBreakdown::recv_ms},
     {"allreduce", &RankBreakdown::allreduce_ms},
+    {"alltoall", &RankBreakdown::alltoall_ms},
     {"overlapped ms", &RankBreakdown::overlap_ms},
     {"exposed comm ms", &RankBreakdown::exposed_comm_ms},
     {"idle ms", &RankBreakdown::idle_ms},
@@ -187,8 +192,9 @@ std::string breakdown_markdown(const LoadedTrace& trace, const TraceBreakdown& b
               ? ""
               : ", schedule " + trace.ranks.front().schedule)
       << ", run span " << ms(breakdown.span_ms) << " ms; merged trace: " << merged_file << "\n\n"
-      << "Times in ms. compute = forward + backward + step; comm = the union of send, recv and "
-         "allreduce intervals; overlapped = compute and comm at once; exposed comm = comm - "
+      << "Times in ms. compute = forward + backward + step, less the all-to-alls they wait in; "
+         "comm = the union of send, recv, allreduce and alltoall intervals; overlapped = compute "
+         "and comm at once; exposed comm = comm - "
          "overlapped; idle = span - (compute + comm - overlapped).\n\n";
   out << "| rank |" << (staged ? " stage |" : "");
   for (const auto& column : kColumns) out << " " << column.heading << " |";
@@ -234,6 +240,7 @@ json breakdown_json(const LoadedTrace& trace, const TraceBreakdown& breakdown,
     entry["send_ms"] = row.send_ms;
     entry["recv_ms"] = row.recv_ms;
     entry["allreduce_ms"] = row.allreduce_ms;
+    entry["alltoall_ms"] = row.alltoall_ms;
     entry["overlap_ms"] = row.overlap_ms;
     entry["exposed_comm_ms"] = row.exposed_comm_ms;
     entry["idle_ms"] = row.idle_ms;

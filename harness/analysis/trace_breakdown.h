@@ -1,8 +1,10 @@
 // Where a rank's iteration goes, from its trace (like HiDup's Table III): compute, the union of
 // communication intervals, the part of communication hidden under compute, the exposed rest,
 // and idle (bubble) time: the part of the rank's span [first event start, last event end]
-// covered by no event at all. Interval arithmetic on unions, so overlapping events (a send
-// beside a recv, two all-reduce buckets in flight) are counted once.
+// covered by no event at all. An all-to-all blocks the compute it sits in (expert
+// parallelism's dispatch inside forward, its gradient's inside backward): compute excludes it.
+// Interval arithmetic on unions, so overlapping events (a send beside a recv, two all-reduce
+// buckets in flight) are counted once.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -53,7 +55,7 @@ struct RankBreakdown {
   size_t events = 0;  // complete events counted
   double start_ms = 0, span_ms = 0;
   double compute_ms = 0, forward_ms = 0, backward_ms = 0, step_ms = 0;
-  double comm_ms = 0, send_ms = 0, recv_ms = 0, allreduce_ms = 0;
+  double comm_ms = 0, send_ms = 0, recv_ms = 0, allreduce_ms = 0, alltoall_ms = 0;
   double overlap_ms = 0;       // compute and communication at once
   double exposed_comm_ms = 0;  // communication with no compute beside it
   double idle_ms = 0;          // neither

@@ -11,6 +11,7 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "harness/results/run_manifest.h"
+#include "runtime/protocol/trace_recorder.h"
 
 namespace harness {
 
@@ -85,9 +86,9 @@ json split_overlapping(json timed, long long rank) {
       if (lane == lane_end.size()) {
         lane_end.push_back(end);
         if (lane > 0) {
-          const char* names[] = {"compute", "send", "recv", "allreduce"};
-          const std::string base =
-              tid >= 0 && tid < 4 ? names[tid] : "thread " + std::to_string(tid);
+          const long long threads = static_cast<long long>(std::size(runtime::kTraceThreads));
+          const std::string base = tid >= 0 && tid < threads ? runtime::kTraceThreads[tid]
+                                                             : "thread " + std::to_string(tid);
           extra.push_back({{"name", "thread_name"},
                            {"ph", "M"},
                            {"pid", rank},
@@ -218,7 +219,7 @@ RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnin
   if (trace.spans.empty()) {
     throw InputError(file.string() +
                      ": no complete (\"ph\": \"X\") event of a forward, backward, step, send, "
-                     "recv or allreduce category");
+                     "recv, allreduce or alltoall category");
   }
   for (const auto& [category, count] : other_categories) {
     warnings.push_back(file.string() + ": " + std::to_string(count) + " event(s) of category '" +

@@ -47,7 +47,8 @@ std::string last_line(const std::string& text) {
 
 std::string model_key(const ModelConfig& model) {
   std::string key = model.name + "/" + std::to_string(model.num_classes) + "/" +
-                    std::to_string(model.depth) + "/" + std::to_string(model.width);
+                    std::to_string(model.depth) + "/" + std::to_string(model.width) + "/" +
+                    runtime::moe_flag_text(model.moe);
   for (long long d : model.input_shape) key += "/" + std::to_string(d);
   return key;
 }
@@ -61,6 +62,9 @@ std::vector<std::string> layer_query(const ModelConfig& model) {
     args.insert(args.end(), {"--num-classes", std::to_string(model.num_classes)});
   if (model.depth > 0) args.insert(args.end(), {"--depth", std::to_string(model.depth)});
   if (model.width > 0) args.insert(args.end(), {"--width", std::to_string(model.width)});
+  if (runtime::is_mixture_of_experts(model.name)) {
+    args.insert(args.end(), {"--moe", runtime::moe_flag_text(model.moe)});
+  }
   return args;
 }
 

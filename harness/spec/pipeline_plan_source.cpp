@@ -183,6 +183,7 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
     const json committed = read_json_file(profile.parent_path() / "profile.json");
     const bool same_model =
         point.model.depth == 0 && point.model.width == 0 && point.model.num_classes == 0 &&
+        point.model.moe == runtime::MoeShape{} &&
         (point.model.input_shape.empty() ||
          committed.value("input_shape", std::vector<long long>{}) == point.model.input_shape);
     if (same_model) profile_batch = committed.value("batch", 0);
@@ -211,8 +212,11 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
         std::to_string(point.model.batch_size) + " --input-shape " + shape +
         " --repetitions 3 --warmup 1 --num-classes " + std::to_string(point.model.num_classes) +
         " --depth " + std::to_string(point.model.depth) + " --width " +
-        std::to_string(point.model.width) + " --out '" + measured.string() + "' >'" +
-        (work / "profile.log").string() + "' 2>&1";
+        std::to_string(point.model.width) +
+        (runtime::is_mixture_of_experts(point.model.name)
+             ? " --moe " + runtime::moe_flag_text(point.model.moe)
+             : std::string()) +
+        " --out '" + measured.string() + "' >'" + (work / "profile.log").string() + "' 2>&1";
     std::fprintf(stderr, "plan: auto: no profile of %s on %s; measuring one (%s)\n",
                  point.model.name.c_str(), point.run.device.c_str(), measured.c_str());
     if (std::system(command.c_str()) != 0) {

@@ -56,11 +56,18 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.depth = model.get_int("depth", 0, 0, 100'000);
   config.width = model.get_int("width", 0, 0, 1'000'000);
   config.precision = model.get_string("precision", "fp32", {"fp32", "bf16"});
+  // Mixture-of-experts models (the zoo's rule decides which take these keys).
+  const runtime::MoeShape moe_default;
+  config.moe.experts = model.get_int("experts", moe_default.experts, 1, 1024);
+  config.moe.top_k = model.get_int("top_k", moe_default.top_k, 1, 1024);
+  config.moe.capacity_factor =
+      model.get_double("capacity_factor", moe_default.capacity_factor, 0.0);
+  config.moe.every = model.get_int("moe_every", moe_default.every, 1, 1024);
   if (model.ok()) {
     try {
       runtime::check_model_options(
           config.name, std::vector<int64_t>(config.input_shape.begin(), config.input_shape.end()),
-          config.depth, config.width);
+          config.depth, config.width, config.moe);
     } catch (const std::invalid_argument& e) {
       model.report_map(e.what());
     }
@@ -235,6 +242,17 @@ void check_pipeline_stages(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
+  if (system.kind == SystemKind::kExpertParallel) {
+    if (!runtime::is_mixture_of_experts(config.model.name)) {
+      fail("expert_parallel needs a mixture-of-experts model (bert_moe), not " + config.model.name);
+    }
+    if (config.model.moe.experts % config.run.world_size != 0) {
+      fail("model.experts " + std::to_string(config.model.moe.experts) +
+           " do not shard evenly over " + std::to_string(config.run.world_size) +
+           " ranks (run.world_size)");
+    }
+    return;
+  }
   if (system.kind != SystemKind::kPipeline) return;
   // Every micro-batch needs a sample for each replica of a stage: the global batch split into
   // micro_batches parts of at least `replicas` rows (the most replicas any stage has).
@@ -295,18 +313,22 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
   }
   MapReader reader(entry, "systems", origin);
   system.name = reader.get_string("name", std::nullopt);
-  const std::string kind = reader.get_string("kind", "ddp", {"ddp", "external", "pipeline"});
+  const std::string kind =
+      reader.get_string("kind", "ddp", {"ddp", "expert_parallel", "external", "pipeline"});
   // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
   if (!reader.ok()) return std::nullopt;
-  system.kind = kind == "external"   ? SystemKind::kExternal
-                : kind == "pipeline" ? SystemKind::kPipeline
-                                     : SystemKind::kDdp;
+  system.kind = kind == "external"          ? SystemKind::kExternal
+                : kind == "pipeline"        ? SystemKind::kPipeline
+                : kind == "expert_parallel" ? SystemKind::kExpertParallel
+                                            : SystemKind::kDdp;
   if (system.kind == SystemKind::kExternal) {
     system.external = read_external_system(reader, entry, origin);
   } else if (system.kind == SystemKind::kPipeline) {
     read_pipeline_system(reader, system, origin);
   } else {
-    system.mode = reader.get_string("mode", std::nullopt, ddp_modes());
+    const bool experts = system.kind == SystemKind::kExpertParallel;
+    system.mode = reader.get_string(
+        "mode", experts ? std::optional<std::string>("overlap") : std::nullopt, ddp_modes());
     if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
   }
   reader.finish();
@@ -403,6 +425,8 @@ std::string to_string(SystemKind kind) {
       return "external";
     case SystemKind::kPipeline:
       return "pipeline";
+    case SystemKind::kExpertParallel:
+      return "expert_parallel";
     case SystemKind::kDdp:
       break;
   }
@@ -420,6 +444,10 @@ const std::vector<std::string>& sweepable_paths() {
       "model.depth",
       "model.width",
       "model.precision",
+      "model.experts",
+      "model.top_k",
+      "model.capacity_factor",
+      "model.moe_every",
       "optimizer.lr",
       "run.world_size",
       "run.threads_per_rank",

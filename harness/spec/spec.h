@@ -14,6 +14,7 @@
 #include "harness/emulation/network_plan.h"
 #include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
+#include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
 
 namespace harness {
@@ -29,6 +30,7 @@ struct ModelConfig {
   long long depth = 0;  // bert: encoder layers, mlp: hidden layers (0: the model's default)
   long long width = 0;  // bert: hidden size, vgg19: base channels, mlp: hidden width
   std::string precision = "fp32";  // fp32 | bf16: forward under CPU autocast, fp32 weights
+  runtime::MoeShape moe;           // bert_moe: experts, top_k, capacity_factor, moe_every
 };
 
 struct OptimizerConfig {
@@ -90,13 +92,15 @@ using PipelineStageSpec = runtime::StageAssignment;
 
 // What a train spec's system is: the harness's DDP-style ranks, an external program, or a
 // pipeline of the harness's ranks.
-enum class SystemKind { kDdp, kExternal, kPipeline };
-std::string to_string(SystemKind kind);  // "ddp" | "external" | "pipeline"
+// expert_parallel: the DDP ranks with a mixture-of-experts model's experts sharded over them.
+enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline };
+// "ddp" | "expert_parallel" | "external" | "pipeline"
+std::string to_string(SystemKind kind);
 
 struct SystemConfig {
   std::string name;
   SystemKind kind = SystemKind::kDdp;
-  std::string mode;                        // one of kDdpModes (ddp systems)
+  std::string mode;  // one of kDdpModes (ddp; expert_parallel's dense part, default overlap)
   std::optional<double> bucket_mb;         // overrides ddp.bucket_mb for this system
   std::optional<ExternalSystem> external;  // kind: external
   // kind: pipeline -- the schedule and either inline stages or a plan ("auto" or a plan.json).

@@ -60,8 +60,9 @@ std::string describe_run(const PlannedRun& run) {
 runtime::WorkerConfig worker_config(const PlannedRun& run) {
   const PointConfig& c = run.point->config;
   runtime::WorkerConfig config;
-  config.model = {c.model.name, c.model.batch_size, c.model.input_shape, c.model.num_classes,
-                  c.model.loss, c.model.depth,      c.model.width,       c.model.precision};
+  config.model = {c.model.name,        c.model.batch_size, c.model.input_shape,
+                  c.model.num_classes, c.model.loss,       c.model.depth,
+                  c.model.width,       c.model.precision,  c.model.moe};
   config.optimizer = {c.optimizer.name, c.optimizer.lr, c.optimizer.momentum};
   config.iterations = c.run.iterations;
   config.warmup = c.run.warmup;
@@ -79,7 +80,9 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
       c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
   config.system.name = run.system->name;
   config.system.kind = run.system->kind == SystemKind::kPipeline ? runtime::SystemKind::kPipeline
-                                                                 : runtime::SystemKind::kDdp;
+                       : run.system->kind == SystemKind::kExpertParallel
+                           ? runtime::SystemKind::kExpertParallel
+                           : runtime::SystemKind::kDdp;
   config.system.mode = run.system->mode;
   config.system.bucket_mb = system_bucket_mb(run);
   config.system.first_bucket_mb = c.ddp.first_bucket_mb;

@@ -9,7 +9,9 @@ namespace {
 
 at::Tensor exchange(Communicator& group, const at::Tensor& input,
                     const std::vector<int64_t>& output_splits,
-                    const std::vector<int64_t>& input_splits) {
+                    const std::vector<int64_t>& input_splits, TraceRecorder* trace,
+                    const std::string& name) {
+  const double start_us = TraceRecorder::now_us();
   const int64_t rows = std::accumulate(output_splits.begin(), output_splits.end(), int64_t{0});
   std::vector<int64_t> shape = input.sizes().vec();
   shape[0] = rows;
@@ -20,23 +22,31 @@ at::Tensor exchange(Communicator& group, const at::Tensor& input,
   at::Tensor wire_in = two_byte_float ? send.view(at::kShort) : send;
   at::Tensor wire_out = two_byte_float ? output.view(at::kShort) : output;
   group.all_to_all(wire_out, wire_in, output_splits, input_splits)->wait();
+  if (trace != nullptr) {
+    trace->add(name, TraceCategory::kAllToAll, start_us, TraceRecorder::now_us(),
+               {{"sent_bytes", send.numel() * send.element_size()},
+                {"received_bytes", output.numel() * output.element_size()}});
+  }
   return output;
 }
 
-// The communicator travels in the context as an integer: autograd's saved data holds values,
-// and the group outlives every graph built over it (the rank's training loop owns both).
+// The communicator and trace travel in the context as integers: autograd's saved data holds
+// values, and both outlive every graph built over them (the rank's training loop owns them).
 class AllToAllFunction : public torch::autograd::Function<AllToAllFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& input,
                             int64_t group_address, const std::vector<int64_t>& output_splits,
-                            const std::vector<int64_t>& input_splits) {
+                            const std::vector<int64_t>& input_splits, int64_t trace_address,
+                            const std::string& name) {
     context->saved_data["group"] = group_address;
+    context->saved_data["trace"] = trace_address;
+    context->saved_data["name"] = name;
     context->saved_data["output_splits"] = output_splits;
     context->saved_data["input_splits"] = input_splits;
     context->saved_data["row_shape"] = input.sizes().slice(1).vec();
     context->saved_data["dtype"] = static_cast<int64_t>(input.scalar_type());
     return exchange(*reinterpret_cast<Communicator*>(group_address), input, output_splits,
-                    input_splits);
+                    input_splits, reinterpret_cast<TraceRecorder*>(trace_address), name);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
@@ -52,7 +62,14 @@ class AllToAllFunction : public torch::autograd::Function<AllToAllFunction> {
       gradient = at::zeros(shape, at::TensorOptions().dtype(static_cast<at::ScalarType>(
                                       context->saved_data["dtype"].toInt())));
     }
-    return {exchange(*group, gradient, sent, received), at::Tensor(), at::Tensor(), at::Tensor()};
+    auto* trace = reinterpret_cast<TraceRecorder*>(context->saved_data["trace"].toInt());
+    const std::string name = context->saved_data["name"].toStringRef() + " backward";
+    return {exchange(*group, gradient, sent, received, trace, name),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor()};
   }
 };
 
@@ -60,9 +77,15 @@ class AllToAllFunction : public torch::autograd::Function<AllToAllFunction> {
 
 at::Tensor all_to_all_with_grad(Communicator& group, const at::Tensor& input,
                                 const std::vector<int64_t>& output_splits,
-                                const std::vector<int64_t>& input_splits) {
-  return AllToAllFunction::apply(input, static_cast<int64_t>(reinterpret_cast<intptr_t>(&group)),
-                                 output_splits, input_splits);
+                                const std::vector<int64_t>& input_splits, TraceRecorder* trace,
+                                const std::string& name) {
+  const auto address = [](const void* pointer) {
+    return static_cast<int64_t>(reinterpret_cast<intptr_t>(pointer));
+  };
+  // A disabled recorder keeps nothing: it is left out, and the exchange records nothing.
+  TraceRecorder* kept = trace != nullptr && trace->enabled() ? trace : nullptr;
+  return AllToAllFunction::apply(input, address(&group), output_splits, input_splits, address(kept),
+                                 name);
 }
 
 }  // namespace runtime

@@ -1,5 +1,6 @@
 #include "runtime/models/model_catalog.h"
 
+#include <sstream>
 #include <stdexcept>
 
 namespace runtime {
@@ -32,6 +33,25 @@ const ModelEntry* find_model(const std::string& name) {
 }
 
 bool is_mixture_of_experts(const std::string& name) { return name == "bert_moe"; }
+
+std::string moe_flag_text(const MoeShape& moe) {
+  std::ostringstream text;
+  text.precision(17);
+  text << moe.experts << "," << moe.top_k << "," << moe.capacity_factor << "," << moe.every;
+  return text.str();
+}
+
+MoeShape parse_moe_flag(const std::string& text) {
+  MoeShape moe;
+  std::istringstream in(text);
+  char c1 = 0, c2 = 0, c3 = 0;
+  if (!(in >> moe.experts >> c1 >> moe.top_k >> c2 >> moe.capacity_factor >> c3 >> moe.every) ||
+      c1 != ',' || c2 != ',' || c3 != ',' || !(in >> std::ws).eof()) {
+    throw std::invalid_argument(
+        "--moe '" + text + "': expected EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (e.g. 4,2,1.25,2)");
+  }
+  return moe;
+}
 
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
                          int64_t depth, int64_t width, const MoeShape& moe) {

@@ -44,4 +44,9 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
 // Whether `name` has mixture-of-experts layers (and takes a MoeShape).
 bool is_mixture_of_experts(const std::string& name);
 
+// The rank program's --moe value, "EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY" ("4,2,1.25,2"), and
+// back (std::invalid_argument for text of another form; values are checked where the model is).
+std::string moe_flag_text(const MoeShape& moe);
+MoeShape parse_moe_flag(const std::string& text);
+
 }  // namespace runtime

@@ -182,8 +182,9 @@ torch::Tensor MoeFeedForwardImpl::run_sharded(const torch::Tensor& tokens, const
     }
   }
   const torch::Tensor send_index = index_tensor(send_rows, tokens.device());
-  const torch::Tensor received = all_to_all_with_grad(*group_, tokens.index_select(0, send_index),
-                                                      output_splits, input_splits);
+  const torch::Tensor received =
+      all_to_all_with_grad(*group_, tokens.index_select(0, send_index), output_splits, input_splits,
+                           trace_, trace_name_ + " dispatch");
   torch::Tensor results = torch::zeros_like(received);
   for (int64_t j = 0; j < local; ++j) {
     if (rows_of_expert[j].empty()) {
@@ -195,8 +196,8 @@ torch::Tensor MoeFeedForwardImpl::run_sharded(const torch::Tensor& tokens, const
         experts[j]->as<nn::Sequential>()->forward(received.index_select(0, index));
     results = results.index_add(0, index, expert_out.to(results.scalar_type()));
   }
-  const torch::Tensor returned =
-      all_to_all_with_grad(*group_, results, input_splits, output_splits);
+  const torch::Tensor returned = all_to_all_with_grad(*group_, results, input_splits, output_splits,
+                                                      trace_, trace_name_ + " combine");
   const torch::Tensor weight =
       routing.gates.index({send_index, index_tensor(send_slots, tokens.device())}).unsqueeze(-1);
   return torch::zeros_like(tokens).index_add(0, send_index,

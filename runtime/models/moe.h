@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/protocol/trace_recorder.h"
 
 namespace runtime {
 
@@ -46,6 +47,11 @@ class MoeFeedForwardImpl : public torch::nn::Module {
   void initialize_experts(uint64_t seed, double std);
   // Sharded layers: the ranks that hold the other experts (rank r holds shard r).
   void set_expert_group(Communicator* group) { group_ = group; }
+  // Where the dispatch and combine all-to-alls are recorded (named after `name`).
+  void set_trace(TraceRecorder* trace, std::string name) {
+    trace_ = trace;
+    trace_name_ = std::move(name);
+  }
 
   // Of the last forward: the Switch load-balancing loss, experts x sum_e f_e P_e (f_e: the
   // share of tokens whose first choice is e, before capacity; P_e: the mean router probability
@@ -69,6 +75,8 @@ class MoeFeedForwardImpl : public torch::nn::Module {
 
   MoeOptions options_;
   Communicator* group_ = nullptr;
+  TraceRecorder* trace_ = nullptr;
+  std::string trace_name_;
   torch::Tensor auxiliary_loss_;
   int64_t dropped_ = 0;
 };

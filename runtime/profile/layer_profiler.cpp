@@ -103,9 +103,12 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     result.model = request.model;
     result.input_shape =
         request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
-    ModelOptions options{result.input_shape, request.num_classes};
+    ModelOptions options;
+    options.input_shape = result.input_shape;
+    options.num_classes = request.num_classes;
     options.depth = request.depth;
     options.width = request.width;
+    options.moe = request.moe;
     loaded.zoo = make_model(request.model, options);
     loaded.zoo->train();
     loaded.chain = zoo_chain(loaded.zoo);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/models/model_catalog.h"
+
 namespace runtime {
 
 struct LayerProfileRequest {
@@ -17,6 +19,7 @@ struct LayerProfileRequest {
   int64_t num_classes = 0;
   int64_t depth = 0;  // zoo size knobs (ModelOptions): 0 = the model's default
   int64_t width = 0;
+  MoeShape moe;          // mixture-of-experts models
   int repetitions = 10;  // timed runs per layer; the median is reported
   int warmup = 2;
   int threads = 1;

@@ -39,7 +39,7 @@ std::string hex64(unsigned long long value) {
 
 bool is_result_file_name(const std::string& name) {
   static const std::regex pattern(
-      R"((rank[0-9]+\.csv|(trace|pipeline)_rank[0-9]+\.json|buckets\.json))");
+      R"((rank[0-9]+\.csv|(trace|pipeline|memory)_rank[0-9]+\.json|buckets\.json))");
   return std::regex_match(name, pattern);
 }
 

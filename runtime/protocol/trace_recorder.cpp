@@ -20,6 +20,8 @@ const char* category_name(TraceCategory category) {
       return "recv";
     case TraceCategory::kAllReduce:
       return "allreduce";
+    case TraceCategory::kAllToAll:
+      return "alltoall";
   }
   return "unknown";
 }
@@ -32,6 +34,8 @@ int category_thread(TraceCategory category) {
       return 2;
     case TraceCategory::kAllReduce:
       return 3;
+    case TraceCategory::kAllToAll:
+      return 4;
     default:
       return 0;
   }
@@ -65,13 +69,12 @@ json TraceRecorder::to_json(const json& other) const {
                     {"pid", rank},
                     {"tid", 0},
                     {"args", {{"sort_index", rank}}}});
-  const char* threads[] = {"compute", "send", "recv", "allreduce"};
-  for (int tid = 0; tid < 4; ++tid) {
+  for (int tid = 0; tid < static_cast<int>(std::size(kTraceThreads)); ++tid) {
     events.push_back({{"name", "thread_name"},
                       {"ph", "M"},
                       {"pid", rank},
                       {"tid", tid},
-                      {"args", {{"name", threads[tid]}}}});
+                      {"args", {{"name", kTraceThreads[tid]}}}});
   }
   for (const auto& e : events_) {
     events.push_back({{"name", e.name},

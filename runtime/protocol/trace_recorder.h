@@ -14,9 +14,11 @@ namespace runtime {
 
 // Categories and the trace "thread" each is drawn on (the contract of experiments/README.md,
 // "Traces").
-enum class TraceCategory { kForward, kBackward, kStep, kSend, kRecv, kAllReduce };
+enum class TraceCategory { kForward, kBackward, kStep, kSend, kRecv, kAllReduce, kAllToAll };
 const char* category_name(TraceCategory category);
-int category_thread(TraceCategory category);  // 0 compute, 1 send, 2 recv, 3 allreduce
+// The trace's threads (Chrome trace tids), named: a category's events go on category_thread.
+inline constexpr const char* kTraceThreads[] = {"compute", "send", "recv", "allreduce", "alltoall"};
+int category_thread(TraceCategory category);
 
 class TraceRecorder {
  public:

@@ -81,12 +81,22 @@ WorkerSystem system_from(const json& s) {
 
 SystemKind parse_system_kind(const std::string& name) {
   if (name == "ddp") return SystemKind::kDdp;
+  if (name == "expert_parallel") return SystemKind::kExpertParallel;
   if (name == "pipeline") return SystemKind::kPipeline;
-  throw std::invalid_argument("unknown system kind '" + name + "' (expected ddp or pipeline)");
+  throw std::invalid_argument("unknown system kind '" + name +
+                              "' (expected ddp, expert_parallel or pipeline)");
 }
 
 std::string to_string(SystemKind kind) {
-  return kind == SystemKind::kPipeline ? "pipeline" : "ddp";
+  switch (kind) {
+    case SystemKind::kPipeline:
+      return "pipeline";
+    case SystemKind::kExpertParallel:
+      return "expert_parallel";
+    case SystemKind::kDdp:
+      break;
+  }
+  return "ddp";
 }
 
 json to_json(const WorkerConfig& c) {
@@ -110,7 +120,12 @@ json to_json(const WorkerConfig& c) {
         {"loss", c.model.loss},
         {"precision", c.model.precision},
         {"depth", c.model.depth},
-        {"width", c.model.width}}},
+        {"width", c.model.width},
+        {"moe",
+         {{"experts", c.model.moe.experts},
+          {"top_k", c.model.moe.top_k},
+          {"capacity_factor", c.model.moe.capacity_factor},
+          {"every", c.model.moe.every}}}}},
       {"optimizer",
        {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
       {"iterations", c.iterations},
@@ -138,6 +153,15 @@ WorkerConfig worker_config_from_json(const json& d) {
   c.model.precision = read<std::string>(model, "model.", "precision", c.model.precision);
   c.model.depth = read<long long>(model, "model.", "depth", 0);
   c.model.width = read<long long>(model, "model.", "width", 0);
+  if (model.contains("moe")) {
+    const json& moe = section(model, "moe");
+    MoeShape& shape = c.model.moe;
+    shape.experts = read<int64_t>(moe, "model.moe.", "experts", shape.experts);
+    shape.top_k = read<int64_t>(moe, "model.moe.", "top_k", shape.top_k);
+    shape.capacity_factor =
+        read<double>(moe, "model.moe.", "capacity_factor", shape.capacity_factor);
+    shape.every = read<int64_t>(moe, "model.moe.", "every", shape.every);
+  }
   const json& optimizer = section(d, "optimizer");
   c.optimizer.name = read<std::string>(optimizer, "optimizer.", "name", c.optimizer.name);
   c.optimizer.lr = require<double>(optimizer, "optimizer.", "lr");

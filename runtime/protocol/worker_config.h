@@ -9,14 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "runtime/pipeline/pipeline_schedule.h"
 
 namespace runtime {
 
-enum class SystemKind { kDdp, kPipeline };
+// kDdp: every rank the whole model; kExpertParallel: the same, but a mixture-of-experts
+// model's experts sharded over the ranks (runtime/models/moe.h); kPipeline: stages.
+enum class SystemKind { kDdp, kExpertParallel, kPipeline };
 
-// "ddp" | "pipeline"; throws std::invalid_argument otherwise.
+// "ddp" | "expert_parallel" | "pipeline"; throws std::invalid_argument otherwise.
 SystemKind parse_system_kind(const std::string& name);
 std::string to_string(SystemKind kind);
 
@@ -29,6 +32,7 @@ struct WorkerModel {
   long long depth = 0;        // 0: the model's default
   long long width = 0;
   std::string precision = "fp32";  // fp32 | bf16 (runtime/models/precision.h)
+  MoeShape moe;                    // mixture-of-experts models
 };
 
 struct WorkerOptimizer {

@@ -109,6 +109,29 @@ TEST(TraceBreakdown, DataParallelRanks) {
   EXPECT_FALSE(breakdown.ranks[0].stage.has_value());
 }
 
+TEST(TraceBreakdown, AllToAllInsideComputeIsNotCompute) {
+  // Expert parallelism (us): forward [0,10000] waits in a dispatch all-to-all [2000,5000];
+  // backward [10000,20000] in a gradient all-to-all [12000,14000]; a bucket all-reduce
+  // [15000,22000] overlaps backward's end.
+  harness::RankTrace rank;
+  rank.spans = {{0, 10000, "forward", "forward"},
+                {2000, 5000, "alltoall", "moe 0 dispatch"},
+                {10000, 20000, "backward", "backward"},
+                {12000, 14000, "alltoall", "moe 0 dispatch backward"},
+                {15000, 22000, "allreduce", "allreduce bucket 0"}};
+  const harness::RankBreakdown row = harness::rank_breakdown(rank);
+  // compute = [0,2] + [5,12] + [14,20] = 15 ms; all-to-all 3 + 2 = 5; comm = 5 + 7 = 12;
+  // overlapped: compute and comm at once = [15,20] = 5; exposed 12 - 5 = 7; idle 0.
+  EXPECT_NEAR(row.compute_ms, 15, 1e-9);
+  EXPECT_NEAR(row.alltoall_ms, 5, 1e-9);
+  EXPECT_NEAR(row.allreduce_ms, 7, 1e-9);
+  EXPECT_NEAR(row.comm_ms, 12, 1e-9);
+  EXPECT_NEAR(row.overlap_ms, 5, 1e-9);
+  EXPECT_NEAR(row.exposed_comm_ms, 7, 1e-9);
+  EXPECT_NEAR(row.idle_ms, 0, 1e-9);
+  EXPECT_NEAR(row.forward_ms, 10, 1e-9);  // as the rank measured it, waiting included
+}
+
 TEST(TraceBreakdown, PipelineStagesWithBubbles) {
   TempDir dir;
   const auto trace = load(copy_fixture(dir), "gpipe_2x1");
@@ -175,7 +198,7 @@ TEST(TraceCommand, MergesEveryRunAndWritesTheBreakdown) {
 
   const std::string table = read_file(ddp / "trace_breakdown.md");
   EXPECT_NE(table.find("| 0 | 8.500 | 7.000 | 2.000 | 4.000 | 1.000 | 4.000 | 0.000 | 0.000 | "
-                       "4.000 | 3.000 | 1.000 | 0.500 | 5.9 |"),
+                       "4.000 | 0.000 | 3.000 | 1.000 | 0.500 | 5.9 |"),
             std::string::npos)
       << table;
   // Mean of the two ranks; idle % over both spans: 0.5 / 16.2.

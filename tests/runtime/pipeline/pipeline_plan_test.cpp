@@ -136,20 +136,24 @@ TEST(TraceRecorder, WritesCompleteEventsOnePidPerRankOneTidPerStream) {
   trace.add("forward mb0", runtime::TraceCategory::kForward, 100, 350, {{"micro_batch", 0}});
   trace.add("recv gradients mb0", runtime::TraceCategory::kRecv, 350, 400);
   trace.add("allreduce stage 1", runtime::TraceCategory::kAllReduce, 400, 500);
+  trace.add("moe 0 dispatch", runtime::TraceCategory::kAllToAll, 500, 520);
   const auto json = trace.to_json({{"rank", 3}, {"stage", 1}, {"system", "dapple"}});
   const auto& events = json.at("traceEvents");
-  ASSERT_EQ(events.size(), 6u + 3u);  // process name, sort index, 4 thread names, 3 events
+  ASSERT_EQ(events.size(), 7u + 4u);  // process name, sort index, 5 thread names, 4 events
   EXPECT_EQ(events[0].at("args").at("name"), "rank 3 (stage 1)");
-  const auto& forward = events[6];
+  EXPECT_EQ(events[6].at("args").at("name"), "alltoall");
+  EXPECT_EQ(events[10].at("cat"), "alltoall");
+  EXPECT_EQ(events[10].at("tid"), 4);
+  const auto& forward = events[7];
   EXPECT_EQ(forward.at("ph"), "X");
   EXPECT_EQ(forward.at("cat"), "forward");
   EXPECT_DOUBLE_EQ(forward.at("ts").get<double>(), 100);
   EXPECT_DOUBLE_EQ(forward.at("dur").get<double>(), 250);
   EXPECT_EQ(forward.at("pid"), 3);
   EXPECT_EQ(forward.at("tid"), 0);
-  EXPECT_EQ(events[7].at("tid"), 2);
-  EXPECT_EQ(events[8].at("tid"), 3);
-  EXPECT_EQ(events[8].at("cat"), "allreduce");
+  EXPECT_EQ(events[8].at("tid"), 2);
+  EXPECT_EQ(events[9].at("tid"), 3);
+  EXPECT_EQ(events[9].at("cat"), "allreduce");
   EXPECT_EQ(json.at("otherData").at("clock"), "steady");
   EXPECT_EQ(json.at("displayTimeUnit"), "ms");
 }

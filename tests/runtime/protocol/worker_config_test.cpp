@@ -105,7 +105,8 @@ TEST(WorkerConfig, ABadConfigNamesItsKey) {
   c = runtime::to_json(pipeline_config());
   c["system"]["kind"] = "zero";
   EXPECT_EQ(error_of(c),
-            "worker config: system: unknown system kind 'zero' (expected ddp or pipeline)");
+            "worker config: system: unknown system kind 'zero' (expected ddp, expert_parallel or "
+            "pipeline)");
   c = runtime::to_json(pipeline_config());
   c["system"].erase("stages");
   EXPECT_EQ(error_of(c), "worker config: a pipeline system needs system.stages");
