@@ -190,6 +190,46 @@ baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
   return options;
 }
 
+// The rank's result files: samples, memory, and the traced iteration's events if any.
+void write_rank_files(const WorkerArgs& args, const std::string& system_name, const SampleLog& log,
+                      const TraceRecorder& trace, long long traced_iteration, const json& memory) {
+  const fs::path out = args.out_dir;
+  const std::string rank = std::to_string(args.rank);
+  log.write(out / ("rank" + rank + ".csv"));
+  write_text_atomic(out / ("memory_rank" + rank + ".json"), memory.dump(1) + "\n");
+  if (trace.size() > 0) {
+    const json other = {{"rank", args.rank},
+                        {"world_size", args.world_size},
+                        {"system", system_name},
+                        {"iteration", traced_iteration}};
+    write_text_atomic(out / ("trace_rank" + rank + ".json"), trace.to_json(other).dump() + "\n");
+  }
+}
+
+// The rank's model: the same seed on every rank, then rank 0's weights broadcast, as DDP does at
+// construction; a sharded expert (expert parallelism) is this rank's own and stays as built,
+// and its mixture gets the ranks that hold the others.
+std::shared_ptr<ZooModel> build_rank_model(const WorkerConfig& config, const ModelOptions& options,
+                                           Communicator& communicator) {
+  torch::manual_seed(config.seed);
+  auto model = make_model(config.model.name, options);
+  model->train();
+  const bool sharded = options.expert_shards > 1;
+  const std::vector<at::Tensor> experts = expert_parameters(*model);
+  if (sharded) {
+    for (auto* mixture : mixtures_of(*model)) mixture->set_expert_group(&communicator);
+  }
+  std::vector<std::unique_ptr<CommWork>> works;
+  for (auto& p : model->parameters()) {
+    const bool own = sharded && std::any_of(experts.begin(), experts.end(),
+                                            [&](const at::Tensor& e) { return e.is_same(p); });
+    if (!own) works.push_back(communicator.broadcast(p.data(), 0));
+  }
+  for (auto& b : model->buffers()) works.push_back(communicator.broadcast(b, 0));
+  for (auto& w : works) w->wait();
+  return model;
+}
+
 // A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own
 // synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
 // iterations with heartbeats, then its samples and trace in the run folder.
@@ -200,33 +240,14 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   const long long iterations = config.iterations;
   const long long seed = config.seed;
   Communicator* communicator = &comm;
-  // Same seed on every rank, then rank 0's weights broadcast, as DDP does at construction.
-  torch::manual_seed(seed);
-  // Expert parallelism: this rank builds and trains its shard of each mixture's experts.
   const bool expert_parallel = system.kind == SystemKind::kExpertParallel;
   ModelOptions model_options = model_options_from(config.model);
   if (expert_parallel) {
     model_options.expert_shard = args.rank;
     model_options.expert_shards = args.world_size;
   }
-  auto model = make_model(config.model.name, model_options);
-  model->train();
+  const auto model = build_rank_model(config, model_options, comm);
   const std::vector<at::Tensor> experts = expert_parameters(*model);
-  if (expert_parallel) {
-    for (auto* mixture : mixtures_of(*model)) mixture->set_expert_group(communicator);
-  }
-  {
-    std::vector<std::unique_ptr<CommWork>> works;
-    for (auto& p : model->parameters()) {
-      // A sharded expert is this rank's own: nothing to agree on.
-      const bool own =
-          expert_parallel && std::any_of(experts.begin(), experts.end(),
-                                         [&](const at::Tensor& e) { return e.is_same(p); });
-      if (!own) works.push_back(communicator->broadcast(p.data(), 0));
-    }
-    for (auto& b : model->buffers()) works.push_back(communicator->broadcast(b, 0));
-    for (auto& w : works) w->wait();
-  }
 
   // Each rank its own synthetic shard, fixed for the run (generation stays out of timing).
   torch::manual_seed(seed * 1000003 + args.rank + 1);
@@ -257,6 +278,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   baselines::GradientReducer& reducer = expert_sync ? expert_sync->dense_reducer() : *ddp_reducer;
   GradientSync& gradient_sync =
       expert_sync ? static_cast<GradientSync&>(*expert_sync) : *ddp_reducer;
+  const auto mixtures = mixtures_of(*model);
 
   torch::optim::SGD optimizer(
       model->parameters(),
@@ -272,7 +294,6 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   const long long trace_iteration = config.trace_iteration;
   TraceRecorder trace;
   reducer.set_trace(&trace);
-  const auto mixtures = mixtures_of(*model);
   for (size_t m = 0; m < mixtures.size(); ++m) {
     mixtures[m]->set_trace(&trace, "moe " + std::to_string(m));
   }
@@ -306,17 +327,8 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
     std::fflush(stdout);
   }
-  log.write(fs::path(args.out_dir) / ("rank" + std::to_string(args.rank) + ".csv"));
-  write_text_atomic(fs::path(args.out_dir) / ("memory_rank" + std::to_string(args.rank) + ".json"),
-                    memory_json(*model, optimizer).dump(1) + "\n");
-  if (trace.size() > 0) {
-    const json other = {{"rank", args.rank},
-                        {"world_size", args.world_size},
-                        {"system", system.name},
-                        {"iteration", trace_iteration - warmup}};
-    write_text_atomic(fs::path(args.out_dir) / ("trace_rank" + std::to_string(args.rank) + ".json"),
-                      trace.to_json(other).dump() + "\n");
-  }
+  write_rank_files(args, system.name, log, trace, trace_iteration - warmup,
+                   memory_json(*model, optimizer));
 }
 
 int run_worker(const WorkerArgs& args) {

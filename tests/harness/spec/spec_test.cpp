@@ -292,6 +292,48 @@ TEST(Spec, CompressionAndPrecisionAreReadAndChecked) {
       "did you mean 'fp32'?");
 }
 
+TEST(Spec, MixtureOfExpertsKeysAndTheExpertParallelSystem) {
+  TempDir dir;
+  LoadOptions options = options_with();
+  options.known_models.push_back("bert_moe");
+  const auto load = [&](const std::string& text) {
+    return harness::load_experiment(dir.write("s.yaml", text).string(), options);
+  };
+  // The first line: each point of the sweep says it.
+  const auto error_of = [&](const std::string& text) {
+    const std::string all = harness_test::spec_load_error(text, options);
+    return all.substr(0, all.find('\n'));
+  };
+  const std::string moe_spec =
+      replace(replace(kValidSpec, "name: mlp", "name: bert_moe"), "  batch_size: 8\n",
+              "  batch_size: 8\n  experts: 8\n  top_k: 1\n  capacity_factor: 2\n  moe_every: 1\n");
+  const Experiment e = load(moe_spec);
+  const auto& moe = e.points.front().config.model.moe;
+  EXPECT_EQ(moe, (runtime::MoeShape{.experts = 8, .top_k = 1, .capacity_factor = 2, .every = 1}));
+  // The zoo's rule, at the model map: top_k beyond the experts; keys only bert_moe takes.
+  EXPECT_EQ(error_of(replace(moe_spec, "top_k: 1", "top_k: 9")),
+            "spec.yaml:3:3: model: bert_moe top_k must be in [1, experts]");
+  EXPECT_EQ(error_of(replace(kValidSpec, "  batch_size: 8\n", "  batch_size: 8\n  experts: 2\n")),
+            "spec.yaml:3:3: model: mlp has no mixture of experts (experts, top_k, capacity_factor, "
+            "moe_every are bert_moe's)");
+
+  // expert_parallel: the dense part's reducer mode defaults to overlap.
+  const std::string systems = "systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]";
+  const std::string ep_systems = "systems: [sync, {name: ep, kind: expert_parallel}]";
+  const Experiment ep = load(replace(moe_spec, systems, ep_systems));
+  ASSERT_EQ(ep.systems.size(), 2u);
+  EXPECT_EQ(ep.systems[1].kind, harness::SystemKind::kExpertParallel);
+  EXPECT_EQ(ep.systems[1].mode, "overlap");
+  // Experts that do not shard over the ranks, and a dense model, named at the system.
+  EXPECT_EQ(
+      error_of(replace(replace(moe_spec, systems, ep_systems), "world_size: 2", "world_size: 3")),
+      "spec.yaml:13:17: systems: ep: model.experts 8 do not shard evenly over 3 ranks "
+      "(run.world_size) (at ddp.bucket_mb=1, model.batch_size=4)");
+  EXPECT_EQ(error_of(replace(kValidSpec, systems, ep_systems)),
+            "spec.yaml:9:17: systems: ep: expert_parallel needs a mixture-of-experts model "
+            "(bert_moe), not mlp (at ddp.bucket_mb=1, model.batch_size=4)");
+}
+
 TEST(Spec, EmulatedClusterIsReadAndChecked) {
   TempDir dir;
   const std::string text = std::string(kValidSpec) +

@@ -67,6 +67,23 @@ TEST(WorkerConfig, DdpConfigsCarryNoPipelineKeys) {
   EXPECT_EQ(runtime::worker_config_from_json(encoded).system.mode, "sync");
 }
 
+TEST(WorkerConfig, ExpertParallelCarriesTheMixtureShape) {
+  WorkerConfig c = pipeline_config();
+  c.model.name = "bert_moe";
+  c.model.moe = {.experts = 8, .top_k = 1, .capacity_factor = 1.5, .every = 3};
+  c.system.kind = runtime::SystemKind::kExpertParallel;
+  const json encoded = runtime::to_json(c);
+  EXPECT_EQ(encoded.at("system").at("kind"), "expert_parallel");
+  EXPECT_EQ(encoded.at("model").at("moe").at("experts"), 8);
+  const WorkerConfig d = runtime::worker_config_from_json(json::parse(encoded.dump()));
+  EXPECT_EQ(d.system.kind, runtime::SystemKind::kExpertParallel);
+  EXPECT_EQ(d.model.moe, c.model.moe);
+  // Left out: the zoo's default mixture.
+  json without = encoded;
+  without["model"].erase("moe");
+  EXPECT_EQ(runtime::worker_config_from_json(without).model.moe, runtime::MoeShape{});
+}
+
 TEST(WorkerConfig, AHandWrittenConfigGetsTheDefaults) {
   const json minimal = {{"model", {{"name", "mlp"}, {"batch_size", 8}, {"input_shape", {64}}}},
                         {"optimizer", {{"lr", 0.1}}},

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A mixture-of-experts model (issue 22) trained by DDP and by expert parallelism on 2 real
+# ranks: both finish; the expert-parallel trace has the dispatch and combine all-to-alls of
+# every mixture, forward and backward; `harness trace` breaks them out; each expert-parallel
+# rank holds half the experts' bytes a DDP rank holds, and the same dense part.
+source "$(dirname "$0")/common.sh"
+
+cat > "$SCRATCH/spec.yaml" <<YAML
+name: e2e_moe
+output: $SCRATCH/results
+model: {name: bert_moe, depth: 2, width: 64, input_shape: [16], batch_size: 4, experts: 4, top_k: 2}
+run: {world_size: 2, iterations: 3, warmup: 1}
+systems:
+  - {name: ddp, mode: overlap}
+  - {name: ep, kind: expert_parallel}
+baseline: ddp
+YAML
+
+out=$("$HARNESS" run "$SCRATCH/spec.yaml" 2>"$SCRATCH/stderr") || fail "run failed: $(cat "$SCRATCH/stderr")"
+expect_contains "$out" "| ddp (baseline) | 6 |"
+expect_contains "$out" "| ep | 6 |"
+dir=$(ls -d "$SCRATCH"/results/e2e_moe/*/)
+"$HARNESS" trace "$dir" >"$SCRATCH/trace.out" 2>&1 || fail "harness trace failed: $(cat "$SCRATCH/trace.out")"
+
+"$PY" - "$dir" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+run = lambda system: os.path.join(d, "raw", "p000", system, "rep0")
+trace = json.load(open(os.path.join(run("ep"), "trace_rank0.json")))
+names = sorted(e["name"] for e in trace["traceEvents"] if e.get("cat") == "alltoall")
+# depth 2, a mixture every other layer: one mixture; dispatch and combine, each backward too.
+assert names == ["moe 0 combine", "moe 0 combine backward", "moe 0 dispatch",
+                 "moe 0 dispatch backward"], names
+assert all(e["args"]["sent_bytes"] >= 0 for e in trace["traceEvents"] if e.get("cat") == "alltoall")
+ddp_trace = json.load(open(os.path.join(run("ddp"), "trace_rank0.json")))
+assert not any(e.get("cat") == "alltoall" for e in ddp_trace["traceEvents"])
+
+breakdown = json.load(open(os.path.join(run("ep"), "trace_breakdown.json")))
+for rank in breakdown["ranks"]:
+    assert rank["alltoall_ms"] > 0 and rank["allreduce_ms"] > 0, rank
+    assert rank["compute_ms"] < rank["forward_ms"] + rank["backward_ms"] + rank["step_ms"], rank
+assert all(r["alltoall_ms"] == 0 for r in
+           json.load(open(os.path.join(run("ddp"), "trace_breakdown.json")))["ranks"])
+
+for r in (0, 1):
+    ep = json.load(open(os.path.join(run("ep"), f"memory_rank{r}.json")))
+    ddp = json.load(open(os.path.join(run("ddp"), f"memory_rank{r}.json")))
+    # 4 experts of 64 -> 256 -> 64 (33,088 floats each): a DDP rank all 4, an expert one 2.
+    assert ddp["expert_parameter_bytes"] == 4 * 33088 * 4, ddp
+    assert ep["expert_parameter_bytes"] * 2 == ddp["expert_parameter_bytes"], (ep, ddp)
+    assert ddp["parameter_bytes"] - ddp["expert_parameter_bytes"] == \
+        ep["parameter_bytes"] - ep["expert_parameter_bytes"]
+    assert ep["peak_resident_bytes"] > 0
+PY
+echo "PASS moe"
