@@ -187,6 +187,8 @@ baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
   options.bucket_mb = system.bucket_mb;
   options.first_bucket_mb = system.first_bucket_mb;
   options.compression = baselines::parse_gradient_compression(system.compression);
+  options.power_sgd.rank = system.powersgd_rank;
+  options.power_sgd.warmup_steps = system.powersgd_warmup_steps;
   return options;
 }
 

@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
+#include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,8 +38,9 @@ GradientCompression parse_gradient_compression(const std::string& name) {
   if (name == "none") return GradientCompression::kNone;
   if (name == "fp16") return GradientCompression::kFp16;
   if (name == "bf16") return GradientCompression::kBf16;
+  if (name == "powersgd") return GradientCompression::kPowerSgd;
   throw std::invalid_argument("unknown gradient compression '" + name +
-                              "' (expected none, fp16 or bf16)");
+                              "' (expected none, fp16, bf16 or powersgd)");
 }
 
 const char* to_string(GradientCompression compression) {
@@ -49,9 +51,22 @@ const char* to_string(GradientCompression compression) {
       return "fp16";
     case GradientCompression::kBf16:
       return "bf16";
+    case GradientCompression::kPowerSgd:
+      return "powersgd";
   }
   return "?";
 }
+
+// A bucket's PowerSGD, running on its own thread after the previous bucket's (so that every
+// rank issues the collectives of all buckets in one order), as an operation to wait for.
+class ChainedWork : public runtime::CommWork {
+ public:
+  explicit ChainedWork(std::shared_future<void> done) : done_(std::move(done)) {}
+  void wait() override { done_.get(); }
+
+ private:
+  std::shared_future<void> done_;
+};
 
 struct BucketState {
   at::Tensor flat;               // the bucket's gradients, concatenated
@@ -76,6 +91,14 @@ struct GradientReducer::State {
   size_t next_to_launch = 0;  // overlap: buckets launch strictly in order
   std::mutex mutex;
   runtime::TraceRecorder* trace = nullptr;
+  std::vector<std::unique_ptr<PowerSgdBucket>> power_sgd;  // per bucket (compression: powersgd)
+  std::shared_future<void> power_sgd_chain;                // the last bucket's, this step
+  long long step = 0;                                      // finished backward passes
+
+  bool power_sgd_now() const {
+    return options.compression == GradientCompression::kPowerSgd &&
+           step >= options.power_sgd.warmup_steps;
+  }
 
   // Waits for bucket b's all-reduce; traced from its launch to the moment this rank saw it done.
   void wait_for(size_t b) {
@@ -96,6 +119,7 @@ struct GradientReducer::State {
       bucket_states[b].work.reset();
     }
     next_to_launch = 0;
+    power_sgd_chain = {};
   }
 
   void copy_in(size_t parameter) {
@@ -108,7 +132,16 @@ struct GradientReducer::State {
   void launch(size_t b) {
     BucketState& bucket = bucket_states[b];
     bucket.launched_us = runtime::TraceRecorder::now_us();
-    if (options.compression == GradientCompression::kNone) {
+    if (power_sgd_now()) {
+      if (!options.average) throw std::logic_error("PowerSGD averages (it is DDP's hook)");
+      auto previous = power_sgd_chain;
+      power_sgd_chain = std::async(std::launch::async, [this, b, previous] {
+                          if (previous.valid()) previous.get();
+                          power_sgd[b]->all_reduce_average(bucket_states[b].flat, *communicator);
+                        }).share();
+      bucket.work = std::make_unique<ChainedWork>(power_sgd_chain);
+    } else if (options.compression == GradientCompression::kNone ||
+               options.compression == GradientCompression::kPowerSgd) {  // warm-up
       if (options.average) bucket.flat.div_(communicator->world_size());
       bucket.work = communicator->all_reduce_sum(bucket.flat);
     } else {
@@ -189,6 +222,14 @@ GradientReducer::GradientReducer(std::vector<at::Tensor> parameters, std::vector
     }
     s.bucket_states[b].flat =
         at::empty({elements}, s.parameters[s.buckets[b].tensors[0]].options());
+    if (options.compression == GradientCompression::kPowerSgd) {
+      std::vector<std::vector<int64_t>> shapes;
+      for (size_t p : s.buckets[b].tensors) shapes.push_back(s.parameters[p].sizes().vec());
+      PowerSgdOptions power_sgd = options.power_sgd;
+      power_sgd.seed += 1000 * b;  // each bucket's Qs their own
+      s.power_sgd.push_back(
+          std::make_unique<PowerSgdBucket>(shapes, s.bucket_states[b].offsets, power_sgd));
+    }
   }
   s.reset_iteration();
 
@@ -230,6 +271,7 @@ void GradientReducer::finish_backward() {
         s.copy_out(b);
       }
       s.reset_iteration();
+      ++s.step;
       return;
     case SyncMode::kOverlap:
     case SyncMode::kAsync:
@@ -248,6 +290,7 @@ void GradientReducer::finish_backward() {
         s.copy_out(b);
       }
       s.reset_iteration();
+      ++s.step;
       return;
   }
 }
@@ -262,11 +305,17 @@ std::string GradientReducer::buckets_json() const {
     const Bucket& bucket = state_->buckets[b];
     nlohmann::json names = nlohmann::json::array();
     for (size_t p : bucket.tensors) names.push_back(state_->names[p]);
-    // What the all-reduce carries: the bucket, or half of it compressed (2-byte elements).
-    const bool compressed = state_->options.compression != GradientCompression::kNone;
+    // What the all-reduces carry: the bucket, half of it in 2-byte elements, or PowerSGD's
+    // factors and uncompressed gradients (after its warm-up steps).
+    const GradientCompression compression = state_->options.compression;
+    const size_t wire_bytes = compression == GradientCompression::kNone ? bucket.bytes
+                              : compression == GradientCompression::kPowerSgd
+                                  ? static_cast<size_t>(state_->power_sgd[b]->wire_bytes(
+                                        state_->bucket_states[b].flat.element_size()))
+                                  : bucket.bytes / 2;
     out.push_back({{"index", b},
                    {"bytes", bucket.bytes},
-                   {"wire_bytes", compressed ? bucket.bytes / 2 : bucket.bytes},
+                   {"wire_bytes", wire_bytes},
                    {"compression", to_string(state_->options.compression)},
                    {"size_limit", bucket.size_limit},
                    {"dtype", bucket.dtype},

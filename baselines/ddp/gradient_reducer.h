@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "baselines/ddp/bucket_assignment.h"
+#include "baselines/ddp/power_sgd.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/gradient_sync.h"
 #include "runtime/protocol/trace_recorder.h"
@@ -28,11 +29,13 @@ enum class SyncMode { kOverlap, kSync, kAsync, kPerTensor };
 SyncMode parse_sync_mode(const std::string& name);
 std::string to_string(SyncMode mode);
 
-// What a bucket travels as (PyTorch DDP's fp16/bf16 compression hooks): fp32 gradients cast to
-// half precision (divided by the world size there, when averaging), all-reduced in it -- half
-// the bytes on the wire -- and cast back.
-enum class GradientCompression { kNone, kFp16, kBf16 };
-GradientCompression parse_gradient_compression(const std::string& name);  // none|fp16|bf16
+// What a bucket travels as (PyTorch DDP's compression hooks): fp16/bf16 -- fp32 gradients cast
+// to half precision (divided by the world size there, when averaging), all-reduced in it --
+// half the bytes on the wire -- and cast back; powersgd -- low-rank factors with error
+// feedback (baselines/ddp/power_sgd.h), after warm-up steps of plain all-reduce.
+enum class GradientCompression { kNone, kFp16, kBf16, kPowerSgd };
+// none | fp16 | bf16 | powersgd
+GradientCompression parse_gradient_compression(const std::string& name);
 const char* to_string(GradientCompression compression);
 
 struct ReducerOptions {
@@ -43,6 +46,7 @@ struct ReducerOptions {
   // replicas, whose loss is already weighted by each sample's share of the global batch).
   bool average = true;
   GradientCompression compression = GradientCompression::kNone;  // buckets only (not per_tensor)
+  PowerSgdOptions power_sgd;                                     // compression: powersgd
 };
 
 class GradientReducer : public runtime::GradientSync {

@@ -167,7 +167,10 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
   section("ddp", false, [&](MapReader& ddp) {
     config.ddp.bucket_mb = read_bucket_mb(ddp, "bucket_mb", 25);
     config.ddp.first_bucket_mb = read_bucket_mb(ddp, "first_bucket_mb", 1);
-    config.ddp.compression = ddp.get_string("compression", "none", {"none", "fp16", "bf16"});
+    config.ddp.compression =
+        ddp.get_string("compression", "none", {"none", "fp16", "bf16", "powersgd"});
+    config.ddp.powersgd_rank = ddp.get_int("powersgd_rank", 1, 1, 1 << 20);
+    config.ddp.powersgd_warmup_steps = ddp.get_int("powersgd_warmup_steps", 2, 0, kMaxCount);
     ddp.finish();
   });
   section("pipeline", false, [&](MapReader& pipeline) {
@@ -458,6 +461,8 @@ const std::vector<std::string>& sweepable_paths() {
       "ddp.bucket_mb",
       "ddp.first_bucket_mb",
       "ddp.compression",
+      "ddp.powersgd_rank",
+      "ddp.powersgd_warmup_steps",
       "pipeline.micro_batches",
       "cluster.machines",
       "cluster.network.inter_machine.bandwidth",

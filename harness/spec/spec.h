@@ -64,7 +64,9 @@ struct PipelineConfig {
 struct DdpConfig {
   double bucket_mb = 25;
   double first_bucket_mb = 1;
-  std::string compression = "none";  // what buckets travel as: none, fp16, bf16
+  std::string compression = "none";     // what buckets travel as: none, fp16, bf16, powersgd
+  long long powersgd_rank = 1;          // powersgd: the factors' rank
+  long long powersgd_warmup_steps = 2;  // powersgd: steps of plain all-reduce first
 };
 
 // How the harness reads an external program's per-iteration timings (experiments/README.md,

@@ -87,6 +87,8 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   config.system.bucket_mb = system_bucket_mb(run);
   config.system.first_bucket_mb = c.ddp.first_bucket_mb;
   config.system.compression = c.ddp.compression;
+  config.system.powersgd_rank = c.ddp.powersgd_rank;
+  config.system.powersgd_warmup_steps = c.ddp.powersgd_warmup_steps;
   if (config.system.kind == runtime::SystemKind::kPipeline) {
     // The stages resolved for this point (inline, from a plan file or planned now).
     config.system.schedule = runtime::parse_pipeline_schedule(run.system->schedule);

@@ -69,6 +69,9 @@ WorkerSystem system_from(const json& s) {
   system.bucket_mb = read<double>(s, "system.", "bucket_mb", system.bucket_mb);
   system.first_bucket_mb = read<double>(s, "system.", "first_bucket_mb", system.first_bucket_mb);
   system.compression = read<std::string>(s, "system.", "compression", system.compression);
+  system.powersgd_rank = read<long long>(s, "system.", "powersgd_rank", system.powersgd_rank);
+  system.powersgd_warmup_steps =
+      read<long long>(s, "system.", "powersgd_warmup_steps", system.powersgd_warmup_steps);
   system.micro_batches = read<int>(s, "system.", "micro_batches", system.micro_batches);
   system.stages = stages_from(s);
   if (system.kind == SystemKind::kPipeline && system.stages.empty()) {
@@ -105,7 +108,9 @@ json to_json(const WorkerConfig& c) {
                  {"mode", c.system.mode},
                  {"bucket_mb", c.system.bucket_mb},
                  {"first_bucket_mb", c.system.first_bucket_mb},
-                 {"compression", c.system.compression}};
+                 {"compression", c.system.compression},
+                 {"powersgd_rank", c.system.powersgd_rank},
+                 {"powersgd_warmup_steps", c.system.powersgd_warmup_steps}};
   if (c.system.kind == SystemKind::kPipeline) {
     system["schedule"] = to_string(c.system.schedule);
     system["micro_batches"] = c.system.micro_batches;

@@ -47,7 +47,11 @@ struct WorkerSystem {
   std::string mode = "overlap";  // DDP: the reducer's mode (baselines/ddp parses it)
   double bucket_mb = 25;         // DDP buckets; a pipeline's replica all-reduce buckets
   double first_bucket_mb = 1;
-  std::string compression = "none";  // DDP buckets: none, fp16, bf16 (baselines/ddp parses it)
+  // DDP buckets: none, fp16, bf16, powersgd (baselines/ddp parses it); PowerSGD's rank and
+  // plain all-reduce steps before it starts.
+  std::string compression = "none";
+  long long powersgd_rank = 1;
+  long long powersgd_warmup_steps = 2;
   // Pipelines only.
   PipelineSchedule schedule = PipelineSchedule::kDapple;
   int micro_batches = 1;

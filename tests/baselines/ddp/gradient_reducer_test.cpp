@@ -209,7 +209,8 @@ TEST(GradientCompression, Names) {
     baselines::parse_gradient_compression("int8");
     FAIL() << "int8 accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "unknown gradient compression 'int8' (expected none, fp16 or bf16)");
+    EXPECT_STREQ(e.what(),
+                 "unknown gradient compression 'int8' (expected none, fp16, bf16 or powersgd)");
   }
 }
 

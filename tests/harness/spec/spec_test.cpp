@@ -285,7 +285,17 @@ TEST(Spec, CompressionAndPrecisionAreReadAndChecked) {
   EXPECT_EQ(e.points.front().config.ddp.compression, "fp16");
   EXPECT_EQ(error_of(std::string(kValidSpec) + "ddp: {compression: int8}\n"),
             "spec.yaml:14:20: ddp.compression: unknown value 'int8' (expected one of: none, "
-            "fp16, bf16)");
+            "fp16, bf16, powersgd)");
+  const Experiment powersgd = harness::load_experiment(
+      dir.write("p.yaml", std::string(kValidSpec) +
+                              "ddp: {compression: powersgd, powersgd_rank: 4, "
+                              "powersgd_warmup_steps: 0}\n")
+          .string(),
+      options_with());
+  EXPECT_EQ(powersgd.points.front().config.ddp.powersgd_rank, 4);
+  EXPECT_EQ(powersgd.points.front().config.ddp.powersgd_warmup_steps, 0);
+  EXPECT_EQ(error_of(std::string(kValidSpec) + "ddp: {compression: powersgd, powersgd_rank: 0}\n"),
+            "spec.yaml:14:45: ddp.powersgd_rank: must be >= 1 (got 0)");
   EXPECT_EQ(
       error_of(replace(kValidSpec, "  batch_size: 8\n", "  batch_size: 8\n  precision: fp8\n")),
       "spec.yaml:5:14: model.precision: unknown value 'fp8' (expected one of: fp32, bf16); "
