@@ -30,6 +30,13 @@ std::map<std::string, std::string> point_values(const PointConfig& c) {
           {"model.input_shape", join(shape, ",")},
           {"model.num_classes", std::to_string(c.model.num_classes)},
           {"model.loss", c.model.loss},
+          {"model.depth", std::to_string(c.model.depth)},
+          {"model.width", std::to_string(c.model.width)},
+          {"model.precision", c.model.precision},
+          {"model.experts", std::to_string(c.model.moe.experts)},
+          {"model.top_k", std::to_string(c.model.moe.top_k)},
+          {"model.capacity_factor", format_number(c.model.moe.capacity_factor, 12)},
+          {"model.moe_every", std::to_string(c.model.moe.every)},
           {"optimizer.name", c.optimizer.name},
           {"optimizer.lr", format_number(c.optimizer.lr, 12)},
           {"optimizer.momentum", format_number(c.optimizer.momentum, 12)},
@@ -43,7 +50,8 @@ std::map<std::string, std::string> point_values(const PointConfig& c) {
           {"run.backend", c.run.backend},
           {"ddp.bucket_mb", format_number(c.ddp.bucket_mb)},
           {"ddp.first_bucket_mb", format_number(c.ddp.first_bucket_mb)},
-          {"ddp.compression", c.ddp.compression}};
+          {"ddp.compression", c.ddp.compression},
+          {"ddp.powersgd_rank", std::to_string(c.ddp.powersgd_rank)}};
 }
 
 const std::vector<std::string> kRunPlaceholders = {
