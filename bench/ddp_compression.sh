@@ -2,7 +2,8 @@
 # DDP gradient compression (issue 22): runs experiments/ddp_compression.yaml (root, for its
 # emulated 100 Mbit/s link) unless STUDY names a finished one, and prints per point and system
 # the bytes its buckets put on the wire per iteration (buckets.json `wire_bytes`, summed), their
-# ratio to uncompressed, and the iteration p50 with its ratio to uncompressed at the same link.
+# ratio to uncompressed, and the iteration p50 with its ratio to uncompressed at the same link,
+# system and bucket cap.
 #
 # Usage: [STUDY=<results folder>] [HARNESS=build/harness] bench/ddp_compression.sh
 set -euo pipefail
@@ -24,7 +25,8 @@ for point, entry in zip(manifest["points"], summary["points"]):
     for system in entry["systems"]:
         buckets = json.load(open(os.path.join(study, "raw", point["id"], system["name"], "rep0", "buckets.json")))
         wire = sum(b["wire_bytes"] for b in buckets)
-        rows.append((link, system["name"], values["ddp.compression"], wire,
+        rows.append((link, system["name"] + " " + values["ddp.bucket_mb"] + " MiB",
+                     values["ddp.compression"], wire,
                      system["phases"]["iteration"]["p50"], system["phases"]["iteration"]["count"]))
 base = {(l, s): (w, p) for l, s, c, w, p, n in rows if c == "none"}
 print(f"study: {study}")
