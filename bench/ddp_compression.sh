@@ -8,11 +8,8 @@
 # Usage: [STUDY=<results folder>] [HARNESS=build/harness] bench/ddp_compression.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HARNESS=${HARNESS:-build/harness}
-if [[ -z "${STUDY:-}" ]]; then
-  "$HARNESS" run experiments/ddp_compression.yaml ${QUICK:+--quick} > /dev/null
-  STUDY=$(ls -d results/ddp_compression/*/ | tail -1)
-fi
+source bench/study_folder.sh
+study_folder experiments/ddp_compression.yaml
 python3 - "$STUDY" <<'PY'
 import json, os, sys
 study = sys.argv[1]

@@ -8,11 +8,8 @@
 # Usage: [STUDY=<results folder>] [QUICK=1] [HARNESS=build/harness] bench/moe_systems.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HARNESS=${HARNESS:-build/harness}
-if [[ -z "${STUDY:-}" ]]; then
-  "$HARNESS" run experiments/moe_systems.yaml ${QUICK:+--quick} > /dev/null
-  STUDY=$(ls -d results/moe_systems/*/ | tail -1)
-fi
+source bench/study_folder.sh
+study_folder experiments/moe_systems.yaml
 "$HARNESS" trace "$STUDY" > /dev/null
 python3 - "$STUDY" <<'PY'
 import json, os, sys

@@ -20,9 +20,9 @@
 namespace baselines {
 
 struct PowerSgdOptions {
-  int64_t rank = 1;             // r: columns of P and Q
-  int64_t warmup_steps = 2;     // steps of plain all-reduce before compression starts
-  uint64_t seed = 0;            // Q's initial values
+  int64_t rank = 1;          // r: columns of P and Q
+  int64_t warmup_steps = 2;  // steps of plain all-reduce before compression starts
+  uint64_t seed = 0;         // Q's initial values
 };
 
 class PowerSgdBucket {

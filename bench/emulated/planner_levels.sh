@@ -8,11 +8,8 @@
 # Usage: [STUDY=<results folder>] [HARNESS=build/harness] bench/emulated/planner_levels.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-HARNESS=${HARNESS:-build/harness}
-if [[ -z "${STUDY:-}" ]]; then
-  "$HARNESS" run experiments/emulated_planner_levels.yaml ${QUICK:+--quick} > /dev/null
-  STUDY=$(ls -d results/emulated_planner_levels/*/ | tail -1)
-fi
+source bench/study_folder.sh
+study_folder experiments/emulated_planner_levels.yaml
 python3 - "$STUDY" <<'PY'
 import json, os, sys
 study = sys.argv[1]

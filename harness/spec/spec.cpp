@@ -422,18 +422,21 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
 
 }  // namespace
 
-std::string to_string(SystemKind kind) {
+runtime::SystemKind worker_system_kind(SystemKind kind) {
   switch (kind) {
-    case SystemKind::kExternal:
-      return "external";
     case SystemKind::kPipeline:
-      return "pipeline";
+      return runtime::SystemKind::kPipeline;
     case SystemKind::kExpertParallel:
-      return "expert_parallel";
+      return runtime::SystemKind::kExpertParallel;
     case SystemKind::kDdp:
+    case SystemKind::kExternal:
       break;
   }
-  return "ddp";
+  return runtime::SystemKind::kDdp;
+}
+
+std::string to_string(SystemKind kind) {
+  return kind == SystemKind::kExternal ? "external" : runtime::to_string(worker_system_kind(kind));
 }
 
 const std::vector<std::string>& sweepable_paths() {

@@ -16,6 +16,7 @@
 #include "harness/spec/yaml_reader.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/protocol/worker_config.h"
 
 namespace harness {
 
@@ -96,8 +97,10 @@ using PipelineStageSpec = runtime::StageAssignment;
 // pipeline of the harness's ranks.
 // expert_parallel: the DDP ranks with a mixture-of-experts model's experts sharded over them.
 enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline };
-// "ddp" | "expert_parallel" | "external" | "pipeline"
+// "ddp" | "expert_parallel" | "external" | "pipeline" (the rank's names for the kinds it runs)
 std::string to_string(SystemKind kind);
+// The kind the rank program runs (kDdp for kExternal, which it does not run).
+runtime::SystemKind worker_system_kind(SystemKind kind);
 
 struct SystemConfig {
   std::string name;

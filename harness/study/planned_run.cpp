@@ -79,10 +79,7 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   config.trace_iteration =
       c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
   config.system.name = run.system->name;
-  config.system.kind = run.system->kind == SystemKind::kPipeline ? runtime::SystemKind::kPipeline
-                       : run.system->kind == SystemKind::kExpertParallel
-                           ? runtime::SystemKind::kExpertParallel
-                           : runtime::SystemKind::kDdp;
+  config.system.kind = worker_system_kind(run.system->kind);
   config.system.mode = run.system->mode;
   config.system.bucket_mb = system_bucket_mb(run);
   config.system.first_bucket_mb = c.ddp.first_bucket_mb;

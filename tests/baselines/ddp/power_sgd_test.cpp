@@ -74,7 +74,7 @@ TEST(PowerSgd, TwoRanksRankOneByHandAndTheErrorFeedbackCarriesTheResidual) {
   const PowerStep first = power_step(sum, q0);
   // What step 1 lost, summed over ranks: the residuals E_r = M_r - average add to S - 2 avg.
   const at::Tensor residual = sum - kWorld * first.average;
-  ASSERT_GT(residual.norm().item<double>(), 0.5);  // rank 1 cannot hold a rank-2 sum
+  ASSERT_GT(residual.norm().item<double>(), 0.5);          // rank 1 cannot hold a rank-2 sum
   const PowerStep second = power_step(residual, first.q);  // warm start: step 1's Q
   for (int r = 0; r < kWorld; ++r) {
     EXPECT_TRUE(torch::allclose(step1[r][0], first.average, 1e-5, 1e-6)) << step1[r][0];
@@ -118,7 +118,8 @@ TEST(PowerSgd, GramSchmidtAndWhatIsCompressed) {
   const PowerSgdBucket bucket({{4, 4}, {4, 6}, {24}, {2, 3, 4}, {6, 2, 5}}, {0, 16, 40, 64, 88},
                               {.rank = 1, .warmup_steps = 0, .seed = 0});
   const bool expected[] = {false, true, false, false, true};
-  for (size_t i = 0; i < std::size(expected); ++i) EXPECT_EQ(bucket.compressed(i), expected[i]) << i;
+  for (size_t i = 0; i < std::size(expected); ++i)
+    EXPECT_EQ(bucket.compressed(i), expected[i]) << i;
   // 16 + (4 + 6) + 24 + 24 + (6 + 10) elements of 4 bytes.
   EXPECT_EQ(bucket.wire_bytes(4), (16 + 10 + 24 + 24 + 16) * 4);
 }
