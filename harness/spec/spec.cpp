@@ -230,8 +230,10 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
   }
 }
 
-// Inline stages against a point's world size (and the model's layers when known).
-void check_pipeline_stages(const SystemConfig& system, const PointConfig& config,
+// A system against one point: compression against a per-tensor mode, expert parallelism
+// against the model and world size, inline stages against the world size (and the model's
+// layers when known).
+void check_system_at_point(const SystemConfig& system, const PointConfig& config,
                            const SpecOrigin& origin, const YAML::Node& systems_node,
                            const LoadOptions& options, const std::string& point_label) {
   const std::string at = point_label == "default" ? "" : " (at " + point_label + ")";
@@ -245,6 +247,12 @@ void check_pipeline_stages(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
+  if ((system.kind == SystemKind::kDdp || system.kind == SystemKind::kExpertParallel) &&
+      system.mode == "per_tensor" && config.ddp.compression != "none") {
+    fail("ddp.compression " + config.ddp.compression +
+         " applies to buckets; per_tensor all-reduces each gradient on its own (use overlap, "
+         "sync or async)");
+  }
   if (system.kind == SystemKind::kExpertParallel) {
     if (!runtime::is_mixture_of_experts(config.model.name)) {
       fail("expert_parallel needs a mixture-of-experts model (bert_moe), not " + config.model.name);
@@ -640,7 +648,7 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     if (errors.count() == errors_before) {
       for (const auto& system : experiment.systems) {
         errors.collect([&] {
-          check_pipeline_stages(system, point.config, origin, root["systems"], options,
+          check_system_at_point(system, point.config, origin, root["systems"], options,
                                 point.label);
         });
       }

@@ -294,6 +294,15 @@ TEST(Spec, CompressionAndPrecisionAreReadAndChecked) {
       options_with());
   EXPECT_EQ(powersgd.points.front().config.ddp.powersgd_rank, 4);
   EXPECT_EQ(powersgd.points.front().config.ddp.powersgd_warmup_steps, 0);
+  // per_tensor sends no buckets: a compression there is refused before anything runs (each
+  // point says so; the first line).
+  const std::string per_tensor =
+      error_of(replace(kValidSpec, "systems: [overlap, sync,", "systems: [per_tensor, sync,") +
+               "ddp: {compression: bf16}\n");
+  EXPECT_EQ(per_tensor.substr(0, per_tensor.find('\n')),
+            "spec.yaml:9:10: systems: per_tensor: ddp.compression bf16 applies to buckets; "
+            "per_tensor all-reduces each gradient on its own (use overlap, sync or async) (at "
+            "ddp.bucket_mb=1, model.batch_size=4)");
   EXPECT_EQ(error_of(std::string(kValidSpec) + "ddp: {compression: powersgd, powersgd_rank: 0}\n"),
             "spec.yaml:14:45: ddp.powersgd_rank: must be >= 1 (got 0)");
   EXPECT_EQ(
