@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "runtime/models/model_zoo.h"
+#include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/pipeline/pipeline_executor.h"
 #include "runtime/protocol/sample_log.h"
@@ -65,6 +66,21 @@ std::unique_ptr<Communicator> replica_communicator(const PipelineLayout& layout,
                                 static_cast<int>(stage_ranks.size()), context.timeout);
 }
 
+// The runtime's options for this worker config: stages, schedule, loss, precision, the
+// replicas' bucketed sum, and the balancing loss of mixture-of-experts layers.
+PipelineOptions pipeline_options_of(const WorkerConfig& config) {
+  const WorkerSystem& system = config.system;
+  PipelineOptions options;
+  options.layout.stages = system.stages;
+  options.schedule = system.schedule;
+  options.micro_batches = system.micro_batches;
+  options.loss = config.model.loss;
+  options.replica_sync = baselines::replica_sum_factory(system.bucket_mb, system.first_bucket_mb);
+  options.precision = parse_precision(config.model.precision);
+  options.auxiliary_loss_weight = kLoadBalanceLossWeight;
+  return options;
+}
+
 }  // namespace
 
 void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
@@ -74,12 +90,7 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
   const long long seed = config.seed;
   const long long trace_iteration = config.trace_iteration;
 
-  PipelineOptions options;
-  options.layout.stages = system.stages;
-  options.schedule = system.schedule;
-  options.micro_batches = system.micro_batches;
-  options.loss = config.model.loss;
-  options.replica_sync = baselines::replica_sum_factory(system.bucket_mb, system.first_bucket_mb);
+  const PipelineOptions options = pipeline_options_of(config);
 
   // Every rank builds the same model and the same global batch from the seed, then keeps its
   // stage's layers and its rows: no weights or data travel before the first iteration.

@@ -125,9 +125,6 @@ double milliseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
-// The weight of a mixture-of-experts model's load-balancing loss (Switch Transformer: 1e-2).
-constexpr double kLoadBalanceWeight = 1e-2;
-
 torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
                            const torch::Tensor& target) {
   if (loss == "cross_entropy") return torch::nn::functional::cross_entropy(output, target);
@@ -141,7 +138,7 @@ torch::Tensor forward_loss(ZooModel& model, const torch::Tensor& input, const to
   const PrecisionScope scope(precision);
   torch::Tensor loss = compute_loss(loss_name, model.forward(input), target);
   if (const torch::Tensor balance = model.auxiliary_loss(); balance.defined()) {
-    loss = loss + kLoadBalanceWeight * balance;
+    loss = loss + kLoadBalanceLossWeight * balance;
   }
   return loss;
 }

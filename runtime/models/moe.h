@@ -19,6 +19,9 @@
 
 namespace runtime {
 
+// The weight training gives a mixture's load-balancing loss (Switch Transformer's 1e-2).
+inline constexpr double kLoadBalanceLossWeight = 1e-2;
+
 struct MoeOptions {
   int64_t experts = 4;
   int64_t top_k = 2;  // 1: Switch (the router's probability), 2: GShard (the pair renormalised)

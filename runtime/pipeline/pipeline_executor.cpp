@@ -8,6 +8,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "runtime/models/moe.h"
+
 namespace runtime {
 
 namespace {
@@ -64,10 +66,13 @@ struct PipelineStage::Impl {
   std::unique_ptr<GradientSync> reducer;
   std::shared_ptr<AllocationTracker> tracker = std::make_shared<AllocationTracker>();
 
+  std::vector<MoeFeedForwardImpl*> mixtures;  // of this stage's layers
+
   // What a forward keeps for its backward.
   struct Stash {
-    torch::Tensor input;   // requires grad on every stage but the first
-    torch::Tensor output;  // the scaled loss on the last stage
+    torch::Tensor input;      // requires grad on every stage but the first
+    torch::Tensor output;     // the scaled loss on the last stage
+    torch::Tensor auxiliary;  // the stage's weighted balancing loss (not on the last stage)
     long long boundary_bytes = 0;
   };
   std::map<int, Stash> stash;
@@ -104,6 +109,18 @@ struct PipelineStage::Impl {
 
   torch::Tensor run_layers(torch::Tensor x) {
     return model.forward_layers(x, stage->first_layer, stage->last_layer);
+  }
+
+  // The balancing loss of the stage's mixtures from the forward just run, weighted by
+  // `share` of the global batch; undefined without mixtures or weight.
+  torch::Tensor auxiliary_loss(double share) const {
+    torch::Tensor total;
+    if (options.auxiliary_loss_weight == 0.0) return total;
+    for (const auto* mixture : mixtures) {
+      const torch::Tensor loss = mixture->auxiliary_loss();
+      if (loss.defined()) total = total.defined() ? total + loss : loss;
+    }
+    return total.defined() ? total * (options.auxiliary_loss_weight * share) : total;
   }
 
   // Rows of micro-batch m (global sample indexes) and this replica's part of them.
@@ -189,6 +206,9 @@ struct PipelineStage::Impl {
     const double start = TraceRecorder::now_us();
     if (last()) {
       torch::autograd::backward({entry.output});
+    } else if (entry.auxiliary.defined()) {
+      torch::autograd::backward({entry.output, entry.auxiliary},
+                                {output_gradient, torch::ones_like(entry.auxiliary)});
     } else if (entry.output.requires_grad()) {
       torch::autograd::backward({entry.output}, {output_gradient});
     }  // else a first stage without parameters (a flatten alone): nothing to differentiate
@@ -245,6 +265,7 @@ PipelineStage::PipelineStage(ZooModel& model, PipelineOptions options, Communica
   // train on one sample; shapes are the same).
   {
     torch::NoGradGuard no_grad;
+    const PrecisionScope precision(s.options.precision);
     const bool was_training = model.is_training();
     model.eval();
     torch::Tensor x = sample_input;
@@ -263,6 +284,7 @@ PipelineStage::PipelineStage(ZooModel& model, PipelineOptions options, Communica
       s.parameters.push_back(item.value());
       s.parameter_names.push_back(layer.name + "." + item.key());
     }
+    for (auto* mixture : mixtures_of(*layer.module.ptr())) s.mixtures.push_back(mixture);
   }
   if (replicas != nullptr && !s.parameters.empty()) {
     if (!s.options.replica_sync) {
@@ -315,12 +337,23 @@ PipelineIterationStats PipelineStage::run_iteration(const at::Tensor& global_inp
         entry.boundary_bytes += bytes_of(entry.input);
       }
       const double start = TraceRecorder::now_us();
-      torch::Tensor output = s.run_layers(entry.input);
+      const double share = static_cast<double>(mine.size()) / static_cast<double>(global_batch);
+      torch::Tensor output;
+      {
+        const PrecisionScope precision(s.options.precision);
+        output = s.run_layers(entry.input);
+        if (s.last()) {
+          const torch::Tensor target =
+              global_target.narrow(0, rows.begin + mine.begin, mine.size());
+          output = loss_of(s.options.loss, output, target) * share;
+        }
+      }
+      entry.auxiliary = s.auxiliary_loss(share);
+      if (entry.auxiliary.defined()) stats.loss += entry.auxiliary.item<double>();
       if (s.last()) {
-        const torch::Tensor target = global_target.narrow(0, rows.begin + mine.begin, mine.size());
-        output = loss_of(s.options.loss, output, target) *
-                 (static_cast<double>(mine.size()) / static_cast<double>(global_batch));
         stats.loss += output.item<double>();
+        if (entry.auxiliary.defined()) output = output + entry.auxiliary;
+        entry.auxiliary = torch::Tensor();
       }
       const double end = TraceRecorder::now_us();
       stats.forward_ms += elapsed_ms(start, end);

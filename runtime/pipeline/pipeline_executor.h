@@ -19,6 +19,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/gradient_sync.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/models/precision.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "runtime/pipeline/pipeline_schedule.h"
 #include "runtime/protocol/trace_recorder.h"
@@ -34,13 +35,20 @@ struct PipelineOptions {
   // average: each micro-batch's loss is already weighted by its share of the global batch).
   // Required when a stage has more than one replica.
   GradientSyncFactory replica_sync;
+  // Forward (and the loss) under this autocast; boundary tensors travel in the dtype it gives.
+  Precision precision = Precision::kFp32;
+  // A stage holding mixture-of-experts layers adds their load-balancing loss, times this weight
+  // and the micro-batch's share of the global batch, to what it differentiates (0: none).
+  double auxiliary_loss_weight = 0.0;
 };
 
 // What one iteration cost this rank (milliseconds of wall time on the monotonic clock).
 struct PipelineIterationStats {
-  double loss = 0;         // this replica's share of the global mean loss (last stage; 0 elsewhere)
-  double forward_ms = 0;   // forward compute, summed over micro-batches
-  double backward_ms = 0;  // backward compute, summed over micro-batches
+  // This replica's share of the global mean loss (the last stage's task loss; every stage's
+  // weighted balancing loss): summed over every rank, the loss one process computes.
+  double loss = 0;
+  double forward_ms = 0;    // forward compute, summed over micro-batches
+  double backward_ms = 0;   // backward compute, summed over micro-batches
   double recv_wait_ms = 0;  // blocked receiving activations or gradients
   double send_ms = 0;       // posting sends plus the final wait for them
   double allreduce_ms = 0;  // the replicas' gradient all-reduce

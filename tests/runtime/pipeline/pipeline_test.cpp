@@ -15,6 +15,7 @@
 #include "baselines/ddp/gradient_reducer.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/pipeline/pipeline_executor.h"
 
@@ -39,6 +40,8 @@ struct Case {
   ModelCase model;
   PipelineLayout layout;
   int world;
+  runtime::Precision precision = runtime::Precision::kFp32;
+  double auxiliary_weight = 0.0;  // mixture-of-experts models' balancing loss
 };
 
 struct RankResult {
@@ -71,12 +74,22 @@ runtime::SyntheticBatch data_for(runtime::ZooModel& model, const ModelCase& c,
   return runtime::make_synthetic_batch(model, c.options, global_batch, "mse");
 }
 
-Reference single_process(const ModelCase& c) {
+Reference single_process(const ModelCase& c,
+                         runtime::Precision precision = runtime::Precision::kFp32,
+                         double auxiliary_weight = 0.0) {
   auto model = build(c);
-  const auto batch = data_for(*model, c);
+  // The data from a model routing in one group: making it runs one sample through the model.
+  ModelCase ungrouped = c;
+  ungrouped.options.moe_groups = 1;
+  const auto batch = data_for(*build(ungrouped), c);
   torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(kLr));
   sgd.zero_grad();
-  auto loss = torch::mse_loss(model->forward(batch.input), batch.target);
+  torch::Tensor loss;
+  {
+    const runtime::PrecisionScope scope(precision);
+    loss = torch::mse_loss(model->forward(batch.input), batch.target);
+  }
+  if (auxiliary_weight != 0.0) loss = loss + auxiliary_weight * model->auxiliary_loss();
   loss.backward();
   sgd.step();
   Reference reference{loss.item<double>(), {}};
@@ -117,6 +130,8 @@ std::vector<RankResult> run_pipeline(const Case& c, PipelineSchedule schedule, i
         options.schedule = schedule;
         options.micro_batches = micro_batches;
         options.replica_sync = baselines::replica_sum_factory(0.01, 1.0);  // several buckets
+        options.precision = c.precision;
+        options.auxiliary_loss_weight = c.auxiliary_weight;
         runtime::PipelineStage executor(*models[r], options, *world, replicas.get(),
                                         runtime::sample_of(batches[r]));
         torch::optim::SGD sgd(executor.stage_parameters(), torch::optim::SGDOptions(kLr));
@@ -203,6 +218,68 @@ std::vector<Param> params() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Plans, PipelineEquivalence, testing::ValuesIn(params()), param_name);
+
+// Loss and parameters of a pipeline against one process; the loss summed over every rank
+// (the last stage's task loss, every stage's balancing loss).
+void expect_matches(const std::vector<RankResult>& results, const Reference& reference,
+                    double rtol) {
+  double loss = 0;
+  for (size_t r = 0; r < results.size(); ++r) {
+    ASSERT_EQ(results[r].error, "") << "rank " << r;
+    loss += results[r].loss;
+    for (const auto& [name, value] : results[r].parameters) {
+      const torch::Tensor& expected = reference.parameters.at(name);
+      EXPECT_TRUE(torch::allclose(value, expected, rtol, 1e-12))
+          << "rank " << r << " " << name << " max diff "
+          << (value - expected).abs().max().item<double>();
+    }
+  }
+  EXPECT_NEAR(loss, reference.loss, rtol * std::abs(reference.loss));
+}
+
+TEST(PipelineMixtureOfExperts, BalancingLossOfEveryStageEqualsOneProcessRoutingInGroups) {
+  // bert_moe, 4 layers, a mixture in each (top-2, capacity 1: tokens dropped), one on each of
+  // 2 stages. Each micro-batch's tokens are routed as one group on its stage, so the single
+  // process routes the global batch in `micro_batches` groups; each stage adds its mixtures'
+  // balancing loss x 0.01 x the micro-batch's share, the process 0.01 x the groups' mean.
+  DoubleDefault double_precision;
+  ModelCase moe{"bert_moe", {{6}, 3, /*depth=*/4, /*width=*/64}};
+  moe.options.moe = {.experts = 4, .top_k = 2, .capacity_factor = 1.0, .every = 1};
+  const Case c{"bert_moe_2_stages",       moe, {{{0, 2, {0}}, {3, 6, {1}}}}, 2,
+               runtime::Precision::kFp32, 0.01};
+  for (auto schedule : {PipelineSchedule::kDapple, PipelineSchedule::kGpipe}) {
+    for (int m : {1, 3, 4}) {
+      SCOPED_TRACE(runtime::to_string(schedule) + " " + std::to_string(m) + " micro-batches");
+      ModelCase grouped = moe;
+      grouped.options.moe_groups = m;
+      expect_matches(run_pipeline(c, schedule, m), single_process(grouped, c.precision, 0.01),
+                     1e-5);
+    }
+  }
+  // The balancing loss moves the routers: without it they end elsewhere.
+  ModelCase grouped = moe;
+  grouped.options.moe_groups = 3;
+  const Reference with = single_process(grouped, c.precision, 0.01);
+  const Reference without = single_process(grouped);
+  const std::string router = "encoder.layer.0.moe.router.weight";
+  EXPECT_FALSE(
+      torch::allclose(with.parameters.at(router), without.parameters.at(router), 1e-9, 1e-12));
+}
+
+TEST(PipelinePrecision, Bf16StagesComputeWhatOneProcessComputesUnderAutocast) {
+  // One micro-batch, one rank per stage: the same operations as one process under autocast,
+  // so the same numbers; and not the fp32 ones.
+  const Case c{"bert_bf16", bert(), {{{0, 2, {0}}, {3, 5, {1}}}}, 2, runtime::Precision::kBf16};
+  const Reference bf16 = single_process(c.model, runtime::Precision::kBf16);
+  const auto results = run_pipeline(c, PipelineSchedule::kDapple, 1);
+  expect_matches(results, bf16, 1e-6);
+  const Reference fp32 = single_process(c.model);
+  double largest = 0;
+  for (const auto& [name, value] : fp32.parameters) {
+    largest = std::max(largest, (value - bf16.parameters.at(name)).abs().max().item<double>());
+  }
+  EXPECT_GT(largest, 1e-5) << "bf16 trained like fp32: autocast was not on";
+}
 
 TEST(PipelineMemory, DappleStashBoundedByStagesGpipeGrowsWithMicroBatches) {
   // A 2-stage MLP whose activations dominate its allocations (narrow layers, many samples);
