@@ -12,7 +12,8 @@ const std::vector<ModelEntry>& model_catalog() {
       {"vgg19", "torchvision VGG-19 (configuration E, no BatchNorm)", {3, 224, 224}},
       {"bert", "BERT-style encoder (12 layers x 768 by default; model.depth, model.width)", {128}},
       {"bert_moe",
-       "BERT-style encoder, every other feed-forward a mixture of 4 experts (top-2, capacity 1.25)",
+       "BERT-style encoder, every other feed-forward a mixture of 4 experts (top-2, capacity 1.25; "
+       "model.experts, top_k, capacity_factor, moe_every)",
        {128}},
       {"mlp", "3-layer MLP (in->256->256->classes), no BatchNorm", {64}},
   };
