@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 #include <unistd.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -233,7 +234,7 @@ std::shared_ptr<ZooModel> build_rank_model(const WorkerConfig& config, const Mod
 // synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
 // iterations with heartbeats, then its samples and trace in the run folder.
 void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicator& comm,
-                  const std::optional<Fault>& fault) {
+                  Communicator* dense_group, const std::optional<Fault>& fault) {
   const WorkerSystem& system = config.system;
   const long long warmup = config.warmup;
   const long long iterations = config.iterations;
@@ -269,7 +270,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   std::unique_ptr<baselines::GradientReducer> ddp_reducer;
   if (expert_parallel) {
     expert_sync = std::make_unique<baselines::ExpertParallelSync>(
-        parameters, names, experts, *communicator, reducer_options_of(system));
+        parameters, names, experts, *dense_group, reducer_options_of(system));
   } else {
     ddp_reducer = std::make_unique<baselines::GradientReducer>(parameters, names, *communicator,
                                                                reducer_options_of(system));
@@ -367,7 +368,15 @@ int run_worker(const WorkerArgs& args) {
     return hand_in_results();
   }
 
-  run_ddp_rank(config, args, *communicator, fault);
+  // Expert parallelism: the dense part's gradients on a process group of their own, so that
+  // the reducer's collectives (PowerSGD's from a thread of its own) never interleave with the
+  // all-to-alls backward issues on the main one.
+  std::unique_ptr<Communicator> dense_group;
+  if (system.kind == SystemKind::kExpertParallel) {
+    dense_group = make_gloo_communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
+                                         args.rank, args.world_size, timeout, args.gloo_host);
+  }
+  run_ddp_rank(config, args, *communicator, dense_group.get(), fault);
   return hand_in_results();
 }
 

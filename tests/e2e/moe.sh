@@ -52,4 +52,11 @@ for r in (0, 1):
         ep["parameter_bytes"] - ep["expert_parameter_bytes"]
     assert ep["peak_resident_bytes"] > 0
 PY
+
+# The dense part's reducer with PowerSGD (collectives from a thread of its own) beside the
+# all-to-alls of backward: on a process group of its own, every run completes.
+out=$("$HARNESS" run "$SCRATCH/spec.yaml" --set ddp.compression=powersgd \
+  --set ddp.powersgd_warmup_steps=0 --set run.iterations=5 2>"$SCRATCH/stderr2") ||
+  fail "expert parallelism with PowerSGD failed: $(cat "$SCRATCH/stderr2")"
+expect_contains "$out" "| ep | 10 |"
 echo "PASS moe"
