@@ -25,9 +25,13 @@ void write_mode_differences(std::ostream& out, const ModelProfile& profile,
     if (n % units != 0) skipped += (skipped.empty() ? "" : ",") + std::to_string(units);
   }
   out << "  - unit counts not dividing " << n << " GPUs: "
-      << (skipped.empty() ? "none"
-                          : "compat finds no plan for " + skipped +
-                                "; dapple plans them on units x (n/units) GPUs")
+      << (skipped.empty()
+              ? "none"
+              : "compat keeps only the single stage of all states on units x (n/units) GPUs "
+                "for " +
+                    skipped +
+                    " (the published search's first cells: its later stages find no "
+                    "placement); dapple searches every split on them")
       << '\n';
   out << "  - P3 overlap: compat takes the next block's compute by layer index (index quirk) and "
          "treats antichain states as layers; dapple uses block order and the profile's layers\n";

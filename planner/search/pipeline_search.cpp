@@ -56,7 +56,7 @@ class PipelineProgram {
   // The best cell of the last state on all units, if any plan exists.
   const Cell* run() {
     initialise_first_stages();
-    for (int m = 1; m < request_.units; ++m) {
+    for (int m = 1; m < request_.units && !request_.single_stage; ++m) {
       // Rows of m-1 units are final now; list the live ones per state for extend().
       for (int j = 0; j < states_; ++j) {
         if (row(j, m - 1).has_best) live_rows_[j].push_back(m - 1);

@@ -28,6 +28,9 @@ struct SearchRequest {
   int units = 2;          // replication units in the plan (i)
   int gpus_per_unit = 1;  // GPUs per unit (rp)
   bool straight = false;  // one unit per stage (the published planner's "straight" pipelines)
+  // One stage of every state on all units, nothing else: what the published search keeps
+  // when the units do not divide the GPUs (its first cells; no later stage finds a placement).
+  bool single_stage = false;
   std::vector<PlacementPolicy> policies{PlacementPolicy::kFreshFirst, PlacementPolicy::kAppendFirst,
                                         PlacementPolicy::kScatterFirst};
   std::optional<StageMemoryLimit> memory;  // dapple only

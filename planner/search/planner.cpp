@@ -178,11 +178,9 @@ SearchPlan plan_searches(const std::vector<int>& global_batches, int n, int micr
     keys_per_batch[b].push_back(key);
   };
   for (std::size_t b = 0; b < global_batches.size(); ++b) {
-    for (int units = 2; units <= n; ++units) {
-      // compat: the published search finds no plan when the units do not divide the GPUs.
-      if (!dapple && n % units != 0) continue;
-      need(b, units, false);
-    }
+    // compat: units that do not divide the GPUs get the published search's single-stage plan
+    // (search_key sets SearchRequest::single_stage).
+    for (int units = 2; units <= n; ++units) need(b, units, false);
     for (int units : straight_unit_counts(n)) need(b, units, true);
   }
 
@@ -221,6 +219,7 @@ std::vector<EvaluatedCandidate> run_searches(const SearchPlan& plan, const Model
     request.units = key.units;
     request.gpus_per_unit = n / key.units;
     request.straight = key.straight;
+    request.single_stage = !dapple && n % key.units != 0;
     request.policies = options.policies;
     request.exhaustive = options.exhaustive_search;
     if (dapple) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <numeric>
 
 #include "planner/search/planner.h"
 
@@ -106,6 +107,56 @@ TEST(ReferenceNumbers, ResNet50SweepIsThreadCountIndependent) {
     EXPECT_EQ(one.batches[i].best_hybrid, two.batches[i].best_hybrid);
     EXPECT_EQ(describe_stages(*one.batches[i].plan), describe_stages(*two.batches[i].plan));
     EXPECT_EQ(one.batches[i].data_parallel.p3, two.batches[i].data_parallel.p3);
+  }
+}
+
+// Issue 23: the published search, for a unit count i that does not divide the n GPUs, builds
+// its DP on rp = n / i GPUs per unit like any other; its initialisation puts every prefix of
+// states in one stage on m units, but no later stage finds a placement (the occupancy sets
+// are sized for i x rp + 1 GPUs), so the final cell holds exactly one plan: all states in one
+// stage on i x rp GPUs (../shared/reference/dapple_planner.md: "when i does not divide n, no
+// multi-stage plan is found for that i" -- a single-stage one is). The latency model then
+// scores it as any plan: M = gbs / rp / micro-batch micro-batches (integer), block = C/(i rp)/M,
+// length = block (M - 1) + C / rp / M, plus the all-reduce of all parameters on its GPUs.
+// ResNet-50 (pbs 32, micro-batch 32, C and P the profile's totals, C scaled by gbs / 32):
+//   GBS 192: i = 3 (rp 5, M 1) and i = 5 (rp 3, M 2) both give length C/5 on 15 GPUs, which
+//   span machines in both layouts: speedup C / (C/5 + P x 2 x 14/15 / 3e9) = 4.4661, above
+//   the 16-GPU single stage of i = 2, 4, 8, 16 (4.3039, ours before this rule: 3.6% lower).
+//   GBS 64: i = 6 (rp 2, M 1): C / (C/2 + P x 2 x 11/12 / 3e9) = 1.7530 on 12 GPUs; on 16x1 it
+//   beats every plan of dividing counts (1.7481); on [8,16] the two-stage plan
+//   [0..236]x8 [237..239]x8 still wins (1.7685).
+TEST(ReferenceNumbers, ResNet50CompatKeepsTheSingleStagePlanOfUnitsNotDividingTheGpus) {
+  SKIP_WITHOUT_REFERENCE();
+  const ModelProfile p = import_profile(reference_profile("resnet50/graph.txt"));
+  const double compute_per_batch = p.compute_s.total(), parameters = p.parameter_bytes.total();
+  const auto single_stage = [&](int gbs, int rp, int gpus) {
+    const double c = compute_per_batch * gbs / 32;
+    const double all_reduce = parameters * 2.0 * (gpus - 1) / gpus / 3e9;
+    return c / (c / rp + all_reduce);
+  };
+  std::vector<int> flat(16);
+  std::iota(flat.begin(), flat.end(), 1);
+  for (const std::vector<int>& separators : {std::vector<int>{8, 16}, flat}) {
+    const bool two_machines = separators.size() == 2;
+    SCOPED_TRACE(two_machines ? "[8,16]" : "16x1");
+    PlannerOptions options = vgg_options(PlannerMode::kCompat);
+    options.devices = Devices(separators);
+    const SweepResult r = plan_sweep(p, options, {64, 192});
+    const BatchPlan& at192 = r.batches[1];
+    ASSERT_TRUE(at192.plan);
+    EXPECT_EQ(describe_stages(*at192.plan), "[0..239]x15");
+    EXPECT_NEAR(at192.best_hybrid, single_stage(192, 5, 15), 1e-12 * at192.best_hybrid);
+    EXPECT_NEAR(at192.best_hybrid, 4.4661, 5e-5);
+    const BatchPlan& at64 = r.batches[0];
+    ASSERT_TRUE(at64.plan);
+    if (two_machines) {
+      EXPECT_EQ(describe_stages(*at64.plan), "[0..236]x8 [237..239]x8");
+      EXPECT_GT(at64.best_hybrid, single_stage(64, 2, 12));
+    } else {
+      EXPECT_EQ(describe_stages(*at64.plan), "[0..239]x12");
+      EXPECT_NEAR(at64.best_hybrid, single_stage(64, 2, 12), 1e-12 * at64.best_hybrid);
+      EXPECT_NEAR(at64.best_hybrid, 1.7530, 5e-5);
+    }
   }
 }
 
