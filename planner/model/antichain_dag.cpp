@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <numeric>
 #include <queue>
 
 namespace harness::planner {
@@ -126,26 +127,49 @@ class Builder {
       }
     }
 
-    // Topological numbering: Kahn's algorithm, lowest discovery id first.
+    // Topological numbering as PipeDream's Graph.topological_sort numbers the antichain DAG
+    // (the published planner's state order, which the states' individual totals -- differences
+    // of the cumulative row -- follow where the DAG branches). A state is described by the
+    // first node of its antichain; every state, in description order (stable: discovery
+    // order among equals), starts a depth-first walk that visits successors in description
+    // order; a state is placed in front when its walk finishes (reverse postorder).
     const int count = static_cast<int>(raw.size());
-    std::vector<int> in_degree(count, 0);
-    for (const auto& r : raw) {
-      for (int s : r.successors) ++in_degree[s];
-    }
-    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-    for (int s = 0; s < count; ++s) {
-      if (in_degree[s] == 0) ready.push(s);
-    }
-    std::vector<int> position(count, -1), order;
-    while (!ready.empty()) {
-      const int s = ready.top();
-      ready.pop();
-      position[s] = static_cast<int>(order.size());
-      order.push_back(s);
-      for (int t : raw[s].successors) {
-        if (--in_degree[t] == 0) ready.push(t);
+    const auto description = [&](int state) -> const std::string& {
+      return graph_.nodes[raw[state].antichain.front()].description;
+    };
+    const auto by_description = [&](std::vector<int> states) {
+      std::stable_sort(states.begin(), states.end(),
+                       [&](int a, int b) { return description(a) < description(b); });
+      return states;
+    };
+    std::vector<std::vector<int>> children(count);
+    for (int state = 0; state < count; ++state)
+      children[state] = by_description(raw[state].successors);
+    std::vector<int> roots(count);
+    std::iota(roots.begin(), roots.end(), 0);
+    roots = by_description(roots);
+    std::vector<int> finished;
+    std::vector<char> marked(count, 0);
+    for (int root : roots) {
+      if (marked[root]) continue;
+      std::vector<std::pair<int, std::size_t>> stack{{root, 0}};
+      marked[root] = 1;
+      while (!stack.empty()) {
+        auto& [state, next_child] = stack.back();
+        if (next_child < children[state].size()) {
+          const int child = children[state][next_child++];
+          if (!marked[child]) {
+            marked[child] = 1;
+            stack.emplace_back(child, 0);
+          }
+          continue;
+        }
+        finished.push_back(state);
+        stack.pop_back();
       }
     }
+    std::vector<int> position(count, -1);
+    for (int i = 0; i < count; ++i) position[finished[count - 1 - i]] = i;
 
     AntichainDag dag;
     dag.states.resize(count);

@@ -60,15 +60,22 @@ TEST(ProfileImport, BranchingCrlfProfileWithAllFileVariants) {
   EXPECT_EQ(p.graph.nodes[0].stage_id, 0);
   EXPECT_EQ(p.graph.nodes[3].stage_id, 1);
   ASSERT_EQ(p.num_states(), 5);  // {split} {left} {right} {left,right} {join}
-  expect_all_near(p.compute_s.cumulative(), {0.003, 0.009, 0.012, 0.018, 0.030});
-  EXPECT_EQ(p.parameter_bytes.cumulative(), (std::vector<double>{5, 12, 16, 23, 36}));
-  EXPECT_EQ(p.activation_bytes.cumulative(), (std::vector<double>{300, 600, 700, 1000, 1500}));
+  // PipeDream's order (the published planner's): a state is described by its antichain's first
+  // node -- split, left, right, right ({right,left}, found from {left}), join -- and depth-first
+  // walks start from the states in description order (join, left, right, right, split), visit
+  // successors in description order and place a state in front when its walk ends. join ends
+  // first; left's walk visits join (done) then {right,left}; then right's, then split's:
+  // split, right, left, {right,left}, join. (Breadth first would put left before right.)
+  expect_all_near(p.compute_s.cumulative(), {0.003, 0.012, 0.009, 0.018, 0.030});
+  EXPECT_EQ(p.parameter_bytes.cumulative(), (std::vector<double>{5, 16, 12, 23, 36}));
+  EXPECT_EQ(p.activation_bytes.cumulative(), (std::vector<double>{300, 700, 600, 1000, 1500}));
   // The split stays live while either branch is pending: it joins the augmented antichains.
-  EXPECT_EQ(p.output_activation_bytes, (std::vector<double>{300, 600, 700, 1000, 500}));
+  EXPECT_EQ(p.output_activation_bytes, (std::vector<double>{300, 700, 600, 1000, 500}));
   EXPECT_EQ(p.ancestors(4), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(p.ancestors(3), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(p.ancestors(2), (std::vector<int>{0}));
-  EXPECT_EQ(p.layers_of_stage(3, 4), (std::vector<int>{1, 3}));  // left and join
+  EXPECT_EQ(p.ancestors(1), (std::vector<int>{0}));
+  EXPECT_EQ(p.layers_of_stage(3, 4), (std::vector<int>{2, 3}));  // right and join
 }
 
 TEST(ProfileImport, MalformedInputsNameFileAndLine) {

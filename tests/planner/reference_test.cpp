@@ -160,5 +160,58 @@ TEST(ReferenceNumbers, ResNet50CompatKeepsTheSingleStagePlanOfUnitsNotDividingTh
   }
 }
 
+// Issue 23: BERT-48's P3 estimate and its best hybrid at GBS 1 follow the published planner's
+// state order. Its profile starts with a branch: input_ids feeds attention_mask (which feeds
+// every layer) and embeddings -> reshape_input -> layer_0. PipeDream's topological sort (the
+// published planner's) describes a state by its antichain's first node, starts depth-first
+// walks from the states in description order and visits successors in description order,
+// placing a state in front when its walk ends: input_ids, embeddings, reshape_input,
+// attention_mask, {embeddings, attention_mask}, {reshape_input, attention_mask}, layer_0, ...
+// (a breadth-first order puts attention_mask second). The states' own totals are differences
+// of the cumulative row, so state 3 (attention_mask, cumulative 0.021 ms) is -0.045 ms and -1
+// embedding table, state 1 +0.056 ms and the table (127131648 B). P3 takes per-state compute
+// and all-reduce times in this order (by layer index, the index quirk), so the early blocks'
+// slack changes: at GBS 32..256 the estimate is 1.4e-5..5.6e-6 lower than with the
+// breadth-first order (3.44917397 instead of 3.44922264 at GBS 32); at GBS 16 the early blocks
+// are covered by slack in either order and nothing moves. At GBS 1 (one micro-batch) the
+// bipartition [0..0]x15 [1..54]x1 is charged, off by one, state 1's parameters -- now the
+// embedding table -- on 15 GPUs, so [0..53]x1 [54..54]x15 wins at 0.99582 (0.99997 before).
+TEST(ReferenceNumbers, Bert48FollowsThePublishedStateOrder) {
+  SKIP_WITHOUT_REFERENCE();
+  const ModelProfile p = import_profile(reference_profile("bert_48/bert-48-pbs-2.txt"));
+  const auto described = [&](int state) {
+    std::string text;
+    for (int v : p.dag.states[state].antichain) {
+      text += (text.empty() ? "" : "+") + p.graph.nodes[v].description;
+    }
+    return text;
+  };
+  const std::vector<std::string> first = {"input_ids",
+                                          "embeddings",
+                                          "reshape_input",
+                                          "attention_mask",
+                                          "embeddings+attention_mask",
+                                          "reshape_input+attention_mask",
+                                          "layer_0"};
+  for (int s = 0; s < static_cast<int>(first.size()); ++s) EXPECT_EQ(described(s), first[s]) << s;
+  EXPECT_NEAR(p.compute_s.at(3, 3), -0.045e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(p.parameter_bytes.at(3, 3), -127131648.0);
+  EXPECT_DOUBLE_EQ(p.parameter_bytes.at(1, 1), 127131648.0);
+
+  PlannerOptions options = vgg_options(PlannerMode::kCompat);
+  options.setup.profile_batch_size = 2;
+  options.setup.micro_batch_size = 1;
+  options.setup.optimizer_memory_scaling = 3;
+  options.setup.peak_activation_per_sample = 3473379328.0;
+  const SweepResult r = plan_sweep(p, options, {1, 16, 32, 64, 128, 256});
+  const double p3[] = {1.7256545503, 3.4491739698, 5.6749745364, 8.3782882817, 10.9977050856};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_NEAR(r.batches[i + 1].data_parallel.p3, p3[i], 1e-9) << r.batches[i + 1].global_batch;
+  }
+  ASSERT_TRUE(r.batches[0].plan);
+  EXPECT_EQ(describe_stages(*r.batches[0].plan), "[0..53]x1 [54..54]x15");
+  EXPECT_NEAR(r.batches[0].best_hybrid, 0.9958232994, 1e-9);
+}
+
 }  // namespace
 }  // namespace harness::planner
