@@ -77,4 +77,13 @@ double physical_memory_bytes() {
          static_cast<double>(::sysconf(_SC_PAGE_SIZE));
 }
 
+long long peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // kB
+  }
+  return 0;
+}
+
 }  // namespace harness

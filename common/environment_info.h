@@ -17,6 +17,9 @@ nlohmann::json machine_identity();
 // This host's physical memory in bytes (what a topology file gives CPU ranks as device memory).
 double physical_memory_bytes();
 
+// This process's peak resident memory so far (VmHWM), in bytes; 0 where /proc says nothing.
+long long peak_resident_bytes();
+
 // "abc123..." (+ "-dirty" when the work tree has changes), or "unknown" outside a checkout.
 std::string harness_git_revision();
 

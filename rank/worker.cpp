@@ -15,6 +15,7 @@
 
 #include "baselines/ddp/gradient_reducer.h"
 #include "baselines/moe/expert_parallel_sync.h"
+#include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/result_gather.h"
@@ -142,41 +143,6 @@ torch::Tensor forward_loss(ZooModel& model, const torch::Tensor& input, const to
     loss = loss + kLoadBalanceLossWeight * balance;
   }
   return loss;
-}
-
-// This process's peak resident memory (VmHWM), in bytes; 0 where /proc says nothing.
-long long peak_resident_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // kB
-  }
-  return 0;
-}
-
-long long tensor_bytes(const std::vector<at::Tensor>& tensors) {
-  long long bytes = 0;
-  for (const auto& t : tensors) {
-    if (t.defined()) bytes += t.numel() * static_cast<long long>(t.element_size());
-  }
-  return bytes;
-}
-
-// What the model holds on this rank: parameters (the experts' among them), their gradients and
-// the optimizer's state, and the process's peak resident memory after training.
-json memory_json(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
-  std::vector<at::Tensor> gradients, state;
-  for (const auto& p : model.parameters()) gradients.push_back(p.grad());
-  for (const auto& [key, value] : optimizer.state()) {
-    if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(value.get())) {
-      state.push_back(sgd->momentum_buffer());
-    }
-  }
-  return {{"parameter_bytes", tensor_bytes(model.parameters())},
-          {"expert_parameter_bytes", tensor_bytes(expert_parameters(model))},
-          {"gradient_bytes", tensor_bytes(gradients)},
-          {"optimizer_state_bytes", tensor_bytes(state)},
-          {"peak_resident_bytes", peak_resident_bytes()}};
 }
 
 baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
@@ -328,7 +294,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     std::fflush(stdout);
   }
   write_rank_files(args, system.name, log, trace, trace_iteration - warmup,
-                   memory_json(*model, optimizer));
+                   memory_report(*model, optimizer));
 }
 
 int run_worker(const WorkerArgs& args) {

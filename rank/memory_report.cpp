@@ -1,0 +1,36 @@
+#include "rank/memory_report.h"
+
+#include <torch/torch.h>
+
+#include "common/environment_info.h"
+#include "runtime/models/moe.h"
+
+namespace runtime {
+namespace {
+
+long long tensor_bytes(const std::vector<at::Tensor>& tensors) {
+  long long bytes = 0;
+  for (const auto& t : tensors) {
+    if (t.defined()) bytes += t.numel() * static_cast<long long>(t.element_size());
+  }
+  return bytes;
+}
+
+}  // namespace
+
+nlohmann::json memory_report(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+  std::vector<at::Tensor> gradients, state;
+  for (const auto& p : model.parameters()) gradients.push_back(p.grad());
+  for (const auto& [key, value] : optimizer.state()) {
+    if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(value.get())) {
+      state.push_back(sgd->momentum_buffer());
+    }
+  }
+  return {{"parameter_bytes", tensor_bytes(model.parameters())},
+          {"expert_parameter_bytes", tensor_bytes(expert_parameters(model))},
+          {"gradient_bytes", tensor_bytes(gradients)},
+          {"optimizer_state_bytes", tensor_bytes(state)},
+          {"peak_resident_bytes", harness::peak_resident_bytes()}};
+}
+
+}  // namespace runtime
