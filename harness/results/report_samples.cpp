@@ -45,6 +45,10 @@ ResultSamples read_result_samples(const fs::path& directory) {
         samples.config = read_json_file(first / "config.json");
       }
       if (fs::exists(first / "flops.json")) samples.flops = read_json_file(first / "flops.json");
+      for (long long rank = 0; rank < point.world_size; ++rank) {
+        const fs::path memory = first / ("memory_rank" + std::to_string(rank) + ".json");
+        if (fs::exists(memory)) samples.memory.push_back(read_json_file(memory));
+      }
       for (long long repeat = 0; repeat < point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);
         if (!is_complete(raw)) continue;

@@ -22,6 +22,9 @@ struct SystemSamples {
                           // when the folder has none
   nlohmann::json flops;   // flops.json of its first repeat (harness/results/model_flops.h); null
                           // for external systems and folders written before it existed
+  // memory_rank<r>.json of its first repeat, the ranks that wrote one (harness/results/
+  // rank_memory.h): DDP and expert-parallel ranks.
+  std::vector<nlohmann::json> memory;
 };
 
 struct PointSamples {

@@ -98,6 +98,7 @@ RunSummary summarize_run_directory(const fs::path& run_directory) {
       if (auto it = system.phases.find("iteration"); it != system.phases.end()) {
         system_summary.utilisation = utilisation(system.flops, it->second, peak);
       }
+      system_summary.memory = largest_rank_memory(system.memory);
       point_summary.systems.push_back(std::move(system_summary));
     }
     summary.points.push_back(std::move(point_summary));
@@ -139,6 +140,14 @@ json summary_to_json(const RunSummary& summary) {
                              u->peak_gflops_per_rank ? json(*u->peak_gflops_per_rank) : json()},
                             {"mfu", u->mfu ? json(*u->mfu) : json()},
                             {"samples", u->samples}};
+      }
+      if (const auto& m = system.memory) {
+        s["memory_per_rank"] = {{"parameter_bytes", m->parameter_bytes},
+                                {"expert_parameter_bytes", m->expert_parameter_bytes},
+                                {"gradient_bytes", m->gradient_bytes},
+                                {"optimizer_state_bytes", m->optimizer_state_bytes},
+                                {"peak_resident_bytes", m->peak_resident_bytes},
+                                {"ranks", m->ranks}};
       }
       p["systems"].push_back(std::move(s));
     }

@@ -13,6 +13,7 @@
 
 #include "common/statistics.h"
 #include "harness/results/model_flops.h"
+#include "harness/results/rank_memory.h"
 #include "harness/results/run_manifest.h"
 
 namespace harness {
@@ -29,6 +30,8 @@ struct SystemSummary {
   std::map<std::string, SampleSummary> phases;  // empty when no run completed
   // Model FLOPs achieved and MFU (harness/results/model_flops.h): where the run has flops.json.
   std::optional<Utilisation> utilisation;
+  // What a rank held, the largest over ranks (harness/results/rank_memory.h).
+  std::optional<RankMemory> memory;
 };
 
 struct PointSummary {

@@ -14,6 +14,7 @@
 #include "common/input_error.h"
 #include "common/text_util.h"
 #include "harness/analysis/comparison_table.h"
+#include "harness/analysis/memory_table.h"
 #include "harness/analysis/pipeline_table.h"
 #include "harness/analysis/utilisation_table.h"
 #include "harness/cli/plot_command.h"
@@ -122,8 +123,10 @@ std::string write_summary_files(const fs::path& run_directory) {
   const RunSummary summary = summarize_run_directory(run_directory);
   write_file_atomic(run_directory / "summary.json", summary_to_json(summary).dump(2) + "\n");
   const std::string utilisation = render_utilisation_markdown(summary);
-  const std::string markdown =
-      render_markdown_tables(summary) + (utilisation.empty() ? "" : "\n" + utilisation);
+  const std::string memory = render_memory_markdown(summary);
+  const std::string markdown = render_markdown_tables(summary) +
+                               (utilisation.empty() ? "" : "\n" + utilisation) +
+                               (memory.empty() ? "" : (utilisation.empty() ? "\n" : "") + memory);
   write_file_atomic(run_directory / "table.md", markdown);
   write_file_atomic(run_directory / "table.csv", render_csv_table(summary));
   // Pipeline studies get their own table: throughput, bubbles, activation memory.

@@ -51,6 +51,14 @@ for r in (0, 1):
     assert ddp["parameter_bytes"] - ddp["expert_parameter_bytes"] == \
         ep["parameter_bytes"] - ep["expert_parameter_bytes"]
     assert ep["peak_resident_bytes"] > 0
+# table.md's memory section and summary.json carry the same figures (largest over ranks).
+table = open(os.path.join(d, "table.md")).read()
+assert "### e2e_moe: default - memory per rank" in table, table
+summary = json.load(open(os.path.join(d, "summary.json")))
+systems = {s["name"]: s for s in summary["points"][0]["systems"]}
+assert systems["ep"]["memory_per_rank"]["expert_parameter_bytes"] == 2 * 33088 * 4
+assert systems["ddp"]["memory_per_rank"]["expert_parameter_bytes"] == 4 * 33088 * 4
+assert "| ep | " in table.split("memory per rank")[1]
 PY
 
 # The dense part's reducer with PowerSGD (collectives from a thread of its own) beside the

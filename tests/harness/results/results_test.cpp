@@ -7,6 +7,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "harness/analysis/comparison_table.h"
+#include "harness/analysis/memory_table.h"
 #include "harness/results/results_folder.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
@@ -81,6 +82,36 @@ TEST(RunSummary, PoolsRanksAndComputesStatistics) {
   EXPECT_DOUBLE_EQ(base.p90, 37);  // h = 2.7 -> 30 + 0.7*10
   EXPECT_DOUBLE_EQ(systems[1].phases.at("iteration").mean, 12.5);
   EXPECT_DOUBLE_EQ(systems[1].phases.at("forward").mean, 1);
+}
+
+TEST(RunSummary, MemoryPerRankIsTheLargestOverRanks) {
+  TempDir dir;
+  const fs::path root = make_results_folder(dir);
+  // "fast" wrote memory files (as DDP and expert-parallel ranks do), "base" none.
+  const fs::path raw = harness::run_raw_directory(root, "p000", "fast", 0);
+  harness::write_file_atomic(raw / "memory_rank0.json",
+                             R"({"parameter_bytes": 3145728, "expert_parameter_bytes": 1048576,
+                                 "gradient_bytes": 3145728, "optimizer_state_bytes": 0,
+                                 "peak_resident_bytes": 419430400})");
+  harness::write_file_atomic(raw / "memory_rank1.json",
+                             R"({"parameter_bytes": 4194304, "expert_parameter_bytes": 2097152,
+                                 "gradient_bytes": 4194304, "optimizer_state_bytes": 4194304,
+                                 "peak_resident_bytes": 398458880})");
+  const auto summary = harness::summarize_run_directory(root);
+  const auto& systems = summary.points[0].systems;
+  EXPECT_FALSE(systems[0].memory);
+  ASSERT_TRUE(systems[1].memory);
+  const harness::RankMemory& m = *systems[1].memory;
+  EXPECT_DOUBLE_EQ(m.parameter_bytes, 4194304);        // rank 1's 4 MiB
+  EXPECT_DOUBLE_EQ(m.peak_resident_bytes, 419430400);  // rank 0's 400 MiB
+  EXPECT_EQ(m.ranks, 2);
+  EXPECT_EQ(harness::summary_to_json(
+                summary)["points"][0]["systems"][1]["memory_per_rank"]["expert_parameter_bytes"],
+            2097152.0);
+  const std::string md = harness::render_memory_markdown(summary);
+  EXPECT_NE(md.find("### demo: ddp.bucket_mb=5 - memory per rank"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fast | 4.0 | 2.0 | 4.0 | 4.0 | 400 | 2 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| base |"), std::string::npos) << md;
 }
 
 TEST(ComparisonTable, MarkdownHasDeltaAgainstTheBaseline) {

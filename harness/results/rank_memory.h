@@ -1,0 +1,26 @@
+// What the ranks of a DDP or expert-parallel run held (their memory_rank<r>.json, written by
+// the rank program after training): the largest over ranks of the parameter bytes, the
+// experts' part of them, gradient and optimizer-state bytes, and peak resident memory (LibTorch's
+// own few hundred MB included).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+namespace harness {
+
+struct RankMemory {
+  double parameter_bytes = 0;
+  double expert_parameter_bytes = 0;
+  double gradient_bytes = 0;
+  double optimizer_state_bytes = 0;
+  double peak_resident_bytes = 0;
+  long long ranks = 0;  // how many ranks' files it rests on
+};
+
+// The largest of each figure over the ranks' files; nothing when there are none (pipelines,
+// external systems, folders from before the files existed).
+std::optional<RankMemory> largest_rank_memory(const std::vector<nlohmann::json>& ranks);
+
+}  // namespace harness
