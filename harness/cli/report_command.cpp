@@ -93,6 +93,9 @@ std::string render_report_index(const fs::path& directory) {
                  "comparison tables (markdown), one per point and phase, delta% against the "
                  "baseline");
   link_if_exists(out, directory, "table.csv", "the same tables as CSV");
+  link_if_exists(out, directory, "breakdown.md",
+                 "where one traced iteration went, per point and system: compute, all-to-all, "
+                 "all-reduce, send, recv, idle (mean over ranks)");
   link_if_exists(out, directory, "summary.json",
                  "count, mean, stddev, min, p50, p90, p95, p99, max per point, system and phase");
   for (const auto& csv : find_files(directory, "plan.csv")) {

@@ -13,6 +13,7 @@
 #include "common/environment_info.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
+#include "harness/analysis/breakdown_table.h"
 #include "harness/analysis/comparison_table.h"
 #include "harness/analysis/memory_table.h"
 #include "harness/analysis/pipeline_table.h"
@@ -124,18 +125,27 @@ std::string write_summary_files(const fs::path& run_directory) {
   write_file_atomic(run_directory / "summary.json", summary_to_json(summary).dump(2) + "\n");
   const std::string utilisation = render_utilisation_markdown(summary);
   const std::string memory = render_memory_markdown(summary);
-  const std::string markdown = render_markdown_tables(summary) +
-                               (utilisation.empty() ? "" : "\n" + utilisation) +
-                               (memory.empty() ? "" : (utilisation.empty() ? "\n" : "") + memory);
+  // Each extra section ends with a blank line; the comparison tables do not.
+  const std::string extras = utilisation + memory;
+  const std::string markdown =
+      render_markdown_tables(summary) + (extras.empty() ? "" : "\n" + extras);
   write_file_atomic(run_directory / "table.md", markdown);
   write_file_atomic(run_directory / "table.csv", render_csv_table(summary));
+  // Traced studies get the time breakdown of their traced iterations (all-to-all included).
+  std::string printed = markdown;
+  const std::string breakdown =
+      render_breakdown_markdown(run_directory, summary.manifest.experiment);
+  if (!breakdown.empty()) {
+    write_file_atomic(run_directory / "breakdown.md", breakdown);
+    printed += "\n" + breakdown;
+  }
   // Pipeline studies get their own table: throughput, bubbles, activation memory.
   const auto pipeline_rows = read_pipeline_table(run_directory);
-  if (pipeline_rows.empty()) return markdown;
+  if (pipeline_rows.empty()) return printed;
   const std::string pipeline = render_pipeline_markdown(pipeline_rows);
   write_file_atomic(run_directory / "pipeline.md", pipeline);
   write_file_atomic(run_directory / "pipeline.csv", render_pipeline_csv(pipeline_rows));
-  return markdown + "\n" + pipeline;
+  return printed + "\n" + pipeline;
 }
 
 namespace {

@@ -59,6 +59,10 @@ systems = {s["name"]: s for s in summary["points"][0]["systems"]}
 assert systems["ep"]["memory_per_rank"]["expert_parameter_bytes"] == 2 * 33088 * 4
 assert systems["ddp"]["memory_per_rank"]["expert_parameter_bytes"] == 4 * 33088 * 4
 assert "| ep | " in table.split("memory per rank")[1]
+# breakdown.md (written by the run itself): all-to-all time for ep, none for ddp.
+rows = {line.split("|")[1].strip(): line.split("|")[2:-1]
+        for line in open(os.path.join(d, "breakdown.md")) if line.startswith("| ep ") or line.startswith("| ddp ")}
+assert float(rows["ep"][2]) > 0 and float(rows["ddp"][2]) == 0, rows
 PY
 
 # The dense part's reducer with PowerSGD (collectives from a thread of its own) beside the

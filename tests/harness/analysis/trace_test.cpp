@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "harness/analysis/breakdown_table.h"
 #include "harness/analysis/trace_breakdown.h"
 #include "harness/analysis/trace_merge.h"
 #include "harness/cli/plot_command.h"
@@ -130,6 +131,23 @@ TEST(TraceBreakdown, AllToAllInsideComputeIsNotCompute) {
   EXPECT_NEAR(row.exposed_comm_ms, 7, 1e-9);
   EXPECT_NEAR(row.idle_ms, 0, 1e-9);
   EXPECT_NEAR(row.forward_ms, 10, 1e-9);  // as the rank measured it, waiting included
+}
+
+TEST(BreakdownTable, OneRowPerTracedSystemMeanOverRanks) {
+  TempDir dir;
+  const std::string md = harness::render_breakdown_markdown(copy_fixture(dir), "trace_fixture");
+  EXPECT_NE(md.find("### trace_fixture: pipeline.micro_batches=2 - time breakdown"),
+            std::string::npos)
+      << md;
+  // The DDP run's ranks (TraceBreakdown.DataParallelRanks): spans 8.5 and 7.7, compute 7 and
+  // 7.2, all-reduce 4 and 3, idle 0.5 and 0 -> means 8.1, 7.1, 3.5, 0.25.
+  EXPECT_NE(md.find("| overlap | 8.100 | 7.100 | 0.000 | 3.500 | 0.000 | 0.000 | 0.250 | 2 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| gpipe_2x1 | "), std::string::npos) << md;  // the pipeline run's row
+  // No traces, no section.
+  TempDir empty;
+  EXPECT_EQ(harness::render_breakdown_markdown(empty.path(), "x"), "");
 }
 
 TEST(TraceBreakdown, PipelineStagesWithBubbles) {

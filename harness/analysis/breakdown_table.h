@@ -1,0 +1,17 @@
+// The time breakdown table of a study (HiDup's Table III shape, in table.md): per point and
+// system, one traced iteration of the first repeat split into compute (less the all-to-alls
+// it waited in), all-to-all, all-reduce, send, recv and idle time, in ms, mean over ranks
+// (harness/analysis/trace_breakdown.h; `harness trace` gives every rank and the merged trace).
+// Empty when no run was traced; a run whose traces cannot be read is left out (`harness trace`
+// names what is wrong with it).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace harness {
+
+std::string render_breakdown_markdown(const std::filesystem::path& run_directory,
+                                      const std::string& experiment);
+
+}  // namespace harness
