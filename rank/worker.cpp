@@ -187,9 +187,10 @@ std::shared_ptr<ZooModel> build_rank_model(const WorkerConfig& config, const Mod
   }
   std::vector<std::unique_ptr<CommWork>> works;
   for (auto& p : model->parameters()) {
-    const bool own = sharded && std::any_of(experts.begin(), experts.end(),
-                                            [&](const at::Tensor& e) { return e.is_same(p); });
-    if (!own) works.push_back(communicator.broadcast(p.data(), 0));
+    // A sharded expert is this rank's own: nothing to agree on.
+    if (!(sharded && is_expert_parameter(experts, p))) {
+      works.push_back(communicator.broadcast(p.data(), 0));
+    }
   }
   for (auto& b : model->buffers()) works.push_back(communicator.broadcast(b, 0));
   for (auto& w : works) w->wait();

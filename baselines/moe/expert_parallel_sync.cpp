@@ -1,7 +1,8 @@
 #include "baselines/moe/expert_parallel_sync.h"
 
-#include <algorithm>
 #include <stdexcept>
+
+#include "runtime/models/moe.h"
 
 namespace baselines {
 
@@ -13,20 +14,10 @@ ExpertParallelSync::ExpertParallelSync(const std::vector<at::Tensor>& parameters
   if (experts_.empty()) {
     throw std::invalid_argument("expert parallelism needs a model with mixture-of-experts layers");
   }
-  const auto is_expert = [&](const at::Tensor& p) {
-    return std::any_of(experts_.begin(), experts_.end(),
-                       [&](const at::Tensor& e) { return e.is_same(p); });
-  };
   std::vector<at::Tensor> dense;
   std::vector<std::string> dense_names;
   for (size_t i = 0; i < parameters.size(); ++i) {
-    const int64_t bytes =
-        parameters[i].numel() * static_cast<int64_t>(parameters[i].element_size());
-    if (is_expert(parameters[i])) {
-      expert_bytes_ += bytes;
-      continue;
-    }
-    dense_bytes_ += bytes;
+    if (runtime::is_expert_parameter(experts_, parameters[i])) continue;
     dense.push_back(parameters[i]);
     dense_names.push_back(names.at(i));
   }

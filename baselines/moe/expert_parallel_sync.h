@@ -27,15 +27,11 @@ class ExpertParallelSync : public runtime::GradientSync {
 
   void finish_backward() override;
   GradientReducer& dense_reducer() { return *dense_; }
-  // Bytes of the parameters each part holds on this rank.
-  int64_t dense_bytes() const { return dense_bytes_; }
-  int64_t expert_bytes() const { return expert_bytes_; }
 
  private:
   std::vector<at::Tensor> experts_;
   std::unique_ptr<GradientReducer> dense_;
   int world_size_;
-  int64_t dense_bytes_ = 0, expert_bytes_ = 0;
 };
 
 }  // namespace baselines

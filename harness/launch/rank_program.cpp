@@ -54,17 +54,8 @@ std::string model_key(const ModelConfig& model) {
 }
 
 std::vector<std::string> layer_query(const ModelConfig& model) {
-  std::vector<std::string> args = {"layers", "--model", model.name};
-  std::string shape;
-  for (long long d : model.input_shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-  if (!shape.empty()) args.insert(args.end(), {"--input-shape", shape});
-  if (model.num_classes > 0)
-    args.insert(args.end(), {"--num-classes", std::to_string(model.num_classes)});
-  if (model.depth > 0) args.insert(args.end(), {"--depth", std::to_string(model.depth)});
-  if (model.width > 0) args.insert(args.end(), {"--width", std::to_string(model.width)});
-  if (runtime::is_mixture_of_experts(model.name)) {
-    args.insert(args.end(), {"--moe", runtime::moe_flag_text(model.moe)});
-  }
+  std::vector<std::string> args = {"layers"};
+  for (auto& flag : rank_model_flags(model)) args.push_back(std::move(flag));
   return args;
 }
 

@@ -203,20 +203,12 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
       throw InputError("plan: auto: no profile " + profile.string() +
                        " and no harness binary to measure one");
     }
-    std::string shape;
-    for (long long d : point.model.input_shape)
-      shape += (shape.empty() ? "" : ",") + std::to_string(d);
     const fs::path measured = work / "profile";
-    const std::string command =
-        "'" + context.executable + "' profile layers --model " + point.model.name + " --batch " +
-        std::to_string(point.model.batch_size) + " --input-shape " + shape +
-        " --repetitions 3 --warmup 1 --num-classes " + std::to_string(point.model.num_classes) +
-        " --depth " + std::to_string(point.model.depth) + " --width " +
-        std::to_string(point.model.width) +
-        (runtime::is_mixture_of_experts(point.model.name)
-             ? " --moe " + runtime::moe_flag_text(point.model.moe)
-             : std::string()) +
-        " --out '" + measured.string() + "' >'" + (work / "profile.log").string() + "' 2>&1";
+    std::string command = "'" + context.executable + "' profile layers";
+    for (const std::string& flag : rank_model_flags(point.model)) command += " " + flag;
+    command += " --batch " + std::to_string(point.model.batch_size) +
+               " --repetitions 3 --warmup 1 --out '" + measured.string() + "' >'" +
+               (work / "profile.log").string() + "' 2>&1";
     std::fprintf(stderr, "plan: auto: no profile of %s on %s; measuring one (%s)\n",
                  point.model.name.c_str(), point.run.device.c_str(), measured.c_str());
     if (std::system(command.c_str()) != 0) {

@@ -44,13 +44,12 @@ double read_bucket_mb(MapReader& reader, const std::string& key, double fallback
 void read_model_section(MapReader& model, const LoadOptions& options, ModelConfig& config) {
   config.name = model.get_string("name", std::nullopt, options.known_models);
   config.batch_size = model.get_int("batch_size", std::nullopt, 1, kMaxCount);
-  const bool is_mlp = config.name == "mlp",
-             is_bert = config.name == "bert" || config.name == "bert_moe";
-  config.input_shape = model.get_int_list("input_shape",
-                                          is_mlp    ? std::vector<long long>{64}
-                                          : is_bert ? std::vector<long long>{128}
-                                                    : std::vector<long long>{3, 224, 224},
-                                          1);
+  // The zoo's default input (an unknown name was reported above; it gets an image's).
+  std::vector<long long> default_shape = {3, 224, 224};
+  if (const runtime::ModelEntry* entry = runtime::find_model(config.name)) {
+    default_shape.assign(entry->default_input_shape.begin(), entry->default_input_shape.end());
+  }
+  config.input_shape = model.get_int_list("input_shape", default_shape, 1);
   config.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
   config.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
   config.depth = model.get_int("depth", 0, 0, 100'000);
@@ -441,6 +440,22 @@ runtime::SystemKind worker_system_kind(SystemKind kind) {
       break;
   }
   return runtime::SystemKind::kDdp;
+}
+
+std::vector<std::string> rank_model_flags(const ModelConfig& model) {
+  std::vector<std::string> flags = {"--model", model.name};
+  std::string shape;
+  for (long long d : model.input_shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  if (!shape.empty()) flags.insert(flags.end(), {"--input-shape", shape});
+  if (model.num_classes > 0) {
+    flags.insert(flags.end(), {"--num-classes", std::to_string(model.num_classes)});
+  }
+  if (model.depth > 0) flags.insert(flags.end(), {"--depth", std::to_string(model.depth)});
+  if (model.width > 0) flags.insert(flags.end(), {"--width", std::to_string(model.width)});
+  if (runtime::is_mixture_of_experts(model.name)) {
+    flags.insert(flags.end(), {"--moe", runtime::moe_flag_text(model.moe)});
+  }
+  return flags;
 }
 
 std::string to_string(SystemKind kind) {

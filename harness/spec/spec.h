@@ -34,6 +34,11 @@ struct ModelConfig {
   runtime::MoeShape moe;           // bert_moe: experts, top_k, capacity_factor, moe_every
 };
 
+// The rank program's flags that build `model` (`--model` and the options that differ from the
+// zoo's defaults: input shape, classes, depth, width, a mixture's shape), as its `layers` and
+// `profile layers` commands take them.
+std::vector<std::string> rank_model_flags(const ModelConfig& model);
+
 struct OptimizerConfig {
   std::string name = "sgd";
   double lr = 0.001;

@@ -4,7 +4,6 @@
 #include <deque>
 #include <map>
 #include <numeric>
-#include <queue>
 
 namespace harness::planner {
 namespace {

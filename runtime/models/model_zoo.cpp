@@ -1,13 +1,12 @@
 #include "runtime/models/model_zoo.h"
 
-#include <optional>
-
-#include "runtime/models/moe.h"
-
 #include <torch/nn.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
+
+#include "runtime/models/moe.h"
 
 namespace runtime {
 namespace nn = torch::nn;
@@ -290,7 +289,7 @@ class Bert : public ZooModel {
     for (int64_t i = 0; i < depth; ++i) {
       const bool mixture = moe && (i + 1) % options.moe.every == 0;
       EncoderLayer layer(hidden, hidden / 64, mixture ? moe : std::nullopt);
-      if (layer->mixture) mixtures_.push_back(layer->mixture);
+      if (layer->mixture) mixtures_.push_back(layer->mixture.get());
       encoder_layers->push_back(layer);
       append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer);
     }
@@ -316,17 +315,10 @@ class Bert : public ZooModel {
     }
   }
 
-  torch::Tensor auxiliary_loss() const override {
-    torch::Tensor total;
-    for (const auto& mixture : mixtures_) {
-      const torch::Tensor loss = mixture->auxiliary_loss();
-      if (loss.defined()) total = total.defined() ? total + loss : loss;
-    }
-    return total;
-  }
+  torch::Tensor auxiliary_loss() const override { return summed_auxiliary_loss(mixtures_); }
 
  private:
-  std::vector<MoeFeedForward> mixtures_;
+  std::vector<MoeFeedForwardImpl*> mixtures_;  // owned by the encoder layers
 };
 
 // Linear layers with ReLU (three by default), no BatchNorm: per-sample independent, so

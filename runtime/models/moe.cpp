@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
@@ -246,6 +247,21 @@ std::vector<torch::Tensor> expert_parameters(torch::nn::Module& model) {
     for (const auto& p : mixture->experts->parameters()) parameters.push_back(p);
   }
   return parameters;
+}
+
+bool is_expert_parameter(const std::vector<torch::Tensor>& experts,
+                         const torch::Tensor& parameter) {
+  return std::any_of(experts.begin(), experts.end(),
+                     [&](const torch::Tensor& e) { return e.is_same(parameter); });
+}
+
+torch::Tensor summed_auxiliary_loss(const std::vector<MoeFeedForwardImpl*>& mixtures) {
+  torch::Tensor total;
+  for (const auto* mixture : mixtures) {
+    const torch::Tensor loss = mixture->auxiliary_loss();
+    if (loss.defined()) total = total.defined() ? total + loss : loss;
+  }
+  return total;
 }
 
 }  // namespace runtime

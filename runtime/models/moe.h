@@ -89,5 +89,10 @@ TORCH_MODULE(MoeFeedForward);
 std::vector<MoeFeedForwardImpl*> mixtures_of(torch::nn::Module& model);
 // Their experts' parameters: what expert parallelism shards rather than replicates.
 std::vector<torch::Tensor> expert_parameters(torch::nn::Module& model);
+// Whether `parameter` is one of `experts` (the same tensor, not an equal one).
+bool is_expert_parameter(const std::vector<torch::Tensor>& experts, const torch::Tensor& parameter);
+// The sum of the mixtures' load-balancing losses of their last forward; undefined when none
+// has one.
+torch::Tensor summed_auxiliary_loss(const std::vector<MoeFeedForwardImpl*>& mixtures);
 
 }  // namespace runtime

@@ -114,12 +114,8 @@ struct PipelineStage::Impl {
   // The balancing loss of the stage's mixtures from the forward just run, weighted by
   // `share` of the global batch; undefined without mixtures or weight.
   torch::Tensor auxiliary_loss(double share) const {
-    torch::Tensor total;
-    if (options.auxiliary_loss_weight == 0.0) return total;
-    for (const auto* mixture : mixtures) {
-      const torch::Tensor loss = mixture->auxiliary_loss();
-      if (loss.defined()) total = total.defined() ? total + loss : loss;
-    }
+    if (options.auxiliary_loss_weight == 0.0) return {};
+    const torch::Tensor total = summed_auxiliary_loss(mixtures);
     return total.defined() ? total * (options.auxiliary_loss_weight * share) : total;
   }
 
