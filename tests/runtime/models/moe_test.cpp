@@ -100,5 +100,22 @@ TEST(MixtureOfExperts, BertMoeHasAMixtureInEveryOtherLayer) {
   EXPECT_FALSE(dense->auxiliary_loss().defined());
 }
 
+TEST(MixtureOfExperts, TheRankProgramsMoeFlagRoundTripsAndNamesBadText) {
+  const MoeShape shape{.experts = 8, .top_k = 1, .capacity_factor = 1.5, .every = 3};
+  EXPECT_EQ(moe_flag_text(shape), "8,1,1.5,3");
+  EXPECT_EQ(parse_moe_flag("8,1,1.5,3"), shape);
+  EXPECT_EQ(parse_moe_flag(moe_flag_text(MoeShape{})), MoeShape{});
+  for (const char* bad : {"8,1,1.5", "8;1;1.5;3", "8,1,1.5,3,9", "eight,1,1.5,3", ""}) {
+    try {
+      parse_moe_flag(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--moe '") + bad +
+                                           "': expected EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY "
+                                           "(e.g. 4,2,1.25,2)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace runtime
