@@ -49,6 +49,10 @@ void write_mode_differences(std::ostream& out, const ModelProfile& profile,
          "activation and backward gradient), as the search does\n";
   out << "  - ties: both modes keep the first candidate (the published planner follows hash "
          "order)\n";
+  out << "Rules both modes share with the published planner:\n";
+  out << "  - states: numbered as PipeDream's topological sort (depth first by the antichain's "
+         "first node, reverse postorder); where the model branches, a state's own totals "
+         "follow that order, and compat's P3 reads them state by state\n";
 
   const SweepResult a = plan_sweep(profile, compat, batches);
   const SweepResult b = plan_sweep(profile, dapple, batches);

@@ -4,7 +4,11 @@
 
 #include <filesystem>
 #include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include "planner/report/explain.h"
 #include "planner/search/planner.h"
 
 namespace harness::planner {
@@ -160,6 +164,30 @@ TEST(ReferenceNumbers, ResNet50CompatKeepsTheSingleStagePlanOfUnitsNotDividingTh
   }
 }
 
+// `harness plan --explain` names the unit counts whose plans compat keeps single-stage (those
+// not dividing 16: 3, 5, 6, 7, 9..15), the state order both modes share, and per batch size
+// what moves between the modes (ResNet-50, 16x1: compat's P3 takes the next block's compute
+// by layer index, dapple by block).
+TEST(ReferenceNumbers, ExplainListsTheRulesAndWhatMovesPerBatch) {
+  SKIP_WITHOUT_REFERENCE();
+  const ModelProfile p = import_profile(reference_profile("resnet50/graph.txt"));
+  PlannerOptions options = vgg_options(PlannerMode::kCompat);
+  std::vector<int> flat(16);
+  std::iota(flat.begin(), flat.end(), 1);
+  options.devices = Devices(flat);
+  std::ostringstream out;
+  write_mode_differences(out, p, options, {64, 192});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("units x (n/units) GPUs for 3,5,6,7,9,10,11,12,13,14,15 "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Rules both modes share with the published planner:\n  - states: "
+                      "numbered as PipeDream's topological sort"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  gbs 64: dp_p3 13.6812 -> 13.8637;"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gbs 192: dp_p3"), std::string::npos) << text;
+}
+
 // Issue 23: BERT-48's P3 estimate and its best hybrid at GBS 1 follow the published planner's
 // state order. Its profile starts with a branch: input_ids feeds attention_mask (which feeds
 // every layer) and embeddings -> reshape_input -> layer_0. PipeDream's topological sort (the
@@ -167,18 +195,61 @@ TEST(ReferenceNumbers, ResNet50CompatKeepsTheSingleStagePlanOfUnitsNotDividingTh
 // walks from the states in description order and visits successors in description order,
 // placing a state in front when its walk ends: input_ids, embeddings, reshape_input,
 // attention_mask, {embeddings, attention_mask}, {reshape_input, attention_mask}, layer_0, ...
-// (a breadth-first order puts attention_mask second). The states' own totals are differences
-// of the cumulative row, so state 3 (attention_mask, cumulative 0.021 ms) is -0.045 ms and -1
-// embedding table, state 1 +0.056 ms and the table (127131648 B). P3 takes per-state compute
-// and all-reduce times in this order (by layer index, the index quirk), so the early blocks'
-// slack changes: at GBS 32..256 the estimate is 1.4e-5..5.6e-6 lower than with the
-// breadth-first order (3.44917397 instead of 3.44922264 at GBS 32); at GBS 16 the early blocks
-// are covered by slack in either order and nothing moves. At GBS 1 (one micro-batch) the
-// bipartition [0..0]x15 [1..54]x1 is charged, off by one, state 1's parameters -- now the
-// embedding table -- on 15 GPUs, so [0..53]x1 [54..54]x15 wins at 0.99582 (0.99997 before).
-TEST(ReferenceNumbers, Bert48FollowsThePublishedStateOrder) {
-  SKIP_WITHOUT_REFERENCE();
-  const ModelProfile p = import_profile(reference_profile("bert_48/bert-48-pbs-2.txt"));
+// A breadth-first order (ours before) gives input_ids, attention_mask, embeddings,
+// {embeddings, attention_mask}, reshape_input, {reshape_input, attention_mask}. A state's own
+// totals are differences of the cumulative row, so they follow the order: published, state 3
+// (attention_mask, cumulative 0.021 ms) is -0.045 ms and minus the embedding table, state 1
+// +0.056 ms and the table (127131648 B); breadth-first, state 1 is attention_mask's 0.011 ms.
+//
+// P3 (DP+P3, compat) walks blocks from layer 1 to layer L-1; block i's room is the compute of
+// layer L-2-i plus, by the index quirk, that of layer i+1; a block whose room falls short of
+// its all-reduce adds the shortfall (less any excess) to the offset. The last five blocks
+// (layers 50..54) take their quirk room from states 1..5, whose values the order permutes
+// (their sum is the same). While all five fall short, the offset sees only that sum and does
+// not move. The last block (layer 54, the pooler: all-reduce 2.624 ms) can have room to spare
+// (about ga x 5.4 ms, compute of layer 53 plus state 1, in graph.txt; ga x 1.8 ms in the
+// pbs-2 file); then state 1's change goes into its excess instead, and the offset grows by state
+// 1's difference, (0.056 - 0.011) ms x gbs/pbs x (ga/gbs) / 2 = 1.125e-5 s x ga. So:
+//   - bert_48/graph.txt (the file the published planner's BERT example reads, with pbs 2):
+//     the estimate is lower at every GBS from 16 to 256 (1.2e-6 .. 1.4e-5 relative);
+//   - bert_48/bert-48-pbs-2.txt: only where ga = 2 (GBS 32, 40, 64, ...); with ga = 1 the
+//     pooler falls short (1.8 < 2.6 ms) and nothing moves.
+// The tests rebuild the breadth-first per-state values from the cumulative rows and check the
+// offsets differ by exactly that, and that the planner's estimate is C / (C/16 + offset).
+// At GBS 1 (one micro-batch) the bipartition [0..0]x15 [1..54]x1 is charged, off by one,
+// state 1's parameters -- now the embedding table -- on 15 GPUs, so [0..53]x1 [54..54]x15
+// wins (0.99697 in graph.txt, 1.00000 before; 0.99582 in the pbs-2 file, 0.99997 before).
+PlannerOptions bert48_options() {
+  PlannerOptions options = vgg_options(PlannerMode::kCompat);
+  options.setup.profile_batch_size = 2;
+  options.setup.micro_batch_size = 1;
+  options.setup.optimizer_memory_scaling = 3;
+  options.setup.peak_activation_per_sample = 3473379328.0;
+  return options;
+}
+
+// The P3 offset of `p` at `gbs` with the first six states in `order` (state indices of `p`),
+// per-state values taken as differences of the cumulative rows in that order.
+double bert48_p3_offset(const ModelProfile& p, const std::vector<int>& order, int gbs, int ga) {
+  std::vector<int> states = order;
+  for (int s = static_cast<int>(order.size()); s < p.num_states(); ++s) states.push_back(s);
+  const double scale = gbs / 2.0;
+  std::vector<double> compute, all_reduce;
+  for (std::size_t k = 0; k < states.size(); ++k) {
+    const auto own = [&](const CumulativeMatrix& m) {
+      return m.cumulative()[states[k]] - (k == 0 ? 0.0 : m.cumulative()[states[k - 1]]);
+    };
+    compute.push_back(own(p.compute_s) * scale);
+    all_reduce.push_back(own(p.parameter_bytes) * 2.0 * 15.0 / 16.0 / 3e9);  // across machines
+  }
+  return exposed_all_reduce_time(compute, all_reduce, static_cast<double>(ga) / gbs, true, true);
+}
+
+void expect_bert48_follows_published_order(const std::string& file,
+                                           const std::vector<double>& published_p3,
+                                           bool moves_with_one_sample_per_step,
+                                           const std::string& gbs1_plan, double gbs1_speedup) {
+  const ModelProfile p = import_profile(reference_profile("bert_48/" + file));
   const auto described = [&](int state) {
     std::string text;
     for (int v : p.dag.states[state].antichain) {
@@ -198,19 +269,46 @@ TEST(ReferenceNumbers, Bert48FollowsThePublishedStateOrder) {
   EXPECT_DOUBLE_EQ(p.parameter_bytes.at(3, 3), -127131648.0);
   EXPECT_DOUBLE_EQ(p.parameter_bytes.at(1, 1), 127131648.0);
 
-  PlannerOptions options = vgg_options(PlannerMode::kCompat);
-  options.setup.profile_batch_size = 2;
-  options.setup.micro_batch_size = 1;
-  options.setup.optimizer_memory_scaling = 3;
-  options.setup.peak_activation_per_sample = 3473379328.0;
-  const SweepResult r = plan_sweep(p, options, {1, 16, 32, 64, 128, 256});
-  const double p3[] = {1.7256545503, 3.4491739698, 5.6749745364, 8.3782882817, 10.9977050856};
-  for (int i = 0; i < 5; ++i) {
-    EXPECT_NEAR(r.batches[i + 1].data_parallel.p3, p3[i], 1e-9) << r.batches[i + 1].global_batch;
+  const std::vector<int> batches = {16, 24, 32, 48, 64, 128, 256};
+  const std::vector<int> accumulation = {1, 1, 2, 1, 2, 2, 2};
+  std::vector<int> swept = {1};
+  swept.insert(swept.end(), batches.begin(), batches.end());
+  const SweepResult r = plan_sweep(p, bert48_options(), swept);
+  const std::vector<int> published_order = {0, 1, 2, 3, 4, 5};
+  const std::vector<int> breadth_first = {0, 3, 1, 4, 2, 5};
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const int gbs = batches[i];
+    SCOPED_TRACE("GBS " + std::to_string(gbs));
+    const DataParallelEstimates& dp = r.batches[i + 1].data_parallel;
+    // Two samples fit next to the parameters: (16e9 - 3 x 2549805056) / 3473379328 = 2.4; a
+    // GPU's gbs/16 samples go in the fewest equal steps of at most two (3 -> three of one).
+    const int ga = accumulation[i];
+    ASSERT_EQ(dp.accumulation_batch, ga);
+    const double offset = bert48_p3_offset(p, published_order, gbs, ga);
+    EXPECT_NEAR(dp.p3, dp.compute_s / (dp.compute_s / 16 + offset), 1e-12 * dp.p3);
+    const double moved = ga == 1 && !moves_with_one_sample_per_step ? 0.0 : 1.125e-5 * ga;
+    EXPECT_NEAR(offset - bert48_p3_offset(p, breadth_first, gbs, ga), moved, 1e-15);
+    EXPECT_NEAR(dp.p3, published_p3[i], 1e-9);
   }
   ASSERT_TRUE(r.batches[0].plan);
-  EXPECT_EQ(describe_stages(*r.batches[0].plan), "[0..53]x1 [54..54]x15");
-  EXPECT_NEAR(r.batches[0].best_hybrid, 0.9958232994, 1e-9);
+  EXPECT_EQ(describe_stages(*r.batches[0].plan), gbs1_plan);
+  EXPECT_NEAR(r.batches[0].best_hybrid, gbs1_speedup, 1e-9);
+}
+
+TEST(ReferenceNumbers, Bert48GraphFollowsThePublishedStateOrderAtEveryBatch) {
+  SKIP_WITHOUT_REFERENCE();
+  expect_bert48_follows_published_order("graph.txt",
+                                        {5.1648441191, 6.6706190647, 10.2949672942, 9.4157027411,
+                                         12.5285933893, 14.0530934346, 14.9634842379},
+                                        true, "[0..53]x1 [54..54]x15", 0.9969570705);
+}
+
+TEST(ReferenceNumbers, Bert48Pbs2FollowsThePublishedStateOrder) {
+  SKIP_WITHOUT_REFERENCE();
+  expect_bert48_follows_published_order("bert-48-pbs-2.txt",
+                                        {1.7256545503, 2.4560359027, 3.4491739698, 4.2583981360,
+                                         5.6749745364, 8.3782882817, 10.9977050856},
+                                        false, "[0..53]x1 [54..54]x15", 0.9958232994);
 }
 
 }  // namespace
