@@ -17,6 +17,21 @@ double milliseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
+// The options a query builds `model` with; an empty input shape is the model's default, as
+// the profiler and the listing use.
+ModelOptions query_options(const std::string& model, const std::vector<int64_t>& input_shape,
+                           int64_t num_classes, int64_t depth, int64_t width, const MoeShape& moe) {
+  ModelOptions options;
+  options.input_shape = input_shape;
+  const ModelEntry* entry = find_model(model);
+  if (input_shape.empty() && entry) options.input_shape = entry->default_input_shape;
+  options.num_classes = num_classes;
+  options.depth = depth;
+  options.width = width;
+  options.moe = moe;
+  return options;
+}
+
 }  // namespace
 
 std::vector<ModelListing> list_models() {
@@ -35,12 +50,7 @@ std::vector<double> zoo_layer_forward_ms(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
                                          int64_t batch, const MoeShape& moe) {
-  ModelOptions options;
-  options.input_shape = input_shape;
-  options.num_classes = num_classes;
-  options.depth = depth;
-  options.width = width;
-  options.moe = moe;
+  const ModelOptions options = query_options(model, input_shape, num_classes, depth, width, moe);
   const int threads = torch::get_num_threads();
   torch::set_num_threads(1);
   torch::manual_seed(0);
@@ -71,16 +81,7 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
                                          const MoeShape& moe) {
-  ModelOptions options;
-  options.input_shape = input_shape;
-  const ModelEntry* entry = find_model(model);
-  if (input_shape.empty() && entry) {  // the model's default, as the profiler and listing use
-    options.input_shape = entry->default_input_shape;
-  }
-  options.num_classes = num_classes;
-  options.depth = depth;
-  options.width = width;
-  options.moe = moe;
+  const ModelOptions options = query_options(model, input_shape, num_classes, depth, width, moe);
   std::vector<std::string> names;
   const auto built = make_model(model, options);  // kept alive while its layers are read
   for (const auto& layer : built->layers()) names.push_back(layer.name);
@@ -91,14 +92,7 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
                                             const std::vector<int64_t>& input_shape,
                                             int64_t num_classes, int64_t depth, int64_t width,
                                             const MoeShape& moe) {
-  ModelOptions options;
-  options.input_shape = input_shape;
-  const ModelEntry* entry = find_model(model);
-  if (input_shape.empty() && entry) options.input_shape = entry->default_input_shape;
-  options.num_classes = num_classes;
-  options.depth = depth;
-  options.width = width;
-  options.moe = moe;
+  const ModelOptions options = query_options(model, input_shape, num_classes, depth, width, moe);
   torch::manual_seed(0);
   const auto built = make_model(model, options);
   built->eval();

@@ -323,14 +323,16 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
   }
   MapReader reader(entry, "systems", origin);
   system.name = reader.get_string("name", std::nullopt);
-  const std::string kind =
-      reader.get_string("kind", "ddp", {"ddp", "expert_parallel", "external", "pipeline"});
+  // The kinds' names are to_string's.
+  constexpr SystemKind kKinds[] = {SystemKind::kDdp, SystemKind::kExpertParallel,
+                                   SystemKind::kExternal, SystemKind::kPipeline};
+  std::vector<std::string> names;
+  for (SystemKind k : kKinds) names.push_back(to_string(k));
+  const std::string kind = reader.get_string("kind", "ddp", names);
   // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
   if (!reader.ok()) return std::nullopt;
-  system.kind = kind == "external"          ? SystemKind::kExternal
-                : kind == "pipeline"        ? SystemKind::kPipeline
-                : kind == "expert_parallel" ? SystemKind::kExpertParallel
-                                            : SystemKind::kDdp;
+  system.kind = *std::find_if(std::begin(kKinds), std::end(kKinds),
+                              [&](SystemKind k) { return to_string(k) == kind; });
   if (system.kind == SystemKind::kExternal) {
     system.external = read_external_system(reader, entry, origin);
   } else if (system.kind == SystemKind::kPipeline) {

@@ -137,28 +137,32 @@ MoeFeedForwardImpl::Routing MoeFeedForwardImpl::route(const torch::Tensor& top_e
   return routing;
 }
 
-torch::Tensor MoeFeedForwardImpl::run_local(const torch::Tensor& tokens, const Routing& routing) {
-  torch::Tensor output = torch::zeros_like(tokens);
-  for (int64_t e = 0; e < options_.experts; ++e) {
-    if (routing.rows[e].empty()) {
-      output = output + idle_expert_term(*experts[e]).to(output.scalar_type());
+// Runs this rank's experts on `arrived`: expert j on the rows rows_of_expert[j] (an expert no
+// row reached adds its zero term instead); each result at its row.
+torch::Tensor MoeFeedForwardImpl::run_experts(
+    const torch::Tensor& arrived, const std::vector<std::vector<int64_t>>& rows_of_expert) {
+  torch::Tensor results = torch::zeros_like(arrived);
+  for (int64_t j = 0; j < local_experts(); ++j) {
+    if (rows_of_expert[j].empty()) {
+      results = results + idle_expert_term(*experts[j]).to(results.scalar_type());
       continue;
     }
-    const torch::Tensor index = index_tensor(routing.rows[e], tokens.device());
-    const torch::Tensor slot = index_tensor(routing.slots[e], tokens.device());
-    const torch::Tensor weight = routing.gates.index({index, slot}).unsqueeze(-1);
+    const torch::Tensor index = index_tensor(rows_of_expert[j], arrived.device());
     const torch::Tensor expert_out =
-        experts[e]->as<nn::Sequential>()->forward(tokens.index_select(0, index));
-    output = output.index_add(0, index, (weight * expert_out).to(output.scalar_type()));
+        experts[j]->as<nn::Sequential>()->forward(arrived.index_select(0, index));
+    results = results.index_add(0, index, expert_out.to(results.scalar_type()));
   }
-  return output;
+  return results;
 }
 
-// Dispatch: each rank sends every expert its tokens (experts in order, so rank r's experts'
-// rows are one contiguous block), runs its own experts on what arrives from every rank, and
-// sends the results back the way they came; the gates are applied where the tokens live.
-torch::Tensor MoeFeedForwardImpl::run_sharded(const torch::Tensor& tokens, const Routing& routing) {
+// Each token goes to its experts in one block per expert (experts in order, so rank r's
+// experts' rows are one contiguous block). Sharded, the blocks are dispatched by all-to-all:
+// each rank runs its own experts on what arrives from every rank and sends the results back
+// the way they came. Either way the gates are applied where the tokens live. A layer holding
+// every expert is the one-shard case without the exchanges.
+torch::Tensor MoeFeedForwardImpl::dispatch(const torch::Tensor& tokens, const Routing& routing) {
   const int64_t ranks = options_.shards, local = local_experts();
+  const bool sharded = ranks > 1;
   std::vector<int64_t> send_rows, send_slots, counts(options_.experts);
   std::vector<int64_t> input_splits(ranks, 0);
   for (int64_t e = 0; e < options_.experts; ++e) {
@@ -169,8 +173,11 @@ torch::Tensor MoeFeedForwardImpl::run_sharded(const torch::Tensor& tokens, const
   }
   // How many rows each rank sends each of this rank's experts: [ranks x local], source-major.
   const torch::Tensor sent_counts = torch::tensor(counts, torch::kLong);
-  torch::Tensor arriving_counts = torch::empty_like(sent_counts);
-  group_->all_to_all(arriving_counts, sent_counts, {}, {})->wait();
+  torch::Tensor arriving_counts = sent_counts;
+  if (sharded) {
+    arriving_counts = torch::empty_like(sent_counts);
+    group_->all_to_all(arriving_counts, sent_counts, {}, {})->wait();
+  }
   const auto* arriving = arriving_counts.data_ptr<int64_t>();
   std::vector<int64_t> output_splits(ranks, 0);
   std::vector<std::vector<int64_t>> rows_of_expert(local);
@@ -183,22 +190,16 @@ torch::Tensor MoeFeedForwardImpl::run_sharded(const torch::Tensor& tokens, const
     }
   }
   const torch::Tensor send_index = index_tensor(send_rows, tokens.device());
-  const torch::Tensor received =
-      all_to_all_with_grad(*group_, tokens.index_select(0, send_index), output_splits, input_splits,
-                           trace_, trace_name_ + " dispatch");
-  torch::Tensor results = torch::zeros_like(received);
-  for (int64_t j = 0; j < local; ++j) {
-    if (rows_of_expert[j].empty()) {
-      results = results + idle_expert_term(*experts[j]).to(results.scalar_type());
-      continue;
-    }
-    const torch::Tensor index = index_tensor(rows_of_expert[j], tokens.device());
-    const torch::Tensor expert_out =
-        experts[j]->as<nn::Sequential>()->forward(received.index_select(0, index));
-    results = results.index_add(0, index, expert_out.to(results.scalar_type()));
-  }
-  const torch::Tensor returned = all_to_all_with_grad(*group_, results, input_splits, output_splits,
-                                                      trace_, trace_name_ + " combine");
+  const torch::Tensor sent = tokens.index_select(0, send_index);
+  const torch::Tensor arrived =
+      sharded ? all_to_all_with_grad(*group_, sent, output_splits, input_splits, trace_,
+                                     trace_name_ + " dispatch")
+              : sent;
+  const torch::Tensor results = run_experts(arrived, rows_of_expert);
+  const torch::Tensor returned =
+      sharded ? all_to_all_with_grad(*group_, results, input_splits, output_splits, trace_,
+                                     trace_name_ + " combine")
+              : results;
   const torch::Tensor weight =
       routing.gates.index({send_index, index_tensor(send_slots, tokens.device())}).unsqueeze(-1);
   return torch::zeros_like(tokens).index_add(0, send_index,
@@ -220,8 +221,7 @@ torch::Tensor MoeFeedForwardImpl::forward(torch::Tensor x) {
   if (options_.shards > 1 && group_ == nullptr) {
     throw std::logic_error("mixture of experts: a sharded layer needs its expert group");
   }
-  const torch::Tensor output =
-      options_.shards > 1 ? run_sharded(tokens, routing) : run_local(tokens, routing);
+  const torch::Tensor output = dispatch(tokens, routing);
 
   // Load balance over first choices, before capacity (Switch Transformer, eq. 4), per group.
   const int64_t groups = options_.groups, experts_count = options_.experts;

@@ -73,8 +73,9 @@ class MoeFeedForwardImpl : public torch::nn::Module {
  private:
   struct Routing;
   Routing route(const torch::Tensor& top_experts, int64_t count);
-  torch::Tensor run_local(const torch::Tensor& tokens, const Routing& routing);
-  torch::Tensor run_sharded(const torch::Tensor& tokens, const Routing& routing);
+  torch::Tensor dispatch(const torch::Tensor& tokens, const Routing& routing);
+  torch::Tensor run_experts(const torch::Tensor& arrived,
+                            const std::vector<std::vector<int64_t>>& rows_of_expert);
 
   MoeOptions options_;
   Communicator* group_ = nullptr;
