@@ -12,14 +12,10 @@
 #include "common/parent_death.h"
 
 namespace harness {
-namespace {
-
-int exit_code_of(int status) {
+int exit_code_of_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
-
-}  // namespace
 
 std::vector<char*> exec_argv(const std::vector<std::string>& words) {
   std::vector<char*> argv;
@@ -77,7 +73,7 @@ CapturedOutput run_captured(const std::string& program, const std::vector<std::s
       return captured;
     }
   }
-  captured.exit_code = exit_code_of(status);
+  captured.exit_code = exit_code_of_status(status);
   return captured;
 }
 

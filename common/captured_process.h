@@ -16,6 +16,9 @@ struct CapturedOutput {
 // process can be made (pipe, fork).
 CapturedOutput run_captured(const std::string& program, const std::vector<std::string>& args);
 
+// A waitpid status as a shell reports it: the exit code, or 128 + the signal that ended it.
+int exit_code_of_status(int status);
+
 // The argv array execv/execvp take for `words` (null-terminated; it points into `words`,
 // which must outlive it).
 std::vector<char*> exec_argv(const std::vector<std::string>& words);

@@ -20,5 +20,9 @@ inline constexpr int kMaxGpus = 4096;
 inline constexpr int kMaxLayers = 10'000;
 // Threads the planner searches with.
 inline constexpr int kMaxPlannerThreads = 256;
+// Results folders one side of a comparison may hold (`harness compare`, `harness ab`), and the
+// rounds of one `harness ab`.
+inline constexpr int kMaxSideFolders = 1000;
+inline constexpr int kMaxAbRounds = 500;
 
 }  // namespace harness

@@ -24,6 +24,7 @@
 #include "runtime/models/moe.h"
 #include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
+#include "runtime/protocol/cpu_pinning.h"
 #include "runtime/protocol/fault_injection.h"
 #include "runtime/protocol/heap_policy.h"
 #include "runtime/protocol/rank_identity.h"
@@ -43,6 +44,7 @@ struct WorkerArgs {
   std::string out_dir;
   int rank = -1;
   int world_size = 0;
+  int local_rank = 0;  // among the ranks of this host
   Rendezvous rendezvous;
   std::string gloo_host;      // the address Gloo listens on (runtime/protocol/rank_identity.h)
   bool emit_results = false;  // rank 0 prints every rank's result files as frames on stdout
@@ -100,6 +102,7 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
   const RankIdentity identity = resolve_rank_identity(identity_flags, env);
   parsed.rank = identity.rank;
   parsed.world_size = identity.world_size;
+  parsed.local_rank = identity.local_rank;
   parsed.rendezvous.host = identity.master_addr;
   parsed.rendezvous.port = identity.master_port;
   parsed.rendezvous.rank0_serves = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") != "True";
@@ -305,6 +308,16 @@ int run_worker(const WorkerArgs& args) {
   const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
   const WorkerSystem& system = config.system;
 
+  // Pinned before any pool or communicator starts a thread, so that every thread inherits it.
+  if (config.pin_cpus) {
+    const std::vector<int> cpus =
+        runtime::rank_cpus(args.local_rank, config.threads, runtime::allowed_cpus());
+    runtime::pin_process(cpus);
+    std::string list;
+    for (int cpu : cpus) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+    std::printf("pinned: rank %d to cpu %s\n", args.rank, list.c_str());
+    std::fflush(stdout);
+  }
   // LibTorch's intra-op pool and the BLAS's own threads both at threads_per_rank: ranks of one
   // machine never oversubscribe its cores.
   torch::set_num_threads(config.threads);

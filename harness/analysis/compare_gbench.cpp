@@ -74,7 +74,7 @@ std::vector<SampleSet> read_gbench_samples(const fs::path& path) {
     const double ns = entry_time_ns(entry, where);
     auto [it, inserted] = index.emplace(name.get<std::string>(), sets.size());
     if (inserted) sets.push_back({"", name.get<std::string>(), "real_time", {}});
-    sets[it->second].samples.push_back(ns);
+    sets[it->second].runs.push_back(ns);
   }
   if (sets.empty()) throw InputError(path.string() + ": no benchmark runs in the file");
   return sets;

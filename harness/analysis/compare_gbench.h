@@ -1,7 +1,7 @@
 // Google Benchmark JSON (--benchmark_format=json / --benchmark_out) as sample sets for
 // `harness compare --gbench`: one set per benchmark, its samples the real_time of each
-// repetition (run_type "iteration"), in nanoseconds. Aggregates (mean, median, stddev, cv)
-// are ignored: the test needs the repetitions themselves.
+// repetition (run_type "iteration"), in nanoseconds: each repetition is a run. Aggregates (mean,
+// median, stddev, cv) are ignored: the test needs the repetitions themselves.
 #pragma once
 
 #include <filesystem>

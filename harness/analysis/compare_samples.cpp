@@ -1,14 +1,12 @@
 #include "harness/analysis/compare_samples.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include "common/input_error.h"
 #include "common/statistics.h"
-#include "common/text_util.h"
 
 namespace harness {
 namespace {
@@ -20,23 +18,85 @@ std::string describe(const Key& key) {
   return (group.empty() ? "" : group + " / ") + name + " / " + item;
 }
 
-double metric_value(const std::vector<double>& samples, const std::string& metric) {
-  if (metric == "mean") return summarize(samples).mean;
-  return percentile(samples, 50);
+double percent_of(double change, double base) { return base != 0 ? change / base * 100.0 : 0.0; }
+
+// The verdict on a row with an interval: beyond the threshold as a whole, and beyond the noise
+// floor in absolute terms, or it is no verdict.
+Verdict judge(const CompareRow& row, const CompareOptions& options) {
+  const double t = options.threshold_pct;
+  const double floor = options.noise_floor;
+  const double low = row.base_value * row.change_low_pct / 100;  // in the samples' unit
+  const double high = row.base_value * row.change_high_pct / 100;
+  if (row.change_low_pct > t) return low > floor ? Verdict::regression : Verdict::below_floor;
+  if (row.change_high_pct < -t) {
+    return -high > floor ? Verdict::improvement : Verdict::below_floor;
+  }
+  if (row.change_low_pct >= -t && row.change_high_pct <= t) return Verdict::no_change;
+  // Part of the interval lies beyond a threshold: a verdict only if that part could be larger
+  // than the floor.
+  return std::max(std::abs(low), std::abs(high)) > floor ? Verdict::unresolved
+                                                         : Verdict::below_floor;
 }
 
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
+std::vector<double> logarithms(const std::vector<double>& values) {
+  std::vector<double> logs;
+  for (double v : values) logs.push_back(std::log(v));
+  return logs;
 }
 
-// Enough digits for milliseconds and nanoseconds alike, without exponent notation.
-std::string format_value(double value) {
-  return format(std::abs(value) >= 1000 ? "%.1f" : "%.4g", value);
+bool all_positive(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double v) { return v > 0; });
 }
 
-std::string format_p(double p) { return format(p < 0.001 ? "%.2e" : "%.3f", p); }
+// The shift and its interval as percentages of the base. Times vary by a factor (a machine in a
+// slower phase stretches every run alike), so the shift is taken between the logarithms of the
+// runs: a 10% slowdown is the same shift in a fast phase and a slow one. Where a side has a
+// value <= 0 there is no logarithm, and the shift is the difference over the base's median.
+void set_change(CompareRow& row, const SampleSet& base, const SampleSet& candidate, double alpha) {
+  row.log_scale = all_positive(base.runs) && all_positive(candidate.runs);
+  const std::vector<double> x = row.log_scale ? logarithms(base.runs) : base.runs;
+  const std::vector<double> y = row.log_scale ? logarithms(candidate.runs) : candidate.runs;
+  const auto as_pct = [&](double shift) {
+    return row.log_scale ? (std::exp(shift) - 1) * 100 : percent_of(shift, row.base_value);
+  };
+  row.change_pct = as_pct(hodges_lehmann_shift(x, y));
+  row.shift = shift_interval(x, y, alpha);
+  if (!row.shift) return;
+  row.change_low_pct = as_pct(row.shift->low);
+  row.change_high_pct = as_pct(row.shift->high);
+}
+
+CompareRow compare_row(const SampleSet& base, const SampleSet& candidate,
+                       const CompareOptions& options) {
+  CompareRow row;
+  row.group = base.group;
+  row.name = base.name;
+  row.item = base.item;
+  row.runs_base = base.runs.size();
+  row.runs_new = candidate.runs.size();
+  row.iterations_base = base.iterations;
+  row.iterations_new = candidate.iterations;
+  row.gated = options.gated_items.empty() || options.gated_items.count(base.item) > 0;
+  if (base.runs.empty() || candidate.runs.empty()) {
+    row.warnings.push_back(std::string("no runs in the ") + (base.runs.empty() ? "base" : "new") +
+                           " side (failed or missing)");
+    return row;
+  }
+  row.base_value = percentile(base.runs, 50);
+  row.new_value = percentile(candidate.runs, 50);
+  row.test = mann_whitney_u(base.runs, candidate.runs);
+  set_change(row, base, candidate, options.alpha);
+  if (!row.shift) {
+    row.verdict = row.gated ? Verdict::too_few_runs : Verdict::descriptive;
+    row.warnings.push_back("too few runs for a verdict (base " + std::to_string(row.runs_base) +
+                           ", new " + std::to_string(row.runs_new) + "; at least " +
+                           std::to_string(fewest_runs_for_interval(options.alpha)) +
+                           " a side at alpha " + std::to_string(options.alpha).substr(0, 6) + ")");
+    return row;
+  }
+  row.verdict = row.gated ? judge(row, options) : Verdict::descriptive;
+  return row;
+}
 
 }  // namespace
 
@@ -47,7 +107,17 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::improvement:
       return "improvement";
     case Verdict::no_change:
-      return "no significant change";
+      return "no change";
+    case Verdict::unresolved:
+      return "unresolved";
+    case Verdict::below_floor:
+      return "below noise floor";
+    case Verdict::too_few_runs:
+      return "inconclusive";
+    case Verdict::descriptive:
+      return "descriptive";
+    case Verdict::changed:
+      return "changed";
     case Verdict::not_compared:
       break;
   }
@@ -81,7 +151,6 @@ Comparison compare_sample_sets(const std::vector<SampleSet>& base,
   std::map<Key, const SampleSet*> by_key;
   for (const auto& set : candidate) by_key[{set.group, set.name, set.item}] = &set;
   std::map<Key, bool> matched;
-
   for (const auto& set : base) {
     const Key key{set.group, set.name, set.item};
     auto found = by_key.find(key);
@@ -90,38 +159,7 @@ Comparison compare_sample_sets(const std::vector<SampleSet>& base,
       continue;
     }
     matched[key] = true;
-    const SampleSet& other = *found->second;
-    CompareRow row;
-    row.group = set.group;
-    row.name = set.name;
-    row.item = set.item;
-    row.n_base = set.samples.size();
-    row.n_new = other.samples.size();
-    if (row.n_base == 0 || row.n_new == 0) {
-      row.warnings.push_back(std::string("no samples in the ") +
-                             (row.n_base == 0 ? "base" : "new") + " run (failed or missing)");
-      comparison.rows.push_back(std::move(row));
-      continue;
-    }
-    row.base_value = metric_value(set.samples, options.metric);
-    row.new_value = metric_value(other.samples, options.metric);
-    row.change_pct =
-        row.base_value != 0 ? (row.new_value - row.base_value) / row.base_value * 100.0 : 0.0;
-    row.test = mann_whitney_u(set.samples, other.samples);
-    if (row.n_base < kFewSamples || row.n_new < kFewSamples) {
-      row.warnings.push_back("fewer than " + std::to_string(kFewSamples) + " samples (base " +
-                             std::to_string(row.n_base) + ", new " + std::to_string(row.n_new) +
-                             "): the test has little power");
-    }
-    const bool significant = row.test.p_value < options.alpha;
-    if (significant && row.change_pct > options.threshold_pct) {
-      row.verdict = Verdict::regression;
-    } else if (significant && row.change_pct < -options.threshold_pct) {
-      row.verdict = Verdict::improvement;
-    } else {
-      row.verdict = Verdict::no_change;
-    }
-    comparison.rows.push_back(std::move(row));
+    comparison.rows.push_back(compare_row(set, *found->second, options));
   }
   for (const auto& set : candidate) {
     const Key key{set.group, set.name, set.item};
@@ -137,106 +175,19 @@ bool has_regression(const Comparison& comparison) {
   for (const auto& row : comparison.rows) {
     if (row.verdict == Verdict::regression) return true;
   }
+  for (const auto& row : comparison.counters) {
+    if (row.verdict == Verdict::regression) return true;
+  }
   return false;
 }
 
-std::string render_comparison_markdown(const Comparison& c) {
-  const bool gbench = c.source == "gbench";
-  const std::string metric = c.options.metric + " (" + c.unit + ")";
-  std::ostringstream out;
-  out << "# compare: " << c.base_label << " -> " << c.new_label << "\n\n"
-      << "Metric " << c.options.metric << " of the "
-      << (gbench ? "repetitions (real_time)" : "per-iteration samples")
-      << "; change = (new - base) "
-      << "/ base. Two-sided Mann-Whitney U test (U of the new samples; exact p without ties "
-      << "for n1 + n2 <= " << kExactLimit << ", else normal approximation with tie and "
-      << "continuity correction). A row is a regression (improvement) when p < "
-      << format_number(c.options.alpha) << " and the change exceeds +"
-      << format_number(c.options.threshold_pct) << "% (-" << format_number(c.options.threshold_pct)
-      << "%).\n\n";
-  out << (gbench ? "| benchmark |" : "| point | system | phase |") << " n base | n new | base "
-      << metric << " | new " << metric << " | change | U | p | verdict |\n"
-      << (gbench ? "|---|" : "|---|---|---|") << "---:|---:|---:|---:|---:|---:|---:|---|\n";
-  int regressions = 0;
-  for (const auto& row : c.rows) {
-    out << "| ";
-    if (gbench) {
-      out << row.name << " |";
-    } else {
-      out << row.group << " | " << row.name << " | " << row.item << " |";
-    }
-    out << " " << row.n_base << " | " << row.n_new << " | ";
-    if (row.verdict == Verdict::not_compared) {
-      out << "— | — | — | — | — | not compared |\n";
-      continue;
-    }
-    regressions += row.verdict == Verdict::regression;
-    out << format_value(row.base_value) << " | " << format_value(row.new_value) << " | "
-        << format("%+.1f%%", row.change_pct) << " | " << format_number(row.test.u2, 1) << " | "
-        << format_p(row.test.p_value) << (row.test.exact ? " (exact)" : "") << " | "
-        << (row.verdict == Verdict::regression ? "**regression**" : verdict_name(row.verdict))
-        << (row.warnings.empty() ? "" : " ⚠") << " |\n";
+int comparison_exit_code(const Comparison& comparison) {
+  if (has_regression(comparison)) return 1;
+  for (const auto& row : comparison.rows) {
+    const bool unjudged = row.verdict == Verdict::not_compared && row.gated;
+    if (row.verdict == Verdict::too_few_runs || unjudged) return kInconclusiveExitCode;
   }
-  bool any_warning = false;
-  for (const auto& row : c.rows) any_warning |= !row.warnings.empty();
-  if (any_warning || !c.only_in_base.empty() || !c.only_in_new.empty()) out << "\nWarnings:\n";
-  for (const auto& row : c.rows) {
-    for (const auto& warning : row.warnings) {
-      out << "- " << (row.group.empty() ? "" : row.group + " / ") << row.name
-          << (gbench ? "" : " / " + row.item) << ": " << warning << "\n";
-    }
-  }
-  for (const auto& key : c.only_in_base) out << "- only in base: " << key << "\n";
-  for (const auto& key : c.only_in_new) out << "- only in new: " << key << "\n";
-  out << "\n"
-      << (regressions ? std::to_string(regressions) + " significant regression(s) beyond " +
-                            format_number(c.options.threshold_pct) + "%"
-                      : std::string("no significant regression"))
-      << "\n";
-  return out.str();
-}
-
-nlohmann::json comparison_to_json(const Comparison& c) {
-  nlohmann::json out;
-  out["base"] = c.base_label;
-  out["new"] = c.new_label;
-  out["source"] = c.source;
-  out["unit"] = c.unit;
-  out["metric"] = c.options.metric;
-  out["threshold_pct"] = c.options.threshold_pct;
-  out["alpha"] = c.options.alpha;
-  out["test"] =
-      "two-sided Mann-Whitney U; exact without ties for n1+n2 <= " + std::to_string(kExactLimit) +
-      ", else normal approximation with tie and continuity correction";
-  out["rows"] = nlohmann::json::array();
-  for (const auto& row : c.rows) {
-    nlohmann::json r = {{"name", row.name},
-                        {"n_base", row.n_base},
-                        {"n_new", row.n_new},
-                        {"verdict", verdict_name(row.verdict)},
-                        {"warnings", row.warnings}};
-    if (c.source != "gbench") {
-      r["point"] = row.group;
-      r["system"] = row.name;
-      r["phase"] = row.item;
-      r.erase("name");
-    }
-    if (row.verdict != Verdict::not_compared) {
-      r["base"] = row.base_value;
-      r["new"] = row.new_value;
-      r["change_pct"] = row.change_pct;
-      r["u_base"] = row.test.u1;
-      r["u_new"] = row.test.u2;
-      r["z"] = row.test.z;
-      r["p_value"] = row.test.p_value;
-      r["exact"] = row.test.exact;
-    }
-    out["rows"].push_back(std::move(r));
-  }
-  out["only_in_base"] = c.only_in_base;
-  out["only_in_new"] = c.only_in_new;
-  out["regression"] = has_regression(c);
-  return out;
+  return 0;
 }
 
 }  // namespace harness

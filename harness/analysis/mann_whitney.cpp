@@ -6,13 +6,12 @@
 #include <utility>
 
 namespace harness {
-namespace {
 
 // Number of arrangements of n1 + n2 distinct values whose first sample has U = k, for every k
 // (the classic recurrence f(n1, n2, k) = f(n1 - 1, n2, k - n2) + f(n1, n2 - 1, k), built up
 // over n2 with one row per n1). Doubles hold the counts exactly while C(n1 + n2, n1) < 2^53,
 // which kExactLimit guarantees.
-std::vector<double> u_counts(size_t n1, size_t n2) {
+std::vector<double> u_null_counts(size_t n1, size_t n2) {
   // table[a][k] for the current number of second-sample values b: U = k with a first values.
   std::vector<std::vector<double>> table(n1 + 1);
   for (size_t a = 0; a <= n1; ++a) table[a].assign(1, 1.0);  // b = 0: only U = 0
@@ -32,8 +31,6 @@ std::vector<double> u_counts(size_t n1, size_t n2) {
   }
   return table[n1];
 }
-
-}  // namespace
 
 MannWhitneyResult mann_whitney_u(const std::vector<double>& first,
                                  const std::vector<double>& second, MannWhitneyMethod method) {
@@ -73,7 +70,7 @@ MannWhitneyResult mann_whitney_u(const std::vector<double>& first,
   result.u2 = n1 * n2 - result.u1;
 
   if (method == MannWhitneyMethod::automatic && !result.ties && n <= kExactLimit) {
-    const std::vector<double> counts = u_counts(result.n1, result.n2);
+    const std::vector<double> counts = u_null_counts(result.n1, result.n2);
     double total = 0;
     for (double c : counts) total += c;
     // Two-sided: twice the tail beyond the smaller U (the distribution is symmetric).

@@ -37,6 +37,11 @@ enum class MannWhitneyMethod {
   asymptotic,  // always the normal approximation
 };
 
+// How many of the C(n1 + n2, n1) arrangements of n1 + n2 distinct values give the first sample
+// U = k, for k = 0 .. n1 n2: the exact null distribution. Exact in doubles while
+// n1 + n2 <= kExactLimit.
+std::vector<double> u_null_counts(size_t n1, size_t n2);
+
 // Both samples must be non-empty (std::invalid_argument otherwise).
 MannWhitneyResult mann_whitney_u(const std::vector<double>& first,
                                  const std::vector<double>& second,

@@ -1,13 +1,12 @@
-// `harness compare BASE NEW`: two results folders (or, with --gbench, two Google Benchmark
-// JSON files) compared row by row; exit code 1 when a row is a significant regression.
+// `harness compare BASE NEW`: two sides (each a results folder, or a folder of results folders
+// of one study, as `harness ab` writes them; or, with --gbench, two Google Benchmark JSON
+// files) compared row by row over runs; exit 1 on a regression, 3 when inconclusive.
 #pragma once
 
 #include <ostream>
 #include <string>
-#include <vector>
 
 #include "harness/analysis/compare_samples.h"
-#include "harness/results/report_samples.h"
 
 namespace CLI {
 class App;
@@ -21,15 +20,19 @@ struct CompareRequest {
   std::string threshold = "5%";
   double alpha = 0.05;
   std::string metric = "p50";
-  std::string format = "md";  // md | json
+  std::string format = "md";         // md | json
+  std::string phases = "iteration";  // the phases judged: a comma list, or "all"
+  double noise_floor_ms = 0.05;
+  std::string memory_tolerance = "10%";
+  bool allow_spec_change = false;
   bool gbench = false;
 };
 
-// Point label, system and phase of every pooled sample group, in manifest order.
-std::vector<SampleSet> result_sample_sets(const ResultSamples& samples);
+// The comparison's options; throws InputError for a bad threshold, phase, floor or tolerance.
+CompareOptions compare_options_of(const CompareRequest& request);
 
-// Prints the comparison; returns 1 when any row is a significant regression beyond the
-// threshold, else 0. Throws InputError for unusable input.
+// Prints the comparison and returns its exit code (harness/analysis/compare_samples.h
+// comparison_exit_code). Throws InputError for unusable input.
 int run_compare(const CompareRequest& request, std::ostream& out);
 
 void add_compare_command(CLI::App& app);

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli_exit.h"
+#include "harness/cli/ab_command.h"
 #include "harness/cli/compare_command.h"
 #include "harness/cli/machine_command.h"
 #include "harness/cli/models_command.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   harness::add_report_command(app);
   harness::add_plot_command(app);
   harness::add_compare_command(app);
+  harness::add_ab_command(app);
   harness::add_trace_command(app);
   harness::add_machine_command(app, rank_program);
   return harness::parse_and_run(app, argc, argv);

@@ -35,6 +35,9 @@ ResultSamples read_result_samples(const fs::path& directory) {
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
+  if (fs::exists(directory / "env.json")) {
+    result.environment = read_json_file(directory / "env.json");
+  }
   for (const auto& point : result.manifest.points) {
     PointSamples point_samples{point, {}};
     for (const auto& system : result.manifest.systems) {
@@ -45,6 +48,9 @@ ResultSamples read_result_samples(const fs::path& directory) {
         samples.config = read_json_file(first / "config.json");
       }
       if (fs::exists(first / "flops.json")) samples.flops = read_json_file(first / "flops.json");
+      if (fs::exists(first / "buckets.json")) {
+        samples.buckets = read_json_file(first / "buckets.json");
+      }
       for (long long rank = 0; rank < point.world_size; ++rank) {
         const fs::path memory = first / ("memory_rank" + std::to_string(rank) + ".json");
         if (fs::exists(memory)) samples.memory.push_back(read_json_file(memory));
@@ -53,9 +59,11 @@ ResultSamples read_result_samples(const fs::path& directory) {
         const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);
         if (!is_complete(raw)) continue;
         ++samples.complete_runs;
+        PhaseSamples& run = samples.runs.emplace_back();
         for (long long rank = 0; rank < point.world_size; ++rank) {
           for (auto& [phase, values] :
                read_sample_file(raw / ("rank" + std::to_string(rank) + ".csv"))) {
+            run[phase].insert(run[phase].end(), values.begin(), values.end());
             auto& pooled = samples.phases[phase];
             pooled.insert(pooled.end(), values.begin(), values.end());
           }

@@ -14,10 +14,16 @@
 
 namespace harness {
 
+// One phase's samples, phase -> ms.
+using PhaseSamples = std::map<std::string, std::vector<double>>;
+
 struct SystemSamples {
   std::string name;
   long long complete_runs = 0;
-  std::map<std::string, std::vector<double>> phases;  // phase -> ms; empty when none completed
+  PhaseSamples phases;  // pooled over ranks and complete repeats; empty when none completed
+  // Per complete repeat (a run: one process per rank), its ranks' samples pooled: the unit of
+  // replication a regression verdict rests on.
+  std::vector<PhaseSamples> runs;
   nlohmann::json config;  // config.json of its first repeat (what the ranks were given); null
                           // when the folder has none
   nlohmann::json flops;   // flops.json of its first repeat (harness/results/model_flops.h); null
@@ -25,6 +31,8 @@ struct SystemSamples {
   // memory_rank<r>.json of its first repeat, the ranks that wrote one (harness/results/
   // rank_memory.h): DDP and expert-parallel ranks.
   std::vector<nlohmann::json> memory;
+  nlohmann::json buckets;  // buckets.json of its first repeat (rank 0's bucket layout); null
+                           // for systems without a bucketed reducer
 };
 
 struct PointSamples {
@@ -35,6 +43,7 @@ struct PointSamples {
 struct ResultSamples {
   std::filesystem::path directory;
   Manifest manifest;
+  nlohmann::json environment;  // env.json: the machine and revision it ran on; null when absent
   std::vector<PointSamples> points;
 };
 

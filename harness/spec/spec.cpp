@@ -82,17 +82,21 @@ void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& con
   config.repeats = run.get_int("repeats", 1, 1, 10'000);
   config.seed = run.get_int("seed", 0, 0, (1LL << 62));
   config.device = run.get_string("device", "cpu", {"cpu", "cuda"});
-  // Asked only when a spec wants a GPU: ranks on a CPU-only LibTorch would run on the CPU
-  // and the results would say "cuda".
-  if (config.device == "cuda" && options.cuda_available && !options.cuda_available()) {
+  // A run that says cuda must have trained on cuda. Asked only when a spec wants a GPU.
+  if (config.device == "cuda" && options.cuda_available) {
     run.report(run.child("device"), "device",
-               "cuda, but the rank program's LibTorch has no CUDA device here (use cpu)");
+               options.cuda_available()
+                   ? "cuda is not supported yet: the ranks place no model, bucket or "
+                     "communicator on a GPU, so they would train on the CPU and report cuda "
+                     "(use cpu)"
+                   : "cuda, but the rank program's LibTorch has no CUDA device here (use cpu)");
   }
   config.backend = run.get_string("backend", "gloo", {"gloo", "nccl"});
   config.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
   config.timeout_s = run.get_double("timeout_s", 3600, 0.0);
   config.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
   config.trace = run.get_bool("trace", true);
+  config.pin_cpus = run.get_bool("pin_cpus", false);
   config.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
   config.master_port = run.get_int("master_port", 0, 0, 65535);
   config.heap = run.get_string("heap", "retain", {"retain", "system"});
@@ -229,7 +233,8 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
   }
 }
 
-// A system against one point: compression against a per-tensor mode, expert parallelism
+// A system against one point: pinning against an external command, compression against a
+// per-tensor mode, expert parallelism
 // against the model and world size, inline stages against the world size (and the model's
 // layers when known).
 void check_system_at_point(const SystemConfig& system, const PointConfig& config,
@@ -246,6 +251,11 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
+  if (system.kind == SystemKind::kExternal && config.run.pin_cpus) {
+    fail(
+        "run.pin_cpus binds the harness's own ranks; an external system's command is not "
+        "pinned (pin it in its own command, e.g. taskset)");
+  }
   if ((system.kind == SystemKind::kDdp || system.kind == SystemKind::kExpertParallel) &&
       system.mode == "per_tensor" && config.ddp.compression != "none") {
     fail("ddp.compression " + config.ddp.compression +

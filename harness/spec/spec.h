@@ -58,6 +58,7 @@ struct RunConfig {
   double timeout_s = 3600;          // a whole run of one system at one point
   double stall_timeout_s = 300;     // no rank made progress for this long: hung
   bool trace = true;                // ranks write a Chrome trace of one measured iteration
+  bool pin_cpus = false;            // each rank bound to threads_per_rank cores of its own
   std::string on_failure = "stop";  // stop | continue: after a failed run, the study ...
   std::string heap = "retain";      // retain | system: runtime/protocol/heap_policy.h
   long long master_port = 0;        // rendezvous port wanted (0: any free one); busy: another

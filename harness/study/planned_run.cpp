@@ -69,6 +69,7 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   config.seed = c.run.seed + run.repeat;
   config.threads = static_cast<int>(c.run.threads_per_rank);
   config.heap = c.run.heap;
+  config.pin_cpus = c.run.pin_cpus;
   config.device = c.run.device;
   config.backend = c.run.backend;
   // Collectives give up later than the harness declares a stall, so that the harness, which

@@ -137,6 +137,7 @@ json to_json(const WorkerConfig& c) {
       {"warmup", c.warmup},
       {"seed", c.seed},
       {"threads", c.threads},
+      {"pin_cpus", c.pin_cpus},
       {"heap", c.heap},
       {"device", c.device},
       {"backend", c.backend},
@@ -175,6 +176,7 @@ WorkerConfig worker_config_from_json(const json& d) {
   c.warmup = require<long long>(d, "", "warmup");
   c.seed = require<long long>(d, "", "seed");
   c.threads = require<int>(d, "", "threads");
+  c.pin_cpus = read<bool>(d, "", "pin_cpus", false);
   c.heap = read<std::string>(d, "", "heap", c.heap);
   c.device = read<std::string>(d, "", "device", c.device);
   c.backend = read<std::string>(d, "", "backend", c.backend);

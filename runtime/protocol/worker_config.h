@@ -65,6 +65,7 @@ struct WorkerConfig {
   long long warmup = 0;
   long long seed = 0;
   int threads = 1;
+  bool pin_cpus = false;  // bind the rank to cores of its own (runtime/protocol/cpu_pinning.h)
   std::string heap = "retain";  // runtime/protocol/heap_policy.h
   std::string device = "cpu";
   std::string backend = "gloo";

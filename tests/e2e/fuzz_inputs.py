@@ -62,8 +62,8 @@ simulate:
     cluster.inter_bandwidth: [1.0e9, 4.0e9]
 """
 # Results folders: one file of a copy of the reference run mutated, then read back by `report`
-# (which rewrites the folder's tables on success) and by the `compare` gate (0 or 1 on
-# success). Exit 2 must leave the copy exactly as it was.
+# (which rewrites the folder's tables on success) and by the `compare` gate (0, 1, or 3:
+# inconclusive, since the reference holds one run a side). Exit 2 must leave the copy exactly as it was.
 reference_run = os.path.join(root, "results/reference/ci_regression")
 results_files = ["raw/p000/overlap/rep0/rank0.csv", "raw/p000/sync/rep0/rank1.csv",
                  "manifest.json", "raw/p000/overlap/rep0/status.json", "status.json",
@@ -120,7 +120,7 @@ def run_results_input(k):
     except subprocess.TimeoutExpired:
         return None, "hang", target + ":\n" + text
     lines = p.stderr.splitlines()
-    allowed = (0, 1) if command == "compare" else (0,)
+    allowed = (0, 1, 3) if command == "compare" else (0,)
     ok = p.returncode in allowed or (p.returncode == 2 and len(lines) == 1 and
                                      lines[0].startswith("error: ") and snapshot(folder) == before)
     return p.returncode if ok else None, f"{command} exit {p.returncode}: {p.stderr[:300]!r}", \
@@ -164,7 +164,7 @@ elapsed = time.monotonic() - start
 for k, kind, why, text in failures[:10]:
     print(f"--- input {k} ({kind}): {why}\n{text}\n")
 print(f"fuzz: {n} inputs in {elapsed:.1f} s: {counts[0]} accepted, {counts.get(1, 0)} regressions "
-      f"found (compare of a mutated results folder), {counts[2]} rejected (exit 2; {several} with "
+      f"found and {counts.get(3, 0)} inconclusive (compare of a mutated results folder), {counts[2]} rejected (exit 2; {several} with "
       f"several errors), {len(failures)} failed")
 subprocess.run(["rm", "-rf", scratch])
 sys.exit(1 if failures else 0)

@@ -27,6 +27,7 @@ struct FixtureRun {
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   long long world_size = 2;  // unless run.world_size is swept
   long long iterations = 10;
+  long long repeats = 1;
   long long batch_size = 8;
   // iteration_ms of (point index, system index, rank, iteration); the phases are fractions.
   std::function<double(size_t, size_t, long long, long long)> sample =
@@ -34,7 +35,22 @@ struct FixtureRun {
         return 10.0 + static_cast<double>(point) + 2.0 * static_cast<double>(system) +
                0.1 * static_cast<double>(rank) + 0.01 * static_cast<double>(iteration);
       };
+  // Each repeat's samples are `sample` times this: a run's own level (its process's placement,
+  // clock, memory layout), shared by all its iterations.
+  std::function<double(size_t point, size_t system, long long repeat)> run_scale =
+      [](size_t, size_t, long long) { return 1.0; };
+  nlohmann::json environment;  // env.json when not null
 };
+
+// Run levels drawn around 1 with relative spread `cv`, seeded: reproducible.
+inline std::function<double(size_t, size_t, long long)> noisy_runs(double cv, unsigned seed) {
+  auto engine = std::make_shared<std::mt19937>(seed);
+  return [engine, cv](size_t, size_t, long long) {
+    if (cv <= 0) return 1.0;
+    std::normal_distribution<double> normal(1.0, cv);
+    return normal(*engine);
+  };
+}
 
 // Normally distributed samples around `mean` (relative spread `cv`), seeded: reproducible.
 inline std::function<double(size_t, size_t, long long, long long)> noisy_samples(double mean,
@@ -62,7 +78,7 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
     std::snprintf(id, sizeof id, "p%03zu", index);
     point.id = id;
     point.world_size = spec.world_size;
-    point.repeats = 1;
+    point.repeats = spec.repeats;
     point.iterations = spec.iterations;
     size_t rest = index;
     std::vector<std::pair<std::string, std::string>> coordinates(spec.axes.size());
@@ -85,6 +101,9 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
   }
   harness::write_file_atomic(directory / "manifest.json",
                              harness::manifest_to_json(manifest).dump(2) + "\n");
+  if (!spec.environment.is_null()) {
+    harness::write_file_atomic(directory / "env.json", spec.environment.dump(2) + "\n");
+  }
   for (size_t p = 0; p < manifest.points.size(); ++p) {
     const auto& point = manifest.points[p];
     double bucket = 25;
@@ -92,21 +111,25 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
       if (axis == "ddp.bucket_mb") bucket = std::stod(value);
     }
     for (size_t s = 0; s < spec.systems.size(); ++s) {
-      const fs::path raw = harness::run_raw_directory(directory, point.id, spec.systems[s], 0);
-      harness::write_file_atomic(raw / "status.json", "{\"status\": \"complete\"}\n");
-      nlohmann::json config = {{"model", {{"batch_size", spec.batch_size}}},
-                               {"system", {{"name", spec.systems[s]}, {"bucket_mb", bucket}}}};
-      harness::write_file_atomic(raw / "config.json", config.dump(2) + "\n");
-      for (long long r = 0; r < point.world_size; ++r) {
-        std::string csv = "iteration,forward_ms,backward_ms,step_ms,iteration_ms\n";
-        for (long long i = 0; i < spec.iterations; ++i) {
-          const double total = spec.sample(p, s, r, i);
-          char row[160];
-          std::snprintf(row, sizeof row, "%lld,%.6f,%.6f,%.6f,%.6f\n", i, 0.3 * total, 0.5 * total,
-                        0.1 * total, total);
-          csv += row;
+      for (long long repeat = 0; repeat < spec.repeats; ++repeat) {
+        const fs::path raw =
+            harness::run_raw_directory(directory, point.id, spec.systems[s], repeat);
+        harness::write_file_atomic(raw / "status.json", "{\"status\": \"complete\"}\n");
+        nlohmann::json config = {{"model", {{"batch_size", spec.batch_size}}},
+                                 {"system", {{"name", spec.systems[s]}, {"bucket_mb", bucket}}}};
+        harness::write_file_atomic(raw / "config.json", config.dump(2) + "\n");
+        const double scale = spec.run_scale(p, s, repeat);
+        for (long long r = 0; r < point.world_size; ++r) {
+          std::string csv = "iteration,forward_ms,backward_ms,step_ms,iteration_ms\n";
+          for (long long i = 0; i < spec.iterations; ++i) {
+            const double total = scale * spec.sample(p, s, r, i);
+            char row[160];
+            std::snprintf(row, sizeof row, "%lld,%.6f,%.6f,%.6f,%.6f\n", i, 0.3 * total,
+                          0.5 * total, 0.1 * total, total);
+            csv += row;
+          }
+          harness::write_file_atomic(raw / ("rank" + std::to_string(r) + ".csv"), csv);
         }
-        harness::write_file_atomic(raw / ("rank" + std::to_string(r) + ".csv"), csv);
       }
     }
   }

@@ -102,6 +102,44 @@ TEST(Spec, HeapPolicyDefaultsToRetainAndIsChecked) {
             "spec.yaml:9:9: run.heap: unknown value 'keep' (expected one of: retain, system)");
 }
 
+// A run that says cuda must have trained on cuda: until the ranks place their model, buckets
+// and communicator on a GPU, cuda is refused where the spec says it, with a GPU or without.
+TEST(Spec, CudaIsRefusedWhereTheSpecSaysIt) {
+  const std::string text = replace(kValidSpec, "  warmup: 2", "  warmup: 2\n  device: cuda");
+  for (const bool gpu : {true, false}) {
+    LoadOptions options = options_with();
+    options.cuda_available = [gpu] { return gpu; };
+    EXPECT_EQ(harness_test::spec_load_error(text, options),
+              gpu ? "spec.yaml:9:11: run.device: cuda is not supported yet: the ranks place no "
+                    "model, bucket or communicator on a GPU, so they would train on the CPU and "
+                    "report cuda (use cpu)"
+                  : "spec.yaml:9:11: run.device: cuda, but the rank program's LibTorch has no "
+                    "CUDA device here (use cpu)");
+  }
+  // nccl needs cuda, so it cannot slip through on its own either.
+  EXPECT_EQ(error_of(replace(kValidSpec, "  warmup: 2", "  warmup: 2\n  backend: nccl")),
+            "spec.yaml:9:12: run.backend: nccl needs run.device: cuda");
+}
+
+// run.pin_cpus reaches the ranks' configuration; an external command is not pinned, so the
+// pair is refused rather than accepted and ignored.
+TEST(Spec, PinCpusIsReadAndRefusedForExternalSystems) {
+  TempDir dir;
+  const std::string text =
+      "name: one\nmodel: {name: mlp, batch_size: 2}\n"
+      "run: {iterations: 3, pin_cpus: true}\nsystems: [overlap]\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  EXPECT_TRUE(e.points[0].config.run.pin_cpus);
+  const std::string external = replace(
+      text, "systems: [overlap]",
+      "systems: [{name: ext, kind: external, command: [\"/bin/true\"], timings: {format: regex, "
+      "pattern: \"t=(?<iteration_ms>[0-9.]+)\"}}]");
+  EXPECT_NE(error_of(external).find("systems: ext: run.pin_cpus binds the harness's own ranks; an "
+                                    "external system's command is not pinned"),
+            std::string::npos)
+      << error_of(external);
+}
+
 TEST(Spec, MisspeltKeyNamesLocationAndSuggestsTheKey) {
   const std::string text = replace(kValidSpec, "  warmup: 2", "  wramup: 2");
   EXPECT_EQ(error_of(text), "spec.yaml:8:3: unknown key 'run.wramup' (did you mean 'warmup'?)");

@@ -22,6 +22,7 @@ WorkerConfig pipeline_config() {
   c.heap = "system";
   c.collective_timeout_s = 630;
   c.log_buckets = true;
+  c.pin_cpus = true;
   c.trace_iteration = 5;
   c.system.name = "dapple_2x1";
   c.system.kind = runtime::SystemKind::kPipeline;
@@ -48,6 +49,7 @@ TEST(WorkerConfig, RoundTripsEveryField) {
   EXPECT_EQ(d.heap, "system");
   EXPECT_DOUBLE_EQ(d.collective_timeout_s, 630);
   EXPECT_TRUE(d.log_buckets);
+  EXPECT_TRUE(d.pin_cpus);
   EXPECT_EQ(d.trace_iteration, 5);
   EXPECT_EQ(d.system.schedule, runtime::PipelineSchedule::kGpipe);
   EXPECT_EQ(d.system.micro_batches, 4);
@@ -101,6 +103,7 @@ TEST(WorkerConfig, AHandWrittenConfigGetsTheDefaults) {
   EXPECT_DOUBLE_EQ(c.collective_timeout_s, 300);
   EXPECT_EQ(c.trace_iteration, -1);
   EXPECT_FALSE(c.log_buckets);
+  EXPECT_FALSE(c.pin_cpus);
 }
 
 std::string error_of(const json& document) {

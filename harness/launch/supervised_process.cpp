@@ -1,0 +1,80 @@
+#include "harness/launch/supervised_process.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "common/captured_process.h"
+#include "common/parent_death.h"
+#include "harness/launch/local_launcher.h"
+
+namespace harness {
+
+namespace {
+
+// The child's status once it has ended; -1 while it runs.
+int poll_exit(pid_t pid) {
+  int status = 0;
+  const pid_t done = ::waitpid(pid, &status, WNOHANG);
+  if (done == pid) return exit_code_of_status(status);
+  if (done < 0 && errno != EINTR) return 1;
+  return -1;
+}
+
+// SIGTERM, then SIGKILL once `grace_s` has passed: the child harness stops its ranks on SIGTERM.
+int stop_child(pid_t pid, double grace_s) {
+  ::kill(pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (const int code = poll_exit(pid); code >= 0) return code;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return exit_code_of_status(status);
+}
+
+}  // namespace
+
+SupervisedExit run_supervised(const std::string& program, const std::vector<std::string>& args,
+                              const std::filesystem::path& log, double grace_s) {
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    throw std::runtime_error("cannot write " + log.string() + ": " + std::strerror(errno));
+  }
+  std::vector<std::string> words{program};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv = exec_argv(words);
+  const pid_t pid = fork_dying_with_parent();
+  if (pid < 0) {
+    ::close(log_fd);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    ::execv(program.c_str(), argv.data());
+    const std::string why = "cannot start " + program + ": " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, why.data(), why.size());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  while (true) {
+    if (const int code = poll_exit(pid); code >= 0) return {code, false};
+    if (stop_requested().load()) return {stop_child(pid, grace_s), true};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace harness

@@ -1,0 +1,101 @@
+#include "harness/study/ab_rounds.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "common/captured_process.h"
+#include "common/input_error.h"
+#include "common/text_util.h"
+#include "harness/launch/supervised_process.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Side {
+  const char* name;  // "base" | "new"
+  const fs::path* program;
+};
+
+std::vector<std::string> run_arguments(const AbRequest& request, const Side& side,
+                                       const fs::path& output, bool dry_run) {
+  std::vector<std::string> args{"run", request.spec, "--set", "output=" + output.string()};
+  const bool is_new = std::string(side.name) == "new";
+  for (const auto& set : request.sets) args.insert(args.end(), {"--set", set});
+  if (is_new) {
+    for (const auto& set : request.new_sets) args.insert(args.end(), {"--set", set});
+  }
+  if (dry_run) args.push_back("--dry-run");
+  return args;
+}
+
+// The first lines of a build's refusal, without its own "error: " prefixes.
+std::string refusal_of(const std::string& side, const std::string& stderr_text) {
+  std::string lines;
+  for (std::string line : split(stderr_text, '\n')) {
+    if (line.empty()) continue;
+    if (line.rfind("error: ", 0) == 0) line = line.substr(7);
+    lines += (lines.empty() ? "" : "\n") + side + " build: " + line;
+  }
+  return lines.empty() ? side + " build: `run --dry-run` failed without a message" : lines;
+}
+
+}  // namespace
+
+fs::path harness_program(const std::string& build, const std::string& option) {
+  const fs::path path = fs::is_directory(build) ? fs::path(build) / "harness" : fs::path(build);
+  if (!fs::is_regular_file(path) || ::access(path.c_str(), X_OK) != 0) {
+    throw InputError(option + ": no harness executable at " + path.string() +
+                     " (give a build folder holding one, or the executable)");
+  }
+  return fs::absolute(path);
+}
+
+void check_ab_spec(const AbRequest& request) {
+  for (const Side side : {Side{"base", &request.base_program}, Side{"new", &request.new_program}}) {
+    const CapturedOutput result = run_captured(
+        side.program->string(), run_arguments(request, side, request.out / side.name, true));
+    if (result.exit_code != 0) throw InputError(refusal_of(side.name, result.err));
+  }
+}
+
+int run_ab_rounds(const AbRequest& request, std::ostream& progress) {
+  const Side base{"base", &request.base_program}, candidate{"new", &request.new_program};
+  fs::create_directories(request.out / "logs");
+  for (long long round = 0; round < request.rounds; ++round) {
+    const bool base_first = round % 2 == 0;
+    progress << "ab: round " << round + 1 << "/" << request.rounds << ":";
+    for (const Side& side : {base_first ? base : candidate, base_first ? candidate : base}) {
+      const auto start = std::chrono::steady_clock::now();
+      const fs::path log =
+          request.out / "logs" / ("round" + std::to_string(round + 1) + "_" + side.name + ".log");
+      const SupervisedExit exit =
+          run_supervised(side.program->string(),
+                         run_arguments(request, side, request.out / side.name, false), log);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      char timing[64];
+      std::snprintf(timing, sizeof timing, " %s %.1f s", side.name, seconds);
+      progress << timing << std::flush;
+      // Ctrl-C reaches the study as well as the harness: either may notice first.
+      if (exit.interrupted || exit.exit_code == 130) {
+        progress << "\ninterrupted: stopped the " << side.name
+                 << " study; its log: " << log.string() << "\n";
+        return 130;
+      }
+      if (exit.exit_code != 0) {
+        progress << "\nab: the " << side.name << " study of round " << round + 1 << " exited "
+                 << exit.exit_code << "; its log: " << log.string() << "\n";
+        return exit.exit_code == 2 ? 2 : 1;
+      }
+    }
+    progress << "\n";
+  }
+  return 0;
+}
+
+}  // namespace harness

@@ -1,0 +1,37 @@
+// `harness ab`'s runs: a baseline build and a candidate build run the same spec in turns on
+// this machine, so that drift of the machine (its load, clock, temperature) falls on both
+// sides alike. Round r runs base then new when r is even, new then base when it is odd
+// (A B B A A B ...): a drift that is linear in time then cancels between the sides, where
+// A B A B would hand one side a bias of half a round's drift.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct AbRequest {
+  std::string spec;
+  std::filesystem::path base_program;  // the baseline build's harness executable
+  std::filesystem::path new_program;   // the candidate build's
+  long long rounds = 6;
+  std::vector<std::string> sets;      // --set for both sides
+  std::vector<std::string> new_sets;  // --set for the new side only
+  std::filesystem::path out;          // holds base/, new/ and logs/; made by the caller
+};
+
+// A build folder holding `harness`, or the executable itself; throws InputError when neither.
+std::filesystem::path harness_program(const std::string& build, const std::string& option);
+
+// Both builds read the spec with their own overrides (`run --dry-run`): bad input is refused
+// before anything runs. Throws InputError with the build's own error lines.
+void check_ab_spec(const AbRequest& request);
+
+// Runs the rounds into request.out/base and request.out/new, each study's output in
+// request.out/logs/. Returns 0 when every study finished, else the exit code of the first that
+// did not (1 a failed run, 2 bad input, 130 interrupted), having stopped there.
+int run_ab_rounds(const AbRequest& request, std::ostream& progress);
+
+}  // namespace harness

@@ -1,0 +1,26 @@
+// Which cores a rank runs on when a spec asks (run.pin_cpus). A process that the scheduler may
+// move is at the mercy of where it lands: on a 2-core VM, unpinned runs of one MLP rank were
+// bimodal (9 of 32 at 16-17 ms instead of 10.5-11.5; pinned to either core, 1 of 32), and
+// iterations of one process differ far less than processes do. Benchmark launchers pin for that
+// reason (Open MPI's --bind-to core, torchrun's affinity options). Torch-free.
+#pragma once
+
+#include <vector>
+
+namespace runtime {
+
+// The cores of local rank `local_rank` with `threads` threads among the cores this process
+// may use (`allowed`, ascending): consecutive blocks counted down from the highest, so rank 0
+// gets the last `threads` cores and core 0 -- where the launcher, interrupts and most daemons
+// run -- is taken last. Throws std::invalid_argument when the ranks of this host need more cores
+// than are allowed.
+std::vector<int> rank_cpus(int local_rank, int threads, const std::vector<int>& allowed);
+
+// The cores this process may run on now (sched_getaffinity).
+std::vector<int> allowed_cpus();
+
+// Binds this process (and the threads it starts afterwards) to `cpus`; throws
+// std::runtime_error when the kernel refuses.
+void pin_process(const std::vector<int>& cpus);
+
+}  // namespace runtime

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# harness ab on the real binaries: one build against itself in alternating rounds (A/A) passes
+# and writes both sides, the comparison and the logs; a slowdown given as a configuration
+# change on the new side is a regression (exit 1); bad input launches nothing (exit 2); an
+# interrupted ab exits 130 and leaves no study or rank running.
+source "$(dirname "$0")/common.sh"
+
+BUILD=$(dirname "$HARNESS")
+cat > "$SCRATCH/spec.yaml" <<YAML
+name: e2e_ab
+model: {name: mlp, batch_size: 8}
+run: {world_size: 2, iterations: 12, warmup: 2}
+ddp: {bucket_mb: 0.25}
+systems: [overlap]
+YAML
+
+# A/A: 4 rounds, the fewest that give an interval at alpha 0.05.
+out=$("$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$HARNESS" --rounds 4 \
+      --out "$SCRATCH/aa" 2>"$SCRATCH/aa.err") || fail "A/A exited $?: $(cat "$SCRATCH/aa.err")"
+expect_contains "$out" "ab: 4 round(s) of $SCRATCH/spec.yaml into $SCRATCH/aa"
+expect_contains "$out" "judged on 4 run(s) (base) and 4 run(s) (new)"
+expect_contains "$(cat "$SCRATCH/aa.err")" "ab: round 2/4: new "
+[[ $(ls -d "$SCRATCH"/aa/base/e2e_ab/*/ | wc -l) == 4 ]] || fail "base side: not 4 results folders"
+[[ $(ls -d "$SCRATCH"/aa/new/e2e_ab/*/ | wc -l) == 4 ]] || fail "new side: not 4 results folders"
+[[ $(ls "$SCRATCH"/aa/logs/ | wc -l) == 8 ]] || fail "not 8 logs: $(ls "$SCRATCH/aa/logs")"
+[[ -s "$SCRATCH/aa/compare.md" ]] || fail "no compare.md"
+"$PY" - "$SCRATCH/aa/compare.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+row = next(r for r in report["rows"] if r["phase"] == "iteration")
+assert row["runs_base"] == 4 and row["runs_new"] == 4, row
+assert row["iterations_base"] == 4 * 2 * 12, row
+assert row["verdict"] in ("no change", "unresolved", "below noise floor"), row
+assert report["exit_code"] == 0 and not report["regression"], report["verdict"]
+# The same build and spec: every exact counter is equal.
+assert report["counters"] and all(c["verdict"] == "no change" for c in report["counters"]
+                                  if c["counter"] != "peak resident bytes per rank"), report["counters"]
+PY
+# The same side compared again by hand gives the same verdict line.
+"$HARNESS" compare "$SCRATCH/aa/base" "$SCRATCH/aa/new" >"$SCRATCH/again.md" || fail "compare: $?"
+[[ "$(tail -n 1 "$SCRATCH/again.md")" == "$(tail -n 2 <<<"$out" | head -n 1)" ]] ||
+  fail "compare and ab disagree: $(tail -n 1 "$SCRATCH/again.md")"
+
+# A/B: the new side's batch is 64x larger, its iterations far slower: a regression, and the
+# counters say the work changed (FLOPs per iteration grow 64x).
+set +e
+"$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --rounds 4 \
+  --new-set model.batch_size=512 --out "$SCRATCH/ab" >"$SCRATCH/ab.out" 2>&1
+code=$?
+set -e
+[[ $code == 1 ]] || fail "A/B exited $code: $(cat "$SCRATCH/ab.out")"
+expect_contains "$(cat "$SCRATCH/ab.out")" "Note: base and new ran different studies (p000 / overlap: model.batch_size 8 vs 512)"
+"$PY" - "$SCRATCH/ab/compare.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+row = next(r for r in report["rows"] if r["phase"] == "iteration")
+assert row["verdict"] == "regression" and row["change_low_pct"] > 5, row
+flops = next(c for c in report["counters"] if c["counter"].startswith("model FLOPs"))
+assert flops["verdict"] == "regression" and abs(flops["change_pct"] - 6300) < 1e-6, flops
+PY
+
+# Bad input: one line, exit 2, nothing made.
+bad() {  # expected-message args...
+  local expected=$1; shift
+  set +e
+  "$HARNESS" ab "$@" >/dev/null 2>"$SCRATCH/bad.err"
+  local code=$?
+  set -e
+  [[ $code == 2 ]] || fail "ab $* exited $code (want 2): $(cat "$SCRATCH/bad.err")"
+  expect_contains "$(cat "$SCRATCH/bad.err")" "$expected"
+  [[ $(wc -l <"$SCRATCH/bad.err") == 1 ]] || fail "ab $*: not one line: $(cat "$SCRATCH/bad.err")"
+  [[ ! -e "$SCRATCH/never" ]] || fail "ab $* made its folder"
+}
+bad "error: --rounds: expected 1 to 500 (got 0)" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --rounds 0 --out "$SCRATCH/never"
+bad "error: --base: no harness executable at $SCRATCH/nothing" \
+  "$SCRATCH/spec.yaml" --base "$SCRATCH/nothing" --new "$BUILD" --out "$SCRATCH/never"
+bad "error: new build: --set model.batch_sise=4: unknown key 'model.batch_sise' (did you mean 'batch_size'?)" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --new-set model.batch_sise=4 --out "$SCRATCH/never"
+bad "error: --threshold: expected a percentage such as 5% (got 'x')" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --threshold x --out "$SCRATCH/never"
+bad "error: --out: $SCRATCH/aa exists and is not an empty folder" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --out "$SCRATCH/aa"
+
+# Interrupted: SIGTERM to ab stops the running study and its ranks; exit 130.
+"$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --rounds 50 \
+  --set run.iterations=400 --out "$SCRATCH/stopped" >/dev/null 2>"$SCRATCH/stopped.err" &
+ab_pid=$!
+for _ in $(seq 100); do
+  pgrep -f "harness-rank worker.*$SCRATCH/stopped" >/dev/null && break
+  sleep 0.1
+done
+kill -TERM "$ab_pid"
+set +e
+wait "$ab_pid"
+code=$?
+set -e
+[[ $code == 130 ]] || fail "interrupted ab exited $code: $(cat "$SCRATCH/stopped.err")"
+expect_contains "$(cat "$SCRATCH/stopped.err")" "interrupted: stopped the "
+sleep 0.5
+! pgrep -f "$SCRATCH/stopped" >/dev/null || fail "a study or rank outlived ab: $(pgrep -af "$SCRATCH/stopped")"
+echo "PASS ab"
