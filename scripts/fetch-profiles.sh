@@ -8,24 +8,27 @@
 #   scripts/fetch-profiles.sh --verify [FOLDER]
 #                                           check a fetched folder against the list, fetch nothing
 #
-# Sources (each a git URL, a local git repository, or a plain folder holding the same files,
-# e.g. a mirror on a machine without network):
-#   HARNESS_DAPPLE_REPO  default https://github.com/AlibabaPAI/DAPPLE.git  (profiling_results/)
-#   HARNESS_HPGO_REPO    default https://github.com/LER0ever/HPGO.git       (profiles/)
+# Sources are pinned in the list, each to a commit (`source NAME COMMIT URL` lines), and
+# fetched by SHA, never by branch: an upstream whose branches move (HPGO's master is now a
+# one-commit stub) cannot change what is fetched, and a file that changed at the pinned commit
+# is still refused by its checksum. A commit is asked for by SHA (shallow); where the server
+# refuses an unadvertised SHA, every advertised ref (branches, tags, pull-request refs) is
+# fetched and the commit looked up there. Each source's URL can be replaced by a git URL, a
+# local git repository (bare or not: a mirror on a machine without network), or a plain folder
+# holding the files at their paths (no commit to check; the checksums still are):
+#   HARNESS_DAPPLE_REPO  default from the list: https://github.com/AlibabaPAI/DAPPLE.git
+#   HARNESS_HPGO_REPO    default from the list: https://github.com/LER0ever/HPGO.git
 # HARNESS_PROFILE_LIST names another checksum list (tests use it).
 #
 # Exit 0: every listed file is in FOLDER with its checksum. Exit 2, with one line on stderr: a
-# source that cannot be fetched, a file missing from it, a checksum that differs, a bad list.
-# FOLDER is replaced only once every file has been fetched and verified: an interrupted or
-# failed fetch leaves it as it was.
+# source that cannot be fetched, a commit it does not have, a file missing at that commit, a
+# checksum that differs, a bad list. FOLDER is replaced only once every file has been fetched
+# and verified: an interrupted or failed fetch leaves it as it was.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 list="${HARNESS_PROFILE_LIST:-$repo_root/profiles/published.sha256}"
-declare -A source_url=(
-  [dapple]="${HARNESS_DAPPLE_REPO:-https://github.com/AlibabaPAI/DAPPLE.git}"
-  [hpgo]="${HARNESS_HPGO_REPO:-https://github.com/LER0ever/HPGO.git}"
-)
+declare -A source_url=() source_commit=()
 
 die() {
   echo "error: $*" >&2
@@ -42,18 +45,29 @@ fi
 folder="${1:-${HARNESS_PROFILES:-$repo_root/profiles/published}}"
 [[ -r "$list" ]] || die "$list: cannot read the checksum list"
 
-# The list: "SHA256  PATH  SOURCE:PATH_IN_SOURCE" lines; '#' comments and blank lines skipped.
+# The list: "source NAME COMMIT URL" lines, then "SHA256  PATH  SOURCE:PATH_IN_SOURCE" lines;
+# '#' comments and blank lines skipped.
 hashes=() paths=() sources=() source_paths=()
 line_number=0
 while IFS= read -r line || [[ -n "$line" ]]; do
   line_number=$((line_number + 1))
   [[ -z "${line// /}" || "$line" == \#* ]] && continue
+  if [[ "$line" == source* ]]; then
+    read -r _ name commit url extra <<< "$line"
+    [[ -z "${extra:-}" && "$name" =~ ^[a-z][a-z0-9_]*$ && -n "${url:-}" ]] ||
+      die "$list:$line_number: expected 'source NAME COMMIT URL'"
+    [[ "$commit" =~ ^[0-9a-f]{40}$ ]] ||
+      die "$list:$line_number: '$commit' is not a commit SHA (40 hexadecimal digits)"
+    override="HARNESS_${name^^}_REPO"
+    source_url[$name]="${!override:-$url}" source_commit[$name]="$commit"
+    continue
+  fi
   read -r hash path origin extra <<< "$line"
   [[ -z "${extra:-}" && "$hash" =~ ^[0-9a-f]{64}$ && -n "${origin:-}" && "$origin" == *:* ]] ||
     die "$list:$line_number: expected 'SHA256  PATH  SOURCE:PATH'"
   [[ "$path" != /* && "$path" != *..* ]] || die "$list:$line_number: '$path' leaves the folder"
   [[ -n "${source_url[${origin%%:*}]+set}" ]] ||
-    die "$list:$line_number: unknown source '${origin%%:*}' (expected dapple or hpgo)"
+    die "$list:$line_number: unknown source '${origin%%:*}' (no 'source ${origin%%:*} COMMIT URL' line before it)"
   hashes+=("$hash") paths+=("$path") sources+=("${origin%%:*}") source_paths+=("${origin#*:}")
 done < "$list"
 [[ ${#paths[@]} -gt 0 ]] || die "$list: lists no file"
@@ -94,6 +108,20 @@ stage="$(mktemp -d "$parent/.fetch-profiles.XXXXXX")" || die "$parent: cannot wr
 trap 'rm -rf "$stage"' EXIT
 trap 'exit 130' INT TERM
 
+# One source's pinned commit into the bare repository $3: by SHA (shallow), else every
+# advertised ref; dies unless the commit is there.
+fetch_commit() {
+  local name=$1 url=$2 into=$3 commit=${source_commit[$1]} message
+  git init -q --bare "$into"
+  export GIT_TERMINAL_PROMPT=0
+  if ! git -C "$into" fetch -q --depth 1 "$url" "$commit" 2>/dev/null; then
+    message="$(git -C "$into" fetch -q "$url" '+refs/*:refs/fetched/*' 2>&1)" ||
+      die "cannot fetch $name from $url: $(head -n 1 <<< "$message")"
+  fi
+  git -C "$into" cat-file -e "$commit^{commit}" 2>/dev/null ||
+    die "$name: $url has no commit $commit (asked for by SHA, then in every ref it advertises)"
+}
+
 declare -A checkout=()
 for name in "${!source_url[@]}"; do
   url="${source_url[$name]}"
@@ -104,22 +132,30 @@ for name in "${!source_url[@]}"; do
     checkout[$name]="$url"  # a plain folder with the repository's files
     continue
   fi
-  echo "fetching $name from $url"
-  if ! message="$(GIT_TERMINAL_PROMPT=0 git clone --quiet --depth 1 "$url" "$stage/.source-$name" 2>&1)"; then
-    die "cannot fetch $name from $url: $(head -n 1 <<< "$message")"
-  fi
-  checkout[$name]="$stage/.source-$name"
+  echo "fetching $name at ${source_commit[$name]:0:12} from $url"
+  fetch_commit "$name" "$url" "$stage/.source-$name"
+  checkout[$name]="git:$stage/.source-$name"
 done
 
 for i in "${!paths[@]}"; do
-  from="${checkout[${sources[$i]}]}/${source_paths[$i]}"
-  [[ -f "$from" ]] ||
-    die "${paths[$i]}: ${sources[$i]} (${source_url[${sources[$i]}]}) has no ${source_paths[$i]}"
+  name="${sources[$i]}" where="${checkout[${sources[$i]}]}"
   mkdir -p "$stage/profiles/$(dirname "${paths[$i]}")"
-  cp "$from" "$stage/profiles/${paths[$i]}"
+  if [[ "$where" == git:* ]]; then
+    git -C "${where#git:}" cat-file -e "${source_commit[$name]}:${source_paths[$i]}" 2>/dev/null ||
+      die "${paths[$i]}: $name (${source_url[$name]}) has no ${source_paths[$i]} at ${source_commit[$name]}"
+    git -C "${where#git:}" show "${source_commit[$name]}:${source_paths[$i]}" > "$stage/profiles/${paths[$i]}"
+  else
+    [[ -f "$where/${source_paths[$i]}" ]] ||
+      die "${paths[$i]}: $name (${source_url[$name]}) has no ${source_paths[$i]}"
+    cp "$where/${source_paths[$i]}" "$stage/profiles/${paths[$i]}"
+  fi
 done
 problem="$(first_mismatch "$stage/profiles")"
-[[ -z "$problem" ]] || die "$problem (fetched from ${source_url[dapple]} and ${source_url[hpgo]}; nothing was written)"
+fetched_from=""
+for name in $(printf '%s\n' "${!checkout[@]}" | sort); do
+  fetched_from+="${fetched_from:+ and }${source_url[$name]}"
+done
+[[ -z "$problem" ]] || die "$problem (fetched from $fetched_from; nothing was written)"
 
 # Swap in the verified folder; an older (incomplete or altered) one is removed after.
 if [[ -e "$folder" ]]; then
