@@ -198,8 +198,9 @@ nlohmann::json comparison_to_json(const Comparison& c) {
   out["judged"] =
       std::vector<std::string>(c.options.gated_items.begin(), c.options.gated_items.end());
   out["statistic"] =
-      "one value per run (the metric of its iterations); Hodges-Lehmann shift over runs with its "
-      "distribution-free interval; two-sided Mann-Whitney U over runs";
+      "one value per run (the metric of its iterations); Hodges-Lehmann shift of the runs' "
+      "logarithms (of the values where one is <= 0: scale) with its distribution-free interval; "
+      "two-sided Mann-Whitney U over runs";
   out["notes"] = c.notes;
   out["rows"] = nlohmann::json::array();
   for (const auto& row : c.rows) {

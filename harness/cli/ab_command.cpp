@@ -22,7 +22,7 @@ namespace {
 
 struct AbOptions {
   std::string spec, base_build, new_build, out;
-  long long rounds = 6;
+  long long rounds = 10;
   std::vector<std::string> sets, new_sets;
   CompareRequest compare;
 };

@@ -16,7 +16,7 @@ struct AbRequest {
   std::string spec;
   std::filesystem::path base_program;  // the baseline build's harness executable
   std::filesystem::path new_program;   // the candidate build's
-  long long rounds = 6;
+  long long rounds = 10;
   std::vector<std::string> sets;      // --set for both sides
   std::vector<std::string> new_sets;  // --set for the new side only
   std::filesystem::path out;          // holds base/, new/ and logs/; made by the caller
