@@ -5,6 +5,10 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
+
+#include "common/input_error.h"
+#include "common/limits.h"
 
 namespace harness {
 
@@ -42,6 +46,41 @@ std::string read_file(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::optional<std::string> read_input_file(const fs::path& path) {
+  std::error_code error;
+  const auto bytes = fs::file_size(path, error);
+  if (!error && bytes > static_cast<std::uintmax_t>(kMaxInputFileBytes)) {
+    throw InputError(path.string() + ": larger than " + std::to_string(kMaxInputFileBytes >> 20) +
+                     " MiB");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void create_output_folder(const fs::path& folder, const std::string& option) {
+  std::error_code error;
+  fs::create_directories(folder, error);
+  // create_directories reports no error for a path that exists as a file.
+  if (!error && !fs::is_directory(folder)) error = std::make_error_code(std::errc::not_a_directory);
+  // Root may create where it cannot write (/proc passes every permission check): a probe file
+  // says whether the folder takes files.
+  if (!error) {
+    const fs::path probe = folder / (".harness-probe." + std::to_string(getpid()));
+    if (std::ofstream(probe)) {
+      fs::remove(probe, error);
+    } else {
+      error = std::make_error_code(std::errc::permission_denied);
+    }
+  }
+  if (error) {
+    throw InputError(option + " '" + folder.string() +
+                     "': cannot create folder: " + error.message());
+  }
 }
 
 }  // namespace harness

@@ -1,8 +1,9 @@
 // Writing files so that a reader never sees half of one (write to a temporary name in the
-// same folder, then rename), and reading one whole.
+// same folder, then rename), reading one whole, and making a command's output folder.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace harness {
@@ -11,5 +12,14 @@ namespace harness {
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
 std::string read_file(const std::filesystem::path& path);
+
+// The whole of a file the harness reads as input, at most kMaxInputFileBytes (InputError
+// "FILE: larger than 64 MiB"); nothing when it cannot be opened (the caller says so).
+std::optional<std::string> read_input_file(const std::filesystem::path& path);
+
+// Makes `folder` (and its parents) for a command's output before the command does any work:
+// one that cannot be made (under a file, read-only, in /proc) is bad input, InputError
+// "OPTION 'FOLDER': cannot create folder: why", never a failure after minutes of work.
+void create_output_folder(const std::filesystem::path& folder, const std::string& option);
 
 }  // namespace harness

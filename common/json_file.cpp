@@ -1,10 +1,9 @@
 #include "common/json_file.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "common/atomic_file.h"
 #include "common/input_error.h"
 
 namespace harness {
@@ -23,11 +22,9 @@ std::string parse_reason(const std::string& what) {
 }  // namespace
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::optional<std::string> read = read_input_file(path);
+  if (!read) throw InputError(path.string() + ": cannot read");
+  const std::string& text = *read;
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

@@ -3,6 +3,7 @@
 // ("Limits"); change them here only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace harness {
@@ -24,5 +25,29 @@ inline constexpr int kMaxPlannerThreads = 256;
 // rounds of one `harness ab`.
 inline constexpr int kMaxSideFolders = 1000;
 inline constexpr int kMaxAbRounds = 500;
+
+// Iterations, warm-up iterations and counts of a run (a spec's, or a manifest's read back),
+// and the repeats of one point.
+inline constexpr long long kMaxCount = 100'000'000;
+inline constexpr long long kMaxRepeats = 10'000;
+// Runs of one study (points x systems x repeats), the files of their ranks (x world size), and
+// its systems.
+inline constexpr long long kMaxRuns = 100'000;
+inline constexpr long long kMaxRankRuns = 1'000'000;
+inline constexpr size_t kMaxSystems = 1'000;
+// Model shape options (`model.depth`, `model.width`; `profile layers --depth/--width`).
+inline constexpr long long kMaxModelDepth = 100'000;
+inline constexpr long long kMaxModelWidth = 1'000'000;
+
+// A name that names a folder: an experiment's, a system's, a point's id (the file systems the
+// harness writes to take 255 bytes a component; the timestamp and suffixes need the rest).
+inline constexpr size_t kMaxNameLength = 128;
+
+// Every file the harness reads (specs, topologies, manifests, status, summaries, profiles):
+// its size, and for YAML its nesting and its values counted through aliases, so that no
+// input is walked without bound (an alias that refers to its own map is refused outright).
+inline constexpr long long kMaxInputFileBytes = 64LL << 20;  // 64 MiB
+inline constexpr int kMaxYamlDepth = 64;
+inline constexpr long long kMaxYamlNodes = 100'000;
 
 }  // namespace harness

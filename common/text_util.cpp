@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/limits.h"
+
 namespace harness {
 
 int edit_distance(std::string_view a, std::string_view b) {
@@ -76,6 +78,23 @@ std::string format_number(double value, int max_decimals) {
   }
   if (text == "-0") text = "0";
   return text;
+}
+
+static_assert(kMaxNameLength == 128, "kFolderNameRule states the limit");
+
+std::string folder_name_problem(std::string_view name) {
+  if (name.empty()) return "empty";
+  if (name.size() > kMaxNameLength) {
+    return "longer than " + std::to_string(kMaxNameLength) + " bytes";
+  }
+  if (name.front() == '.') return "starts with '.'";
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '/' || c == '\\') return "has a '" + std::string(1, c) + "'";
+    if (c == ' ' || c == '\t') return "has a blank";
+    if (byte < 0x20 || byte == 0x7f) return "has a control character";
+  }
+  return "";
 }
 
 }  // namespace harness

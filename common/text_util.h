@@ -23,6 +23,13 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 // acceptable.
 std::optional<double> parse_whole_number(const std::string& text);
 
+// Why `name` cannot name a folder the harness makes, or "" when it can. Such a name is not
+// empty, at most kMaxNameLength bytes, has no '/', '\\', blank or control character (a
+// newline or a NUL would break tables and paths), and does not start with '.'.
+std::string folder_name_problem(std::string_view name);
+inline constexpr std::string_view kFolderNameRule =
+    "(a name has at most 128 bytes, no '/', blank or control character, and no leading '.')";
+
 // Fixed-point formatting without trailing noise ("3", "2.5", "0.125").
 std::string format_number(double value, int max_decimals = 6);
 

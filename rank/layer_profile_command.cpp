@@ -24,6 +24,7 @@
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
 #include "common/input_error.h"
+#include "common/limits.h"
 #include "common/text_util.h"
 #include "planner/model/pipedream_graph_writer.h"
 #include "rank/zoo_queries.h"
@@ -341,10 +342,19 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   layers.add_option("--batch", request.batch, "Batch size")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  layers.add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224");
-  layers.add_option("--num-classes", request.num_classes, "Output width (0: model default)");
-  layers.add_option("--depth", request.depth, "bert/mlp layers (0: model default)");
-  layers.add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)");
+  layers.add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return text.empty() ? std::string("expected positive integers, e.g. 3,224,224")
+                                : std::string();
+          },
+          "SHAPE"));
+  layers.add_option("--num-classes", request.num_classes, "Output width (0: model default)")
+      ->check(CLI::Range(0LL, kMaxCount));
+  layers.add_option("--depth", request.depth, "bert/mlp layers (0: model default)")
+      ->check(CLI::Range(0LL, kMaxModelDepth));
+  layers.add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)")
+      ->check(CLI::Range(0LL, kMaxModelWidth));
   layers.add_option("--moe", options.moe_text, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
   layers.add_option("--repetitions", request.repetitions, "Timed runs per layer")
       ->capture_default_str()
@@ -532,6 +542,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   }
   check_model_name(request);
   check_ranges_against_model(options, stages);
+  if (!layers_out.empty()) create_output_folder(layers_out, "--out");
   const std::vector<std::string> copy_args = copy_arguments(options);
   // Process p runs stage p / co_located (replica p % co_located); without stages, copies.
   const int processes = std::max<int>(1, static_cast<int>(stages.size())) * co_located;

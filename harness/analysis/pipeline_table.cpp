@@ -9,6 +9,7 @@
 #include "common/text_util.h"
 #include "harness/results/report_samples.h"
 #include "harness/results/run_manifest.h"
+#include "harness/results/run_status.h"
 
 namespace harness {
 
@@ -68,8 +69,7 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       long long widest = 1;  // replicas of the most replicated stage
       for (long long repeat = 0; repeat < point.point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(run_directory, point.point.id, system.name, repeat);
-        const auto status = read_json(raw / "status.json");
-        if (!status || status->value("status", "") != "complete") continue;
+        if (read_run_outcome(raw) != RunOutcome::kComplete) continue;
         for (long long rank = 0; rank < point.point.world_size; ++rank) {
           const auto info = read_json(raw / ("pipeline_rank" + std::to_string(rank) + ".json"));
           if (!info) continue;

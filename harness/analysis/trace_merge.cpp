@@ -11,6 +11,7 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "harness/results/run_manifest.h"
+#include "harness/results/run_status.h"
 #include "runtime/protocol/trace_recorder.h"
 
 namespace harness {
@@ -238,6 +239,9 @@ std::vector<TraceRun> find_trace_runs(const fs::path& results) {
   if (!fs::is_directory(raw)) return runs;
   std::map<std::string, std::string> labels;
   std::map<std::string, size_t> system_order;
+  // A corrupt status is a corrupt folder, refused here as by report and compare, though a
+  // trace of any run (failed ones too) is shown.
+  read_study_status(results);
   if (fs::exists(results / "manifest.json")) {
     const Manifest manifest = read_manifest(results);
     for (const auto& point : manifest.points) labels[point.id] = point.label;
@@ -253,6 +257,7 @@ std::vector<TraceRun> find_trace_runs(const fs::path& results) {
         std::smatch match;
         const std::string folder = repeat.path().filename().string();
         if (!repeat.is_directory() || !std::regex_match(folder, match, kRepeatFolder)) continue;
+        read_run_outcome(repeat.path());
         std::vector<std::pair<long long, fs::path>> ranks;
         for (const auto& file : fs::directory_iterator(repeat.path())) {
           std::smatch rank_match;

@@ -36,7 +36,7 @@ fs::path ab_folder(const std::string& out) {
                      " exists and is not an empty folder (results are never "
                      "overwritten)");
   }
-  fs::create_directories(out);
+  create_output_folder(out, "--out");
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/limits.h"
 #include "common/text_util.h"
@@ -91,6 +92,7 @@ int run_plan(const PlanRequest& request, std::ostream& out) {
   const planner::PlannerOptions options = options_from(request, "plan");
   const std::vector<int> batches = planner::parse_batch_sizes(request.global_batches, "--gbs");
   const planner::ModelProfile profile = planner::import_profile(request.profile);
+  if (!request.out_dir.empty()) create_output_folder(request.out_dir, "--out");
 
   const auto start = std::chrono::steady_clock::now();
   const planner::SweepResult sweep = planner::plan_sweep(profile, options, batches);
@@ -107,7 +109,6 @@ int run_plan(const PlanRequest& request, std::ostream& out) {
     out << '\n' << explanation.str();
   }
   if (!request.out_dir.empty()) {
-    fs::create_directories(request.out_dir);
     std::ostringstream csv;
     planner::write_csv(csv, sweep);
     write_file(fs::path(request.out_dir) / "plan.csv", csv.str());

@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
+#include "common/yaml_file.h"
 #include "harness/plot/figures.h"
 #include "harness/plot/kinds.h"
 
@@ -26,11 +27,8 @@ namespace {
 std::string experiment_name(const fs::path& directory, const std::optional<ResultSamples>& run) {
   if (run) return run->manifest.experiment;
   if (fs::exists(directory / "spec.yaml")) {
-    try {
-      const YAML::Node spec = YAML::LoadFile((directory / "spec.yaml").string());
-      if (spec["name"] && spec["name"].IsScalar()) return spec["name"].Scalar();
-    } catch (const YAML::Exception&) {
-    }
+    const YAML::Node spec = read_yaml_file(directory / "spec.yaml");
+    if (spec.IsMap() && spec["name"] && spec["name"].IsScalar()) return spec["name"].Scalar();
   }
   return fs::absolute(directory).lexically_normal().filename().string();
 }
@@ -113,6 +111,14 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
           << " (+ .svg, .dat, .gp)\n";
       ++drawn;
     }
+  }
+  // A folder the harness never wrote (empty, or someone else's): nothing any kind could draw,
+  // which is bad input, not success. In a harness folder a kind that does not fit says so.
+  if (drawn == 0 && !run && !fs::exists(directory / "raw") &&
+      !fs::exists(directory / "spec.yaml")) {
+    throw InputError(directory.string() +
+                     ": nothing to plot (not a results folder: no manifest.json, raw/ or "
+                     "spec.yaml)");
   }
   if (drawn > 0 || fs::exists(plots)) {
     write_file_atomic(plots / "figures.json", index.dump(2) + "\n");

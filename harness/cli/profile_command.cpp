@@ -183,7 +183,7 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
   const fs::path out = request.out_dir.empty()
                            ? fs::path(create_run_directory("results", "comm_profile"))
                            : fs::path(request.out_dir);
-  fs::create_directories(out);
+  create_output_folder(out, "--out");
   // The emulated machines live as long as the measurement; a harness killed before removing
   // them has them removed by the next one.
   std::unique_ptr<EmulatedNetwork> network;

@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "harness/results/run_manifest.h"
+#include "harness/results/run_status.h"
 #include "harness/study/experiment_runner.h"
 
 namespace harness {
@@ -74,18 +75,12 @@ std::string render_report_index(const fs::path& directory) {
   out << "# Report: " << experiment << "\n\n"
       << "Index of the tables and figures in this results folder. Regenerate with `harness "
          "report <folder>` (tables) and `harness plot <folder>` (figures).\n";
-  if (fs::exists(directory / "status.json")) {
-    try {
-      const json status = json::parse(read_file(directory / "status.json"));
-      out << "\nStatus: "
-          << (status.value("complete", false)
-                  ? "every run completed"
-                  : std::to_string(status.value("failures", json::array()).size()) +
-                        " run(s) failed or were interrupted (see status.json)")
-          << ", " << status.value("runs", 0) << " run(s) planned.\n";
-    } catch (const json::exception&) {
-      out << "\nStatus: status.json is unreadable.\n";
-    }
+  if (const auto status = read_study_status(directory)) {
+    out << "\nStatus: "
+        << (status->complete ? "every run completed"
+                             : std::to_string(status->failures) +
+                                   " run(s) failed or were interrupted (see status.json)")
+        << ", " << status->runs << " run(s) planned.\n";
   }
 
   out << "\n## Tables\n\n";

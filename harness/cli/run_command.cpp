@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "harness/study/experiment_runner.h"
 #include "harness/study/simulate_study.h"
 #include "runtime/models/model_catalog.h"
+#include "runtime/protocol/fault_injection.h"
 
 namespace harness {
 
@@ -96,6 +99,13 @@ int RunCommand::run_train_kind(YAML::Node root) {
     return static_cast<long long>(rank_program_.layer_names(model).size());
   };
   const Experiment experiment = load_experiment(root, SpecOrigin(spec_path_), options);
+  // Every rank reads the fault-injection hook: a malformed value is refused here, before
+  // anything is launched, not by each rank after it starts.
+  try {
+    runtime::parse_fault(std::getenv("HARNESS_FAULT"));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
   RunnerOptions runner;
   runner.executable = rank_program_.path();
   runner.dry_run = dry_run_;

@@ -3,22 +3,13 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/json_file.h"
+#include "harness/results/run_status.h"
 #include "harness/results/run_summary.h"
 
 namespace harness {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-namespace {
-
-bool is_complete(const fs::path& raw) {
-  const fs::path status = raw / "status.json";
-  if (!fs::exists(status)) return false;
-  return read_json_file(status).value("status", "") == "complete";
-}
-
-}  // namespace
 
 ResultSamples read_result_samples(const fs::path& directory) {
   if (!fs::is_directory(directory)) {
@@ -30,11 +21,9 @@ ResultSamples read_result_samples(const fs::path& directory) {
   }
   ResultSamples result;
   result.directory = directory;
-  try {
-    result.manifest = read_manifest(directory);
-  } catch (const std::exception& e) {
-    throw InputError(e.what());
-  }
+  result.manifest = read_manifest(directory);
+  // The study's status is not needed for samples, but a corrupt one is a corrupt folder.
+  read_study_status(directory);
   if (fs::exists(directory / "env.json")) {
     result.environment = read_json_file(directory / "env.json");
   }
@@ -57,7 +46,7 @@ ResultSamples read_result_samples(const fs::path& directory) {
       }
       for (long long repeat = 0; repeat < point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(directory, point.id, system.name, repeat);
-        if (!is_complete(raw)) continue;
+        if (read_run_outcome(raw) != RunOutcome::kComplete) continue;
         ++samples.complete_runs;
         PhaseSamples& run = samples.runs.emplace_back();
         for (long long rank = 0; rank < point.world_size; ++rank) {

@@ -1,8 +1,10 @@
 #include "harness/results/run_manifest.h"
 
-#include <stdexcept>
+#include <set>
 
-#include "common/atomic_file.h"
+#include "common/json_fields.h"
+#include "common/json_file.h"
+#include "common/limits.h"
 #include "harness/spec/spec.h"
 
 namespace harness {
@@ -59,31 +61,69 @@ json manifest_to_json(const Manifest& manifest) {
   return out;
 }
 
-Manifest manifest_from_json(const json& in) {
+Manifest manifest_from_json(const json& in, const std::string& file) {
+  // Every field checked against the limits a spec has: report and compare loop over these
+  // numbers (a world size of 10^9 would be a hang) and build paths from these names.
+  const JsonFields fields(file);
+  fields.expect_object(in, "");
   Manifest manifest;
-  manifest.experiment = in.at("experiment").get<std::string>();
-  manifest.baseline = in.at("baseline").get<std::string>();
-  for (const auto& system : in.at("systems")) {
-    manifest.systems.push_back({system.at("name").get<std::string>(),
-                                system.at("kind").get<std::string>(),
-                                system.at("mode").get<std::string>()});
-  }
-  for (const auto& point : in.at("points")) {
-    ManifestPoint p;
-    p.id = point.at("id").get<std::string>();
-    p.label = point.at("label").get<std::string>();
-    for (const auto& c : point.at("coordinates")) {
-      p.coordinates.emplace_back(c.at("axis").get<std::string>(), c.at("value").get<std::string>());
+  manifest.experiment = fields.folder_name(in, "", "experiment");
+  const json& systems = fields.array(in, "", "systems", kMaxSystems);
+  std::set<std::string> system_names;
+  for (size_t i = 0; i < systems.size(); ++i) {
+    const std::string field = json_field("systems", i);
+    ManifestSystem system{fields.folder_name(systems[i], field, "name"),
+                          fields.text(systems[i], field, "kind"),
+                          fields.text(systems[i], field, "mode")};
+    if (!system_names.insert(system.name).second) {
+      fields.fail(json_field(field, "name"), "duplicate system '" + system.name + "'");
     }
-    p.world_size = point.at("world_size").get<long long>();
-    p.repeats = point.at("repeats").get<long long>();
-    p.iterations = point.at("iterations").get<long long>();
-    p.warmup = point.at("warmup").get<long long>();
+    manifest.systems.push_back(std::move(system));
+  }
+  if (manifest.systems.empty()) fields.fail("systems", "no system");
+  manifest.baseline = fields.text(in, "", "baseline");
+  if (!system_names.count(manifest.baseline)) {
+    fields.fail("baseline", "'" + manifest.baseline + "' is none of the systems");
+  }
+  const json& points = fields.array(in, "", "points", static_cast<size_t>(kMaxSweepPoints));
+  if (points.empty()) fields.fail("points", "no point");
+  std::set<std::string> point_ids;
+  long long runs = 0, rank_runs = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::string field = json_field("points", i);
+    const json& point = points[i];
+    ManifestPoint p;
+    p.id = fields.folder_name(point, field, "id");
+    if (!point_ids.insert(p.id).second) {
+      fields.fail(json_field(field, "id"), "duplicate point '" + p.id + "'");
+    }
+    p.label = fields.text(point, field, "label");
+    const json& coordinates =
+        fields.array(point, field, "coordinates", static_cast<size_t>(kMaxSweepPoints));
+    for (size_t c = 0; c < coordinates.size(); ++c) {
+      const std::string at = json_field(json_field(field, "coordinates"), c);
+      p.coordinates.emplace_back(fields.text(coordinates[c], at, "axis"),
+                                 fields.text(coordinates[c], at, "value"));
+    }
+    p.world_size = fields.integer(point, field, "world_size", 1, kMaxGpus);
+    p.repeats = fields.integer(point, field, "repeats", 1, kMaxRepeats);
+    p.iterations = fields.integer(point, field, "iterations", 1, kMaxCount);
+    p.warmup = fields.integer(point, field, "warmup", 0, kMaxCount);
     // Folders written before emulated machines existed have no "cluster": one machine.
-    if (const auto cluster = point.find("cluster"); cluster != point.end()) {
-      p.machines = cluster->at("machines").get<long long>();
-      const json& rate = cluster->at("inter_machine_rate_bits_per_s");
-      if (!rate.is_null()) p.inter_machine_bits_per_s = rate.get<double>();
+    if (point.contains("cluster")) {
+      const std::string at = json_field(field, "cluster");
+      const json& cluster = point["cluster"];
+      p.machines = fields.integer(cluster, at, "machines", 1, p.world_size);
+      if (!fields.member(cluster, at, "inter_machine_rate_bits_per_s").is_null()) {
+        p.inter_machine_bits_per_s = fields.positive(cluster, at, "inter_machine_rate_bits_per_s");
+      }
+    }
+    runs += p.repeats * static_cast<long long>(manifest.systems.size());
+    rank_runs += p.repeats * static_cast<long long>(manifest.systems.size()) * p.world_size;
+    if (runs > kMaxRuns || rank_runs > kMaxRankRuns) {
+      fields.fail(field, "the study would hold more than " + std::to_string(kMaxRuns) +
+                             " runs or " + std::to_string(kMaxRankRuns) +
+                             " rank files (points x systems x repeats x world size)");
     }
     manifest.points.push_back(std::move(p));
   }
@@ -92,11 +132,7 @@ Manifest manifest_from_json(const json& in) {
 
 Manifest read_manifest(const fs::path& run_directory) {
   const fs::path path = run_directory / "manifest.json";
-  try {
-    return manifest_from_json(json::parse(read_file(path)));
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path.string() + ": not a harness manifest: " + e.what());
-  }
+  return manifest_from_json(read_json_file(path), path.string());
 }
 
 fs::path run_raw_directory(const fs::path& run_directory, const std::string& point_id,

@@ -45,7 +45,10 @@ struct Manifest {
 
 Manifest make_manifest(const Experiment& experiment);
 nlohmann::json manifest_to_json(const Manifest& manifest);
-Manifest manifest_from_json(const nlohmann::json& json);
+// The manifest `json` says, every field checked (types, the limits a spec has, names that can
+// name folders, a baseline among the systems); InputError "FILE: FIELD: why" otherwise.
+Manifest manifest_from_json(const nlohmann::json& json, const std::string& file);
+// The folder's manifest.json, read as above.
 Manifest read_manifest(const std::filesystem::path& run_directory);
 
 // Folder of one run (a point, a system, a repeat) inside a results folder.

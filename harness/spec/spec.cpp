@@ -6,12 +6,12 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/limits.h"
 #include "common/text_util.h"
+#include "common/yaml_file.h"
 #include "harness/emulation/link_quantities.h"
 #include "harness/external/external_system.h"
 #include "harness/plot/kinds.h"
@@ -24,8 +24,7 @@
 namespace harness {
 namespace {
 
-constexpr long long kMaxWorld = 4096;
-constexpr long long kMaxCount = 100'000'000;
+constexpr long long kMaxWorld = kMaxGpus;
 
 std::vector<std::string> ddp_modes() { return {std::begin(kDdpModes), std::end(kDdpModes)}; }
 
@@ -52,8 +51,8 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.input_shape = model.get_int_list("input_shape", default_shape, 1);
   config.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
   config.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
-  config.depth = model.get_int("depth", 0, 0, 100'000);
-  config.width = model.get_int("width", 0, 0, 1'000'000);
+  config.depth = model.get_int("depth", 0, 0, kMaxModelDepth);
+  config.width = model.get_int("width", 0, 0, kMaxModelWidth);
   config.precision = model.get_string("precision", "fp32", {"fp32", "bf16"});
   // Mixture-of-experts models (the zoo's rule decides which take these keys).
   const runtime::MoeShape moe_default;
@@ -79,7 +78,7 @@ void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& con
   config.threads_per_rank = run.get_int("threads_per_rank", 1, 1, 1024);
   config.iterations = run.get_int("iterations", std::nullopt, 1, kMaxCount);
   config.warmup = run.get_int("warmup", 0, 0, kMaxCount);
-  config.repeats = run.get_int("repeats", 1, 1, 10'000);
+  config.repeats = run.get_int("repeats", 1, 1, kMaxRepeats);
   config.seed = run.get_int("seed", 0, 0, (1LL << 62));
   config.device = run.get_string("device", "cpu", {"cpu", "cuda"});
   // A run that says cuda must have trained on cuda. Asked only when a spec wants a GPU.
@@ -333,6 +332,11 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
   }
   MapReader reader(entry, "systems", origin);
   system.name = reader.get_string("name", std::nullopt);
+  if (const std::string problem = folder_name_problem(system.name);
+      reader.has("name") && !problem.empty()) {
+    reader.report(reader.child("name"), "systems.name",
+                  "cannot name a system's folder: " + problem + " " + std::string(kFolderNameRule));
+  }
   // The kinds' names are to_string's.
   constexpr SystemKind kKinds[] = {SystemKind::kDdp, SystemKind::kExpertParallel,
                                    SystemKind::kExternal, SystemKind::kPipeline};
@@ -366,6 +370,10 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
     throw origin.error(node, "systems",
                        "systems: expected a non-empty list of systems, got " + describe_node(node));
   }
+  if (node.size() > kMaxSystems) {
+    throw origin.error(node, "systems",
+                       "systems: more than " + std::to_string(kMaxSystems) + " systems");
+  }
   std::vector<SystemConfig> systems;
   std::set<std::string> names;
   for (const auto& entry : node) {
@@ -391,10 +399,9 @@ std::vector<SystemConfig> read_systems(const YAML::Node& node, const SpecOrigin&
 // name writes outside it.
 std::string read_experiment_name(MapReader& top) {
   const std::string name = top.get_string("name", std::nullopt);
-  if (name.empty() || name.find_first_of("/\\ \t") != std::string::npos || name[0] == '.') {
+  if (const std::string problem = folder_name_problem(name); !problem.empty()) {
     top.report(top.child("name"), "name",
-               "must be a non-empty name without '/', spaces or a leading '.' (it names a "
-               "results folder)");
+               "cannot name a results folder: " + problem + " " + std::string(kFolderNameRule));
   }
   return name;
 }
@@ -511,28 +518,6 @@ const std::vector<std::string>& sweepable_paths() {
 
 namespace {
 
-// YAML says a map's keys are unique; yaml-cpp keeps the first of two and drops the second
-// silently. A spec that says a thing twice is bad input, named where it says it again.
-void reject_duplicate_keys(const YAML::Node& node, const std::string& path) {
-  if (node.IsSequence()) {
-    for (const auto& item : node) reject_duplicate_keys(item, path);
-    return;
-  }
-  if (!node.IsMap()) return;
-  std::map<std::string, int> first_line;
-  for (const auto& entry : node) {
-    if (entry.first.IsScalar()) {
-      const auto [at, fresh] = first_line.emplace(entry.first.Scalar(), entry.first.Mark().line);
-      if (!fresh) {
-        throw InputError(format_location(path, entry.first.Mark().line, entry.first.Mark().column) +
-                         ": duplicate key '" + entry.first.Scalar() + "' (first at line " +
-                         std::to_string(at->second + 1) + ")");
-      }
-    }
-    reject_duplicate_keys(entry.second, path);
-  }
-}
-
 // `plots:`: `harness plot` kinds (or "all"), drawn into the results folder after the tables.
 std::vector<std::string> read_plot_kinds(MapReader& top) {
   std::vector<std::string> chosen;
@@ -588,19 +573,9 @@ YAML::Node parse_yaml_file(const std::string& path) {
   if (std::filesystem::is_directory(path)) {
     throw InputError(path + ": is a folder, not a spec file (experiments/*.yaml)");
   }
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    YAML::Node root = YAML::Load(text.str());
-    if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
-    reject_duplicate_keys(root, path);
-    return root;
-  } catch (const YAML::ParserException& e) {
-    throw InputError(format_location(path, e.mark.line, e.mark.column) +
-                     ": YAML syntax error: " + e.msg);
-  }
+  YAML::Node root = read_yaml_file(path);
+  if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
+  return root;
 }
 
 void apply_override(YAML::Node& root, const std::string& assignment, SpecOrigin& origin) {
@@ -610,13 +585,18 @@ void apply_override(YAML::Node& root, const std::string& assignment, SpecOrigin&
     throw InputError(option + ": expected key.path=value");
   }
   const std::string path = assignment.substr(0, equals);
+  const auto keys = path_keys(path);
+  if (static_cast<int>(keys.size()) > kMaxYamlDepth) {
+    throw InputError(option + ": a key path of more than " + std::to_string(kMaxYamlDepth) +
+                     " keys");
+  }
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(equals + 1));
   } catch (const YAML::ParserException& e) {
     throw InputError(option + ": the value is not valid YAML: " + e.msg);
   }
-  const auto keys = path_keys(path);
+  check_yaml_document(value, option);
   for (const auto& key : keys) {
     if (key.empty()) throw InputError(option + ": empty key in '" + path + "'");
   }
@@ -684,6 +664,21 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
   });
   errors.throw_if_any();
   origin.report_to(nullptr);
+  // The same bound a manifest read back has (harness/results/run_manifest.cpp).
+  long long runs = 0, rank_runs = 0;
+  for (const auto& point : experiment.points) {
+    const long long point_runs =
+        point.config.run.repeats * static_cast<long long>(experiment.systems.size());
+    runs += point_runs;
+    rank_runs += point_runs * point.config.run.world_size;
+  }
+  if (runs > kMaxRuns || rank_runs > kMaxRankRuns) {
+    throw InputError(origin.file() + ": the study has " + std::to_string(runs) + " runs and " +
+                     std::to_string(rank_runs) +
+                     " rank runs (points x systems x repeats, x world "
+                     "size); at most " +
+                     std::to_string(kMaxRuns) + " and " + std::to_string(kMaxRankRuns));
+  }
   return experiment;
 }
 

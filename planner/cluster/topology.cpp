@@ -7,6 +7,7 @@
 
 #include "common/input_error.h"
 #include "common/limits.h"
+#include "common/yaml_file.h"
 
 #ifndef HARNESS_PLANNER_TOPOLOGY_DIR
 #define HARNESS_PLANNER_TOPOLOGY_DIR "planner/topologies"
@@ -37,20 +38,16 @@ double positive_number(const std::string& path, const YAML::Node& node, const st
 }  // namespace
 
 Topology load_topology(const std::string& path) {
-  std::ifstream probe(path);
-  if (!probe) throw InputError(path + ": cannot open topology file");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(format_location(path, e.mark.line, e.mark.column) + ": " + e.msg);
-  }
+  if (!std::ifstream(path)) throw InputError(path + ": cannot open topology file");
+  // Bounded, and a key said twice is refused as in a spec.
+  const YAML::Node root = read_yaml_file(path);
   if (!root.IsMap()) throw InputError(path + ":1:1: topology must be a mapping");
   Topology topology;
   topology.name = path;
   bool has_memory = false, has_bandwidth = false;
   for (const auto& entry : root) {
-    const std::string key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) fail_at(path, entry.first, "a key must be a plain name");
+    const std::string key = entry.first.Scalar();
     const YAML::Node& value = entry.second;
     if (key == "name") {
       if (!value.IsScalar()) fail_at(path, value, "'name' must be a string");
@@ -62,7 +59,8 @@ Topology load_topology(const std::string& path) {
       if (!value.IsMap()) fail_at(path, value, "'bandwidth' must be a mapping");
       bool seen[3] = {false, false, false};
       for (const auto& bw : value) {
-        const std::string bw_key = bw.first.as<std::string>();
+        if (!bw.first.IsScalar()) fail_at(path, bw.first, "a key must be a plain name");
+        const std::string bw_key = bw.first.Scalar();
         if (bw_key == "intra_machine") {
           topology.intra_machine_bandwidth = positive_number(path, bw.second, bw_key);
           seen[0] = true;

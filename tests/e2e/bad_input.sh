@@ -75,7 +75,7 @@ set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"
 # Names that become paths follow one rule for every spec kind: nothing outside the output folder.
 # Every error of a spec is reported at once, one line each, in file order.
-name_error="error: $f:2:7: name: must be a non-empty name without '/', spaces or a leading '.' (it names a results folder)"
+name_error="error: $f:2:7: name: cannot name a results folder: starts with '.' (a name has at most 128 bytes, no '/', blank or control character, and no leading '.')"
 while IFS='|' read -r kind column rest; do
   printf 'kind: %s\nname: ../escape\noutput: %s\n%s: {}\n' "$kind" "$SCRATCH/results" "$kind" > "$SCRATCH/bad.yaml"
   expected="$name_error"

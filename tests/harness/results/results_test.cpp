@@ -10,6 +10,7 @@
 #include "harness/analysis/memory_table.h"
 #include "harness/results/results_folder.h"
 #include "harness/results/run_manifest.h"
+#include "harness/results/run_status.h"
 #include "harness/results/run_summary.h"
 #include "tests/test_util.h"
 
@@ -220,10 +221,111 @@ TEST(Manifest, RoundTripsThroughJson) {
   m.baseline = "a";
   m.systems = {{"a", "ddp", "overlap"}};
   m.points = {{"p000", "x=1", {{"x", "1"}}, 2, 3, 10, 4}};
-  const auto back = harness::manifest_from_json(harness::manifest_to_json(m));
+  const auto back = harness::manifest_from_json(harness::manifest_to_json(m), "manifest.json");
   EXPECT_EQ(back.points[0].coordinates[0].second, "1");
   EXPECT_EQ(back.points[0].repeats, 3);
   EXPECT_EQ(back.systems[0].mode, "overlap");
+}
+
+// A manifest is input like a spec: report and compare loop over its numbers and build paths
+// from its names, so each is checked against a spec's limits before anything reads on.
+TEST(Manifest, EveryFieldIsCheckedAgainstTheLimitsOfASpec) {
+  harness::Manifest m;
+  m.experiment = "e";
+  m.baseline = "a";
+  m.systems = {{"a", "ddp", "overlap"}, {"b", "ddp", "sync"}};
+  m.points = {{"p000", "x=1", {{"x", "1"}}, 2, 3, 10, 4}};
+  const nlohmann::json good = harness::manifest_to_json(m);
+  const auto error_of = [&](const std::string& pointer, const nlohmann::json& value) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    try {
+      harness::manifest_from_json(bad, "m.json");
+    } catch (const harness::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of("/points/0/world_size", 1000000000),
+            "m.json: points[0].world_size: expected an integer in [1, 4096], got 1000000000");
+  EXPECT_EQ(error_of("/points/0/world_size", -2),
+            "m.json: points[0].world_size: expected an integer in [1, 4096], got -2");
+  EXPECT_EQ(error_of("/points/0/iterations", 0),
+            "m.json: points[0].iterations: expected an integer in [1, 100000000], got 0");
+  EXPECT_EQ(error_of("/points/0/repeats", "3"),
+            "m.json: points[0].repeats: expected an integer in [1, 10000], got \"3\"");
+  EXPECT_EQ(error_of("/points/0/warmup", -1),
+            "m.json: points[0].warmup: expected an integer in [0, 100000000], got -1");
+  EXPECT_EQ(error_of("/systems/1/name", "../../etc"),
+            "m.json: systems[1].name: cannot name a folder: starts with '.'");
+  EXPECT_EQ(error_of("/systems/1/name", "a"), "m.json: systems[1].name: duplicate system 'a'");
+  EXPECT_EQ(error_of("/points/0/id", "p/0"),
+            "m.json: points[0].id: cannot name a folder: has a '/'");
+  EXPECT_EQ(error_of("/experiment", "a\nb"),
+            "m.json: experiment: cannot name a folder: has a control character");
+  EXPECT_EQ(error_of("/baseline", "c"), "m.json: baseline: 'c' is none of the systems");
+  EXPECT_EQ(error_of("/points", nlohmann::json::array()), "m.json: points: no point");
+  EXPECT_EQ(error_of("/points/0/cluster",
+                     nlohmann::json{{"machines", 3}, {"inter_machine_rate_bits_per_s", nullptr}}),
+            "m.json: points[0].cluster.machines: expected an integer in [1, 2], got 3");
+  EXPECT_EQ(error_of("/points/0/cluster",
+                     nlohmann::json{{"machines", 2}, {"inter_machine_rate_bits_per_s", -1}}),
+            "m.json: points[0].cluster.inter_machine_rate_bits_per_s: expected a positive "
+            "number, got -1");
+  EXPECT_EQ(error_of("/points/0/repeats", 10000),
+            "accepted");  // 2 systems x 10^4 repeats x 2 ranks: within the bounds
+  // 2 systems x 10^4 repeats x 4096 ranks: more rank files than any study may hold.
+  nlohmann::json huge = good;
+  huge["points"][0]["repeats"] = 10000;
+  huge["points"][0]["world_size"] = 4096;
+  try {
+    harness::manifest_from_json(huge, "m.json");
+    FAIL() << "accepted";
+  } catch (const harness::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "m.json: points[0]: the study would hold more than 100000 runs or 1000000 rank "
+              "files (points x systems x repeats x world size)");
+  }
+}
+
+// status.json of a run and of a study, read strictly: a corrupt one is never "not complete".
+TEST(RunStatus, ReadStrictly) {
+  TempDir dir;
+  const fs::path raw = dir.path() / "raw";
+  const auto outcome_error = [&](const std::string& text) {
+    harness::write_file_atomic(raw / "status.json", text);
+    try {
+      harness::read_run_outcome(raw);
+    } catch (const harness::InputError& e) {
+      return std::string(e.what()).substr((raw / "status.json").string().size());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(harness::read_run_outcome(raw), std::nullopt);  // never ran
+  harness::write_file_atomic(raw / "status.json", R"({"status": "interrupted", "ranks": 2})");
+  EXPECT_EQ(harness::read_run_outcome(raw), harness::RunOutcome::kInterrupted);
+  EXPECT_EQ(outcome_error(R"({"status": 12})"), ": status: expected a string, got 12");
+  EXPECT_EQ(outcome_error(R"({"status": "done"})"),
+            ": status: expected complete, failed or interrupted, got 'done'");
+  EXPECT_EQ(outcome_error("{\"status\": 12"),
+            ":1:14: malformed JSON: syntax error while parsing object - unexpected end of input; "
+            "expected '}'");
+
+  harness::write_file_atomic(dir.path() / "status.json",
+                             R"({"complete": false, "runs": 4, "failures": [{}]})");
+  const auto study = harness::read_study_status(dir.path());
+  ASSERT_TRUE(study.has_value());
+  EXPECT_EQ(study->failures, 1);
+  EXPECT_EQ(study->runs, 4);
+  harness::write_file_atomic(dir.path() / "status.json",
+                             R"({"complete": true, "runs": 4, "failures": [{}]})");
+  try {
+    harness::read_study_status(dir.path());
+    FAIL() << "accepted";
+  } catch (const harness::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir.path() / "status.json").string() + ": complete: true with 1 failures of 4 runs");
+  }
 }
 
 }  // namespace
