@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# What building costs a newcomer: the README's two builds on a clean build folder, without
+# ccache (a fresh machine has none), as scripts/build.sh does them -- first the quickstart's two
+# programs, then the rest of the tree with the tests. For each: wall time, the compile time of
+# every step from ninja's log (with one job per core each step has a core to itself, so a step's
+# time is its CPU time), the ten costliest steps, and the total in units of one translation unit
+# that holds nothing but `#include <torch/torch.h>`, compiled with the build's own flags on this
+# machine -- a unit that compares across machines.
+#
+#   bench/build_cost.sh [BUILD_DIR]      (default: a new folder under /tmp; removed unless KEEP=1)
+#
+# Extra cmake arguments go through HARNESS_CMAKE_ARGS, e.g. "-DHARNESS_PCH=OFF" or
+# HARNESS_BUILD_TYPE=RelWithDebInfo for the build with debug info.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-$(mktemp -d /tmp/harness-build-cost-XXXXXX)/build}
+[[ ! -e "$dir/CMakeCache.txt" ]] || { echo "error: $dir holds a build already (give a new folder)" >&2; exit 2; }
+read -r -a cmake_args <<< "${HARNESS_CMAKE_ARGS:-}"
+export CCACHE_DISABLE=1
+stamp() { date +%s.%N; }
+t0=$(stamp)
+HARNESS_BUILD_DIR="$dir" HARNESS_BUILD_TARGETS="harness harness-rank" scripts/build.sh \
+  ${cmake_args[@]+"${cmake_args[@]}"} >"$dir.quickstart.log" 2>&1 ||
+  { tail -20 "$dir.quickstart.log"; exit 1; }
+t1=$(stamp)
+cp "$dir/.ninja_log" "$dir.quickstart.ninja_log"
+HARNESS_BUILD_DIR="$dir" scripts/build.sh ${cmake_args[@]+"${cmake_args[@]}"} >"$dir.all.log" 2>&1 ||
+  { tail -20 "$dir.all.log"; exit 1; }
+t2=$(stamp)
+exec python3 - "$dir" "$t0" "$t1" "$t2" <<'PY'
+import json, os, resource, shlex, subprocess, sys, tempfile
+build, t0, t1, t2 = sys.argv[1], *map(float, sys.argv[2:])
+
+def steps(path):
+    out = {}
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        start, end, _, output, _ = line.rstrip("\n").split("\t")
+        out[output] = (int(end) - int(start)) / 1000
+    return out
+
+# The unit: one line of LibTorch, compiled with a LibTorch file's flags from this build.
+commands = json.load(open(os.path.join(build, "compile_commands.json")))
+entry = next(e for e in commands if e["file"].endswith("runtime/models/model_zoo.cpp"))
+args = shlex.split(entry["command"])
+keep, skip = [], False
+for a in args:
+    if skip:
+        skip = False
+        continue
+    if a in ("-o", "-c", "-include", "-MF", "-MT"):
+        skip = True
+        continue
+    if a.startswith("-Winvalid-pch") or a.endswith(".cpp") or a in ("-MD",):
+        continue
+    keep.append(a)
+with tempfile.TemporaryDirectory() as scratch:
+    source = os.path.join(scratch, "torch_only.cpp")
+    open(source, "w").write("#include <torch/torch.h>\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(keep + ["-c", source, "-o", os.path.join(scratch, "t.o")], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+unit = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+quick = steps(build + ".quickstart.ninja_log")
+every = steps(os.path.join(build, ".ninja_log"))
+rest = {k: v for k, v in every.items() if k not in quick}
+print(f"unit: one `#include <torch/torch.h>` file, {unit:.1f} s CPU with this build's flags "
+      f"({' '.join(a for a in keep if a.startswith('-O') or a == '-g')})")
+for name, log, wall in (("quickstart (harness, harness-rank)", quick, t1 - t0),
+                        ("whole tree with tests", {**quick, **rest}, t1 - t0 + t2 - t1)):
+    total = sum(log.values())
+    print(f"\n{name}: {len(log)} steps, compile {total:.0f} s = {total / unit:.1f} units, "
+          f"wall {wall:.0f} s on {os.cpu_count()} cores")
+    for output, seconds in sorted(log.items(), key=lambda kv: -kv[1])[:10]:
+        print(f"  {seconds:6.1f} s  {output}")
+PY
