@@ -6,7 +6,7 @@
 namespace harness {
 namespace {
 
-std::string shorten(const std::string& text) {
+std::string shortened_line(const std::string& text) {
   return text.size() <= 200 ? text : text.substr(0, 200) + "...";
 }
 
@@ -56,7 +56,7 @@ TimingRead read_jsonl_timings(std::istream& in) {
       reason = "not valid JSON (" + std::string(e.what()) + ")";
     }
     if (reason) {
-      read.malformed = MalformedSample{number, shorten(line), *reason};
+      read.malformed = MalformedSample{number, shortened_line(line), *reason};
       return read;
     }
     read.samples.push_back(std::move(sample));

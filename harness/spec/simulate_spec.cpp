@@ -183,7 +183,8 @@ std::vector<int> read_layer_positions(const YAML::Node& node, const std::string&
 }
 
 // One entry of simulate.systems; nothing when its errors were recorded rather than thrown.
-std::optional<SystemSettings> read_system(const YAML::Node& node, const SpecOrigin& origin) {
+std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
+                                                    const SpecOrigin& origin) {
   const std::string path = std::string(kSection) + ".systems";
   SystemSettings s;
   s.where = origin.where(node, path);
@@ -260,7 +261,7 @@ void read_systems(const YAML::Node& section, MapReader& top, const SpecOrigin& o
   const size_t errors_before = origin.errors() ? origin.errors()->count() : 0;
   for (const auto& node : systems) {
     const auto read = [&] {
-      std::optional<SystemSettings> system = read_system(node, origin);
+      std::optional<SystemSettings> system = read_simulated_system(node, origin);
       if (!system) return;
       for (const auto& other : spec.systems) {
         if (other.name == system->name) {

@@ -40,7 +40,7 @@ using nlohmann::json;
 
 // ---- inputs of one run ----------------------------------------------------------------------
 
-struct CommFit {
+struct ProfiledComm {
   bool has_allreduce = false, has_sendrecv = false;
   double allreduce_latency_s = 0, allreduce_bus_bandwidth = 0;
   double sendrecv_latency_s = 0, sendrecv_bandwidth = 0;
@@ -49,8 +49,8 @@ struct CommFit {
   long long world = 0;
 };
 
-CommFit read_comm_profile(const std::string& path) {
-  CommFit fit;
+ProfiledComm read_comm_profile(const std::string& path) {
+  ProfiledComm fit;
   json doc;
   try {
     doc = json::parse(read_file(path));
@@ -105,7 +105,7 @@ class Inputs {
     }
     return it->second;
   }
-  const CommFit& comm(const std::string& path) {
+  const ProfiledComm& comm(const std::string& path) {
     auto it = comm_.find(path);
     if (it == comm_.end()) it = comm_.emplace(path, read_comm_profile(path)).first;
     return it->second;
@@ -115,7 +115,7 @@ class Inputs {
   std::map<std::string, std::unique_ptr<sim::LayerCosts>> costs_;
   std::map<std::string, std::unique_ptr<planner::ModelProfile>> profiles_;
   std::map<std::string, planner::Topology> topologies_;
-  std::map<std::string, CommFit> comm_;
+  std::map<std::string, ProfiledComm> comm_;
 };
 
 struct ResolvedCluster {
@@ -141,7 +141,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   if (!c.comm_profile.empty()) {
     // The measured fit: all-reduce time = L + S x 2(n-1)/n / busbw, reproduced on a ring by a
     // per-step latency L / 2(n-1) and a per-edge rate cap of busbw; send/recv sets the links.
-    const CommFit& fit = inputs.comm(c.comm_profile);
+    const ProfiledComm& fit = inputs.comm(c.comm_profile);
     config.collective_step_latency_s = fit.allreduce_latency_s / (2.0 * (fit.world - 1));
     config.collective_rate_cap = fit.allreduce_bus_bandwidth;
     if (fit.has_sendrecv && fit.sendrecv_bandwidth > 0) {
