@@ -51,20 +51,17 @@ const json& JsonFields::member(const json& object, const std::string& field,
 long long JsonFields::integer(const json& object, const std::string& field, const std::string& key,
                               long long minimum, long long maximum) const {
   const json& value = member(object, field, key);
-  const std::string range = "[" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]";
-  if (!value.is_number_integer()) {
-    fail(json_field(field, key), "expected an integer in " + range + ", got " + describe(value));
+  // Unsigned values past long long's range would read back as negative: compared as unsigned.
+  const bool in_range = value.is_number_integer() &&
+                        (value.is_number_unsigned() ? value.get<unsigned long long>() <=
+                                                          static_cast<unsigned long long>(maximum)
+                                                    : value.get<long long>() <= maximum) &&
+                        value.get<long long>() >= minimum;
+  if (!in_range) {
+    fail(json_field(field, key), "expected an integer in [" + std::to_string(minimum) + ", " +
+                                     std::to_string(maximum) + "], got " + describe(value));
   }
-  // Unsigned values past long long's range read back as negative: compare as unsigned first.
-  if (value.is_number_unsigned() &&
-      value.get<unsigned long long>() > static_cast<unsigned long long>(maximum)) {
-    fail(json_field(field, key), "expected an integer in " + range + ", got " + value.dump());
-  }
-  const long long number = value.get<long long>();
-  if (number < minimum || number > maximum) {
-    fail(json_field(field, key), "expected an integer in " + range + ", got " + value.dump());
-  }
-  return number;
+  return value.get<long long>();
 }
 
 double JsonFields::positive(const json& object, const std::string& field,

@@ -1,4 +1,5 @@
-// Helpers shared by the unit tests: temporary folders and files that clean up after themselves.
+// Helpers shared by the unit tests: temporary folders and files that clean up after themselves,
+// and the message of an expected exception.
 #pragma once
 
 #include <unistd.h>
@@ -6,8 +7,20 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace harness_test {
+
+// what() of the `Exception` that `action` throws, or "" when it throws none.
+template <typename Exception, typename Action>
+std::string thrown_message(Action&& action) {
+  try {
+    std::forward<Action>(action)();
+  } catch (const Exception& e) {
+    return e.what();
+  }
+  return "";
+}
 
 class TempDir {
  public:

@@ -118,8 +118,9 @@ Manifest manifest_from_json(const json& in, const std::string& file) {
         p.inter_machine_bits_per_s = fields.positive(cluster, at, "inter_machine_rate_bits_per_s");
       }
     }
-    runs += p.repeats * static_cast<long long>(manifest.systems.size());
-    rank_runs += p.repeats * static_cast<long long>(manifest.systems.size()) * p.world_size;
+    const long long point_runs = p.repeats * static_cast<long long>(manifest.systems.size());
+    runs += point_runs;
+    rank_runs += point_runs * p.world_size;
     if (runs > kMaxRuns || rank_runs > kMaxRankRuns) {
       fields.fail(field, "the study would hold more than " + std::to_string(kMaxRuns) +
                              " runs or " + std::to_string(kMaxRankRuns) +

@@ -3,8 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
-#include <fstream>
+#include <optional>
+#include <string>
 
+#include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/limits.h"
 #include "common/yaml_file.h"
@@ -38,9 +40,10 @@ double positive_number(const std::string& path, const YAML::Node& node, const st
 }  // namespace
 
 Topology load_topology(const std::string& path) {
-  if (!std::ifstream(path)) throw InputError(path + ": cannot open topology file");
+  const std::optional<std::string> text = read_input_file(path);
+  if (!text) throw InputError(path + ": cannot open topology file");
   // Bounded, and a key said twice is refused as in a spec.
-  const YAML::Node root = read_yaml_file(path);
+  const YAML::Node root = parse_yaml_text(*text, path);
   if (!root.IsMap()) throw InputError(path + ":1:1: topology must be a mapping");
   Topology topology;
   topology.name = path;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
@@ -14,6 +15,7 @@
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "common/yaml_file.h"
+#include "tests/test_util.h"
 
 namespace harness {
 namespace {
@@ -24,12 +26,7 @@ using nlohmann::json;
 // The InputError message of `action`, or "" when it threw none.
 template <typename Action>
 std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return harness_test::thrown_message<InputError>(std::forward<Action>(action));
 }
 
 std::string yaml_error(const std::string& text) {

@@ -38,12 +38,7 @@ TEST(CommProfile, ParsesSizesAndRanges) {
 // measurement of an overflowed number.
 TEST(CommProfile, SizesAreBounded) {
   auto message = [](const std::string& text) {
-    try {
-      harness::parse_size_range(text);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return harness_test::thrown_message<InputError>([&] { harness::parse_size_range(text); });
   };
   EXPECT_EQ(message("8:1G:+1"),
             "sizes '8:1G:+1': more than 64 sizes (use a larger factor or step)");

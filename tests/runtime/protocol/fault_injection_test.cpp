@@ -6,16 +6,12 @@
 #include <string>
 
 #include "runtime/protocol/fault_injection.h"
+#include "tests/test_util.h"
 
 namespace {
 
 std::string error_of(const char* text) {
-  try {
-    runtime::parse_fault(text);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "accepted";
+  return harness_test::thrown_message<std::invalid_argument>([&] { runtime::parse_fault(text); });
 }
 
 TEST(FaultInjection, AWellFormedValueIsReadWhole) {

@@ -6,6 +6,8 @@
 
 #include <stdexcept>
 
+#include "tests/test_util.h"
+
 namespace {
 
 using nlohmann::json;
@@ -107,12 +109,8 @@ TEST(WorkerConfig, AHandWrittenConfigGetsTheDefaults) {
 }
 
 std::string error_of(const json& document) {
-  try {
-    runtime::worker_config_from_json(document);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
+  return harness_test::thrown_message<std::invalid_argument>(
+      [&] { runtime::worker_config_from_json(document); });
 }
 
 TEST(WorkerConfig, ABadConfigNamesItsKey) {
