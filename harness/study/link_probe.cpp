@@ -50,8 +50,10 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   CommRequest request;
   request.world = shape.machines * shape.ranks_per_machine;
   // Point to point one way at a time (ping-pong: a pipeline's activations), and the
-  // all-reduce. Two iterations after one: the ping-pong times ten transfers in each.
-  request.iterations = 2;
+  // all-reduce. Three iterations after one, so that each size's median sets aside one
+  // iteration another process slowed (a loaded CI machine: two took a 2 Gbit/s all-reduce
+  // 25% low); the ping-pong times ten transfers in each.
+  request.iterations = 3;
   request.warmup = 1;
   request.network = &network.plan();
   request.ops = "pingpong,allreduce";

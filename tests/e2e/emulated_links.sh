@@ -171,10 +171,15 @@ print(f"external 1 MiB transfer p50: {slow:.1f} ms at 100 Mbit/s, {fast:.1f} ms 
 env = json.load(open(study + "/env.json"))
 links = env["emulated_links"]
 assert [l["inter_machine_configured"]["rate_bits_per_s"] for l in links] == [1e8, 2e9], links
+# The probe before the points measured each link: one way (ping-pong) within 15% of its rate;
+# the all-reduce never above it (the link is shaped) and, as it leans on the CPU that other
+# tests share here, at least 60% of it at 2 Gbit/s and 85% at 100 Mbit/s.
 for link in links:
     configured = link["inter_machine_configured"]["rate_bits_per_s"]
-    measured = link["inter_machine_measured"]["allreduce_bus_bits_per_s"]
-    assert abs(measured / configured - 1) <= 0.15, link
+    measured = link["inter_machine_measured"]
+    assert abs(measured["p2p_bits_per_s"] / configured - 1) <= 0.15, link
+    floor = 0.85 if configured <= 1e8 else 0.60
+    assert floor <= measured["allreduce_bus_bits_per_s"] / configured <= 1.15, link
 PY
 
 # A harness killed with SIGKILL mid-run leaves its namespaces (nothing can remove them then);
