@@ -102,6 +102,8 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
 
 std::string torch_version() { return TORCH_VERSION; }
 
+std::string torch_python() { return HARNESS_TORCH_PYTHON; }
+
 bool cuda_available() { return torch::cuda::is_available(); }
 
 }  // namespace runtime

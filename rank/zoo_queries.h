@@ -46,6 +46,8 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
 
 // "1.13.1" etc.
 std::string torch_version();
+// The python whose torch is this LibTorch (the build's HARNESS_TORCH_PYTHON; "" where none).
+std::string torch_python();
 
 // Whether this LibTorch has CUDA and sees a device.
 bool cuda_available();

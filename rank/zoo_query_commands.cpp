@@ -87,6 +87,7 @@ void add_version(CLI::App& app) {
     // The BLAS this program loads in this environment: what its ranks load too.
     const runtime::BlasLibrary blas = runtime::loaded_blas_library();
     std::cout << json{{"torch_version", runtime::torch_version()},
+                      {"torch_python", runtime::torch_python()},
                       {"cuda_available", runtime::cuda_available()},
                       {"blas", {{"library", blas.name}, {"path", blas.path}}}}
                      .dump()

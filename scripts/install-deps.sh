@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages harness needs. Idempotent: when every package is
-# already installed it returns in about a second without touching apt's lists.
+# Installs the Debian 12 packages harness needs and, for HARNESS_LIBTORCH=pypi (or a list with
+# it, as test.sh passes: "debian pypi"), PyPI's torch in a virtual environment outside the clone
+# (scripts/libtorch.sh). Idempotent: when everything is there it returns in about a second
+# without touching apt's lists or PyPI.
 set -euo pipefail
+source "$(dirname "$0")/libtorch.sh"
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git clang-format
@@ -9,7 +12,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
-  gnuplot-nox python3
+  gnuplot-nox python3 python3-venv
   openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test
   iproute2                    # the two-namespace rendezvous test (ip netns)
   libopenblas0-openmp         # the BLAS LibTorch loads (below)
@@ -45,13 +48,14 @@ if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 ]]; then
 fi
 
 if ((${#missing[@]} == 0)); then
-  select_blas
   echo "install-deps: all packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 select_blas
+for choice in ${HARNESS_LIBTORCH:-debian}; do
+  if [[ $choice == pypi ]]; then libtorch_install_pypi; fi
+done

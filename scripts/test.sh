@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
-# Fresh Debian 12 machine -> installed, built, and every test run (ctest prints its summary).
+# Fresh Debian 12 machine -> installed, built, and every test run, once per LibTorch in
+# HARNESS_LIBTORCH (default "debian pypi": Debian's 1.13 and PyPI's 2.11; scripts/libtorch.sh);
+# ctest prints its summary for each. The second LibTorch's pass leaves out the tests of the
+# programs and libraries that do not link LibTorch (label torch-free): the same binaries, built
+# from the same objects, already passed in the first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-./scripts/build.sh
-ctest --test-dir build --output-on-failure -j 2 --timeout 900
+source scripts/libtorch.sh
+choices=${HARNESS_LIBTORCH:-debian pypi}
+HARNESS_LIBTORCH=$choices ./scripts/install-deps.sh
+status=0 pass=0
+for choice in $choices; do
+  HARNESS_LIBTORCH=$choice libtorch_resolve
+  echo "== LibTorch: $choice ($LIBTORCH_BUILD_DIR/)"
+  HARNESS_LIBTORCH=$choice ./scripts/build.sh
+  filter=()
+  if ((pass++ > 0)); then filter=(-LE torch-free); fi
+  ctest --test-dir "$LIBTORCH_BUILD_DIR" --output-on-failure -j 2 --timeout 900 \
+    ${filter[@]+"${filter[@]}"} || status=1
+done
+exit $status

@@ -12,11 +12,15 @@ namespace {
 // name (Debian's BLIS libblas.so.3 is a copy of libblis under the reference BLAS's name).
 std::string blas_kind(void* handle) {
   if (dlsym(handle, "openblas_get_config") != nullptr) return "openblas";
-  // BLIS's extensions of the CBLAS interface; Debian's BLIS exports no bli_* names.
-  if (dlsym(handle, "cblas_cgemm_batch") != nullptr) return "blis";
-  if (dlsym(handle, "mkl_get_version") != nullptr || dlsym(handle, "MKL_Get_Version") != nullptr) {
+  // MKL before BLIS: it has the same CBLAS extensions. PyPI's LibTorch links MKL into
+  // libtorch_cpu.so, which exports its service names (MKL_Get_Version_String) but not
+  // mkl_get_version.
+  if (dlsym(handle, "MKL_Get_Version_String") != nullptr ||
+      dlsym(handle, "mkl_get_version") != nullptr) {
     return "mkl";
   }
+  // BLIS's extensions of the CBLAS interface; Debian's BLIS exports no bli_* names.
+  if (dlsym(handle, "cblas_cgemm_batch") != nullptr) return "blis";
   return "reference";
 }
 
@@ -47,6 +51,8 @@ BlasLibrary loaded_blas_library() {
   }
   if (found.name.rfind("openblas", 0) == 0) {
     if (auto get = find_symbol<int (*)()>("openblas_get_num_threads")) found.threads = get();
+  } else if (found.name == "mkl") {
+    if (auto get = find_symbol<int (*)()>("mkl_get_max_threads")) found.threads = get();
   } else if (found.name.rfind("blis", 0) == 0) {
     if (auto get = find_symbol<long (*)()>("bli_thread_get_num_threads")) {
       found.threads = static_cast<int>(get());

@@ -1,7 +1,8 @@
 // Which BLAS this process actually runs. Debian's LibTorch is built with BLAS_INFO=generic: its
 // matrix products call whatever libblas.so.3 resolves to (the reference BLAS, OpenBLAS or BLIS,
-// by update-alternatives or LD_LIBRARY_PATH), a 16x difference in GEMM speed. Read from the
-// running process (the library its sgemm_ binds to), never assumed from what is installed.
+// by update-alternatives or LD_LIBRARY_PATH), a 16x difference in GEMM speed; PyPI's carries
+// MKL inside libtorch_cpu.so. Read from the running process (the library its sgemm_ binds to),
+// never assumed from what is installed.
 #pragma once
 
 #include <string>
@@ -13,7 +14,7 @@ struct BlasLibrary {
   // folder: "openblas-openmp", "openblas-pthread", "blis-openmp", "blis-pthread".
   std::string name;
   std::string path;  // the mapped file (symlinks resolved)
-  int threads = 0;   // the library's own thread count where it says (OpenBLAS, BLIS), else 0
+  int threads = 0;   // the library's own thread count where it says (OpenBLAS, BLIS, MKL), else 0
 };
 
 // The BLAS mapped into this process. Call after LibTorch is loaded (it is, in harness-rank).

@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "runtime/compat/torch_compat.h"
 #include "runtime/models/moe.h"
 
 namespace runtime {
@@ -18,7 +19,8 @@ namespace {
 // autograd profiler uses): every allocation and free made while it is installed.
 class AllocationTracker : public c10::MemoryReportingInfoBase {
  public:
-  void reportMemoryUsage(void*, int64_t alloc_size, int64_t, int64_t, c10::Device) override {
+  void reportMemoryUsage(void*, int64_t alloc_size, torch_compat::MemoryTotal,
+                         torch_compat::MemoryTotal, c10::Device) override {
     current_ += alloc_size;
     peak_ = std::max(peak_, current_);
   }

@@ -86,9 +86,13 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     try {
       loaded.script = torch::jit::load(request.torchscript);
     } catch (const c10::Error& e) {
-      const std::string why = e.what_without_backtrace();
-      throw std::invalid_argument(request.torchscript + " is not a TorchScript module (" +
-                                  why.substr(0, why.find('\n')) + ")");
+      // LibTorch's first sentence: 2.x follows it, on the same line, with advice about
+      // corrupted checkpoints.
+      std::string why = e.what_without_backtrace();
+      why = why.substr(0, why.find('\n'));
+      why = why.substr(0, why.find(". "));
+      throw std::invalid_argument(request.torchscript + " is not a TorchScript module (" + why +
+                                  ")");
     }
     loaded.script.train();
     loaded.chain = script_chain(loaded.script);
