@@ -4,18 +4,23 @@
 # Gloo on loopback, 1 intra-op thread per rank, same bucket cap. Runs alternate (harness,
 # PyTorch, harness, PyTorch, ...) so that drift of the machine hits both alike.
 # Prints the iteration p50 of each (samples pooled over ranks and rounds) and the ratio.
-# Needs Debian's python3-torch and python3-torchvision (the same LibTorch 1.13); skips without.
+# The peer is the Python whose torch is the rank program's LibTorch (HARNESS_LIBTORCH, as
+# scripts/build.sh: debian = Debian's python3-torch 1.13 and python3-torchvision; pypi = torch
+# 2.11 in its virtual environment); skips without torch and torchvision there.
 #
-# usage: bench/ddp_vs_pytorch.sh [model] [batch] [input_shape] [bucket_mb] [iterations] [rounds]
+# usage: [HARNESS_LIBTORCH=pypi] bench/ddp_vs_pytorch.sh [model] [batch] [input_shape] [bucket_mb] [iterations] [rounds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/libtorch.sh
+libtorch_resolve
 model=${1:-resnet50}; batch=${2:-8}; shape=${3:-3,64,64}; bucket=${4:-25}
 iterations=${5:-12}; rounds=${6:-2}; warmup=3
-PY=/usr/bin/python3
-if ! "$PY" -c "import torch, torchvision" 2>/dev/null; then
-  echo "SKIP: python3-torch / python3-torchvision not installed"; exit 0
+BUILD=$LIBTORCH_BUILD_DIR
+[[ -x $BUILD/harness ]] || { echo "build first: scripts/build.sh" >&2; exit 1; }
+PY=$("$BUILD/harness-rank" version | python3 -c 'import json, sys; print(json.load(sys.stdin)["torch_python"])')
+if [[ -z $PY ]] || ! "$PY" -c "import torch, torchvision" 2>/dev/null; then
+  echo "SKIP: no torch and torchvision beside $BUILD's LibTorch (${PY:-no Python})"; exit 0
 fi
-[[ -x build/harness ]] || { echo "build first: scripts/build.sh" >&2; exit 1; }
 work=$(mktemp -d /tmp/ddp-vs-pytorch-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -30,7 +35,7 @@ systems: [overlap]
 YAML
 
 for round in $(seq 1 "$rounds"); do
-  build/harness run "$work/spec.yaml" >/dev/null 2>"$work/harness.err" || { cat "$work/harness.err"; exit 1; }
+  "$BUILD/harness" run "$work/spec.yaml" >/dev/null 2>"$work/harness.err" || { cat "$work/harness.err"; exit 1; }
   port=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
   for rank in 0 1; do
     RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OMP_NUM_THREADS=1 \
@@ -44,6 +49,7 @@ done
 
 "$PY" - "$work" "$model" "$batch" "$shape" "$bucket" <<'PY'
 import csv, glob, json, os, sys
+import torch as peer
 work, model, batch, shape, bucket = sys.argv[1:]
 def p50(xs):
     xs = sorted(xs); h = 0.5 * (len(xs) - 1); k = int(h)
@@ -51,7 +57,7 @@ def p50(xs):
 harness = [float(r["iteration_ms"]) for f in glob.glob(f"{work}/results/ddp_vs_pytorch/*/raw/*/overlap/rep0/rank*.csv") for r in csv.DictReader(open(f))]
 torch = [json.loads(l)["iteration_ms"] for f in glob.glob(f"{work}/torch-*.jsonl") for l in open(f) if l.strip()]
 h, t = p50(harness), p50(torch)
-print(f"model {model}, batch {batch}x{shape}, world 2, gloo, bucket {bucket} MiB, 1 thread/rank")
+print(f"torch {peer.__version__}: model {model}, batch {batch}x{shape}, world 2, gloo, bucket {bucket} MiB, 1 thread/rank")
 print(f"harness overlap   iteration p50 {h:9.2f} ms  (n={len(harness)})")
 print(f"PyTorch DDP       iteration p50 {t:9.2f} ms  (n={len(torch)})")
 print(f"ratio harness/PyTorch = {h / t:.3f}")
