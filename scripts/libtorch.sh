@@ -10,9 +10,10 @@
 #   PATH     any other LibTorch: an unpacked LibTorch (PATH/share/cmake/Torch) or a Python
 #            environment with torch installed (PATH/bin/python).
 #
-# libtorch_resolve sets LIBTORCH_NAME (a word for folder names), LIBTORCH_CMAKE_ARGS (an array),
-# LIBTORCH_PYTHON (the Python whose torch is this LibTorch, empty where none) and
-# LIBTORCH_BUILD_DIR (build/ for debian, build-<name>/ otherwise; HARNESS_BUILD_DIR overrides).
+# libtorch_resolve sets LIBTORCH_NAME (a word for folder names), LIBTORCH_CMAKE_ARGS (an array)
+# and LIBTORCH_BUILD_DIR (build/ for debian, build-<name>/ otherwise; HARNESS_BUILD_DIR
+# overrides). The build derives the peer's Python from the LibTorch it finds (CMakeLists.txt,
+# HARNESS_TORCH_PYTHON); `harness-rank version` names it.
 
 HARNESS_PYPI_TORCH=2.11.0
 HARNESS_PYPI_TORCHVISION=0.26.0
@@ -27,23 +28,21 @@ libtorch_of_python() {
 }
 
 libtorch_resolve() {
-  local choice=${HARNESS_LIBTORCH:-debian} torch_dir=""
+  local choice=${HARNESS_LIBTORCH:-debian} torch_dir="" python=""
   LIBTORCH_CMAKE_ARGS=()
-  LIBTORCH_PYTHON=""
   case $choice in
     debian)
       LIBTORCH_NAME=debian
-      LIBTORCH_PYTHON=/usr/bin/python3
       ;;
     pypi)
       LIBTORCH_NAME=pypi
-      LIBTORCH_PYTHON="$(libtorch_venv)/bin/python"
+      python="$(libtorch_venv)/bin/python"
       ;;
     *)
       if [[ -d "$choice/share/cmake/Torch" ]]; then
         torch_dir=$choice
       elif [[ -x "$choice/bin/python" ]]; then
-        LIBTORCH_PYTHON="$choice/bin/python"
+        python="$choice/bin/python"
       else
         echo "error: HARNESS_LIBTORCH=$choice: expected debian, pypi, a LibTorch folder" \
           "(with share/cmake/Torch) or a Python environment (with bin/python)" >&2
@@ -52,10 +51,10 @@ libtorch_resolve() {
       LIBTORCH_NAME=$(basename "$choice" | tr -c 'A-Za-z0-9._\n-' '_')
       ;;
   esac
-  if [[ $LIBTORCH_NAME != debian && -z $torch_dir ]]; then
-    torch_dir=$(libtorch_of_python "$LIBTORCH_PYTHON") || true
+  if [[ -n $python ]]; then
+    torch_dir=$(libtorch_of_python "$python") || true
     if [[ -z $torch_dir ]]; then
-      echo "error: HARNESS_LIBTORCH=$choice: $LIBTORCH_PYTHON has no torch" \
+      echo "error: HARNESS_LIBTORCH=$choice: $python has no torch" \
         "(HARNESS_LIBTORCH=$choice scripts/install-deps.sh installs it)" >&2
       return 2
     fi
@@ -63,7 +62,6 @@ libtorch_resolve() {
   if [[ -n $torch_dir ]]; then
     LIBTORCH_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$torch_dir")
   fi
-  [[ -n $LIBTORCH_PYTHON ]] && LIBTORCH_CMAKE_ARGS+=(-DHARNESS_TORCH_PYTHON="$LIBTORCH_PYTHON")
   if [[ $LIBTORCH_NAME == debian ]]; then
     LIBTORCH_BUILD_DIR=${HARNESS_BUILD_DIR:-build}
   else

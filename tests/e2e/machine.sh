@@ -9,7 +9,8 @@ expect_contains "$(cat "$SCRATCH/err")" "measuring this machine's limits once"
 expect_contains "$(cat "$SCRATCH/out")" "fp32 GEMM"
 expect_contains "$(cat "$SCRATCH/out")" "triad a = b + s*c"
 cmp -s "$SCRATCH/machine.json" "$HARNESS_MACHINE_CACHE" || fail "--out and the cache differ"
-"$PY" - "$SCRATCH/machine.json" "$("$HARNESS_RANK" version)" <<'PY'
+version=$("$HARNESS_RANK" version)
+"$PY" - "$SCRATCH/machine.json" "$version" <<'PY'
 import json, sys
 m, version = json.load(open(sys.argv[1])), json.loads(sys.argv[2])
 assert m["blas"] == version["blas"], (m["blas"], version["blas"])
@@ -37,7 +38,6 @@ expect_contains "$(cat "$SCRATCH/err")" "measuring this machine's limits once"
 # Another BLAS build chosen for the process is the one reported. PyPI's LibTorch carries MKL
 # in libtorch_cpu.so: no libblas.so.3 to choose, and the BLAS named is MKL there.
 reference=/usr/lib/x86_64-linux-gnu/blas
-version=$("$HARNESS_RANK" version)
 if [[ $version == *'/libtorch_cpu.so"'* ]]; then
   expect_contains "$version" '"library":"mkl"'
 elif [[ -e "$reference/libblas.so.3" ]]; then
@@ -45,4 +45,21 @@ elif [[ -e "$reference/libblas.so.3" ]]; then
   expect_contains "$blas" '"library":"reference"'
   expect_contains "$blas" "\"path\":\"$reference/libblas.so.3"
 fi
+# The Python the build derived for this LibTorch (the peer's) carries the same torch release.
+"$PY" - "$version" <<'PY'
+import json, subprocess, sys
+version = json.loads(sys.argv[1])
+python = version["torch_python"]
+if not python:
+    print("note: this LibTorch has no Python beside it")
+    sys.exit(0)
+found = subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
+                       capture_output=True, text=True)
+if found.returncode != 0:
+    print(f"note: {python} has no torch (the peer is not installed)")
+    sys.exit(0)
+release = lambda v: v.split("+")[0].split("a")[0].split(".")[:2]
+assert release(found.stdout.strip()) == release(version["torch_version"]), (found.stdout, version)
+print(f"torch Python {python}: torch {found.stdout.strip()}")
+PY
 echo "ok"
