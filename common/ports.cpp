@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -44,6 +46,14 @@ bool port_is_free(int port) {
   const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
   ::close(fd);
   return bound;
+}
+
+std::string new_rendezvous_key() {
+  std::random_device entropy;
+  const unsigned long long high = entropy(), low = entropy();
+  char text[32];
+  std::snprintf(text, sizeof text, "run-%08llx%08llx", high & 0xffffffffULL, low & 0xffffffffULL);
+  return text;
 }
 
 }  // namespace harness

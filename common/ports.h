@@ -2,6 +2,8 @@
 // for each run's ranks, the profilers for their co-located processes.
 #pragma once
 
+#include <string>
+
 namespace harness {
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, close).
@@ -9,5 +11,9 @@ int pick_free_port();
 
 // Whether a TCP port can be bound on this host right now (all interfaces).
 bool port_is_free(int port);
+
+// A key no other run shares (16 random hex digits after "run-"): the ranks of one run keep
+// their entries under it in a store, since a port picked free can be picked by two runs at once.
+std::string new_rendezvous_key();
 
 }  // namespace harness

@@ -84,6 +84,8 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
       identity_flags.master_port = std::stoi(value());
     else if (flag == "--store-path")
       parsed.rendezvous.path = value();
+    else if (flag == "--rendezvous-key")
+      parsed.rendezvous.key = value();
     else if (flag == "--gloo-host")
       gloo_host = value();
     else if (flag == "--emit-results")
@@ -96,7 +98,7 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
         "usage: harness-rank worker (--config FILE | --config-json TEXT) --out DIR [--rank R "
         "--world-size N | --rank-from auto|torchrun|slurm|openmpi] [--local-rank L] "
         "[--rendezvous tcp|file] [--master-addr A] [--master-port P] [--store-path F] "
-        "[--gloo-host H] [--emit-results]");
+        "[--rendezvous-key K] [--gloo-host H] [--emit-results]");
   }
   const EnvironmentLookup env = process_environment();
   const RankIdentity identity = resolve_rank_identity(identity_flags, env);

@@ -21,6 +21,9 @@ std::vector<std::string> worker_arguments(const WorkerLaunch& worker, const std:
     args.insert(args.end(), {"--master-addr", worker.master_addr});
   }
   args.insert(args.end(), {"--master-port", std::to_string(worker.master_port), "--emit-results"});
+  if (!worker.rendezvous_key.empty()) {
+    args.insert(args.end(), {"--rendezvous-key", worker.rendezvous_key});
+  }
   return args;
 }
 

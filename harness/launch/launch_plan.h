@@ -33,6 +33,7 @@ struct WorkerLaunch {
   long long threads_per_rank = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 0;
+  std::string rendezvous_key;  // the run's key space in the store; empty: none
   // Variables of the harness's environment to pass on to remote ranks (HARNESS_FAULT, ...).
   std::vector<std::string> forwarded_variables;
 };

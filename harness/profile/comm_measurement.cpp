@@ -18,6 +18,7 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vecto
   std::vector<std::string> size_text;
   for (int64_t s : sizes) size_text.push_back(std::to_string(s));
   const int port = pick_free_port();
+  const std::string key = new_rendezvous_key();
   std::vector<RankProcess> ranks;
   // Loopback, or each rank in its emulated machine, meeting at machine 0's address.
   const std::string master =
@@ -50,7 +51,9 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vecto
                       "--out",
                       (out / "comm-raw.json").string(),
                       "--gloo-host",
-                      gloo_host};
+                      gloo_host,
+                      "--rendezvous-key",
+                      key};
     rank.stdout_path = out / ("rank" + std::to_string(r) + ".stdout");
     rank.stderr_path = out / ("rank" + std::to_string(r) + ".stderr");
     rank.environment = {{"OMP_NUM_THREADS", "1"}};

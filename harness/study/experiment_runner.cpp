@@ -64,9 +64,10 @@ int print_launch_plan(const Experiment& experiment, const RunnerOptions& options
     const fs::path raw = run_raw_directory(results, run.point->id, run.system->name, run.repeat);
     const int port = c.master_port > 0 ? static_cast<int>(c.master_port) : 29500;
     out << "run " << i + 1 << "/" << runs.size() << ": " << describe_run(run) << "\n";
-    make_run_launcher(run, options)->print({run, raw, port}, out);
+    make_run_launcher(run, options)->print({run, raw, port, nullptr, "RUN_KEY"}, out);
   }
-  out << "(the master port is picked free per run; 29500 stands for it here)\n";
+  out << "(the master port is picked free per run, 29500 stands for it here; RUN_KEY for the "
+         "run's own key in the rendezvous store)\n";
   return 0;
 }
 
@@ -304,7 +305,8 @@ RunResult run_one(const PlannedRun& run, size_t index, size_t total, const fs::p
     network = std::make_unique<EmulatedNetwork>(plan_network(*shape, static_cast<int>(getpid())));
   }
   for (int attempt = 1;; ++attempt) {
-    const RunAttempt current{run, raw, port, network ? &network->plan() : nullptr};
+    const RunAttempt current{run, raw, port, network ? &network->plan() : nullptr,
+                             new_rendezvous_key()};
     progress.begin_run(index, describe_run(run), c.warmup + c.iterations);
     const LaunchOutcome outcome =
         launcher->launch(current, limits, [&](long long beats) { progress.update(beats); });

@@ -50,6 +50,9 @@ RankProcess worker_rank(const RunAttempt& attempt, long long r) {
                     std::to_string(port),
                     "--store-path",
                     (raw / "store").string()};
+  if (!attempt.rendezvous_key.empty()) {
+    rank.arguments.insert(rank.arguments.end(), {"--rendezvous-key", attempt.rendezvous_key});
+  }
   rank.stdout_path = raw / ("rank" + std::to_string(r) + ".stdout");
   rank.stderr_path = raw / ("rank" + std::to_string(r) + ".stderr");
   // torchrun's variables, so programs and libraries that read them see a familiar world.
@@ -63,16 +66,17 @@ RankProcess worker_rank(const RunAttempt& attempt, long long r) {
 }
 
 // The same worker under a cluster launcher: config inline, identity from the launcher.
-WorkerLaunch cluster_worker(const PlannedRun& run, const fs::path& raw, int port,
-                            const RunnerOptions& options) {
+WorkerLaunch cluster_worker(const RunAttempt& attempt, const RunnerOptions& options) {
+  const PlannedRun& run = attempt.run;
   WorkerLaunch worker;
   worker.executable = options.executable;
   worker.config_json = runtime::to_json(worker_config(run)).dump();
-  worker.out_dir = raw.string();
+  worker.out_dir = attempt.raw.string();
   worker.world_size = run.point->config.run.world_size;
   worker.threads_per_rank = run.point->config.run.threads_per_rank;
   worker.master_addr = master_address(options.hosts);
-  worker.master_port = port;
+  worker.master_port = attempt.port;
+  worker.rendezvous_key = attempt.rendezvous_key;
   for (const char* name : {"HARNESS_FAULT", "HARNESS_GLOO_HOST"}) {
     if (const char* value = std::getenv(name); value && *value) {
       worker.forwarded_variables.push_back(name);
@@ -160,9 +164,8 @@ class ClusterRanks : public RunLauncher {
 
  private:
   std::vector<LaunchCommand> commands(const RunAttempt& attempt) const {
-    return plan_launch(options_.launcher,
-                       cluster_worker(attempt.run, attempt.raw, attempt.port, options_),
-                       options_.hosts, ::geteuid() == 0);
+    return plan_launch(options_.launcher, cluster_worker(attempt, options_), options_.hosts,
+                       ::geteuid() == 0);
   }
 
   const RunnerOptions& options_;

@@ -25,6 +25,8 @@ struct RunAttempt {
   // The emulated machines the ranks run on (cluster.machines > 1), built for the run; null:
   // this host's loopback.
   const NetworkPlan* network = nullptr;
+  // The attempt's own key space in the rendezvous store (runtime::Rendezvous::key).
+  std::string rendezvous_key;
 };
 
 class RunLauncher {

@@ -59,6 +59,11 @@ struct Rendezvous {
   // false under torchrun, whose agent already serves the store on host:port
   // (TORCHELASTIC_USE_AGENT_STORE): every rank then joins it as a client.
   bool rank0_serves = true;
+  // The run's own key space in the store (empty: none). A port is picked free before rank 0
+  // listens on it, so two runs started at once can meet the same port: one's rank 0 fails to
+  // bind and runs again, but its other ranks may already have joined the other run's store.
+  // Under a key of its own each run reads and writes only its own ranks' entries.
+  std::string key;
 };
 
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int rank,

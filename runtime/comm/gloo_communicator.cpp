@@ -1,4 +1,5 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -181,8 +182,10 @@ class GlooCommunicator : public Communicator {
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int rank,
-                                              int world_size) {
+namespace {
+
+c10::intrusive_ptr<c10d::Store> connect_shared_store(const Rendezvous& rendezvous, int rank,
+                                                     int world_size) {
   if (rendezvous.kind == "file") {
     auto store = c10::make_intrusive<c10d::FileStore>(rendezvous.path, world_size);
     store->setTimeout(rendezvous.timeout);
@@ -198,6 +201,15 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int 
     return c10::make_intrusive<c10d::TCPStore>(rendezvous.host, options);
   }
   throw std::invalid_argument("unknown rendezvous kind '" + rendezvous.kind + "'");
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous, int rank,
+                                              int world_size) {
+  auto store = connect_shared_store(rendezvous, rank, world_size);
+  if (rendezvous.key.empty()) return store;
+  return c10::make_intrusive<c10d::PrefixStore>(rendezvous.key, store);
 }
 
 std::unique_ptr<Communicator> make_gloo_communicator(const c10::intrusive_ptr<c10d::Store>& store,

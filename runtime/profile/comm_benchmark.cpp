@@ -53,6 +53,8 @@ Args parse(const std::vector<std::string>& argv) {
       a.rendezvous.host = value;
     else if (flag == "--master-port")
       a.rendezvous.port = std::stoi(value);
+    else if (flag == "--rendezvous-key")
+      a.rendezvous.key = value;
     else if (flag == "--ops")
       a.ops = split_list(value);
     else if (flag == "--sizes")

@@ -214,6 +214,23 @@ TEST(LaunchPlan, MpirunLine) {
   EXPECT_EQ(std::count(local[0].argv.begin(), local[0].argv.end(), "--host"), 0);
 }
 
+// Each attempt's own key in the store goes to every launcher's workers, last.
+TEST(LaunchPlan, RendezvousKeyEndsEveryWorkerLine) {
+  auto worker = sample_worker();
+  worker.rendezvous_key = "run-0123456789abcdef";
+  for (const auto kind : {harness::LauncherKind::mpirun, harness::LauncherKind::slurm,
+                          harness::LauncherKind::torchrun}) {
+    const auto commands =
+        harness::plan_launch(kind, worker, harness::parse_hosts("h1:2,h2:2"), false);
+    for (const auto& command : commands) {
+      ASSERT_GE(command.argv.size(), 3u);
+      EXPECT_EQ(command.argv[command.argv.size() - 2], "--rendezvous-key")
+          << harness::render_command(command);
+      EXPECT_EQ(command.argv.back(), "run-0123456789abcdef");
+    }
+  }
+}
+
 TEST(LaunchPlan, SrunLine) {
   const auto commands = harness::plan_launch(harness::LauncherKind::slurm, sample_worker(),
                                              harness::parse_hosts("gpu1:2,gpu2:2"), false);
