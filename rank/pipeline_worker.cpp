@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "rank/rank_device.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
@@ -145,21 +146,23 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
     std::fflush(stdout);
   }
   log.write(fs::path(context.out_dir) / ("rank" + std::to_string(context.rank) + ".csv"));
-  const json info = {{"rank", context.rank},
-                     {"world_size", context.world_size},
-                     {"system", system.name},
-                     {"stage", stage.stage()},
-                     {"replica", stage.replica()},
-                     {"stages", options.layout.stage_count()},
-                     {"replicas", stage_ranks.size()},
-                     {"layers",
-                      {options.layout.stages[stage_index].first_layer,
-                       options.layout.stages[stage_index].last_layer}},
-                     {"schedule", to_string(options.schedule)},
-                     {"schedule_order", describe_schedule(stage.schedule())},
-                     {"micro_batches", options.micro_batches},
-                     {"global_batch", global_batch},
-                     {"iterations", per_iteration}};
+  const json info = {
+      {"rank", context.rank},
+      {"world_size", context.world_size},
+      {"system", system.name},
+      {"stage", stage.stage()},
+      {"replica", stage.replica()},
+      {"stages", options.layout.stage_count()},
+      {"replicas", stage_ranks.size()},
+      {"layers",
+       {options.layout.stages[stage_index].first_layer,
+        options.layout.stages[stage_index].last_layer}},
+      {"schedule", to_string(options.schedule)},
+      {"schedule_order", describe_schedule(stage.schedule())},
+      {"micro_batches", options.micro_batches},
+      {"global_batch", global_batch},
+      {"placement", used_placement(stage.stage_parameters().front(), *context.world)},
+      {"iterations", per_iteration}};
   write_text_atomic(
       fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
       info.dump(1) + "\n");

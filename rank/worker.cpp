@@ -17,6 +17,7 @@
 #include "baselines/moe/expert_parallel_sync.h"
 #include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
+#include "rank/rank_device.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/result_gather.h"
 #include "runtime/machine/blas_library.h"
@@ -128,10 +129,6 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
   return parsed;
 }
 
-double milliseconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
 torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
                            const torch::Tensor& target) {
   if (loss == "cross_entropy") return torch::nn::functional::cross_entropy(output, target);
@@ -181,9 +178,10 @@ void write_rank_files(const WorkerArgs& args, const std::string& system_name, co
 // construction; a sharded expert (expert parallelism) is this rank's own and stays as built,
 // and its mixture gets the ranks that hold the others.
 std::shared_ptr<ZooModel> build_rank_model(const WorkerConfig& config, const ModelOptions& options,
-                                           Communicator& communicator) {
+                                           Communicator& communicator, c10::Device device) {
   torch::manual_seed(config.seed);
   auto model = make_model(config.model.name, options);
+  model->to(device);  // built on the CPU from the seed, the same everywhere, then placed
   model->train();
   const bool sharded = options.expert_shards > 1;
   const std::vector<at::Tensor> experts = expert_parameters(*model);
@@ -205,8 +203,9 @@ std::shared_ptr<ZooModel> build_rank_model(const WorkerConfig& config, const Mod
 // A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own
 // synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
 // iterations with heartbeats, then its samples and trace in the run folder.
-void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicator& comm,
-                  Communicator* dense_group, const std::optional<Fault>& fault) {
+void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const RankDevice& device,
+                  Communicator& comm, Communicator* dense_group,
+                  const std::optional<Fault>& fault) {
   const WorkerSystem& system = config.system;
   const long long warmup = config.warmup;
   const long long iterations = config.iterations;
@@ -218,7 +217,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
     model_options.expert_shard = args.rank;
     model_options.expert_shards = args.world_size;
   }
-  const auto model = build_rank_model(config, model_options, comm);
+  const auto model = build_rank_model(config, model_options, comm, device.device());
   const std::vector<at::Tensor> experts = expert_parameters(*model);
 
   // Each rank its own synthetic shard, fixed for the run (generation stays out of timing).
@@ -227,8 +226,8 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   const std::string& loss_name = config.model.loss;
   const Precision model_precision = parse_precision(config.model.precision);
   const SyntheticBatch data = make_synthetic_batch(*model, model_options, batch, loss_name);
-  const torch::Tensor& input = data.input;
-  const torch::Tensor& target = data.target;
+  const torch::Tensor input = data.input.to(device.device());
+  const torch::Tensor target = data.target.to(device.device());
 
   std::vector<at::Tensor> parameters;
   std::vector<std::string> names;
@@ -262,45 +261,53 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, Communicat
   }
 
   SampleLog log;
-  using Clock = std::chrono::steady_clock;
+  // The iteration's marks: start, gradients zeroed, forward done, backward issued, gradients
+  // synchronized, step done. On a GPU they are events, read once the iteration is over.
+  enum Mark { kStart, kZeroed, kForwardDone, kBackwardDone, kSynced, kStepped, kMarks };
+  const std::unique_ptr<PhaseClock> clock = device.phase_clock(kMarks);
   const long long trace_iteration = config.trace_iteration;
   TraceRecorder trace;
   reducer.set_trace(&trace);
   for (size_t m = 0; m < mixtures.size(); ++m) {
     mixtures[m]->set_trace(&trace, "moe " + std::to_string(m));
   }
-  auto us = [](Clock::time_point t) {
-    return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
-  };
   for (long long it = 0; it < warmup + iterations; ++it) {
     maybe_inject_fault(fault, args.out_dir, args.rank, it);
     trace.set_enabled(it == trace_iteration);
     // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
     std::printf("iteration %lld start\n", it);
     std::fflush(stdout);
-    const auto t0 = Clock::now();
+    if (it == warmup) device.reset_memory_peaks();
+    clock->mark(kStart);
     optimizer.zero_grad();
-    const auto t1 = Clock::now();
+    clock->mark(kZeroed);
     const torch::Tensor loss = forward_loss(*model, input, target, loss_name, model_precision);
-    const auto t2 = Clock::now();
+    clock->mark(kForwardDone);
     loss.backward();
-    const auto backward_done = Clock::now();
+    clock->mark(kBackwardDone);
     gradient_sync.finish_backward();
-    const auto t3 = Clock::now();
+    clock->mark(kSynced);
     optimizer.step();
-    const auto t4 = Clock::now();
-    trace.add("forward", TraceCategory::kForward, us(t1), us(t2));
-    trace.add("backward", TraceCategory::kBackward, us(t2), us(backward_done));
-    trace.add("step", TraceCategory::kStep, us(t3), us(t4));
+    clock->mark(kStepped);
+    clock->finish();
+    trace.add("forward", TraceCategory::kForward, clock->at_us(kZeroed),
+              clock->at_us(kForwardDone));
+    trace.add("backward", TraceCategory::kBackward, clock->at_us(kForwardDone),
+              clock->at_us(kBackwardDone));
+    trace.add("step", TraceCategory::kStep, clock->at_us(kSynced), clock->at_us(kStepped));
     if (it >= warmup) {
-      log.add({it - warmup, milliseconds(t2 - t1), milliseconds(t3 - t2),
-               milliseconds(t4 - t3) + milliseconds(t1 - t0), milliseconds(t4 - t0)});
+      log.add({it - warmup, clock->elapsed_ms(kZeroed, kForwardDone),
+               clock->elapsed_ms(kForwardDone, kSynced),
+               clock->elapsed_ms(kSynced, kStepped) + clock->elapsed_ms(kStart, kZeroed),
+               clock->elapsed_ms(kStart, kStepped)});
     }
     std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
     std::fflush(stdout);
   }
-  write_rank_files(args, system.name, log, trace, trace_iteration - warmup,
-                   memory_report(*model, optimizer));
+  json memory = memory_report(*model, optimizer);
+  memory.update(device.memory_peaks());
+  memory["placement"] = used_placement(parameters.front(), *communicator);
+  write_rank_files(args, system.name, log, trace, trace_iteration - warmup, memory);
 }
 
 int run_worker(const WorkerArgs& args) {
@@ -326,13 +333,20 @@ int run_worker(const WorkerArgs& args) {
   runtime::set_blas_threads(config.threads);
   apply_heap_policy(config.heap);
 
+  // The device before anything is built or joined: what this machine or LibTorch cannot give
+  // stops the rank here, in one line.
+  const RankDevice device(config, args.local_rank);
+  if (device.on_gpu() && system.kind != SystemKind::kDdp) {
+    throw std::invalid_argument("run.device: cuda runs the DDP systems; " + to_string(system.kind) +
+                                " systems run on the CPU (use cpu)");
+  }
   Rendezvous rendezvous = args.rendezvous;
   const auto timeout =
       std::chrono::milliseconds(static_cast<long long>(config.collective_timeout_s * 1000));
   rendezvous.timeout = timeout;
   auto store = connect_store(rendezvous, args.rank, args.world_size);
   auto communicator =
-      make_gloo_communicator(store, args.rank, args.world_size, timeout, args.gloo_host);
+      device.communicator(store, args.rank, args.world_size, timeout, args.gloo_host);
   std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
   std::fflush(stdout);
 
@@ -358,7 +372,7 @@ int run_worker(const WorkerArgs& args) {
     dense_group = make_gloo_communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
                                          args.rank, args.world_size, timeout, args.gloo_host);
   }
-  run_ddp_rank(config, args, *communicator, dense_group.get(), fault);
+  run_ddp_rank(config, args, device, *communicator, dense_group.get(), fault);
   return hand_in_results();
 }
 

@@ -104,6 +104,4 @@ std::string torch_version() { return TORCH_VERSION; }
 
 std::string torch_python() { return HARNESS_TORCH_PYTHON; }
 
-bool cuda_available() { return torch::cuda::is_available(); }
-
 }  // namespace runtime

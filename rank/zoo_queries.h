@@ -49,7 +49,4 @@ std::string torch_version();
 // The python whose torch is this LibTorch (the build's HARNESS_TORCH_PYTHON; "" where none).
 std::string torch_python();
 
-// Whether this LibTorch has CUDA and sees a device.
-bool cuda_available();
-
 }  // namespace runtime

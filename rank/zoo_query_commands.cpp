@@ -11,6 +11,7 @@
 #include "common/input_error.h"
 #include "rank/layer_profile_command.h"
 #include "rank/zoo_queries.h"
+#include "runtime/device/cuda_support.h"
 #include "runtime/machine/blas_library.h"
 
 namespace harness {
@@ -88,7 +89,8 @@ void add_version(CLI::App& app) {
     const runtime::BlasLibrary blas = runtime::loaded_blas_library();
     std::cout << json{{"torch_version", runtime::torch_version()},
                       {"torch_python", runtime::torch_python()},
-                      {"cuda_available", runtime::cuda_available()},
+                      {"cuda_devices", runtime::cuda::device_count()},
+                      {"nccl", runtime::cuda::built_with_cuda()},
                       {"blas", {{"library", blas.name}, {"path", blas.path}}}}
                      .dump()
               << "\n";

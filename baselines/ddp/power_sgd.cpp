@@ -57,6 +57,12 @@ void PowerSgdBucket::all_reduce_average(at::Tensor flat, runtime::Communicator& 
       continue;
     }
     at::Tensor matrix = part.view({member.rows, member.columns});
+    // The state is made on the CPU (a CPU generator, the same on every rank); it follows the
+    // gradients to their device once.
+    if (member.error.device() != matrix.device()) {
+      member.q = member.q.to(matrix.device());
+      member.error = member.error.to(matrix.device());
+    }
     matrix.add_(member.error.to(matrix.scalar_type()));
     matrices.push_back(matrix);
     inputs.push_back(matrix.clone());

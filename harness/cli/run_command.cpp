@@ -94,7 +94,11 @@ int RunCommand::run_train_kind(YAML::Node root) {
   options.quick = quick_;
   options.overrides = overrides_;
   options.known_models = runtime::model_names();
-  options.cuda_available = [this] { return rank_program_.cuda_available(); };
+  // The local launcher's ranks run here, on this machine's GPUs; a cluster launcher's
+  // elsewhere, where each rank checks its own.
+  if (parse_launcher(launcher_) == LauncherKind::local) {
+    options.rank_devices = [this] { return rank_program_.devices(); };
+  }
   options.model_layer_count = [this](const ModelConfig& model) {
     return static_cast<long long>(rank_program_.layer_names(model).size());
   };

@@ -152,9 +152,9 @@ nlohmann::json RankProgram::blas() {
   return version_->value("blas", nlohmann::json::object());
 }
 
-bool RankProgram::cuda_available() {
+RankDevices RankProgram::devices() {
   if (!version_) version_ = query({"version"});
-  return version_->value("cuda_available", false);
+  return {static_cast<int>(version_->value("cuda_devices", 0LL)), version_->value("nccl", false)};
 }
 
 }  // namespace harness

@@ -13,6 +13,7 @@
 namespace harness {
 
 struct ModelConfig;
+struct RankDevices;
 
 class RankProgram {
  public:
@@ -41,7 +42,8 @@ class RankProgram {
   // Per-layer forward FLOPs of one sample (runtime/models/flop_count.h), asked once per model.
   const std::vector<double>& layer_forward_flops(const ModelConfig& model);
   std::string torch_version();
-  bool cuda_available();
+  // The CUDA devices it sees here and whether its LibTorch has NCCL.
+  RankDevices devices();
   // {"library": "openblas-openmp", "path": ...}: the BLAS it loads in this environment.
   nlohmann::json blas();
 

@@ -18,6 +18,7 @@
 #include "harness/results/results_folder.h"
 #include "harness/spec/spec_errors.h"
 #include "harness/spec/yaml_paths.h"
+#include "runtime/device/device_placement.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
 
@@ -81,16 +82,28 @@ void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& con
   config.repeats = run.get_int("repeats", 1, 1, kMaxRepeats);
   config.seed = run.get_int("seed", 0, 0, (1LL << 62));
   config.device = run.get_string("device", "cpu", {"cpu", "cuda"});
-  // A run that says cuda must have trained on cuda. Asked only when a spec wants a GPU.
-  if (config.device == "cuda" && options.cuda_available) {
-    run.report(run.child("device"), "device",
-               options.cuda_available()
-                   ? "cuda is not supported yet: the ranks place no model, bucket or "
-                     "communicator on a GPU, so they would train on the CPU and report cuda "
-                     "(use cpu)"
-                   : "cuda, but the rank program's LibTorch has no CUDA device here (use cpu)");
-  }
   config.backend = run.get_string("backend", "gloo", {"gloo", "nccl"});
+  // A run that says cuda must train on cuda: what this machine's GPUs or the rank program's
+  // LibTorch cannot give is refused here (the local launcher's ranks all share this machine).
+  // The GPUs are asked about only when a spec wants one.
+  if (config.device == "cuda") {
+    runtime::PlacementRequest request;
+    request.device = runtime::DeviceKind::kCuda;
+    request.backend = runtime::parse_backend_kind(config.backend);
+    request.ranks_on_machine = static_cast<int>(config.world_size);
+    request.gpus = 1;  // unknown here: taken on trust
+    request.nccl_built = true;
+    if (options.rank_devices) {
+      const RankDevices devices = options.rank_devices();
+      request.gpus = devices.gpus;
+      request.nccl_built = devices.nccl;
+    }
+    if (const auto problem = runtime::placement_problem(request)) {
+      const bool about_device = request.gpus <= 0;
+      run.report(run.child(about_device ? "device" : "backend"),
+                 about_device ? "device" : "backend", *problem);
+    }
+  }
   config.rendezvous = run.get_string("rendezvous", "tcp", {"tcp", "file"});
   config.timeout_s = run.get_double("timeout_s", 3600, 0.0);
   config.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
@@ -250,6 +263,11 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
+  if (config.run.device == "cuda" &&
+      (system.kind == SystemKind::kPipeline || system.kind == SystemKind::kExpertParallel)) {
+    fail("run.device: cuda runs the DDP systems and external ones; " + to_string(system.kind) +
+         " systems run on the CPU so far (use cpu)");
+  }
   if (system.kind == SystemKind::kExternal && config.run.pin_cpus) {
     fail(
         "run.pin_cpus binds the harness's own ranks; an external system's command is not "

@@ -161,13 +161,19 @@ struct Experiment {
   YAML::Node resolved;             // the spec after --quick and --set, before sweep expansion
 };
 
+struct RankDevices {
+  int gpus = 0;
+  bool nccl = false;
+};
+
 struct LoadOptions {
   bool quick = false;
   std::vector<std::string> overrides;     // "key.path=value"
   std::vector<std::string> known_models;  // names accepted by model.name
-  // Whether the rank program can run on a CUDA device; unset: not asked (run.device: cuda is
-  // then taken on trust).
-  std::function<bool()> cuda_available;
+  // The GPUs the rank program sees on this machine and whether its LibTorch has NCCL, for a
+  // spec that asks for cuda or nccl; unset: not asked (a cluster launcher's ranks run on other
+  // machines, where each rank checks its own placement).
+  std::function<RankDevices()> rank_devices;
   // Layers of a model (throws std::invalid_argument for bad options); checks inline pipeline
   // stages against the model. Unset: stages are checked against the world size only.
   std::function<long long(const ModelConfig&)> model_layer_count;

@@ -12,6 +12,7 @@
 #include "common/ports.h"
 #include "harness/external/external_system.h"
 #include "harness/launch/cluster_launcher.h"
+#include "harness/results/rank_placement.h"
 
 namespace harness {
 namespace {
@@ -101,6 +102,17 @@ std::optional<RankFailure> missing_samples(const RunAttempt& attempt) {
   return failure;
 }
 
+// What every run of the harness's rank program must have left: every rank's samples, and every
+// rank on the device and backend the spec asked for.
+std::optional<RankFailure> check_rank_results(const RunAttempt& attempt) {
+  if (auto missing = missing_samples(attempt)) return missing;
+  const RunConfig& c = attempt.run.point->config.run;
+  if (const auto wrong = check_rank_placements(attempt.raw, c.world_size, c.device, c.backend)) {
+    return RankFailure{wrong->rank, wrong->reason, ""};
+  }
+  return std::nullopt;
+}
+
 // The harness's rank program, one local process per rank.
 class LocalRanks : public RunLauncher {
  public:
@@ -115,7 +127,7 @@ class LocalRanks : public RunLauncher {
     return launch_local(executable_, ranks(attempt), limits, progress);
   }
   std::optional<RankFailure> collect(const RunAttempt& attempt, json&) override {
-    return missing_samples(attempt);
+    return check_rank_results(attempt);
   }
   void print(const RunAttempt& attempt, std::ostream& out) const override {
     for (const RankProcess& rank : ranks(attempt)) {
@@ -156,7 +168,7 @@ class ClusterRanks : public RunLauncher {
     return launch_cluster(launch, limits, progress);
   }
   std::optional<RankFailure> collect(const RunAttempt& attempt, json&) override {
-    return missing_samples(attempt);
+    return check_rank_results(attempt);
   }
   void print(const RunAttempt& attempt, std::ostream& out) const override {
     for (const auto& command : commands(attempt)) out << "  " << render_command(command) << "\n";

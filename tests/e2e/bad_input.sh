@@ -89,9 +89,9 @@ profile|10|missing required key 'profile.model'
 CASES
 # run.device: cuda where the rank program's LibTorch sees no CUDA device: an error where the
 # spec says it, not a CPU run recorded as "cuda".
-if "$HARNESS_RANK" version | grep -q '"cuda_available":false'; then
+if "$HARNESS_RANK" version | grep -q '"cuda_devices":0'; then
   write_spec "  device: cuda" ""
-  expect_error "error: $f:6:11: run.device: cuda, but the rank program's LibTorch has no CUDA device here (use cpu)" --dry-run
+  expect_error "error: $f:6:11: run.device: cuda, but the rank program's LibTorch sees no CUDA device here (use cpu)" --dry-run
 fi
 # plan's numbers: whole, finite and in range (nan and inf passed CLI11's range checks).
 planner_profile="$(dirname "$0")/../data/planner/three_layers.txt"

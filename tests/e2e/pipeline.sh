@@ -41,6 +41,7 @@ for system in ["dapple", "gpipe", "planned"]:
         assert info["stage"] == rank // 2 and info["replica"] == rank % 2, info
         assert info["layers"] == ([0, 2] if rank < 2 else [3, 5]), info["layers"]
         assert info["micro_batches"] == 2 and info["global_batch"] == 16
+        assert info["placement"] == {"device": "cpu", "backend": "gloo"}, info["placement"]
         expected_order = {"dapple": ["F0 F1 B0 B1", "F0 B0 F1 B1"], "gpipe": ["F0 F1 B0 B1"] * 2,
                           "planned": ["F0 F1 B0 B1", "F0 B0 F1 B1"]}[system][info["stage"]]
         assert info["schedule_order"] == expected_order, (system, info["schedule_order"])

@@ -102,22 +102,50 @@ TEST(Spec, HeapPolicyDefaultsToRetainAndIsChecked) {
             "spec.yaml:9:9: run.heap: unknown value 'keep' (expected one of: retain, system)");
 }
 
-// A run that says cuda must have trained on cuda: until the ranks place their model, buckets
-// and communicator on a GPU, cuda is refused where the spec says it, with a GPU or without.
-TEST(Spec, CudaIsRefusedWhereTheSpecSaysIt) {
-  const std::string text = replace(kValidSpec, "  warmup: 2", "  warmup: 2\n  device: cuda");
-  for (const bool gpu : {true, false}) {
+// A run that says cuda must train on cuda: what the machine's GPUs or the rank program's
+// LibTorch cannot give is refused where the spec says it (ranks_on_machine: the local
+// launcher's world); where they can, the spec loads with device and backend as said.
+TEST(Spec, CudaAndNcclAreCheckedAgainstTheRankProgramsGpus) {
+  const auto with_run = [](const std::string& more) {
+    return replace(kValidSpec, "  warmup: 2", "  warmup: 2\n" + more);
+  };
+  const auto error_with = [](const std::string& text, int gpus, bool nccl) {
     LoadOptions options = options_with();
-    options.cuda_available = [gpu] { return gpu; };
-    EXPECT_EQ(harness_test::spec_load_error(text, options),
-              gpu ? "spec.yaml:9:11: run.device: cuda is not supported yet: the ranks place no "
-                    "model, bucket or communicator on a GPU, so they would train on the CPU and "
-                    "report cuda (use cpu)"
-                  : "spec.yaml:9:11: run.device: cuda, but the rank program's LibTorch has no "
-                    "CUDA device here (use cpu)");
-  }
+    options.rank_devices = [=] { return harness::RankDevices{gpus, nccl}; };
+    return harness_test::spec_load_error(text, options);
+  };
+  EXPECT_EQ(error_with(with_run("  device: cuda"), 0, false),
+            "spec.yaml:9:11: run.device: cuda, but the rank program's LibTorch sees no CUDA "
+            "device here (use cpu)");
+  EXPECT_EQ(error_with(with_run("  device: cuda\n  backend: nccl"), 8, false),
+            "spec.yaml:10:12: run.backend: nccl, but the rank program's LibTorch was built "
+            "without NCCL (use gloo)");
+  // kValidSpec has 2 ranks: one GPU is enough for Gloo ranks sharing it, not for NCCL.
+  EXPECT_EQ(error_with(with_run("  device: cuda\n  backend: nccl"), 1, true),
+            "spec.yaml:10:12: run.backend: 2 ranks on a machine with 1 GPU(s): NCCL needs a GPU "
+            "of its own per rank (fewer ranks, or backend: gloo to share)");
+  const auto loaded = [&](const std::string& text, int gpus) {
+    TempDir dir;
+    LoadOptions options = options_with();
+    options.rank_devices = [=] { return harness::RankDevices{gpus, true}; };
+    return harness::load_experiment(dir.write("s.yaml", text).string(), options).points[0];
+  };
+  EXPECT_EQ(loaded(with_run("  device: cuda"), 1).config.run.backend, "gloo");
+  const auto nccl = loaded(with_run("  device: cuda\n  backend: nccl"), 2);
+  EXPECT_EQ(nccl.config.run.device, "cuda");
+  EXPECT_EQ(nccl.config.run.backend, "nccl");
+  // The systems the rank program runs on a GPU: DDP's; a pipeline is refused, not run on the CPU.
+  const std::string pipeline =
+      error_with(replace(with_run("  device: cuda"),
+                         "systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]",
+                         "systems: [sync, {name: p, kind: pipeline, stages: 2}]"),
+                 1, true);
+  EXPECT_EQ(pipeline.substr(0, pipeline.find('\n')),
+            "spec.yaml:10:17: systems: p: run.device: cuda runs the DDP systems and external ones; "
+            "pipeline systems run on the CPU so far (use cpu) (at ddp.bucket_mb=1, "
+            "model.batch_size=4)");
   // nccl needs cuda, so it cannot slip through on its own either.
-  EXPECT_EQ(error_of(replace(kValidSpec, "  warmup: 2", "  warmup: 2\n  backend: nccl")),
+  EXPECT_EQ(error_of(with_run("  backend: nccl")),
             "spec.yaml:9:12: run.backend: nccl needs run.device: cuda");
 }
 
