@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "runtime/device/cuda_support.h"
 #include "runtime/machine/blas_library.h"
 #include "runtime/machine/machine_limits.h"
 
@@ -24,6 +25,7 @@ json gemm_json(const runtime::GemmThroughput& gemm, const char* dtype) {
 
 struct MachineOptions {
   int gemm_n = 1024;
+  int gpu_gemm_n = 8192;
   double gemm_seconds = 1.0;
   double triad_mib = 256;
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -36,6 +38,9 @@ void add_machine_command(CLI::App& app) {
   auto* machine = app.add_subcommand("machine", "GEMM and memory limits of this machine, as JSON");
   machine->add_option("--gemm-n", options->gemm_n, "Square GEMM size")
       ->check(CLI::Range(64, 8192))
+      ->capture_default_str();
+  machine->add_option("--gpu-gemm-n", options->gpu_gemm_n, "Square GEMM size on a GPU")
+      ->check(CLI::Range(256, 32768))
       ->capture_default_str();
   machine->add_option("--gemm-seconds", options->gemm_seconds, "Time per thread count")
       ->check(CLI::Range(0.01, 60.0))
@@ -57,6 +62,21 @@ void add_machine_command(CLI::App& app) {
     if (auto bf16 =
             runtime::measure_gemm_bf16(options->gemm_n, options->gemm_seconds, options->cores)) {
       out["gemm_bf16"] = gemm_json(*bf16, "bf16");
+    }
+    // GPU 0 where the rank program sees one: the roofline of ranks that run on GPUs.
+    if (runtime::cuda::device_count() > 0) {
+      const auto gemm = [&](bool bf16) {
+        const auto g =
+            runtime::measure_gpu_gemm(0, bf16, options->gpu_gemm_n, options->gemm_seconds);
+        return json{{"dtype", bf16 ? "bf16" : "fp32"},
+                    {"n", g.n},
+                    {"gflops", g.gflops},
+                    {"repetitions", g.repetitions}};
+      };
+      out["gpu"] = {{"name", runtime::cuda::device_name(0)},
+                    {"count", runtime::cuda::device_count()},
+                    {"gemm_fp32", gemm(false)},
+                    {"gemm_bf16", gemm(true)}};
     }
     const auto triad = runtime::measure_triad(options->triad_mib * 1024 * 1024, options->cores);
     out["triad"] = {{"bytes_per_array", triad.bytes_per_array},

@@ -200,6 +200,25 @@ std::shared_ptr<ZooModel> build_rank_model(const WorkerConfig& config, const Mod
   return model;
 }
 
+// The marks of a DDP iteration: start, gradients zeroed, forward done, backward issued, gradients
+// synchronized, step done. On a GPU they are events, read once the iteration is over.
+enum DdpMark { kStart, kZeroed, kForwardDone, kBackwardDone, kSynced, kStepped, kDdpMarks };
+
+// Iteration `it` as its clock marked it: trace events (kept while tracing it), and its sample
+// once warm-up is over.
+void record_ddp_iteration(const PhaseClock& clock, long long it, long long warmup,
+                          TraceRecorder& trace, SampleLog& log) {
+  trace.add("forward", TraceCategory::kForward, clock.at_us(kZeroed), clock.at_us(kForwardDone));
+  trace.add("backward", TraceCategory::kBackward, clock.at_us(kForwardDone),
+            clock.at_us(kBackwardDone));
+  trace.add("step", TraceCategory::kStep, clock.at_us(kSynced), clock.at_us(kStepped));
+  if (it < warmup) return;
+  log.add({it - warmup, clock.elapsed_ms(kZeroed, kForwardDone),
+           clock.elapsed_ms(kForwardDone, kSynced),
+           clock.elapsed_ms(kSynced, kStepped) + clock.elapsed_ms(kStart, kZeroed),
+           clock.elapsed_ms(kStart, kStepped)});
+}
+
 // A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own
 // synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
 // iterations with heartbeats, then its samples and trace in the run folder.
@@ -261,10 +280,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   }
 
   SampleLog log;
-  // The iteration's marks: start, gradients zeroed, forward done, backward issued, gradients
-  // synchronized, step done. On a GPU they are events, read once the iteration is over.
-  enum Mark { kStart, kZeroed, kForwardDone, kBackwardDone, kSynced, kStepped, kMarks };
-  const std::unique_ptr<PhaseClock> clock = device.phase_clock(kMarks);
+  const std::unique_ptr<PhaseClock> clock = device.phase_clock(kDdpMarks);
   const long long trace_iteration = config.trace_iteration;
   TraceRecorder trace;
   reducer.set_trace(&trace);
@@ -290,17 +306,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
     optimizer.step();
     clock->mark(kStepped);
     clock->finish();
-    trace.add("forward", TraceCategory::kForward, clock->at_us(kZeroed),
-              clock->at_us(kForwardDone));
-    trace.add("backward", TraceCategory::kBackward, clock->at_us(kForwardDone),
-              clock->at_us(kBackwardDone));
-    trace.add("step", TraceCategory::kStep, clock->at_us(kSynced), clock->at_us(kStepped));
-    if (it >= warmup) {
-      log.add({it - warmup, clock->elapsed_ms(kZeroed, kForwardDone),
-               clock->elapsed_ms(kForwardDone, kSynced),
-               clock->elapsed_ms(kSynced, kStepped) + clock->elapsed_ms(kStart, kZeroed),
-               clock->elapsed_ms(kStart, kStepped)});
-    }
+    record_ddp_iteration(*clock, it, warmup, trace, log);
     std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
     std::fflush(stdout);
   }

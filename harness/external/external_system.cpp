@@ -11,6 +11,7 @@
 #include "common/text_util.h"
 #include "harness/external/command_template.h"
 #include "harness/external/timing_readers.h"
+#include "harness/external/torch_python.h"
 #include "runtime/protocol/heap_policy.h"
 
 namespace harness {
@@ -55,8 +56,10 @@ std::map<std::string, std::string> point_values(const PointConfig& c) {
 }
 
 const std::vector<std::string> kRunPlaceholders = {
-    "rank",       "world_size", "local_rank", "master_addr", "master_port",
-    "output_dir", "iterations", "warmup",     "seed",        "repeat"};
+    "rank",       "world_size", "local_rank", "master_addr", "master_port", "output_dir",
+    "iterations", "warmup",     "seed",       "repeat",      "torch_python"};
+// What a `requires:` probe may name: it runs once, before any rank.
+const std::vector<std::string> kProbePlaceholders = {"torch_python"};
 
 std::map<std::string, std::string> template_values(const ExternalRunContext& run, long long rank) {
   const PointConfig& c = *run.point;
@@ -73,26 +76,29 @@ std::map<std::string, std::string> template_values(const ExternalRunContext& run
       {"iterations", std::to_string(c.run.iterations)},
       {"warmup", std::to_string(c.run.warmup)},
       {"seed", std::to_string(c.run.seed + run.repeat)},
-      {"repeat", std::to_string(run.repeat)}};
+      {"repeat", std::to_string(run.repeat)},
+      {"torch_python", torch_python()}};
   for (auto& [path, value] : point_values(c)) values["point." + path] = value;
   return values;
 }
 
 // Checks every placeholder of a template against the names a run will define.
+// `known`: the names `text` may use (default: a command's), `expected` how an error lists them.
 void check_template(const MapReader& reader, const YAML::Node& node, const std::string& key,
-                    const std::string& text) {
+                    const std::string& text,
+                    const std::vector<std::string>& known = external_placeholder_names(),
+                    const std::string& expected = join(kRunPlaceholders, ", ") +
+                                                  ", point.<key path>") {
   std::vector<std::string> names;
   try {
     names = template_placeholders(text);
   } catch (const TemplateError& e) {
     reader.fail(node, key, e.what());
   }
-  const auto& known = external_placeholder_names();
   for (const auto& name : names) {
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
-    std::string message = "unknown placeholder '{" + name +
-                          "}' (expected one of: " + join(kRunPlaceholders, ", ") +
-                          ", point.<key path>)";
+    std::string message =
+        "unknown placeholder '{" + name + "}' (expected one of: " + expected + ")";
     if (auto hint = closest_match(name, known); !hint.empty()) {
       message += "; did you mean '{" + hint + "}'?";
     }
@@ -240,6 +246,11 @@ ExternalSystem read_external_system(MapReader& reader, const YAML::Node& entry,
   system.timings = read_timings(reader, origin);
   if (reader.has("requires")) {
     system.requires_probes = read_string_list(reader, "requires", "shell commands", true);
+    YAML::Node items = reader.child("requires");
+    for (size_t i = 0; i < system.requires_probes.size(); ++i) {
+      check_template(reader, items[i], "requires", system.requires_probes[i], kProbePlaceholders,
+                     join(kProbePlaceholders, ", "));
+    }
   } else {
     reader.child("requires");  // known, so that a misspelling gets a "did you mean"
   }
@@ -247,7 +258,8 @@ ExternalSystem read_external_system(MapReader& reader, const YAML::Node& entry,
 }
 
 std::optional<std::string> failed_requirement(const ExternalSystem& system) {
-  for (const auto& probe : system.requires_probes) {
+  for (const auto& probe_template : system.requires_probes) {
+    const std::string probe = render_template(probe_template, {{"torch_python", torch_python()}});
     char pattern[] = "/tmp/harness-probe-XXXXXX";
     const int fd = mkstemp(pattern);
     if (fd >= 0) ::close(fd);

@@ -110,6 +110,17 @@ std::string render_machine_limits(const json& limits) {
                   triad.value("bytes_per_array", 0.0) / (1 << 20));
     out << line;
   }
+  if (const json& gpu = limits.value("gpu", json()); gpu.is_object()) {
+    out << "#\n# GPU 0 of " << gpu.value("count", 0) << ": " << gpu.value("name", "?") << "\n";
+    for (const char* key : {"gemm_fp32", "gemm_bf16"}) {
+      const json& gemm = gpu.value(key, json());
+      if (!gemm.is_object()) continue;
+      std::snprintf(line, sizeof line, "  %-32s %10.1f %11s  GFLOP/s (%d^3, best of %d)\n",
+                    (gemm.value("dtype", "") + " GEMM").c_str(), gemm.value("gflops", 0.0), "-",
+                    gemm.value("n", 0), gemm.value("repetitions", 0));
+      out << line;
+    }
+  }
   if (const json& rows = limits.value("allreduce_world2", json()); rows.is_array()) {
     out << "#\n# all-reduce, 2 ranks on this host (Gloo, loopback)\n";
     out << "#" << std::string(13, ' ') << "size(B)    time(ms)  algbw(GB/s)  busbw(GB/s)\n";

@@ -47,6 +47,18 @@ json flops_json(const std::vector<double>& layer_forward_flops,
 std::optional<double> rank_peak_gflops(const json& env) {
   const json machine = env.value("machine", json());
   if (!machine.is_object()) return std::nullopt;
+  if (env.value("device", "cpu") != "cpu") {
+    // Ranks on GPUs: the fp32 GEMM of GPU 0 (`harness-rank machine` measures one where it sees
+    // any), shared by the ranks that share a GPU (Gloo, more ranks than GPUs); the host CPU's
+    // figures are no roofline for them.
+    const json gpu = machine.value("gpu", json());
+    if (!gpu.is_object() || !gpu.value("gemm_fp32", json()).is_object()) return std::nullopt;
+    const double gflops = gpu["gemm_fp32"].value("gflops", 0.0);
+    const long long gpus = std::max(1LL, gpu.value("count", 1LL));
+    const long long world = std::max(1LL, env.value("world_size", 1LL));
+    if (gflops <= 0) return std::nullopt;
+    return gflops / static_cast<double>((world + gpus - 1) / gpus);
+  }
   const json gemm = machine.value("gemm_fp32", json());
   if (!gemm.is_object()) return std::nullopt;
   const double one = gemm.value("gflops_one_core", 0.0), all = gemm.value("gflops_all_cores", 0.0);

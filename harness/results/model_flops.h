@@ -29,7 +29,8 @@ nlohmann::json flops_json(const std::vector<double>& layer_forward_flops,
                           const std::vector<double>& rank_flops);
 
 // The per-rank peak GFLOP/s of env.json's machine figures for `threads_per_rank` threads;
-// nothing when env.json has none.
+// for ranks on GPUs (env.json's device cuda), GPU 0's fp32 GEMM, divided among the ranks that
+// share a GPU; nothing when env.json has no such figure.
 std::optional<double> rank_peak_gflops(const nlohmann::json& env);
 
 struct Utilisation {

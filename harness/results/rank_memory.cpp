@@ -16,6 +16,12 @@ std::optional<RankMemory> largest_rank_memory(const std::vector<nlohmann::json>&
     take(memory.gradient_bytes, rank, "gradient_bytes");
     take(memory.optimizer_state_bytes, rank, "optimizer_state_bytes");
     take(memory.peak_resident_bytes, rank, "peak_resident_bytes");
+    const auto take_device = [&](std::optional<double>& largest, const char* key) {
+      if (!rank.contains(key) || !rank[key].is_number()) return;
+      largest = std::max(largest.value_or(0.0), rank[key].get<double>());
+    };
+    take_device(memory.peak_device_allocated_bytes, "peak_device_allocated_bytes");
+    take_device(memory.peak_device_reserved_bytes, "peak_device_reserved_bytes");
   }
   memory.ranks = static_cast<long long>(ranks.size());
   return memory;

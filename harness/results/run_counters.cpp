@@ -45,6 +45,14 @@ void add_memory_counters(const std::vector<json>& memory, std::vector<RunCounter
       {"optimizer state bytes per rank", CounterKind::exact, largest->optimizer_state_bytes, ""});
   counters.push_back(
       {"peak resident bytes per rank", CounterKind::measured, largest->peak_resident_bytes, ""});
+  if (largest->peak_device_allocated_bytes) {
+    counters.push_back({"peak device allocated bytes per rank", CounterKind::measured,
+                        *largest->peak_device_allocated_bytes, ""});
+  }
+  if (largest->peak_device_reserved_bytes) {
+    counters.push_back({"peak device reserved bytes per rank", CounterKind::measured,
+                        *largest->peak_device_reserved_bytes, ""});
+  }
 }
 
 }  // namespace

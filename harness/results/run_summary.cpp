@@ -148,6 +148,12 @@ json summary_to_json(const RunSummary& summary) {
                                 {"optimizer_state_bytes", m->optimizer_state_bytes},
                                 {"peak_resident_bytes", m->peak_resident_bytes},
                                 {"ranks", m->ranks}};
+        if (m->peak_device_allocated_bytes) {
+          s["memory_per_rank"]["peak_device_allocated_bytes"] = *m->peak_device_allocated_bytes;
+        }
+        if (m->peak_device_reserved_bytes) {
+          s["memory_per_rank"]["peak_device_reserved_bytes"] = *m->peak_device_reserved_bytes;
+        }
       }
       p["systems"].push_back(std::move(s));
     }

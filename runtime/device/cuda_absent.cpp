@@ -8,14 +8,16 @@ namespace runtime::cuda {
 namespace {
 
 [[noreturn]] void refuse(const std::string& what) {
-  throw std::runtime_error(what + " needs a LibTorch built with CUDA and NCCL (this one has "
-                                  "neither; HARNESS_LIBTORCH=pypi builds against one)");
+  throw std::runtime_error(what +
+                           " needs a LibTorch built with CUDA and NCCL (this one has "
+                           "neither; HARNESS_LIBTORCH=pypi builds against one)");
 }
 
 }  // namespace
 
 bool built_with_cuda() { return false; }
 int device_count() { return 0; }
+std::string device_name(int) { refuse("a CUDA device"); }
 void use_device(int) { refuse("a CUDA device"); }
 std::unique_ptr<Communicator> make_nccl_communicator(const c10::intrusive_ptr<c10d::Store>&, int,
                                                      int, std::chrono::milliseconds, int) {

@@ -1,6 +1,7 @@
 // The CUDA interface where the LibTorch carries CUDA and NCCL (cuda_support.h says why it is one
 // file): c10's CUDA device, stream and allocator calls, c10d's ProcessGroupNCCL, and c10's
 // device-generic events for timing.
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/core/Event.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -55,8 +56,8 @@ class NcclCommunicator : public Communicator {
   std::unique_ptr<CommWork> all_to_all(at::Tensor output, at::Tensor input,
                                        std::vector<int64_t> output_splits,
                                        std::vector<int64_t> input_splits) override {
-    return handle(group_->alltoall_base(output, input, output_splits, input_splits,
-                                        c10d::AllToAllOptions()));
+    return handle(
+        group_->alltoall_base(output, input, output_splits, input_splits, c10d::AllToAllOptions()));
   }
   std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
@@ -107,6 +108,10 @@ class EventPhaseClock : public PhaseClock {
 bool built_with_cuda() { return true; }
 
 int device_count() { return static_cast<int>(c10::cuda::device_count()); }
+
+std::string device_name(int gpu) {
+  return at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(gpu))->name;
+}
 
 void use_device(int gpu) { c10::cuda::set_device(static_cast<c10::DeviceIndex>(gpu)); }
 

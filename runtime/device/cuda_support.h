@@ -18,6 +18,9 @@ bool built_with_cuda();
 // CUDA devices visible to this process (0 without CUDA or without a driver).
 int device_count();
 
+// The device's name as its driver gives it ("NVIDIA H100 80GB HBM3").
+std::string device_name(int gpu);
+
 // Makes `gpu` this thread's current device (every later allocation and kernel goes there).
 void use_device(int gpu);
 

@@ -1,5 +1,6 @@
 #include "runtime/machine/machine_limits.h"
 
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -93,6 +94,28 @@ GemmThroughput measure_gemm_fp32(int n, double seconds, int cores) {
 std::optional<GemmThroughput> measure_gemm_bf16(int n, double seconds, int cores) {
   if (!cpu_has_bf16()) return std::nullopt;
   return measure_gemm(n, torch::kBFloat16, seconds, cores);
+}
+
+GpuGemmThroughput measure_gpu_gemm(int gpu, bool bfloat16, int n, double seconds) {
+  const auto options = torch::TensorOptions()
+                           .device(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu)))
+                           .dtype(bfloat16 ? torch::kBFloat16 : torch::kFloat32);
+  const auto a = torch::rand({n, n}, options), b = torch::rand({n, n}, options);
+  torch::Tensor c = torch::mm(a, b);  // warm-up: the library's handles and kernels
+  torch::cuda::synchronize(gpu);
+  // Batches of products, each long enough that one launch's latency is noise.
+  constexpr int kBatch = 10;
+  const double flops = 2.0 * n * n * n * kBatch;
+  GpuGemmThroughput result{n, 0, 0};
+  const auto start = Clock::now();
+  while (result.repetitions == 0 || seconds_since(start) < seconds) {
+    const auto batch_start = Clock::now();
+    for (int k = 0; k < kBatch; ++k) torch::mm_out(c, a, b);
+    torch::cuda::synchronize(gpu);
+    result.gflops = std::max(result.gflops, flops / seconds_since(batch_start) / 1e9);
+    result.repetitions += kBatch;
+  }
+  return result;
 }
 
 TriadBandwidth measure_triad(double bytes_per_array, int cores) {

@@ -28,6 +28,15 @@ GemmThroughput measure_gemm_fp32(int n, double seconds, int cores);
 // otherwise (LibTorch would emulate it and the figure would mean nothing).
 std::optional<GemmThroughput> measure_gemm_bf16(int n, double seconds, int cores);
 
+// GEMM throughput of one GPU: best GFLOP/s of back-to-back n x n products in fp32 (no TF32, as
+// the ranks run) or bfloat16, each batch timed from the first launch to the device finishing it.
+struct GpuGemmThroughput {
+  int n = 0;
+  double gflops = 0;
+  int repetitions = 0;  // products timed
+};
+GpuGemmThroughput measure_gpu_gemm(int gpu, bool bfloat16, int n, double seconds);
+
 // a[i] = b[i] + s * c[i] over float arrays of `bytes_per_array`, best of a few passes.
 TriadBandwidth measure_triad(double bytes_per_array, int cores);
 

@@ -7,7 +7,8 @@ WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and prints the harness's line protocol, on
 per measured iteration (baselines/ddp/python/harness_timings.py):
 {"iter": 0, "forward_ms": ..., "backward_ms": ..., "step_ms": ..., "iteration_ms": ...}
 Phases are timed like the harness's worker: forward = model + loss; backward = autograd and
-the gradient all-reduce; step = zero_grad + SGD step.
+the gradient all-reduce; step = zero_grad + SGD step. On a GPU (--device cuda) both time them
+with CUDA events on the current stream, read once the iteration is over.
 
 Modes:
   ddp        DistributedDataParallel; DDP overlaps bucketed all-reduces with backward and
@@ -28,6 +29,38 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from harness_timings import IterationTimer
+
+
+class CudaEventTimer(IterationTimer):
+    """IterationTimer's protocol with phases timed by CUDA events on the current stream and
+    read after the iteration (as the harness's ranks do on a GPU): nothing in the iteration
+    waits for the device."""
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        try:
+            yield
+        finally:
+            end.record()
+            self._events.append((name, start, end))
+
+    @contextlib.contextmanager
+    def iteration(self):
+        self._events, self._phases = [], {}
+        begin, finish = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        yield
+        finish.record()
+        finish.synchronize()
+        for name, start, end in self._events:
+            self._phases[name] = self._phases.get(name, 0.0) + start.elapsed_time(end)
+        if self.count >= self.warmup:
+            self.emit(self.count - self.warmup, iteration_ms=begin.elapsed_time(finish),
+                      **{f"{name}_ms": ms for name, ms in self._phases.items()})
+        self.count += 1
+        self._phases = None
 
 
 def build_model(name, input_shape, num_classes):
@@ -61,6 +94,9 @@ def main():
     parser.add_argument("--lr", type=float, default=0.001)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="cuda: GPU LOCAL_RANK (modulo the GPUs), as the harness places ranks")
+    parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
     args = parser.parse_args()
     if args.accumulate < 1:
         parser.error("--accumulate must be >= 1")
@@ -68,29 +104,34 @@ def main():
     torch.set_num_threads(args.threads)
     rank = int(os.environ["RANK"])
     world_size = int(os.environ["WORLD_SIZE"])
-    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    dist.init_process_group(args.backend, rank=rank, world_size=world_size)
 
     shape = [int(d) for d in args.input_shape.split(",")]
     torch.manual_seed(args.seed)
-    model = build_model(args.model, shape, args.num_classes)
+    model = build_model(args.model, shape, args.num_classes).to(device)
     model.train()
     if args.mode == "per_param":
         net = model
     else:
-        net = DistributedDataParallel(model, bucket_cap_mb=args.bucket_mb)
+        device_ids = [device.index] if device.type == "cuda" else None
+        net = DistributedDataParallel(model, device_ids=device_ids, bucket_cap_mb=args.bucket_mb)
     optimizer = torch.optim.SGD(net.parameters(), lr=args.lr)
     parameters = [p for p in model.parameters() if p.requires_grad]
 
     torch.manual_seed(args.seed * 1000003 + rank + 1)
-    data = torch.randn([args.batch_size] + shape)
+    data = torch.randn([args.batch_size] + shape).to(device)
     with torch.no_grad():
         model.eval()
         classes = model(data[:1]).shape[1]
         model.train()
-    target = torch.randn(args.batch_size, classes)
+    target = torch.randn(args.batch_size, classes).to(device)
 
     micro_batches = args.accumulate if args.mode == "no_sync" else 1
-    timer = IterationTimer(warmup=args.warmup)
+    timer = (CudaEventTimer if device.type == "cuda" else IterationTimer)(warmup=args.warmup)
     for _ in range(args.warmup + args.iterations):
         with timer.iteration():
             with timer.phase("step"):

@@ -11,6 +11,7 @@
 #include "harness/external/command_template.h"
 #include "harness/external/external_system.h"
 #include "harness/external/timing_readers.h"
+#include "harness/external/torch_python.h"
 #include "harness/spec/spec.h"
 #include "tests/harness/spec/spec_test_util.h"
 #include "tests/test_util.h"
@@ -257,7 +258,8 @@ TEST(ExternalSpec, UnknownPlaceholderNamesTheItemAndSuggests) {
   EXPECT_EQ(spec_error(with(kExternalSpec, "{point.ddp.bucket_mb}", "{point.ddp.bucket_m}")),
             "spec.yaml:8:46: systems.command: unknown placeholder '{point.ddp.bucket_m}' "
             "(expected one of: rank, world_size, local_rank, master_addr, master_port, "
-            "output_dir, iterations, warmup, seed, repeat, point.<key path>); did you mean "
+            "output_dir, iterations, warmup, seed, repeat, torch_python, point.<key path>); did "
+            "you mean "
             "'{point.ddp.bucket_mb}'?");
   EXPECT_EQ(spec_error(with(kExternalSpec, "{output_dir}/x", "{output_dir/x")),
             "spec.yaml:9:38: systems.env.OUT: '{' at character 1 does not start a placeholder "
@@ -316,6 +318,28 @@ TEST(ExternalRun, RequirementProbes) {
             "torch");
   system.requires_probes = {"true"};
   EXPECT_FALSE(harness::failed_requirement(system));
+}
+
+// {torch_python}: the Python whose torch is the rank program's LibTorch (the build's, from where
+// LibTorch is), in commands and in requires: probes, which may name nothing else.
+TEST(ExternalRun, TorchPythonIsTheBuildsPythonInCommandsAndProbes) {
+  const std::string python = harness::torch_python();
+  ASSERT_FALSE(python.empty());  // Debian's /usr/bin/python3, or the PyPI environment's
+  EXPECT_TRUE(fs::exists(python)) << python;
+  TempDir dir;
+  harness::PointConfig point;
+  point.run.world_size = 1;
+  point.run.iterations = 1;
+  harness::ExternalSystem system;
+  system.command = {"{torch_python}", "-c", "pass"};
+  const auto launch = harness::plan_external_launch(system, {&point, 0, dir.path(), 1234});
+  EXPECT_EQ(fs::path(launch.commands[0][0]), fs::path(python));
+  system.requires_probes = {"{torch_python} -c 'import sys; sys.exit(7)'"};
+  EXPECT_EQ(harness::failed_requirement(system),
+            "`" + python + " -c 'import sys; sys.exit(7)'` exited with code 7");
+  EXPECT_EQ(spec_error(with(kExternalSpec, "requires: [\"true\"]", "requires: [\"{rank}\"]")),
+            "spec.yaml:11:16: systems.requires: unknown placeholder '{rank}' (expected one of: "
+            "torch_python)");
 }
 
 TEST(ExternalLaunch, HeapPolicyVariablesYieldToTheSpecsEnvAndToRunHeapSystem) {

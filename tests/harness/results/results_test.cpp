@@ -113,6 +113,39 @@ TEST(RunSummary, MemoryPerRankIsTheLargestOverRanks) {
   EXPECT_NE(md.find("### demo: ddp.bucket_mb=5 - memory per rank"), std::string::npos) << md;
   EXPECT_NE(md.find("| fast | 4.0 | 2.0 | 4.0 | 4.0 | 400 | 2 |"), std::string::npos) << md;
   EXPECT_EQ(md.find("| base |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("GPU peak"), std::string::npos) << md;  // no rank ran on a GPU
+}
+
+// Ranks on a GPU add the caching allocator's peaks: the largest over ranks, in the summary,
+// the counters and two more columns of the memory table.
+TEST(RunSummary, GpuRanksAddTheirDevicePeaks) {
+  TempDir dir;
+  const fs::path root = make_results_folder(dir);
+  const fs::path raw = harness::run_raw_directory(root, "p000", "fast", 0);
+  const std::string common = R"("parameter_bytes": 1048576, "expert_parameter_bytes": 0,
+      "gradient_bytes": 1048576, "optimizer_state_bytes": 0, "peak_resident_bytes": 209715200)";
+  harness::write_file_atomic(raw / "memory_rank0.json",
+                             "{" + common +
+                                 R"(, "peak_device_allocated_bytes": 314572800,
+                                 "peak_device_reserved_bytes": 419430400})");
+  harness::write_file_atomic(raw / "memory_rank1.json",
+                             "{" + common +
+                                 R"(, "peak_device_allocated_bytes": 335544320,
+                                 "peak_device_reserved_bytes": 402653184})");
+  const auto summary = harness::summarize_run_directory(root);
+  const harness::RankMemory& m = *summary.points[0].systems[1].memory;
+  EXPECT_DOUBLE_EQ(*m.peak_device_allocated_bytes, 335544320);  // rank 1's 320 MiB
+  EXPECT_DOUBLE_EQ(*m.peak_device_reserved_bytes, 419430400);   // rank 0's 400 MiB
+  EXPECT_EQ(
+      harness::summary_to_json(
+          summary)["points"][0]["systems"][1]["memory_per_rank"]["peak_device_reserved_bytes"],
+      419430400.0);
+  const std::string md = harness::render_memory_markdown(summary);
+  EXPECT_NE(md.find("| peak RSS | GPU peak allocated | GPU peak reserved | ranks |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| fast | 1.0 | 0.0 | 1.0 | 0.0 | 200 | 320 | 400 | 2 |"), std::string::npos)
+      << md;
 }
 
 TEST(ComparisonTable, MarkdownHasDeltaAgainstTheBaseline) {
@@ -346,4 +379,16 @@ TEST(ModelFlops, UtilisationAgainstTheMeasuredPeak) {
   EXPECT_EQ(u->samples, 3u);
   EXPECT_FALSE(harness::rank_peak_gflops(nlohmann::json::object()));
   EXPECT_FALSE(harness::utilisation(nlohmann::json(), {1}, peak));
+  // Ranks on a GPU: the host CPU's GEMM is no roofline for them; GPU 0's is, shared by the ranks
+  // that share a GPU.
+  nlohmann::json on_gpu = env;
+  on_gpu["device"] = "cuda";
+  on_gpu["world_size"] = 2;
+  EXPECT_FALSE(harness::rank_peak_gflops(on_gpu));  // no GPU measured
+  on_gpu["machine"]["gpu"] = {{"count", 2}, {"gemm_fp32", {{"gflops", 51000.0}}}};
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu), 51000.0);  // a GPU each
+  on_gpu["machine"]["gpu"]["count"] = 1;
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu), 25500.0);  // two ranks on one GPU
+  on_gpu["device"] = "cpu";
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu), 80.0);
 }

@@ -47,9 +47,8 @@ TEST(DevicePlacement, RefusalsSayWhatToChange) {
             "cuda, but the rank program's LibTorch sees no CUDA device here (use cpu)");
   EXPECT_EQ(runtime::placement_problem(request(DeviceKind::kCpu, BackendKind::kNccl, 1, 4)),
             "nccl needs run.device: cuda");
-  EXPECT_EQ(
-      runtime::placement_problem(request(DeviceKind::kCuda, BackendKind::kNccl, 2, 2, false)),
-      "nccl, but the rank program's LibTorch was built without NCCL (use gloo)");
+  EXPECT_EQ(runtime::placement_problem(request(DeviceKind::kCuda, BackendKind::kNccl, 2, 2, false)),
+            "nccl, but the rank program's LibTorch was built without NCCL (use gloo)");
   EXPECT_EQ(runtime::placement_problem(request(DeviceKind::kCuda, BackendKind::kNccl, 3, 2)),
             "3 ranks on a machine with 2 GPU(s): NCCL needs a GPU of its own per rank (fewer "
             "ranks, or backend: gloo to share)");

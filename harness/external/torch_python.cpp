@@ -1,0 +1,7 @@
+#include "harness/external/torch_python.h"
+
+namespace harness {
+
+std::string torch_python() { return HARNESS_TORCH_PYTHON; }
+
+}  // namespace harness
