@@ -86,7 +86,7 @@ row() { rows+=("| $1 | $2 | $3 | $4 |"); echo "$1: p50 $3 ms (n=$4), ranks on $2
   > "$work/quickstart.out" 2> "$work/quickstart.err" || { echo "FAIL: quickstart: $(tail -3 "$work/quickstart.err")" >&2; exit 1; }
 quick=$(ls -d "$work"/results/quickstart/*/)
 read -r p n < <(p50_of "$quick")
-row "quickstart (3 systems x 3 buckets, 2 ranks, gloo)" "$(placements "$quick")" "$p" "$n"
+row "quickstart (3 DDP modes, every bucket cap pooled, 2 ranks, gloo)" "$(placements "$quick")" "$p" "$n"
 
 # 3. ResNet-50 and BERT, world 1 on one GPU; ResNet-50 over Gloo, 2 ranks sharing GPU 0.
 r50=$(study resnet50_nccl "{name: resnet50, batch_size: $batch, input_shape: [3, $image, $image], loss: mse}" 1 $nccl)
@@ -132,5 +132,8 @@ printf '%s\n' "${rows[@]}"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}: $ratio"
 echo
-# The memory table of the ResNet-50 run: on a GPU, the allocator's peaks beside the RSS.
-"$BUILD/harness" report "$r50" 2>/dev/null | awk '/memory per rank/ {on = 1} on && /^\|/ {print} on && /^\| overlap/ {exit}'
+# The memory table of the ResNet-50 run (its table.md): on a GPU, the allocator's peaks beside
+# the RSS.
+echo "ResNet-50, world 1, memory per rank (MiB):"
+echo
+awk '/memory per rank/ {on = 1} on && /^\|/ {print} on && /^\| overlap/ {exit}' "$r50/table.md"
