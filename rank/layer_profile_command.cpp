@@ -314,7 +314,8 @@ struct LayerProfileOptions {
   std::string shape_text, layers_out;
   int co_located = 1;
   // How the measured process starts the others (internal flags).
-  int lockstep_rank = 0, lockstep_port = 0;
+  int lockstep_rank = 0;
+  runtime::ProfileMeeting meeting;  // where the processes meet (process 0 picks it)
   std::string stages_text, stage_result, range_text;
   std::string moe_text;  // --moe, parsed into request.moe
   std::string heap = "retain";
@@ -330,7 +331,6 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   auto& layers_out = options.layers_out;
   auto& co_located = options.co_located;
   auto& lockstep_rank = options.lockstep_rank;
-  auto& lockstep_port = options.lockstep_port;
   auto& stages_text = options.stages_text;
   auto& stage_result = options.stage_result;
   auto& range_text = options.range_text;
@@ -399,7 +399,8 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
       ->check(CLI::IsMember({"wall", "cpu"}));
   // How the measured process starts the others (internal).
   layers.add_option("--lockstep-rank", lockstep_rank)->group("");
-  layers.add_option("--lockstep-port", lockstep_port)->group("");
+  layers.add_option("--lockstep-port", options.meeting.port)->group("");
+  layers.add_option("--lockstep-key", options.meeting.key)->group("");
   layers.add_option("--stage-result", stage_result)->group("");
 }
 
@@ -458,15 +459,17 @@ void check_ranges_against_model(const LayerProfileOptions& options,
 // them. Process r runs stage r / co_located as replica r % co_located (without stages, a
 // co-located copy); a stage's first replica hands its part over in `part_file(stage)`.
 std::pair<std::vector<std::vector<std::string>>, std::vector<std::string>> other_processes(
-    const std::vector<std::string>& copy_args, int processes, int co_located, int port,
-    bool copies_only, const std::function<fs::path(int)>& part_file) {
+    const std::vector<std::string>& copy_args, int processes, int co_located,
+    const runtime::ProfileMeeting& meeting, bool copies_only,
+    const std::function<fs::path(int)>& part_file) {
   std::vector<std::vector<std::string>> others;
   std::vector<std::string> names;
   for (int r = 1; r < processes; ++r) {
     const int stage = r / co_located, replica = r % co_located;
     others.push_back(copy_args);
-    others.back().insert(others.back().end(), {"--lockstep-rank", std::to_string(r),
-                                               "--lockstep-port", std::to_string(port)});
+    others.back().insert(others.back().end(),
+                         {"--lockstep-rank", std::to_string(r), "--lockstep-port",
+                          std::to_string(meeting.port), "--lockstep-key", meeting.key});
     if (copies_only) {
       names.push_back("co-located copy " + std::to_string(r));
       continue;
@@ -487,7 +490,6 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   const auto& layers_out = options.layers_out;
   const int co_located = options.co_located;
   const int lockstep_rank = options.lockstep_rank;
-  const int lockstep_port = options.lockstep_port;
   const auto& stages_text = options.stages_text;
   const auto& stage_result = options.stage_result;
   const auto& range_text = options.range_text;
@@ -517,7 +519,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   // A co-located copy: times the same layers in lockstep, writes nothing.
   if (lockstep_rank > 0 && stages_text.empty()) {
     request.before_timed_run =
-        runtime::make_lockstep_barrier(lockstep_port, lockstep_rank, co_located);
+        runtime::make_lockstep_barrier(options.meeting, lockstep_rank, co_located);
     runtime::profile_layers(request);
     return 0;
   }
@@ -525,9 +527,10 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   if (!stages_text.empty()) stages = parse_stage_ranges(stages_text);
   // Process `process` of a stage profile (stage process / co_located): its stage's layers,
   // and the hooks that keep it in step with the others. Process 0 serves their store.
-  const auto join_stage_profile = [&stages, &request, co_located](int port, int process) {
+  const auto join_stage_profile = [&stages, &request, co_located](
+                                      const runtime::ProfileMeeting& meeting, int process) {
     const auto sync = runtime::make_stage_profile_sync(
-        port, process, static_cast<int>(stages.size()), co_located, 600);
+        meeting, process, static_cast<int>(stages.size()), co_located, 600);
     std::tie(request.first_layer, request.last_layer) = stages.at(process / co_located);
     request.after_warmup = sync.start;
     request.keep_running = sync.keep_running;  // until every process has finished
@@ -535,7 +538,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   };
   // Another process of a stage profile: a stage's first replica hands its part over as JSON.
   if (lockstep_rank > 0) {
-    join_stage_profile(lockstep_port, lockstep_rank);
+    join_stage_profile(options.meeting, lockstep_rank);
     const auto part = runtime::profile_layers(request);
     if (!stage_result.empty()) write_file_atomic(stage_result, layer_profile_json(part).dump());
     return 0;
@@ -546,7 +549,8 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   const std::vector<std::string> copy_args = copy_arguments(options);
   // Process p runs stage p / co_located (replica p % co_located); without stages, copies.
   const int processes = std::max<int>(1, static_cast<int>(stages.size())) * co_located;
-  const int port = processes > 1 ? pick_free_port() : 0;
+  runtime::ProfileMeeting meeting;
+  if (processes > 1) meeting = {pick_free_port(), new_rendezvous_key()};
   // A stage's first replica hands its part over in a file of this folder.
   const fs::path parts = stages.empty() ? fs::path() : temporary_folder("harness-stage-profile");
   const FolderRemover remove_parts{parts};
@@ -555,12 +559,12 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
     return parts / ("stage" + std::to_string(stage) + ".json");
   };
   const auto [others, names] =
-      other_processes(copy_args, processes, co_located, port, stages.empty(), part_file);
+      other_processes(copy_args, processes, co_located, meeting, stages.empty(), part_file);
   int code = 0;
   if (stages.empty()) {
     const ProfileProcesses running(executable, others, names, remove_parts_now);
     if (co_located > 1) {
-      request.before_timed_run = runtime::make_lockstep_barrier(port, 0, co_located);
+      request.before_timed_run = runtime::make_lockstep_barrier(meeting, 0, co_located);
     }
     code = write_layer_profile(runtime::profile_layers(request), request.warmup, layers_out, heap,
                                request.cpu_clock, co_located);
@@ -568,7 +572,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
     std::vector<runtime::LayerProfileResult> parts_measured;
     {
       ProfileProcesses running(executable, others, names, remove_parts_now);
-      join_stage_profile(port, 0);
+      join_stage_profile(meeting, 0);
       parts_measured.push_back(runtime::profile_layers(request));
       running.wait_all(600);
     }

@@ -325,9 +325,11 @@ namespace {
 
 // The TCP store of a co-located or stage profile's processes (`rank` 0 serves it on
 // 127.0.0.1:port); its waits give up after `timeout_s`.
-c10::intrusive_ptr<c10d::Store> profile_store(int port, int rank, int ranks, double timeout_s) {
+c10::intrusive_ptr<c10d::Store> profile_store(const ProfileMeeting& meeting, int rank, int ranks,
+                                              double timeout_s) {
   Rendezvous rendezvous;
-  rendezvous.port = port;
+  rendezvous.port = meeting.port;
+  rendezvous.key = meeting.key;
   rendezvous.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, timeout_s) * 1000));
   return connect_store(rendezvous, rank, ranks);
@@ -347,14 +349,15 @@ std::function<void()> lockstep_rounds(c10::intrusive_ptr<c10d::Store> store, std
 
 }  // namespace
 
-std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s) {
-  return lockstep_rounds(profile_store(port, rank, ranks, timeout_s), "lockstep/", ranks);
+std::function<void()> make_lockstep_barrier(const ProfileMeeting& meeting, int rank, int ranks,
+                                            double timeout_s) {
+  return lockstep_rounds(profile_store(meeting, rank, ranks, timeout_s), "lockstep/", ranks);
 }
 
-StageProfileSync make_stage_profile_sync(int port, int process, int stages, int replicas,
-                                         double timeout_s) {
+StageProfileSync make_stage_profile_sync(const ProfileMeeting& meeting, int process, int stages,
+                                         int replicas, double timeout_s) {
   const int processes = stages * replicas;
-  auto store = profile_store(port, process, processes, timeout_s);
+  auto store = profile_store(meeting, process, processes, timeout_s);
   StageProfileSync sync;
   sync.start = lockstep_rounds(store, "stages/start/", processes);  // called once
   auto finished = std::make_shared<bool>(false);

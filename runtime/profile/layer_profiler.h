@@ -87,26 +87,34 @@ struct LayerProfileResult {
 // Runs the model on CPU on synthetic data; throws std::invalid_argument on a bad request.
 LayerProfileResult profile_layers(const LayerProfileRequest& request);
 
-// A barrier for `ranks` co-located profiles (`rank` 0 serves a TCP store on 127.0.0.1:port):
-// each call returns once every rank has made the same call. Throws after `timeout_s` without
-// the others (a copy that died).
-std::function<void()> make_lockstep_barrier(int port, int rank, int ranks, double timeout_s = 120);
+// Where a profile's processes meet: process 0 serves a TCP store on 127.0.0.1:port, and they keep
+// their entries under `key` (harness::new_rendezvous_key(); empty: none), since a port picked
+// free can be picked by another profile started at the same moment.
+struct ProfileMeeting {
+  int port = 0;
+  std::string key;
+};
+
+// A barrier for `ranks` co-located profiles (`rank` 0 serves the meeting's store): each call
+// returns once every rank has made the same call. Throws after `timeout_s` without the others
+// (a copy that died).
+std::function<void()> make_lockstep_barrier(const ProfileMeeting& meeting, int rank, int ranks,
+                                            double timeout_s = 120);
 
 // The hooks of one process of a stage profile: `stages` stages of `replicas` processes each,
-// process `process` running stage process / replicas (process 0 serves the TCP store on
-// 127.0.0.1:port). `start` waits for every process (after its warm-up); `keep_running` marks
-// this process finished on its first call and then says whether another one still times its
-// layers; `before_timed_run` (replicas > 1) holds a stage's replicas in lockstep, as a
-// data-parallel stage's ranks run the same micro-batches at the same moment, until this
-// process has finished (its untimed runs need no partner, and its replicas may make a
-// different number of them).
+// process `process` running stage process / replicas (process 0 serves the meeting's store).
+// `start` waits for every process (after its warm-up); `keep_running` marks this process finished
+// on its first call and then says whether another one still times its layers; `before_timed_run`
+// (replicas > 1) holds a stage's replicas in lockstep, as a data-parallel stage's ranks run the
+// same micro-batches at the same moment, until this process has finished (its untimed runs need no
+// partner, and its replicas may make a different number of them).
 struct StageProfileSync {
   std::function<void()> start;
   std::function<bool()> keep_running;
   std::function<void()> before_timed_run;
 };
-StageProfileSync make_stage_profile_sync(int port, int process, int stages, int replicas = 1,
-                                         double timeout_s = 120);
+StageProfileSync make_stage_profile_sync(const ProfileMeeting& meeting, int process, int stages,
+                                         int replicas = 1, double timeout_s = 120);
 
 // The process's CPU time (every thread's), in milliseconds: the profiler's `cpu_clock`.
 double process_cpu_ms();

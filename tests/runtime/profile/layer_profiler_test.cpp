@@ -99,7 +99,7 @@ TEST(StageProfileSync, AFinishedStageRunsUntilTheLastFinishes) {
   std::vector<std::thread> threads;
   for (int s = 0; s < kStages; ++s) {
     threads.emplace_back([&, s] {
-      const auto sync = runtime::make_stage_profile_sync(port, s, kStages, 1, 30);
+      const auto sync = runtime::make_stage_profile_sync({port}, s, kStages, 1, 30);
       std::this_thread::sleep_for(std::chrono::milliseconds(20 * (kStages - s)));
       started.fetch_add(1);
       sync.start();
@@ -131,7 +131,7 @@ TEST(StageProfileSync, AStagesReplicasRunInLockstepUntilTheyFinish) {
   for (int p = 0; p < kStages * kReplicas; ++p) {
     threads.emplace_back([&, p] {
       const int stage = p / kReplicas, replica = p % kReplicas;
-      const auto sync = runtime::make_stage_profile_sync(port, p, kStages, kReplicas, 30);
+      const auto sync = runtime::make_stage_profile_sync({port}, p, kStages, kReplicas, 30);
       ASSERT_TRUE(sync.before_timed_run);
       sync.start();
       for (int k = 0; k < kPieces; ++k) {

@@ -24,7 +24,7 @@ TEST(LockstepBarrier, NoCopyPassesARoundBeforeAllReachIt) {
   std::vector<std::thread> threads;
   for (int r = 0; r < kRanks; ++r) {
     threads.emplace_back([&, r] {
-      const auto barrier = runtime::make_lockstep_barrier(port, r, kRanks, 30);
+      const auto barrier = runtime::make_lockstep_barrier({port}, r, kRanks, 30);
       for (int k = 0; k < kRounds; ++k) {
         // The slowest copy changes from round to round.
         if ((k + r) % kRanks == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -43,10 +43,10 @@ TEST(LockstepBarrier, NoCopyPassesARoundBeforeAllReachIt) {
 TEST(LockstepBarrier, AMissingCopyTimesOut) {
   const int port = harness::pick_free_port();
   std::thread other([port] {
-    const auto barrier = runtime::make_lockstep_barrier(port, 1, 2, 2);
+    const auto barrier = runtime::make_lockstep_barrier({port}, 1, 2, 2);
     barrier();  // round 0 with rank 0; rank 1 then never comes to round 1
   });
-  const auto barrier = runtime::make_lockstep_barrier(port, 0, 2, 2);
+  const auto barrier = runtime::make_lockstep_barrier({port}, 0, 2, 2);
   barrier();
   other.join();
   EXPECT_ANY_THROW(barrier());
