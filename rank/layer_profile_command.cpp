@@ -494,7 +494,6 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   const auto& stage_result = options.stage_result;
   const auto& range_text = options.range_text;
   const auto& heap = options.heap;
-  const auto& clock = options.clock;
   if (request.model.empty() == request.torchscript.empty()) {
     throw InputError("profile layers: give exactly one of --model and --torchscript");
   }
@@ -506,7 +505,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
       throw InputError(e.what());
     }
   }
-  request.cpu_clock = clock == "cpu";
+  request.cpu_clock = options.clock == "cpu";
   runtime::apply_heap_policy(heap);
   if (!range_text.empty()) {
     if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");
