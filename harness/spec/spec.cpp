@@ -91,7 +91,8 @@ void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& con
     request.device = runtime::DeviceKind::kCuda;
     request.backend = runtime::parse_backend_kind(config.backend);
     request.ranks_on_machine = static_cast<int>(config.world_size);
-    request.gpus = 1;  // unknown here: taken on trust
+    // Unknown here (a cluster launcher's ranks run elsewhere): taken on trust, each rank checks.
+    request.gpus = request.ranks_on_machine;
     request.nccl_built = true;
     if (options.rank_devices) {
       const RankDevices devices = options.rank_devices();
