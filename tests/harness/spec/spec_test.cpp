@@ -147,12 +147,12 @@ TEST(Spec, CudaAndNcclAreCheckedAgainstTheRankProgramsGpus) {
   // Without the rank program's answer (a cluster launcher's ranks run elsewhere) cuda and nccl
   // are taken on trust: each rank checks its own machine.
   TempDir dir;
-  EXPECT_EQ(harness::load_experiment(
-                dir.write("t.yaml", with_run("  device: cuda\n  backend: nccl")).string(),
-                options_with())
-                .points[0]
-                .config.run.backend,
-            "nccl");
+  EXPECT_EQ(
+      harness::load_experiment(
+          dir.write("t.yaml", with_run("  device: cuda\n  backend: nccl")).string(), options_with())
+          .points[0]
+          .config.run.backend,
+      "nccl");
   // nccl needs cuda, so it cannot slip through on its own either.
   EXPECT_EQ(error_of(with_run("  backend: nccl")),
             "spec.yaml:9:12: run.backend: nccl needs run.device: cuda");
