@@ -32,6 +32,15 @@ class NcclCommunicator : public Communicator {
  public:
   explicit NcclCommunicator(c10::intrusive_ptr<c10d::ProcessGroupNCCL> group)
       : group_(std::move(group)) {}
+  // As Python's destroy_process_group(): the communicators are finalised before the group goes,
+  // rather than left to its destructor's last-resort abort.
+  ~NcclCommunicator() override {
+    try {
+      group_->shutdown();
+    } catch (const std::exception&) {
+      // A failed shutdown at exit changes no result; the destructor still releases the group.
+    }
+  }
 
   int rank() const override { return group_->getRank(); }
   int world_size() const override { return group_->getSize(); }
