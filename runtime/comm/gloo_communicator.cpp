@@ -8,19 +8,11 @@
 #include <future>
 #include <stdexcept>
 
+#include "runtime/comm/c10d_work.h"
 #include "runtime/comm/communicator.h"
 
 namespace runtime {
 namespace {
-
-class C10dWork : public CommWork {
- public:
-  explicit C10dWork(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)) {}
-  void wait() override { work_->wait(); }
-
- private:
-  c10::intrusive_ptr<c10d::Work> work_;
-};
 
 // An operation run on a thread of its own: done when the thread's function returned.
 class ThreadWork : public CommWork {
@@ -61,21 +53,21 @@ class GlooCommunicator : public Communicator {
   std::unique_ptr<CommWork> all_reduce_sum(at::Tensor tensor) override {
     if (tensor.scalar_type() == at::kBFloat16) return all_reduce_bfloat16(std::move(tensor));
     std::vector<at::Tensor> tensors{std::move(tensor)};
-    return std::make_unique<C10dWork>(group_->allreduce(tensors, c10d::AllreduceOptions()));
+    return c10d_work(group_->allreduce(tensors, c10d::AllreduceOptions()));
   }
 
   std::unique_ptr<CommWork> broadcast(at::Tensor tensor, int root) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
     c10d::BroadcastOptions options;
     options.rootRank = root;
-    return std::make_unique<C10dWork>(group_->broadcast(tensors, options));
+    return c10d_work(group_->broadcast(tensors, options));
   }
 
   std::unique_ptr<CommWork> all_gather(at::Tensor output, at::Tensor input) override {
     std::vector<std::vector<at::Tensor>> outputs(1);
     outputs[0] = output.chunk(group_->getSize());
     std::vector<at::Tensor> inputs{std::move(input)};
-    return std::make_unique<C10dWork>(group_->allgather(outputs, inputs));
+    return c10d_work(group_->allgather(outputs, inputs));
   }
 
   // ProcessGroupGloo (1.13) has no reduce_scatter: the ring over point-to-point below.
@@ -88,18 +80,17 @@ class GlooCommunicator : public Communicator {
   std::unique_ptr<CommWork> all_to_all(at::Tensor output, at::Tensor input,
                                        std::vector<int64_t> output_splits,
                                        std::vector<int64_t> input_splits) override {
-    return std::make_unique<C10dWork>(
-        group_->alltoall_base(output, input, output_splits, input_splits));
+    return c10d_work(group_->alltoall_base(output, input, output_splits, input_splits));
   }
 
   std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
-    return std::make_unique<C10dWork>(group_->send(tensors, destination, tag));
+    return c10d_work(group_->send(tensors, destination, tag));
   }
 
   std::unique_ptr<CommWork> recv(at::Tensor tensor, int source, int tag) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
-    return std::make_unique<C10dWork>(group_->recv(tensors, source, tag));
+    return c10d_work(group_->recv(tensors, source, tag));
   }
 
   void barrier() override { group_->barrier()->wait(); }

@@ -10,23 +10,11 @@
 
 #include <vector>
 
+#include "runtime/comm/c10d_work.h"
 #include "runtime/device/cuda_support.h"
 
 namespace runtime::cuda {
 namespace {
-
-class NcclWork : public CommWork {
- public:
-  explicit NcclWork(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)) {}
-  void wait() override { work_->wait(); }
-
- private:
-  c10::intrusive_ptr<c10d::Work> work_;
-};
-
-std::unique_ptr<CommWork> handle(c10::intrusive_ptr<c10d::Work> work) {
-  return std::make_unique<NcclWork>(std::move(work));
-}
 
 class NcclCommunicator : public Communicator {
  public:
@@ -48,16 +36,16 @@ class NcclCommunicator : public Communicator {
 
   std::unique_ptr<CommWork> all_reduce_sum(at::Tensor tensor) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
-    return handle(group_->allreduce(tensors, c10d::AllreduceOptions()));
+    return c10d_work(group_->allreduce(tensors, c10d::AllreduceOptions()));
   }
   std::unique_ptr<CommWork> broadcast(at::Tensor tensor, int root) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
     c10d::BroadcastOptions options;
     options.rootRank = root;
-    return handle(group_->broadcast(tensors, options));
+    return c10d_work(group_->broadcast(tensors, options));
   }
   std::unique_ptr<CommWork> all_gather(at::Tensor output, at::Tensor input) override {
-    return handle(group_->_allgather_base(output, input, c10d::AllgatherOptions()));
+    return c10d_work(group_->_allgather_base(output, input, c10d::AllgatherOptions()));
   }
   void reduce_scatter_sum(at::Tensor output, at::Tensor input) override {
     group_->_reduce_scatter_base(output, input, c10d::ReduceScatterOptions())->wait();
@@ -65,16 +53,16 @@ class NcclCommunicator : public Communicator {
   std::unique_ptr<CommWork> all_to_all(at::Tensor output, at::Tensor input,
                                        std::vector<int64_t> output_splits,
                                        std::vector<int64_t> input_splits) override {
-    return handle(
+    return c10d_work(
         group_->alltoall_base(output, input, output_splits, input_splits, c10d::AllToAllOptions()));
   }
   std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
-    return handle(group_->send(tensors, destination, tag));
+    return c10d_work(group_->send(tensors, destination, tag));
   }
   std::unique_ptr<CommWork> recv(at::Tensor tensor, int source, int tag) override {
     std::vector<at::Tensor> tensors{std::move(tensor)};
-    return handle(group_->recv(tensors, source, tag));
+    return c10d_work(group_->recv(tensors, source, tag));
   }
   void barrier() override { group_->barrier(c10d::BarrierOptions())->wait(); }
 
