@@ -102,6 +102,4 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
 
 std::string torch_version() { return TORCH_VERSION; }
 
-std::string torch_python() { return HARNESS_TORCH_PYTHON; }
-
 }  // namespace runtime

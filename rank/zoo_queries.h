@@ -46,7 +46,5 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
 
 // "1.13.1" etc.
 std::string torch_version();
-// The python whose torch is this LibTorch (the build's HARNESS_TORCH_PYTHON; "" where none).
-std::string torch_python();
 
 }  // namespace runtime

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "common/torch_python.h"
 #include "rank/layer_profile_command.h"
 #include "rank/zoo_queries.h"
 #include "runtime/device/cuda_support.h"
@@ -88,7 +89,7 @@ void add_version(CLI::App& app) {
     // The BLAS this program loads in this environment: what its ranks load too.
     const runtime::BlasLibrary blas = runtime::loaded_blas_library();
     std::cout << json{{"torch_version", runtime::torch_version()},
-                      {"torch_python", runtime::torch_python()},
+                      {"torch_python", torch_python()},
                       {"cuda_devices", runtime::cuda::device_count()},
                       {"nccl", runtime::cuda::built_with_cuda()},
                       {"blas", {{"library", blas.name}, {"path", blas.path}}}}

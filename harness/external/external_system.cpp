@@ -9,9 +9,9 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
+#include "common/torch_python.h"
 #include "harness/external/command_template.h"
 #include "harness/external/timing_readers.h"
-#include "harness/external/torch_python.h"
 #include "runtime/protocol/heap_policy.h"
 
 namespace harness {

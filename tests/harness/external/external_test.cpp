@@ -8,10 +8,10 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/torch_python.h"
 #include "harness/external/command_template.h"
 #include "harness/external/external_system.h"
 #include "harness/external/timing_readers.h"
-#include "harness/external/torch_python.h"
 #include "harness/spec/spec.h"
 #include "tests/harness/spec/spec_test_util.h"
 #include "tests/test_util.h"

@@ -1,4 +1,4 @@
-#include "harness/external/torch_python.h"
+#include "common/torch_python.h"
 
 namespace harness {
 
