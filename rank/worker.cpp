@@ -204,14 +204,16 @@ std::shared_ptr<ZooModel> build_rank_model(const WorkerConfig& config, const Mod
 // synchronized, step done. On a GPU they are events, read once the iteration is over.
 enum DdpMark { kStart, kZeroed, kForwardDone, kBackwardDone, kSynced, kStepped, kDdpMarks };
 
-// Iteration `it` as its clock marked it: trace events (kept while tracing it), and its sample
-// once warm-up is over.
+// Iteration `it` as its clock marked it: trace events (only the traced iteration reads the
+// marks' times: on a GPU each is an event query), and its sample once warm-up is over.
 void record_ddp_iteration(const PhaseClock& clock, long long it, long long warmup,
                           TraceRecorder& trace, SampleLog& log) {
-  trace.add("forward", TraceCategory::kForward, clock.at_us(kZeroed), clock.at_us(kForwardDone));
-  trace.add("backward", TraceCategory::kBackward, clock.at_us(kForwardDone),
-            clock.at_us(kBackwardDone));
-  trace.add("step", TraceCategory::kStep, clock.at_us(kSynced), clock.at_us(kStepped));
+  if (trace.enabled()) {
+    trace.add("forward", TraceCategory::kForward, clock.at_us(kZeroed), clock.at_us(kForwardDone));
+    trace.add("backward", TraceCategory::kBackward, clock.at_us(kForwardDone),
+              clock.at_us(kBackwardDone));
+    trace.add("step", TraceCategory::kStep, clock.at_us(kSynced), clock.at_us(kStepped));
+  }
   if (it < warmup) return;
   log.add({it - warmup, clock.elapsed_ms(kZeroed, kForwardDone),
            clock.elapsed_ms(kForwardDone, kSynced),
