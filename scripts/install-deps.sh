@@ -15,6 +15,7 @@ packages=(
   gnuplot-nox python3 python3-venv
   openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test
   iproute2                    # the two-namespace rendezvous test (ip netns)
+  slurmd slurmctld slurm-client munge  # a real Slurm on emulated machines (scripts/emulated-slurm.sh)
   libopenblas0-openmp         # the BLAS LibTorch loads (below)
 )
 # Debian's LibTorch calls whatever libblas.so.3 resolves to; the reference BLAS Debian installs

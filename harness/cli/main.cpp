@@ -5,6 +5,7 @@
 #include "common/cli_exit.h"
 #include "harness/cli/ab_command.h"
 #include "harness/cli/compare_command.h"
+#include "harness/cli/enter_machine_command.h"
 #include "harness/cli/machine_command.h"
 #include "harness/cli/models_command.h"
 #include "harness/cli/plan_command.h"
@@ -33,5 +34,6 @@ int main(int argc, char** argv) {
   harness::add_ab_command(app);
   harness::add_trace_command(app);
   harness::add_machine_command(app, rank_program);
+  harness::add_enter_machine_command(app);
   return harness::parse_and_run(app, argc, argv);
 }

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -112,6 +113,10 @@ int RunCommand::run_train_kind(YAML::Node root) {
   }
   RunnerOptions runner;
   runner.executable = rank_program_.path();
+  {
+    std::error_code error;
+    runner.harness_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  }
   runner.dry_run = dry_run_;
   runner.interactive = isatty(STDERR_FILENO);
   if (!dry_run_ && !print_launch_) {

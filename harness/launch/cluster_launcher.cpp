@@ -163,6 +163,14 @@ RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text, i
       return failure;
     }
   } else if (kind == LauncherKind::slurm) {
+    // A node that failed (or was set down) is the cause; its tasks' and the others' ends are
+    // what followed from it.
+    static const std::regex node(R"(srun: error: Node failure on (\S+))");
+    if (std::regex_search(text, match, node)) {
+      failure.host = match[1].str();
+      failure.reason = "its node " + failure.host + " failed (srun: Node failure)";
+      return failure;
+    }
     static const std::regex task(R"(srun: error: (\S+): tasks? ([0-9]+)[^:]*: ([^\n]*))");
     static const std::regex code(R"(Exited with exit code ([0-9]+))");
     if (std::regex_search(text, match, task)) {

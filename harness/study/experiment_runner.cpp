@@ -64,7 +64,12 @@ int print_launch_plan(const Experiment& experiment, const RunnerOptions& options
     const fs::path raw = run_raw_directory(results, run.point->id, run.system->name, run.repeat);
     const int port = c.master_port > 0 ? static_cast<int>(c.master_port) : 29500;
     out << "run " << i + 1 << "/" << runs.size() << ": " << describe_run(run) << "\n";
-    make_run_launcher(run, options)->print({run, raw, port, nullptr, "RUN_KEY"}, out);
+    // The emulated machines the run would get (their names carry this process's id).
+    const auto shape = emulated_cluster_of(*run.point);
+    const std::optional<NetworkPlan> network =
+        shape ? std::optional(plan_network(*shape, static_cast<int>(getpid()))) : std::nullopt;
+    make_run_launcher(run, options)
+        ->print({run, raw, port, network ? &*network : nullptr, "RUN_KEY"}, out);
   }
   out << "(the master port is picked free per run, 29500 stands for it here; RUN_KEY for the "
          "run's own key in the rendezvous store)\n";
@@ -236,10 +241,27 @@ void print_run_failure(size_t index, size_t total, const PlannedRun& run, const 
 }
 
 // Where the failed rank ran: what it said in its first lines, else (local ranks) this host.
+// A launcher that names only a host (Slurm's "Node failure on n2") gets the first rank that
+// said it ran there.
 void find_failed_host(std::optional<RankFailure>& failure, const fs::path& raw,
-                      LauncherKind launcher) {
-  if (!failure || failure->rank < 0 || !failure->host.empty()) return;
-  failure->host = rank_host_from_stdout(raw / ("rank" + std::to_string(failure->rank) + ".stdout"));
+                      LauncherKind launcher, long long world_size) {
+  if (!failure) return;
+  const auto stdout_of = [&](long long r) {
+    return raw / ("rank" + std::to_string(r) + ".stdout");
+  };
+  if (failure->rank < 0 && !failure->host.empty()) {
+    for (long long r = 0; r < world_size && failure->rank < 0; ++r) {
+      if (rank_host_from_stdout(stdout_of(r)) == failure->host) failure->rank = static_cast<int>(r);
+    }
+    if (failure->rank >= 0) {
+      const std::string tail =
+          tail_lines(raw / ("rank" + std::to_string(failure->rank) + ".stderr"), 20);
+      if (!tail.empty()) failure->stderr_tail = tail;
+    }
+    return;
+  }
+  if (failure->rank < 0 || !failure->host.empty()) return;
+  failure->host = rank_host_from_stdout(stdout_of(failure->rank));
   if (failure->host.empty() && launcher == LauncherKind::local) failure->host = this_host();
 }
 
@@ -261,9 +283,15 @@ void check_emulated_clusters(const Experiment& experiment, const RunnerOptions& 
         std::max(needed->inter_machine.loss_percent, shape->inter_machine.loss_percent);
   }
   if (!needed) return;
-  if (options.launcher != LauncherKind::local) {
+  if (options.launcher == LauncherKind::slurm || options.launcher == LauncherKind::torchrun) {
+    // Slurm's machines are its nodes: scripts/emulated-slurm.sh makes them emulated ones.
+    throw InputError(experiment.spec_path + ": cluster.machines: emulated machines run under " +
+                     "the local launcher and mpirun; for Slurm on emulated machines run the " +
+                     "study inside scripts/emulated-slurm.sh (without cluster.machines)");
+  }
+  if (options.launcher == LauncherKind::mpirun && !options.hosts.empty()) {
     throw InputError(experiment.spec_path +
-                     ": cluster.machines: emulated machines run under the local launcher");
+                     ": cluster.machines: the emulated machines are mpirun's hosts; drop --hosts");
   }
   if (const std::string why = emulation_unavailable_reason(*needed); !why.empty()) {
     throw InputError(experiment.spec_path + ": cluster.machines: " + why);
@@ -321,7 +349,7 @@ RunResult run_one(const PlannedRun& run, size_t index, size_t total, const fs::p
       port = other;
       continue;
     }
-    find_failed_host(failure, raw, launcher->kind());
+    find_failed_host(failure, raw, launcher->kind(), c.world_size);
     json details = json::object();
     bool complete = outcome.ok;
     if (complete) {

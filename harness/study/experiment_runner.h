@@ -16,6 +16,9 @@ namespace harness {
 
 struct RunnerOptions {
   std::string executable;  // the rank program (harness-rank), started as "harness-rank worker ..."
+  // This harness binary: `harness enter-machine` starts mpirun and Open MPI's daemons on
+  // emulated machines (cluster.machines under --launcher mpirun).
+  std::string harness_executable;
   bool dry_run = false;
   bool interactive = false;                         // progress line rewritten in place
   std::map<std::string, std::string> runtime_info;  // e.g. torch_version, from the worker side

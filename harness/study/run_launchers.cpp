@@ -10,6 +10,8 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/ports.h"
+#include "common/text_util.h"
+#include "harness/emulation/machine_entry.h"
 #include "harness/external/external_system.h"
 #include "harness/launch/cluster_launcher.h"
 #include "harness/results/rank_placement.h"
@@ -176,8 +178,34 @@ class ClusterRanks : public RunLauncher {
 
  private:
   std::vector<LaunchCommand> commands(const RunAttempt& attempt) const {
+    if (attempt.network) return on_emulated_machines(attempt);
     return plan_launch(options_.launcher, cluster_worker(attempt, options_), options_.hosts,
                        ::geteuid() == 0);
+  }
+
+  // mpirun across emulated machines: the machines are its hosts; it runs on machine 0 and
+  // starts Open MPI's daemon on each other machine through `harness enter-machine` as its rsh
+  // agent, so its own wire-up and the ranks' traffic cross the shaped links. Each machine sees
+  // the run's folder as an empty folder of its own: rank 0 sends the results in its stream.
+  std::vector<LaunchCommand> on_emulated_machines(const RunAttempt& attempt) const {
+    const NetworkPlan& network = *attempt.network;
+    std::vector<HostSlots> hosts;
+    for (const auto& machine : network.machines) {
+      hosts.push_back({machine.address, network.ranks_per_machine});
+    }
+    WorkerLaunch worker = cluster_worker(attempt, options_);
+    worker.master_addr = hosts.front().host;
+    LaunchCommand mpirun = plan_launch(options_.launcher, worker, hosts, ::geteuid() == 0).front();
+    const std::vector<std::string> entry =
+        enter_machine_words(options_.harness_executable, network, attempt.raw.string());
+    std::vector<std::string> agent = entry;
+    agent.push_back("--shell");
+    mpirun.argv.insert(mpirun.argv.begin() + 1, {"--mca", "plm_rsh_agent", join(agent, " ")});
+    LaunchCommand command;
+    command.argv = entry;
+    command.argv.push_back(hosts.front().host);
+    command.argv.insert(command.argv.end(), mpirun.argv.begin(), mpirun.argv.end());
+    return {command};
   }
 
   const RunnerOptions& options_;

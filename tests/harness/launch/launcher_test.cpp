@@ -350,6 +350,17 @@ TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
   EXPECT_EQ(slurm.rank, 3);
   EXPECT_EQ(slurm.host, "gpu2");
   EXPECT_EQ(slurm.reason, "exited with code 3");
+  // srun's words when a node goes down under a step (captured from Slurm 22.05 with `scontrol
+  // update nodename=n2 state=down`): the node is the cause, the other task's end followed.
+  const auto node = harness::parse_launcher_failure(
+      LauncherKind::slurm,
+      "srun: error: Node failure on n2\n"
+      "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.\n"
+      "srun: error: n1: task 0: Terminated\n",
+      1 << 8);
+  EXPECT_EQ(node.rank, -1);  // the harness finds it: the rank that said it ran on n2
+  EXPECT_EQ(node.host, "n2");
+  EXPECT_EQ(node.reason, "its node n2 failed (srun: Node failure)");
   const auto unknown =
       harness::parse_launcher_failure(LauncherKind::mpirun, "something else\n", 2 << 8);
   EXPECT_EQ(unknown.rank, -1);

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Open MPI across emulated machines (issue 34): `--launcher mpirun` with `cluster.machines: 2`
+# runs mpirun on machine 0 and Open MPI's daemon on machine 1 through `harness enter-machine`
+# (its rsh agent), so the wire-up and the ranks' Gloo traffic cross the shaped link. Every
+# machine sees the run's folder as an empty folder of its own (a tmpfs in a mount namespace):
+# the results arrive whole through rank 0's stream and the store. Checks the ranks' hosts and
+# addresses, the private mounts of a live rank, the launch line, the refusals, and that no
+# namespace or rank is left. Skips (77) without root, mpirun or the qdiscs, saying why.
+source "$(dirname "$0")/common.sh"
+
+[[ $(id -u) == 0 ]] || { echo "SKIP: needs root (network and mount namespaces)"; exit 77; }
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt install openmpi-bin)"; exit 77; }
+
+cat > "$SCRATCH/spec.yaml" <<YAML
+name: mpirun_machines
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 8}
+run: {world_size: 4, iterations: 30, warmup: 1, stall_timeout_s: 60}
+pipeline: {micro_batches: 2}
+cluster: {machines: 2, network: {inter_machine: {bandwidth: 300mbit}}}
+systems:
+  - overlap
+  - {name: dapple, kind: pipeline, schedule: dapple, stages: 2}
+YAML
+
+# The launch line: mpirun on machine 0 through enter-machine, enter-machine as its agent.
+plan=$("$HARNESS" run "$SCRATCH/spec.yaml" --launcher mpirun --print-launch)
+line=$(grep -m1 "enter-machine" <<<"$plan") || fail "no enter-machine in: $plan"
+"$PY" - "$line" "$HARNESS" <<'PY'
+import re, shlex, sys
+words, harness = shlex.split(sys.argv[1]), sys.argv[2]
+assert words[0] == harness and words[1] == "enter-machine", words[:2]
+machines = words[words.index("--machines") + 1].split(",")
+assert [m.split("=")[0] for m in machines] == ["10.99.0.1", "10.99.0.2"], machines
+assert all(re.fullmatch(r"harness-\d+-m[01]", m.split("=")[1]) for m in machines), machines
+assert words[words.index("--private") + 1] == "RESULTS_DIR/raw/p000/overlap/rep0", words
+mpirun = words.index("mpirun")
+assert words[mpirun - 1] == "10.99.0.1", words[mpirun - 1]
+agent = words[words.index("plm_rsh_agent") + 1].split(" ")
+assert agent[:2] == [harness, "enter-machine"] and agent[-1] == "--shell", agent
+hosts = words[words.index("--host") + 1]
+assert hosts == "10.99.0.1:2,10.99.0.2:2", hosts
+assert words[words.index("--master-addr") + 1] == "10.99.0.1"
+PY
+[[ $? == 0 ]] || fail "launch line: $line"
+
+# Refusals: one line, exit 2, nothing launched.
+refused() {  # expected-text args...
+  local want=$1
+  shift
+  set +e
+  "$HARNESS" run "$SCRATCH/spec.yaml" "$@" >/dev/null 2>"$SCRATCH/err"
+  local code=$?
+  set -e
+  [[ $code == 2 && $(wc -l <"$SCRATCH/err") == 1 ]] || fail "exit $code for $*: $(cat "$SCRATCH/err")"
+  expect_contains "$(cat "$SCRATCH/err")" "$want"
+}
+refused "the emulated machines are mpirun's hosts; drop --hosts" --launcher mpirun --hosts a:2,b:2
+refused "for Slurm on emulated machines run the study inside scripts/emulated-slurm.sh" \
+  --launcher slurm
+[[ ! -e "$SCRATCH/results" ]] || fail "a refused run wrote results"
+
+# The study. While it runs, a rank on machine 1 is looked at from outside: its network and
+# mount namespaces are not the harness's, and its run folder is a tmpfs of its own.
+"$HARNESS" run "$SCRATCH/spec.yaml" --launcher mpirun >"$SCRATCH/out" 2>"$SCRATCH/err" &
+harness=$!
+seen=""
+for _ in $(seq 600); do
+  for pid in $(ip netns pids "harness-$harness-m1" 2>/dev/null); do
+    args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
+    [[ $args == *"harness-rank worker"* ]] || continue
+    out=$(sed 's/.* --out \([^ ]*\) .*/\1/' <<<"$args")
+    if grep -q " $out .* tmpfs harness-private " "/proc/$pid/mountinfo" 2>/dev/null &&
+      [[ $(readlink "/proc/$pid/ns/mnt") != $(readlink /proc/self/ns/mnt) ]]; then
+      seen=$out
+    fi
+  done
+  [[ -n $seen ]] && break
+  kill -0 $harness 2>/dev/null || break
+  sleep 0.05
+done
+set +e
+wait $harness
+code=$?
+set -e
+[[ $code == 0 ]] || fail "mpirun across machines: exit $code: $(tail -5 "$SCRATCH/err")"
+[[ -n $seen ]] || fail "no rank on machine 1 with a private run folder was seen"
+expect_contains "$(cat "$SCRATCH/out")" "emulated"
+dir=$(ls -d "$SCRATCH"/results/mpirun_machines/*/)
+"$PY" - "$dir" "$harness" <<'PY'
+import csv, json, os, sys
+d, pid = sys.argv[1], sys.argv[2]
+systems = {s["name"]: s for s in json.load(open(os.path.join(d, "summary.json")))["points"][0]["systems"]}
+for name in ("overlap", "dapple"):
+    assert systems[name]["complete_runs"] == 1, systems[name]
+    assert systems[name]["phases"]["iteration"]["count"] == 4 * 30, systems[name]
+    raw = os.path.join(d, "raw", "p000", name, "rep0")
+    for rank in range(4):
+        machine = rank // 2
+        first = open(os.path.join(raw, f"rank{rank}.stdout")).readline()
+        assert f"rank={rank} " in first and "source=openmpi" in first, first
+        assert f"host=harness-{pid}-m{machine} " in first, first
+        assert f"gloo=10.99.0.{machine + 1}" in first and "master=10.99.0.1:" in first, first
+        assert len(list(csv.DictReader(open(os.path.join(raw, f"rank{rank}.csv"))))) == 30
+    # What a machine wrote for itself stays there: no temp folder reached the host.
+    assert not os.path.exists(os.path.join(raw, ".machine-tmp")), os.listdir(raw)
+    status = json.load(open(os.path.join(raw, "status.json")))
+    assert status["status"] == "complete" and status["launcher"] == "mpirun", status
+PY
+[[ $? == 0 ]] || fail "results did not parse back"
+[[ -z $(ip netns list | grep "^harness-$harness-" || true) ]] || fail "namespaces left: $(ip netns list)"
+left=$(ps -eo stat=,args= | awk '$1 !~ /^Z/' | grep -E "harness-rank worker|orted" |
+  grep -F "$SCRATCH" | grep -v grep || true)
+[[ -z $left ]] || fail "processes left: $left"
+echo "mpirun across emulated machines e2e: ok"
