@@ -19,6 +19,24 @@
 # namespaces or lacks Slurm (a test skips).
 set -euo pipefail
 
+# What the cluster is made of, removed by force: every process in its machines (slurmstepd and
+# the tasks under it outlive their slurmd), the machines, the state folder. The teardown ends
+# with it; a reaper runs it when this script was killed without running its trap (SIGKILL).
+remove_machines() {  # prefix nodes state
+  local k
+  for k in $(seq "$2"); do ip netns pids "$1n$k" 2>/dev/null | xargs -r kill -KILL 2>/dev/null; done
+  ip netns pids "$1ctl" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+  for k in $(seq "$2"); do ip netns del "$1n$k" 2>/dev/null; done
+  ip netns del "$1ctl" 2>/dev/null
+  ip netns del "$1sw" 2>/dev/null
+  rm -rf "$3"
+}
+if [[ ${1:-} == --remove-machines ]]; then
+  set +e
+  remove_machines "$2" "$3" "$4"
+  exit 0
+fi
+
 nodes=2 cpus=2 rate="" delay="" keep_state=""
 private=()
 usage() { echo "usage: $0 [--nodes N] [--cpus C] [--rate RATE] [--delay D] [--private DIR]... [--keep-state DIR] -- COMMAND..." >&2; exit 2; }
@@ -64,7 +82,8 @@ teardown() {
     SLURM_CONF=$state/slurm.conf nsenter --net="/run/netns/$login" scancel --quiet --full \
       --user=root >/dev/null 2>&1
     for _ in $(seq 50); do
-      pgrep -f "slurmstepd.*$state" >/dev/null || break
+      [[ -z $(SLURM_CONF=$state/slurm.conf nsenter --net="/run/netns/$login" squeue -h 2>/dev/null) ]] &&
+        break
       sleep 0.1
     done
   fi
@@ -74,23 +93,22 @@ teardown() {
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
-  # Steps' processes that outlived their slurmd (slurmstepd and its tasks).
-  for k in $(seq "$nodes"); do
-    ip netns pids "$(node_ns "$k")" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-  done
-  ip netns pids "$login" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-  for k in $(seq "$nodes"); do ip netns del "$(node_ns "$k")" 2>/dev/null; done
-  ip netns del "$login" 2>/dev/null
-  ip netns del "$switch" 2>/dev/null
   if [[ -n $keep_state ]]; then
     mkdir -p "$keep_state" && cp -r "$state"/. "$keep_state"/ 2>/dev/null
   fi
-  rm -rf "$state"
+  remove_machines "$prefix" "$nodes" "$state"
+  kill -KILL "$reaper" 2>/dev/null
+  wait "$reaper" 2>/dev/null
   exit "$code"
 }
 trap teardown EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# The reaper: told by the kernel when this script is gone (a parent-death signal), however it
+# went; the teardown stops it first when it runs.
+setpriv --pdeathsig TERM bash -c 'trap "bash \"$0\" --remove-machines \"$1\" \"$2\" \"$3\"; exit 0" TERM
+  while :; do sleep 0.2; done' "$(realpath "$0")" "$prefix" "$nodes" "$state" &
+reaper=$!
 
 cannot() { echo "error: emulated-slurm: $*" >&2; exit 2; }
 
@@ -188,14 +206,14 @@ for _ in $(seq 50); do [[ -S $state/munge/socket ]] && break; sleep 0.1; done
 # cluster and (on the nodes) every --private folder is an empty tmpfs. Propagation is slave:
 # the host's mounts still reach it, its own never reach the host. The login node sees the
 # host's folders: the harness there writes the results.
-on_machine() {  # namespace name node|login command...
+on_machine() {  # namespace name node|login command...; replaces the (sub)shell that calls it
   local ns=$1 name=$2 role=$3
   shift 3
   local mounts="hostname $name && mount --bind '$state/hosts' /etc/hosts"
   if [[ $role == node ]]; then
     for folder in "${private[@]}"; do mounts+=" && mount -t tmpfs -o mode=0755 harness-private '$folder'"; done
   fi
-  setpriv --pdeathsig KILL nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation slave \
+  exec setpriv --pdeathsig KILL nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation slave \
     sh -c "$mounts && exec \"\$0\" \"\$@\"" "$@"
 }
 
@@ -217,7 +235,11 @@ done
 ((ready)) || cannot "the nodes did not come up within 30 s: $(tail -2 "$state/slurmctld.log" 2>/dev/null | tr '\n' ' ')"
 echo "emulated-slurm: $nodes node(s) n1..n$nodes idle; SLURM_CONF=$SLURM_CONF" >&2
 
-# COMMAND on the login node. Not exec: the trap takes the cluster down when it returns.
+# COMMAND on the login node. Not exec: the trap takes the cluster down when it returns. In the
+# background, waited for: bash runs a trap (SIGTERM, SIGINT) only once a foreground command has
+# ended, but at once during `wait`. Its standard input stays this script's (`-- bash` works).
 set +e
-on_machine "$login" ctl login "$@"
+exec 3<&0
+(on_machine "$login" ctl login "$@") <&3 &
+wait $!
 exit $?

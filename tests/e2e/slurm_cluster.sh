@@ -4,7 +4,8 @@
 # --launcher slurm`: a DDP study and a DAPPLE pipeline study across both nodes; the private
 # view of the results folder itself; a rank ended by Slurm (its step cancelled, its node set
 # down) failing the run with a report that names it and its host, and leaving no process; a
-# study whose allocation was revoked finished with --resume; the same study as a batch job. Skips (77) where the cluster
+# study whose allocation was revoked finished with --resume; the same study as a batch job; the
+# script itself stopped (SIGTERM, SIGKILL) leaving nothing behind. Skips (77) where the cluster
 # cannot be built here (not root, no Slurm, no namespaces), saying why.
 source "$(dirname "$0")/common.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,9 +27,41 @@ if [[ ${1:-} != --inside ]]; then
   # (The script's namespaces end in -ctl and -n<k>; the harness's own in -m<k>, -sw, -probe.)
   [[ -z $(ip netns list | grep -E "^harness-[0-9]+-(ctl|n[0-9]+)( |$)" || true) ]] ||
     fail "namespaces left: $(ip netns list)"
-  left=$(ps -eo stat=,args= | awk '$1 !~ /^Z/' | grep -E "slurmctld|slurmd|munged|harness-rank.*$SCRATCH" |
+  # (Its daemons name its state folder, /run/harness-slurm.*: a host's own Slurm or munge
+  # services, which installing the packages may have started, are not its.)
+  left=$(ps -eo stat=,args= | awk '$1 !~ /^Z/' | grep -E "harness-slurm\.|harness-rank.*$SCRATCH" |
     grep -v grep || true)
   [[ -z $left ]] || fail "processes left after the cluster went down: $left"
+
+  # The script stopped while a job step runs on both nodes, by SIGTERM (its trap takes the
+  # cluster down) and by SIGKILL (no trap runs: its reaper, told by a parent-death signal,
+  # removes the machines and every process in them, the step's tasks included).
+  for signal in TERM KILL; do
+    bash "$repo/scripts/emulated-slurm.sh" --nodes 2 -- srun -N 2 -n 2 sleep 61.234 \
+      2>"$SCRATCH/killed.err" &
+    script=$!
+    for _ in $(seq 100); do
+      [[ $(pgrep -fc "bin/sleep 61.234" || true) == 2 ]] && break
+      sleep 0.1
+    done
+    [[ $(pgrep -fc "bin/sleep 61.234" || true) == 2 ]] ||
+      fail "$signal: the step never ran: $(cat "$SCRATCH/killed.err")"
+    kill "-$signal" "$script"
+    set +e
+    wait "$script" 2>/dev/null
+    code=$?
+    set -e
+    [[ $signal == KILL || $code == 143 ]] || fail "SIGTERM: the script exited $code (want 143)"
+    for _ in $(seq 50); do
+      [[ -z $(ip netns list | grep "^harness-$script-" || true) ]] && break
+      sleep 0.1
+    done
+    [[ -z $(ip netns list | grep "^harness-$script-" || true) ]] ||
+      fail "$signal: namespaces left: $(ip netns list)"
+    [[ -z $(pgrep -f "bin/sleep 61.234" || true) ]] || fail "$signal: the step's tasks outlived the cluster"
+    left=$(ps -eo stat=,args= | awk '$1 !~ /^Z/' | grep -E "harness-slurm\." | grep -v grep || true)
+    [[ -z $left ]] || fail "$signal: processes left after the script was stopped: $left"
+  done
   echo "slurm cluster e2e: ok"
   exit 0
 fi
