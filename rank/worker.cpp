@@ -15,6 +15,7 @@
 
 #include "baselines/ddp/gradient_reducer.h"
 #include "baselines/moe/expert_parallel_sync.h"
+#include "common/parent_death.h"
 #include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
 #include "rank/rank_device.h"
@@ -49,7 +50,22 @@ struct WorkerArgs {
   Rendezvous rendezvous;
   std::string gloo_host;      // the address Gloo listens on (runtime/protocol/rank_identity.h)
   bool emit_results = false;  // rank 0 prints every rank's result files as frames on stdout
+  // --rank-from openmpi|slurm: started by a launcher's daemon (mpirun, orted, slurmstepd).
+  bool launched_by_daemon = false;
 };
+
+// A rank started by a launcher's daemon ends with it: mpirun killed with the harness would
+// otherwise leave its own ranks running, a hung one for ever. One whose daemon died while
+// LibTorch was still loading (before main) has been handed to init already: false, and it goes.
+bool tie_to_parent() {
+  const pid_t parent = ::getppid();
+  if (parent == 1) {
+    std::fprintf(stderr, "harness-rank worker: the launcher that started this rank is gone\n");
+    return false;
+  }
+  harness::die_with_parent(parent);
+  return true;
+}
 
 // Identity flags may be left out: they then come from torchrun's, Slurm's or Open MPI's
 // environment (runtime/protocol/rank_identity.h).
@@ -75,9 +91,11 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
       identity_flags.world_size = std::stoi(value());
     else if (flag == "--local-rank")
       identity_flags.local_rank = std::stoi(value());
-    else if (flag == "--rank-from")
+    else if (flag == "--rank-from") {
       identity_flags.source = parse_identity_source(value());
-    else if (flag == "--rendezvous")
+      parsed.launched_by_daemon = identity_flags.source == IdentitySource::openmpi ||
+                                  identity_flags.source == IdentitySource::slurm;
+    } else if (flag == "--rendezvous")
       parsed.rendezvous.kind = value();
     else if (flag == "--master-addr")
       identity_flags.master_addr = value();
@@ -388,7 +406,9 @@ int run_worker(const WorkerArgs& args) {
 
 int worker_main(const std::vector<std::string>& args) {
   try {
-    return run_worker(parse_args(args));
+    const WorkerArgs parsed = parse_args(args);
+    if (parsed.launched_by_daemon && !tie_to_parent()) return 1;
+    return run_worker(parsed);
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "harness-rank worker: %s\n", e.what_without_backtrace());
     return 1;

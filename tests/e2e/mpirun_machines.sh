@@ -4,8 +4,8 @@
 # (its rsh agent), so the wire-up and the ranks' Gloo traffic cross the shaped link. Every
 # machine sees the run's folder as an empty folder of its own (a tmpfs in a mount namespace):
 # the results arrive whole through rank 0's stream and the store. Checks the ranks' hosts and
-# addresses, the private mounts of a live rank, the launch line, the refusals, and that no
-# namespace or rank is left. Skips (77) without root, mpirun or the qdiscs, saying why.
+# addresses, the private mounts of a live rank, the launch line, the refusals, the harness
+# killed mid-run, and that no namespace or rank is left. Skips (77) without root, mpirun or the qdiscs, saying why.
 source "$(dirname "$0")/common.sh"
 
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root (network and mount namespaces)"; exit 77; }
@@ -60,6 +60,31 @@ refused "for Slurm on emulated machines run the study inside scripts/emulated-sl
   --launcher slurm
 [[ ! -e "$SCRATCH/results" ]] || fail "a refused run wrote results"
 
+# The harness killed outright (SIGKILL, no handler) while rank 1 hangs: mpirun dies with it
+# (a parent-death signal), the ranks with whoever started them (mpirun on machine 0, Open MPI's
+# daemon on machine 1), the daemon without its mpirun. Its namespaces stay until the next
+# harness that builds machines removes them (the study below).
+HARNESS_FAULT=rank=1,kind=hang,iteration=2 "$HARNESS" run "$SCRATCH/spec.yaml" --launcher mpirun \
+  --set output="$SCRATCH/killed" --set run.iterations=4 --set 'systems=[overlap]' \
+  >"$SCRATCH/killed.out" 2>&1 &
+killed=$!
+ours() { ps -eo stat=,args= | awk '$1 !~ /^Z/' | grep -E "harness-rank worker|orted|mpirun" |
+  grep -F "$SCRATCH" | grep -v grep || true; }
+# Killed once rank 1 is in its hang (the harness splits its output into the run's folder).
+hung=""
+for _ in $(seq 600); do
+  hung=$(grep -l "injecting hang" "$SCRATCH"/killed/*/*/raw/p000/overlap/rep0/rank1.stderr \
+    2>/dev/null || true)
+  [[ -n $hung ]] && break
+  sleep 0.05
+done
+[[ -n $hung && $(pgrep -fc "^$HARNESS_RANK worker .*$SCRATCH/killed" || true) == 4 ]] ||
+  fail "the killed run's 4 ranks never ran: $(tail -3 "$SCRATCH/killed.out")"
+kill -KILL "$killed"
+wait "$killed" 2>/dev/null || true
+for _ in $(seq 100); do [[ -z $(ours) ]] && break; sleep 0.05; done
+[[ -z $(ours) ]] || fail "left after the harness was killed: $(ours)"
+
 # The study. While it runs, a rank on machine 1 is looked at from outside: its network and
 # mount namespaces are not the harness's, and its run folder is a tmpfs of its own.
 "$HARNESS" run "$SCRATCH/spec.yaml" --launcher mpirun >"$SCRATCH/out" 2>"$SCRATCH/err" &
@@ -108,7 +133,8 @@ for name in ("overlap", "dapple"):
     assert status["status"] == "complete" and status["launcher"] == "mpirun", status
 PY
 [[ $? == 0 ]] || fail "results did not parse back"
-[[ -z $(ip netns list | grep "^harness-$harness-" || true) ]] || fail "namespaces left: $(ip netns list)"
+[[ -z $(ip netns list | grep -e "^harness-$harness-" -e "^harness-$killed-" || true) ]] ||
+  fail "namespaces left: $(ip netns list)"
 left=$(ps -eo stat=,args= | awk '$1 !~ /^Z/' | grep -E "harness-rank worker|orted" |
   grep -F "$SCRATCH" | grep -v grep || true)
 [[ -z $left ]] || fail "processes left: $left"
