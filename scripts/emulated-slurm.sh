@@ -6,14 +6,15 @@
 # file another wrote. COMMAND runs on the "login node" (the controller's namespace) with
 # SLURM_CONF set; everything is taken down when it ends, however it ends.
 #
-#   sudo bash scripts/emulated-slurm.sh [--nodes N] [--cpus C] [--rate RATE] [--delay D]
-#        [--private DIR]... [--keep-state DIR] -- COMMAND [ARG...]
+#   sudo bash scripts/emulated-slurm.sh [--nodes N] [--cpus C] [--bandwidth R] [--latency D]
+#        [--harness PATH] [--private DIR]... [--keep-state DIR] -- COMMAND [ARG...]
 #   sudo bash scripts/emulated-slurm.sh -- bash      # a shell on the login node: try sinfo
 #
 # Nodes are named n1..nN (10.98.0.1..N, the controller "ctl" 10.98.0.254); every machine's
-# /etc/hosts names them (a bind mount: the host's own /etc/hosts is not touched). --rate and
-# --delay shape each node's link (tc tbf / netem), as `cluster.inter_machine` does for the
-# harness's own emulated machines. Needs root, iproute2, slurmctld, slurmd, slurm-client and
+# /etc/hosts names them (a bind mount: the host's own /etc/hosts is not touched). --bandwidth
+# and --latency shape each node's link exactly as `cluster.network.inter_machine` shapes the
+# harness's own emulated machines (`harness shape-link`; the harness is $HARNESS, --harness, or
+# build/harness beside this script). Needs root, iproute2, slurmctld, slurmd, slurm-client and
 # munge (Debian: apt install slurmd slurmctld slurm-client munge). Exit: COMMAND's status; 2
 # when the cluster cannot be built (one line saying why), 77 when this host cannot make
 # namespaces or lacks Slurm (a test skips).
@@ -37,15 +38,17 @@ if [[ ${1:-} == --remove-machines ]]; then
   exit 0
 fi
 
-nodes=2 cpus=2 rate="" delay="" keep_state=""
+nodes=2 cpus=2 bandwidth="" latency="" keep_state=""
+harness=${HARNESS:-$(dirname "$(realpath "$0")")/../build/harness}
 private=()
-usage() { echo "usage: $0 [--nodes N] [--cpus C] [--rate RATE] [--delay D] [--private DIR]... [--keep-state DIR] -- COMMAND..." >&2; exit 2; }
+usage() { echo "usage: $0 [--nodes N] [--cpus C] [--bandwidth R] [--latency D] [--harness PATH] [--private DIR]... [--keep-state DIR] -- COMMAND..." >&2; exit 2; }
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
     --cpus) cpus=$2; shift 2 ;;
-    --rate) rate=$2; shift 2 ;;
-    --delay) delay=$2; shift 2 ;;
+    --bandwidth) bandwidth=$2; shift 2 ;;
+    --latency) latency=$2; shift 2 ;;
+    --harness) harness=$2; shift 2 ;;
     --private) private+=("$(realpath -m "$2")"); shift 2 ;;
     --keep-state) keep_state=$(realpath -m "$2"); shift 2 ;;
     --) shift; break ;;
@@ -130,19 +133,17 @@ machine() {  # namespace address port
   machine "$login" 10.98.0.254 ctl
   for k in $(seq "$nodes"); do machine "$(node_ns "$k")" "10.98.0.$k" "n$k"; done
 } 2>"$state/ip.err" || unavailable "cannot build network namespaces: $(head -1 "$state/ip.err")"
-for k in $(seq "$nodes"); do
-  ns=$(node_ns "$k")
-  if [[ -n $delay ]]; then
-    ip netns exec "$ns" tc qdisc add dev eth0 root handle 1: netem delay "$delay" ||
-      cannot "tc netem delay $delay failed"
-  fi
-  if [[ -n $rate ]]; then
-    parent=(root handle 1:)
-    [[ -n $delay ]] && parent=(parent 1:1 handle 10:)
-    ip netns exec "$ns" tc qdisc add dev eth0 "${parent[@]}" tbf rate "$rate" burst 64kb \
-      latency 100ms || cannot "tc tbf rate $rate failed"
-  fi
-done
+# Each node's link shaped by the harness itself, exactly as it shapes `cluster.machines`.
+if [[ -n $bandwidth || -n $latency ]]; then
+  shaping=()
+  [[ -n $bandwidth ]] && shaping+=(--bandwidth "$bandwidth")
+  [[ -n $latency ]] && shaping+=(--latency "$latency")
+  [[ -x $harness ]] || cannot "--bandwidth/--latency need the harness binary (--harness PATH; $harness is none)"
+  for k in $(seq "$nodes"); do
+    "$harness" shape-link --netns "$(node_ns "$k")" "${shaping[@]}" 2>"$state/shape.err" ||
+      cannot "$(head -1 "$state/shape.err")"
+  done
+fi
 
 {
   echo "127.0.0.1 localhost"

@@ -13,6 +13,7 @@
 #include "harness/cli/profile_command.h"
 #include "harness/cli/report_command.h"
 #include "harness/cli/run_command.h"
+#include "harness/cli/shape_link_command.h"
 #include "harness/cli/simulate_command.h"
 #include "harness/cli/trace_command.h"
 #include "harness/launch/rank_program.h"
@@ -35,5 +36,6 @@ int main(int argc, char** argv) {
   harness::add_trace_command(app);
   harness::add_machine_command(app, rank_program);
   harness::add_enter_machine_command(app);
+  harness::add_shape_link_command(app);
   return harness::parse_and_run(app, argc, argv);
 }

@@ -20,7 +20,10 @@ std::string tbf_burst(double bits_per_second) {
   return std::to_string(static_cast<long long>(bytes)) + "b";
 }
 
-void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& link) {
+}  // namespace
+
+std::vector<Command> link_shaping_commands(const std::string& netns, const LinkShape& link) {
+  std::vector<Command> commands;
   const bool netem = link.delay_s > 0 || link.loss_percent > 0;
   if (link.rate_bits_per_s) {
     // TCP small queues: what one socket may keep queued below it. The default (4 MiB here) is
@@ -29,9 +32,9 @@ void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& l
     // FIFO; the kernel may have no fq_codel to keep flows apart). A few ms of the rate, at
     // least 64 KiB, keeps the link busy without either.
     const double queued = std::max(64.0 * 1024, *link.rate_bits_per_s / 8 * 0.002);
-    plan.setup.push_back({"ip", "netns", "exec", netns, "sh", "-c",
-                          "echo " + std::to_string(static_cast<long long>(queued)) +
-                              " > /proc/sys/net/ipv4/tcp_limit_output_bytes"});
+    commands.push_back({"ip", "netns", "exec", netns, "sh", "-c",
+                        "echo " + std::to_string(static_cast<long long>(queued)) +
+                            " > /proc/sys/net/ipv4/tcp_limit_output_bytes"});
   }
   const Command tc = {"ip", "netns", "exec", netns, "tc", "qdisc", "add", "dev", kMachineInterface};
   if (netem) {
@@ -39,7 +42,7 @@ void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& l
     command.insert(command.end(), {"root", "handle", "1:", "netem"});
     if (link.delay_s > 0) command.insert(command.end(), {"delay", tc_delay(link.delay_s)});
     if (link.loss_percent > 0) command.insert(command.end(), {"loss", tc_loss(link.loss_percent)});
-    plan.setup.push_back(command);
+    commands.push_back(command);
   }
   if (link.rate_bits_per_s) {
     Command command = tc;
@@ -50,11 +53,10 @@ void add_shaping(NetworkPlan& plan, const std::string& netns, const LinkShape& l
     }
     command.insert(command.end(), {"tbf", "rate", tc_rate(*link.rate_bits_per_s), "burst",
                                    tbf_burst(*link.rate_bits_per_s), "latency", "100ms"});
-    plan.setup.push_back(command);
+    commands.push_back(command);
   }
+  return commands;
 }
-
-}  // namespace
 
 const EmulatedMachine& NetworkPlan::machine_of(int rank) const {
   return machines.at(static_cast<size_t>(rank / std::max(1, ranks_per_machine)));
@@ -85,7 +87,8 @@ NetworkPlan plan_network(const EmulatedClusterShape& shape, int owner_pid) {
                                          {"ip", "-n", ns, "addr", "add", machine.address + "/16",
                                           "dev", kMachineInterface},
                                          {"ip", "-n", ns, "link", "set", kMachineInterface, "up"}});
-    add_shaping(plan, ns, shape.inter_machine);
+    const auto shaping = link_shaping_commands(ns, shape.inter_machine);
+    plan.setup.insert(plan.setup.end(), shaping.begin(), shaping.end());
     plan.machines.push_back(machine);
   }
   for (const auto& machine : plan.machines)

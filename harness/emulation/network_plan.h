@@ -55,6 +55,11 @@ inline constexpr const char* kMachineInterface = "eth0";
 
 NetworkPlan plan_network(const EmulatedClusterShape& shape, int owner_pid);
 
+// The commands that shape `link` on the machine interface of namespace `netns` (none for an
+// unshaped link): the plan's, and `harness shape-link`'s for machines made by others
+// (scripts/emulated-slurm.sh), so that a link is the same link whoever built the machines.
+std::vector<Command> link_shaping_commands(const std::string& netns, const LinkShape& link);
+
 // What --dry-run prints: the namespaces, their addresses, and every command.
 std::string describe_network_plan(const NetworkPlan& plan);
 
