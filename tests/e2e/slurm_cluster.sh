@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A real Slurm (munge, slurmctld, two slurmd's) on two emulated machines with no shared file
-# system (scripts/emulated-slurm.sh), and studies run through it with `salloc ... harness run
+# A real Slurm (munge, slurmctld, two slurmd's) on two emulated machines joined by a 1 Gbit/s
+# link, with no shared file system (scripts/emulated-slurm.sh), and studies run through it with `salloc ... harness run
 # --launcher slurm`: a DDP study and a DAPPLE pipeline study across both nodes; the private
 # view of the results folder itself; a rank ended by Slurm (its step cancelled, its node set
 # down) failing the run with a report that names it and its host, and leaving no process; a
@@ -13,7 +13,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 if [[ ${1:-} != --inside ]]; then
   mkdir -p "$SCRATCH/results"
   set +e
-  bash "$repo/scripts/emulated-slurm.sh" --nodes 2 --private "$SCRATCH/results" -- \
+  bash "$repo/scripts/emulated-slurm.sh" --nodes 2 --bandwidth 1gbit --harness "$HARNESS" \
+    --private "$SCRATCH/results" -- \
     env HARNESS="$HARNESS" SCRATCH_OUTER="$SCRATCH" bash "$0" --inside 2>"$SCRATCH/cluster.err"
   code=$?
   set -e
@@ -87,6 +88,11 @@ seen=$(srun -N 2 -n 2 --label sh -c 'ls -A '"$results" | sort)
 [[ $seen == $'0: n1\n1: n2' ]] || fail "the nodes share a folder: $seen"
 [[ $(ls -A "$results") == "written-on-the-host" ]] || fail "a node wrote the host's folder"
 rm "$results/written-on-the-host"
+
+# Each node's link shaped as the harness shapes its own machines' (harness shape-link).
+qdisc=$(srun -N 1 -w n2 tc qdisc show dev eth0)
+expect_contains "$qdisc" "tbf 1: root"
+expect_contains "$qdisc" "rate 1Gbit burst 125000b lat 100ms"
 
 # 2. DDP and a DAPPLE pipeline across the two nodes.
 cat > "$SCRATCH/study.yaml" <<YAML
