@@ -44,6 +44,8 @@ private=()
 usage() { echo "usage: $0 [--nodes N] [--cpus C] [--bandwidth R] [--latency D] [--harness PATH] [--private DIR]... [--keep-state DIR] -- COMMAND..." >&2; exit 2; }
 while (($#)); do
   case $1 in
+    --nodes | --cpus | --bandwidth | --latency | --harness | --private | --keep-state)
+      (($# >= 2)) || { echo "error: $1: needs a value" >&2; exit 2; } ;;&
     --nodes) nodes=$2; shift 2 ;;
     --cpus) cpus=$2; shift 2 ;;
     --bandwidth) bandwidth=$2; shift 2 ;;
@@ -141,7 +143,7 @@ if [[ -n $bandwidth || -n $latency ]]; then
   [[ -x $harness ]] || cannot "--bandwidth/--latency need the harness binary (--harness PATH; $harness is none)"
   for k in $(seq "$nodes"); do
     "$harness" shape-link --netns "$(node_ns "$k")" "${shaping[@]}" 2>"$state/shape.err" ||
-      cannot "$(head -1 "$state/shape.err")"
+      cannot "$(head -1 "$state/shape.err" | sed 's/^error: //')"
   done
 fi
 

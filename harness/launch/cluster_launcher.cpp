@@ -259,8 +259,7 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
   auto seconds_since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  const LauncherKind kind =
-      launch.command.argv.front() == "srun" ? LauncherKind::slurm : LauncherKind::mpirun;
+  const LauncherKind kind = launch.kind;
   fs::create_directories(launch.directory);
   const fs::path out_path = launch.directory / "launcher.stdout";
   const fs::path err_path = launch.directory / "launcher.stderr";

@@ -48,6 +48,9 @@ RankFailure parse_launcher_failure(LauncherKind kind, const std::string& launche
                                    int exit_status);
 
 struct ClusterLaunch {
+  // Whose output and messages these are (mpirun's tags, srun's labels): said, never guessed
+  // from the command, which may start with a wrapper (`harness enter-machine ... mpirun`).
+  LauncherKind kind = LauncherKind::mpirun;
   LaunchCommand command;
   int world_size = 1;
   std::filesystem::path directory;  // the run's raw folder

@@ -164,6 +164,7 @@ class ClusterRanks : public RunLauncher {
                        const ProgressCallback& progress) override {
     write_worker_config(attempt);
     ClusterLaunch launch;
+    launch.kind = options_.launcher;
     launch.command = commands(attempt).front();
     launch.world_size = static_cast<int>(attempt.run.point->config.run.world_size);
     launch.directory = attempt.raw;
