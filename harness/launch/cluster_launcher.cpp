@@ -7,11 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <regex>
 #include <thread>
+#include <utility>
 
 #include "common/atomic_file.h"
 #include "common/captured_process.h"
@@ -57,11 +61,15 @@ class FileFollower {
 }  // namespace
 
 RankOutputSplitter::RankOutputSplitter(LauncherKind kind, int world_size, fs::path directory,
-                                       std::string stream)
+                                       std::string stream, int first_rank)
     : kind_(kind),
       directory_(std::move(directory)),
       stream_(std::move(stream)),
-      lines_(static_cast<size_t>(world_size), 0) {
+      lines_(static_cast<size_t>(world_size), 0),
+      first_rank_(first_rank) {
+  // The first launcher's splitter starts every rank's file (another agent's must not empty
+  // what the first already wrote).
+  if (first_rank != 0) return;
   for (int r = 0; r < world_size; ++r) {
     std::ofstream(directory_ / ("rank" + std::to_string(r) + "." + stream_), std::ios::trunc);
   }
@@ -132,12 +140,14 @@ void RankOutputSplitter::split_tagged(const std::string& text) {
   }
 }
 
-// Slurm's --label: "  3: text".
+// Slurm's --label: "  3: text"; torchrun's --tee: "[default1]:text" (role and local rank).
 void RankOutputSplitter::split_prefixed_line(const std::string& line) {
   static const std::regex label(R"(^ *([0-9]+): )");
+  static const std::regex tee(R"(^\[[A-Za-z_]*([0-9]+)\]:)");
   std::smatch match;
-  if (std::regex_search(line, match, label)) {
-    emit(std::stoi(match[1].str()), stream_, line.substr(static_cast<size_t>(match.length(0))));
+  if (std::regex_search(line, match, kind_ == LauncherKind::torchrun ? tee : label)) {
+    emit(first_rank_ + std::stoi(match[1].str()), stream_,
+         line.substr(static_cast<size_t>(match.length(0))));
   } else {
     emit(-1, stream_, line);
   }
@@ -181,6 +191,18 @@ RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text, i
       failure.reason = std::regex_search(what, exit_code, code)
                            ? "exited with code " + exit_code[1].str()
                            : "srun: " + what;
+      return failure;
+    }
+  } else if (kind == LauncherKind::torchrun) {
+    // The agent's ChildFailedError report: "Root Cause (first observed failure):", then the
+    // rank, its host and its exit code (negative: the signal that ended it).
+    static const std::regex root(
+        R"(Root Cause[^\n]*\n(?:.*\n)*?\s*host\s*:\s*(\S+)\s*\n\s*rank\s*:\s*([0-9]+)[^\n]*\n\s*exitcode\s*:\s*(-?[0-9]+))");
+    if (std::regex_search(text, match, root)) {
+      failure.host = match[1].str();
+      failure.rank = std::stoi(match[2].str());
+      const int code = std::stoi(match[3].str());
+      failure.reason = code < 0 ? signal_text(-code) : "exited with code " + std::to_string(code);
       return failure;
     }
   }
@@ -252,6 +274,91 @@ void stop_process_group(pid_t pid, int& status, bool& exited) {
 
 }  // namespace
 
+namespace {
+
+// One launcher process of a launch: its process group, its output files as they grow, and the
+// splitters that hand its lines to the ranks they belong to.
+struct LauncherProcess {
+  pid_t pid = -1;
+  int status = 0;
+  bool exited = false;
+  fs::path err_path;
+  std::unique_ptr<FileFollower> out_follow, err_follow;
+  std::unique_ptr<RankOutputSplitter> out_split, err_split;
+
+  void pump() {
+    out_split->feed(out_follow->read_new());
+    err_split->feed(err_follow->read_new());
+  }
+  void finish() {
+    pump();
+    out_split->finish();
+    err_split->finish();
+  }
+  bool failed() const { return exited && !(WIFEXITED(status) && WEXITSTATUS(status) == 0); }
+};
+
+// Every launcher of `launch` started, their rank files begun.
+std::vector<LauncherProcess> start_launchers(const ClusterLaunch& launch) {
+  const int agents = static_cast<int>(launch.commands.size());
+  const int ranks_each = launch.world_size / std::max(1, agents);
+  std::vector<LauncherProcess> processes(launch.commands.size());
+  for (int k = 0; k < agents; ++k) {
+    const std::string suffix = k == 0 ? "" : std::to_string(k);
+    const fs::path out_path = launch.directory / ("launcher" + suffix + ".stdout");
+    LauncherProcess& process = processes[k];
+    process.err_path = launch.directory / ("launcher" + suffix + ".stderr");
+    process.out_split = std::make_unique<RankOutputSplitter>(
+        launch.kind, launch.world_size, launch.directory, "stdout", k * ranks_each);
+    process.err_split = std::make_unique<RankOutputSplitter>(
+        launch.kind, launch.world_size, launch.directory, "stderr", k * ranks_each);
+    process.pid = start_launcher_group(launch.commands[k].argv, out_path, process.err_path);
+    process.out_follow = std::make_unique<FileFollower>(out_path);
+    process.err_follow = std::make_unique<FileFollower>(process.err_path);
+  }
+  return processes;
+}
+
+// Waits up to `grace` for the launchers still running to end on their own.
+void let_the_others_end(std::vector<LauncherProcess>& processes,
+                        std::chrono::steady_clock::duration grace) {
+  const auto until = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < until) {
+    bool running = false;
+    for (auto& p : processes) {
+      if (!p.exited && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) p.exited = true;
+      running = running || !p.exited;
+    }
+    if (!running) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The failure that caused the others, as the failed launchers report it: the first whose rank
+// did not merely lose a peer (one agent's rank dying resets the Gloo connections of every
+// other agent's ranks), else the first. Returns it with the stderr of the launcher that said so.
+std::pair<RankFailure, fs::path> first_cause(const ClusterLaunch& launch,
+                                             const std::vector<LauncherProcess>& processes) {
+  std::optional<std::pair<RankFailure, fs::path>> chosen;
+  bool chosen_lost_a_peer = false;
+  for (const auto& p : processes) {
+    if (!p.failed()) continue;
+    const RankFailure failure = parse_launcher_failure(
+        launch.kind, p.out_split->own_text() + p.err_split->own_text(), p.status);
+    const bool lost =
+        failure.rank >= 0 &&
+        lost_a_peer(
+            tail_lines(launch.directory / ("rank" + std::to_string(failure.rank) + ".stderr"), 20));
+    if (!chosen || (chosen_lost_a_peer && !lost)) {
+      chosen = {failure, p.err_path};
+      chosen_lost_a_peer = lost;
+    }
+  }
+  return *chosen;
+}
+
+}  // namespace
+
 LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& limits,
                              const ProgressCallback& progress) {
   using Clock = std::chrono::steady_clock;
@@ -259,62 +366,74 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
   auto seconds_since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  const LauncherKind kind = launch.kind;
   fs::create_directories(launch.directory);
-  const fs::path out_path = launch.directory / "launcher.stdout";
-  const fs::path err_path = launch.directory / "launcher.stderr";
-
-  const pid_t pid = start_launcher_group(launch.command.argv, out_path, err_path);
-
-  RankOutputSplitter out_split(kind, launch.world_size, launch.directory, "stdout");
-  RankOutputSplitter err_split(kind, launch.world_size, launch.directory, "stderr");
-  FileFollower out_follow(out_path), err_follow(err_path);
+  std::vector<LauncherProcess> processes = start_launchers(launch);
   std::vector<long long> seen(static_cast<size_t>(launch.world_size), 0);
   std::vector<Clock::time_point> last_progress(seen.size(), start);
-  auto pump = [&]() {
-    out_split.feed(out_follow.read_new());
-    err_split.feed(err_follow.read_new());
+  auto stop_all = [&]() {
+    for (auto& p : processes) stop_process_group(p.pid, p.status, p.exited);
   };
-
-  int status = 0;
-  bool exited = false;
-  auto stop_group = [&]() { stop_process_group(pid, status, exited); };
+  auto finish_outputs = [&]() {
+    for (auto& p : processes) p.finish();
+  };
 
   LaunchOutcome outcome;
-  auto finish_outputs = [&]() {
-    pump();
-    out_split.finish();
-    err_split.finish();
-  };
-  auto fail = [&](RankFailure failure) {
-    stop_group();
+  auto fail = [&](RankFailure failure, const fs::path& launcher_err) {
+    stop_all();
     finish_outputs();
     if (failure.rank >= 0) {
       failure.stderr_tail =
           tail_lines(launch.directory / ("rank" + std::to_string(failure.rank) + ".stderr"), 20);
     }
-    if (failure.stderr_tail.empty()) failure.stderr_tail = tail_lines(err_path, 20);
+    if (failure.stderr_tail.empty()) failure.stderr_tail = tail_lines(launcher_err, 20);
     outcome.failure = failure;
     outcome.elapsed_s = seconds_since(start);
     return outcome;
   };
 
   while (true) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
+    const LauncherProcess* failed = nullptr;
+    size_t ended = 0;
+    for (auto& p : processes) {
+      if (!p.exited && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) {
+        p.exited = true;
+        ::kill(-p.pid, SIGKILL);  // nothing a launcher started outlives it
+      }
+      ended += p.exited;
+      if (!failed && p.failed()) failed = &p;
+    }
+    if (failed) {
+      // Several agents (torchrun's): the others' ranks lose their peers and their agents end
+      // too, within a monitor tick; each reports its own ranks, the cause among them.
+      if (processes.size() > 1) let_the_others_end(processes, std::chrono::seconds(1));
+      stop_all();
+      finish_outputs();
+      outcome.elapsed_s = seconds_since(start);
+      // Ctrl-C in a terminal reaches the launcher too, which then ends on its own.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (stop_requested().load()) {
+        outcome.interrupted = true;
+        return outcome;
+      }
+      const auto [failure, err_path] = first_cause(launch, processes);
+      return fail(failure, err_path);
+    }
+    if (ended == processes.size()) {
       finish_outputs();
       break;
     }
-    pump();
+    for (auto& p : processes) p.pump();
     for (size_t r = 0; r < seen.size(); ++r) {
-      if (out_split.lines(static_cast<int>(r)) != seen[r]) {
-        seen[r] = out_split.lines(static_cast<int>(r));
+      long long lines = 0;
+      for (const auto& p : processes) lines += p.out_split->lines(static_cast<int>(r));
+      if (lines != seen[r]) {
+        seen[r] = lines;
         last_progress[r] = Clock::now();
       }
     }
     if (progress) progress(seen[0]);
     if (stop_requested().load()) {
-      stop_group();
+      stop_all();
       finish_outputs();
       outcome.interrupted = true;
       outcome.elapsed_s = seconds_since(start);
@@ -322,23 +441,15 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
     }
     std::vector<RankProgress> progress_of(seen.size());
     for (size_t r = 0; r < seen.size(); ++r) progress_of[r] = {seen[r], last_progress[r], true};
-    if (auto failure = stall_or_timeout(progress_of, limits, start)) return fail(*failure);
+    if (auto failure = stall_or_timeout(progress_of, limits, start)) {
+      return fail(*failure, processes.front().err_path);
+    }
     std::this_thread::sleep_for(std::chrono::duration<double>(limits.poll_interval_s));
   }
-  // The launcher is gone; make sure nothing it started outlives it.
-  ::kill(-pid, SIGKILL);
   outcome.elapsed_s = seconds_since(start);
-  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-    // Ctrl-C in a terminal reaches the launcher too, which then ends on its own.
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (stop_requested().load()) {
-      outcome.interrupted = true;
-      return outcome;
-    }
-    const std::string own = out_split.own_text() + err_split.own_text();
-    return fail(parse_launcher_failure(kind, own, status));
+  if (auto failure = unpack_result_frames(launch.directory)) {
+    return fail(*failure, processes.front().err_path);
   }
-  if (auto failure = unpack_result_frames(launch.directory)) return fail(*failure);
   outcome.ok = true;
   return outcome;
 }

@@ -20,9 +20,11 @@ namespace harness {
 // order they were written; it writes <directory>/rank<r>.<stream> and counts lines per rank.
 class RankOutputSplitter {
  public:
-  // `stream` is "stdout" or "stderr": the stream of the launcher being split.
+  // `stream` is "stdout" or "stderr": the stream of the launcher being split. `first_rank`:
+  // torchrun's agent labels its ranks by local rank ("[default1]:"), counted from its node's
+  // first rank.
   RankOutputSplitter(LauncherKind kind, int world_size, std::filesystem::path directory,
-                     std::string stream);
+                     std::string stream, int first_rank = 0);
   void feed(const std::string& bytes);
   void finish();  // flushes a last line without newline
   long long lines(int rank) const { return lines_.at(rank); }
@@ -31,7 +33,7 @@ class RankOutputSplitter {
 
  private:
   void split_tagged(const std::string& text);         // Open MPI
-  void split_prefixed_line(const std::string& line);  // Slurm
+  void split_prefixed_line(const std::string& line);  // Slurm, torchrun
   void emit(int rank, const std::string& stream, const std::string& text);
 
   LauncherKind kind_;
@@ -40,6 +42,7 @@ class RankOutputSplitter {
   std::string pending_;
   std::string own_;
   std::vector<long long> lines_;
+  int first_rank_ = 0;
 };
 
 // The failure a launcher reported in its own output (`launcher_text`: its stdout and stderr
@@ -48,18 +51,23 @@ RankFailure parse_launcher_failure(LauncherKind kind, const std::string& launche
                                    int exit_status);
 
 struct ClusterLaunch {
-  // Whose output and messages these are (mpirun's tags, srun's labels): said, never guessed
-  // from the command, which may start with a wrapper (`harness enter-machine ... mpirun`).
+  // Whose output and messages these are (mpirun's tags, srun's labels, torchrun's prefixes):
+  // said, never guessed from the command, which may start with a wrapper (`harness
+  // enter-machine ... mpirun`).
   LauncherKind kind = LauncherKind::mpirun;
-  LaunchCommand command;
+  // One launcher process each: mpirun and srun one; torchrun one agent per machine, each
+  // holding world_size / commands.size() ranks, the first agent rank 0. Their output goes to
+  // launcher.stdout / .stderr (the first) and launcher<k>.stdout / .stderr.
+  std::vector<LaunchCommand> commands;
   int world_size = 1;
   std::filesystem::path directory;  // the run's raw folder
 };
 
-// Starts the launcher in its own process group and watches it; on failure, stall, timeout or
-// Ctrl-C the whole group is stopped (SIGTERM, then SIGKILL after a grace period). On success
-// the result files framed in rank 0's stdout are written into `directory`; a damaged or
-// missing frame is a failure of rank 0.
+// Starts each launcher process in a process group of its own and watches them; on a failure
+// (a launcher ending other than with 0), stall, timeout or Ctrl-C every group is stopped
+// (SIGTERM, then SIGKILL after a grace period). When all ended with 0 the result files framed
+// in rank 0's stdout are written into `directory`; a damaged or missing frame is a failure of
+// rank 0.
 LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& limits,
                              const ProgressCallback& progress = {});
 

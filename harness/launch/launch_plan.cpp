@@ -164,6 +164,7 @@ std::vector<LaunchCommand> plan_launch(LauncherKind kind, const WorkerLaunch& wo
                         "--master_addr=" + worker.master_addr,
                         "--master_port=" + std::to_string(worker.master_port),
                         "--max_restarts=0",
+                        "--tee=3",  // its ranks' lines prefixed "[default<local rank>]:"
                         "--no_python"};
         auto args = worker_arguments(worker, "torchrun", false);
         // The agent owns MASTER_PORT; the worker must not pass it as its own server port.

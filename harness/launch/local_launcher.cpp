@@ -105,6 +105,11 @@ std::string rank_host_from_stdout(const fs::path& stdout_path) {
   return "";
 }
 
+bool lost_a_peer(const std::string& stderr_tail) {
+  return stderr_tail.find("Connection reset by peer") != std::string::npos ||
+         stderr_tail.find("Connection closed by peer") != std::string::npos;
+}
+
 bool failed_on_busy_port(const std::string& stderr_tail) {
   return stderr_tail.find("Address already in use") != std::string::npos ||
          stderr_tail.find("errno: 98") != std::string::npos;

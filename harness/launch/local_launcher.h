@@ -60,6 +60,11 @@ std::string tail_lines(const std::filesystem::path& path, size_t lines);
 // "" when its stdout has none.
 std::string rank_host_from_stdout(const std::filesystem::path& stdout_path);
 
+// Whether a failed rank's stderr says it failed because a peer went away (Gloo's "Connection
+// reset by peer" / "Connection closed by peer"): a consequence of another rank's end, not a
+// cause.
+bool lost_a_peer(const std::string& stderr_tail);
+
 // Whether a failed rank's stderr says its rendezvous port was taken (c10d's TCPStore: "errno:
 // 98 - Address already in use"): the run is then retried on another port.
 bool failed_on_busy_port(const std::string& stderr_tail);

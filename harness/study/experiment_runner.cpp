@@ -283,15 +283,15 @@ void check_emulated_clusters(const Experiment& experiment, const RunnerOptions& 
         std::max(needed->inter_machine.loss_percent, shape->inter_machine.loss_percent);
   }
   if (!needed) return;
-  if (options.launcher == LauncherKind::slurm || options.launcher == LauncherKind::torchrun) {
+  if (options.launcher == LauncherKind::slurm) {
     // Slurm's machines are its nodes: scripts/emulated-slurm.sh makes them emulated ones.
     throw InputError(experiment.spec_path + ": cluster.machines: emulated machines run under " +
-                     "the local launcher and mpirun; for Slurm on emulated machines run the " +
-                     "study inside scripts/emulated-slurm.sh (without cluster.machines)");
+                     "the local launcher, mpirun and torchrun; for Slurm on emulated machines " +
+                     "run the study inside scripts/emulated-slurm.sh (without cluster.machines)");
   }
-  if (options.launcher == LauncherKind::mpirun && !options.hosts.empty()) {
-    throw InputError(experiment.spec_path +
-                     ": cluster.machines: the emulated machines are mpirun's hosts; drop --hosts");
+  if (options.launcher != LauncherKind::local && !options.hosts.empty()) {
+    throw InputError(experiment.spec_path + ": cluster.machines: the emulated machines are " +
+                     launcher_name(options.launcher) + "'s hosts; drop --hosts");
   }
   if (const std::string why = emulation_unavailable_reason(*needed); !why.empty()) {
     throw InputError(experiment.spec_path + ": cluster.machines: " + why);

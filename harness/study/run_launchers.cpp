@@ -11,6 +11,7 @@
 #include "common/input_error.h"
 #include "common/ports.h"
 #include "common/text_util.h"
+#include "common/torch_python.h"
 #include "harness/emulation/machine_entry.h"
 #include "harness/external/external_system.h"
 #include "harness/launch/cluster_launcher.h"
@@ -115,6 +116,17 @@ std::optional<RankFailure> check_rank_results(const RunAttempt& attempt) {
   return std::nullopt;
 }
 
+// The torchrun of the build's torch (beside its Python: a virtual environment's bin/, or
+// /usr/bin for Debian's), else the first on PATH; "" when there is none.
+std::string torchrun_program() {
+  const std::string python = torch_python();
+  if (!python.empty()) {
+    const fs::path beside = fs::path(python).parent_path() / "torchrun";
+    if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  return find_program("torchrun");
+}
+
 // The harness's rank program, one local process per rank.
 class LocalRanks : public RunLauncher {
  public:
@@ -165,7 +177,7 @@ class ClusterRanks : public RunLauncher {
     write_worker_config(attempt);
     ClusterLaunch launch;
     launch.kind = options_.launcher;
-    launch.command = commands(attempt).front();
+    launch.commands = commands(attempt);
     launch.world_size = static_cast<int>(attempt.run.point->config.run.world_size);
     launch.directory = attempt.raw;
     return launch_cluster(launch, limits, progress);
@@ -180,14 +192,21 @@ class ClusterRanks : public RunLauncher {
  private:
   std::vector<LaunchCommand> commands(const RunAttempt& attempt) const {
     if (attempt.network) return on_emulated_machines(attempt);
-    return plan_launch(options_.launcher, cluster_worker(attempt, options_), options_.hosts,
-                       ::geteuid() == 0);
+    std::vector<LaunchCommand> planned = plan_launch(
+        options_.launcher, cluster_worker(attempt, options_), options_.hosts, ::geteuid() == 0);
+    // torchrun without hosts runs its one agent here: the build's own torchrun.
+    if (options_.launcher == LauncherKind::torchrun && options_.hosts.empty()) {
+      planned.front().argv.front() = torchrun_program();
+    }
+    return planned;
   }
 
-  // mpirun across emulated machines: the machines are its hosts; it runs on machine 0 and
-  // starts Open MPI's daemon on each other machine through `harness enter-machine` as its rsh
-  // agent, so its own wire-up and the ranks' traffic cross the shaped links. Each machine sees
-  // the run's folder as an empty folder of its own: rank 0 sends the results in its stream.
+  // Across emulated machines the machines are the hosts, each command runs on its machine
+  // through `harness enter-machine`, and each machine sees the run's folder as an empty folder
+  // of its own (rank 0 sends the results in its stream). mpirun runs on machine 0 and starts
+  // Open MPI's daemon on the others through enter-machine as its rsh agent; torchrun runs one
+  // agent on every machine. Either way the wire-up and the ranks' traffic cross the shaped
+  // links.
   std::vector<LaunchCommand> on_emulated_machines(const RunAttempt& attempt) const {
     const NetworkPlan& network = *attempt.network;
     std::vector<HostSlots> hosts;
@@ -196,17 +215,27 @@ class ClusterRanks : public RunLauncher {
     }
     WorkerLaunch worker = cluster_worker(attempt, options_);
     worker.master_addr = hosts.front().host;
-    LaunchCommand mpirun = plan_launch(options_.launcher, worker, hosts, ::geteuid() == 0).front();
+    std::vector<LaunchCommand> planned =
+        plan_launch(options_.launcher, worker, hosts, ::geteuid() == 0);
     const std::vector<std::string> entry =
         enter_machine_words(options_.harness_executable, network, attempt.raw.string());
-    std::vector<std::string> agent = entry;
-    agent.push_back("--shell");
-    mpirun.argv.insert(mpirun.argv.begin() + 1, {"--mca", "plm_rsh_agent", join(agent, " ")});
-    LaunchCommand command;
-    command.argv = entry;
-    command.argv.push_back(hosts.front().host);
-    command.argv.insert(command.argv.end(), mpirun.argv.begin(), mpirun.argv.end());
-    return {command};
+    if (options_.launcher == LauncherKind::mpirun) {
+      std::vector<std::string> agent = entry;
+      agent.push_back("--shell");
+      planned.front().argv.insert(planned.front().argv.begin() + 1,
+                                  {"--mca", "plm_rsh_agent", join(agent, " ")});
+      planned.front().host = hosts.front().host;
+    } else {
+      for (auto& command : planned) command.argv.front() = torchrun_program();
+    }
+    std::vector<LaunchCommand> commands;
+    for (const auto& command : planned) {
+      LaunchCommand& wrapped = commands.emplace_back();
+      wrapped.argv = entry;
+      wrapped.argv.push_back(command.host);
+      wrapped.argv.insert(wrapped.argv.end(), command.argv.begin(), command.argv.end());
+    }
+    return commands;
   }
 
   const RunnerOptions& options_;
@@ -278,9 +307,16 @@ std::unique_ptr<RunLauncher> make_run_launcher(const PlannedRun& run,
 
 void check_launcher_usable(const RunnerOptions& options) {
   if (options.launcher == LauncherKind::torchrun) {
-    throw InputError(
-        "--launcher torchrun: torchrun is started on every host by you or your scheduler; "
-        "`--print-launch` prints each host's command (experiments/README.md, Launchers)");
+    if (!options.hosts.empty()) {
+      throw InputError(
+          "--launcher torchrun: on other hosts torchrun is started by you or your scheduler; "
+          "`--print-launch` prints each host's command (experiments/README.md, Launchers)");
+    }
+    if (torchrun_program().empty()) {
+      throw InputError("--launcher torchrun: no torchrun beside the build's torch (" +
+                       torch_python() + ") or on PATH");
+    }
+    return;
   }
   if (options.launcher != LauncherKind::local) {
     const std::string program = options.launcher == LauncherKind::mpirun ? "mpirun" : "srun";

@@ -247,11 +247,12 @@ TEST(LaunchPlan, TorchrunOneCommandPerHost) {
   const auto commands = harness::plan_launch(harness::LauncherKind::torchrun, sample_worker(),
                                              harness::parse_hosts("h1:8,h2:8"), false);
   ASSERT_EQ(commands.size(), 2u);
-  EXPECT_EQ(harness::render_command(commands[1]),
-            "[on h2] torchrun --nnodes=2 --nproc_per_node=2 --node_rank=1 --master_addr=h1 "
-            "--master_port=29500 --max_restarts=0 --no_python /opt/harness worker --rank-from "
-            "torchrun --config-json '{\"seed\": 1, \"model\": {\"name\": \"mlp\"}}' --out "
-            "/r/raw/p000/overlap/rep0 --rendezvous tcp --emit-results");
+  EXPECT_EQ(
+      harness::render_command(commands[1]),
+      "[on h2] torchrun --nnodes=2 --nproc_per_node=2 --node_rank=1 --master_addr=h1 "
+      "--master_port=29500 --max_restarts=0 --tee=3 --no_python /opt/harness worker --rank-from "
+      "torchrun --config-json '{\"seed\": 1, \"model\": {\"name\": \"mlp\"}}' --out "
+      "/r/raw/p000/overlap/rep0 --rendezvous tcp --emit-results");
   EXPECT_EQ(commands[0].host, "h1");
   const auto here =
       harness::plan_launch(harness::LauncherKind::torchrun, sample_worker(), {}, false);
@@ -330,6 +331,26 @@ TEST(RankOutputSplitter, SlurmLabels) {
   EXPECT_EQ(split.own_text(), "srun: job step 7 done\n");
 }
 
+// torchrun --tee=3: each agent prefixes its ranks' lines with their local rank; the second
+// agent's ranks follow the first's.
+TEST(RankOutputSplitter, TorchrunAgentsByLocalRank) {
+  TempDir dir;
+  using harness::LauncherKind;
+  harness::RankOutputSplitter first(LauncherKind::torchrun, 4, dir.path(), "stdout", 0);
+  harness::RankOutputSplitter second(LauncherKind::torchrun, 4, dir.path(), "stdout", 2);
+  first.feed("[default0]:a\n[default1]:b\n");
+  second.feed("[default1]:d\nW1126 04:55:31.183000 26732 torch/distributed/run.py:851] ***\n");
+  second.feed("[default0]:c\n");
+  first.finish();
+  second.finish();
+  EXPECT_EQ(read_all(dir.path() / "rank0.stdout"), "a\n");
+  EXPECT_EQ(read_all(dir.path() / "rank1.stdout"), "b\n");
+  EXPECT_EQ(read_all(dir.path() / "rank2.stdout"), "c\n");
+  EXPECT_EQ(read_all(dir.path() / "rank3.stdout"), "d\n");
+  EXPECT_EQ(second.lines(3), 1);
+  EXPECT_EQ(second.own_text(), "W1126 04:55:31.183000 26732 torch/distributed/run.py:851] ***\n");
+}
+
 TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
   using harness::LauncherKind;
   const auto signaled = harness::parse_launcher_failure(
@@ -361,6 +382,26 @@ TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
   EXPECT_EQ(node.rank, -1);  // the harness finds it: the rank that said it ran on n2
   EXPECT_EQ(node.host, "n2");
   EXPECT_EQ(node.reason, "its node n2 failed (srun: Node failure)");
+  // torchrun 2.11's report (captured from an agent on an emulated machine): the root cause,
+  // not the rank it stopped afterwards.
+  const auto agent = harness::parse_launcher_failure(
+      LauncherKind::torchrun,
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+      "Failures:\n[1]:\n  time      : 2026-11-26_04:59:04\n  host      : harness-11239-m1\n"
+      "  rank      : 2 (local_rank: 0)\n  exitcode  : -15 (pid: 11561)\n"
+      "Root Cause (first observed failure):\n[0]:\n  time      : 2026-11-26_04:59:04\n"
+      "  host      : harness-11239-m1\n  rank      : 3 (local_rank: 1)\n"
+      "  exitcode  : 3 (pid: 11563)\n  error_file: <N/A>\n",
+      1 << 8);
+  EXPECT_EQ(agent.rank, 3);
+  EXPECT_EQ(agent.host, "harness-11239-m1");
+  EXPECT_EQ(agent.reason, "exited with code 3");
+  const auto killed = harness::parse_launcher_failure(
+      LauncherKind::torchrun,
+      "Root Cause (first observed failure):\n[0]:\n  time      : t\n  host      : n1\n"
+      "  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 7)\n",
+      1 << 8);
+  EXPECT_EQ(killed.reason, "killed by signal 9 (Killed)");
   const auto unknown =
       harness::parse_launcher_failure(LauncherKind::mpirun, "something else\n", 2 << 8);
   EXPECT_EQ(unknown.rank, -1);
@@ -374,9 +415,10 @@ TEST(ClusterLauncher, FramedResultsReachTheRunFolder) {
                              runtime::frame_file("rank1.csv", "iteration,iteration_ms\n0,2.5\n");
   dir.write("frames", frames);
   harness::ClusterLaunch launch;
-  launch.command.argv = {"/bin/sh", "-c",
-                         "echo '[1,1]<stdout>:iteration 0 start'; sed 's/^/[1,0]<stdout>:/' " +
-                             (dir.path() / "frames").string()};
+  launch.commands.emplace_back().argv = {
+      "/bin/sh", "-c",
+      "echo '[1,1]<stdout>:iteration 0 start'; sed 's/^/[1,0]<stdout>:/' " +
+          (dir.path() / "frames").string()};
   launch.world_size = 2;
   launch.directory = dir.path() / "run";
   const auto outcome = harness::launch_cluster(launch, LaunchLimits{});
@@ -391,10 +433,11 @@ TEST(ClusterLauncher, AHungRankStopsTheWholeProcessGroup) {
   const std::string pid_file = (dir.path() / "child.pid").string();
   harness::ClusterLaunch launch;
   // A child in the launcher's group that ignores SIGTERM must still be gone afterwards.
-  launch.command.argv = {"/bin/sh", "-c",
-                         "echo '[1,0]<stdout>:a'; echo '[1,0]<stdout>:b'; echo '[1,1]<stdout>:a';"
-                         "sh -c 'trap \"\" TERM; echo $$ > " +
-                             pid_file + "; while true; do sleep 0.1; done' & wait"};
+  launch.commands.emplace_back().argv = {
+      "/bin/sh", "-c",
+      "echo '[1,0]<stdout>:a'; echo '[1,0]<stdout>:b'; echo '[1,1]<stdout>:a';"
+      "sh -c 'trap \"\" TERM; echo $$ > " +
+          pid_file + "; while true; do sleep 0.1; done' & wait"};
   launch.world_size = 2;
   launch.directory = dir.path() / "run";
   LaunchLimits limits;
@@ -410,8 +453,8 @@ TEST(ClusterLauncher, AHungRankStopsTheWholeProcessGroup) {
 TEST(ClusterLauncher, DamagedFramesFailRankZero) {
   TempDir dir;
   harness::ClusterLaunch launch;
-  launch.command.argv = {"/bin/sh", "-c",
-                         "echo '[1,0]<stdout>:@harness-file rank0.csv 4 0000000000000000'"};
+  launch.commands.emplace_back().argv = {
+      "/bin/sh", "-c", "echo '[1,0]<stdout>:@harness-file rank0.csv 4 0000000000000000'"};
   launch.world_size = 1;
   launch.directory = dir.path() / "run";
   const auto outcome = harness::launch_cluster(launch, LaunchLimits{});
