@@ -282,6 +282,7 @@ struct LauncherProcess {
   pid_t pid = -1;
   int status = 0;
   bool exited = false;
+  bool ended_itself = false;  // exited before the harness stopped it
   fs::path err_path;
   std::unique_ptr<FileFollower> out_follow, err_follow;
   std::unique_ptr<RankOutputSplitter> out_split, err_split;
@@ -326,7 +327,9 @@ void let_the_others_end(std::vector<LauncherProcess>& processes,
   while (std::chrono::steady_clock::now() < until) {
     bool running = false;
     for (auto& p : processes) {
-      if (!p.exited && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) p.exited = true;
+      if (!p.exited && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) {
+        p.exited = p.ended_itself = true;
+      }
       running = running || !p.exited;
     }
     if (!running) return;
@@ -334,15 +337,16 @@ void let_the_others_end(std::vector<LauncherProcess>& processes,
   }
 }
 
-// The failure that caused the others, as the failed launchers report it: the first whose rank
-// did not merely lose a peer (one agent's rank dying resets the Gloo connections of every
-// other agent's ranks), else the first. Returns it with the stderr of the launcher that said so.
+// The failure that caused the others, as the launchers that failed on their own report it (not
+// those the harness stopped): the first whose rank did not merely lose a peer (one agent's rank
+// dying resets the Gloo connections of every other agent's ranks), else the first. Returns it
+// with the stderr of the launcher that said so.
 std::pair<RankFailure, fs::path> first_cause(const ClusterLaunch& launch,
                                              const std::vector<LauncherProcess>& processes) {
   std::optional<std::pair<RankFailure, fs::path>> chosen;
   bool chosen_lost_a_peer = false;
   for (const auto& p : processes) {
-    if (!p.failed()) continue;
+    if (!p.failed() || !p.ended_itself) continue;
     const RankFailure failure = parse_launcher_failure(
         launch.kind, p.out_split->own_text() + p.err_split->own_text(), p.status);
     const bool lost =
@@ -396,7 +400,7 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
     size_t ended = 0;
     for (auto& p : processes) {
       if (!p.exited && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) {
-        p.exited = true;
+        p.exited = p.ended_itself = true;
         ::kill(-p.pid, SIGKILL);  // nothing a launcher started outlives it
       }
       ended += p.exited;
