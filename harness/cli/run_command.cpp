@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -16,6 +15,7 @@
 #include "harness/cli/plan_command.h"
 #include "harness/cli/plot_command.h"
 #include "harness/cli/profile_command.h"
+#include "harness/launch/rank_program.h"
 #include "harness/machine/machine_limits.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/spec_errors.h"
@@ -113,10 +113,7 @@ int RunCommand::run_train_kind(YAML::Node root) {
   }
   RunnerOptions runner;
   runner.executable = rank_program_.path();
-  {
-    std::error_code error;
-    runner.harness_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
-  }
+  runner.harness_executable = this_executable().string();
   runner.dry_run = dry_run_;
   runner.interactive = isatty(STDERR_FILENO);
   if (!dry_run_ && !print_launch_) {

@@ -297,6 +297,13 @@ struct LauncherProcess {
     err_split->finish();
   }
   bool failed() const { return exited && !(WIFEXITED(status) && WEXITSTATUS(status) == 0); }
+  // Whether it has just ended on its own; then nothing it started outlives it.
+  bool reap() {
+    if (exited || ::waitpid(pid, &status, WNOHANG) != pid) return false;
+    exited = ended_itself = true;
+    ::kill(-pid, SIGKILL);
+    return true;
+  }
 };
 
 // Every launcher of `launch` started, their rank files begun.
@@ -327,9 +334,7 @@ void let_the_others_end(std::vector<LauncherProcess>& processes,
   while (std::chrono::steady_clock::now() < until) {
     bool running = false;
     for (auto& p : processes) {
-      if (!p.exited && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) {
-        p.exited = p.ended_itself = true;
-      }
+      p.reap();
       running = running || !p.exited;
     }
     if (!running) return;
@@ -399,10 +404,7 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
     const LauncherProcess* failed = nullptr;
     size_t ended = 0;
     for (auto& p : processes) {
-      if (!p.exited && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) {
-        p.exited = p.ended_itself = true;
-        ::kill(-p.pid, SIGKILL);  // nothing a launcher started outlives it
-      }
+      p.reap();
       ended += p.exited;
       if (!failed && p.failed()) failed = &p;
     }

@@ -61,11 +61,16 @@ std::vector<std::string> layer_query(const ModelConfig& model) {
 
 }  // namespace
 
-RankProgram RankProgram::beside_this_executable() {
+fs::path this_executable() {
   std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::path() : self;
+}
+
+RankProgram RankProgram::beside_this_executable() {
+  const fs::path self = this_executable();
   return RankProgram(
-      (error ? fs::path("harness-rank") : self.parent_path() / "harness-rank").string());
+      (self.empty() ? fs::path("harness-rank") : self.parent_path() / "harness-rank").string());
 }
 
 nlohmann::json RankProgram::query(const std::vector<std::string>& args) const {

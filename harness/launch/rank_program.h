@@ -4,6 +4,7 @@
 // This is how the harness stays free of LibTorch: whatever needs it runs in that process.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +15,9 @@ namespace harness {
 
 struct ModelConfig;
 struct RankDevices;
+
+// The running executable's path (/proc/self/exe); empty when it cannot be read.
+std::filesystem::path this_executable();
 
 class RankProgram {
  public:

@@ -408,19 +408,26 @@ TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
   EXPECT_EQ(unknown.reason, "mpirun exited with code 2");
 }
 
-// A stand-in for mpirun: prints tagged output and frames, as --tag-output would.
+// A launch of one stand-in for mpirun: `script` for /bin/sh, printing what mpirun's
+// --tag-output would; the run folder is dir/run.
+harness::ClusterLaunch shell_launch(const TempDir& dir, const std::string& script, int world_size) {
+  harness::ClusterLaunch launch;
+  launch.commands.emplace_back().argv = {"/bin/sh", "-c", script};
+  launch.world_size = world_size;
+  launch.directory = dir.path() / "run";
+  return launch;
+}
+
 TEST(ClusterLauncher, FramedResultsReachTheRunFolder) {
   TempDir dir;
   const std::string frames = runtime::frame_file("rank0.csv", "iteration,iteration_ms\n0,1.5\n") +
                              runtime::frame_file("rank1.csv", "iteration,iteration_ms\n0,2.5\n");
   dir.write("frames", frames);
-  harness::ClusterLaunch launch;
-  launch.commands.emplace_back().argv = {
-      "/bin/sh", "-c",
-      "echo '[1,1]<stdout>:iteration 0 start'; sed 's/^/[1,0]<stdout>:/' " +
-          (dir.path() / "frames").string()};
-  launch.world_size = 2;
-  launch.directory = dir.path() / "run";
+  const harness::ClusterLaunch launch =
+      shell_launch(dir,
+                   "echo '[1,1]<stdout>:iteration 0 start'; sed 's/^/[1,0]<stdout>:/' " +
+                       (dir.path() / "frames").string(),
+                   2);
   const auto outcome = harness::launch_cluster(launch, LaunchLimits{});
   ASSERT_TRUE(outcome.ok) << (outcome.failure ? outcome.failure->reason : "");
   EXPECT_EQ(read_all(launch.directory / "rank1.csv"), "iteration,iteration_ms\n0,2.5\n");
@@ -431,15 +438,13 @@ TEST(ClusterLauncher, FramedResultsReachTheRunFolder) {
 TEST(ClusterLauncher, AHungRankStopsTheWholeProcessGroup) {
   TempDir dir;
   const std::string pid_file = (dir.path() / "child.pid").string();
-  harness::ClusterLaunch launch;
   // A child in the launcher's group that ignores SIGTERM must still be gone afterwards.
-  launch.commands.emplace_back().argv = {
-      "/bin/sh", "-c",
-      "echo '[1,0]<stdout>:a'; echo '[1,0]<stdout>:b'; echo '[1,1]<stdout>:a';"
-      "sh -c 'trap \"\" TERM; echo $$ > " +
-          pid_file + "; while true; do sleep 0.1; done' & wait"};
-  launch.world_size = 2;
-  launch.directory = dir.path() / "run";
+  const harness::ClusterLaunch launch =
+      shell_launch(dir,
+                   "echo '[1,0]<stdout>:a'; echo '[1,0]<stdout>:b'; echo '[1,1]<stdout>:a';"
+                   "sh -c 'trap \"\" TERM; echo $$ > " +
+                       pid_file + "; while true; do sleep 0.1; done' & wait",
+                   2);
   LaunchLimits limits;
   limits.stall_timeout_s = 1.0;
   const auto outcome = harness::launch_cluster(launch, limits);
@@ -452,11 +457,8 @@ TEST(ClusterLauncher, AHungRankStopsTheWholeProcessGroup) {
 
 TEST(ClusterLauncher, DamagedFramesFailRankZero) {
   TempDir dir;
-  harness::ClusterLaunch launch;
-  launch.commands.emplace_back().argv = {
-      "/bin/sh", "-c", "echo '[1,0]<stdout>:@harness-file rank0.csv 4 0000000000000000'"};
-  launch.world_size = 1;
-  launch.directory = dir.path() / "run";
+  const harness::ClusterLaunch launch =
+      shell_launch(dir, "echo '[1,0]<stdout>:@harness-file rank0.csv 4 0000000000000000'", 1);
   const auto outcome = harness::launch_cluster(launch, LaunchLimits{});
   ASSERT_TRUE(outcome.failure.has_value());
   EXPECT_EQ(outcome.failure->rank, 0);
