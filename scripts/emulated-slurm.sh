@@ -62,14 +62,15 @@ done
   { echo "error: --nodes: expected 1..64, got '$nodes'" >&2; exit 2; }
 [[ $cpus =~ ^[0-9]+$ ]] && ((cpus >= 1)) || { echo "error: --cpus: expected >= 1, got '$cpus'" >&2; exit 2; }
 
+for folder in "${private[@]}"; do
+  [[ -d $folder ]] || { echo "error: --private: $folder is not a folder" >&2; exit 2; }
+done
+
 unavailable() { echo "emulated-slurm: unavailable here: $*" >&2; exit 77; }
 [[ $(id -u) == 0 ]] || unavailable "needs root (network and mount namespaces)"
 for program in ip tc nsenter unshare setpriv slurmctld slurmd srun sinfo munged; do
   command -v "$program" >/dev/null ||
     unavailable "no '$program' on PATH (apt install iproute2 slurmd slurmctld slurm-client munge)"
-done
-for folder in "${private[@]}"; do
-  [[ -d $folder ]] || { echo "error: --private: $folder is not a folder" >&2; exit 2; }
 done
 
 prefix=harness-$$-  # the harness removes namespaces of this shape whose process is gone

@@ -60,6 +60,14 @@ refused "the emulated machines are mpirun's hosts; drop --hosts" --launcher mpir
 refused "for Slurm on emulated machines run the study inside scripts/emulated-slurm.sh" \
   --launcher slurm
 [[ ! -e "$SCRATCH/results" ]] || fail "a refused run wrote results"
+# shape-link (what scripts/emulated-slurm.sh shapes its nodes with): a bad quantity is one line,
+# exit 2, before any namespace is touched.
+set +e
+"$HARNESS" shape-link --netns "harness-$$-none" --bandwidth fast >/dev/null 2>"$SCRATCH/err"
+code=$?
+set -e
+[[ $code == 2 && $(wc -l <"$SCRATCH/err") == 1 ]] || fail "shape-link --bandwidth fast: exit $code: $(cat "$SCRATCH/err")"
+expect_contains "$(cat "$SCRATCH/err")" "error: --bandwidth: 'fast' is not a rate like 100mbit or 1gbit"
 
 # The harness killed outright (SIGKILL, no handler) while rank 1 hangs: mpirun dies with it
 # (a parent-death signal), the ranks with whoever started them (mpirun on machine 0, Open MPI's

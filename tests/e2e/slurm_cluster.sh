@@ -11,6 +11,17 @@ source "$(dirname "$0")/common.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [[ ${1:-} != --inside ]]; then
+  # Bad options: one line, exit 2, before anything is built.
+  for bad in "--nodes|error: --nodes: needs a value" "--nodes 0 -- true|error: --nodes: expected 1..64, got '0'" \
+    "--private $SCRATCH/none -- true|error: --private: $SCRATCH/none is not a folder"; do
+    set +e
+    # shellcheck disable=SC2086
+    bash "$repo/scripts/emulated-slurm.sh" ${bad%%|*} >/dev/null 2>"$SCRATCH/bad.err"
+    code=$?
+    set -e
+    [[ $code == 2 && $(wc -l <"$SCRATCH/bad.err") == 1 ]] || fail "${bad%%|*}: exit $code: $(cat "$SCRATCH/bad.err")"
+    expect_contains "$(cat "$SCRATCH/bad.err")" "${bad#*|}"
+  done
   mkdir -p "$SCRATCH/results"
   set +e
   bash "$repo/scripts/emulated-slurm.sh" --nodes 2 --bandwidth 1gbit --harness "$HARNESS" \
