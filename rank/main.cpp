@@ -15,6 +15,7 @@
 #include "rank/machine_command.h"
 #include "rank/worker.h"
 #include "rank/zoo_query_commands.h"
+#include "runtime/compat/torch_compat.h"
 #include "runtime/profile/comm_benchmark.h"
 
 namespace {
@@ -36,6 +37,7 @@ void add_rank_program(CLI::App& app, const std::string& name, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
+  runtime::torch_compat::keep_flight_recorder_off();  // before any thread starts a group
   CLI::App app{"harness-rank: the rank program that `harness` launches"};
   app.require_subcommand(1);
   int exit_code = 0;
