@@ -102,6 +102,13 @@ namespace {
 // up after each backward, split over the next (previous) stage's replicas by the real
 // hand-over mapping; each transfer depends on the compute that made it and feeds the one that
 // needs it. ids[s][replica][micro_batch]: the compute tasks of pass 1.
+//
+// Point-to-point is a rendezvous, not an eager send: Gloo's TCP pair writes a message only once
+// the receiver has posted its receive (the sender announces it and waits for the receiver's
+// "ready"), and the runtime posts a receive when its schedule reaches the action that needs it
+// (runtime/pipeline/pipeline_executor.cpp). So a transfer also waits for the receiver to end
+// the action before that one: an activation sent early does not cross the link while the next
+// stage still computes its previous backward.
 void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const PipelineSystem& system,
                          const std::vector<double>& boundary,
                          const std::vector<std::vector<runtime::PipelineAction>>& orders,
@@ -109,6 +116,21 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
                          const std::vector<std::vector<std::vector<int>>>& backward_id) {
   const int p = static_cast<int>(system.stages.size());
   const double micro_samples = system.global_batch / system.micro_batches;
+  // The compute task after which replica i of stage s posts the receive for its action
+  // (forward or backward of micro-batch k): the action before it in its order; -1 for the first.
+  const auto posted_after = [&](int s, int i, bool forward, int k) {
+    const auto& order = orders[s];
+    for (size_t j = 0; j < order.size(); ++j) {
+      const bool is_forward = order[j].kind == runtime::PipelineAction::Kind::kForward;
+      if (is_forward != forward || order[j].micro_batch != k) continue;
+      if (j == 0) return -1;
+      const runtime::PipelineAction& before = order[j - 1];
+      return (before.kind == runtime::PipelineAction::Kind::kForward
+                  ? forward_id
+                  : backward_id)[s][i][before.micro_batch];
+    }
+    throw std::logic_error("an action missing from its stage's schedule");
+  };
   for (int s = 0; s < p; ++s) {
     const int replicas = static_cast<int>(system.stages[s].ranks.size());
     std::vector<Handover> down, up;  // to stage s+1 (activations), to s-1 (gradients)
@@ -125,6 +147,9 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
             const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
             const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
             graph.depend(t, forward_id[s][i][k]);
+            if (const int posted = posted_after(s + 1, h.to, true, k); posted >= 0) {
+              graph.depend(t, posted);
+            }
             graph.depend(forward_id[s + 1][h.to][k], t);
           }
         } else if (!forward && s > 0) {
@@ -133,6 +158,9 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
             const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
             const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
             graph.depend(t, backward_id[s][i][k]);
+            if (const int posted = posted_after(s - 1, h.from, false, k); posted >= 0) {
+              graph.depend(t, posted);
+            }
             graph.depend(backward_id[s - 1][h.from][k], t);
           }
         }

@@ -133,6 +133,32 @@ TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
   EXPECT_NEAR(it.times.makespan, 6e-3, 1e-12);
 }
 
+TEST(Pipeline, ATransferWaitsForItsReceiverToPostTheReceive) {
+  // Point-to-point is a rendezvous (Gloo writes a message once its receiver posted the receive;
+  // the runtime posts it when its schedule reaches the action). As above with m = 2, DAPPLE:
+  // stage 0 F0 F1 B0 B1, stage 1 F0 B0 F1 B1, every compute and transfer 1 ms. Stage 0's F1
+  // ends at 2 ms, but stage 1 posts the receive for it only after B0, at 4 ms: activation 1
+  // crosses 4-5, F1 5-6, B1 6-7; gradient 1 crosses 7-8 (stage 0 posted at 6, after B0 5-6)
+  // and stage 0's B1 ends the iteration at 9 ms. An eager send (activation 1 crossing 2-3,
+  // while stage 1 computes) would end it at 8 ms.
+  const LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
+  const Cluster cluster(idle_machine(2));
+  ComputeNoise none;
+  const SimulatedIteration it = simulate_pipeline(
+      cluster, costs, equal_stages(2, 1, 1, 2, PipelineSchedule::kDapple), 2, none);
+  EXPECT_NEAR(it.times.makespan, 9e-3, 1e-12);
+  int activation1 = -1;
+  for (size_t t = 0; t < it.graph.tasks().size(); ++t) {
+    const Task& task = it.graph.task(static_cast<int>(t));
+    if (task.kind == TaskKind::kTransfer && task.rank == 0 && task.micro_batch == 1) {
+      activation1 = static_cast<int>(t);
+    }
+  }
+  ASSERT_GE(activation1, 0);
+  EXPECT_NEAR(it.times.start[activation1], 4e-3, 1e-12);
+  EXPECT_NEAR(it.times.end[activation1], 5e-3, 1e-12);
+}
+
 TEST(Pipeline, DappleAndGpipeOrders) {
   // The simulator runs the runtime's schedules; these are the orders it simulates.
   const auto order = [](PipelineSchedule schedule, int stages, int stage, int m) {
