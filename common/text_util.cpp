@@ -68,10 +68,14 @@ std::optional<double> parse_whole_number(const std::string& text) {
   return std::nullopt;
 }
 
-std::string format_number(double value, int max_decimals) {
+std::string format_fixed(double value, int decimals) {
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", max_decimals, value);
-  std::string text = buffer;
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string format_number(double value, int max_decimals) {
+  std::string text = format_fixed(value, max_decimals);
   if (text.find('.') != std::string::npos) {
     while (!text.empty() && text.back() == '0') text.pop_back();
     if (!text.empty() && text.back() == '.') text.pop_back();

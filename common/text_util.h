@@ -33,4 +33,8 @@ inline constexpr std::string_view kFolderNameRule =
 // Fixed-point formatting without trailing noise ("3", "2.5", "0.125").
 std::string format_number(double value, int max_decimals = 6);
 
+// Fixed-point formatting with exactly `decimals` digits after the point ("2.50"), as tables
+// print their columns.
+std::string format_fixed(double value, int decimals);
+
 }  // namespace harness

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "runtime/device/cuda_support.h"
+#include "runtime/device/cuda_devices.h"
 #include "runtime/machine/blas_library.h"
 #include "runtime/machine/machine_limits.h"
 

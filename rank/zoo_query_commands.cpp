@@ -12,7 +12,7 @@
 #include "common/torch_python.h"
 #include "rank/layer_profile_command.h"
 #include "rank/zoo_queries.h"
-#include "runtime/device/cuda_support.h"
+#include "runtime/device/cuda_devices.h"
 #include "runtime/machine/blas_library.h"
 
 namespace harness {

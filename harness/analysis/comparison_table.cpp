@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/text_util.h"
+
 namespace harness {
 namespace {
 
@@ -12,12 +14,6 @@ double statistic(const SampleSummary& s, const std::string& name) {
   if (name == "p90") return s.p90;
   if (name == "p95") return s.p95;
   return s.p99;
-}
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
 }
 
 std::string signed_fixed(double value, int decimals) {
@@ -79,7 +75,7 @@ std::string render_markdown_tables(const RunSummary& summary) {
         out << stats->count << " |";
         for (const char* stat : kTableStatistics) {
           const double value = statistic(*stats, stat);
-          out << " " << fixed(value, 2) << " | ";
+          out << " " << format_fixed(value, 2) << " | ";
           if (system.name == baseline) {
             out << "— |";
           } else if (auto delta =
@@ -114,10 +110,10 @@ std::string render_csv_table(const RunSummary& summary) {
             continue;
           }
           const double value = statistic(*stats, stat);
-          out << "," << fixed(value, 4) << ",";
+          out << "," << format_fixed(value, 4) << ",";
           if (system.name != baseline) {
             if (auto delta = delta_percent(value, baseline_value(point, baseline, phase, stat))) {
-              out << fixed(*delta, 3);
+              out << format_fixed(*delta, 3);
             }
           }
         }

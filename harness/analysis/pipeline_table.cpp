@@ -28,14 +28,8 @@ std::optional<json> read_json(const fs::path& path) {
   }
 }
 
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
 std::string optional_text(const std::optional<double>& value, int digits, double scale = 1) {
-  return value ? fixed(*value * scale, digits) : "-";
+  return value ? format_fixed(*value * scale, digits) : "-";
 }
 
 }  // namespace
@@ -121,13 +115,15 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
     text += "| " + row.point_id + " " + row.point_label + " | " + row.system + " | " + row.layout +
             " | " + row.schedule + " | " +
             (row.micro_batches > 0 ? std::to_string(row.micro_batches) : std::string("-")) + " | " +
-            fixed(row.samples_per_s, 1) + " | " + fixed(row.iteration_ms.p50, 1) + " | " +
-            fixed(row.iteration_ms.p90, 1) + " | " + fixed(row.iteration_ms.p99, 1) + " | " +
-            std::to_string(row.iteration_ms.count) + " | " +
-            (row.bubble_fraction ? fixed(*row.bubble_fraction * 100, 1) + "%" : std::string("-")) +
+            format_fixed(row.samples_per_s, 1) + " | " + format_fixed(row.iteration_ms.p50, 1) +
+            " | " + format_fixed(row.iteration_ms.p90, 1) + " | " +
+            format_fixed(row.iteration_ms.p99, 1) + " | " + std::to_string(row.iteration_ms.count) +
+            " | " +
+            (row.bubble_fraction ? format_fixed(*row.bubble_fraction * 100, 1) + "%"
+                                 : std::string("-")) +
             " | " + optional_text(row.peak_activation_mib, 1) + " | " +
             optional_text(row.mib_sent_per_iteration, 2) + " | " +
-            (row.mfu ? fixed(*row.mfu * 100, 1) + "%" : std::string("-")) + " |\n";
+            (row.mfu ? format_fixed(*row.mfu * 100, 1) + "%" : std::string("-")) + " |\n";
   }
   return text;
 }
@@ -139,11 +135,11 @@ std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
   for (const auto& row : rows) {
     text += row.point_id + ",\"" + row.point_label + "\"," + row.system + "," + row.layout + "," +
             row.schedule + "," + std::to_string(row.micro_batches) + "," +
-            std::to_string(row.global_batch) + "," + fixed(row.samples_per_s, 3) + "," +
-            fixed(row.iteration_ms.p50, 3) + "," + fixed(row.iteration_ms.p90, 3) + "," +
-            fixed(row.iteration_ms.p99, 3) + "," + std::to_string(row.iteration_ms.count) + "," +
-            optional_text(row.bubble_fraction, 4) + "," +
-            optional_text(row.peak_activation_mib, 3) + "," +
+            std::to_string(row.global_batch) + "," + format_fixed(row.samples_per_s, 3) + "," +
+            format_fixed(row.iteration_ms.p50, 3) + "," + format_fixed(row.iteration_ms.p90, 3) +
+            "," + format_fixed(row.iteration_ms.p99, 3) + "," +
+            std::to_string(row.iteration_ms.count) + "," + optional_text(row.bubble_fraction, 4) +
+            "," + optional_text(row.peak_activation_mib, 3) + "," +
             optional_text(row.mib_sent_per_iteration, 4) + "," + optional_text(row.mfu, 4) + "\n";
   }
   return text;

@@ -1,7 +1,7 @@
-// What the rank needs of CUDA, behind one interface: the device, NCCL, the allocator's peaks and
-// event timing. cuda_support.cpp implements it where the LibTorch carries CUDA and NCCL (PyPI's
-// torch 2.x); cuda_absent.cpp, chosen by CMake otherwise (Debian's 1.13), says so in one line.
-// Nothing else in the tree names a CUDA header or asks which build it is in.
+// What the rank needs of CUDA, behind one interface: the device (cuda_devices.h), NCCL, the
+// allocator's peaks and event timing. cuda_support.cpp implements it where the LibTorch carries
+// CUDA and NCCL (PyPI's torch 2.x); cuda_absent.cpp, chosen by CMake otherwise (Debian's 1.13),
+// says so in one line. Nothing else in the tree names a CUDA header or asks which build it is in.
 #pragma once
 
 #include <chrono>
@@ -9,17 +9,10 @@
 #include <string>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/device/cuda_devices.h"
 #include "runtime/device/phase_clock.h"
 
 namespace runtime::cuda {
-
-// Whether this program was built against a LibTorch with CUDA and NCCL.
-bool built_with_cuda();
-// CUDA devices visible to this process (0 without CUDA or without a driver).
-int device_count();
-
-// The device's name as its driver gives it ("NVIDIA H100 80GB HBM3").
-std::string device_name(int gpu);
 
 // Makes `gpu` this thread's current device (every later allocation and kernel goes there).
 void use_device(int gpu);

@@ -68,10 +68,6 @@ std::vector<ChainLayer> script_chain(torch::jit::script::Module& module) {
   return chain;
 }
 
-int64_t bytes_of(const torch::Tensor& t) {
-  return t.numel() * static_cast<int64_t>(t.element_size());
-}
-
 // The chain a profile times, with what keeps its layers alive (the zoo model or the
 // TorchScript module); fills the result's model name and input shape.
 struct LoadedChain {
@@ -139,7 +135,7 @@ torch::Tensor range_input_of(LoadedChain& loaded, int64_t batch, int first,
   const torch::Tensor input = zoo && zoo->input_vocabulary() > 0
                                   ? torch::randint(zoo->input_vocabulary(), shape, torch::kLong)
                                   : torch::randn(shape);
-  result.input_bytes = bytes_of(input);
+  result.input_bytes = static_cast<int64_t>(input.nbytes());
   torch::Tensor range_input = input;
   {
     torch::NoGradGuard no_grad;
@@ -166,7 +162,7 @@ std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const torch::Te
     run.index = i;
     run.input = as_layer_input(activation, i);
     activation = chain[i].forward(run.input).detach();
-    run.activation_bytes = bytes_of(activation);
+    run.activation_bytes = static_cast<int64_t>(activation.nbytes());
     runs.push_back(std::move(run));
   }
   return runs;
@@ -219,7 +215,7 @@ LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
   timing.forward = stats_of(run.forward_ms);
   timing.backward = stats_of(run.backward_ms);
   timing.activation_bytes = run.activation_bytes;
-  for (const auto& p : layer.parameters) timing.parameter_bytes += bytes_of(p);
+  for (const auto& p : layer.parameters) timing.parameter_bytes += static_cast<int64_t>(p.nbytes());
   return timing;
 }
 

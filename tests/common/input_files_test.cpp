@@ -159,4 +159,13 @@ TEST(OutputFolder, AFolderThatCannotBeMadeIsBadInputAndNothingIsLeft) {
 }
 
 }  // namespace
+TEST(TextFormat, FixedKeepsItsDigitsNumberDropsTrailingZeros) {
+  EXPECT_EQ(harness::format_fixed(2.5, 2), "2.50");
+  EXPECT_EQ(harness::format_fixed(1234.5678, 1), "1234.6");
+  EXPECT_EQ(harness::format_fixed(-0.004, 2), "-0.00");
+  EXPECT_EQ(harness::format_number(2.5, 2), "2.5");
+  EXPECT_EQ(harness::format_number(-0.004, 2), "0");
+  EXPECT_EQ(harness::format_number(3.0), "3");
+}
+
 }  // namespace harness
