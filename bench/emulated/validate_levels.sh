@@ -18,7 +18,7 @@
 # simulated p50s and, last, the error of the simulation against the median of the runs.
 #
 # Usage: [RUNS=5] [REAL="<earlier study folders>"] [QUICK=1] [HARNESS=build/harness]
-#        bash bench/emulated/validate_levels.sh          (about 2 min a run here)
+#        bash bench/emulated/validate_levels.sh          (about 2.3 min a run here)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}

@@ -28,6 +28,17 @@ std::vector<int64_t> bandwidth_sizes(const LinkShape& link) {
   return {largest / 16, largest / 4, largest};
 }
 
+// The all-reduce also up to the size of a data-parallel bucket, 4 MiB at least: on a slow
+// shaped link a transfer of megabytes runs slower than one of 80 ms (TCP both ways through the
+// token bucket's queue: at 30 Mbit/s a 4 MiB all-reduce took 1.16x its wire time, 512 KiB and
+// 1 MiB 1.07x), and DDP's buckets are such transfers (its first is 1 MiB, the rest 25 MiB).
+constexpr int64_t kBucketSized = 4 << 20;
+std::vector<int64_t> allreduce_sizes(const LinkShape& link) {
+  const std::vector<int64_t> sizes = bandwidth_sizes(link);
+  if (sizes.back() >= kBucketSized) return sizes;
+  return {kBucketSized / 16, kBucketSized / 4, kBucketSized};
+}
+
 // A machine's own links (its namespace's loopback): GB/s, so larger sizes to rise above the
 // per-message cost.
 const std::vector<int64_t> kIntraMachineSizes = {1 << 20, 4 << 20, 16 << 20};
@@ -56,9 +67,12 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   request.iterations = 3;
   request.warmup = 1;
   request.network = &network.plan();
-  request.ops = "pingpong,allreduce";
-  const std::vector<int64_t> sizes = bandwidth_sizes(shape.inter_machine);
-  const auto bandwidth = measure_or_throw(request, sizes, out / "bandwidth", rank_program);
+  request.ops = "pingpong";
+  const auto bandwidth = measure_or_throw(request, bandwidth_sizes(shape.inter_machine),
+                                          out / "bandwidth", rank_program);
+  request.ops = "allreduce";
+  const auto allreduce = measure_or_throw(request, allreduce_sizes(shape.inter_machine),
+                                          out / "allreduce", rank_program);
   request.ops = "pingpong";
   request.iterations = 5;
   const auto latency = measure_or_throw(request, kLatencySizes, out / "latency", rank_program);
@@ -71,6 +85,8 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
     intra_fits = {fit_or_largest(comm_rows(intra.raw), "sendrecv", shape.ranks_per_machine)};
   }
   std::vector<CommRow> rows = comm_rows(bandwidth.raw);
+  const std::vector<CommRow> allreduce_rows = comm_rows(allreduce.raw);
+  rows.insert(rows.end(), allreduce_rows.begin(), allreduce_rows.end());
   const std::vector<CommFit> fits = {fit_comm_model(rows, "pingpong", request.world),
                                      fit_comm_model(rows, "allreduce", request.world)};
   const std::vector<CommRow> latency_rows = comm_rows(latency.raw);
