@@ -3,6 +3,7 @@
 #include "runtime/pipeline/pipeline_layout.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <stdexcept>
 
@@ -118,18 +119,22 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
   const double micro_samples = system.global_batch / system.micro_batches;
   // The compute task after which replica i of stage s posts the receive for its action
   // (forward or backward of micro-batch k): the action before it in its order; -1 for the first.
-  const auto posted_after = [&](int s, int i, bool forward, int k) {
-    const auto& order = orders[s];
-    for (size_t j = 0; j < order.size(); ++j) {
-      const bool is_forward = order[j].kind == runtime::PipelineAction::Kind::kForward;
-      if (is_forward != forward || order[j].micro_batch != k) continue;
-      if (j == 0) return -1;
-      const runtime::PipelineAction& before = order[j - 1];
-      return (before.kind == runtime::PipelineAction::Kind::kForward
-                  ? forward_id
-                  : backward_id)[s][i][before.micro_batch];
+  // previous[s][forward ? 0 : 1][k]: the action before that one in stage s's order (null: none).
+  std::vector<std::array<std::vector<const runtime::PipelineAction*>, 2>> previous(p);
+  for (int s = 0; s < p; ++s) {
+    for (auto& slots : previous[s]) slots.assign(system.micro_batches, nullptr);
+    for (size_t j = 1; j < orders[s].size(); ++j) {
+      const runtime::PipelineAction& op = orders[s][j];
+      previous[s][op.kind == runtime::PipelineAction::Kind::kForward ? 0 : 1][op.micro_batch] =
+          &orders[s][j - 1];
     }
-    throw std::logic_error("an action missing from its stage's schedule");
+  }
+  const auto posted_after = [&](int s, int i, bool forward, int k) {
+    const runtime::PipelineAction* before = previous[s][forward ? 0 : 1][k];
+    if (before == nullptr) return -1;
+    return (before->kind == runtime::PipelineAction::Kind::kForward
+                ? forward_id
+                : backward_id)[s][i][before->micro_batch];
   };
   for (int s = 0; s < p; ++s) {
     const int replicas = static_cast<int>(system.stages[s].ranks.size());

@@ -122,30 +122,30 @@ TEST(Pipeline, RanksOutnumberingTheCoresShareThem) {
               1e-12);
 }
 
-TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
-  // 2 stages of one layer, m = 1, activation 10 MB per sample at 10 GB/s: forward 1 ms,
-  // transfer 1 ms, forward 1 ms, backward 1 ms, gradient transfer 1 ms, backward 1 ms.
+// DAPPLE over 2 stages of one layer, one sample per micro-batch, its activation 10 MB at
+// 10 GB/s: every forward, backward and transfer takes 1 ms.
+SimulatedIteration two_stages_of_one_ms(int micro_batches) {
   const LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
-  const Cluster cluster(idle_machine(2));
   ComputeNoise none;
-  const SimulatedIteration it = simulate_pipeline(
-      cluster, costs, equal_stages(2, 1, 1, 1, PipelineSchedule::kDapple), 2, none);
-  EXPECT_NEAR(it.times.makespan, 6e-3, 1e-12);
+  return simulate_pipeline(Cluster(idle_machine(2)), costs,
+                           equal_stages(2, 1, 1, micro_batches, PipelineSchedule::kDapple), 2,
+                           none);
+}
+
+TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
+  // m = 1: forward 1 ms, transfer 1 ms, forward 1 ms, backward 1 ms, gradient transfer 1 ms,
+  // backward 1 ms.
+  EXPECT_NEAR(two_stages_of_one_ms(1).times.makespan, 6e-3, 1e-12);
 }
 
 TEST(Pipeline, ATransferWaitsForItsReceiverToPostTheReceive) {
   // Point-to-point is a rendezvous (Gloo writes a message once its receiver posted the receive;
-  // the runtime posts it when its schedule reaches the action). As above with m = 2, DAPPLE:
-  // stage 0 F0 F1 B0 B1, stage 1 F0 B0 F1 B1, every compute and transfer 1 ms. Stage 0's F1
-  // ends at 2 ms, but stage 1 posts the receive for it only after B0, at 4 ms: activation 1
-  // crosses 4-5, F1 5-6, B1 6-7; gradient 1 crosses 7-8 (stage 0 posted at 6, after B0 5-6)
-  // and stage 0's B1 ends the iteration at 9 ms. An eager send (activation 1 crossing 2-3,
-  // while stage 1 computes) would end it at 8 ms.
-  const LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
-  const Cluster cluster(idle_machine(2));
-  ComputeNoise none;
-  const SimulatedIteration it = simulate_pipeline(
-      cluster, costs, equal_stages(2, 1, 1, 2, PipelineSchedule::kDapple), 2, none);
+  // the runtime posts it when its schedule reaches the action). As above with m = 2: stage 0
+  // F0 F1 B0 B1, stage 1 F0 B0 F1 B1. Stage 0's F1 ends at 2 ms, but stage 1 posts the receive
+  // for it only after B0, at 4 ms: activation 1 crosses 4-5, F1 5-6, B1 6-7; gradient 1
+  // crosses 7-8 (stage 0 posted at 6, after B0 5-6) and stage 0's B1 ends the iteration at
+  // 9 ms. An eager send (activation 1 crossing 2-3, while stage 1 computes) would end it at 8 ms.
+  const SimulatedIteration it = two_stages_of_one_ms(2);
   EXPECT_NEAR(it.times.makespan, 9e-3, 1e-12);
   int activation1 = -1;
   for (size_t t = 0; t < it.graph.tasks().size(); ++t) {
