@@ -29,10 +29,11 @@ using MemoryTotal =
 // for hung NCCL jobs), and the record of a process group's first operation inserts into a map
 // outside the recorder's lock (FlightRecorder::recordWithResetEnabled, 2.11): two process
 // groups of one process starting their first operations on two threads at once corrupt it
-// (SIGSEGV in the tests that run ranks as threads, and in a rank whose dense and expert groups
-// start together). The harness has its own hang detection, so the recorder is turned off
-// unless the user asked for it; 1.13 has none and ignores the variable. The recorder reads it
-// once, when its first process group starts: call this before any thread creates one.
+// (SIGSEGV in the tests that run ranks as threads; a rank whose two groups started on two
+// threads at once would crash alike). The harness has its own hang detection, so the recorder
+// is turned off unless the user asked for it; 1.13 has none and ignores the variable. The
+// recorder reads it once, when its first process group starts: call this before any thread
+// creates one.
 inline void keep_flight_recorder_off() {
   if (std::getenv("TORCH_FR_BUFFER_SIZE") == nullptr &&
       std::getenv("TORCH_NCCL_TRACE_BUFFER_SIZE") == nullptr) {
