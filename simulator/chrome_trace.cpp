@@ -67,6 +67,8 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
           add("recv" + mb, runtime::TraceCategory::kRecv, t, args);
         }
         break;
+      case TaskKind::kReadyNotice:  // a few bytes on the wire; not a phase of either rank
+        break;
       case TaskKind::kCollective: {
         bool member = false;
         for (int r : groups[task.group]) member |= r == rank;

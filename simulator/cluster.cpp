@@ -65,7 +65,7 @@ std::vector<double> Cluster::link_bandwidths() const {
     bandwidth[gpu_out(g)] = bandwidth[gpu_in(g)] = config_.intra_bandwidth;
   }
   for (int m = 0; m < num_machines(); ++m) {
-    bandwidth[nic_out(m)] = bandwidth[nic_in(m)] = config_.inter_bandwidth;
+    bandwidth[nic_out(m)] = bandwidth[nic_in(m)] = nic_bandwidth();
     bandwidth[cpu_link(m)] = config_.cpu_cores_per_machine;
   }
   if (config_.p2p_half_duplex) {

@@ -7,6 +7,7 @@
 // gets, below what a collective over many streams gets: the planner topology's two numbers).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -47,13 +48,28 @@ struct ClusterConfig {
   // waits on its sockets part of the time): `harness profile comm` measures it per op.
   double comm_cores_per_rank = 1.0;
   // Point-to-point streams between two ranks on different machines share one rate in both
-  // directions (inter_p2p_bandwidth, else inter_bandwidth), as Gloo's TCP pairs do: measured
-  // on an emulated 100 Mbit/s link, a 4 MiB send each way at once took 582 ms against 349 ms
-  // one way, while plain TCP on the same link carried both in 347 ms (experiments/README.md,
-  // "Emulated clusters"). false: full duplex (NCCL, and the published constants). At most
-  // kMaxHalfDuplexGpus GPUs (a link per pair of them).
+  // directions (inter_p2p_bandwidth, else inter_bandwidth). Measured on an emulated 100
+  // Mbit/s link, a 4 MiB send each way at once took 582 ms against 349 ms one way, while plain
+  // TCP carried both in 347 ms; p2p_ready_behind_sends below is the mechanism (a rank's ready
+  // notice behind its own data), this the cruder stand-in. false: full duplex (NCCL, the
+  // published constants). At most kMaxHalfDuplexGpus GPUs (a link per pair of them).
   bool p2p_half_duplex = false;
   static constexpr int kMaxHalfDuplexGpus = 256;
+  // How a receiver's "ready" reaches the sender of a point-to-point transfer (the rendezvous:
+  // simulator/pipeline_system.cpp). false: apart from the data, after the link's latency
+  // (NCCL's credits; the published constants). true: as Gloo's TCP pair sends it -- a
+  // NOTIFY_RECV_READY written into the one connection the pair has, behind the bytes the
+  // receiver is already sending to that peer (gloo/transport/tcp/pair.cc: an op waits in the
+  // pair's transmit queue until the earlier ones are written). A pipeline's gradient k going up
+  // then holds back activation k+1 coming down, whose receive the same rank posts next, so the
+  // two cross one after the other although the link carries both directions at once.
+  bool p2p_ready_behind_sends = false;
+  // A token bucket on each machine's way out (an emulated link: a tbf qdisc): a point-to-point
+  // transfer across machines that finds it full sends its first inter_burst_bytes at once, and
+  // the bucket refills at the NIC's rate while the machine sends no transfer. Bursts are
+  // modelled as free (the host moves them ~10x faster than the emulated rates they matter at),
+  // collectives neither use nor drain it. 0: no bucket (a real NIC).
+  double inter_burst_bytes = 0.0;
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).
@@ -86,6 +102,14 @@ class Cluster {
   void route_p2p(int src, int dst, std::vector<LinkUse>& out) const;
   double latency(int src, int dst) const {
     return same_machine(src, dst) ? config_.intra_latency_s : config_.inter_latency_s;
+  }
+  // A machine's NIC: the faster of what a collective and what one point-to-point stream were
+  // measured to move across machines. Each kind keeps its own rate as a cap (p2p_cap; a
+  // collective phase across machines, CollectivePhase::rate_cap): on a link where the
+  // all-reduce's bus bandwidth is below a stream's (Gloo over an emulated 30 Mbit/s link: 25.3
+  // against 28.7 Mbit/s), a pipeline's transfers would otherwise move at the all-reduce's rate.
+  double nic_bandwidth() const {
+    return std::max(config_.inter_bandwidth, config_.inter_p2p_bandwidth);
   }
   // Cap of one point-to-point stream (0: none).
   double p2p_cap(int src, int dst) const {

@@ -16,6 +16,7 @@ class StepEdges {
     cluster_.route(src, dst, scratch_);
     for (const LinkUse& use : scratch_) counts_[use.link] += use.edges;
     latency_ = std::max(latency_, cluster_.latency(src, dst));
+    crosses_machines_ |= !cluster_.same_machine(src, dst);
     ++edges_;
   }
   CollectivePhase phase(int steps, double fraction) const {
@@ -26,6 +27,8 @@ class StepEdges {
     phase.latency_s = step_latency >= 0 ? step_latency : latency_;
     phase.edges = edges_;
     for (const auto& [link, count] : counts_) phase.links.push_back({link, count});
+    const double inter = cluster_.config().inter_bandwidth;
+    if (crosses_machines_ && cluster_.nic_bandwidth() > inter) phase.rate_cap = inter;
     return phase;
   }
   bool empty() const { return edges_ == 0; }
@@ -36,6 +39,7 @@ class StepEdges {
   std::map<int, double> counts_;
   double latency_ = 0.0;
   int edges_ = 0;
+  bool crosses_machines_ = false;
 };
 
 void add_ring(StepEdges& edges, const std::vector<int>& ring) {
@@ -124,9 +128,8 @@ double idle_allreduce_seconds(const Cluster& cluster, const std::vector<int>& ra
   const std::vector<double> bandwidth = cluster.link_bandwidths();
   double total = 0.0;
   for (const CollectivePhase& phase : plan_allreduce(cluster, ranks, algorithm)) {
-    double rate = cluster.config().collective_rate_cap > 0
-                      ? cluster.config().collective_rate_cap
-                      : std::numeric_limits<double>::infinity();
+    const double cap = tighter_cap(cluster.config().collective_rate_cap, phase.rate_cap);
+    double rate = cap > 0 ? cap : std::numeric_limits<double>::infinity();
     for (const LinkUse& use : phase.links) rate = std::min(rate, bandwidth[use.link] / use.edges);
     total += phase.steps * (phase.latency_s + phase.bytes_fraction * bytes / rate);
   }

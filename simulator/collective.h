@@ -13,6 +13,7 @@
 // slowest link latency of its edges), then moves its bytes.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "simulator/cluster.h"
@@ -25,7 +26,13 @@ struct CollectivePhase {
   double latency_s = 0.0;       // per step
   int edges = 0;
   std::vector<LinkUse> links;  // of all edges of one step, duplicates merged
+  // The per-edge rate of a phase crossing machines where the NICs carry point-to-point streams
+  // faster than the collective's measured rate (Cluster::nic_bandwidth); 0: none.
+  double rate_cap = 0.0;
 };
+
+// The tighter of two rate caps, where 0 means none.
+inline double tighter_cap(double a, double b) { return a > 0 && b > 0 ? std::min(a, b) : a + b; }
 
 // The phases of an all-reduce over `ranks` (distinct GPU ids, in ring order). Empty for a
 // single rank.

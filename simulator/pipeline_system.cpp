@@ -109,9 +109,11 @@ namespace {
 // "ready"), and the runtime posts a receive when its schedule reaches the action that needs it
 // (runtime/pipeline/pipeline_executor.cpp). So a transfer also waits for the receiver to end
 // the action before that one: an activation sent early does not cross the link while the next
-// stage still computes its previous backward.
+// stage still computes its previous backward. With ClusterConfig::p2p_ready_behind_sends the
+// receiver's "ready" is a task of its own, a notice that may queue behind the receiver's own
+// sends to the same peer (simulator/engine.cpp).
 void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const PipelineSystem& system,
-                         const std::vector<double>& boundary,
+                         bool ready_notices, const std::vector<double>& boundary,
                          const std::vector<std::vector<runtime::PipelineAction>>& orders,
                          const std::vector<std::vector<std::vector<int>>>& forward_id,
                          const std::vector<std::vector<std::vector<int>>>& backward_id) {
@@ -136,6 +138,18 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
                 ? forward_id
                 : backward_id)[s][i][before->micro_batch];
   };
+  // Transfer t may start once its receiver (replica i of stage s) has posted the receive.
+  const auto after_receive_posted = [&](int t, int s, int i, bool forward, int k) {
+    const int posted = posted_after(s, i, forward, k);
+    if (ready_notices) {
+      const int sender = graph.task(t).rank, receiver = graph.task(t).peer;
+      const int notice = graph.add_ready_notice(receiver, sender, k);
+      if (posted >= 0) graph.depend(notice, posted);
+      graph.depend(t, notice);
+    } else if (posted >= 0) {
+      graph.depend(t, posted);
+    }
+  };
   for (int s = 0; s < p; ++s) {
     const int replicas = static_cast<int>(system.stages[s].ranks.size());
     std::vector<Handover> down, up;  // to stage s+1 (activations), to s-1 (gradients)
@@ -152,9 +166,7 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
             const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
             const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
             graph.depend(t, forward_id[s][i][k]);
-            if (const int posted = posted_after(s + 1, h.to, true, k); posted >= 0) {
-              graph.depend(t, posted);
-            }
+            after_receive_posted(t, s + 1, h.to, true, k);
             graph.depend(forward_id[s + 1][h.to][k], t);
           }
         } else if (!forward && s > 0) {
@@ -163,9 +175,7 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
             const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
             const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
             graph.depend(t, backward_id[s][i][k]);
-            if (const int posted = posted_after(s - 1, h.from, false, k); posted >= 0) {
-              graph.depend(t, posted);
-            }
+            after_receive_posted(t, s - 1, h.from, false, k);
             graph.depend(backward_id[s - 1][h.from][k], t);
           }
         }
@@ -219,7 +229,8 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
     }
   }
   // Pass 2: transfers, on each sender's channel in its schedule order.
-  add_stage_transfers(graph, costs, system, boundary, orders, forward_id, backward_id);
+  add_stage_transfers(graph, costs, system, cluster.config().p2p_ready_behind_sends, boundary,
+                      orders, forward_id, backward_id);
   // Gradient all-reduce per stage after its last backward, then the step: an optimizer step
   // is a pass over the parameters, so a stage runs the whole model's step time scaled by its
   // share of the parameter bytes.

@@ -29,18 +29,33 @@ int TaskGraph::add_compute(int rank, TaskCategory category, double seconds, int 
   return id;
 }
 
-int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
-  if (src == dst) throw std::invalid_argument("a transfer needs two ranks");
+namespace {
+
+// A task between two ranks: a transfer (from sender to receiver) or a ready notice (from
+// receiver to sender).
+Task between(TaskKind kind, int from, int to, int micro_batch) {
+  if (from == to) throw std::invalid_argument("a transfer or notice needs two ranks");
   Task task;
-  task.kind = TaskKind::kTransfer;
+  task.kind = kind;
   task.category = TaskCategory::kTransfer;
-  task.rank = src;
-  task.peer = dst;
-  task.bytes = bytes;
+  task.rank = from;
+  task.peer = to;
   task.micro_batch = micro_batch;
+  return task;
+}
+
+}  // namespace
+
+int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
+  Task task = between(TaskKind::kTransfer, src, dst, micro_batch);
+  task.bytes = bytes;
   const int id = add(task);
   queues_[send_resource(src)].push_back(id);
   return id;
+}
+
+int TaskGraph::add_ready_notice(int receiver, int sender, int micro_batch) {
+  return add(between(TaskKind::kReadyNotice, receiver, sender, micro_batch));
 }
 
 int TaskGraph::add_group(std::vector<int> ranks) {

@@ -12,7 +12,10 @@
 
 namespace harness::simulator {
 
-enum class TaskKind : std::uint8_t { kCompute, kTransfer, kCollective };
+// kReadyNotice: a receiver telling a transfer's sender that it posted the receive
+// (ClusterConfig::p2p_ready_behind_sends); it moves no bytes worth counting and holds no
+// resource: the transfer depends on it.
+enum class TaskKind : std::uint8_t { kCompute, kTransfer, kCollective, kReadyNotice };
 // Trace categories (the trace contract: forward, backward, step, send/recv, allreduce).
 // kBucketCopy: the gradient reducer's host-side passes over a bucket (copy in, scale, copy
 // out), on the compute stream; it counts as backward time, as the real ranks' timers see it.
@@ -28,8 +31,9 @@ enum class TaskCategory : std::uint8_t {
 struct Task {
   TaskKind kind = TaskKind::kCompute;
   TaskCategory category = TaskCategory::kForward;
-  int rank = 0;          // compute: its rank; transfer: sender; collective: first member
-  int peer = -1;         // transfer: receiver
+  // compute: its rank; transfer: sender; collective: first member; ready notice: receiver.
+  int rank = 0;
+  int peer = -1;         // transfer: receiver; ready notice: the sender it tells
   int group = -1;        // collective: index into TaskGraph::groups
   double seconds = 0.0;  // compute
   double bytes = 0.0;    // transfer, collective (the buffer)
@@ -45,6 +49,8 @@ class TaskGraph {
   int add_compute(int rank, TaskCategory category, double seconds, int micro_batch = -1,
                   int bucket = -1);
   int add_transfer(int src, int dst, double bytes, int micro_batch = -1);
+  // The notice `receiver` sends `sender` when it posts the receive of one transfer.
+  int add_ready_notice(int receiver, int sender, int micro_batch = -1);
   int add_group(std::vector<int> ranks);  // distinct ranks, in ring order
   int add_collective(int group, double bytes, int bucket = -1);
   void depend(int task, int on);

@@ -17,8 +17,11 @@
 # statistics; its coverage is printed, 93.8% at most with 5 runs), the median of the runs'
 # simulated p50s and, last, the error of the simulation against the median of the runs.
 #
-# Usage: [RUNS=5] [REAL="<earlier study folders>"] [QUICK=1] [HARNESS=build/harness]
-#        bash bench/emulated/validate_levels.sh          (about 2.3 min a run here)
+# Usage: [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>] [QUICK=1]
+#        [HARNESS=build/harness] bash bench/emulated/validate_levels.sh  (about 2.3 min a run here)
+# REAL and PROFILES together simulate an earlier validation's runs again with its own
+# profiles: a change of the model checked on the same inputs, in seconds. BURST=1 simulates
+# each link with the token bucket it was shaped with (simulate.cluster.inter_burst_bytes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
@@ -34,13 +37,23 @@ if [[ -z "${REAL:-}" ]]; then
   REAL=$(ls -d "$OUT"/real/emulated_simulator_levels/*/)
 fi
 MODEL=(--model mlp --width 1024 --input-shape 64 --repetitions 20 --warmup 2)
-"$HARNESS" profile layers "${MODEL[@]}" --batch 32 --co-located 2 --out "$OUT/profile-b32-co2" \
-  > "$OUT/profile-b32-co2.log"
-"$HARNESS" profile layers "${MODEL[@]}" --batch 16 --stages 0-2,3-5 --out "$OUT/profile-b16-stages" \
-  > "$OUT/profile-b16-stages.log"
-python3 - "$OUT" "$HARNESS" $REAL <<'PY'
+if [[ -n "${PROFILES:-}" ]]; then
+  # The layer profiles of an earlier validation: the same runs simulated again with the same
+  # inputs, so that what moves is the model alone (a new profile carries the VM's speed phase).
+  for profile in profile-b32-co2 profile-b16-stages; do
+    [[ -f "$PROFILES/$profile/graph.txt" ]] ||
+      { echo "error: $PROFILES/$profile/graph.txt: no such profile" >&2; exit 2; }
+    [[ "$PROFILES" -ef "$OUT" ]] || cp -r "$PROFILES/$profile" "$OUT/"
+  done
+else
+  "$HARNESS" profile layers "${MODEL[@]}" --batch 32 --co-located 2 --out "$OUT/profile-b32-co2" \
+    > "$OUT/profile-b32-co2.log"
+  "$HARNESS" profile layers "${MODEL[@]}" --batch 16 --stages 0-2,3-5 \
+    --out "$OUT/profile-b16-stages" > "$OUT/profile-b16-stages.log"
+fi
+python3 - "$OUT" "$HARNESS" "${BURST:-0}" $REAL <<'PY'
 import json, math, os, statistics, subprocess, sys
-out, harness, reals = sys.argv[1], sys.argv[2], sys.argv[3:]
+out, harness, burst, reals = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
 # Which profile prices which system: (extra --set options, systems taken from that simulation).
 profiles = [([f"simulate.model.profile={out}/profile-b32-co2/graph.txt", "simulate.model.pbs=32"],
              ["overlap"]),
@@ -51,12 +64,16 @@ def simulate(real, n, link):
     """The simulated p50 of each system on link n of one real run, from its measured link."""
     topology = os.path.join(real, link["topology"])
     latency = link["inter_machine_measured"]["one_way_latency_us"]
+    # BURST=1: with the token bucket the link was shaped with (recorded since 2026-11-26;
+    # experiments/README.md says why it is not the default yet).
+    bucket = (link["inter_machine_configured"].get("token_bucket_bytes") or 0) if burst else 0
     simulated = {}
     for k, (extra, systems) in enumerate(profiles):
         sim_out = os.path.join(out, "sim", os.path.basename(real.rstrip("/")), f"link{n}-{k}")
         command = [harness, "simulate", "experiments/simulate_emulated_levels.yaml",
                    "--set", f"simulate.cluster.topology={topology}",
                    "--set", f"simulate.cluster.inter_latency_us={latency}",
+                   "--set", f"simulate.cluster.inter_burst_bytes={bucket}",
                    "--set", f"output={sim_out}"]
         for option in extra:
             command += ["--set", option]

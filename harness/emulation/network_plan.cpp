@@ -16,11 +16,14 @@ const std::string kPrefix = "harness-";
 // short transfers measure; the kernel's high-resolution timers keep the rate with 1 ms. Its
 // queue holds 100 ms before it drops.
 std::string tbf_burst(double bits_per_second) {
-  const double bytes = std::max(8.0 * 1024, bits_per_second / 8 / 1000);
-  return std::to_string(static_cast<long long>(bytes)) + "b";
+  return std::to_string(token_bucket_bytes(bits_per_second)) + "b";
 }
 
 }  // namespace
+
+long long token_bucket_bytes(double bits_per_second) {
+  return static_cast<long long>(std::max(8.0 * 1024, bits_per_second / 8 / 1000));
+}
 
 std::vector<Command> link_shaping_commands(const std::string& netns, const LinkShape& link) {
   std::vector<Command> commands;

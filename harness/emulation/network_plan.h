@@ -60,6 +60,11 @@ NetworkPlan plan_network(const EmulatedClusterShape& shape, int owner_pid);
 // (scripts/emulated-slurm.sh), so that a link is the same link whoever built the machines.
 std::vector<Command> link_shaping_commands(const std::string& netns, const LinkShape& link);
 
+// The token bucket of a link shaped to `bits_per_second`, in bytes: what a transfer finding it
+// full passes at the host's speed before the rate holds (the simulator models it:
+// `simulate.cluster.inter_burst_bytes`).
+long long token_bucket_bytes(double bits_per_second);
+
 // What --dry-run prints: the namespaces, their addresses, and every command.
 std::string describe_network_plan(const NetworkPlan& plan);
 

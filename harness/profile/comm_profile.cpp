@@ -261,6 +261,9 @@ nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const Measu
           {"inter_machine_configured",
            {{"rate_bits_per_s",
              link.rate_bits_per_s ? nlohmann::json(*link.rate_bits_per_s) : nlohmann::json()},
+            {"token_bucket_bytes", link.rate_bits_per_s
+                                       ? nlohmann::json(token_bucket_bytes(*link.rate_bits_per_s))
+                                       : nlohmann::json()},
             {"delay_s", link.delay_s},
             {"loss_percent", link.loss_percent}}},
           {"inter_machine_measured", to_json(measured)}};

@@ -124,8 +124,10 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.cluster.collective =
         cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
     p.cluster.p2p_duplex = cluster.get_string("p2p_duplex", "full", {"full", "half"});
+    p.cluster.p2p_ready = cluster.get_string("p2p_ready", "separate", {"separate", "behind_sends"});
     p.cluster.cpu_cores =
         cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
+    p.cluster.inter_burst_bytes = cluster.get_double("inter_burst_bytes", 0.0, -1e-300);
     cluster.finish();
   }
   warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
@@ -317,6 +319,8 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.inter_latency_us",
                                                  "cluster.collective",
                                                  "cluster.p2p_duplex",
+                                                 "cluster.p2p_ready",
+                                                 "cluster.inter_burst_bytes",
                                                  "cluster.cpu_cores",
                                                  "ddp.bucket_mb",
                                                  "ddp.first_bucket_mb",

@@ -30,6 +30,12 @@ struct ClusterSettings {
   // Point-to-point streams across machines: "full" duplex, or "half" (both directions of a
   // pair share its rate, as Gloo's pairs do; simulator/cluster.h).
   std::string p2p_duplex = "full";
+  // How a receiver's "ready" reaches a point-to-point sender: "separate" from the data (NCCL),
+  // or "behind_sends", queued behind what the receiver already sends that peer on the one
+  // connection of their pair (Gloo's TCP; simulator/cluster.h).
+  std::string p2p_ready = "separate";
+  // An emulated link's token bucket on each machine's way out, bytes (0: none; a real NIC).
+  double inter_burst_bytes = 0;
   double cpu_cores = 0;  // per machine, shared by its CPU ranks' compute; 0: not modelled
 };
 

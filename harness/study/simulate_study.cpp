@@ -163,6 +163,8 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   if (c.inter_latency_us) config.inter_latency_s = *c.inter_latency_us * 1e-6;
   sim::parse_collective_algorithm(c.collective, config.algorithm);
   config.p2p_half_duplex = c.p2p_duplex == "half";
+  config.p2p_ready_behind_sends = c.p2p_ready == "behind_sends";
+  config.inter_burst_bytes = c.inter_burst_bytes;
   config.cpu_cores_per_machine = c.cpu_cores;
   config.cores_per_rank = p.model.threads;
   out.topology.intra_machine_bandwidth = config.intra_bandwidth;

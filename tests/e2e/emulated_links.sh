@@ -34,6 +34,8 @@ configured = {"100mbit": 100e6, "500mbit": 500e6, "2gbit": 2e9}[rate]
 emulated = comm["emulated_cluster"]
 assert emulated["machines"] == 2 and emulated["ranks_per_machine"] == 1, emulated
 assert emulated["inter_machine_configured"]["rate_bits_per_s"] == configured, emulated
+# The token bucket the link was shaped with: 1 ms of the rate, at least 8 KiB.
+assert emulated["inter_machine_configured"]["token_bucket_bytes"] == max(8192, int(configured / 8000)), emulated
 # Send/recv one way between the machines (ping-pong) within 10% of the rate, all-reduce bus
 # bandwidth within 15%. tbf counts Ethernet frames: TCP's payload is at most 1448 of each
 # 1514 bytes (95.6%), and Gloo's all-reduce adds its own messages.

@@ -1,6 +1,7 @@
 // Link sharing: flows on a common link split its bandwidth, recomputed as flows come and go.
 #include <gtest/gtest.h>
 
+#include "simulator/collective.h"
 #include "simulator/engine.h"
 
 namespace harness::simulator {
@@ -11,6 +12,18 @@ ClusterConfig machine(int gpus) {
   config.gpus_per_machine = {gpus};
   config.intra_bandwidth = 1e9;
   config.intra_latency_s = 0;
+  return config;
+}
+
+// Machines of one rank each, joined by NICs of `inter` bytes/s with point-to-point streams
+// capped at `p2p`, no latency.
+ClusterConfig one_rank_machines(int machines, double inter, double p2p) {
+  ClusterConfig config;
+  config.gpus_per_machine.assign(static_cast<size_t>(machines), 1);
+  config.intra_bandwidth = 1e12;
+  config.inter_bandwidth = inter;
+  config.inter_p2p_bandwidth = p2p;
+  config.inter_latency_s = 0;
   return config;
 }
 
@@ -57,12 +70,7 @@ TEST(Network, RatesAreRecomputedWhenAFlowJoinsAndLeaves) {
 TEST(Network, HalfDuplexPairsShareOneRateBothWays) {
   for (const bool half : {false, true}) {
     SCOPED_TRACE(half ? "half duplex" : "full duplex");
-    ClusterConfig config;
-    config.gpus_per_machine = {1, 1, 1};
-    config.intra_bandwidth = 1e12;
-    config.inter_bandwidth = 100e6;
-    config.inter_p2p_bandwidth = 100e6;
-    config.inter_latency_s = 0;
+    ClusterConfig config = one_rank_machines(3, 100e6, 100e6);
     config.p2p_half_duplex = half;
     const Cluster cluster(config);
     TaskGraph graph(3);
@@ -82,6 +90,52 @@ TEST(Network, HalfDuplexPairsShareOneRateBothWays) {
   large.gpus_per_machine = {257};
   large.p2p_half_duplex = true;
   EXPECT_THROW(Cluster{large}, std::invalid_argument);
+}
+
+// An emulated link where one stream moves more than the all-reduce's bus bandwidth (Gloo at 30
+// Mbit/s: 28.7 against 25.3 Mbit/s): the NIC carries the faster, and each kind keeps its own
+// rate. Two machines of one rank, p2p 120 MB/s, collective 100 MB/s: 120 MB sent alone take
+// 1 s (not 1.2 s at the collective's rate); a 2-rank ring all-reduce of 100 MB (2 steps of 50
+// MB per edge) still takes 1 s at 100 MB/s.
+TEST(Network, StreamsAndCollectivesEachKeepTheirMeasuredRateAcrossMachines) {
+  const Cluster cluster(one_rank_machines(2, 100e6, 120e6));
+  EXPECT_DOUBLE_EQ(cluster.nic_bandwidth(), 120e6);
+  TaskGraph graph(2);
+  const int transfer = graph.add_transfer(0, 1, 120e6);
+  const int allreduce = graph.add_collective(graph.add_group({0, 1}), 100e6);
+  graph.depend(allreduce, transfer);
+  const TaskTimes times = run_tasks(cluster, graph);
+  EXPECT_NEAR(times.end[transfer], 1.0, 1e-9);
+  EXPECT_NEAR(times.end[allreduce] - times.start[allreduce], 1.0, 1e-9);
+  EXPECT_NEAR(idle_allreduce_seconds(cluster, {0, 1}, CollectiveAlgorithm::kRing, 100e6), 1.0,
+              1e-9);
+}
+
+// An emulated link's token bucket (ClusterConfig::inter_burst_bytes): two machines of one
+// rank, 100 MB/s, a 10 MB bucket on each machine's way out. A: 30 MB from rank 0 at 0 s, the
+// bucket full: 10 MB at once, 20 MB in 0.2 s. B: 30 MB from rank 0 once a 0.25 s compute
+// ends; the bucket refilled 0.05 s x 100 MB/s = 5 MB since A ended: 25 MB in 0.25 s, B ends
+// at 0.5 s. C: 5 MB from rank 1, whose bucket is its own and full: it ends at once.
+TEST(Network, ATokenBucketLetsABurstThroughAndRefillsWhileTheMachineSendsNothing) {
+  ClusterConfig config = one_rank_machines(2, 100e6, 100e6);
+  config.inter_burst_bytes = 10e6;
+  const Cluster cluster(config);
+  TaskGraph graph(2);
+  const int a = graph.add_transfer(0, 1, 30e6);
+  const int wait = graph.add_compute(0, TaskCategory::kForward, 0.25);
+  const int b = graph.add_transfer(0, 1, 30e6);
+  graph.depend(b, wait);
+  const int c = graph.add_transfer(1, 0, 5e6);
+  const TaskTimes times = run_tasks(cluster, graph);
+  EXPECT_NEAR(times.end[a], 0.2, 1e-9);
+  EXPECT_NEAR(times.start[b], 0.25, 1e-9);
+  EXPECT_NEAR(times.end[b], 0.5, 1e-9);
+  EXPECT_NEAR(times.end[c], 0.0, 1e-12);
+  // No bucket: A takes 0.3 s, and B, behind it on rank 0's send channel, 0.3-0.6 s.
+  config.inter_burst_bytes = 0;
+  const TaskTimes plain = run_tasks(Cluster(config), graph);
+  EXPECT_NEAR(plain.end[a], 0.3, 1e-9);
+  EXPECT_NEAR(plain.end[b], 0.6, 1e-9);
 }
 
 TEST(Network, FlowsOnDifferentLinksDoNotInterfere) {

@@ -124,12 +124,25 @@ TEST(Pipeline, RanksOutnumberingTheCoresShareThem) {
 
 // DAPPLE over 2 stages of one layer, one sample per micro-batch, its activation 10 MB at
 // 10 GB/s: every forward, backward and transfer takes 1 ms.
-SimulatedIteration two_stages_of_one_ms(int micro_batches) {
+SimulatedIteration two_stages_of_one_ms(int micro_batches, bool ready_behind_sends = false) {
   const LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
+  ClusterConfig config = idle_machine(2);
+  config.p2p_ready_behind_sends = ready_behind_sends;
   ComputeNoise none;
-  return simulate_pipeline(Cluster(idle_machine(2)), costs,
+  return simulate_pipeline(Cluster(config), costs,
                            equal_stages(2, 1, 1, micro_batches, PipelineSchedule::kDapple), 2,
                            none);
+}
+
+// The transfer rank `from` sends for micro-batch k.
+int transfer_of(const SimulatedIteration& it, int from, int k) {
+  for (size_t t = 0; t < it.graph.tasks().size(); ++t) {
+    const Task& task = it.graph.task(static_cast<int>(t));
+    if (task.kind == TaskKind::kTransfer && task.rank == from && task.micro_batch == k) {
+      return static_cast<int>(t);
+    }
+  }
+  return -1;
 }
 
 TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
@@ -147,16 +160,31 @@ TEST(Pipeline, ATransferWaitsForItsReceiverToPostTheReceive) {
   // 9 ms. An eager send (activation 1 crossing 2-3, while stage 1 computes) would end it at 8 ms.
   const SimulatedIteration it = two_stages_of_one_ms(2);
   EXPECT_NEAR(it.times.makespan, 9e-3, 1e-12);
-  int activation1 = -1;
-  for (size_t t = 0; t < it.graph.tasks().size(); ++t) {
-    const Task& task = it.graph.task(static_cast<int>(t));
-    if (task.kind == TaskKind::kTransfer && task.rank == 0 && task.micro_batch == 1) {
-      activation1 = static_cast<int>(t);
-    }
-  }
+  const int activation1 = transfer_of(it, 0, 1);
   ASSERT_GE(activation1, 0);
   EXPECT_NEAR(it.times.start[activation1], 4e-3, 1e-12);
   EXPECT_NEAR(it.times.end[activation1], 5e-3, 1e-12);
+}
+
+TEST(Pipeline, AReadyNoticeQueuesBehindTheSendsItsRankIssuedFirst) {
+  // As above, with the receiver's "ready" sent as Gloo's TCP pair sends it: into the pair's one
+  // connection, behind the bytes its rank already sends the same peer. Stage 1 ends B0 at 4 ms,
+  // sends gradient 0 (stage 0 posted that receive after F1, at 2 ms: its notice came then) and
+  // only then posts the receive of activation 1: that notice follows gradient 0's bytes and
+  // arrives with them at 5 ms. Activation 1 crosses 5-6 instead of 4-5, so F1 6-7, B1 7-8;
+  // gradient 1 8-9 (stage 0 posted at 6, after B0 5-6: activation 1 had arrived), B1 9-10.
+  const SimulatedIteration it = two_stages_of_one_ms(2, /*ready_behind_sends=*/true);
+  EXPECT_NEAR(it.times.makespan, 10e-3, 1e-12);
+  const int activation1 = transfer_of(it, 0, 1), gradient0 = transfer_of(it, 1, 0);
+  ASSERT_GE(activation1, 0);
+  ASSERT_GE(gradient0, 0);
+  EXPECT_NEAR(it.times.start[gradient0], 4e-3, 1e-12);
+  EXPECT_NEAR(it.times.end[gradient0], 5e-3, 1e-12);
+  EXPECT_NEAR(it.times.start[activation1], 5e-3, 1e-12);
+  EXPECT_NEAR(it.times.end[activation1], 6e-3, 1e-12);
+  // With one micro-batch nothing is in flight when a receive is posted: the notices change
+  // nothing (6 ms, as ActivationTransfersDelayTheNextStage).
+  EXPECT_NEAR(two_stages_of_one_ms(1, true).times.makespan, 6e-3, 1e-12);
 }
 
 TEST(Pipeline, DappleAndGpipeOrders) {

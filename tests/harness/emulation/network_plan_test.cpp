@@ -79,6 +79,12 @@ TEST(NetworkPlan, TwoMachinesShapedWithDelayAndRate) {
   EXPECT_NE(text.find("harness-4242-m0  eth0 10.99.0.1"), std::string::npos) << text;
 }
 
+TEST(NetworkPlan, TheTokenBucketIsAMillisecondOfTheRateAndAtLeast8KiB) {
+  EXPECT_EQ(harness::token_bucket_bytes(1e9), 125000);   // 1 ms of 125 MB/s
+  EXPECT_EQ(harness::token_bucket_bytes(200e6), 25000);  // the tbf command's "25000b" above
+  EXPECT_EQ(harness::token_bucket_bytes(30e6), 8192);    // 3750 B would be under the floor
+}
+
 TEST(NetworkPlan, RateAloneIsTheRootQdiscAndNoShapeAddsNone) {
   harness::EmulatedClusterShape shape;
   shape.inter_machine.rate_bits_per_s = 1e9;

@@ -111,6 +111,8 @@ TEST(SimulateSpec, ErrorsNameFileLineAndColumn) {
       {"    - overlap\n", "    - overlap\n  sweep: {run.world_size: [2, 0]}\n", "spec.yaml:11:"},
       {"pbs: 2", "pbs: two", "spec.yaml:5:"},
       {"inter_latency_us: 0}", "inter_latency_us: 0, cpu_cores: -1}", "spec.yaml:7:"},
+      {"inter_latency_us: 0}", "inter_latency_us: 0, inter_burst_bytes: -8}", "spec.yaml:7:"},
+      {"inter_latency_us: 0}", "inter_latency_us: 0, p2p_ready: eager}", "spec.yaml:7:"},
   };
   for (const Case& c : cases) {
     Study study;
