@@ -33,7 +33,7 @@ if [[ ${1:-} != --inside ]]; then
     echo "SKIP: $(grep 'unavailable here' "$SCRATCH/cluster.err" | head -1)"
     exit 77
   fi
-  [[ $code == 0 ]] || fail "inside the cluster (exit $code): $(tail -5 "$SCRATCH/cluster.err")"
+  [[ $code == 0 ]] || fail "inside the cluster (exit $code): $(tail -30 "$SCRATCH/cluster.err")"
   expect_contains "$(cat "$SCRATCH/cluster.err")" "emulated-slurm: 2 node(s) n1..n2 idle"
   # Everything the cluster made is gone: its namespaces, daemons and every rank.
   # (The script's namespaces end in -ctl and -n<k>; the harness's own in -m<k>, -sw, -probe.)
@@ -117,7 +117,7 @@ systems:
   - {name: dapple, kind: pipeline, schedule: dapple, stages: 2}
 YAML
 salloc -N 2 -n 2 "$HARNESS" run "$SCRATCH/study.yaml" --launcher slurm --hosts n1:1,n2:1 \
-  >"$SCRATCH/study.out" 2>"$SCRATCH/study.err" || fail "study under Slurm: $(tail -5 "$SCRATCH/study.err")"
+  >"$SCRATCH/study.out" 2>"$SCRATCH/study.err" || fail "study under Slurm: $(tail -20 "$SCRATCH/study.err")"
 expect_contains "$(cat "$SCRATCH/study.out")" "## Pipeline study"
 "$PY" - "$(run_folder slurm_study)" <<'PY'
 import csv, json, os, sys
