@@ -57,18 +57,14 @@ struct ClusterConfig {
   static constexpr int kMaxHalfDuplexGpus = 256;
   // How a receiver's "ready" reaches the sender of a point-to-point transfer (the rendezvous:
   // simulator/pipeline_system.cpp). false: apart from the data, after the link's latency
-  // (NCCL's credits; the published constants). true: as Gloo's TCP pair sends it -- a
-  // NOTIFY_RECV_READY written into the one connection the pair has, behind the bytes the
-  // receiver is already sending to that peer (gloo/transport/tcp/pair.cc: an op waits in the
-  // pair's transmit queue until the earlier ones are written). A pipeline's gradient k going up
-  // then holds back activation k+1 coming down, whose receive the same rank posts next, so the
-  // two cross one after the other although the link carries both directions at once.
+  // (NCCL's credits; the published constants). true: as Gloo's TCP pair sends it, behind the
+  // bytes the receiver is already sending that peer (simulator/pair_streams.h; Gloo writes a
+  // pair's ops into its one connection in order). A pipeline's gradient k going up then holds
+  // back activation k+1 coming down, whose receive the same rank posts next, so the two cross
+  // one after the other although the link carries both directions at once.
   bool p2p_ready_behind_sends = false;
-  // A token bucket on each machine's way out (an emulated link: a tbf qdisc): a point-to-point
-  // transfer across machines that finds it full sends its first inter_burst_bytes at once, and
-  // the bucket refills at the NIC's rate while the machine sends no transfer. Bursts are
-  // modelled as free (the host moves them ~10x faster than the emulated rates they matter at),
-  // collectives neither use nor drain it. 0: no bucket (a real NIC).
+  // A token bucket of this many bytes on each machine's way out, as an emulated link has
+  // (simulator/token_buckets.h). 0: none (a real NIC).
   double inter_burst_bytes = 0.0;
 
   int num_gpus() const;

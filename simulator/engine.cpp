@@ -5,11 +5,12 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
 #include "simulator/collective.h"
 #include "simulator/event_queue.h"
 #include "simulator/network.h"
+#include "simulator/pair_streams.h"
+#include "simulator/token_buckets.h"
 
 namespace harness::simulator {
 namespace {
@@ -25,7 +26,9 @@ class Engine {
         head_(graph.resource_queues().size(), 0),
         progress_(graph.tasks().size()),
         group_phases_(graph.groups().size()),
-        buckets_(static_cast<size_t>(cluster.num_machines())) {
+        streams_(graph.ranks()),
+        buckets_(cluster.num_machines(), cluster.config().inter_burst_bytes,
+                 cluster.nic_bandwidth()) {
     times_.start.assign(graph.tasks().size(), -1.0);
     times_.end.assign(graph.tasks().size(), -1.0);
     // CPU ranks: a machine whose ranks want more cores than it has -- each its compute threads
@@ -128,9 +131,7 @@ class Engine {
         break;
       }
       case TaskKind::kTransfer:
-        if (cluster_.config().p2p_ready_behind_sends) {
-          in_flight_[pair_key(task.rank, task.peer)].push_back(id);
-        }
+        if (cluster_.config().p2p_ready_behind_sends) streams_.sent(id, task.rank, task.peer);
         if (task.bytes <= 0 && cluster_.latency(task.rank, task.peer) <= 0) {
           queue_.push(now_, EventType::kTaskDone, id);
         } else {
@@ -141,45 +142,12 @@ class Engine {
         begin_step(id);
         break;
       case TaskKind::kReadyNotice:
-        send_ready_notice(id);
+        // Behind the transfers its rank has in flight to the same peer, it arrives with the
+        // last of them (its bytes follow theirs over the same latency): finished by finish().
+        if (streams_.queue_notice(id, task.rank, task.peer)) {
+          queue_.push(now_ + cluster_.latency(task.rank, task.peer), EventType::kTaskDone, id);
+        }
         break;
-    }
-  }
-
-  std::int64_t pair_key(int src, int dst) const {
-    return static_cast<std::int64_t>(src) * graph_.ranks() + dst;
-  }
-
-  // A ready notice goes into the receiver's byte stream to the sender behind every transfer
-  // the receiver is already sending there: it arrives when the last of them has (its bytes
-  // follow theirs over the same latency), or after the latency alone when none is in flight.
-  // Transfers still waiting for their own notice are not in the stream (Gloo keeps them as
-  // pending sends), so they do not hold it back.
-  void send_ready_notice(int id) {
-    const Task& task = graph_.task(id);
-    const auto ahead = in_flight_.find(pair_key(task.rank, task.peer));
-    if (ahead == in_flight_.end() || ahead->second.empty()) {
-      queue_.push(now_ + cluster_.latency(task.rank, task.peer), EventType::kTaskDone, id);
-      return;
-    }
-    notice_blockers_[id] = static_cast<int>(ahead->second.size());
-    for (int transfer : ahead->second) notices_behind_[transfer].push_back(id);
-  }
-
-  // A transfer has arrived: it leaves its stream, and notices queued behind it move up.
-  void transfer_arrived(int id) {
-    const Task& task = graph_.task(id);
-    std::vector<int>& stream = in_flight_[pair_key(task.rank, task.peer)];
-    stream.erase(std::find(stream.begin(), stream.end(), id));
-    const auto behind = notices_behind_.find(id);
-    if (behind == notices_behind_.end()) return;
-    const std::vector<int> notices = std::move(behind->second);
-    notices_behind_.erase(behind);
-    for (int notice : notices) {
-      if (--notice_blockers_[notice] == 0) {
-        notice_blockers_.erase(notice);
-        finish(notice);
-      }
     }
   }
 
@@ -245,7 +213,11 @@ class Engine {
         finish(id);
         return;
       }
-      const double bytes = task.bytes - take_burst(id);
+      const double burst =
+          cluster_.config().inter_burst_bytes > 0 && !cluster_.same_machine(task.rank, task.peer)
+              ? buckets_.take(id, cluster_.machine_of(task.rank), task.bytes, now_)
+              : 0.0;
+      const double bytes = task.bytes - burst;
       if (bytes <= 0) {
         finish(id);
         return;
@@ -272,32 +244,6 @@ class Engine {
         network_.start(now_, bytes, phase.links.data(), static_cast<int>(phase.links.size()),
                        tighter_cap(cluster_.config().collective_rate_cap, phase.rate_cap),
                        static_cast<std::uint32_t>(id)));
-  }
-
-  // ClusterConfig::inter_burst_bytes: the bytes of transfer `id` its machine's token bucket
-  // lets through at once (0 inside a machine or without a bucket); the machine is sending from
-  // now until the transfer ends (return_burst).
-  double take_burst(int id) {
-    const Task& task = graph_.task(id);
-    const double size = cluster_.config().inter_burst_bytes;
-    if (size <= 0 || cluster_.same_machine(task.rank, task.peer)) return 0.0;
-    Bucket& bucket = buckets_[cluster_.machine_of(task.rank)];
-    if (bucket.sending == 0) {
-      bucket.tokens =
-          std::min(size, bucket.tokens + (now_ - bucket.idle_since) * cluster_.nic_bandwidth());
-    }
-    ++bucket.sending;
-    bursting_.push_back(id);
-    const double free = std::min(task.bytes, bucket.tokens);
-    bucket.tokens -= free;
-    return free;
-  }
-  void return_burst(int id) {
-    const auto at = std::find(bursting_.begin(), bursting_.end(), id);
-    if (at == bursting_.end()) return;
-    bursting_.erase(at);
-    Bucket& bucket = buckets_[cluster_.machine_of(graph_.task(id).rank)];
-    if (--bucket.sending == 0) bucket.idle_since = now_;
   }
 
   void flow_done(int id, long long flow) {
@@ -329,8 +275,12 @@ class Engine {
         break;
       case TaskKind::kTransfer:
         advance(TaskGraph::send_resource(task.rank));
-        return_burst(id);
-        if (cluster_.config().p2p_ready_behind_sends) transfer_arrived(id);
+        buckets_.returned(id, now_);
+        if (cluster_.config().p2p_ready_behind_sends) {
+          std::vector<int> released;
+          streams_.arrived(id, task.rank, task.peer, released);
+          for (int notice : released) finish(notice);
+        }
         break;
       case TaskKind::kCollective:
         for (int r : graph_.groups()[task.group]) advance(TaskGraph::collective_resource(r));
@@ -361,21 +311,8 @@ class Engine {
   std::vector<Progress> progress_;
   std::vector<std::unique_ptr<std::vector<CollectivePhase>>> group_phases_;
   std::vector<LinkUse> cpu_use_;  // per machine; link -1: its ranks' compute is not shared
-  // ClusterConfig::p2p_ready_behind_sends: the transfers written into each (sender, receiver)
-  // stream and not yet arrived; the notices queued behind each such transfer, and how many
-  // transfers each queued notice still waits for.
-  std::unordered_map<std::int64_t, std::vector<int>> in_flight_;
-  std::unordered_map<int, std::vector<int>> notices_behind_;
-  std::unordered_map<int, int> notice_blockers_;
-  // ClusterConfig::inter_burst_bytes: each machine's token bucket (full at the start), and the
-  // transfers that took from one and have not ended.
-  struct Bucket {
-    double tokens = 0.0;
-    double idle_since = -1e300;
-    int sending = 0;
-  };
-  std::vector<Bucket> buckets_;
-  std::vector<int> bursting_;
+  PairStreams streams_;           // ClusterConfig::p2p_ready_behind_sends
+  TokenBuckets buckets_;          // ClusterConfig::inter_burst_bytes
   TaskTimes times_;
   double now_ = 0.0;
 };

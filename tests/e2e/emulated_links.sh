@@ -23,7 +23,7 @@ fi
 for rate_size in 100mbit:4M 500mbit:16M 2gbit:64M; do
   rate=${rate_size%%:*} size=${rate_size##*:}
   "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$rate" --ops allreduce,pingpong \
-    --sizes "$size" --iterations 3 --warmup 1 --out "$SCRATCH/$rate" > "$SCRATCH/log" 2>&1 ||
+    --sizes "$size" --iterations 5 --warmup 1 --out "$SCRATCH/$rate" > "$SCRATCH/log" 2>&1 ||
     fail "$rate: $(tail -3 "$SCRATCH/log")"
   expect_contains "$(cat "$SCRATCH/log")" "emulated cluster: 2 machine(s)"
   expect_contains "$(cat "$SCRATCH/log")" "# inter-machine link: configured vs measured"
@@ -36,13 +36,16 @@ assert emulated["machines"] == 2 and emulated["ranks_per_machine"] == 1, emulate
 assert emulated["inter_machine_configured"]["rate_bits_per_s"] == configured, emulated
 # The token bucket the link was shaped with: 1 ms of the rate, at least 8 KiB.
 assert emulated["inter_machine_configured"]["token_bucket_bytes"] == max(8192, int(configured / 8000)), emulated
-# Send/recv one way between the machines (ping-pong) within 10% of the rate, all-reduce bus
-# bandwidth within 15%. tbf counts Ethernet frames: TCP's payload is at most 1448 of each
-# 1514 bytes (95.6%), and Gloo's all-reduce adds its own messages.
-for op, tolerance in (("pingpong", 0.10), ("allreduce", 0.15)):
+# Never faster than the rate (within 10% above: the bucket's burst), and not much slower: send/
+# recv one way between the machines (ping-pong) within 10% below, the all-reduce's bus
+# bandwidth within 25% below. tbf counts Ethernet frames: TCP's payload is at most 1448 of each
+# 1514 bytes (95.6%), and Gloo's all-reduce adds its own messages and its reduction, on the
+# same 2 cores as both machines (torch 2.11's build measured -7.8% at 100 Mbit/s and -15.2% at
+# 500 Mbit/s in one CI run, 2026-11-26, in a slow phase of this VM).
+for op, below in (("pingpong", 0.10), ("allreduce", 0.25)):
     row = next(r for r in comm["rows"] if r["op"] == op)
     measured = row["busbw_gbps"] * 8e9
-    assert abs(measured / configured - 1) <= tolerance, (rate, op, measured, configured)
+    assert 1 - below <= measured / configured <= 1.10, (rate, op, measured, configured)
     print(f"{rate}: {op} busbw {measured / 1e6:.1f} Mbit/s ({100 * (measured / configured - 1):+.1f}%) at {row['bytes']} B")
 PY
 done
