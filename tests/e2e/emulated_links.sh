@@ -38,11 +38,11 @@ assert emulated["inter_machine_configured"]["rate_bits_per_s"] == configured, em
 assert emulated["inter_machine_configured"]["token_bucket_bytes"] == max(8192, int(configured / 8000)), emulated
 # Never faster than the rate (within 10% above: the bucket's burst), and not much slower: send/
 # recv one way between the machines (ping-pong) within 10% below, the all-reduce's bus
-# bandwidth within 25% below. tbf counts Ethernet frames: TCP's payload is at most 1448 of each
+# bandwidth within 30% below. tbf counts Ethernet frames: TCP's payload is at most 1448 of each
 # 1514 bytes (95.6%), and Gloo's all-reduce adds its own messages and its reduction, on the
-# same 2 cores as both machines (torch 2.11's build measured -7.8% at 100 Mbit/s and -15.2% at
-# 500 Mbit/s in one CI run, 2026-11-26, in a slow phase of this VM).
-for op, below in (("pingpong", 0.10), ("allreduce", 0.25)):
+# same 2 cores as both machines: at 500 Mbit/s Debian's 1.13 measured -10.7%, torch 2.11's
+# build -15.2% and -21.1% in two CI runs (2026-11-26; -5% at 2 Gbit/s, -8% at 100 Mbit/s).
+for op, below in (("pingpong", 0.10), ("allreduce", 0.30)):
     row = next(r for r in comm["rows"] if r["op"] == op)
     measured = row["busbw_gbps"] * 8e9
     assert 1 - below <= measured / configured <= 1.10, (rate, op, measured, configured)
