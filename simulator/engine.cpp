@@ -290,7 +290,8 @@ class Engine {
     }
     // A rank issues the sends that a finished task enables before it posts its next receive
     // (the runtime's executor sends an action's outputs, then moves on to the next action):
-    // ready notices start after the transfers that end at the same instant.
+    // ready notices start after the transfers that end at the same instant. Without notices
+    // (ClusterConfig::p2p_ready_behind_sends off, none in the graph) one pass does it all.
     const auto& successors = graph_.successors()[id];
     for (const bool notices : {false, true}) {
       for (int successor : successors) {
@@ -298,6 +299,7 @@ class Engine {
         --deps_[successor];
         try_start(successor);
       }
+      if (!cluster_.config().p2p_ready_behind_sends) break;
     }
   }
 

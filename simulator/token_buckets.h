@@ -5,6 +5,7 @@
 // rates where they matter); collectives neither use nor drain it.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 namespace harness::simulator {
