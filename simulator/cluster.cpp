@@ -57,6 +57,9 @@ Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
       !(config_.comm_cores_per_rank > 0)) {
     throw std::invalid_argument("CPU cores must be positive (0: not shared)");
   }
+  if (config_.machines_per_host < 1) {
+    throw std::invalid_argument("a host holds at least one machine");
+  }
 }
 
 std::vector<double> Cluster::link_bandwidths() const {

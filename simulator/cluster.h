@@ -44,6 +44,11 @@ struct ClusterConfig {
   // (its intra-op threads, as the layer profile was measured).
   double cpu_cores_per_machine = 0.0;
   double cores_per_rank = 1.0;
+  // Machines that are one host's: consecutive groups of this many machines share one set of
+  // `cpu_cores_per_machine` cores (the last group holds the rest). Emulated machines are
+  // network namespaces of one host, whose ranks, Gloo threads and kernel all run on its cores;
+  // 1: every machine has cores of its own.
+  int machines_per_host = 1;
   // The share of a core a rank's communication thread keeps busy while it moves data (Gloo
   // waits on its sockets part of the time): `harness profile comm` measures it per op.
   double comm_cores_per_rank = 1.0;
@@ -90,7 +95,10 @@ class Cluster {
     const int base = 2 * num_gpus() + 3 * num_machines();
     return config_.p2p_half_duplex ? base + num_gpus() * num_gpus() : base;
   }
-  int cpu_link(int machine) const { return 2 * num_gpus() + 2 * num_machines() + machine; }
+  // The host whose cores a machine's ranks run on (ClusterConfig::machines_per_host).
+  int host_of(int machine) const { return machine / config_.machines_per_host; }
+  // The CPU link of a machine's host (one per host; the slots of the other machines are unused).
+  int cpu_link(int machine) const { return 2 * num_gpus() + 2 * num_machines() + host_of(machine); }
   // Appends the links of a transfer src -> dst (2 inside a machine, 4 across).
   void route(int src, int dst, std::vector<LinkUse>& out) const;
   // The same for a point-to-point transfer, with its pair's shared link when p2p streams are

@@ -31,20 +31,22 @@ class Engine {
                  cluster.nic_bandwidth()) {
     times_.start.assign(graph.tasks().size(), -1.0);
     times_.end.assign(graph.tasks().size(), -1.0);
-    // CPU ranks: a machine whose ranks want more cores than it has -- each its compute threads
+    // CPU ranks: a host whose ranks want more cores than it has -- each its compute threads
     // and its communication thread's share of a core (Gloo's) -- runs their compute, transfers
     // and collective steps as flows on its CPU link, every flow weighted by the cores it wants
     // (LinkUse::edges), so each gets that want times cores / total want; elsewhere compute
     // keeps its time and communication only meets the network. A compute flow moves
-    // core-seconds at up to cores_per_rank cores.
+    // core-seconds at up to cores_per_rank cores. A host is one machine unless
+    // machines_per_host groups several (emulated machines of one host).
     const ClusterConfig& config = cluster.config();
     std::vector<double> demand(static_cast<size_t>(cluster.num_machines()), 0.0);
     for (int r = 0; r < graph.ranks(); ++r) {
-      demand[cluster.machine_of(r)] += config.cores_per_rank + config.comm_cores_per_rank;
+      demand[cluster.host_of(cluster.machine_of(r))] +=
+          config.cores_per_rank + config.comm_cores_per_rank;
     }
     for (int m = 0; m < cluster.num_machines(); ++m) {
-      const bool oversubscribed =
-          config.cpu_cores_per_machine > 0 && demand[m] > config.cpu_cores_per_machine;
+      const bool oversubscribed = config.cpu_cores_per_machine > 0 &&
+                                  demand[cluster.host_of(m)] > config.cpu_cores_per_machine;
       cpu_use_.push_back(LinkUse{oversubscribed ? cluster.cpu_link(m) : -1, config.cores_per_rank,
                                  config.cores_per_rank});
     }
@@ -188,7 +190,7 @@ class Engine {
   }
 
   // Appends, for each rank on a machine with shared cores, its communication thread's want
-  // (comm_cores_per_rank) on that machine's CPU link (merged per machine), moving `per_core`
+  // (comm_cores_per_rank) on its host's CPU link (merged per link), moving `per_core`
   // bytes/s when it gets all it wants.
   void add_cpu_uses(std::span<const int> ranks, double per_core, std::vector<LinkUse>& uses) const {
     const double cores = cluster_.config().comm_cores_per_rank;

@@ -237,6 +237,10 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
   link.p2p_bytes_per_s = fitted_bandwidth(fits, "pingpong");
   if (link.p2p_bytes_per_s <= 0) link.p2p_bytes_per_s = fitted_bandwidth(fits, "sendrecv");
   link.allreduce_bus_bytes_per_s = fitted_bandwidth(fits, "allreduce");
+  for (const auto& fit : fits) {
+    if (fit.op == "allreduce" && fit.cpu_cores > 0)
+      link.allreduce_cpu_cores_per_rank = fit.cpu_cores;
+  }
   const CommRow* smallest = nullptr;
   for (const auto& row : rows) {
     if (row.op == "pingpong" && row.samples > 0 && (!smallest || row.bytes < smallest->bytes)) {
@@ -251,7 +255,10 @@ nlohmann::json to_json(const MeasuredLink& link) {
   return {{"p2p_bits_per_s", link.p2p_bytes_per_s * 8},
           {"allreduce_bus_bits_per_s", link.allreduce_bus_bytes_per_s * 8},
           {"one_way_latency_us",
-           link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()}};
+           link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()},
+          {"allreduce_cpu_cores_per_rank", link.allreduce_cpu_cores_per_rank
+                                               ? nlohmann::json(*link.allreduce_cpu_cores_per_rank)
+                                               : nlohmann::json()}};
 }
 
 nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured) {

@@ -88,6 +88,10 @@ struct MeasuredLink {
   double p2p_bytes_per_s = 0;
   double allreduce_bus_bytes_per_s = 0;
   std::optional<double> one_way_latency_us;
+  // What of a core each rank's process kept busy through the all-reduce (CPU time over wall
+  // time, the sizes weighed by their time): the simulator's comm_cores_per_rank, for machines
+  // that share one host's cores. Unset where the measurement has no CPU times.
+  std::optional<double> allreduce_cpu_cores_per_rank;
 };
 MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows);
 nlohmann::json to_json(const MeasuredLink& link);

@@ -128,6 +128,10 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.cluster.cpu_cores =
         cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
     p.cluster.inter_burst_bytes = cluster.get_double("inter_burst_bytes", 0.0, -1e-300);
+    p.cluster.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);
+    if (cluster.has("comm_cores_per_rank")) {
+      p.cluster.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);
+    }
     cluster.finish();
   }
   warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
@@ -322,6 +326,8 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.p2p_ready",
                                                  "cluster.inter_burst_bytes",
                                                  "cluster.cpu_cores",
+                                                 "cluster.machines_per_host",
+                                                 "cluster.comm_cores_per_rank",
                                                  "ddp.bucket_mb",
                                                  "ddp.first_bucket_mb",
                                                  "pipeline.micro_batches",

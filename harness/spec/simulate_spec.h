@@ -36,7 +36,12 @@ struct ClusterSettings {
   std::string p2p_ready = "separate";
   // An emulated link's token bucket on each machine's way out, bytes (0: none; a real NIC).
   double inter_burst_bytes = 0;
-  double cpu_cores = 0;  // per machine, shared by its CPU ranks' compute; 0: not modelled
+  double cpu_cores = 0;  // per host, shared by its CPU ranks' compute; 0: not modelled
+  // Consecutive machines of one host, sharing its cpu_cores (emulated machines of one host).
+  long long machines_per_host = 1;
+  // The share of a core a rank's communication threads keep busy while they move data; unset:
+  // the comm profile's all-reduce measurement, else 1.
+  std::optional<double> comm_cores_per_rank;
 };
 
 struct RunSettings {

@@ -166,6 +166,8 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.p2p_ready_behind_sends = c.p2p_ready == "behind_sends";
   config.inter_burst_bytes = c.inter_burst_bytes;
   config.cpu_cores_per_machine = c.cpu_cores;
+  config.machines_per_host = static_cast<int>(c.machines_per_host);
+  if (c.comm_cores_per_rank) config.comm_cores_per_rank = *c.comm_cores_per_rank;
   config.cores_per_rank = p.model.threads;
   out.topology.intra_machine_bandwidth = config.intra_bandwidth;
   out.topology.inter_machine_collective_bandwidth = config.inter_bandwidth;
@@ -457,6 +459,7 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
             {"bucket_copy_bandwidth", cluster.config().bucket_copy_bandwidth},
             {"bucket_copy_latency_us", cluster.config().bucket_copy_latency_s * 1e6},
             {"cpu_cores_per_machine", cluster.config().cpu_cores_per_machine},
+            {"machines_per_host", cluster.config().machines_per_host},
             {"cores_per_rank", cluster.config().cores_per_rank},
             {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
             {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},

@@ -210,6 +210,49 @@ TEST(CpuCores, MachinesDoNotShareCores) {
   EXPECT_THROW(Cluster{config}, std::invalid_argument);
 }
 
+TEST(CpuCores, MachinesOfOneHostShareItsCores) {
+  // 4 machines of 1 rank, 2 cores a host, a 5 ms task on every rank at once.
+  ClusterConfig config = one_rank_machines(4, 1e9, 1e9);
+  config.cpu_cores_per_machine = 2;
+  TaskGraph graph(4);
+  for (int r = 0; r < 4; ++r) graph.add_compute(r, TaskCategory::kForward, 5e-3);
+  // Every machine a host of its own: a rank has 2 cores, its task keeps its time.
+  EXPECT_NEAR(run_tasks(Cluster(config), graph).makespan, 5e-3, 1e-12);
+  // One host: 4 ranks on 2 cores, half a core each: 10 ms.
+  config.machines_per_host = 4;
+  EXPECT_NEAR(run_tasks(Cluster(config), graph).makespan, 10e-3, 1e-12);
+  // Hosts of 3 machines: the first runs 3 ranks at 2/3 of a core (7.5 ms), the second holds
+  // the last machine alone (5 ms).
+  config.machines_per_host = 3;
+  const TaskTimes grouped = run_tasks(Cluster(config), graph);
+  EXPECT_NEAR(grouped.end[0], 7.5e-3, 1e-12);
+  EXPECT_NEAR(grouped.end[3], 5e-3, 1e-12);
+  config.machines_per_host = 0;
+  EXPECT_THROW(Cluster{config}, std::invalid_argument);
+}
+
+TEST(CpuCores, ATransferBetweenMachinesOfOneHostWantsBothEndsShareOfItsCores) {
+  // Rank 0 computes 10 ms while it sends rank 1 4 MB at 1 GB/s (4 ms). Its communication
+  // threads want half a core at each end.
+  ClusterConfig config = one_rank_machines(2, 1e9, 1e9);
+  config.cpu_cores_per_machine = 1;
+  config.comm_cores_per_rank = 0.5;
+  TaskGraph graph(2);
+  const int compute = graph.add_compute(0, TaskCategory::kForward, 10e-3);
+  const int send = graph.add_transfer(0, 1, 4e6);
+  // A core per machine: rank 0's core carries the compute (1) and its end of the transfer
+  // (0.5): 2/3 of a core for 4 ms (2.667 ms of work), then the rest, 7.333 ms, alone.
+  const TaskTimes apart = run_tasks(Cluster(config), graph);
+  EXPECT_NEAR(apart.end[send], 4e-3, 1e-12);
+  EXPECT_NEAR(apart.end[compute], 4e-3 + (10e-3 - 4e-3 * 2.0 / 3.0), 1e-12);
+  // One core for both machines: the transfer wants both ends' halves (1 core), so the
+  // compute gets half of it for 4 ms (2 ms of work) and ends at 12 ms.
+  config.machines_per_host = 2;
+  const TaskTimes shared = run_tasks(Cluster(config), graph);
+  EXPECT_NEAR(shared.end[send], 4e-3, 1e-12);
+  EXPECT_NEAR(shared.end[compute], 12e-3, 1e-12);
+}
+
 TEST(Network, SendsOfOneRankAreQueuedOnItsChannel) {
   // Rank 0 sends to 1 and then to 2: its send channel runs one transfer at a time.
   const Cluster cluster(machine(3));

@@ -194,6 +194,34 @@ TEST(CommProfile, MeasuredLinkLatencyIsTheSmallestPingPongsOneWayTime) {
   EXPECT_NEAR(json.at("p2p_bits_per_s").get<double>(), 8 * 3.0 * (1 << 20) / 0.252, 1e-2);
 }
 
+TEST(CommProfile, MeasuredLinkCarriesTheCoresTheAllReduceKeptBusy) {
+  // 150 ms of CPU in 300 ms and 300 ms in 1200 ms: 450 / 1500 = 0.3 of a core per rank.
+  const nlohmann::json raw = {{"world_size", 2},
+                              {"entries",
+                               {{{"op", "allreduce"},
+                                 {"bytes", 1 << 20},
+                                 {"times_ms", {100.0, 100.0, 100.0}},
+                                 {"cpu_ms", {40.0, 50.0, 60.0}}},
+                                {{"op", "allreduce"},
+                                 {"bytes", 4 << 20},
+                                 {"times_ms", {400.0, 400.0, 400.0}},
+                                 {"cpu_ms", {100.0, 100.0, 100.0}}}}}};
+  const auto rows = harness::comm_rows(raw);
+  const harness::MeasuredLink link =
+      harness::measured_link({harness::fit_comm_model(rows, "allreduce", 2)}, rows);
+  ASSERT_TRUE(link.allreduce_cpu_cores_per_rank);
+  EXPECT_NEAR(*link.allreduce_cpu_cores_per_rank, 0.3, 1e-12);
+  EXPECT_NEAR(harness::to_json(link).at("allreduce_cpu_cores_per_rank").get<double>(), 0.3, 1e-12);
+  // Without CPU times (an older measurement): not claimed.
+  nlohmann::json wall_only = raw;
+  for (auto& entry : wall_only["entries"]) entry.erase("cpu_ms");
+  const auto wall_rows = harness::comm_rows(wall_only);
+  const harness::MeasuredLink unknown =
+      harness::measured_link({harness::fit_comm_model(wall_rows, "allreduce", 2)}, wall_rows);
+  EXPECT_FALSE(unknown.allreduce_cpu_cores_per_rank);
+  EXPECT_TRUE(harness::to_json(unknown).at("allreduce_cpu_cores_per_rank").is_null());
+}
+
 TEST(PipeDreamGraph, RoundTripsThroughThePlannersImport) {
   harness_test::TempDir dir;
   const std::vector<harness::GraphLayer> layers = {

@@ -235,6 +235,41 @@ TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   }
 }
 
+// Emulated machines of one host: 4 machines of 1 rank, 2 cores each, or 2 cores for all four
+// (machines_per_host: 4). Sync DDP's forward (10 ms) and step (2 ms) run on all four ranks at
+// once: the same times with cores of their own, twice them with half a core each.
+TEST(SimulateSpec, MachinesOfOneHostShareItsCores) {
+  for (const int per_host : {1, 4}) {
+    Study study;
+    study.dir.write("profile.json",
+                    R"({"threads": 1, "whole_model": {"step": {"median_ms": 2.0}}})");
+    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+    text.replace(text.find(", step_ms: 0.5"), 14, "");
+    text.replace(text.find("gpus_per_machine: 2"), 19,
+                 "gpus_per_machine: 1, cpu_cores: 2, comm_cores_per_rank: 0.25, "
+                 "machines_per_host: " +
+                     std::to_string(per_host));
+    ASSERT_EQ(study.run(text), 0);
+    const fs::path raw = study.results() / "raw" / "p000" / "sync" / "rep0";
+    const auto rank3 = read_sample_file(raw / "rank3.csv");
+    const double slowdown = per_host == 4 ? 2.0 : 1.0;
+    EXPECT_NEAR(rank3.at("forward")[0], slowdown * 10.0, 1e-6) << per_host;
+    EXPECT_NEAR(rank3.at("step")[0], slowdown * 2.0, 1e-6) << per_host;
+    const json config = json::parse(read_file(raw / "config.json"));
+    EXPECT_EQ(config["cluster"]["machines_per_host"], per_host);
+    EXPECT_EQ(config["cluster"]["comm_cores_per_rank"], 0.25);
+  }
+  for (const std::string bad : {"machines_per_host: 0", "comm_cores_per_rank: 0"}) {
+    Study study;
+    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+    text.replace(text.find("gpus_per_machine: 2"), 19, "gpus_per_machine: 1, " + bad);
+    std::string error;
+    EXPECT_EQ(study.run(text, &error), 2) << bad;
+    EXPECT_NE(error.find("spec.yaml:6:"), std::string::npos) << "got: " << error;
+    EXPECT_NE(error.find(bad.substr(0, bad.find(':'))), std::string::npos) << "got: " << error;
+  }
+}
+
 // A stage profile of 2 stages x 2 replicas (4 processes) timed on the wall clock already holds
 // each process's wait for one of 2 cores; simulating it on cluster.cpu_cores 2 shares the
 // cores again: warned, naming the file. The same profile on the CPU clock, or the machine
