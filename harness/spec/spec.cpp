@@ -427,15 +427,27 @@ std::string read_experiment_name(MapReader& top) {
 
 // The spec's own `quick:` block (`dotted.path: value` entries) written into `root`. Errors in
 // those values are reported where quick: says them, or at the --set that changed them.
+// One override of the quick: block; a map goes in key by key, so that `run: {iterations: 3}`
+// changes the iterations and keeps the rest of `run:` (it replaced the whole map, and a run of
+// 4 ranks went to the default 2 under --quick without a word).
+void apply_quick_value(YAML::Node& root, SpecOrigin& origin, const std::string& path,
+                       const YAML::Node& value) {
+  const YAML::Node current = get_path(root, path_keys(path));
+  if (value.IsMap() && current && current.IsMap()) {
+    for (const auto& entry : value) {
+      apply_quick_value(root, origin, path + "." + entry.first.Scalar(), entry.second);
+    }
+    return;
+  }
+  const std::string quick_path = "quick." + path;
+  origin.mark_overridden(path, origin.where(value, quick_path), origin.position(value, quick_path));
+  set_path(root, path_keys(path), value);
+}
+
 void apply_quick_block(YAML::Node& root, SpecOrigin& origin, const YAML::Node& quick) {
   MapReader reader(quick, "quick", origin);  // checks it is a map
-  for (const auto& entry : quick) {
-    const std::string path = entry.first.Scalar();
-    const std::string quick_path = "quick." + path;
-    origin.mark_overridden(path, origin.where(entry.second, quick_path),
-                           origin.position(entry.second, quick_path));
-    set_path(root, path_keys(path), entry.second);
-  }
+  for (const auto& entry : quick)
+    apply_quick_value(root, origin, entry.first.Scalar(), entry.second);
 }
 
 // --quick: few iterations, first and last value of every sweep axis, then the spec's own

@@ -298,6 +298,23 @@ TEST(Quick, ShortensIterationsAndSweepsThenAppliesTheSpecsQuickBlock) {
   EXPECT_EQ(e.points[0].config.run.warmup, 1);
 }
 
+// `quick: {run: {iterations: 3}}` overrides the iterations and keeps the rest of `run:`: it
+// replaced the whole map, so a study of 4 ranks ran 2 (the default) under --quick, or refused
+// its 4 emulated machines.
+TEST(Quick, AMapInTheQuickBlockOverridesItsKeysAndKeepsTheOthers) {
+  TempDir dir;
+  std::string text = std::string(kValidSpec) + "quick:\n  run: {iterations: 3}\n";
+  text.replace(text.find("world_size: 2"), 13, "world_size: 4");
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(),
+                                                options_with({}, /*quick=*/true));
+  EXPECT_EQ(e.points[0].config.run.world_size, 4);
+  EXPECT_EQ(e.points[0].config.run.iterations, 3);
+  EXPECT_EQ(e.points[0].config.run.warmup, 2);
+  // Its errors still point at the value in the block.
+  EXPECT_EQ(error_of(std::string(kValidSpec) + "quick:\n  run: {iterations: 0}\n"),
+            "spec.yaml:15:21: run.iterations: must be >= 1 (got 0)");
+}
+
 TEST(Quick, QuickBlockErrorsPointIntoTheFile) {
   TempDir dir;
   const std::string text = std::string(kValidSpec) + "quick:\n  run.iterations: 0\n";
