@@ -64,7 +64,8 @@ std::unique_ptr<Communicator> replica_communicator(const PipelineLayout& layout,
   auto prefixed =
       c10::make_intrusive<c10d::PrefixStore>("stage" + std::to_string(stage_index), context.store);
   return make_gloo_communicator(prefixed, layout.replica_of(context.rank),
-                                static_cast<int>(stage_ranks.size()), context.timeout);
+                                static_cast<int>(stage_ranks.size()), context.timeout,
+                                context.gloo_host);
 }
 
 // The runtime's options for this worker config: stages, schedule, loss, precision, the

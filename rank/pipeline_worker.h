@@ -27,6 +27,9 @@ struct RankContext {
   Communicator* world = nullptr;
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
   std::optional<Fault> fault;
+  // The address the world's Gloo listens on; a stage's replica group listens there too (on
+  // emulated or real machines, loopback is no address the other replicas can reach).
+  std::string gloo_host = "127.0.0.1";
 };
 
 // The model section of a worker config as the zoo's options; both the data-parallel and the

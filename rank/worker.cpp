@@ -386,7 +386,7 @@ int run_worker(const WorkerArgs& args) {
   };
   if (system.kind == SystemKind::kPipeline) {
     run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store, communicator.get(),
-                               timeout, fault});
+                               timeout, fault, args.gloo_host});
     return hand_in_results();
   }
 

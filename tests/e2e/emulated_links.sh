@@ -99,6 +99,35 @@ fast = p50["cluster.network.inter_machine.bandwidth=2gbit"]
 assert slow > 3 * fast, p50
 print(f"MLP DDP iteration p50: {slow:.1f} ms at 100 Mbit/s, {fast:.1f} ms at 2 Gbit/s")
 PY
+
+# A hybrid pipeline whose stages' replicas sit on different machines (rank r on machine r / 2):
+# each stage's gradient all-reduce crosses the link. That group's Gloo listened on loopback,
+# which the other machine cannot reach, until 2026-11-26 (every such run failed to connect).
+cat > "$SCRATCH/hybrid.yaml" <<YAML
+name: hybrid
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 8}
+run: {world_size: 4, iterations: 3, warmup: 1, trace: false}
+pipeline: {micro_batches: 2}
+cluster: {machines: 2, network: {inter_machine: {bandwidth: 1gbit}}}
+systems:
+  - {name: dapple_2x2, kind: pipeline, schedule: dapple,
+     stages: [{layers: "0-2", ranks: [0, 2]}, {layers: "3-5", ranks: [1, 3]}]}
+YAML
+"$HARNESS" run "$SCRATCH/hybrid.yaml" > "$SCRATCH/hybrid.log" 2>&1 ||
+  fail "hybrid pipeline across machines: $(tail -5 "$SCRATCH/hybrid.log")"
+"$PY" - "$(ls -d "$SCRATCH"/results/hybrid/*/)" <<'PY'
+import glob, json, sys
+files = sorted(glob.glob(sys.argv[1] + "/raw/p000/dapple_2x2/rep0/pipeline_rank*.json"))
+assert len(files) == 4, files
+for name in files:
+    rank = json.load(open(name))
+    # Three iterations, each with its stage's all-reduce between its 2 replicas.
+    rows = rank["iterations"]
+    assert rank["replicas"] == 2 and len(rows) == 3, (name, rank["replicas"], len(rows))
+    assert all(row["allreduce_ms"] > 0 for row in rows), (name, rows)
+print("hybrid pipeline across machines: 4 ranks x 3 iterations, every stage all-reduce done")
+PY
 if ip netns list | grep -q "^harness-[0-9]*-m"; then
   # Another test of this suite may hold its own; none may carry this run's harness's pid.
   for ns in $(ip netns list | awk '{print $1}' | grep "^harness-[0-9]*-"); do
