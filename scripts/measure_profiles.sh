@@ -10,6 +10,10 @@ for model in mlp resnet18 resnet50 vgg19; do
   build/harness profile layers --model "$model" --batch 8 --input-shape "$shape" \
     --repetitions 5 --warmup 1 --out "profiles/$model-cpu"
 done
+# The 4-hidden-layer MLP of width 1024 that experiments/emulated_simulator_levels_4.yaml trains
+# (the stand-in profile of experiments/simulate_emulated_levels_4.yaml).
+build/harness profile layers --model mlp --depth 4 --width 1024 --batch 8 --input-shape 64 \
+  --repetitions 5 --warmup 1 --out profiles/mlp4-cpu
 build/harness profile comm --world 2 --sizes 8:64M:x4 --iterations 10 --warmup 3 \
   --out profiles/gloo-2ranks-cpu
 # The raw per-rank logs are not part of a profile.

@@ -1,87 +1,193 @@
 #!/usr/bin/env bash
-# The simulator against emulated clusters (issue 21, study c; issue 39): RUNS real runs of
-# experiments/emulated_simulator_levels.yaml (DDP overlap and DAPPLE 2 stages on 2 emulated
-# machines at four bandwidths; root), each run's p50 one sample: the iterations of one run are
+# The simulator against emulated clusters (issue 21, study c; issue 39): RUNS real runs of a
+# study on emulated machines (root), each run's p50 one sample: the iterations of one run are
 # not independent samples, so one run's p50 is no reference. Per bandwidth level and run, a
-# simulation of the same systems (experiments/simulate_emulated_levels.yaml) with the topology
-# and the one-way latency measured on that run's machines before its iterations (its links/<n>/
-# and env.json `emulated_links`): nothing of the runs' timings goes into a simulation. The layer
-# profiles are measured here after the runs, each as its system runs the layers: DDP's at the
-# rank's batch (32) with two copies in lockstep (both ranks compute at once on this host's
-# cores), the pipeline's at its micro-batch (16: the global batch of 2 x 32 in 4 micro-batches)
-# with both stages timing their layers at once (`profile layers --stages`): at small batches a
-# layer's fixed cost, not its FLOPs, decides its time, so one profile scaled by batch would miss
-# it (one at 8 samples scaled to 16 made DAPPLE's stage 1 forward 53% and backward 23% slower
-# than they run). Prints, per level and system, the median of the runs' p50s, their range and a
-# distribution-free interval of the median (order
+# simulation of the same systems with the topology, the one-way latency and the share of a
+# core the all-reduce kept busy, measured on that run's machines before its iterations (its
+# links/<n>/ and env.json `emulated_links`): nothing of the runs' timings goes into a
+# simulation. The layer profiles are measured here after the runs, each as its system runs
+# the layers: at small batches a layer's fixed cost, not its FLOPs, decides its time, so one
+# profile scaled by batch would miss it (one at 8 samples scaled to 16 made DAPPLE's stage 1
+# forward 53% and backward 23% slower than they run). Prints, per level and system, the
+# median of the runs' p50s, their range and a distribution-free interval of the median (order
 # statistics; its coverage is printed, 93.8% at most with 5 runs), the median of the runs'
 # simulated p50s and, last, the error of the simulation against the median of the runs.
 #
-# Usage: [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>] [QUICK=1]
-#        [HARNESS=build/harness] bash bench/emulated/validate_levels.sh  (about 2.3 min a run here)
+# SHAPE picks the study:
+#   2x1 (default): experiments/emulated_simulator_levels.yaml, DDP overlap and DAPPLE 2 stages on
+#       2 machines at four bandwidths, simulated by experiments/simulate_emulated_levels.yaml.
+#       DDP's profile at the rank's batch (32) with two copies in lockstep (both ranks compute at
+#       once on this host's cores), the pipeline's at its micro-batch (16: the global batch of
+#       2 x 32 in 4 micro-batches) with both stages timing their layers at once, on the wall clock.
+#   4x1: experiments/emulated_simulator_levels_4.yaml, DDP overlap, DAPPLE 4 stages and DAPPLE 2
+#       stages x 2 replicas on 4 machines at three bandwidths, simulated by
+#       experiments/simulate_emulated_levels_4.yaml: the four machines are one host's 2 cores,
+#       which the simulation shares itself (cluster.machines_per_host), so the profiles are taken
+#       on the CPU clock with as many processes as the runs have ranks.
+#   planner: experiments/emulated_planner_levels.yaml, VGG-19 (an eighth of its width) on 2
+#       machines of 2 ranks at four bandwidths, DDP and the plan `plan: auto` chose from each
+#       level's measured link, simulated by experiments/simulate_emulated_planner_levels.yaml
+#       with each run's own inputs: the profile its planner measured (one process, the wall
+#       clock) and the plan it chose at that level; the simulation shares the host's 2 cores.
+#
+# Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
+#        [QUICK=1] [BURST=1] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
 # profiles: a change of the model checked on the same inputs, in seconds. BURST=1 simulates
 # each link with the token bucket it was shaped with (simulate.cluster.inter_burst_bytes).
+# SIM_SPEC=<file> simulates with another variant of the shape's simulation spec (its name the
+# file's name).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/emulated-validate-XXXXXX)}
 mkdir -p "$OUT"
 start=$(date +%s)
+# Per shape: the real study, its simulation, and the profiles, each as
+# "<folder> <batch> <systems it prices, comma-separated> <options of harness profile layers>".
+case "${SHAPE:-2x1}" in
+  2x1)
+    STUDY=emulated_simulator_levels SIMULATION=simulate_emulated_levels
+    MODEL=(--model mlp --width 1024 --input-shape 64 --repetitions 20 --warmup 2)
+    PROFILE_SET=("profile-b32-co2 32 overlap --co-located 2"
+                 "profile-b16-stages 16 dapple_2 --stages 0-2,3-5") ;;
+  4x1)
+    STUDY=emulated_simulator_levels_4 SIMULATION=simulate_emulated_levels_4
+    MODEL=(--model mlp --depth 4 --width 1024 --input-shape 64 --repetitions 20 --warmup 2
+           --clock cpu)
+    # The global batch of 4 x 32 in 4 micro-batches: 32 samples a micro-batch, 16 for each of a
+    # stage's 2 replicas.
+    PROFILE_SET=("profile-b32-co4 32 overlap --co-located 4"
+                 "profile-b32-stages4 32 dapple_4 --stages 0-2,3-4,5-6,7-9"
+                 "profile-b16-stages2x2 16 dapple_2x2 --stages 0-4,5-9 --co-located 2") ;;
+  planner)
+    # Each run's own: the profile `plan: auto` measured before its runs and the plan it chose
+    # per level (<run>/plans/), nothing to measure here.
+    STUDY=emulated_planner_levels SIMULATION=simulate_emulated_planner_levels
+    PROFILE_SET=() ;;
+  *) echo "error: SHAPE=$SHAPE: expected 2x1, 4x1 or planner" >&2; exit 2 ;;
+esac
 if [[ -z "${REAL:-}" ]]; then
   for run in $(seq "${RUNS:-5}"); do
-    "$HARNESS" run experiments/emulated_simulator_levels.yaml --set "output=$OUT/real" \
+    "$HARNESS" run "experiments/$STUDY.yaml" --set "output=$OUT/real" \
       ${QUICK:+--quick} > "$OUT/real-$run.log" 2>&1 || { tail -5 "$OUT/real-$run.log"; exit 1; }
     echo "real run $run/${RUNS:-5} done ($(($(date +%s) - start)) s)" >&2
   done
-  REAL=$(ls -d "$OUT"/real/emulated_simulator_levels/*/)
+  REAL=$(ls -d "$OUT/real/$STUDY"/*/)
 fi
-MODEL=(--model mlp --width 1024 --input-shape 64 --repetitions 20 --warmup 2)
-if [[ -n "${PROFILES:-}" ]]; then
-  # The layer profiles of an earlier validation: the same runs simulated again with the same
-  # inputs, so that what moves is the model alone (a new profile carries the VM's speed phase).
-  for profile in profile-b32-co2 profile-b16-stages; do
-    [[ -f "$PROFILES/$profile/graph.txt" ]] ||
-      { echo "error: $PROFILES/$profile/graph.txt: no such profile" >&2; exit 2; }
-    [[ "$PROFILES" -ef "$OUT" ]] || cp -r "$PROFILES/$profile" "$OUT/"
-  done
-else
-  "$HARNESS" profile layers "${MODEL[@]}" --batch 32 --co-located 2 --out "$OUT/profile-b32-co2" \
-    > "$OUT/profile-b32-co2.log"
-  "$HARNESS" profile layers "${MODEL[@]}" --batch 16 --stages 0-2,3-5 \
-    --out "$OUT/profile-b16-stages" > "$OUT/profile-b16-stages.log"
-fi
-python3 - "$OUT" "$HARNESS" "${BURST:-0}" $REAL <<'PY'
-import json, math, os, statistics, subprocess, sys
-out, harness, burst, reals = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
+PROFILE_TABLE=()
+for entry in ${PROFILE_SET[@]+"${PROFILE_SET[@]}"}; do
+  read -r folder batch systems options <<< "$entry"
+  if [[ -n "${PROFILES:-}" ]]; then
+    # The layer profiles of an earlier validation: the same runs simulated again with the same
+    # inputs, so that what moves is the model alone (a new profile carries the VM's speed phase).
+    [[ -f "$PROFILES/$folder/graph.txt" ]] ||
+      { echo "error: $PROFILES/$folder/graph.txt: no such profile" >&2; exit 2; }
+    [[ "$PROFILES" -ef "$OUT" ]] || cp -r "$PROFILES/$folder" "$OUT/"
+  else
+    # shellcheck disable=SC2086  # the options are words
+    "$HARNESS" profile layers "${MODEL[@]}" --batch "$batch" $options --out "$OUT/$folder" \
+      > "$OUT/$folder.log"
+  fi
+  PROFILE_TABLE+=("$folder:$batch:$systems")
+done
+python3 - "$OUT" "$HARNESS" "${BURST:-0}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
+  "${PROFILE_TABLE[*]:-planner}" $REAL <<'PY'
+import glob, json, math, os, statistics, subprocess, sys
+out, harness, burst, sim_spec, table = sys.argv[1:6]
+burst, reals = burst == "1", sys.argv[6:]
 # Which profile prices which system: (extra --set options, systems taken from that simulation).
-profiles = [([f"simulate.model.profile={out}/profile-b32-co2/graph.txt", "simulate.model.pbs=32"],
-             ["overlap"]),
-            ([f"simulate.model.profile={out}/profile-b16-stages/graph.txt", "simulate.model.pbs=16"],
-             ["dapple_2"])]
+profiles = []
+for entry in table.split():
+    if entry == "planner":
+        break
+    folder, batch, systems = entry.split(":")
+    profiles.append(([f"simulate.model.profile={out}/{folder}/graph.txt",
+                      f"simulate.model.pbs={batch}"], systems.split(",")))
 
-def simulate(real, n, link):
-    """The simulated p50 of each system on link n of one real run, from its measured link."""
+def co_located_profile(model, batch, world):
+    """SHAPE=planner: the run's model at `batch` samples, `world` copies in lockstep on the CPU
+    clock (the simulation shares the host's cores itself), measured once per batch after the
+    runs (or taken from PROFILES)."""
+    folder = os.path.join(out, f"profile-b{batch}-co{world}")
+    earlier = os.environ.get("PROFILES")
+    if not os.path.exists(os.path.join(folder, "graph.txt")):
+        if earlier:
+            source = os.path.join(earlier, os.path.basename(folder))
+            if not os.path.exists(os.path.join(source, "graph.txt")):
+                raise SystemExit(f"error: {source}/graph.txt: no such profile")
+            subprocess.run(["cp", "-r", source, out], check=True)
+        else:
+            command = [harness, "profile", "layers", "--model", model["name"], "--batch", str(batch),
+                       "--co-located", str(world), "--clock", "cpu", "--repetitions", "10",
+                       "--warmup", "2", "--out", folder]
+            for key, flag in (("width", "--width"), ("depth", "--depth"),
+                              ("num_classes", "--num-classes")):
+                if model.get(key):
+                    command += [flag, str(model[key])]
+            if model.get("input_shape"):
+                command += ["--input-shape", ",".join(map(str, model["input_shape"]))]
+            with open(folder + ".log", "w") as log:
+                subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT)
+    return os.path.join(folder, "graph.txt")
+
+def profiles_of(real, label):
+    """The profiles of one point of one run. SHAPE=planner: the plan the run's planner chose at
+    that point, with the run's micro-batches; DDP priced at the rank's batch and the pipeline at
+    a replica's share of a micro-batch, each measured as the runs compute (all ranks at once)."""
+    if table != "planner":
+        return profiles
+    point = next(p for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
+                 if p["label"] == label)
+    work = glob.glob(os.path.join(real, "plans", "planned-*"))[0]
+    plan = os.path.join(work, point["id"], "plan.json")
+    raw = os.path.join(real, "raw", point["id"])
+    ddp = json.load(open(os.path.join(raw, "overlap", "rep0", "config.json")))
+    planned = json.load(open(os.path.join(raw, "planned", "rep0", "config.json")))["system"]
+    world = len(glob.glob(os.path.join(raw, "overlap", "rep0", "rank*.csv")))
+    model = ddp["model"]
+    micro_batches = planned["micro_batches"]
+    share = model["batch_size"] * world // micro_batches // len(planned["stages"][0]["ranks"])
+    systems = f"[overlap, {{name: planned, kind: pipeline, schedule: dapple, plan: '{plan}'}}]"
+    common = [f"simulate.systems={systems}", f"simulate.pipeline.micro_batches={micro_batches}",
+              f"simulate.model.batch_size={model['batch_size']}"]
+    return [([f"simulate.model.profile={co_located_profile(model, model['batch_size'], world)}",
+              f"simulate.model.pbs={model['batch_size']}"] + common, ["overlap"]),
+            ([f"simulate.model.profile={co_located_profile(model, share, world)}",
+              f"simulate.model.pbs={share}"] + common, ["planned"])]
+
+def simulate(real, n, link, label):
+    """The simulated p50 of each system at one point (on link n) of one real run, from its
+    measured link."""
     topology = os.path.join(real, link["topology"])
     latency = link["inter_machine_measured"]["one_way_latency_us"]
     # BURST=1: with the token bucket the link was shaped with (recorded since 2026-11-26;
     # experiments/README.md says why it is not the default yet).
     bucket = (link["inter_machine_configured"].get("token_bucket_bytes") or 0) if burst else 0
+    # What of a core a rank's communication kept busy through the all-reduce (recorded since
+    # 2026-11-26): where the machines share a host's cores, the simulation shares it too.
+    comm_cores = link["inter_machine_measured"].get("allreduce_cpu_cores_per_rank")
     simulated = {}
-    for k, (extra, systems) in enumerate(profiles):
-        sim_out = os.path.join(out, "sim", os.path.basename(real.rstrip("/")), f"link{n}-{k}")
-        command = [harness, "simulate", "experiments/simulate_emulated_levels.yaml",
+    for k, (extra, systems) in enumerate(profiles_of(real, label)):
+        sim_out = os.path.join(out, "sim", os.path.basename(real.rstrip("/")),
+                               f"link{n}-{label.split('=')[-1]}-{k}")
+        command = [harness, "simulate", sim_spec,
                    "--set", f"simulate.cluster.topology={topology}",
                    "--set", f"simulate.cluster.inter_latency_us={latency}",
                    "--set", f"simulate.cluster.inter_burst_bytes={bucket}",
                    "--set", f"output={sim_out}"]
+        if comm_cores:
+            command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
         for option in extra:
             command += ["--set", option]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        sim_dir = os.path.join(sim_out, "simulate_emulated_levels")
+        # Exit 1: a run the simulator could not price (a plan for another cluster): left out.
+        if subprocess.run(command, stdout=subprocess.DEVNULL).returncode not in (0, 1):
+            raise SystemExit(f"error: {' '.join(command)} failed")
+        sim_dir = os.path.join(sim_out, os.path.splitext(os.path.basename(sim_spec))[0])
         sim_dir = os.path.join(sim_dir, sorted(os.listdir(sim_dir))[-1])
         for s in json.load(open(os.path.join(sim_dir, "summary.json")))["points"][0]["systems"]:
-            if s["name"] in systems:
+            if s["name"] in systems and "iteration" in s["phases"]:
                 simulated[s["name"]] = s["phases"]["iteration"]["p50"]
     return simulated
 
@@ -105,10 +211,13 @@ for real in reals:
     measured = {p["label"]: {s["name"]: s["phases"]["iteration"] for s in p["systems"]}
                 for p in summary["points"]}
     for n, link in enumerate(env["emulated_links"]):
-        simulated = simulate(real, n, link)
         rate = link["inter_machine_configured"]["rate_bits_per_s"]
         for label in link["points"]:
+            simulated = simulate(real, n, link, label)
             for system, phase in measured[label].items():
+                if system not in simulated:
+                    print(f"note: {real} {label} {system}: not simulated", file=sys.stderr)
+                    continue
                 cell = cells.setdefault((rate, system), {"p50": [], "sim": [], "p2p": []})
                 cell["p50"].append(phase["p50"])
                 cell["sim"].append(simulated[system])

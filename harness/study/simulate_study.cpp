@@ -263,7 +263,11 @@ int plan_file_stages(const SystemSettings& s, const std::string& plan, const sim
   }
   const json* chosen = nullptr;
   std::string sizes;
-  for (const auto& result : doc.value("results", json::array())) {
+  // By reference into `doc`: `chosen` must outlive the loop (json::value() returns a copy,
+  // which left it pointing into a destroyed temporary).
+  const json no_results = json::array();
+  const json& results = doc.contains("results") ? doc.at("results") : no_results;
+  for (const auto& result : results) {
     const long long size = result.value("global_batch_size", 0LL);
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
     if (size == gbs) chosen = &result;

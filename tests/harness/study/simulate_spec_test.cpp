@@ -235,6 +235,32 @@ TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   }
 }
 
+// A pipeline from a planner's plan.json: its stages at the spec's global batch (2 x 4 = 8),
+// the other batch's result beside it ignored.
+TEST(SimulateSpec, APipelineRunsThePlanFilesStagesAtItsGlobalBatch) {
+  Study study;
+  const json stage0 = {{"layer_ids", {"node1", "node2", "node3"}}, {"gpus", {0, 1, 2}}};
+  const json stage1 = {{"layer_ids", {"node4"}}, {"gpus", {3}}};
+  const json plan = {
+      {"results",
+       {{{"global_batch_size", 16}, {"plan", nullptr}},
+        {{"global_batch_size", 8},
+         {"plan", {{"stages", {stage0, stage1}}, {"micro_batch_count", 2}, {"summary", "3+1"}}}},
+        {{"global_batch_size", 32}, {"plan", nullptr}}}}};
+  study.dir.write("plan.json", plan.dump());
+  const std::string text = in_dir(
+      spec_text("    - {name: planned, kind: pipeline, schedule: dapple, plan: DIR/plan.json}\n"),
+      study.dir.path());
+  ASSERT_EQ(study.run(text), 0);
+  const fs::path raw = study.results() / "raw" / "p000" / "planned" / "rep0";
+  EXPECT_EQ(json::parse(read_file(raw / "status.json"))["status"], "complete");
+  const json config = json::parse(read_file(raw / "config.json"));
+  EXPECT_EQ(config["system"]["stage_ranks"],
+            json::parse(R"([{"layers": 3, "ranks": [0, 1, 2]}, {"layers": 1, "ranks": [3]}])"));
+  EXPECT_EQ(config["system"]["stages"], "3+1");  // the plan's summary
+  EXPECT_EQ(config["system"]["micro_batches"], 2);
+}
+
 // Emulated machines of one host: 4 machines of 1 rank, 2 cores each, or 2 cores for all four
 // (machines_per_host: 4). Sync DDP's forward (10 ms) and step (2 ms) run on all four ranks at
 // once: the same times with cores of their own, twice them with half a core each.
