@@ -1,6 +1,8 @@
 // Link sharing: flows on a common link split its bandwidth, recomputed as flows come and go.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "simulator/collective.h"
 #include "simulator/engine.h"
 
@@ -25,6 +27,13 @@ ClusterConfig one_rank_machines(int machines, double inter, double p2p) {
   config.inter_p2p_bandwidth = p2p;
   config.inter_latency_s = 0;
   return config;
+}
+
+// One forward of `seconds` on each of `ranks` ranks, all ready at once.
+TaskGraph one_task_per_rank(int ranks, double seconds) {
+  TaskGraph graph(ranks);
+  for (int r = 0; r < ranks; ++r) graph.add_compute(r, TaskCategory::kForward, seconds);
+  return graph;
 }
 
 TEST(Network, OneFlowAloneTakesBytesOverBandwidth) {
@@ -188,8 +197,7 @@ TEST(CpuCores, ComputeOfMoreRanksThanCoresIsFairlyShared) {
   // core-ms) ends at 9 ms.
   config.cpu_cores_per_machine = 4;
   config.cores_per_rank = 2;
-  TaskGraph wide(3);
-  for (int r = 0; r < 3; ++r) wide.add_compute(r, TaskCategory::kForward, 6e-3);
+  const TaskGraph wide = one_task_per_rank(3, 6e-3);
   EXPECT_NEAR(run_tasks(Cluster(config), wide).makespan, 9e-3, 1e-12);
   // Cores enough for every rank (or not modelled): compute keeps its time.
   config.cpu_cores_per_machine = 6;
@@ -203,9 +211,7 @@ TEST(CpuCores, MachinesDoNotShareCores) {
   ClusterConfig config;
   config.gpus_per_machine = {2, 2};
   config.cpu_cores_per_machine = 1;
-  TaskGraph graph(4);
-  for (int r = 0; r < 4; ++r) graph.add_compute(r, TaskCategory::kForward, 5e-3);
-  EXPECT_NEAR(run_tasks(Cluster(config), graph).makespan, 10e-3, 1e-12);
+  EXPECT_NEAR(run_tasks(Cluster(config), one_task_per_rank(4, 5e-3)).makespan, 10e-3, 1e-12);
   config.cpu_cores_per_machine = -1;
   EXPECT_THROW(Cluster{config}, std::invalid_argument);
 }
@@ -214,13 +220,13 @@ TEST(CpuCores, MachinesOfOneHostShareItsCores) {
   // 4 machines of 1 rank, 2 cores a host, a 5 ms task on every rank at once.
   ClusterConfig config = one_rank_machines(4, 1e9, 1e9);
   config.cpu_cores_per_machine = 2;
-  TaskGraph graph(4);
-  for (int r = 0; r < 4; ++r) graph.add_compute(r, TaskCategory::kForward, 5e-3);
-  // Every machine a host of its own: a rank has 2 cores, its task keeps its time.
-  EXPECT_NEAR(run_tasks(Cluster(config), graph).makespan, 5e-3, 1e-12);
-  // One host: 4 ranks on 2 cores, half a core each: 10 ms.
-  config.machines_per_host = 4;
-  EXPECT_NEAR(run_tasks(Cluster(config), graph).makespan, 10e-3, 1e-12);
+  const TaskGraph graph = one_task_per_rank(4, 5e-3);
+  // Every machine a host of its own: a rank has 2 cores, its task keeps its time. One host: 4
+  // ranks on 2 cores, half a core each: 10 ms.
+  for (const auto& [per_host, makespan] : {std::pair{1, 5e-3}, std::pair{4, 10e-3}}) {
+    config.machines_per_host = per_host;
+    EXPECT_NEAR(run_tasks(Cluster(config), graph).makespan, makespan, 1e-12) << per_host;
+  }
   // Hosts of 3 machines: the first runs 3 ranks at 2/3 of a core (7.5 ms), the second holds
   // the last machine alone (5 ms).
   config.machines_per_host = 3;

@@ -208,6 +208,16 @@ TEST(SimulateSpec, StudyWritesAResultsFolderThatReportRebuilds) {
   EXPECT_NE(table.find("dapple"), std::string::npos);
 }
 
+// Sync DDP on the test profile, its step from the profile's own profile.json (measured with 1
+// thread per rank, SGD step 2 ms), the cluster's `gpus_per_machine: 2` replaced by `cluster`.
+std::string sync_with_measured_step(Study& study, const std::string& cluster) {
+  study.dir.write("profile.json", R"({"threads": 1, "whole_model": {"step": {"median_ms": 2.0}}})");
+  std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+  text.replace(text.find(", step_ms: 0.5"), 14, "");
+  text.replace(text.find("gpus_per_machine: 2"), 19, cluster);
+  return text;
+}
+
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
   // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
@@ -216,13 +226,9 @@ TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // ranks' communication threads move the buckets with half a core each: 65.2 ms.
   for (const double cores : {0.0, 2.0}) {
     Study study;
-    study.dir.write("profile.json",
-                    R"({"threads": 1, "whole_model": {"step": {"median_ms": 2.0}}})");
-    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
-    text.replace(text.find(", step_ms: 0.5"), 14, "");
-    text.replace(text.find("gpus_per_machine: 2"), 19,
-                 "gpus_per_machine: 4, cpu_cores: " + std::to_string(cores));
-    ASSERT_EQ(study.run(text), 0);
+    ASSERT_EQ(study.run(sync_with_measured_step(
+                  study, "gpus_per_machine: 4, cpu_cores: " + std::to_string(cores))),
+              0);
     const fs::path raw = study.results() / "raw" / "p000" / "sync" / "rep0";
     const auto rank3 = read_sample_file(raw / "rank3.csv");
     const double slowdown = cores == 2.0 ? 2.0 : 1.0;
@@ -267,15 +273,12 @@ TEST(SimulateSpec, APipelineRunsThePlanFilesStagesAtItsGlobalBatch) {
 TEST(SimulateSpec, MachinesOfOneHostShareItsCores) {
   for (const int per_host : {1, 4}) {
     Study study;
-    study.dir.write("profile.json",
-                    R"({"threads": 1, "whole_model": {"step": {"median_ms": 2.0}}})");
-    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
-    text.replace(text.find(", step_ms: 0.5"), 14, "");
-    text.replace(text.find("gpus_per_machine: 2"), 19,
-                 "gpus_per_machine: 1, cpu_cores: 2, comm_cores_per_rank: 0.25, "
-                 "machines_per_host: " +
-                     std::to_string(per_host));
-    ASSERT_EQ(study.run(text), 0);
+    ASSERT_EQ(study.run(sync_with_measured_step(
+                  study,
+                  "gpus_per_machine: 1, cpu_cores: 2, comm_cores_per_rank: 0.25, "
+                  "machines_per_host: " +
+                      std::to_string(per_host))),
+              0);
     const fs::path raw = study.results() / "raw" / "p000" / "sync" / "rep0";
     const auto rank3 = read_sample_file(raw / "rank3.csv");
     const double slowdown = per_host == 4 ? 2.0 : 1.0;
