@@ -425,8 +425,6 @@ std::string read_experiment_name(MapReader& top) {
   return name;
 }
 
-// The spec's own `quick:` block (`dotted.path: value` entries) written into `root`. Errors in
-// those values are reported where quick: says them, or at the --set that changed them.
 // One override of the quick: block; a map goes in key by key, so that `run: {iterations: 3}`
 // changes the iterations and keeps the rest of `run:` (it replaced the whole map, and a run of
 // 4 ranks went to the default 2 under --quick without a word).
@@ -444,6 +442,9 @@ void apply_quick_value(YAML::Node& root, SpecOrigin& origin, const std::string& 
   set_path(root, path_keys(path), value);
 }
 
+// The spec's own `quick:` block (`dotted.path: value` entries, or maps of them) written into
+// `root`. Errors in those values are reported where quick: says them, or at the --set that
+// changed them.
 void apply_quick_block(YAML::Node& root, SpecOrigin& origin, const YAML::Node& quick) {
   MapReader reader(quick, "quick", origin);  // checks it is a map
   for (const auto& entry : quick)
