@@ -62,8 +62,8 @@ case "${SHAPE:-2x1}" in
                  "profile-b32-stages4 32 dapple_4 --stages 0-2,3-4,5-6,7-9"
                  "profile-b16-stages2x2 16 dapple_2x2 --stages 0-4,5-9 --co-located 2") ;;
   planner)
-    # Each run's own: the profile `plan: auto` measured before its runs and the plan it chose
-    # per level (<run>/plans/), nothing to measure here.
+    # Each run's own plan per level (<run>/plans/); the profiles, at the batches the runs
+    # compute (DDP's and a pipeline replica's share of a micro-batch), measured after the runs.
     STUDY=emulated_planner_levels SIMULATION=simulate_emulated_planner_levels
     PROFILE_SET=() ;;
   *) echo "error: SHAPE=$SHAPE: expected 2x1, 4x1 or planner" >&2; exit 2 ;;
@@ -76,67 +76,60 @@ if [[ -z "${REAL:-}" ]]; then
   done
   REAL=$(ls -d "$OUT/real/$STUDY"/*/)
 fi
-PROFILE_TABLE=()
-for entry in ${PROFILE_SET[@]+"${PROFILE_SET[@]}"}; do
-  read -r folder batch systems options <<< "$entry"
-  if [[ -n "${PROFILES:-}" ]]; then
-    # The layer profiles of an earlier validation: the same runs simulated again with the same
-    # inputs, so that what moves is the model alone (a new profile carries the VM's speed phase).
-    [[ -f "$PROFILES/$folder/graph.txt" ]] ||
-      { echo "error: $PROFILES/$folder/graph.txt: no such profile" >&2; exit 2; }
-    [[ "$PROFILES" -ef "$OUT" ]] || cp -r "$PROFILES/$folder" "$OUT/"
-  else
-    # shellcheck disable=SC2086  # the options are words
-    "$HARNESS" profile layers "${MODEL[@]}" --batch "$batch" $options --out "$OUT/$folder" \
-      > "$OUT/$folder.log"
-  fi
-  PROFILE_TABLE+=("$folder:$batch:$systems")
-done
+# The profiles are measured (or taken from PROFILES) by the script below, before any simulation.
 python3 - "$OUT" "$HARNESS" "${BURST:-0}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
-  "${PROFILE_TABLE[*]:-planner}" $REAL <<'PY'
-import glob, json, math, os, statistics, subprocess, sys
-out, harness, burst, sim_spec, table = sys.argv[1:6]
-burst, reals = burst == "1", sys.argv[6:]
+  "${SHAPE:-2x1}" "${MODEL[*]:-}" "$(printf '%s\n' ${PROFILE_SET[@]+"${PROFILE_SET[@]}"})" \
+  $REAL <<'PY'
+import glob, json, math, os, shutil, statistics, subprocess, sys
+out, harness, burst, sim_spec, shape, model_options, profile_set = sys.argv[1:8]
+burst, reals = burst == "1", sys.argv[8:]
+
+def measured_profile(folder, options):
+    """The layer profile <OUT>/<folder>/graph.txt: there already, else taken from PROFILES (an
+    earlier validation's OUT: the same runs simulated again with the same inputs, so that what
+    moves is the model alone; a new profile carries the VM's speed phase), else measured now by
+    `harness profile layers <options>`."""
+    path = os.path.join(out, folder)
+    if not os.path.exists(os.path.join(path, "graph.txt")):
+        earlier = os.environ.get("PROFILES")
+        if earlier:
+            source = os.path.join(earlier, folder)
+            if not os.path.exists(os.path.join(source, "graph.txt")):
+                print(f"error: {source}/graph.txt: no such profile", file=sys.stderr)
+                sys.exit(2)
+            shutil.copytree(source, path)
+        else:
+            with open(path + ".log", "w") as log:
+                if subprocess.run([harness, "profile", "layers", *options, "--out", path],
+                                  stdout=log, stderr=subprocess.STDOUT).returncode:
+                    sys.exit(f"error: measuring the profile {folder} failed; see {path}.log")
+    return os.path.join(path, "graph.txt")
+
 # Which profile prices which system: (extra --set options, systems taken from that simulation).
 profiles = []
-for entry in table.split():
-    if entry == "planner":
-        break
-    folder, batch, systems = entry.split(":")
-    profiles.append(([f"simulate.model.profile={out}/{folder}/graph.txt",
-                      f"simulate.model.pbs={batch}"], systems.split(",")))
+for line in profile_set.splitlines():
+    folder, batch, systems, *options = line.split()
+    graph = measured_profile(folder, model_options.split() + ["--batch", batch] + options)
+    profiles.append(([f"simulate.model.profile={graph}", f"simulate.model.pbs={batch}"],
+                     systems.split(",")))
 
 def co_located_profile(model, batch, world):
     """SHAPE=planner: the run's model at `batch` samples, `world` copies in lockstep on the CPU
-    clock (the simulation shares the host's cores itself), measured once per batch after the
-    runs (or taken from PROFILES)."""
-    folder = os.path.join(out, f"profile-b{batch}-co{world}")
-    earlier = os.environ.get("PROFILES")
-    if not os.path.exists(os.path.join(folder, "graph.txt")):
-        if earlier:
-            source = os.path.join(earlier, os.path.basename(folder))
-            if not os.path.exists(os.path.join(source, "graph.txt")):
-                raise SystemExit(f"error: {source}/graph.txt: no such profile")
-            subprocess.run(["cp", "-r", source, out], check=True)
-        else:
-            command = [harness, "profile", "layers", "--model", model["name"], "--batch", str(batch),
-                       "--co-located", str(world), "--clock", "cpu", "--repetitions", "10",
-                       "--warmup", "2", "--out", folder]
-            for key, flag in (("width", "--width"), ("depth", "--depth"),
-                              ("num_classes", "--num-classes")):
-                if model.get(key):
-                    command += [flag, str(model[key])]
-            if model.get("input_shape"):
-                command += ["--input-shape", ",".join(map(str, model["input_shape"]))]
-            with open(folder + ".log", "w") as log:
-                subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT)
-    return os.path.join(folder, "graph.txt")
+    clock (the simulation shares the host's cores itself), once per batch."""
+    options = ["--model", model["name"], "--batch", str(batch), "--co-located", str(world),
+               "--clock", "cpu", "--repetitions", "10", "--warmup", "2"]
+    for key, flag in (("width", "--width"), ("depth", "--depth"), ("num_classes", "--num-classes")):
+        if model.get(key):
+            options += [flag, str(model[key])]
+    if model.get("input_shape"):
+        options += ["--input-shape", ",".join(map(str, model["input_shape"]))]
+    return measured_profile(f"profile-b{batch}-co{world}", options)
 
 def profiles_of(real, label):
     """The profiles of one point of one run. SHAPE=planner: the plan the run's planner chose at
     that point, with the run's micro-batches; DDP priced at the rank's batch and the pipeline at
     a replica's share of a micro-batch, each measured as the runs compute (all ranks at once)."""
-    if table != "planner":
+    if shape != "planner":
         return profiles
     point = next(p for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
                  if p["label"] == label)
