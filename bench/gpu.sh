@@ -2,21 +2,26 @@
 # The rank program's GPU path, checked on a machine with CUDA GPUs against a CUDA LibTorch
 # (HARNESS_LIBTORCH=pypi, or a path to a CUDA LibTorch or Python environment; scripts/build.sh
 # builds it):
-#   1. what the rank program sees: GPUs, NCCL;
+#   1. what the rank program sees: GPUs, NCCL; `harness machine`: GPU 0's fp32 and bf16 GEMM,
+#      the peaks MFU is computed against;
 #   2. the quickstart study on cuda (its 2 ranks over Gloo, sharing GPU 0 where there is one);
-#   3. ResNet-50 and BERT DDP, world 1 over NCCL on one GPU; ResNet-50 over Gloo with CUDA
-#      tensors, 2 ranks sharing GPU 0;
+#   3. ResNet-50 DDP in fp32 (IEEE), tf32 and bf16 and BERT in fp32 and bf16, world 1 over NCCL
+#      on one GPU; ResNet-50 over Gloo with CUDA tensors, 2 ranks sharing GPU 0; each with its
+#      MFU against GPU 0's GEMM in the math it ran in;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
-#      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds; the peer is the Python whose
-#      torch is the rank program's LibTorch): iteration p50 of each and their ratio;
+#      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds, in each precision; the peer is
+#      the Python whose torch is the rank program's LibTorch, with the same math): iteration p50
+#      of each and their ratio;
 #   5. the GPU memory table of step 3.
 # Every run's ranks report the device of their parameters and their communicator's backend, and
 # the harness fails a run whose ranks trained elsewhere than the spec said: a step that passes
-# trained where it says. Prints a Markdown table to paste into the README, dated, with the GPU
-# named. Skips (exit 0) where the rank program sees no GPU.
+# trained where it says. A step that fails is reported (its last lines of stderr) and the others
+# still run; the script then exits 1. Prints a Markdown table to paste into the README, dated,
+# with the GPU named. Skips (exit 0) where the rank program sees no GPU.
 #
 # HARNESS_GPU_CHECK_DEVICE=cpu runs the same steps on the CPU over Gloo, shrunk (the script's
-# own check on a machine without a GPU).
+# own check on a machine without a GPU). HARNESS_GPU_CHECK_WORK=DIR works in DIR and keeps it
+# (every study's results and logs); otherwise a temporary folder, removed at the end.
 #
 # usage: [HARNESS_LIBTORCH=pypi] bench/gpu.sh [rounds]
 set -euo pipefail
@@ -35,15 +40,52 @@ if [[ $device == cuda ]]; then
   [[ $gpus -ge 1 ]] || { echo "SKIP: the rank program's LibTorch ($(field torch_version)) sees no GPU here"; exit 0; }
   [[ $(field nccl) == True ]] || { echo "SKIP: the rank program's LibTorch has no NCCL"; exit 0; }
   gpu_name=$("$PY" -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null || echo "GPU 0")
-  nccl=nccl; image=224; batch=64; bert_batch=32; iterations=30; warmup=5
+  nccl=nccl; image=224; batch=64; bert_batch=32; iterations=30; warmup=5; precisions="fp32 tf32 bf16"
 else
   gpu_name="CPU (script check)"; nccl=gloo; image=32; batch=4; bert_batch=2; iterations=4; warmup=1
+  precisions="fp32 bf16"  # a CPU has no TF32
 fi
-work=$(mktemp -d /tmp/gpu-check-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-echo "torch $(field torch_version), $gpus GPU(s), $gpu_name; device $device" >&2
+if [[ -n ${HARNESS_GPU_CHECK_WORK:-} ]]; then
+  work=$HARNESS_GPU_CHECK_WORK
+  mkdir -p "$work"
+else
+  work=$(mktemp -d /tmp/gpu-check-XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+fi
+echo "torch $(field torch_version), $gpus GPU(s), $gpu_name; device $device; work in $work" >&2
 
-# $1 name, $2 model block, $3 world, $4 backend: runs one study, prints its folder.
+failures=0
+rows=()
+# $1 what ran, $2 its folder ("" when it failed): one table row from the folder's reports.
+row() {
+  if [[ -z $2 ]]; then
+    rows+=("| $1 | FAILED | | | |")
+    failures=$((failures + 1))
+    return
+  fi
+  local line
+  line=$(python3 - "$2" <<'PY'
+import csv, glob, json, sys
+folder = sys.argv[1]
+xs = sorted(float(r["iteration_ms"]) for f in glob.glob(f"{folder}/raw/*/*/rep*/rank*.csv") for r in csv.DictReader(open(f)))
+h = 0.5 * (len(xs) - 1); k = int(h)
+p50 = xs[k] + (h - k) * (xs[min(k + 1, len(xs) - 1)] - xs[k])
+# Every rank of the folder's runs on the asked device and backend, in the asked precision (the
+# harness checked it; this reads the reports back).
+seen = sorted({(p["device"], p["backend"], p.get("precision", "?")) for f in glob.glob(f"{folder}/raw/*/*/rep*/memory_rank*.json") for p in [json.load(open(f))["placement"]]})
+mfus = [s["utilisation"]["mfu"] for p in json.load(open(f"{folder}/summary.json"))["points"] for s in p["systems"] if (s.get("utilisation") or {}).get("mfu") is not None]
+mfu = "" if not mfus else f"{100 * min(mfus):.1f}%" if len(mfus) == 1 else f"{100 * min(mfus):.1f}-{100 * max(mfus):.1f}%"
+print(f"{' '.join(f'{d}/{b}/{p}' for d, b, p in seen)} | {p50:.2f} | {len(xs)} | {mfu}")
+PY
+)
+  rows+=("| $1 | $line |")
+  echo "$1: $line" >&2
+}
+# $1 what failed, $2 its stderr file.
+failed() { echo "FAIL: $1: $(tail -3 "$2" 2>/dev/null)" >&2; }
+
+# $1 name, $2 model block, $3 world, $4 backend: runs one study, prints its folder (nothing, and
+# status 1, when it fails).
 study() {
   cat > "$work/$1.yaml" <<YAML
 name: $1
@@ -54,86 +96,104 @@ run: {world_size: $3, iterations: $iterations, warmup: $warmup, device: $device,
 ddp: {bucket_mb: 25}
 systems: [overlap]
 YAML
-  "$BUILD/harness" run "$work/$1.yaml" > "$work/$1.out" 2> "$work/$1.err" ||
-    { echo "FAIL: $1: $(tail -3 "$work/$1.err")" >&2; exit 1; }
+  "$BUILD/harness" run "$work/$1.yaml" > "$work/$1.out" 2> "$work/$1.err" || { failed "$1" "$work/$1.err"; return 1; }
   ls -d "$work/results/$1"/*/
 }
-# The p50 of every rank's iteration_ms in a study folder, and the sample count.
-p50_of() {
-  python3 - "$1" <<'PY'
-import csv, glob, sys
-xs = sorted(float(r["iteration_ms"]) for f in glob.glob(f"{sys.argv[1]}/raw/*/*/rep*/rank*.csv") for r in csv.DictReader(open(f)))
-h = 0.5 * (len(xs) - 1); k = int(h)
-print(f"{xs[k] + (h - k) * (xs[min(k + 1, len(xs) - 1)] - xs[k]):.2f} {len(xs)}")
-PY
-}
-# Every rank of the folder's runs on the asked device and backend (the harness checked it; this
-# reads the reports back).
-placements() {
-  python3 - "$1" <<'PY'
-import glob, json, sys
-seen = sorted({(p["device"], p["backend"]) for f in glob.glob(f"{sys.argv[1]}/raw/*/*/rep*/memory_rank*.json") for p in [json.load(open(f))["placement"]]})
-print(" ".join(f"{d}/{b}" for d, b in seen))
-PY
-}
 
-rows=()
-row() { rows+=("| $1 | $2 | $3 | $4 |"); echo "$1: p50 $3 ms (n=$4), ranks on $2" >&2; }
+# 1. The machine's limits (measured once and cached; every run's MFU divides by GPU 0's fp32 GEMM).
+if "$BUILD/harness" machine > "$work/machine.txt" 2> "$work/machine.err"; then
+  peaks=$(grep -A3 '^# GPU 0' "$work/machine.txt" || grep 'GEMM' "$work/machine.txt" || true)
+else
+  failed "harness machine" "$work/machine.err"; failures=$((failures + 1)); peaks="(harness machine failed)"
+fi
 
 # 2. The quickstart study on the device.
-"$BUILD/harness" run experiments/quickstart.yaml --set output="$work/results" --set run.device="$device" \
+quick=""
+if "$BUILD/harness" run experiments/quickstart.yaml --set output="$work/results" --set run.device="$device" \
   $([[ $device == cpu ]] && echo "--set run.iterations=2 --set sweep.ddp.bucket_mb=[9]") \
-  > "$work/quickstart.out" 2> "$work/quickstart.err" || { echo "FAIL: quickstart: $(tail -3 "$work/quickstart.err")" >&2; exit 1; }
-quick=$(ls -d "$work"/results/quickstart/*/)
-read -r p n < <(p50_of "$quick")
-row "quickstart (3 DDP modes, every bucket cap pooled, 2 ranks, gloo)" "$(placements "$quick")" "$p" "$n"
+  > "$work/quickstart.out" 2> "$work/quickstart.err"; then
+  quick=$(ls -d "$work"/results/quickstart/*/)
+else
+  failed quickstart "$work/quickstart.err"
+fi
+row "quickstart (3 DDP modes, every bucket cap pooled, 2 ranks, gloo)" "$quick"
 
-# 3. ResNet-50 and BERT, world 1 on one GPU; ResNet-50 over Gloo, 2 ranks sharing GPU 0.
-r50=$(study resnet50_nccl "{name: resnet50, batch_size: $batch, input_shape: [3, $image, $image], loss: mse}" 1 $nccl)
-read -r p n < <(p50_of "$r50"); row "ResNet-50 DDP, batch $batch, world 1, $nccl" "$(placements "$r50")" "$p" "$n"
-bert=$(study bert_nccl "{name: bert, batch_size: $bert_batch}" 1 $nccl)
-read -r p n < <(p50_of "$bert"); row "BERT DDP, batch $bert_batch x 128, world 1, $nccl" "$(placements "$bert")" "$p" "$n"
-shared=$(study resnet50_gloo "{name: resnet50, batch_size: $batch, input_shape: [3, $image, $image], loss: mse}" 2 gloo)
-read -r p n < <(p50_of "$shared"); row "ResNet-50 DDP, batch $batch, 2 ranks sharing a device, gloo" "$(placements "$shared")" "$p" "$n"
+# 3. ResNet-50 and BERT, world 1 on one GPU, in each precision; ResNet-50 over Gloo, 2 ranks
+# sharing GPU 0.
+resnet() { echo "{name: resnet50, batch_size: $batch, input_shape: [3, $image, $image], loss: mse, precision: $1}"; }
+r50=""
+for precision in $precisions; do
+  folder=$(study "resnet50_nccl_$precision" "$(resnet "$precision")" 1 $nccl) || folder=""
+  row "ResNet-50 DDP, batch $batch, world 1, $nccl, $precision" "$folder"
+  [[ $precision == fp32 ]] && r50=$folder
+done
+for precision in fp32 bf16; do
+  folder=$(study "bert_nccl_$precision" "{name: bert, batch_size: $bert_batch, precision: $precision}" 1 $nccl) || folder=""
+  row "BERT DDP, batch $bert_batch x 128, world 1, $nccl, $precision" "$folder"
+done
+shared=$(study resnet50_gloo "$(resnet fp32)" 2 gloo) || shared=""
+row "ResNet-50 DDP, batch $batch, 2 ranks sharing a device, gloo, fp32" "$shared"
 
-# 4. The harness against PyTorch DDP on the same device, alternating rounds.
-ratio="(no torch/torchvision beside the LibTorch: peer skipped)"
+# 4. The harness against PyTorch DDP on the same device, alternating rounds, in each precision.
+ratios=()
 if [[ -n $PY ]] && "$PY" -c "import torch, torchvision" 2>/dev/null; then
-  harness_ms=() torch_ms=()
-  for round in $(seq 1 "$rounds"); do
-    folder=$(study "peer_harness_$round" "{name: resnet50, batch_size: $batch, input_shape: [3, $image, $image], loss: mse}" 1 $nccl)
-    port=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
-    RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      "$PY" baselines/ddp/python/torch_ddp.py --model resnet50 --batch-size "$batch" \
-      --input-shape "3,$image,$image" --iterations "$iterations" --warmup "$warmup" --bucket-mb 25 \
-      --device "$device" --backend "$nccl" > "$work/torch-$round.jsonl" 2> "$work/torch-$round.err" ||
-      { echo "FAIL: PyTorch DDP: $(tail -3 "$work/torch-$round.err")" >&2; exit 1; }
-    echo "round $round/$rounds done" >&2
-  done
-  ratio=$(python3 - "$work" <<'PY'
+  for precision in $precisions; do
+    peer_failed=""
+    for round in $(seq 1 "$rounds"); do
+      study "peer_harness_${precision}_$round" "$(resnet "$precision")" 1 $nccl > /dev/null ||
+        { peer_failed="the harness"; break; }
+      port=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+      RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        "$PY" baselines/ddp/python/torch_ddp.py --model resnet50 --batch-size "$batch" \
+        --input-shape "3,$image,$image" --iterations "$iterations" --warmup "$warmup" --bucket-mb 25 \
+        --device "$device" --backend "$nccl" --precision "$precision" \
+        > "$work/torch-${precision}-$round.jsonl" 2> "$work/torch-${precision}-$round.err" ||
+        { failed "PyTorch DDP" "$work/torch-${precision}-$round.err"; peer_failed="PyTorch DDP"; break; }
+      echo "$precision: round $round/$rounds done" >&2
+    done
+    if [[ -n $peer_failed ]]; then
+      ratios+=("$precision: FAILED ($peer_failed)"); failures=$((failures + 1))
+      continue
+    fi
+    ratios+=("$(python3 - "$work" "$precision" <<'PY'
 import csv, glob, json, sys
-w = sys.argv[1]
+w, precision = sys.argv[1], sys.argv[2]
 def p50(xs):
     xs = sorted(xs); h = 0.5 * (len(xs) - 1); k = int(h)
     return xs[k] + (h - k) * (xs[min(k + 1, len(xs) - 1)] - xs[k])
-h = [float(r["iteration_ms"]) for f in glob.glob(f"{w}/results/peer_harness_*/*/raw/*/*/rep0/rank*.csv") for r in csv.DictReader(open(f))]
-t = [json.loads(l)["iteration_ms"] for f in glob.glob(f"{w}/torch-*.jsonl") for l in open(f) if l.strip()]
-print(f"harness {p50(h):.2f} ms (n={len(h)}), PyTorch DDP {p50(t):.2f} ms (n={len(t)}): ratio {p50(h) / p50(t):.3f}")
+h = [float(r["iteration_ms"]) for f in glob.glob(f"{w}/results/peer_harness_{precision}_*/*/raw/*/*/rep0/rank*.csv") for r in csv.DictReader(open(f))]
+t = [json.loads(l)["iteration_ms"] for f in glob.glob(f"{w}/torch-{precision}-*.jsonl") for l in open(f) if l.strip()]
+print(f"{precision}: harness {p50(h):.2f} ms (n={len(h)}), PyTorch DDP {p50(t):.2f} ms (n={len(t)}): ratio {p50(h) / p50(t):.3f}")
 PY
-)
+)")
+  done
+else
+  ratios=("(no torch/torchvision beside the LibTorch: peer skipped)")
 fi
 
 echo
 echo "GPU checks, $(date -u +%F), $gpu_name, torch $(field torch_version) (bench/gpu.sh, $rounds peer rounds):"
 echo
-echo "| run | ranks ran on | iteration p50 (ms) | samples |"
-echo "|---|---|---:|---:|"
+echo '```'
+echo "$peaks"
+echo '```'
+echo
+echo "| run | ranks ran on (device/backend/precision) | iteration p50 (ms) | samples | MFU |"
+echo "|---|---|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}: $ratio"
+echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
+echo
+printf -- '- %s\n' "${ratios[@]}"
 echo
 # The memory table of the ResNet-50 run (its table.md): on a GPU, the allocator's peaks beside
 # the RSS.
-echo "ResNet-50, world 1, memory per rank (MiB):"
-echo
-awk '/memory per rank/ {on = 1} on && /^\|/ {print} on && /^\| overlap/ {exit}' "$r50/table.md"
+if [[ -n $r50 ]]; then
+  echo "ResNet-50, world 1, memory per rank (MiB):"
+  echo
+  awk '/memory per rank/ {on = 1} on && /^\|/ {print} on && /^\| overlap/ {exit}' "$r50/table.md"
+fi
+if ((failures > 0)); then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi

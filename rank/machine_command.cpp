@@ -65,18 +65,19 @@ void add_machine_command(CLI::App& app) {
     }
     // GPU 0 where the rank program sees one: the roofline of ranks that run on GPUs.
     if (runtime::cuda::device_count() > 0) {
-      const auto gemm = [&](bool bf16) {
+      const auto gemm = [&](runtime::Precision math) {
         const auto g =
-            runtime::measure_gpu_gemm(0, bf16, options->gpu_gemm_n, options->gemm_seconds);
-        return json{{"dtype", bf16 ? "bf16" : "fp32"},
+            runtime::measure_gpu_gemm(0, math, options->gpu_gemm_n, options->gemm_seconds);
+        return json{{"dtype", runtime::to_string(math)},
                     {"n", g.n},
                     {"gflops", g.gflops},
                     {"repetitions", g.repetitions}};
       };
       out["gpu"] = {{"name", runtime::cuda::device_name(0)},
                     {"count", runtime::cuda::device_count()},
-                    {"gemm_fp32", gemm(false)},
-                    {"gemm_bf16", gemm(true)}};
+                    {"gemm_fp32", gemm(runtime::Precision::kFp32)},
+                    {"gemm_tf32", gemm(runtime::Precision::kTf32)},
+                    {"gemm_bf16", gemm(runtime::Precision::kBf16)}};
     }
     const auto triad = runtime::measure_triad(options->triad_mib * 1024 * 1024, options->cores);
     out["triad"] = {{"bytes_per_array", triad.bytes_per_array},

@@ -2,7 +2,10 @@
 
 #include <c10/core/Device.h>
 
+#include <stdexcept>
+
 #include "runtime/device/cuda_support.h"
+#include "runtime/models/precision.h"
 
 namespace runtime {
 
@@ -26,7 +29,17 @@ PlacementRequest placement_request(const WorkerConfig& config, int local_rank) {
 RankDevice::RankDevice(const WorkerConfig& config, int local_rank)
     : backend_(parse_backend_kind(config.backend)),
       placement_(place_rank(placement_request(config, local_rank), local_rank)) {
-  if (on_gpu()) cuda::use_device(placement_.gpu);
+  const Precision precision = parse_precision(config.model.precision);
+  if (!on_gpu()) {
+    if (precision == Precision::kTf32) {
+      throw std::invalid_argument("model.precision: tf32 is a GPU's math; this rank runs on " +
+                                  config.device + " (use fp32 or bf16)");
+    }
+    return;
+  }
+  cuda::use_device(placement_.gpu);
+  const bool tf32 = precision == Precision::kTf32;
+  cuda::set_fp32_math({tf32, tf32});
 }
 
 c10::Device RankDevice::device() const {

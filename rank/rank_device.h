@@ -1,7 +1,8 @@
 // Where a rank trains and what it measures there: its device (runtime/device/device_placement.h
 // decides), its communicator on that device's backend, its phase clock (steady clock on the
 // CPU, CUDA events on a GPU), its device memory, and the placement it actually used, read back
-// from its tensors and communicator for the harness to check against the spec.
+// from its tensors, its communicator and its forward pass for the harness to check against the
+// spec.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -20,7 +21,8 @@ namespace runtime {
 class RankDevice {
  public:
   // The device of the rank with this local rank; std::invalid_argument (one sentence) when the
-  // config asks for what this machine or LibTorch cannot give. Makes a GPU the current device.
+  // config asks for what this machine or LibTorch cannot give. Makes a GPU the current device
+  // and sets its fp32 math as the model's precision says (TF32 for tf32, IEEE otherwise).
   RankDevice(const WorkerConfig& config, int local_rank);
 
   const RankPlacement& placement() const { return placement_; }

@@ -153,16 +153,21 @@ torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
   return torch::mse_loss(output, target);
 }
 
-// The forward pass and its loss, in the model's precision; a mixture-of-experts model's
-// load-balancing loss added, weighted as Switch Transformer's.
-torch::Tensor forward_loss(ZooModel& model, const torch::Tensor& input, const torch::Tensor& target,
+// The forward pass and its loss, in the model's precision on the input's device; a
+// mixture-of-experts model's load-balancing loss added, weighted as Switch Transformer's.
+struct ForwardResult {
+  torch::Tensor loss;
+  at::ScalarType output_dtype;  // the model's output: bfloat16 where autocast ran it so
+};
+ForwardResult forward_loss(ZooModel& model, const torch::Tensor& input, const torch::Tensor& target,
                            const std::string& loss_name, Precision precision) {
-  const PrecisionScope scope(precision);
-  torch::Tensor loss = compute_loss(loss_name, model.forward(input), target);
+  const PrecisionScope scope(precision, input.device().type());
+  const torch::Tensor output = model.forward(input);
+  torch::Tensor loss = compute_loss(loss_name, output, target);
   if (const torch::Tensor balance = model.auxiliary_loss(); balance.defined()) {
     loss = loss + kLoadBalanceLossWeight * balance;
   }
-  return loss;
+  return {loss, output.scalar_type()};
 }
 
 baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
@@ -176,9 +181,12 @@ baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
   return options;
 }
 
-// The rank's result files: samples, memory, and the traced iteration's events if any.
+// The rank's result files: samples, memory, and the traced iteration's events if any. On a GPU
+// the phases are CUDA events on the rank's stream while the collectives are timed as the host
+// issued them and saw them done (the device runs them later): the trace says so.
 void write_rank_files(const WorkerArgs& args, const std::string& system_name, const SampleLog& log,
-                      const TraceRecorder& trace, long long traced_iteration, const json& memory) {
+                      const TraceRecorder& trace, long long traced_iteration, const json& memory,
+                      bool on_gpu) {
   const fs::path out = args.out_dir;
   const std::string rank = std::to_string(args.rank);
   log.write(out / ("rank" + rank + ".csv"));
@@ -187,7 +195,9 @@ void write_rank_files(const WorkerArgs& args, const std::string& system_name, co
     const json other = {{"rank", args.rank},
                         {"world_size", args.world_size},
                         {"system", system_name},
-                        {"iteration", traced_iteration}};
+                        {"iteration", traced_iteration},
+                        {"phase_clock", on_gpu ? "cuda events" : "steady"},
+                        {"collective_clock", on_gpu ? "host" : "steady"}};
     write_text_atomic(out / ("trace_rank" + rank + ".json"), trace.to_json(other).dump() + "\n");
   }
 }
@@ -307,6 +317,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   for (size_t m = 0; m < mixtures.size(); ++m) {
     mixtures[m]->set_trace(&trace, "moe " + std::to_string(m));
   }
+  at::ScalarType output_dtype = at::kFloat;
   for (long long it = 0; it < warmup + iterations; ++it) {
     maybe_inject_fault(fault, args.out_dir, args.rank, it);
     trace.set_enabled(it == trace_iteration);
@@ -317,7 +328,8 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
     clock->mark(kStart);
     optimizer.zero_grad();
     clock->mark(kZeroed);
-    const torch::Tensor loss = forward_loss(*model, input, target, loss_name, model_precision);
+    const auto [loss, dtype] = forward_loss(*model, input, target, loss_name, model_precision);
+    output_dtype = dtype;
     clock->mark(kForwardDone);
     loss.backward();
     clock->mark(kBackwardDone);
@@ -333,7 +345,9 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   json memory = memory_report(*model, optimizer);
   memory.update(device.memory_peaks());
   memory["placement"] = used_placement(parameters.front(), *communicator);
-  write_rank_files(args, system.name, log, trace, trace_iteration - warmup, memory);
+  memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());
+  write_rank_files(args, system.name, log, trace, trace_iteration - warmup, memory,
+                   device.on_gpu());
 }
 
 int run_worker(const WorkerArgs& args) {

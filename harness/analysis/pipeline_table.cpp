@@ -37,7 +37,6 @@ std::string optional_text(const std::optional<double>& value, int digits, double
 std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory) {
   const ResultSamples samples = read_result_samples(run_directory);
   const auto env = read_json(run_directory / "env.json");
-  const std::optional<double> peak = env ? rank_peak_gflops(*env) : std::nullopt;
   std::vector<PipelineTableRow> rows;
   bool any_pipeline = false;
   for (const auto& point : samples.points) {
@@ -59,7 +58,7 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       // The pipeline metrics of every complete repeat, every rank.
       double bubble_sum = 0, sent_sum = 0;
       long long bubble_count = 0, sent_count = 0;
-      double peak = 0;
+      double peak_activation_bytes = 0;
       long long widest = 1;  // replicas of the most replicated stage
       for (long long repeat = 0; repeat < point.point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(run_directory, point.point.id, system.name, repeat);
@@ -81,17 +80,23 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
             }
             sent_sum += it.value("bytes_sent", 0.0);
             ++sent_count;
-            peak = std::max(peak, it.value("peak_allocated_bytes", 0.0));
+            peak_activation_bytes =
+                std::max(peak_activation_bytes, it.value("peak_allocated_bytes", 0.0));
           }
         }
       }
       if (bubble_count > 0) row.bubble_fraction = bubble_sum / bubble_count;
       if (sent_count > 0) row.mib_sent_per_iteration = sent_sum / sent_count / (1024.0 * 1024.0);
-      if (peak > 0) row.peak_activation_mib = peak / (1024.0 * 1024.0);
+      if (peak_activation_bytes > 0) {
+        row.peak_activation_mib = peak_activation_bytes / (1024.0 * 1024.0);
+      }
       if (row.global_batch > 0 && row.iteration_ms.p50 > 0) {
         row.samples_per_s = row.global_batch / (row.iteration_ms.p50 / 1000.0);
       }
-      if (const auto u = utilisation(system.flops, iteration->second, peak)) row.mfu = u->mfu;
+      const std::optional<double> peak_gflops =
+          env ? rank_peak_gflops(*env, trained_precision(system.config)) : std::nullopt;
+      if (const auto u = utilisation(system.flops, iteration->second, peak_gflops))
+        row.mfu = u->mfu;
       rows.push_back(row);
     }
   }

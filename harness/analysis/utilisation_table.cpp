@@ -10,10 +10,14 @@ std::string render_utilisation_markdown(const RunSummary& summary) {
   for (const auto& point : summary.points) {
     std::string rows;
     std::optional<double> peak;
+    std::string precision;
     for (const auto& system : point.systems) {
       const auto& u = system.utilisation;
       if (!u) continue;
-      if (u->peak_gflops_per_rank) peak = u->peak_gflops_per_rank;
+      if (u->peak_gflops_per_rank) {
+        peak = u->peak_gflops_per_rank;
+        precision = u->precision;
+      }
       char mfu[32] = "-";
       if (u->mfu) std::snprintf(mfu, sizeof mfu, "%.1f", *u->mfu * 100);
       std::snprintf(row, sizeof row, "| %s | %.3f | %.3f | %.2f | %s | %zu |\n",
@@ -27,14 +31,16 @@ std::string render_utilisation_markdown(const RunSummary& summary) {
     if (peak) {
       std::snprintf(row, sizeof row,
                     "Per rank: model FLOPs per iteration (3 x forward), iteration p50, achieved "
-                    "GFLOP/s, MFU against the measured fp32 GEMM peak of its cores (%.1f "
-                    "GFLOP/s, env.json).\n\n",
-                    *peak);
+                    "GFLOP/s, MFU against the measured %s GEMM peak of a rank (%.1f GFLOP/s: "
+                    "its cores', or its share of its GPU's; env.json).\n\n",
+                    precision.c_str(), *peak);
       out += row;
     } else {
       out +=
           "Per rank: model FLOPs per iteration (3 x forward), iteration p50, achieved "
-          "GFLOP/s; no MFU: env.json has no machine figures (harness machine).\n\n";
+          "GFLOP/s; no MFU: env.json has no machine figure for the math the ranks ran in "
+          "(harness machine measures fp32, and bf16 where the CPU has it; GPUs: fp32, tf32, "
+          "bf16).\n\n";
     }
     out += "| system | GFLOP / iteration | p50 ms | GFLOP/s | MFU % | samples |\n";
     out += "|---|---:|---:|---:|---:|---:|\n" + rows + "\n";

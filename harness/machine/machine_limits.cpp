@@ -26,8 +26,11 @@ fs::path machine_cache_path() {
   return fs::path(home && *home ? home : "/tmp") / ".cache" / "harness" / "machine.json";
 }
 
+// What the cached figures were measured for. `figures` counts changes to what is measured (2:
+// GPUs' tf32 GEMM), so that a cache from an older harness is measured again.
 json machine_key(RankProgram& rank_program) {
   json key = machine_identity();
+  key["figures"] = 2;
   key["blas_path"] = rank_program.blas().value("path", "");
   key["torch_version"] = rank_program.torch_version();
   return key;
@@ -112,7 +115,7 @@ std::string render_machine_limits(const json& limits) {
   }
   if (const json& gpu = limits.value("gpu", json()); gpu.is_object()) {
     out << "#\n# GPU 0 of " << gpu.value("count", 0) << ": " << gpu.value("name", "?") << "\n";
-    for (const char* key : {"gemm_fp32", "gemm_bf16"}) {
+    for (const char* key : {"gemm_fp32", "gemm_tf32", "gemm_bf16"}) {
       const json& gemm = gpu.value(key, json());
       if (!gemm.is_object()) continue;
       std::snprintf(line, sizeof line, "  %-32s %10.1f %11s  GFLOP/s (%d^3, best of %d)\n",

@@ -44,27 +44,34 @@ json flops_json(const std::vector<double>& layer_forward_flops,
           {"iteration_flops_per_rank", rank_flops}};
 }
 
-std::optional<double> rank_peak_gflops(const json& env) {
+std::optional<double> rank_peak_gflops(const json& env, const std::string& precision) {
   const json machine = env.value("machine", json());
   if (!machine.is_object()) return std::nullopt;
+  const std::string gemm_key = "gemm_" + precision;
   if (env.value("device", "cpu") != "cpu") {
-    // Ranks on GPUs: the fp32 GEMM of GPU 0 (`harness-rank machine` measures one where it sees
-    // any), shared by the ranks that share a GPU (Gloo, more ranks than GPUs); the host CPU's
-    // figures are no roofline for them.
+    // Ranks on GPUs: GPU 0's GEMM in the ranks' math (`harness-rank machine` measures fp32,
+    // tf32 and bf16 where it sees a GPU), shared by the ranks that share a GPU (Gloo, more ranks
+    // than GPUs); the host CPU's figures are no roofline for them.
     const json gpu = machine.value("gpu", json());
-    if (!gpu.is_object() || !gpu.value("gemm_fp32", json()).is_object()) return std::nullopt;
-    const double gflops = gpu["gemm_fp32"].value("gflops", 0.0);
+    if (!gpu.is_object() || !gpu.value(gemm_key, json()).is_object()) return std::nullopt;
+    const double gflops = gpu[gemm_key].value("gflops", 0.0);
     const long long gpus = std::max(1LL, gpu.value("count", 1LL));
     const long long world = std::max(1LL, env.value("world_size", 1LL));
     if (gflops <= 0) return std::nullopt;
     return gflops / static_cast<double>((world + gpus - 1) / gpus);
   }
-  const json gemm = machine.value("gemm_fp32", json());
+  const json gemm = machine.value(gemm_key, json());
   if (!gemm.is_object()) return std::nullopt;
   const double one = gemm.value("gflops_one_core", 0.0), all = gemm.value("gflops_all_cores", 0.0);
   const double threads = env.value("threads_per_rank", 1);
   if (one <= 0) return std::nullopt;
   return all > 0 ? std::min(one * threads, all) : one * threads;
+}
+
+std::string trained_precision(const json& system_config) {
+  if (!system_config.is_object()) return "fp32";
+  const json model = system_config.value("model", json());
+  return model.is_object() ? model.value("precision", "fp32") : "fp32";
 }
 
 std::optional<Utilisation> utilisation(const json& flops, const std::vector<double>& iteration_ms,

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/pipeline/pipeline_layout.h"
@@ -28,10 +29,15 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
 nlohmann::json flops_json(const std::vector<double>& layer_forward_flops,
                           const std::vector<double>& rank_flops);
 
-// The per-rank peak GFLOP/s of env.json's machine figures for `threads_per_rank` threads;
-// for ranks on GPUs (env.json's device cuda), GPU 0's fp32 GEMM, divided among the ranks that
-// share a GPU; nothing when env.json has no such figure.
-std::optional<double> rank_peak_gflops(const nlohmann::json& env);
+// The per-rank peak GFLOP/s of env.json's machine figures in the math the ranks ran in
+// (`precision`, the model's: fp32, tf32 or bf16): on the CPU the GEMM of that dtype for
+// `threads_per_rank` threads; for ranks on GPUs (env.json's device cuda) GPU 0's GEMM in that
+// math, divided among the ranks that share a GPU. Nothing when env.json has no such figure (a
+// CPU has no tf32).
+std::optional<double> rank_peak_gflops(const nlohmann::json& env, const std::string& precision);
+
+// The precision a system's config.json trained in (its model's; fp32 where it names none).
+std::string trained_precision(const nlohmann::json& system_config);
 
 struct Utilisation {
   double flops_per_rank = 0;    // mean over ranks, per iteration
@@ -39,7 +45,8 @@ struct Utilisation {
   double gflops_per_rank = 0;   // mean over ranks of their FLOPs / p50
   std::optional<double> mfu;    // gflops_per_rank / peak; nothing without machine figures
   std::optional<double> peak_gflops_per_rank;
-  size_t samples = 0;  // iteration samples the p50 rests on
+  std::string precision = "fp32";  // the math of the peak: the model's precision
+  size_t samples = 0;              // iteration samples the p50 rests on
 };
 
 // From a system's flops.json and its iteration samples; nothing when either is missing.

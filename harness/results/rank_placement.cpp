@@ -37,7 +37,8 @@ bool same_device(const std::string& used, const std::string& asked) {
 
 std::optional<PlacementMismatch> check_rank_placements(const fs::path& raw, long long world_size,
                                                        const std::string& device,
-                                                       const std::string& backend) {
+                                                       const std::string& backend,
+                                                       const std::string& precision) {
   for (long long rank = 0; rank < world_size; ++rank) {
     const auto placement = reported_placement(raw, rank);
     const int r = static_cast<int>(rank);
@@ -50,6 +51,13 @@ std::optional<PlacementMismatch> check_rank_placements(const fs::path& raw, long
     if (!same_device(used_device, device) || used_backend != backend) {
       return PlacementMismatch{r, "trained on " + used_device + " over " + used_backend +
                                       ", but the spec asked for " + device + " over " + backend};
+    }
+    if (placement->contains("precision")) {
+      const std::string used_precision = placement->value("precision", "?");
+      if (used_precision != precision) {
+        return PlacementMismatch{
+            r, "trained in " + used_precision + ", but model.precision is " + precision};
+      }
     }
   }
   return std::nullopt;

@@ -80,7 +80,6 @@ RunSummary summarize_run_directory(const fs::path& run_directory) {
   const json env = fs::exists(run_directory / "env.json")
                        ? read_json_file(run_directory / "env.json")
                        : json::object();
-  const std::optional<double> peak = rank_peak_gflops(env);
   RunSummary summary;
   summary.manifest = samples.manifest;
   for (const auto& point : samples.points) {
@@ -96,7 +95,10 @@ RunSummary summarize_run_directory(const fs::path& run_directory) {
         }
       }
       if (auto it = system.phases.find("iteration"); it != system.phases.end()) {
-        system_summary.utilisation = utilisation(system.flops, it->second, peak);
+        const std::string precision = trained_precision(system.config);
+        system_summary.utilisation =
+            utilisation(system.flops, it->second, rank_peak_gflops(env, precision));
+        if (system_summary.utilisation) system_summary.utilisation->precision = precision;
       }
       system_summary.memory = largest_rank_memory(system.memory);
       point_summary.systems.push_back(std::move(system_summary));
@@ -139,6 +141,7 @@ json summary_to_json(const RunSummary& summary) {
                             {"peak_gflops_per_rank",
                              u->peak_gflops_per_rank ? json(*u->peak_gflops_per_rank) : json()},
                             {"mfu", u->mfu ? json(*u->mfu) : json()},
+                            {"precision", u->precision},
                             {"samples", u->samples}};
       }
       if (const auto& m = system.memory) {

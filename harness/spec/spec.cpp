@@ -54,7 +54,7 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
   config.depth = model.get_int("depth", 0, 0, kMaxModelDepth);
   config.width = model.get_int("width", 0, 0, kMaxModelWidth);
-  config.precision = model.get_string("precision", "fp32", {"fp32", "bf16"});
+  config.precision = model.get_string("precision", "fp32", {"fp32", "tf32", "bf16"});
   // Mixture-of-experts models (the zoo's rule decides which take these keys).
   const runtime::MoeShape moe_default;
   config.moe.experts = model.get_int("experts", moe_default.experts, 1, 1024);
@@ -179,7 +179,19 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
     config.optimizer.momentum = optimizer.get_double("momentum", 0.0, -1e-300);
     optimizer.finish();
   });
-  section("run", true, [&](MapReader& run) { read_run_section(run, options, config.run); });
+  section("run", true, [&](MapReader& run) {
+    read_run_section(run, options, config.run);
+    // TF32 is a GPU's tensor-core math: a CPU run in "tf32" would be fp32 under another name.
+    if (config.model.precision == "tf32" && config.run.device != "cuda") {
+      const std::string problem =
+          "model.precision tf32 needs device cuda (the CPU has no TF32 math; use fp32 or bf16)";
+      if (run.has("device")) {
+        run.report(run.child("device"), "device", problem);
+      } else {
+        run.report_map(problem);
+      }
+    }
+  });
   section("ddp", false, [&](MapReader& ddp) {
     config.ddp.bucket_mb = read_bucket_mb(ddp, "bucket_mb", 25);
     config.ddp.first_bucket_mb = read_bucket_mb(ddp, "first_bucket_mb", 1);

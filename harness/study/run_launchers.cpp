@@ -106,11 +106,13 @@ std::optional<RankFailure> missing_samples(const RunAttempt& attempt) {
 }
 
 // What every run of the harness's rank program must have left: every rank's samples, and every
-// rank on the device and backend the spec asked for.
+// rank on the device and backend, and in the precision, the spec asked for.
 std::optional<RankFailure> check_rank_results(const RunAttempt& attempt) {
   if (auto missing = missing_samples(attempt)) return missing;
   const RunConfig& c = attempt.run.point->config.run;
-  if (const auto wrong = check_rank_placements(attempt.raw, c.world_size, c.device, c.backend)) {
+  const std::string& precision = attempt.run.point->config.model.precision;
+  if (const auto wrong =
+          check_rank_placements(attempt.raw, c.world_size, c.device, c.backend, precision)) {
     return RankFailure{wrong->rank, wrong->reason, ""};
   }
   return std::nullopt;

@@ -19,6 +19,9 @@ bool built_with_cuda() { return false; }
 int device_count() { return 0; }
 std::string device_name(int) { refuse("a CUDA device"); }
 void use_device(int) { refuse("a CUDA device"); }
+void set_fp32_math(Fp32Math) { refuse("TF32 math"); }
+Fp32Math fp32_math() { refuse("TF32 math"); }
+bool set_bf16_autocast(bool) { refuse("CUDA autocast"); }
 std::unique_ptr<Communicator> make_nccl_communicator(const c10::intrusive_ptr<c10d::Store>&, int,
                                                      int, std::chrono::milliseconds, int) {
   refuse("an NCCL communicator");

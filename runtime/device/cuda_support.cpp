@@ -1,6 +1,8 @@
 // The CUDA interface where the LibTorch carries CUDA and NCCL (cuda_support.h says why it is one
 // file): c10's CUDA device, stream and allocator calls, c10d's ProcessGroupNCCL, and c10's
 // device-generic events for timing.
+#include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/core/Event.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -111,6 +113,22 @@ std::string device_name(int gpu) {
 }
 
 void use_device(int gpu) { c10::cuda::set_device(static_cast<c10::DeviceIndex>(gpu)); }
+
+void set_fp32_math(Fp32Math math) {
+  at::globalContext().setAllowTF32CuDNN(math.cudnn_tf32);
+  at::globalContext().setAllowTF32CuBLAS(math.cublas_tf32);
+}
+
+Fp32Math fp32_math() {
+  return {at::globalContext().allowTF32CuDNN(), at::globalContext().allowTF32CuBLAS()};
+}
+
+bool set_bf16_autocast(bool enabled) {
+  const bool was = at::autocast::is_autocast_enabled(at::kCUDA);
+  at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+  return was;
+}
 
 std::unique_ptr<Communicator> make_nccl_communicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                      int rank, int world_size,

@@ -17,6 +17,19 @@ namespace runtime::cuda {
 // Makes `gpu` this thread's current device (every later allocation and kernel goes there).
 void use_device(int gpu);
 
+// The fp32 math of the process's CUDA libraries: TF32 tensor cores or IEEE fp32, for cuDNN's
+// convolutions and for cuBLAS's matmuls. LibTorch's default is TF32 for cuDNN and IEEE for
+// cuBLAS, so a rank always sets both (tf32: both on; fp32 and bf16: both off).
+struct Fp32Math {
+  bool cudnn_tf32 = false;
+  bool cublas_tf32 = false;
+};
+void set_fp32_math(Fp32Math math);
+Fp32Math fp32_math();  // as set now
+
+// Autocast in bfloat16 on CUDA tensors on or off for this thread; returns whether it was on.
+bool set_bf16_autocast(bool enabled);
+
 // NCCL on `gpu` behind the Communicator interface; collectives run on NCCL's own streams and
 // wait() orders the rank's current stream after them.
 std::unique_ptr<Communicator> make_nccl_communicator(const c10::intrusive_ptr<c10d::Store>& store,

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/device/cuda_support.h"
 #include "runtime/machine/blas_library.h"
 
 namespace runtime {
@@ -96,10 +97,14 @@ std::optional<GemmThroughput> measure_gemm_bf16(int n, double seconds, int cores
   return measure_gemm(n, torch::kBFloat16, seconds, cores);
 }
 
-GpuGemmThroughput measure_gpu_gemm(int gpu, bool bfloat16, int n, double seconds) {
+GpuGemmThroughput measure_gpu_gemm(int gpu, Precision math, int n, double seconds) {
   const auto options = torch::TensorOptions()
                            .device(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu)))
-                           .dtype(bfloat16 ? torch::kBFloat16 : torch::kFloat32);
+                           .dtype(math == Precision::kBf16 ? torch::kBFloat16 : torch::kFloat32);
+  // cuBLAS's fp32 math as the ranks of this precision set it, restored afterwards.
+  const cuda::Fp32Math before = cuda::fp32_math();
+  const bool tf32 = math == Precision::kTf32;
+  cuda::set_fp32_math({tf32, tf32});
   const auto a = torch::rand({n, n}, options), b = torch::rand({n, n}, options);
   torch::Tensor c = torch::mm(a, b);  // warm-up: the library's handles and kernels
   torch::cuda::synchronize(gpu);
@@ -115,6 +120,7 @@ GpuGemmThroughput measure_gpu_gemm(int gpu, bool bfloat16, int n, double seconds
     result.gflops = std::max(result.gflops, flops / seconds_since(batch_start) / 1e9);
     result.repetitions += kBatch;
   }
+  cuda::set_fp32_math(before);
   return result;
 }
 

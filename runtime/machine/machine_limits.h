@@ -6,6 +6,8 @@
 
 #include <optional>
 
+#include "runtime/models/precision.h"
+
 namespace runtime {
 
 struct GemmThroughput {
@@ -28,14 +30,15 @@ GemmThroughput measure_gemm_fp32(int n, double seconds, int cores);
 // otherwise (LibTorch would emulate it and the figure would mean nothing).
 std::optional<GemmThroughput> measure_gemm_bf16(int n, double seconds, int cores);
 
-// GEMM throughput of one GPU: best GFLOP/s of back-to-back n x n products in fp32 (no TF32, as
-// the ranks run) or bfloat16, each batch timed from the first launch to the device finishing it.
+// GEMM throughput of one GPU: best GFLOP/s of back-to-back n x n products in the math a rank of
+// that precision runs (fp32: IEEE, no TF32; tf32: fp32 tensors on TF32 tensor cores; bf16), each
+// batch timed from the first launch to the device finishing it.
 struct GpuGemmThroughput {
   int n = 0;
   double gflops = 0;
   int repetitions = 0;  // products timed
 };
-GpuGemmThroughput measure_gpu_gemm(int gpu, bool bfloat16, int n, double seconds);
+GpuGemmThroughput measure_gpu_gemm(int gpu, Precision math, int n, double seconds);
 
 // a[i] = b[i] + s * c[i] over float arrays of `bytes_per_array`, best of a few passes.
 TriadBandwidth measure_triad(double bytes_per_array, int cores);

@@ -18,7 +18,12 @@ SyntheticBatch make_synthetic_batch(ZooModel& model, const ModelOptions& options
     torch::NoGradGuard no_grad;
     const bool was_training = model.is_training();
     model.eval();
-    classes = model.forward(batch.input.narrow(0, 0, 1)).size(1);
+    // The batch is drawn on the CPU (the same numbers wherever the model trains); the probe
+    // runs where the model's parameters are.
+    const auto parameters = model.parameters();
+    const c10::Device device =
+        parameters.empty() ? c10::Device(c10::kCPU) : parameters.front().device();
+    classes = model.forward(batch.input.narrow(0, 0, 1).to(device)).size(1);
     model.train(was_training);
   }
   batch.target = loss == "cross_entropy" ? torch::randint(classes, {samples}, torch::kLong)

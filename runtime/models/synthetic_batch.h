@@ -16,8 +16,9 @@ struct SyntheticBatch {
   at::Tensor target;
 };
 
-// `samples` samples drawn from torch's current generator (seed it first). The target width
-// comes from one sample through the model in eval mode.
+// `samples` samples drawn from torch's current generator (seed it first), on the CPU wherever
+// the model is (the caller places them). The target width comes from one sample through the
+// model in eval mode, on the model's device.
 SyntheticBatch make_synthetic_batch(ZooModel& model, const ModelOptions& options, int64_t samples,
                                     const std::string& loss);
 

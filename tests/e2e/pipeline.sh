@@ -76,6 +76,12 @@ for r in body[1:]:
     assert 0 <= float(r[header.index("bubble_fraction")]) < 1
     assert float(r[header.index("peak_activation_mib")]) > 0
 assert body[0][header.index("bubble_fraction")] == "-"
+# Each row's MFU is the summary's (against the measured GEMM peak, not the activation peak).
+mfu = {s["name"]: (s.get("utilisation") or {}).get("mfu") for s in json.load(open(os.path.join(d, "summary.json")))["points"][0]["systems"]}
+for r in body:
+    name = r[header.index("system")]
+    assert mfu[name] is not None and mfu[name] > 1e-3, mfu
+    assert abs(float(r[header.index("mfu")]) - mfu[name]) <= 5e-5, (name, r[header.index("mfu")], mfu[name])
 # DDP ranks trace their buckets' all-reduces.
 trace = json.load(open(os.path.join(raw("overlap"), "trace_rank0.json")))
 assert any(e.get("cat") == "allreduce" for e in trace["traceEvents"]), "no all-reduce in the DDP trace"

@@ -77,7 +77,7 @@ for rank in (0, 1):
         assert float(r["forward_ms"]) + float(r["backward_ms"]) + float(r["step_ms"]) <= float(r["iteration_ms"]) + 1e-3
     # Each rank reports what it actually trained on: its parameters' device, its communicator.
     memory = json.load(open(os.path.join(raw, f"memory_rank{rank}.json")))
-    assert memory["placement"] == {"device": "cpu", "backend": "gloo"}, memory
+    assert memory["placement"] == {"device": "cpu", "backend": "gloo", "precision": "fp32"}, memory
 mean = sum(samples) / len(samples)
 reported = summary["points"][1]["systems"][1]["phases"]["iteration"]["mean"]
 assert abs(mean - reported) < 1e-3 * mean, (mean, reported)

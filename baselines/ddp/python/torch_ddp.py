@@ -10,6 +10,10 @@ Phases are timed like the harness's worker: forward = model + loss; backward = a
 the gradient all-reduce; step = zero_grad + SGD step. On a GPU (--device cuda) both time them
 with CUDA events on the current stream, read once the iteration is over.
 
+--precision as the harness's model.precision: fp32 is IEEE fp32 (on a GPU cuDNN's and cuBLAS's
+TF32 turned off; PyTorch's default has cuDNN on TF32), tf32 turns both on (GPUs only), bf16
+runs forward and loss under autocast in bfloat16 on the rank's device.
+
 Modes:
   ddp        DistributedDataParallel; DDP overlaps bucketed all-reduces with backward and
              waits for them inside backward.
@@ -97,9 +101,12 @@ def main():
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="cuda: GPU LOCAL_RANK (modulo the GPUs), as the harness places ranks")
     parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
+    parser.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32")
     args = parser.parse_args()
     if args.accumulate < 1:
         parser.error("--accumulate must be >= 1")
+    if args.precision == "tf32" and args.device != "cuda":
+        parser.error("--precision tf32 needs --device cuda")
 
     torch.set_num_threads(args.threads)
     rank = int(os.environ["RANK"])
@@ -108,6 +115,15 @@ def main():
     if args.device == "cuda":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count())
         torch.cuda.set_device(device)
+        tf32 = args.precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+
+    def forward_precision():
+        if args.precision != "bf16":
+            return contextlib.nullcontext()
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+
     dist.init_process_group(args.backend, rank=rank, world_size=world_size)
 
     shape = [int(d) for d in args.input_shape.split(",")]
@@ -140,7 +156,7 @@ def main():
                 last = micro == micro_batches - 1
                 skip_sync = args.mode == "no_sync" and not last
                 with net.no_sync() if skip_sync else contextlib.nullcontext():
-                    with timer.phase("forward"):
+                    with timer.phase("forward"), forward_precision():
                         loss = torch.nn.functional.mse_loss(net(data), target)
                     with timer.phase("backward"):
                         loss.backward()

@@ -367,7 +367,7 @@ TEST(ModelFlops, UtilisationAgainstTheMeasuredPeak) {
   const nlohmann::json env = {
       {"threads_per_rank", 2},
       {"machine", {{"gemm_fp32", {{"gflops_one_core", 50.0}, {"gflops_all_cores", 80.0}}}}}};
-  const auto peak = harness::rank_peak_gflops(env);
+  const auto peak = harness::rank_peak_gflops(env, "fp32");
   ASSERT_TRUE(peak);
   EXPECT_DOUBLE_EQ(*peak, 80.0);
   // Mean 2e9 FLOPs per rank over a p50 of 200 ms: 10 GFLOP/s, 12.5% of 80.
@@ -377,18 +377,47 @@ TEST(ModelFlops, UtilisationAgainstTheMeasuredPeak) {
   EXPECT_DOUBLE_EQ(u->gflops_per_rank, 10);
   EXPECT_DOUBLE_EQ(*u->mfu, 0.125);
   EXPECT_EQ(u->samples, 3u);
-  EXPECT_FALSE(harness::rank_peak_gflops(nlohmann::json::object()));
+  EXPECT_FALSE(harness::rank_peak_gflops(nlohmann::json::object(), "fp32"));
   EXPECT_FALSE(harness::utilisation(nlohmann::json(), {1}, peak));
   // Ranks on a GPU: the host CPU's GEMM is no roofline for them; GPU 0's is, shared by the ranks
   // that share a GPU.
   nlohmann::json on_gpu = env;
   on_gpu["device"] = "cuda";
   on_gpu["world_size"] = 2;
-  EXPECT_FALSE(harness::rank_peak_gflops(on_gpu));  // no GPU measured
+  EXPECT_FALSE(harness::rank_peak_gflops(on_gpu, "fp32"));  // no GPU measured
   on_gpu["machine"]["gpu"] = {{"count", 2}, {"gemm_fp32", {{"gflops", 51000.0}}}};
-  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu), 51000.0);  // a GPU each
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu, "fp32"), 51000.0);  // a GPU each
   on_gpu["machine"]["gpu"]["count"] = 1;
-  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu), 25500.0);  // two ranks on one GPU
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu, "fp32"), 25500.0);  // two ranks on one GPU
   on_gpu["device"] = "cpu";
-  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu), 80.0);
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(on_gpu, "fp32"), 80.0);
+}
+
+TEST(ModelFlops, ThePeakIsTheGemmInTheMathTheRanksRanIn) {
+  nlohmann::json env = {{"threads_per_rank", 1},
+                        {"world_size", 2},
+                        {"machine",
+                         {{"gemm_fp32", {{"gflops_one_core", 50.0}, {"gflops_all_cores", 80.0}}},
+                          {"gemm_bf16", {{"gflops_one_core", 120.0}, {"gflops_all_cores", 200.0}}},
+                          {"gpu",
+                           {{"count", 1},
+                            {"gemm_fp32", {{"gflops", 51000.0}}},
+                            {"gemm_tf32", {{"gflops", 360000.0}}},
+                            {"gemm_bf16", {{"gflops", 840000.0}}}}}}}};
+  // On the CPU: one core's bf16 GEMM for a bf16 rank; no TF32 on a CPU.
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(env, "bf16"), 120.0);
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(env, "fp32"), 50.0);
+  EXPECT_FALSE(harness::rank_peak_gflops(env, "tf32"));
+  // On the GPU the two ranks share: half of its GEMM in each math.
+  env["device"] = "cuda";
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(env, "fp32"), 25500.0);
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(env, "tf32"), 180000.0);
+  EXPECT_DOUBLE_EQ(*harness::rank_peak_gflops(env, "bf16"), 420000.0);
+  // A cache from before GPUs' tf32 was measured: no peak rather than another math's.
+  env["machine"]["gpu"].erase("gemm_tf32");
+  EXPECT_FALSE(harness::rank_peak_gflops(env, "tf32"));
+  // The precision a system trained in, from its config.json.
+  EXPECT_EQ(harness::trained_precision({{"model", {{"precision", "bf16"}}}}), "bf16");
+  EXPECT_EQ(harness::trained_precision({{"model", {{"name", "mlp"}}}}), "fp32");
+  EXPECT_EQ(harness::trained_precision(nlohmann::json()), "fp32");
 }

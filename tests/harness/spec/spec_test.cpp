@@ -158,6 +158,26 @@ TEST(Spec, CudaAndNcclAreCheckedAgainstTheRankProgramsGpus) {
             "spec.yaml:9:12: run.backend: nccl needs run.device: cuda");
 }
 
+// tf32 is a GPU's math: refused for a CPU run where run.device says so (or where it would, when
+// the run section leaves the device at cpu), loaded for a cuda run.
+TEST(Spec, Tf32NeedsAGpu) {
+  const std::string tf32 =
+      replace(kValidSpec, "  batch_size: 8", "  batch_size: 8\n  precision: tf32");
+  EXPECT_EQ(error_of(replace(tf32, "  warmup: 2", "  warmup: 2\n  device: cpu")),
+            "spec.yaml:10:11: run.device: model.precision tf32 needs device cuda (the CPU has no "
+            "TF32 math; use fp32 or bf16)");
+  EXPECT_EQ(error_of(tf32),
+            "spec.yaml:7:3: run: model.precision tf32 needs device cuda (the CPU has no TF32 "
+            "math; use fp32 or bf16)");
+  TempDir dir;
+  LoadOptions options = options_with();
+  options.rank_devices = [] { return harness::RankDevices{1, true}; };
+  const Experiment e = harness::load_experiment(
+      dir.write("s.yaml", replace(tf32, "  warmup: 2", "  warmup: 2\n  device: cuda")).string(),
+      options);
+  EXPECT_EQ(e.points[0].config.model.precision, "tf32");
+}
+
 // run.pin_cpus reaches the ranks' configuration; an external command is not pinned, so the
 // pair is refused rather than accepted and ignored.
 TEST(Spec, PinCpusIsReadAndRefusedForExternalSystems) {
@@ -399,7 +419,7 @@ TEST(Spec, CompressionAndPrecisionAreReadAndChecked) {
             "spec.yaml:14:45: ddp.powersgd_rank: must be >= 1 (got 0)");
   EXPECT_EQ(
       error_of(replace(kValidSpec, "  batch_size: 8\n", "  batch_size: 8\n  precision: fp8\n")),
-      "spec.yaml:5:14: model.precision: unknown value 'fp8' (expected one of: fp32, bf16); "
+      "spec.yaml:5:14: model.precision: unknown value 'fp8' (expected one of: fp32, tf32, bf16); "
       "did you mean 'fp32'?");
 }
 
