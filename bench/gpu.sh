@@ -134,6 +134,43 @@ done
 shared=$(study resnet50_gloo "$(resnet fp32)" 2 gloo) || shared=""
 row "ResNet-50 DDP, batch $batch, 2 ranks sharing a device, gloo, fp32" "$shared"
 
+# Every DDP mode in fp32 and bf16, and every compression, on the device: over Gloo with 2 ranks
+# sharing it, and over NCCL (a GPU per rank: world 1 on one GPU). Small models, few iterations:
+# what is checked is that each trains where and in the math it says.
+for backend in gloo $nccl; do
+  world=2; [[ $backend == nccl ]] && world=1
+  cat > "$work/modes_$backend.yaml" <<YAML
+name: modes_$backend
+output: $work/results
+model: {name: resnet50, batch_size: 8, input_shape: [3, 64, 64]}
+optimizer: {name: sgd, lr: 0.01, momentum: 0.9}
+run: {world_size: $world, iterations: 4, warmup: 1, device: $device, backend: $backend}
+systems: [overlap, sync, async, per_tensor]
+sweep: {model.precision: [fp32, bf16]}
+YAML
+  cat > "$work/compression_$backend.yaml" <<YAML
+name: compression_$backend
+output: $work/results
+model: {name: bert, batch_size: 4, depth: 2}
+optimizer: {name: sgd, lr: 0.01}
+run: {world_size: $world, iterations: 4, warmup: 1, device: $device, backend: $backend}
+systems: [overlap, async]
+sweep: {ddp.compression: [fp16, bf16, powersgd]}
+YAML
+  for what in modes compression; do
+    folder=""
+    if "$BUILD/harness" run "$work/${what}_$backend.yaml" > "$work/${what}_$backend.out" 2> "$work/${what}_$backend.err"; then
+      folder=$(ls -d "$work/results/${what}_$backend"/*/)
+    else
+      failed "${what}_$backend" "$work/${what}_$backend.err"
+    fi
+    [[ $what == modes ]] && label="ResNet-50 at 64x64, overlap/sync/async/per_tensor x fp32/bf16 pooled" ||
+      label="BERT, 2 layers, overlap/async x fp16/bf16/PowerSGD compression pooled"
+    row "$label, world $world, $backend" "$folder"
+  done
+  [[ $nccl == gloo ]] && break
+done
+
 # 4. The harness against PyTorch DDP on the same device, alternating rounds, in each precision.
 ratios=()
 if [[ -n $PY ]] && "$PY" -c "import torch, torchvision" 2>/dev/null; then
