@@ -96,6 +96,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--bucket-mb", type=float, default=25)
     parser.add_argument("--lr", type=float, default=0.001)
+    parser.add_argument("--momentum", type=float, default=0.0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
@@ -135,7 +136,7 @@ def main():
     else:
         device_ids = [device.index] if device.type == "cuda" else None
         net = DistributedDataParallel(model, device_ids=device_ids, bucket_cap_mb=args.bucket_mb)
-    optimizer = torch.optim.SGD(net.parameters(), lr=args.lr)
+    optimizer = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=args.momentum)
     parameters = [p for p in model.parameters() if p.requires_grad]
 
     torch.manual_seed(args.seed * 1000003 + rank + 1)
