@@ -68,6 +68,12 @@ struct ClusterConfig {
   // back activation k+1 coming down, whose receive the same rank posts next, so the two cross
   // one after the other although the link carries both directions at once.
   bool p2p_ready_behind_sends = false;
+  // A rank's point-to-point sends: false, one at a time through one channel (the published
+  // constants); true, one channel per peer, in order to one peer and side by side to different
+  // ones, sharing the rank's link (Gloo's TCP pairs and NCCL's peer channels: a pipeline stage
+  // sends its gradient up while its activation still goes down). With p2p_ready_behind_sends a
+  // receiver's "ready" then queues behind the gradient it already sends that peer.
+  bool p2p_send_channel_per_peer = false;
   // A token bucket of this many bytes on each machine's way out, as an emulated link has
   // (simulator/token_buckets.h). 0: none (a real NIC).
   double inter_burst_bytes = 0.0;

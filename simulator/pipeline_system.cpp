@@ -196,7 +196,7 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
   const std::vector<double> boundary = boundary_bytes(costs, system);
 
   SimulatedIteration result;
-  result.graph = TaskGraph(world);
+  result.graph = TaskGraph(world, cluster.config().p2p_send_channel_per_peer);
   result.schedule = to_string(system.schedule);
   result.stage_of_rank.assign(static_cast<size_t>(world), -1);
   TaskGraph& graph = result.graph;

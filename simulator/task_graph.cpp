@@ -4,7 +4,10 @@
 
 namespace harness::simulator {
 
-TaskGraph::TaskGraph(int ranks) : ranks_(ranks), queues_(static_cast<size_t>(3 * ranks)) {
+TaskGraph::TaskGraph(int ranks, bool send_channel_per_peer)
+    : ranks_(ranks),
+      send_channel_per_peer_(send_channel_per_peer),
+      queues_(static_cast<size_t>(3 * ranks)) {
   if (ranks < 1) throw std::invalid_argument("a task graph needs a rank");
 }
 
@@ -50,8 +53,20 @@ int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
   Task task = between(TaskKind::kTransfer, src, dst, micro_batch);
   task.bytes = bytes;
   const int id = add(task);
-  queues_[send_resource(src)].push_back(id);
+  int resource = 3 * src + 1;
+  if (send_channel_per_peer_) {
+    const auto [it, added] = peer_channels_.try_emplace(
+        static_cast<std::int64_t>(src) * ranks_ + dst, static_cast<int>(queues_.size()));
+    if (added) queues_.emplace_back();
+    resource = it->second;
+  }
+  queues_[resource].push_back(id);
   return id;
+}
+
+int TaskGraph::send_resource(const Task& transfer) const {
+  if (!send_channel_per_peer_) return 3 * transfer.rank + 1;
+  return peer_channels_.at(static_cast<std::int64_t>(transfer.rank) * ranks_ + transfer.peer);
 }
 
 int TaskGraph::add_ready_notice(int receiver, int sender, int micro_batch) {

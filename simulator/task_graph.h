@@ -2,12 +2,16 @@
 // Every rank has three in-order resources, as a training process has: the compute stream, the
 // send channel (point-to-point transfers it sends, one at a time), and the collective channel
 // (collectives it takes part in, one at a time, in the order they were added -- the order a
-// framework launches them). A task starts when it is first in line on each of its resources
-// and every task it depends on has ended; a collective is in line on every participant.
+// framework launches them). With per-peer send channels a rank has one send channel per peer
+// instead (a connection per pair of ranks, as Gloo's TCP pairs and NCCL's peer channels are:
+// in order to one peer, side by side to different ones). A task starts when it is first in
+// line on each of its resources and every task it depends on has ended; a collective is in
+// line on every participant.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace harness::simulator {
@@ -43,7 +47,7 @@ struct Task {
 
 class TaskGraph {
  public:
-  explicit TaskGraph(int ranks);
+  explicit TaskGraph(int ranks, bool send_channel_per_peer = false);
 
   int ranks() const { return ranks_; }
   int add_compute(int rank, TaskCategory category, double seconds, int micro_batch = -1,
@@ -62,13 +66,16 @@ class TaskGraph {
   const std::vector<int>& dependency_count() const { return dependency_count_; }
   // Resource queues: 3 per rank (compute, send, collective), tasks in order.
   static int compute_resource(int rank) { return 3 * rank; }
-  static int send_resource(int rank) { return 3 * rank + 1; }
   static int collective_resource(int rank) { return 3 * rank + 2; }
+  // The send channel a transfer queues on: its sender's, or its sender's to its receiver.
+  int send_resource(const Task& transfer) const;
   const std::vector<std::vector<int>>& resource_queues() const { return queues_; }
 
  private:
   int add(Task task);
   int ranks_;
+  bool send_channel_per_peer_;
+  std::unordered_map<std::int64_t, int> peer_channels_;  // sender * ranks + receiver -> resource
   std::vector<Task> tasks_;
   std::vector<std::vector<int>> successors_;
   std::vector<int> dependency_count_;

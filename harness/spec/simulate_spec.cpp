@@ -125,6 +125,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
         cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
     p.cluster.p2p_duplex = cluster.get_string("p2p_duplex", "full", {"full", "half"});
     p.cluster.p2p_ready = cluster.get_string("p2p_ready", "separate", {"separate", "behind_sends"});
+    p.cluster.p2p_sends = cluster.get_string("p2p_sends", "one", {"one", "per_peer"});
     p.cluster.cpu_cores =
         cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
     p.cluster.inter_burst_bytes = cluster.get_double("inter_burst_bytes", 0.0, -1e-300);
@@ -324,6 +325,7 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.collective",
                                                  "cluster.p2p_duplex",
                                                  "cluster.p2p_ready",
+                                                 "cluster.p2p_sends",
                                                  "cluster.inter_burst_bytes",
                                                  "cluster.cpu_cores",
                                                  "cluster.machines_per_host",

@@ -34,6 +34,9 @@ struct ClusterSettings {
   // or "behind_sends", queued behind what the receiver already sends that peer on the one
   // connection of their pair (Gloo's TCP; simulator/cluster.h).
   std::string p2p_ready = "separate";
+  // A rank's point-to-point sends: through "one" channel, one at a time, or "per_peer"
+  // channels side by side (Gloo's TCP pairs, NCCL's peer channels; simulator/cluster.h).
+  std::string p2p_sends = "one";
   // An emulated link's token bucket on each machine's way out, bytes (0: none; a real NIC).
   double inter_burst_bytes = 0;
   double cpu_cores = 0;  // per host, shared by its CPU ranks' compute; 0: not modelled

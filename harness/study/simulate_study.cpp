@@ -164,6 +164,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   sim::parse_collective_algorithm(c.collective, config.algorithm);
   config.p2p_half_duplex = c.p2p_duplex == "half";
   config.p2p_ready_behind_sends = c.p2p_ready == "behind_sends";
+  config.p2p_send_channel_per_peer = c.p2p_sends == "per_peer";
   config.inter_burst_bytes = c.inter_burst_bytes;
   config.cpu_cores_per_machine = c.cpu_cores;
   config.machines_per_host = static_cast<int>(c.machines_per_host);
@@ -466,7 +467,11 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
             {"machines_per_host", cluster.config().machines_per_host},
             {"cores_per_rank", cluster.config().cores_per_rank},
             {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
-            {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6}}},
+            {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6},
+            {"p2p_duplex", cluster.config().p2p_half_duplex ? "half" : "full"},
+            {"p2p_ready", cluster.config().p2p_ready_behind_sends ? "behind_sends" : "separate"},
+            {"p2p_sends", cluster.config().p2p_send_channel_per_peer ? "per_peer" : "one"},
+            {"inter_burst_bytes", cluster.config().inter_burst_bytes}}},
           {"run",
            {{"iterations", p.run.iterations},
             {"seed", p.run.seed},

@@ -72,6 +72,37 @@ TEST(Network, RatesAreRecomputedWhenAFlowJoinsAndLeaves) {
   EXPECT_NEAR(times.makespan, 0.2, 1e-12);
 }
 
+TEST(Network, PerPeerSendChannelsLetASendPassOneThatWaitsForItsReceiver) {
+  // Rank 1 sends 100 MB to rank 2 first, then 100 MB to rank 0 (1 GB/s ports: 0.1 s each
+  // alone). The first waits for rank 2, busy 0.5 s (a receive not yet posted). Through one
+  // channel the second waits behind it: 0.5-0.6, then 0.6-0.7. With a channel per peer (Gloo's
+  // TCP pairs) the second crosses at once, 0-0.1, and the first still 0.5-0.6.
+  for (const bool per_peer : {false, true}) {
+    const Cluster cluster(machine(3));
+    TaskGraph graph(3, per_peer);
+    const int busy = graph.add_compute(2, TaskCategory::kBackward, 0.5);
+    const int down = graph.add_transfer(1, 2, 100e6);
+    const int up = graph.add_transfer(1, 0, 100e6);
+    graph.depend(down, busy);
+    const TaskTimes times = run_tasks(cluster, graph);
+    EXPECT_NEAR(times.start[down], 0.5, 1e-12);
+    EXPECT_NEAR(times.end[down], 0.6, 1e-12);
+    EXPECT_NEAR(times.start[up], per_peer ? 0.0 : 0.6, 1e-12) << per_peer;
+    EXPECT_NEAR(times.end[up], per_peer ? 0.1 : 0.7, 1e-12) << per_peer;
+  }
+  // To one peer the channel stays in order: a second send to rank 2 waits behind the first.
+  const Cluster cluster(machine(3));
+  TaskGraph graph(3, true);
+  const int busy = graph.add_compute(2, TaskCategory::kBackward, 0.5);
+  const int first = graph.add_transfer(1, 2, 100e6);
+  const int second = graph.add_transfer(1, 2, 100e6);
+  graph.depend(first, busy);
+  const TaskTimes times = run_tasks(cluster, graph);
+  EXPECT_NEAR(times.end[first], 0.6, 1e-12);
+  EXPECT_NEAR(times.start[second], 0.6, 1e-12);
+  EXPECT_NEAR(times.end[second], 0.7, 1e-12);
+}
+
 // Two machines of one rank, a 100 MB/s link (p2p cap the same): a transfer each way at once.
 // Full duplex: each direction has its NICs to itself, 100 MB in 1 s. Half duplex (Gloo's TCP
 // pairs): the pair's one rate is shared, both end at 2 s; a third rank's stream to rank 0

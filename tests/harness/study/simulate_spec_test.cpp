@@ -3,7 +3,9 @@
 // byte for byte, traces).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -113,6 +115,7 @@ TEST(SimulateSpec, ErrorsNameFileLineAndColumn) {
       {"inter_latency_us: 0}", "inter_latency_us: 0, cpu_cores: -1}", "spec.yaml:7:"},
       {"inter_latency_us: 0}", "inter_latency_us: 0, inter_burst_bytes: -8}", "spec.yaml:7:"},
       {"inter_latency_us: 0}", "inter_latency_us: 0, p2p_ready: eager}", "spec.yaml:7:"},
+      {"inter_latency_us: 0}", "inter_latency_us: 0, p2p_sends: all}", "spec.yaml:7:"},
   };
   for (const Case& c : cases) {
     Study study;
@@ -297,6 +300,44 @@ TEST(SimulateSpec, MachinesOfOneHostShareItsCores) {
     EXPECT_NE(error.find("spec.yaml:6:"), std::string::npos) << "got: " << error;
     EXPECT_NE(error.find(bad.substr(0, bad.find(':'))), std::string::npos) << "got: " << error;
   }
+}
+
+// cluster.p2p_sends reaches the simulation: a straight pipeline of 4 stages on 4 machines over a
+// slow point-to-point link, whose middle stages send gradients up and activations down, runs
+// differently with a send channel per peer (per_peer) than with one (the engine's test,
+// Network.PerPeerSendChannelsLetASendPassOneThatWaitsForItsReceiver, computes the difference
+// by hand); 2 stages x 2 replicas, where each rank sends to one peer a direction, do not move.
+// config.json says which was simulated.
+TEST(SimulateSpec, PerPeerSendChannelsReachThePipeline) {
+  std::map<std::string, std::map<std::string, double>> p50;
+  for (const std::string sends : {"one", "per_peer"}) {
+    Study study;
+    study.dir.write("four.yaml",
+                    "name: four\ngpu_memory_bytes: 16e9\nbandwidth:\n  intra_machine: 10.0e9\n"
+                    "  inter_machine_p2p: 0.1e9\n  inter_machine_collective: 2.0e9\n"
+                    "machines: [1, 1, 1, 1]\n");
+    std::string text = in_dir(
+        spec_text("    - {name: p4, kind: pipeline, schedule: dapple, stages: [{layers: \"0-0\", "
+                  "ranks: [0]}, {layers: \"1-1\", ranks: [1]}, {layers: \"2-2\", ranks: [2]}, "
+                  "{layers: \"3-3\", ranks: [3]}]}\n"
+                  "    - {name: p2x2, kind: pipeline, schedule: dapple, stages: [{layers: \"0-1\", "
+                  "ranks: [0, 1]}, {layers: \"2-3\", ranks: [2, 3]}]}\n",
+                  "  pipeline: {micro_batches: 4}\n"),
+        study.dir.path());
+    text.replace(text.find("topology.yaml, gpus_per_machine: 2"), 34,
+                 "four.yaml, gpus_per_machine: 1, p2p_ready: behind_sends, p2p_sends: " + sends);
+    ASSERT_EQ(study.run(text), 0) << sends;
+    const json summary = json::parse(read_file(study.results() / "summary.json"));
+    for (const auto& system : summary["points"][0]["systems"]) {
+      p50[sends][system["name"]] = system["phases"]["iteration"]["p50"];
+    }
+    const json config =
+        json::parse(read_file(study.results() / "raw" / "p000" / "p4" / "rep0" / "config.json"));
+    EXPECT_EQ(config["cluster"]["p2p_sends"], sends);
+    EXPECT_EQ(config["cluster"]["p2p_ready"], "behind_sends");
+  }
+  EXPECT_GT(std::abs(p50["per_peer"]["p4"] - p50["one"]["p4"]), 1.0);
+  EXPECT_DOUBLE_EQ(p50["per_peer"]["p2x2"], p50["one"]["p2x2"]);
 }
 
 // A stage profile of 2 stages x 2 replicas (4 processes) timed on the wall clock already holds
