@@ -53,7 +53,7 @@ int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
   Task task = between(TaskKind::kTransfer, src, dst, micro_batch);
   task.bytes = bytes;
   const int id = add(task);
-  int resource = 3 * src + 1;
+  int resource = rank_send_resource(src);
   if (send_channel_per_peer_) {
     const auto [it, added] = peer_channels_.try_emplace(
         static_cast<std::int64_t>(src) * ranks_ + dst, static_cast<int>(queues_.size()));
@@ -65,7 +65,7 @@ int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
 }
 
 int TaskGraph::send_resource(const Task& transfer) const {
-  if (!send_channel_per_peer_) return 3 * transfer.rank + 1;
+  if (!send_channel_per_peer_) return rank_send_resource(transfer.rank);
   return peer_channels_.at(static_cast<std::int64_t>(transfer.rank) * ranks_ + transfer.peer);
 }
 

@@ -64,7 +64,8 @@ class TaskGraph {
   const std::vector<std::vector<int>>& groups() const { return groups_; }
   const std::vector<std::vector<int>>& successors() const { return successors_; }
   const std::vector<int>& dependency_count() const { return dependency_count_; }
-  // Resource queues: 3 per rank (compute, send, collective), tasks in order.
+  // Resource queues, tasks in order: 3 per rank (compute, send, collective), then with per-peer
+  // send channels one per pair of ranks that has a transfer (send_resource says which).
   static int compute_resource(int rank) { return 3 * rank; }
   static int collective_resource(int rank) { return 3 * rank + 2; }
   // The send channel a transfer queues on: its sender's, or its sender's to its receiver.
@@ -73,6 +74,7 @@ class TaskGraph {
 
  private:
   int add(Task task);
+  static int rank_send_resource(int rank) { return 3 * rank + 1; }
   int ranks_;
   bool send_channel_per_peer_;
   std::unordered_map<std::int64_t, int> peer_channels_;  // sender * ranks + receiver -> resource
