@@ -72,35 +72,39 @@ TEST(Network, RatesAreRecomputedWhenAFlowJoinsAndLeaves) {
   EXPECT_NEAR(times.makespan, 0.2, 1e-12);
 }
 
-TEST(Network, PerPeerSendChannelsLetASendPassOneThatWaitsForItsReceiver) {
-  // Rank 1 sends 100 MB to rank 2 first, then 100 MB to rank 0 (1 GB/s ports: 0.1 s each
-  // alone). The first waits for rank 2, busy 0.5 s (a receive not yet posted). Through one
-  // channel the second waits behind it: 0.5-0.6, then 0.6-0.7. With a channel per peer (Gloo's
-  // TCP pairs) the second crosses at once, 0-0.1, and the first still 0.5-0.6.
-  for (const bool per_peer : {false, true}) {
-    const Cluster cluster(machine(3));
-    TaskGraph graph(3, per_peer);
-    const int busy = graph.add_compute(2, TaskCategory::kBackward, 0.5);
-    const int down = graph.add_transfer(1, 2, 100e6);
-    const int up = graph.add_transfer(1, 0, 100e6);
-    graph.depend(down, busy);
-    const TaskTimes times = run_tasks(cluster, graph);
-    EXPECT_NEAR(times.start[down], 0.5, 1e-12);
-    EXPECT_NEAR(times.end[down], 0.6, 1e-12);
-    EXPECT_NEAR(times.start[up], per_peer ? 0.0 : 0.6, 1e-12) << per_peer;
-    EXPECT_NEAR(times.end[up], per_peer ? 0.1 : 0.7, 1e-12) << per_peer;
-  }
-  // To one peer the channel stays in order: a second send to rank 2 waits behind the first.
+// Rank 1 sends 100 MB to rank 2, then 100 MB to rank `second_to` (1 GB/s ports: 0.1 s each
+// alone); the first waits for rank 2, busy 0.5 s (a receive not yet posted). Returns the start
+// and end of each send.
+struct TwoSends {
+  double first_start, first_end, second_start, second_end;
+};
+TwoSends two_sends_after_a_busy_receiver(bool per_peer, int second_to) {
   const Cluster cluster(machine(3));
-  TaskGraph graph(3, true);
+  TaskGraph graph(3, per_peer);
   const int busy = graph.add_compute(2, TaskCategory::kBackward, 0.5);
   const int first = graph.add_transfer(1, 2, 100e6);
-  const int second = graph.add_transfer(1, 2, 100e6);
+  const int second = graph.add_transfer(1, second_to, 100e6);
   graph.depend(first, busy);
   const TaskTimes times = run_tasks(cluster, graph);
-  EXPECT_NEAR(times.end[first], 0.6, 1e-12);
-  EXPECT_NEAR(times.start[second], 0.6, 1e-12);
-  EXPECT_NEAR(times.end[second], 0.7, 1e-12);
+  return {times.start[first], times.end[first], times.start[second], times.end[second]};
+}
+
+TEST(Network, PerPeerSendChannelsLetASendPassOneThatWaitsForItsReceiver) {
+  // The second send goes to rank 0. Through one channel it waits behind the first: 0.5-0.6,
+  // then 0.6-0.7. With a channel per peer (Gloo's TCP pairs) it crosses at once, 0-0.1, and
+  // the first still 0.5-0.6.
+  for (const bool per_peer : {false, true}) {
+    const TwoSends t = two_sends_after_a_busy_receiver(per_peer, 0);
+    EXPECT_NEAR(t.first_start, 0.5, 1e-12);
+    EXPECT_NEAR(t.first_end, 0.6, 1e-12);
+    EXPECT_NEAR(t.second_start, per_peer ? 0.0 : 0.6, 1e-12) << per_peer;
+    EXPECT_NEAR(t.second_end, per_peer ? 0.1 : 0.7, 1e-12) << per_peer;
+  }
+  // To one peer the channel stays in order: a second send to rank 2 waits behind the first.
+  const TwoSends same_peer = two_sends_after_a_busy_receiver(true, 2);
+  EXPECT_NEAR(same_peer.first_end, 0.6, 1e-12);
+  EXPECT_NEAR(same_peer.second_start, 0.6, 1e-12);
+  EXPECT_NEAR(same_peer.second_end, 0.7, 1e-12);
 }
 
 // Two machines of one rank, a 100 MB/s link (p2p cap the same): a transfer each way at once.
