@@ -38,8 +38,7 @@ RankDevice::RankDevice(const WorkerConfig& config, int local_rank)
     return;
   }
   cuda::use_device(placement_.gpu);
-  const bool tf32 = precision == Precision::kTf32;
-  cuda::set_fp32_math({tf32, tf32});
+  set_gpu_fp32_math(precision);
 }
 
 c10::Device RankDevice::device() const {

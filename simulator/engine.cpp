@@ -276,7 +276,7 @@ class Engine {
         advance(TaskGraph::compute_resource(task.rank));
         break;
       case TaskKind::kTransfer:
-        advance(graph_.send_resource(task));
+        advance(TaskGraph::send_resource(task));
         buckets_.returned(id, now_);
         if (cluster_.config().p2p_ready_behind_sends) {
           std::vector<int> released;

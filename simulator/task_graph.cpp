@@ -52,21 +52,16 @@ Task between(TaskKind kind, int from, int to, int micro_batch) {
 int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
   Task task = between(TaskKind::kTransfer, src, dst, micro_batch);
   task.bytes = bytes;
-  const int id = add(task);
-  int resource = rank_send_resource(src);
+  task.send_channel = rank_send_resource(src);
   if (send_channel_per_peer_) {
     const auto [it, added] = peer_channels_.try_emplace(
         static_cast<std::int64_t>(src) * ranks_ + dst, static_cast<int>(queues_.size()));
     if (added) queues_.emplace_back();
-    resource = it->second;
+    task.send_channel = it->second;
   }
-  queues_[resource].push_back(id);
+  const int id = add(task);
+  queues_[task.send_channel].push_back(id);
   return id;
-}
-
-int TaskGraph::send_resource(const Task& transfer) const {
-  if (!send_channel_per_peer_) return rank_send_resource(transfer.rank);
-  return peer_channels_.at(static_cast<std::int64_t>(transfer.rank) * ranks_ + transfer.peer);
 }
 
 int TaskGraph::add_ready_notice(int receiver, int sender, int micro_batch) {

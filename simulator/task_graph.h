@@ -37,12 +37,13 @@ struct Task {
   TaskCategory category = TaskCategory::kForward;
   // compute: its rank; transfer: sender; collective: first member; ready notice: receiver.
   int rank = 0;
-  int peer = -1;         // transfer: receiver; ready notice: the sender it tells
-  int group = -1;        // collective: index into TaskGraph::groups
-  double seconds = 0.0;  // compute
-  double bytes = 0.0;    // transfer, collective (the buffer)
-  int micro_batch = -1;  // -1: none
-  int bucket = -1;       // collective, bucket copy: bucket or stage, for the trace
+  int peer = -1;          // transfer: receiver; ready notice: the sender it tells
+  int group = -1;         // collective: index into TaskGraph::groups
+  double seconds = 0.0;   // compute
+  double bytes = 0.0;     // transfer, collective (the buffer)
+  int micro_batch = -1;   // -1: none
+  int bucket = -1;        // collective, bucket copy: bucket or stage, for the trace
+  int send_channel = -1;  // transfer: the resource queue it waits in (TaskGraph::send_resource)
 };
 
 class TaskGraph {
@@ -69,7 +70,7 @@ class TaskGraph {
   static int compute_resource(int rank) { return 3 * rank; }
   static int collective_resource(int rank) { return 3 * rank + 2; }
   // The send channel a transfer queues on: its sender's, or its sender's to its receiver.
-  int send_resource(const Task& transfer) const;
+  static int send_resource(const Task& transfer) { return transfer.send_channel; }
   const std::vector<std::vector<int>>& resource_queues() const { return queues_; }
 
  private:

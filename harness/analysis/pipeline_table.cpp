@@ -36,7 +36,7 @@ std::string optional_text(const std::optional<double>& value, int digits, double
 
 std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory) {
   const ResultSamples samples = read_result_samples(run_directory);
-  const auto env = read_json(run_directory / "env.json");
+  const json env = read_json(run_directory / "env.json").value_or(json::object());
   std::vector<PipelineTableRow> rows;
   bool any_pipeline = false;
   for (const auto& point : samples.points) {
@@ -93,10 +93,9 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       if (row.global_batch > 0 && row.iteration_ms.p50 > 0) {
         row.samples_per_s = row.global_batch / (row.iteration_ms.p50 / 1000.0);
       }
-      const std::optional<double> peak_gflops =
-          env ? rank_peak_gflops(*env, trained_precision(system.config)) : std::nullopt;
-      if (const auto u = utilisation(system.flops, iteration->second, peak_gflops))
+      if (const auto u = system_utilisation(env, system.flops, system.config, iteration->second)) {
         row.mfu = u->mfu;
+      }
       rows.push_back(row);
     }
   }

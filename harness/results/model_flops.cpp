@@ -92,4 +92,13 @@ std::optional<Utilisation> utilisation(const json& flops, const std::vector<doub
   return u;
 }
 
+std::optional<Utilisation> system_utilisation(const json& env, const json& flops,
+                                              const json& system_config,
+                                              const std::vector<double>& iteration_ms) {
+  const std::string precision = trained_precision(system_config);
+  auto u = utilisation(flops, iteration_ms, rank_peak_gflops(env, precision));
+  if (u) u->precision = precision;
+  return u;
+}
+
 }  // namespace harness

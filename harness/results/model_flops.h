@@ -49,6 +49,14 @@ struct Utilisation {
   size_t samples = 0;              // iteration samples the p50 rests on
 };
 
+// A system's utilisation as the results tables give it: from its flops.json and iteration
+// samples against env.json's peak in the precision its config.json trained in (no MFU where
+// env.json has no such peak); nothing when flops or samples are missing.
+std::optional<Utilisation> system_utilisation(const nlohmann::json& env,
+                                              const nlohmann::json& flops,
+                                              const nlohmann::json& system_config,
+                                              const std::vector<double>& iteration_ms);
+
 // From a system's flops.json and its iteration samples; nothing when either is missing.
 std::optional<Utilisation> utilisation(const nlohmann::json& flops,
                                        const std::vector<double>& iteration_ms,

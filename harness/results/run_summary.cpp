@@ -95,10 +95,8 @@ RunSummary summarize_run_directory(const fs::path& run_directory) {
         }
       }
       if (auto it = system.phases.find("iteration"); it != system.phases.end()) {
-        const std::string precision = trained_precision(system.config);
         system_summary.utilisation =
-            utilisation(system.flops, it->second, rank_peak_gflops(env, precision));
-        if (system_summary.utilisation) system_summary.utilisation->precision = precision;
+            system_utilisation(env, system.flops, system.config, it->second);
       }
       system_summary.memory = largest_rank_memory(system.memory);
       point_summary.systems.push_back(std::move(system_summary));

@@ -103,8 +103,7 @@ GpuGemmThroughput measure_gpu_gemm(int gpu, Precision math, int n, double second
                            .dtype(math == Precision::kBf16 ? torch::kBFloat16 : torch::kFloat32);
   // cuBLAS's fp32 math as the ranks of this precision set it, restored afterwards.
   const cuda::Fp32Math before = cuda::fp32_math();
-  const bool tf32 = math == Precision::kTf32;
-  cuda::set_fp32_math({tf32, tf32});
+  set_gpu_fp32_math(math);
   const auto a = torch::rand({n, n}, options), b = torch::rand({n, n}, options);
   torch::Tensor c = torch::mm(a, b);  // warm-up: the library's handles and kernels
   torch::cuda::synchronize(gpu);

@@ -27,6 +27,11 @@ const char* to_string(Precision precision) {
   return "fp32";
 }
 
+void set_gpu_fp32_math(Precision precision) {
+  const bool tf32 = precision == Precision::kTf32;
+  cuda::set_fp32_math({tf32, tf32});
+}
+
 std::string observed_precision(c10::ScalarType forward_output, bool on_gpu) {
   if (forward_output == c10::kBFloat16) return "bf16";
   if (!on_gpu) return "fp32";

@@ -24,6 +24,10 @@ const char* to_string(Precision precision);
 // harness to hold against model.precision.
 std::string observed_precision(c10::ScalarType forward_output, bool on_gpu);
 
+// Sets the GPU's fp32 math as a rank of `precision` runs it: TF32 for cuDNN and cuBLAS under
+// tf32, IEEE fp32 under fp32 and bf16 (cuda::set_fp32_math; needs a CUDA LibTorch).
+void set_gpu_fp32_math(Precision precision);
+
 // bf16: autocast on `device`'s kind of tensor for as long as it lives (forward and loss); its cast
 // weights are dropped at the end. The other precisions need no scope (tf32 is a setting of the
 // rank's GPU math, cuda::set_fp32_math).

@@ -80,6 +80,14 @@ TEST(Precision, TheGpuMathIsSetAndReadBack) {
   cuda::set_fp32_math({true, false});
   EXPECT_EQ(observed_precision(at::kFloat, true), "fp32 with TF32 convolutions");
   EXPECT_EQ(observed_precision(at::kBFloat16, true), "bf16");
+  // What a rank of each precision sets.
+  set_gpu_fp32_math(Precision::kTf32);
+  EXPECT_EQ(observed_precision(at::kFloat, true), "tf32");
+  set_gpu_fp32_math(Precision::kBf16);
+  EXPECT_EQ(observed_precision(at::kFloat, true), "fp32");
+  set_gpu_fp32_math(Precision::kTf32);
+  set_gpu_fp32_math(Precision::kFp32);
+  EXPECT_EQ(observed_precision(at::kFloat, true), "fp32");
   cuda::set_fp32_math(before);
   {
     const PrecisionScope scope(Precision::kBf16, c10::DeviceType::CUDA);
