@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 
 namespace harness {
@@ -19,7 +20,7 @@ std::string describe(const json& value) {
   }
   if (value.is_object()) return "an object";
   if (value.is_array()) return "an array";
-  return value.dump();
+  return json_text(value);
 }
 
 }  // namespace

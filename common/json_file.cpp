@@ -21,12 +21,18 @@ std::string parse_reason(const std::string& what) {
 
 }  // namespace
 
+nlohmann::json parse_json(std::string_view text) {
+  return nlohmann::json::parse(text.data(), text.data() + text.size());
+}
+
+std::string json_text(const nlohmann::json& value, int indent) { return value.dump(indent); }
+
 nlohmann::json read_json_file(const std::filesystem::path& path) {
   const std::optional<std::string> read = read_input_file(path);
   if (!read) throw InputError(path.string() + ": cannot read");
   const std::string& text = *read;
   try {
-    return nlohmann::json::parse(text);
+    return parse_json(text);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is one past the character the parser stopped on.
     const size_t at = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());

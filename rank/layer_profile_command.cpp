@@ -24,6 +24,7 @@
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "planner/model/pipedream_graph_writer.h"
@@ -246,12 +247,12 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
   if (whole_model) {
     write_file_atomic(fs::path(out_dir) / "graph.txt", pipedream_graph(graph, result.input_bytes));
   }
-  write_file_atomic(fs::path(out_dir) / "profile.json", profile.dump(1) + "\n");
+  write_file_atomic(fs::path(out_dir) / "profile.json", json_text(profile, 1) + "\n");
   json env = collect_environment({{"torch_version", runtime::torch_version()}});
   // Layer times are the BLAS's times: say which one (read from this process).
   const runtime::BlasLibrary blas = runtime::loaded_blas_library();
   env["blas"] = {{"library", blas.name}, {"path", blas.path}};
-  write_file_atomic(fs::path(out_dir) / "env.json", env.dump(2) + "\n");
+  write_file_atomic(fs::path(out_dir) / "env.json", json_text(env, 2) + "\n");
   std::printf("wrote %s/%sprofile.json, env.json\n", out_dir.c_str(),
               whole_model ? "graph.txt, " : "");
   return 0;
@@ -539,7 +540,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   if (lockstep_rank > 0) {
     join_stage_profile(options.meeting, lockstep_rank);
     const auto part = runtime::profile_layers(request);
-    if (!stage_result.empty()) write_file_atomic(stage_result, layer_profile_json(part).dump());
+    if (!stage_result.empty()) write_file_atomic(stage_result, json_text(layer_profile_json(part)));
     return 0;
   }
   check_model_name(request);
@@ -576,7 +577,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
       running.wait_all(600);
     }
     for (int stage = 1; stage < static_cast<int>(stages.size()); ++stage) {
-      parts_measured.push_back(layer_profile_from_json(json::parse(read_file(part_file(stage)))));
+      parts_measured.push_back(layer_profile_from_json(parse_json(read_file(part_file(stage)))));
     }
     code = write_layer_profile(merge_stage_profiles(parts_measured), request.warmup, layers_out,
                                heap, request.cpu_clock, co_located, parts_measured);

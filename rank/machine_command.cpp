@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/json_file.h"
 #include "runtime/device/cuda_devices.h"
 #include "runtime/machine/blas_library.h"
 #include "runtime/machine/machine_limits.h"
@@ -83,7 +84,7 @@ void add_machine_command(CLI::App& app) {
     out["triad"] = {{"bytes_per_array", triad.bytes_per_array},
                     {"gbs_one_core", triad.gbs_one_core},
                     {"gbs_all_cores", triad.gbs_all_cores}};
-    std::cout << out.dump() << "\n";
+    std::cout << json_text(out) << "\n";
   });
 }
 

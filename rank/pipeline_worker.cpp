@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "common/json_file.h"
 #include "rank/rank_device.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/moe.h"
@@ -166,7 +167,7 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
       {"iterations", per_iteration}};
   write_text_atomic(
       fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
-      info.dump(1) + "\n");
+      harness::json_text(info, 1) + "\n");
   if (trace.size() > 0) {
     json other = {{"rank", context.rank},
                   {"world_size", context.world_size},
@@ -177,7 +178,7 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
                   {"micro_batches", options.micro_batches}};
     write_text_atomic(
         fs::path(context.out_dir) / ("trace_rank" + std::to_string(context.rank) + ".json"),
-        trace.to_json(other).dump() + "\n");
+        harness::json_text(trace.to_json(other)) + "\n");
   }
 }
 

@@ -15,6 +15,8 @@
 
 #include "baselines/ddp/gradient_reducer.h"
 #include "baselines/moe/expert_parallel_sync.h"
+#include "common/atomic_file.h"
+#include "common/json_file.h"
 #include "common/parent_death.h"
 #include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
@@ -190,7 +192,7 @@ void write_rank_files(const WorkerArgs& args, const std::string& system_name, co
   const fs::path out = args.out_dir;
   const std::string rank = std::to_string(args.rank);
   log.write(out / ("rank" + rank + ".csv"));
-  write_text_atomic(out / ("memory_rank" + rank + ".json"), memory.dump(1) + "\n");
+  write_text_atomic(out / ("memory_rank" + rank + ".json"), harness::json_text(memory, 1) + "\n");
   if (trace.size() > 0) {
     const json other = {{"rank", args.rank},
                         {"world_size", args.world_size},
@@ -198,7 +200,8 @@ void write_rank_files(const WorkerArgs& args, const std::string& system_name, co
                         {"iteration", traced_iteration},
                         {"phase_clock", on_gpu ? "cuda events" : "steady"},
                         {"collective_clock", on_gpu ? "host" : "steady"}};
-    write_text_atomic(out / ("trace_rank" + rank + ".json"), trace.to_json(other).dump() + "\n");
+    write_text_atomic(out / ("trace_rank" + rank + ".json"),
+                      harness::json_text(trace.to_json(other)) + "\n");
   }
 }
 
@@ -352,8 +355,8 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
 
 int run_worker(const WorkerArgs& args) {
   const WorkerConfig config = worker_config_from_json(
-      args.config_text.empty() ? json::parse(std::ifstream(args.config_path))
-                               : json::parse(args.config_text));
+      args.config_text.empty() ? harness::parse_json(harness::read_file(args.config_path))
+                               : harness::parse_json(args.config_text));
   const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
   const WorkerSystem& system = config.system;
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/torch_python.h"
 #include "rank/layer_profile_command.h"
 #include "rank/zoo_queries.h"
@@ -43,7 +44,7 @@ void add_models(CLI::App& app) {
                          {"tensors", m.tensors},
                          {"parameters", m.parameters}});
     }
-    std::cout << listing.dump() << "\n";
+    std::cout << json_text(listing) << "\n";
   });
 }
 
@@ -79,7 +80,7 @@ void add_layers(CLI::App& app) {
     } catch (const std::invalid_argument& e) {
       throw InputError(query->model + ": " + e.what());
     }
-    std::cout << answer.dump() << "\n";
+    std::cout << json_text(answer) << "\n";
   });
 }
 
@@ -88,12 +89,11 @@ void add_version(CLI::App& app) {
   version->callback([] {
     // The BLAS this program loads in this environment: what its ranks load too.
     const runtime::BlasLibrary blas = runtime::loaded_blas_library();
-    std::cout << json{{"torch_version", runtime::torch_version()},
-                      {"torch_python", torch_python()},
-                      {"cuda_devices", runtime::cuda::device_count()},
-                      {"nccl", runtime::cuda::built_with_cuda()},
-                      {"blas", {{"library", blas.name}, {"path", blas.path}}}}
-                     .dump()
+    std::cout << json_text(json{{"torch_version", runtime::torch_version()},
+                                {"torch_python", torch_python()},
+                                {"cuda_devices", runtime::cuda::device_count()},
+                                {"nccl", runtime::cuda::built_with_cuda()},
+                                {"blas", {{"library", blas.name}, {"path", blas.path}}}})
               << "\n";
   });
 }

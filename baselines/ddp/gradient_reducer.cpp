@@ -1,4 +1,5 @@
 #include "baselines/ddp/gradient_reducer.h"
+#include "common/json_file.h"
 
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -322,7 +323,7 @@ std::string GradientReducer::buckets_json() const {
                    {"tensors", bucket.tensors.size()},
                    {"parameters", names}});
   }
-  return out.dump(1);
+  return harness::json_text(out, 1);
 }
 
 runtime::GradientSyncFactory replica_sum_factory(double bucket_mb, double first_bucket_mb) {

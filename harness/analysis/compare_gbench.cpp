@@ -30,11 +30,11 @@ double entry_time_ns(const json& entry, const std::string& where) {
   };
   const json& real_time = field("real_time");
   if (!real_time.is_number()) {
-    throw InputError(where + ": real_time is " + real_time.dump() + ", not a number");
+    throw InputError(where + ": real_time is " + json_text(real_time) + ", not a number");
   }
   const double value = real_time.get<double>();
   if (!std::isfinite(value) || value < 0) {
-    throw InputError(where + ": real_time is " + real_time.dump() +
+    throw InputError(where + ": real_time is " + json_text(real_time) +
                      " (must be a finite time >= 0)");
   }
   const json unit = entry.value("time_unit", json("ns"));

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/results/report_samples.h"
 #include "harness/results/run_manifest.h"
@@ -19,10 +21,10 @@ using nlohmann::json;
 namespace {
 
 std::optional<json> read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+  const std::optional<std::string> text = read_input_file(path);
+  if (!text) return std::nullopt;
   try {
-    return json::parse(in);
+    return parse_json(*text);
   } catch (const json::exception&) {
     return std::nullopt;
   }

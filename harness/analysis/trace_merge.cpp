@@ -4,12 +4,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/json_file.h"
+#include "common/text_pattern.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_status.h"
 #include "runtime/protocol/trace_recorder.h"
@@ -36,8 +36,8 @@ std::string rank_label(const RankTrace& rank) {
 
 namespace {
 
-const std::regex kRankFile(R"(trace_rank(\d+)\.json)");
-const std::regex kRepeatFolder(R"(rep(\d+))");
+const TextPattern kRankFile(R"(trace_rank(\d+)\.json)");
+const TextPattern kRepeatFolder(R"(rep(\d+))");
 
 // nlohmann's message without its "[json.exception...] parse error at line L, column C: "
 // prefix: the location is given separately.
@@ -148,12 +148,11 @@ void read_other_data(const json& document, const fs::path& file, RankTrace& trac
 RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnings) {
   RankTrace trace;
   trace.file = file;
-  std::smatch match;
-  const std::string name = file.filename().string();
-  if (!std::regex_match(name, match, kRankFile)) {
+  const std::optional<PatternMatch> match = kRankFile.match(file.filename().string());
+  if (!match) {
     throw InputError(file.string() + ": not a per-rank trace name (expected trace_rank<r>.json)");
   }
-  trace.rank = std::stoll(match[1]);
+  trace.rank = std::stoll(match->group(1));
 
   const json document = parse_trace_document(file);
   read_other_data(document, file, trace);
@@ -254,24 +253,23 @@ std::vector<TraceRun> find_trace_runs(const fs::path& results) {
     for (const auto& system : fs::directory_iterator(point.path())) {
       if (!system.is_directory()) continue;
       for (const auto& repeat : fs::directory_iterator(system.path())) {
-        std::smatch match;
-        const std::string folder = repeat.path().filename().string();
-        if (!repeat.is_directory() || !std::regex_match(folder, match, kRepeatFolder)) continue;
+        if (!repeat.is_directory()) continue;
+        const std::optional<PatternMatch> match =
+            kRepeatFolder.match(repeat.path().filename().string());
+        if (!match) continue;
         read_run_outcome(repeat.path());
         std::vector<std::pair<long long, fs::path>> ranks;
         for (const auto& file : fs::directory_iterator(repeat.path())) {
-          std::smatch rank_match;
-          const std::string name = file.path().filename().string();
-          if (file.is_regular_file() && std::regex_match(name, rank_match, kRankFile)) {
-            ranks.emplace_back(std::stoll(rank_match[1]), file.path());
-          }
+          if (!file.is_regular_file()) continue;
+          const std::optional<PatternMatch> rank = kRankFile.match(file.path().filename().string());
+          if (rank) ranks.emplace_back(std::stoll(rank->group(1)), file.path());
         }
         if (ranks.empty()) continue;
         std::sort(ranks.begin(), ranks.end());
         TraceRun run;
         run.point = point.path().filename().string();
         run.system = system.path().filename().string();
-        run.repeat = std::stoll(match[1]);
+        run.repeat = std::stoll(match->group(1));
         run.directory = repeat.path();
         const auto label = labels.find(run.point);
         if (label != labels.end()) run.label = label->second;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/analysis/compare_gbench.h"
 #include "harness/analysis/compare_report.h"
@@ -69,7 +70,7 @@ int run_compare(const CompareRequest& request, std::ostream& out) {
   comparison.base_label = request.base;
   comparison.new_label = request.candidate;
   if (request.format == "json") {
-    out << comparison_to_json(comparison).dump(2) << "\n";
+    out << json_text(comparison_to_json(comparison), 2) << "\n";
   } else {
     out << render_comparison_markdown(comparison);
   }

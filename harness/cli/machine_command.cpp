@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/machine/machine_limits.h"
 
 namespace harness {
@@ -30,7 +31,7 @@ void add_machine_command(CLI::App& app, RankProgram& rank_program) {
     std::cout << "# cached in " << machine_cache_path().string() << "\n";
     if (!request->out.empty()) {
       try {
-        write_file_atomic(request->out, limits.dump(2) + "\n");
+        write_file_atomic(request->out, json_text(limits, 2) + "\n");
       } catch (const std::exception& e) {
         throw InputError("--out " + request->out + ": " + e.what());
       }

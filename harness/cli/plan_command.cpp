@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "harness/cli/option_checks.h"
@@ -115,7 +116,7 @@ int run_plan(const PlanRequest& request, std::ostream& out) {
     nlohmann::json doc = planner::plan_json(profile, options, sweep);
     doc["planning_seconds"] = seconds;
     doc["threads"] = options.threads;
-    write_file(fs::path(request.out_dir) / "plan.json", doc.dump(2) + "\n");
+    write_file(fs::path(request.out_dir) / "plan.json", json_text(doc, 2) + "\n");
     if (request.explain) write_file(fs::path(request.out_dir) / "explain.txt", explanation.str());
     out << "wrote " << (fs::path(request.out_dir) / "plan.csv").string() << " and plan.json\n";
   }
@@ -130,7 +131,7 @@ int run_plan(const PlanRequest& request, std::ostream& out) {
     planner::write_noise_csv(csv, study);
     write_file(fs::path(request.out_dir) / (name + ".csv"), csv.str());
     write_file(fs::path(request.out_dir) / (name + ".json"),
-               planner::noise_json(study).dump(2) + "\n");
+               json_text(planner::noise_json(study), 2) + "\n");
     out << "wrote " << (fs::path(request.out_dir) / (name + ".csv")).string() << " and " << name
         << ".json\n";
   }

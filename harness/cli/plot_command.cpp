@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "common/yaml_file.h"
 #include "harness/plot/figures.h"
@@ -65,7 +66,7 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
   json index = json::array();
   if (fs::exists(plots / "figures.json")) {
     try {
-      for (const auto& entry : json::parse(read_file(plots / "figures.json"))) {
+      for (const auto& entry : parse_json(read_file(plots / "figures.json"))) {
         const std::string kind = entry.value("kind", "");
         if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) index.push_back(entry);
       }
@@ -121,7 +122,7 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
                      "spec.yaml)");
   }
   if (drawn > 0 || fs::exists(plots)) {
-    write_file_atomic(plots / "figures.json", index.dump(2) + "\n");
+    write_file_atomic(plots / "figures.json", json_text(index, 2) + "\n");
   }
   return drawn;
 }

@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/limits.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
@@ -224,7 +225,7 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
                      {"rows", comm_rows_json(rows)},
                      {"fits", fits},
                      {"reference_allreduce", reference}};
-  write_file_atomic(out / "comm.json", comm.dump(1) + "\n");
+  write_file_atomic(out / "comm.json", json_text(comm, 1) + "\n");
   if (has_topology_ops(ops, shape.has_value())) {
     try {
       const std::string name =
@@ -243,7 +244,7 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
   }
   write_file_atomic(
       out / "env.json",
-      collect_environment({{"torch_version", rank_program.torch_version()}}).dump(2) + "\n");
+      json_text(collect_environment({{"torch_version", rank_program.torch_version()}}), 2) + "\n");
   std::printf("wrote %s/comm.json%s\n", out.c_str(),
               fs::exists(out / "topology.yaml") ? ", topology.yaml" : "");
   return 0;

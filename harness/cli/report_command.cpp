@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_status.h"
 #include "harness/study/experiment_runner.h"
@@ -37,7 +38,7 @@ json figure_index(const fs::path& directory) {
   const fs::path plots = directory / "plots";
   if (fs::exists(plots / "figures.json")) {
     try {
-      return json::parse(read_file(plots / "figures.json"));
+      return parse_json(read_file(plots / "figures.json"));
     } catch (const json::exception&) {
       // fall through: list the images themselves
     }

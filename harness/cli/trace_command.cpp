@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/analysis/trace_breakdown.h"
 #include "harness/analysis/trace_merge.h"
@@ -100,10 +101,11 @@ int run_trace(const fs::path& directory, const TraceOptions& options, std::ostre
                                         : merged_path.string();
     const TraceBreakdown breakdown = trace_breakdown(trace);
     const std::string markdown = breakdown_markdown(trace, breakdown, experiment, merged_name);
-    write_file_atomic(merged_path, merged_trace(trace, experiment).dump() + "\n");
+    write_file_atomic(merged_path, json_text(merged_trace(trace, experiment)) + "\n");
     write_file_atomic(trace.run.directory / "trace_breakdown.md", markdown);
-    write_file_atomic(trace.run.directory / "trace_breakdown.json",
-                      breakdown_json(trace, breakdown, experiment, merged_name).dump(2) + "\n");
+    write_file_atomic(
+        trace.run.directory / "trace_breakdown.json",
+        json_text(breakdown_json(trace, breakdown, experiment, merged_name), 2) + "\n");
     out << markdown << "\nwrote " << merged_path.string() << " (open in ui.perfetto.dev or "
         << "chrome://tracing), " << (trace.run.directory / "trace_breakdown.md").string()
         << ", trace_breakdown.json\n\n";

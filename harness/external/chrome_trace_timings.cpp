@@ -3,16 +3,17 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/json_file.h"
 #include "harness/external/timing_readers.h"
 
 namespace harness {
 
-TimingRead read_chrome_trace_timings(const std::string& text, const std::regex& step_name) {
+TimingRead read_chrome_trace_timings(const std::string& text, const TextPattern& step_name) {
   using nlohmann::json;
   TimingRead read;
   json trace;
   try {
-    trace = json::parse(text);
+    trace = parse_json(text);
   } catch (const json::parse_error& e) {
     // Name the line the parser stopped on, like the line protocol does.
     const size_t byte = std::min<size_t>(e.byte, text.size());
@@ -35,13 +36,13 @@ TimingRead read_chrome_trace_timings(const std::string& text, const std::regex& 
     const auto name = event.find("name");
     if (name == event.end() || !name->is_string()) continue;
     const std::string label = name->get<std::string>();
-    if (!std::regex_match(label, step_name)) continue;
+    if (!step_name.matches(label)) continue;
     const auto dur = event.find("dur");
     const auto ts = event.find("ts");
     if (dur == event.end() || !dur->is_number() || dur->get<double>() < 0 || ts == event.end() ||
         !ts->is_number()) {
       read.malformed = MalformedSample{
-          0, event.dump().substr(0, 200),
+          0, json_text(event).substr(0, 200),
           "step event #" + std::to_string(index) + " has no numeric \"ts\" and \"dur\" >= 0"};
       return read;
     }

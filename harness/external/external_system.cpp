@@ -158,8 +158,8 @@ ExternalTimings read_timings(MapReader& parent, const SpecOrigin& origin) {
   if (timings.format == "chrome_trace") {
     timings.step_name = reader.get_string("step_name", kDefaultStepName);
     try {
-      std::regex check(timings.step_name);
-    } catch (const std::regex_error& e) {
+      TextPattern check(timings.step_name);
+    } catch (const PatternError& e) {
       reader.fail(reader.child("step_name"), "step_name",
                   "invalid regular expression: " + std::string(e.what()));
     }
@@ -194,7 +194,7 @@ TimingRead read_rank_timings(const ExternalTimings& timings, const fs::path& fil
   if (timings.format == "chrome_trace") {
     std::stringstream text;
     text << in.rdbuf();
-    return read_chrome_trace_timings(text.str(), std::regex(timings.step_name));
+    return read_chrome_trace_timings(text.str(), TextPattern(timings.step_name));
   }
   if (timings.format == "regex")
     return read_regex_timings(in, compile_named_regex(timings.pattern));

@@ -1,6 +1,7 @@
 // The line protocol: {"iter": 12, "forward_ms": 101.2, "backward_ms": 212.4, "step_ms": 3.1}.
 #include <nlohmann/json.hpp>
 
+#include "common/json_file.h"
 #include "harness/external/timing_readers.h"
 
 namespace harness {
@@ -16,7 +17,7 @@ std::optional<std::string> to_sample(const nlohmann::json& object, TimingSample&
   for (const auto& [key, value] : object.items()) {
     if (key == "iter") {
       if (!value.is_number_integer() || value.get<long long>() < 0) {
-        return "\"iter\" must be a non-negative integer, got " + value.dump();
+        return "\"iter\" must be a non-negative integer, got " + json_text(value);
       }
       sample.iteration = value.get<long long>();
       continue;
@@ -25,7 +26,7 @@ std::optional<std::string> to_sample(const nlohmann::json& object, TimingSample&
     for (const char* field : kTimingFields) timing = timing || key == field;
     if (!timing) continue;  // other keys (loss, lr, ...) are the program's business
     if (!value.is_number() || value.get<double>() < 0) {
-      return "\"" + key + "\" must be a number >= 0, got " + value.dump();
+      return "\"" + key + "\" must be a number >= 0, got " + json_text(value);
     }
     sample.fields[key] = value.get<double>();
   }
@@ -51,7 +52,7 @@ TimingRead read_jsonl_timings(std::istream& in) {
     sample.line = number;
     std::optional<std::string> reason;
     try {
-      reason = to_sample(nlohmann::json::parse(line), sample);
+      reason = to_sample(parse_json(line), sample);
     } catch (const nlohmann::json::parse_error& e) {
       reason = "not valid JSON (" + std::string(e.what()) + ")";
     }

@@ -20,7 +20,7 @@ NamedRegex compile_named_regex(const std::string& pattern) {
   // std::regex (ECMAScript) numbers groups but cannot name them: drop the names, keeping
   // track of which number each got. A group is capturing when its "(" is not escaped, not
   // inside a bracket expression and not followed by "?".
-  NamedRegex result;
+  std::vector<std::string> group_names;
   std::string plain;
   bool in_class = false;
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -59,10 +59,10 @@ NamedRegex compile_named_regex(const std::string& pattern) {
                                     "' (expected iter, forward_ms, backward_ms, step_ms or "
                                     "iteration_ms)");
       }
-      for (const auto& seen : result.group_names) {
+      for (const auto& seen : group_names) {
         if (seen == name) throw std::invalid_argument("group name '" + name + "' used twice");
       }
-      result.group_names.push_back(name);
+      group_names.push_back(name);
       plain += '(';
       i = close;
       continue;
@@ -70,22 +70,21 @@ NamedRegex compile_named_regex(const std::string& pattern) {
     if (pattern.compare(i, 4, "(?<=") == 0 || pattern.compare(i, 4, "(?<!") == 0) {
       throw std::invalid_argument("lookbehind '(?<=' / '(?<!' is not supported");
     }
-    if (i + 1 >= pattern.size() || pattern[i + 1] != '?') result.group_names.emplace_back();
+    if (i + 1 >= pattern.size() || pattern[i + 1] != '?') group_names.emplace_back();
     plain += c;
   }
   bool any_timing = false;
-  for (const auto& name : result.group_names) {
+  for (const auto& name : group_names) {
     any_timing = any_timing || (!name.empty() && name != "iter");
   }
   if (!any_timing) {
     throw std::invalid_argument("no named timing group (expected e.g. (?<iteration_ms>[0-9.]+))");
   }
   try {
-    result.regex = std::regex(plain, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
+    return NamedRegex{TextPattern(plain), std::move(group_names)};
+  } catch (const PatternError& e) {
     throw std::invalid_argument("invalid regular expression: " + std::string(e.what()));
   }
-  return result;
 }
 
 TimingRead read_regex_timings(std::istream& in, const NamedRegex& pattern) {
@@ -94,14 +93,14 @@ TimingRead read_regex_timings(std::istream& in, const NamedRegex& pattern) {
   for (long long number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") != std::string::npos) read.last_line = line;
-    std::smatch match;
-    if (!std::regex_search(line, match, pattern.regex)) continue;
+    const std::optional<PatternMatch> match = pattern.regex.search(line);
+    if (!match) continue;
     TimingSample sample;
     sample.line = number;
     for (size_t g = 0; g < pattern.group_names.size(); ++g) {
       const std::string& name = pattern.group_names[g];
-      if (name.empty() || !match[g + 1].matched) continue;
-      const std::string text = match[g + 1].str();
+      if (name.empty() || !match->matched(g + 1)) continue;
+      const std::string text = match->group(g + 1);
       size_t used = 0;
       double value = 0;
       try {

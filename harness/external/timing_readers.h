@@ -6,9 +6,10 @@
 #include <istream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
+
+#include "common/text_pattern.h"
 
 namespace harness {
 
@@ -42,7 +43,7 @@ TimingRead read_jsonl_timings(std::istream& in);
 
 // A regular expression with named groups "(?<name>...)" over the timing fields and "iter".
 struct NamedRegex {
-  std::regex regex;
+  TextPattern regex;
   std::vector<std::string> group_names;  // index i: name of capture group i+1 ("" unnamed)
 };
 // Rewrites the named groups to plain ones (std::regex has none) and compiles the result.
@@ -55,7 +56,7 @@ TimingRead read_regex_timings(std::istream& in, const NamedRegex& pattern);
 // events ("ph": "X") whose name fully matches `step_name` mark iterations; the iteration
 // time is their duration. Sorted by start time.
 inline constexpr const char* kDefaultStepName = "ProfilerStep#[0-9]+";
-TimingRead read_chrome_trace_timings(const std::string& text, const std::regex& step_name);
+TimingRead read_chrome_trace_timings(const std::string& text, const TextPattern& step_name);
 
 // The rank CSV of the harness's workers: "iteration" then the fields the samples carry.
 // iteration_ms, when no sample has it, is the sum of the phases given. Returns a reason in

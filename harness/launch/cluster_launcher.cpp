@@ -13,13 +13,13 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <thread>
 #include <utility>
 
 #include "common/atomic_file.h"
 #include "common/captured_process.h"
 #include "common/parent_death.h"
+#include "common/text_pattern.h"
 #include "runtime/protocol/result_frames.h"
 
 namespace harness {
@@ -117,19 +117,17 @@ void RankOutputSplitter::finish() {
 // or the next tag (a line cut between two chunks continues after a later tag of the same
 // rank); text after a newline with no tag is mpirun's own.
 void RankOutputSplitter::split_tagged(const std::string& text) {
-  static const std::regex tag(R"(\[[0-9]+,([0-9]+)\]<(stdout|stderr|stddiag)>:)");
+  static const TextPattern tag(R"(\[[0-9]+,([0-9]+)\]<(stdout|stderr|stddiag)>:)");
   size_t pos = 0;
   int rank = -1;
   std::string stream;
   while (pos < text.size()) {
-    std::smatch match;
-    const bool found =
-        std::regex_search(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end(), match, tag);
-    const size_t tag_at = found ? pos + static_cast<size_t>(match.position(0)) : text.size();
-    if (found && tag_at == pos) {
-      rank = std::stoi(match[1].str());
-      stream = match[2].str() == "stdout" ? "stdout" : "stderr";
-      pos += static_cast<size_t>(match.length(0));
+    const std::optional<PatternMatch> match = tag.search(std::string_view(text).substr(pos));
+    const size_t tag_at = match ? pos + match->position() : text.size();
+    if (match && tag_at == pos) {
+      rank = std::stoi(match->group(1));
+      stream = match->group(2) == "stdout" ? "stdout" : "stderr";
+      pos += match->length();
       continue;
     }
     const size_t newline = text.find('\n', pos);
@@ -142,12 +140,12 @@ void RankOutputSplitter::split_tagged(const std::string& text) {
 
 // Slurm's --label: "  3: text"; torchrun's --tee: "[default1]:text" (role and local rank).
 void RankOutputSplitter::split_prefixed_line(const std::string& line) {
-  static const std::regex label(R"(^ *([0-9]+): )");
-  static const std::regex tee(R"(^\[[A-Za-z_]*([0-9]+)\]:)");
-  std::smatch match;
-  if (std::regex_search(line, match, kind_ == LauncherKind::torchrun ? tee : label)) {
-    emit(first_rank_ + std::stoi(match[1].str()), stream_,
-         line.substr(static_cast<size_t>(match.length(0))));
+  static const TextPattern label(R"(^ *([0-9]+): )");
+  static const TextPattern tee(R"(^\[[A-Za-z_]*([0-9]+)\]:)");
+  const std::optional<PatternMatch> match =
+      (kind_ == LauncherKind::torchrun ? tee : label).search(line);
+  if (match) {
+    emit(first_rank_ + std::stoi(match->group(1)), stream_, line.substr(match->length()));
   } else {
     emit(-1, stream_, line);
   }
@@ -155,53 +153,50 @@ void RankOutputSplitter::split_prefixed_line(const std::string& line) {
 
 RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text, int exit_status) {
   RankFailure failure;
-  std::smatch match;
   if (kind == LauncherKind::mpirun) {
-    static const std::regex signaled(
+    static const TextPattern signaled(
         R"(process rank ([0-9]+) with PID [0-9]+ on node (\S+) exited on signal ([0-9]+))");
-    static const std::regex exited(
+    static const TextPattern exited(
         R"(Process name: \[\[[0-9]+,[0-9]+\],([0-9]+)\]\s*\n\s*Exit code:\s*([0-9]+))");
-    if (std::regex_search(text, match, signaled)) {
-      failure.rank = std::stoi(match[1].str());
-      failure.host = match[2].str();
-      failure.reason = signal_text(std::stoi(match[3].str()));
+    if (const std::optional<PatternMatch> match = signaled.search(text)) {
+      failure.rank = std::stoi(match->group(1));
+      failure.host = match->group(2);
+      failure.reason = signal_text(std::stoi(match->group(3)));
       return failure;
     }
-    if (std::regex_search(text, match, exited)) {
-      failure.rank = std::stoi(match[1].str());
-      failure.reason = "exited with code " + match[2].str();
+    if (const std::optional<PatternMatch> match = exited.search(text)) {
+      failure.rank = std::stoi(match->group(1));
+      failure.reason = "exited with code " + match->group(2);
       return failure;
     }
   } else if (kind == LauncherKind::slurm) {
     // A node that failed (or was set down) is the cause; its tasks' and the others' ends are
     // what followed from it.
-    static const std::regex node(R"(srun: error: Node failure on (\S+))");
-    if (std::regex_search(text, match, node)) {
-      failure.host = match[1].str();
+    static const TextPattern node(R"(srun: error: Node failure on (\S+))");
+    if (const std::optional<PatternMatch> match = node.search(text)) {
+      failure.host = match->group(1);
       failure.reason = "its node " + failure.host + " failed (srun: Node failure)";
       return failure;
     }
-    static const std::regex task(R"(srun: error: (\S+): tasks? ([0-9]+)[^:]*: ([^\n]*))");
-    static const std::regex code(R"(Exited with exit code ([0-9]+))");
-    if (std::regex_search(text, match, task)) {
-      failure.rank = std::stoi(match[2].str());
-      failure.host = match[1].str();
-      const std::string what = match[3].str();
-      std::smatch exit_code;
-      failure.reason = std::regex_search(what, exit_code, code)
-                           ? "exited with code " + exit_code[1].str()
-                           : "srun: " + what;
+    static const TextPattern task(R"(srun: error: (\S+): tasks? ([0-9]+)[^:]*: ([^\n]*))");
+    static const TextPattern code(R"(Exited with exit code ([0-9]+))");
+    if (const std::optional<PatternMatch> match = task.search(text)) {
+      failure.rank = std::stoi(match->group(2));
+      failure.host = match->group(1);
+      const std::string what = match->group(3);
+      const std::optional<PatternMatch> exit_code = code.search(what);
+      failure.reason = exit_code ? "exited with code " + exit_code->group(1) : "srun: " + what;
       return failure;
     }
   } else if (kind == LauncherKind::torchrun) {
     // The agent's ChildFailedError report: "Root Cause (first observed failure):", then the
     // rank, its host and its exit code (negative: the signal that ended it).
-    static const std::regex root(
+    static const TextPattern root(
         R"(Root Cause[^\n]*\n(?:.*\n)*?\s*host\s*:\s*(\S+)\s*\n\s*rank\s*:\s*([0-9]+)[^\n]*\n\s*exitcode\s*:\s*(-?[0-9]+))");
-    if (std::regex_search(text, match, root)) {
-      failure.host = match[1].str();
-      failure.rank = std::stoi(match[2].str());
-      const int code = std::stoi(match[3].str());
+    if (const std::optional<PatternMatch> match = root.search(text)) {
+      failure.host = match->group(1);
+      failure.rank = std::stoi(match->group(2));
+      const int code = std::stoi(match->group(3));
       failure.reason = code < 0 ? signal_text(-code) : "exited with code " + std::to_string(code);
       return failure;
     }

@@ -12,6 +12,7 @@
 
 #include "common/captured_process.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/parent_death.h"
 #include "harness/spec/spec.h"
 
@@ -81,7 +82,7 @@ nlohmann::json RankProgram::query(const std::vector<std::string>& args) const {
                              std::to_string(captured.exit_code) + "): " + last_line(captured.err));
   }
   try {
-    return nlohmann::json::parse(captured.out);
+    return parse_json(captured.out);
   } catch (const nlohmann::json::exception&) {
     throw std::runtime_error(path_ + " " + (args.empty() ? "" : args.front()) +
                              " printed no JSON: " + last_line(captured.out));

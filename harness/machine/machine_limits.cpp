@@ -82,7 +82,7 @@ json machine_limits(RankProgram& rank_program, bool remeasure) {
   json limits = measure_machine(rank_program);
   try {
     fs::create_directories(cache.parent_path());
-    write_file_atomic(cache, limits.dump(2) + "\n");
+    write_file_atomic(cache, json_text(limits, 2) + "\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "warning: machine figures not cached: %s\n", e.what());
   }

@@ -5,6 +5,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/plot/figures.h"
 #include "harness/plot/style.h"
@@ -63,7 +64,7 @@ std::string panel_title(const fs::path& directory, const fs::path& csv) {
   std::string detail;
   if (fs::exists(json_path)) {
     try {
-      const auto plan = nlohmann::json::parse(read_file(json_path));
+      const auto plan = parse_json(read_file(json_path));
       if (where.empty() && plan.contains("profile")) {
         where = fs::path(plan["profile"].get<std::string>()).parent_path().filename().string();
       }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/atomic_file.h"
+#include "common/json_file.h"
 #include "common/ports.h"
 #include "common/text_util.h"
 #include "harness/launch/local_launcher.h"
@@ -80,7 +81,7 @@ CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64
     measurement.exit_code = outcome.interrupted ? 130 : 1;
     return measurement;
   }
-  measurement.raw = nlohmann::json::parse(read_file(out / "comm-raw.json"));
+  measurement.raw = parse_json(read_file(out / "comm-raw.json"));
   return measurement;
 }
 

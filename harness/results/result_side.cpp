@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/limits.h"
 
 namespace harness {
@@ -45,7 +46,7 @@ std::vector<fs::path> results_folders_at(const fs::path& path) {
   return found;
 }
 
-std::string scalar_text(const json& value) { return value.is_null() ? "(none)" : value.dump(); }
+std::string scalar_text(const json& value) { return value.is_null() ? "(none)" : json_text(value); }
 
 // The first place where two documents differ, as "path a vs b"; "" when they are equal.
 std::string first_difference(const json& a, const json& b, const std::string& path) {
@@ -106,7 +107,7 @@ std::string revision_of(const ResultSamples& folder) {
   const json& env = folder.environment;
   if (!env.is_object() || !env.contains("harness_git_revision")) return "";
   return env["harness_git_revision"].is_string() ? env["harness_git_revision"].get<std::string>()
-                                                 : env["harness_git_revision"].dump();
+                                                 : json_text(env["harness_git_revision"]);
 }
 
 }  // namespace
@@ -158,7 +159,7 @@ std::string machine_of(const ResultSamples& folder) {
   if (!env.is_object()) return "";
   const auto text = [&](const char* key) {
     if (!env.contains(key)) return std::string("?");
-    return env[key].is_string() ? env[key].get<std::string>() : env[key].dump();
+    return env[key].is_string() ? env[key].get<std::string>() : json_text(env[key]);
   };
   return "host " + text("hostname") + ", " + text("cpu_model") + ", " + text("logical_cores") +
          " logical cores";

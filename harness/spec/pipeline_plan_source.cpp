@@ -6,7 +6,9 @@
 #include <limits>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/cli/plan_command.h"
 
@@ -25,11 +27,11 @@ std::string layer_name_of(const std::string& description) {
   return description.substr(open + 1, close - open - 1);
 }
 
-json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open the plan");
+json read_plan_file(const fs::path& path) {
+  const std::optional<std::string> text = read_input_file(path);
+  if (!text) throw InputError(path.string() + ": cannot open the plan");
   try {
-    return json::parse(in);
+    return parse_json(*text);
   } catch (const json::exception& e) {
     throw InputError(path.string() + ": not a plan.json: " + e.what());
   }
@@ -167,7 +169,7 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
                            point.run.world_size);
   }
   if (system.plan != "auto") {
-    return stages_from_plan_json(read_json_file(system.plan), layer_names, global_batch,
+    return stages_from_plan_json(read_plan_file(system.plan), layer_names, global_batch,
                                  point.run.world_size, system.plan);
   }
 
@@ -180,7 +182,7 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   // The committed profile is of the model as the zoo builds it by default, at the input shape
   // it records: a point with another depth, width, class count or input shape is measured.
   if (fs::exists(profile) && fs::exists(profile.parent_path() / "profile.json")) {
-    const json committed = read_json_file(profile.parent_path() / "profile.json");
+    const json committed = read_plan_file(profile.parent_path() / "profile.json");
     const bool same_model =
         point.model.depth == 0 && point.model.width == 0 && point.model.num_classes == 0 &&
         point.model.moe == runtime::MoeShape{} &&
@@ -192,7 +194,7 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   if (const fs::path earlier = work / "profile"; profile_batch == 0 &&
                                                  fs::exists(earlier / "graph.txt") &&
                                                  fs::exists(earlier / "profile.json")) {
-    const json measured = read_json_file(earlier / "profile.json");
+    const json measured = read_plan_file(earlier / "profile.json");
     if (measured.value("batch", 0LL) == point.model.batch_size) {
       profile = earlier / "graph.txt";
       profile_batch = static_cast<int>(point.model.batch_size);
@@ -241,7 +243,7 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   if (run_plan(request, log) != 0) {
     throw InputError("plan: auto: the planner failed for " + point.model.name + ":\n" + log.str());
   }
-  return stages_from_plan_json(read_json_file(planned / "plan.json"), layer_names, global_batch,
+  return stages_from_plan_json(read_plan_file(planned / "plan.json"), layer_names, global_batch,
                                point.run.world_size, (planned / "plan.json").string());
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/limits.h"
 #include "harness/spec/published_profiles.h"
 #include "harness/spec/spec.h"
@@ -48,7 +49,7 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
   std::error_code error;
   if (!fs::is_regular_file(profile, error)) return extras;
   try {
-    const json doc = json::parse(read_file(profile));
+    const json doc = parse_json(read_file(profile));
     extras.path = profile.string();
     if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
     const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;

@@ -12,6 +12,7 @@
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/analysis/breakdown_table.h"
 #include "harness/analysis/comparison_table.h"
@@ -128,7 +129,7 @@ std::string describe_matrix(const Experiment& experiment) {
 
 std::string write_summary_files(const fs::path& run_directory) {
   const RunSummary summary = summarize_run_directory(run_directory);
-  write_file_atomic(run_directory / "summary.json", summary_to_json(summary).dump(2) + "\n");
+  write_file_atomic(run_directory / "summary.json", json_text(summary_to_json(summary), 2) + "\n");
   const std::string utilisation = render_utilisation_markdown(summary);
   const std::string memory = render_memory_markdown(summary);
   // Each extra section ends with a blank line; the comparison tables do not.
@@ -197,7 +198,7 @@ void write_environment(const Experiment& experiment, const RunnerOptions& option
   }
   if (!options.machine.is_null()) env["machine"] = options.machine;
   if (!links.links.empty()) env["emulated_links"] = links.to_json(directory);
-  write_file_atomic(directory / "env.json", env.dump(2) + "\n");
+  write_file_atomic(directory / "env.json", json_text(env, 2) + "\n");
 }
 
 // How one run ended, as its status.json says.
@@ -309,11 +310,12 @@ void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
   const auto stages =
       run.system->kind == SystemKind::kPipeline ? run.stages : std::vector<PipelineStageSpec>{};
   fs::create_directories(raw);
-  write_file_atomic(raw / "flops.json",
-                    flops_json(layers, rank_iteration_flops(layers, config.model.batch_size,
-                                                            config.run.world_size, stages))
-                            .dump(2) +
-                        "\n");
+  write_file_atomic(
+      raw / "flops.json",
+      json_text(flops_json(layers, rank_iteration_flops(layers, config.model.batch_size,
+                                                        config.run.world_size, stages)),
+                2) +
+          "\n");
 }
 
 // One run to its end: its launcher's attempts (rank 0 finding its port taken is tried again on
@@ -358,7 +360,7 @@ RunResult run_one(const PlannedRun& run, size_t index, size_t total, const fs::p
     }
     RunResult result{complete, outcome.interrupted,
                      run_status(outcome, failure, complete, run, launcher->kind(), details)};
-    write_file_atomic(raw / "status.json", result.status.dump(2) + "\n");
+    write_file_atomic(raw / "status.json", json_text(result.status, 2) + "\n");
     progress.end_run(complete, outcome.elapsed_s);
     if (!complete && !outcome.interrupted) {
       print_run_failure(index, total, run, result.status, failure, raw);
@@ -372,7 +374,7 @@ void finish_study(const Experiment& experiment, const fs::path& directory, bool 
                   size_t runs, const json& failures, const json& skipped, std::ostream& out) {
   json top_status = {{"complete", complete}, {"runs", runs}, {"failures", failures}};
   if (!skipped.empty()) top_status["skipped"] = skipped;
-  write_file_atomic(directory / "status.json", top_status.dump(2) + "\n");
+  write_file_atomic(directory / "status.json", json_text(top_status, 2) + "\n");
   const std::string tables = write_summary_files(directory);
   out << "\n" << tables << "\n";
   if (!experiment.plots.empty()) {
@@ -419,7 +421,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
   out.flush();
   if (!resuming) {
     write_file_atomic(directory / "manifest.json",
-                      manifest_to_json(make_manifest(experiment)).dump(2) + "\n");
+                      json_text(manifest_to_json(make_manifest(experiment)), 2) + "\n");
   }
   // Emulated machines: their links measured first; plans of their points priced by that.
   ProbedLinks links;

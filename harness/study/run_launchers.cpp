@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/ports.h"
 #include "common/text_util.h"
 #include "common/torch_python.h"
@@ -74,7 +75,7 @@ WorkerLaunch cluster_worker(const RunAttempt& attempt, const RunnerOptions& opti
   const PlannedRun& run = attempt.run;
   WorkerLaunch worker;
   worker.executable = options.executable;
-  worker.config_json = runtime::to_json(worker_config(run)).dump();
+  worker.config_json = json_text(runtime::to_json(worker_config(run)));
   worker.out_dir = attempt.raw.string();
   worker.world_size = run.point->config.run.world_size;
   worker.threads_per_rank = run.point->config.run.threads_per_rank;
@@ -91,7 +92,7 @@ WorkerLaunch cluster_worker(const RunAttempt& attempt, const RunnerOptions& opti
 
 void write_worker_config(const RunAttempt& attempt) {
   write_file_atomic(attempt.raw / "config.json",
-                    runtime::to_json(worker_config(attempt.run)).dump(2) + "\n");
+                    json_text(runtime::to_json(worker_config(attempt.run)), 2) + "\n");
 }
 
 // A rank that exited 0 without writing its samples (the last such rank is named).
@@ -261,7 +262,7 @@ class ExternalProgram : public RunLauncher {
     if (attempt.port == 0) context_.master_port = pick_free_port();
     launch_ = plan_external_launch(*system_.external, context_);
     write_file_atomic(attempt.raw / "config.json",
-                      external_run_config(system_, launch_).dump(2) + "\n");
+                      json_text(external_run_config(system_, launch_), 2) + "\n");
     LaunchOutcome outcome;
     if (launch_.error) {
       outcome.failure = launch_.error;

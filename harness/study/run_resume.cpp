@@ -4,6 +4,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
 
@@ -14,7 +15,7 @@ using nlohmann::json;
 
 bool run_has_complete_results(const fs::path& raw, long long world_size, long long iterations) {
   try {
-    const json status = json::parse(read_file(raw / "status.json"));
+    const json status = parse_json(read_file(raw / "status.json"));
     if (status.value("status", "") != "complete") return false;
     for (long long r = 0; r < world_size; ++r) {
       const auto samples = read_sample_file(raw / ("rank" + std::to_string(r) + ".csv"));

@@ -16,6 +16,7 @@
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/cli/plot_command.h"
 #include "harness/results/run_manifest.h"
 #include "harness/spec/simulate_spec.h"
@@ -53,7 +54,7 @@ ProfiledComm read_comm_profile(const std::string& path) {
   ProfiledComm fit;
   json doc;
   try {
-    doc = json::parse(read_file(path));
+    doc = parse_json(read_file(path));
   } catch (const std::exception& e) {
     throw InputError(path + ": not a comm.json of `harness profile comm`: " + e.what());
   }
@@ -258,7 +259,7 @@ int plan_file_stages(const SystemSettings& s, const std::string& plan, const sim
   choice.source = plan;
   json doc;
   try {
-    doc = json::parse(read_file(plan));
+    doc = parse_json(read_file(plan));
   } catch (const std::exception& e) {
     throw InputError(s.where + ": cannot read plan '" + plan + "': " + e.what());
   }
@@ -495,10 +496,10 @@ void write_study_files(const SimulateSpec& spec, const fs::path& directory) {
                                point.settings.run.world_size, point.settings.run.repeats,
                                point.settings.run.iterations, 0});
   }
-  write_file_atomic(directory / "manifest.json", manifest_to_json(manifest).dump(2) + "\n");
+  write_file_atomic(directory / "manifest.json", json_text(manifest_to_json(manifest), 2) + "\n");
   json env = collect_environment({{"simulated", "true"}});
   env["simulated"] = true;
-  write_file_atomic(directory / "env.json", env.dump(2) + "\n");
+  write_file_atomic(directory / "env.json", json_text(env, 2) + "\n");
 }
 
 }  // namespace
@@ -550,12 +551,12 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
                                                             static_cast<int>(p.run.trace_ranks));
           const json config =
               simulated_run_config(p, outcome, resolve_cluster(p, inputs), seconds, traced);
-          write_file_atomic(raw / "config.json", config.dump(2) + "\n");
+          write_file_atomic(raw / "config.json", json_text(config, 2) + "\n");
           write_rank_samples(raw, outcome, p.run.iterations);
           for (int r : traced) {
             write_file_atomic(
                 raw / ("trace_rank" + std::to_string(r) + ".json"),
-                sim::rank_trace(outcome.iterations.front(), r, system.name, 0).dump() + "\n");
+                json_text(sim::rank_trace(outcome.iterations.front(), r, system.name, 0)) + "\n");
           }
           status["status"] = "complete";
           status["elapsed_s"] = seconds;
@@ -576,14 +577,14 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
           failures.push_back({{"run", what}, {"detail", status}});
           std::fprintf(stderr, "error: %s: %s\n", what.c_str(), e.what());
         }
-        write_file_atomic(raw / "status.json", status.dump(2) + "\n");
+        write_file_atomic(raw / "status.json", json_text(status, 2) + "\n");
         out.flush();
       }
     }
   }
   const json top_status = {
       {"complete", failures.empty()}, {"runs", runs}, {"failures", failures}, {"simulated", true}};
-  write_file_atomic(directory / "status.json", top_status.dump(2) + "\n");
+  write_file_atomic(directory / "status.json", json_text(top_status, 2) + "\n");
   const std::string tables = write_summary_files(directory);
   out << "\n" << tables << "\n";
   if (!spec.plots.empty()) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json_file.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/protocol/heap_policy.h"
 #include "runtime/protocol/sample_log.h"
@@ -238,7 +239,7 @@ int run(const Args& a) {
     json out = {{"world_size", a.world_size}, {"backend", comm->backend()},
                 {"iterations", a.iterations}, {"warmup", a.warmup},
                 {"entries", entries},         {"reference", reference}};
-    write_text_atomic(a.out, out.dump(1) + "\n");
+    write_text_atomic(a.out, harness::json_text(out, 1) + "\n");
   }
   return 0;
 }

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
+
+#include "common/text_pattern.h"
 
 namespace runtime {
 namespace {
@@ -38,9 +39,9 @@ std::string hex64(unsigned long long value) {
 }  // namespace
 
 bool is_result_file_name(const std::string& name) {
-  static const std::regex pattern(
+  static const harness::TextPattern pattern(
       R"((rank[0-9]+\.csv|(trace|pipeline|memory)_rank[0-9]+\.json|buckets\.json))");
-  return std::regex_match(name, pattern);
+  return pattern.matches(name);
 }
 
 std::vector<std::string> list_result_files(const std::filesystem::path& directory) {

@@ -12,6 +12,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/json_fields.h"
+#include "common/json_file.h"
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "common/yaml_file.h"
@@ -103,7 +104,7 @@ TEST(YamlFile, MissingAndOversizedFilesAreRefused) {
 TEST(JsonFields, IntegersAreTypedAndRanged) {
   const JsonFields fields("m.json");
   const json doc =
-      json::parse(R"({"p": {"n": -2, "s": "x", "f": 1.5, "big": 18446744073709551615}})");
+      parse_json(R"({"p": {"n": -2, "s": "x", "f": 1.5, "big": 18446744073709551615}})");
   EXPECT_EQ(error_of([&] { fields.integer(doc["p"], "p", "n", 1, 10); }),
             "m.json: p.n: expected an integer in [1, 10], got -2");
   EXPECT_EQ(error_of([&] { fields.integer(doc["p"], "p", "s", 1, 10); }),
@@ -166,6 +167,25 @@ TEST(TextFormat, FixedKeepsItsDigitsNumberDropsTrailingZeros) {
   EXPECT_EQ(harness::format_number(2.5, 2), "2.5");
   EXPECT_EQ(harness::format_number(-0.004, 2), "0");
   EXPECT_EQ(harness::format_number(3.0), "3");
+}
+
+TEST(JsonText, DumpIndentsAsAskedAndParseReadsItBack) {
+  const json doc = {{"a", 1}, {"b", {1.5, "x"}}};
+  EXPECT_EQ(json_text(doc), R"({"a":1,"b":[1.5,"x"]})");
+  EXPECT_EQ(json_text(doc, 1), "{\n \"a\": 1,\n \"b\": [\n  1.5,\n  \"x\"\n ]\n}");
+  EXPECT_EQ(parse_json(json_text(doc, 2)), doc);
+  // A view is read to its length, not to a terminating NUL.
+  EXPECT_EQ(parse_json(std::string_view("[1,2]garbage", 5)), json::array({1, 2}));
+}
+
+TEST(JsonText, MalformedTextThrowsNlohmannsErrorWithItsPosition) {
+  try {
+    parse_json("{\"a\": 1,\n \"b\": }");
+    FAIL() << "parsed";
+  } catch (const json::parse_error& e) {
+    EXPECT_EQ(e.byte, 16u);  // the '}' where a value should be
+  }
+  EXPECT_THROW(parse_json("[1e999]"), json::out_of_range);
 }
 
 }  // namespace harness

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baselines/ddp/gradient_reducer.h"
+#include "common/json_file.h"
 #include "tests/runtime/gloo_ranks.h"
 
 namespace baselines {
@@ -66,7 +67,7 @@ TEST(PowerSgd, TwoRanksRankOneByHandAndTheErrorFeedbackCarriesTheResidual) {
 
   // Q as the hook starts it: bucket 0 (seed + 1000 x 0), the weight's place in the bucket
   // (buckets list parameters in reverse registration order, as DDP's: the bias first).
-  const auto listed = nlohmann::json::parse(buckets);
+  const auto listed = harness::parse_json(buckets);
   ASSERT_EQ(listed.size(), 1u);
   ASSERT_EQ(listed[0]["parameters"], nlohmann::json({"b", "w"}));
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(5 + 1);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/analysis/compare_gbench.h"
 #include "harness/analysis/compare_samples.h"
 #include "harness/cli/compare_command.h"
@@ -48,7 +49,7 @@ Outcome compare(const std::string& base, const std::string& candidate,
   request.format = "json";
   std::ostringstream out;
   const int code = harness::run_compare(request, out);
-  return {code, json::parse(out.str())};
+  return {code, harness::parse_json(out.str())};
 }
 
 const json& row_of(const json& report, const std::string& phase) {
@@ -79,7 +80,7 @@ TEST(Compare, IterationsOfOneRunAreNotEvidence) {
   EXPECT_NE(row["warnings"][0].get<std::string>().find("too few runs for a verdict (base 1, new 1; "
                                                        "at least 4 a side"),
             std::string::npos)
-      << row.dump();
+      << harness::json_text(row);
 }
 
 TEST(Compare, TwentyPercentRegressionOverRunsExitsOne) {
@@ -137,8 +138,8 @@ TEST(Compare, SameDistributionOfRunsNeverRegresses) {
     const Outcome outcome = compare(a, b);
     regressions += outcome.code == 1;
     const json& row = row_of(outcome.report, "iteration");
-    EXPECT_NE(row["verdict"], "regression") << row.dump();
-    EXPECT_NE(row["verdict"], "improvement") << row.dump();
+    EXPECT_NE(row["verdict"], "regression") << harness::json_text(row);
+    EXPECT_NE(row["verdict"], "improvement") << harness::json_text(row);
   }
   EXPECT_EQ(regressions, 0);
 }
@@ -152,7 +153,7 @@ TEST(Compare, OnlyTheIterationIsJudgedUnlessAsked) {
   EXPECT_FALSE(row_of(outcome.report, "forward")["judged"].get<bool>());
   // 3% slower with 0.2% spread between runs: the interval excludes 0 but lies within +-5%.
   const json& iteration = row_of(outcome.report, "iteration");
-  EXPECT_EQ(iteration["verdict"], "no change") << iteration.dump();
+  EXPECT_EQ(iteration["verdict"], "no change") << harness::json_text(iteration);
   EXPECT_GT(iteration["change_low_pct"].get<double>(), 1);
   EXPECT_EQ(outcome.code, 0);
   CompareRequest strict;
@@ -287,11 +288,11 @@ TEST(Compare, ExactCountersAreGatedExactly) {
     for (size_t i = 0; i < buckets.size(); ++i) {
       layout.push_back({{"index", i}, {"bytes", buckets[i]}, {"wire_bytes", buckets[i]}});
     }
-    harness::write_file_atomic(raw / "buckets.json", layout.dump());
+    harness::write_file_atomic(raw / "buckets.json", harness::json_text(layout));
     harness::write_file_atomic(
         raw / "memory_rank0.json",
-        json{{"parameter_bytes", 1000}, {"gradient_bytes", 1000}, {"peak_resident_bytes", rss}}
-            .dump());
+        harness::json_text(json{
+            {"parameter_bytes", 1000}, {"gradient_bytes", 1000}, {"peak_resident_bytes", rss}}));
   };
   write_counters(a, {600, 400}, 1e8);
   const auto copy_of_a = [&](const std::string& name) {
@@ -377,7 +378,8 @@ std::string gbench_json(const std::vector<double>& times, const std::string& uni
                         {"aggregate_name", "mean"},
                         {"real_time", 1e9},
                         {"time_unit", unit}});
-  return json{{"context", {{"library_build_type", "release"}}}, {"benchmarks", benchmarks}}.dump();
+  return harness::json_text(
+      json{{"context", {{"library_build_type", "release"}}}, {"benchmarks", benchmarks}});
 }
 
 TEST(Compare, GoogleBenchmarkRepetitionsAreRuns) {

@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/analysis/breakdown_table.h"
 #include "harness/analysis/trace_breakdown.h"
 #include "harness/analysis/trace_merge.h"
@@ -176,7 +177,7 @@ TEST(TraceCommand, MergesEveryRunAndWritesTheBreakdown) {
   EXPECT_EQ(harness::run_trace(run, {}, out, err), 0);
   EXPECT_EQ(err.str(), "");
   const fs::path ddp = run / "raw/p000/overlap/rep0";
-  const json merged = json::parse(read_file(ddp / "trace.json"));
+  const json merged = harness::parse_json(read_file(ddp / "trace.json"));
   EXPECT_EQ(merged["displayTimeUnit"], "ms");
   EXPECT_EQ(merged["otherData"]["experiment"], "trace_fixture");
   EXPECT_DOUBLE_EQ(merged["otherData"]["time_origin_us"].get<double>(), kOrigin);
@@ -229,7 +230,7 @@ TEST(TraceCommand, MergesEveryRunAndWritesTheBreakdown) {
   EXPECT_NE(staged.find("| rank | stage | span ms |"), std::string::npos) << staged;
   EXPECT_NE(staged.find("| 0 | 0 | 6.600 | 4.400 |"), std::string::npos) << staged;
   EXPECT_NE(staged.find("iteration 7, 2 rank(s), schedule gpipe"), std::string::npos);
-  const json numbers = json::parse(read_file(pipe / "trace_breakdown.json"));
+  const json numbers = harness::parse_json(read_file(pipe / "trace_breakdown.json"));
   EXPECT_EQ(numbers["merged_trace"], "raw/p000/gpipe_2x1/rep0/trace.json");
   EXPECT_EQ(numbers["ranks"][1]["stage"], 1);
   EXPECT_NEAR(numbers["ranks"][0]["idle_fraction"].get<double>(), 0.8 / 6.6, 1e-12);
@@ -287,10 +288,10 @@ TEST(TraceCommand, OneLineErrors) {
   EXPECT_FALSE(fs::exists(run / "raw/p000/gpipe_2x1/rep0/trace.json"));
 
   const auto error_for = [&](const json& document) {
-    harness::write_file_atomic(rank1, document.dump());
+    harness::write_file_atomic(rank1, harness::json_text(document));
     return trace_error(run, only("", "overlap"));
   };
-  json document = json::parse(good);
+  json document = harness::parse_json(good);
   json missing = document;
   missing["traceEvents"][6].erase("dur");
   EXPECT_EQ(error_for(missing),
@@ -321,7 +322,7 @@ TEST(TraceCommand, WarnsAboutWhatItDoesNotCount) {
   TempDir dir;
   const fs::path run = copy_fixture(dir);
   const fs::path rank1 = run / "raw/p000/overlap/rep0/trace_rank1.json";
-  json document = json::parse(read_file(rank1));
+  json document = harness::parse_json(read_file(rank1));
   document["traceEvents"].push_back({{"name", "loss"},
                                      {"cat", "loss"},
                                      {"ph", "X"},
@@ -329,7 +330,7 @@ TEST(TraceCommand, WarnsAboutWhatItDoesNotCount) {
                                      {"dur", 50},
                                      {"pid", 1},
                                      {"tid", 0}});
-  harness::write_file_atomic(rank1, document.dump());
+  harness::write_file_atomic(rank1, harness::json_text(document));
   fs::remove(run / "raw/p000/overlap/rep0/trace_rank0.json");
   std::ostringstream out, err;
   harness::run_trace(run, only("", "overlap"), out, err);
@@ -340,9 +341,10 @@ TEST(TraceCommand, WarnsAboutWhatItDoesNotCount) {
       << err.str();
   EXPECT_NE(err.str().find("world size 2 but no trace from rank(s) 0"), std::string::npos);
   // The uncounted event is the earliest: it is at 0 and the counted ones after it.
-  const json merged = json::parse(read_file(run / "raw/p000/overlap/rep0/trace.json"));
+  const json merged = harness::parse_json(read_file(run / "raw/p000/overlap/rep0/trace.json"));
   EXPECT_DOUBLE_EQ(merged["otherData"]["time_origin_us"].get<double>(), kOrigin - 100);
-  const json numbers = json::parse(read_file(run / "raw/p000/overlap/rep0/trace_breakdown.json"));
+  const json numbers =
+      harness::parse_json(read_file(run / "raw/p000/overlap/rep0/trace_breakdown.json"));
   EXPECT_NEAR(numbers["ranks"][0]["start_ms"].get<double>(), 0.4, 1e-9);
   EXPECT_NEAR(numbers["ranks"][0]["span_ms"].get<double>(), 7.7, 1e-9);
 }
@@ -385,7 +387,7 @@ TEST(TimelinePlot, GanttPerRunWithLanesAndIdle) {
   EXPECT_NE(data.find("1 1.2 0 0.21 0 \"send mb0\"\n"), std::string::npos) << data;
   EXPECT_NE(data.find("3 4.2 0.21 0.42 0 \"recv mb0\"\n"), std::string::npos) << data;
   EXPECT_NE(data.find("0.5 -0.21 \"F0\"\n"), std::string::npos) << data;  // micro-batch label
-  const json index = json::parse(read_file(plots / "figures.json"));
+  const json index = harness::parse_json(read_file(plots / "figures.json"));
   ASSERT_EQ(index.size(), 2u);
   EXPECT_EQ(index[0]["kind"], "timeline");
 }

@@ -129,8 +129,8 @@ TEST(RegexTimings, BadPatternsAreRejected) {
 // ---- Chrome / Kineto trace ----
 
 TEST(ChromeTraceTimings, StepEventsInStartOrder) {
-  const auto read = harness::read_chrome_trace_timings(data_file("kineto_trace.json"),
-                                                       std::regex(harness::kDefaultStepName));
+  const auto read = harness::read_chrome_trace_timings(
+      data_file("kineto_trace.json"), harness::TextPattern(harness::kDefaultStepName));
   ASSERT_FALSE(read.malformed);
   ASSERT_EQ(read.samples.size(), 3u);  // the instant event and aten::mm are not steps
   EXPECT_DOUBLE_EQ(read.samples[0].fields.at("iteration_ms"), 101.25);
@@ -142,13 +142,13 @@ TEST(ChromeTraceTimings, AConfigurableStepNameAndAPlainArray) {
   const std::string trace =
       R"([{"ph": "X", "name": "train_step", "ts": 0, "dur": 2000},
           {"ph": "X", "name": "train_step_inner", "ts": 1, "dur": 1}])";
-  const auto read = harness::read_chrome_trace_timings(trace, std::regex("train_step"));
+  const auto read = harness::read_chrome_trace_timings(trace, harness::TextPattern("train_step"));
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_DOUBLE_EQ(read.samples[0].fields.at("iteration_ms"), 2.0);
 }
 
 TEST(ChromeTraceTimings, BrokenTracesAreMalformed) {
-  const std::regex steps(harness::kDefaultStepName);
+  const harness::TextPattern steps(harness::kDefaultStepName);
   const auto truncated =
       harness::read_chrome_trace_timings("{\"traceEvents\": [\n{\"ph\": ", steps);
   ASSERT_TRUE(truncated.malformed);

@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/plot/gnuplot.h"
 #include "harness/plot/templates.h"
 #include "harness/spec/spec.h"
@@ -69,7 +70,7 @@ TEST(Plot, BucketSweepPerPhaseWithBandAndMarks) {
   EXPECT_NE(script.find("set xlabel \"bucket size cap (MiB, log scale)\""), std::string::npos);
   EXPECT_NE(script.find("set ylabel \"iteration latency (ms)\""), std::string::npos);
   EXPECT_NE(script.find("filledcurves"), std::string::npos);
-  const json index = json::parse(read_file(run / "plots" / "figures.json"));
+  const json index = harness::parse_json(read_file(run / "plots" / "figures.json"));
   EXPECT_EQ(index.size(), 4u);
   EXPECT_EQ(index[0]["kind"], "bucket_sweep");
 }

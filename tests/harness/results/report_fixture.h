@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/json_file.h"
 #include "harness/emulation/link_quantities.h"
 #include "harness/results/run_manifest.h"
 
@@ -100,9 +101,10 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
     manifest.points.push_back(point);
   }
   harness::write_file_atomic(directory / "manifest.json",
-                             harness::manifest_to_json(manifest).dump(2) + "\n");
+                             harness::json_text(harness::manifest_to_json(manifest), 2) + "\n");
   if (!spec.environment.is_null()) {
-    harness::write_file_atomic(directory / "env.json", spec.environment.dump(2) + "\n");
+    harness::write_file_atomic(directory / "env.json",
+                               harness::json_text(spec.environment, 2) + "\n");
   }
   for (size_t p = 0; p < manifest.points.size(); ++p) {
     const auto& point = manifest.points[p];
@@ -117,7 +119,7 @@ inline std::filesystem::path write_fixture_run(const std::filesystem::path& dire
         harness::write_file_atomic(raw / "status.json", "{\"status\": \"complete\"}\n");
         nlohmann::json config = {{"model", {{"batch_size", spec.batch_size}}},
                                  {"system", {{"name", spec.systems[s]}, {"bucket_mb", bucket}}}};
-        harness::write_file_atomic(raw / "config.json", config.dump(2) + "\n");
+        harness::write_file_atomic(raw / "config.json", harness::json_text(config, 2) + "\n");
         const double scale = spec.run_scale(p, s, repeat);
         for (long long r = 0; r < point.world_size; ++r) {
           std::string csv = "iteration,forward_ms,backward_ms,step_ms,iteration_ms\n";

@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/study/experiment_runner.h"
 #include "tests/harness/results/report_fixture.h"
 #include "tests/test_util.h"
@@ -80,7 +81,7 @@ TEST(Report, TablesHoldTheFixturesNumbers) {
   const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
   std::ostringstream out;
   harness::run_report(run, out);
-  const json summary = json::parse(read_file(run / "summary.json"));
+  const json summary = harness::parse_json(read_file(run / "summary.json"));
   const json& iteration = summary["points"][0]["systems"][0]["phases"]["iteration"];
   EXPECT_EQ(iteration["count"], 5);
   EXPECT_DOUBLE_EQ(iteration["mean"].get<double>(), 12);
@@ -92,15 +93,14 @@ TEST(Report, TablesHoldTheFixturesNumbers) {
 TEST(Report, IndexListsTablesFiguresAndPoints) {
   TempDir dir;
   const fs::path run = harness_test::write_fixture_run(dir.path(), bucket_sweep_run());
-  harness::write_file_atomic(
-      run / "plots" / "figures.json",
-      json::array({{{"kind", "cdf"},
-                    {"title", "sweep: CDF of iteration latency (ddp.bucket_mb=1)"},
-                    {"png", "plots/cdf_p000.png"},
-                    {"svg", "plots/cdf_p000.svg"},
-                    {"data", "plots/cdf_p000.dat"},
-                    {"script", "plots/cdf_p000.gp"}}})
-          .dump());
+  harness::write_file_atomic(run / "plots" / "figures.json",
+                             harness::json_text(json::array(
+                                 {{{"kind", "cdf"},
+                                   {"title", "sweep: CDF of iteration latency (ddp.bucket_mb=1)"},
+                                   {"png", "plots/cdf_p000.png"},
+                                   {"svg", "plots/cdf_p000.svg"},
+                                   {"data", "plots/cdf_p000.dat"},
+                                   {"script", "plots/cdf_p000.gp"}}})));
   std::ostringstream out;
   harness::run_report(run, out);
   const std::string report = read_file(run / "report.md");

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/analysis/comparison_table.h"
 #include "harness/analysis/memory_table.h"
 #include "harness/results/results_folder.h"
@@ -48,7 +49,8 @@ fs::path make_results_folder(const TempDir& dir, bool second_system_failed = fal
   manifest.systems = {{"base", "ddp", "overlap"}, {"fast", "ddp", "sync"}};
   manifest.points = {{"p000", "ddp.bucket_mb=5", {{"ddp.bucket_mb", "5"}}, 2, 1, 2, 1}};
   const fs::path root = dir.path() / "run";
-  harness::write_file_atomic(root / "manifest.json", harness::manifest_to_json(manifest).dump(2));
+  harness::write_file_atomic(root / "manifest.json",
+                             harness::json_text(harness::manifest_to_json(manifest), 2));
   auto write_rank = [&](const std::string& system, int rank, double a, double b) {
     const fs::path raw = harness::run_raw_directory(root, "p000", system, 0);
     char text[256];

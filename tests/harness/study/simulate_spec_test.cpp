@@ -11,6 +11,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/cli/report_command.h"
 #include "harness/results/report_samples.h"
 #include "harness/results/run_summary.h"
@@ -154,7 +155,7 @@ TEST(SimulateSpec, StudyWritesAResultsFolderThatReportRebuilds) {
       "  sweep: {run.world_size: [4], cluster.inter_bandwidth: [1.0e9, 4.0e9]}\n";
   ASSERT_EQ(study.run(in_dir(spec_text(systems, extra), study.dir.path())), 0);
   const fs::path results = study.results();
-  const json manifest = json::parse(read_file(results / "manifest.json"));
+  const json manifest = parse_json(read_file(results / "manifest.json"));
   ASSERT_EQ(manifest["points"].size(), 2u);
   EXPECT_EQ(manifest["points"][1]["label"], "run.world_size=4, cluster.inter_bandwidth=4.0e9");
   EXPECT_EQ(manifest["systems"].size(), 5u);
@@ -174,14 +175,14 @@ TEST(SimulateSpec, StudyWritesAResultsFolderThatReportRebuilds) {
   EXPECT_NEAR(rank0.at("forward")[0], 10.0, 1e-6);
   EXPECT_NEAR(rank0.at("step")[0], 0.5, 1e-6);
   EXPECT_NEAR(rank0.at("iteration")[0], 10.0 + 20.0 + 2 * 3.0 + 0.5, 1e-6);
-  EXPECT_EQ(json::parse(read_file(raw / "status.json"))["status"], "complete");
-  const json config = json::parse(read_file(raw / "config.json"));
+  EXPECT_EQ(parse_json(read_file(raw / "status.json"))["status"], "complete");
+  const json config = parse_json(read_file(raw / "config.json"));
   EXPECT_EQ(config["model"]["batch_size"], 2);
   EXPECT_EQ(config["system"]["buckets"], 2);
 
   // Traces of one iteration per rank, following the contract.
   const json trace =
-      json::parse(read_file(results / "raw" / "p000" / "dapple" / "rep0" / "trace_rank2.json"));
+      parse_json(read_file(results / "raw" / "p000" / "dapple" / "rep0" / "trace_rank2.json"));
   EXPECT_EQ(trace["otherData"]["rank"], 2);
   EXPECT_EQ(trace["otherData"]["stage"], 1);
   EXPECT_EQ(trace["otherData"]["schedule"], "dapple");
@@ -206,7 +207,7 @@ TEST(SimulateSpec, StudyWritesAResultsFolderThatReportRebuilds) {
   EXPECT_EQ(read_file(results / "table.md"), table);
   EXPECT_EQ(read_file(results / "summary.json"), summary);
   // More inter-machine bandwidth never makes the DDP iteration slower.
-  const json s = json::parse(summary);
+  const json s = parse_json(summary);
   EXPECT_NE(table.find("accum2"), std::string::npos);
   EXPECT_NE(table.find("dapple"), std::string::npos);
 }
@@ -237,7 +238,7 @@ TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
     const double slowdown = cores == 2.0 ? 2.0 : 1.0;
     EXPECT_NEAR(rank3.at("iteration")[0], slowdown * 32.6, 1e-6) << cores;
     EXPECT_NEAR(rank3.at("step")[0], slowdown * 2.0, 1e-6);
-    const json config = json::parse(read_file(raw / "config.json"));
+    const json config = parse_json(read_file(raw / "config.json"));
     EXPECT_EQ(config["model"]["step_ms"], 2.0);
     EXPECT_EQ(config["cluster"]["cpu_cores_per_machine"], cores);
     EXPECT_EQ(config["cluster"]["cores_per_rank"], 1.0);
@@ -256,16 +257,16 @@ TEST(SimulateSpec, APipelineRunsThePlanFilesStagesAtItsGlobalBatch) {
         {{"global_batch_size", 8},
          {"plan", {{"stages", {stage0, stage1}}, {"micro_batch_count", 2}, {"summary", "3+1"}}}},
         {{"global_batch_size", 32}, {"plan", nullptr}}}}};
-  study.dir.write("plan.json", plan.dump());
+  study.dir.write("plan.json", json_text(plan));
   const std::string text = in_dir(
       spec_text("    - {name: planned, kind: pipeline, schedule: dapple, plan: DIR/plan.json}\n"),
       study.dir.path());
   ASSERT_EQ(study.run(text), 0);
   const fs::path raw = study.results() / "raw" / "p000" / "planned" / "rep0";
-  EXPECT_EQ(json::parse(read_file(raw / "status.json"))["status"], "complete");
-  const json config = json::parse(read_file(raw / "config.json"));
+  EXPECT_EQ(parse_json(read_file(raw / "status.json"))["status"], "complete");
+  const json config = parse_json(read_file(raw / "config.json"));
   EXPECT_EQ(config["system"]["stage_ranks"],
-            json::parse(R"([{"layers": 3, "ranks": [0, 1, 2]}, {"layers": 1, "ranks": [3]}])"));
+            parse_json(R"([{"layers": 3, "ranks": [0, 1, 2]}, {"layers": 1, "ranks": [3]}])"));
   EXPECT_EQ(config["system"]["stages"], "3+1");  // the plan's summary
   EXPECT_EQ(config["system"]["micro_batches"], 2);
 }
@@ -287,7 +288,7 @@ TEST(SimulateSpec, MachinesOfOneHostShareItsCores) {
     const double slowdown = per_host == 4 ? 2.0 : 1.0;
     EXPECT_NEAR(rank3.at("forward")[0], slowdown * 10.0, 1e-6) << per_host;
     EXPECT_NEAR(rank3.at("step")[0], slowdown * 2.0, 1e-6) << per_host;
-    const json config = json::parse(read_file(raw / "config.json"));
+    const json config = parse_json(read_file(raw / "config.json"));
     EXPECT_EQ(config["cluster"]["machines_per_host"], per_host);
     EXPECT_EQ(config["cluster"]["comm_cores_per_rank"], 0.25);
   }
@@ -327,12 +328,12 @@ TEST(SimulateSpec, PerPeerSendChannelsReachThePipeline) {
     text.replace(text.find("topology.yaml, gpus_per_machine: 2"), 34,
                  "four.yaml, gpus_per_machine: 1, p2p_ready: behind_sends, p2p_sends: " + sends);
     ASSERT_EQ(study.run(text), 0) << sends;
-    const json summary = json::parse(read_file(study.results() / "summary.json"));
+    const json summary = parse_json(read_file(study.results() / "summary.json"));
     for (const auto& system : summary["points"][0]["systems"]) {
       p50[sends][system["name"]] = system["phases"]["iteration"]["p50"];
     }
     const json config =
-        json::parse(read_file(study.results() / "raw" / "p000" / "p4" / "rep0" / "config.json"));
+        parse_json(read_file(study.results() / "raw" / "p000" / "p4" / "rep0" / "config.json"));
     EXPECT_EQ(config["cluster"]["p2p_sends"], sends);
     EXPECT_EQ(config["cluster"]["p2p_ready"], "behind_sends");
   }
@@ -396,14 +397,14 @@ TEST(SimulateSpec, APlanThatCannotRunFailsItsRunAndKeepsTheOthers) {
   EXPECT_EQ(study.run(in_dir(spec_text(systems), study.dir.path())), 1);
   const fs::path results = study.results();
   const json status =
-      json::parse(read_file(results / "raw" / "p000" / "bad" / "rep0" / "status.json"));
+      parse_json(read_file(results / "raw" / "p000" / "bad" / "rep0" / "status.json"));
   EXPECT_EQ(status["status"], "failed");
   EXPECT_NE(status["failure"]["reason"].get<std::string>().find("rank 9 outside the world of 4"),
             std::string::npos);
-  EXPECT_EQ(json::parse(
+  EXPECT_EQ(parse_json(
                 read_file(results / "raw" / "p000" / "overlap" / "rep0" / "status.json"))["status"],
             "complete");
-  EXPECT_FALSE(json::parse(read_file(results / "status.json"))["complete"].get<bool>());
+  EXPECT_FALSE(parse_json(read_file(results / "status.json"))["complete"].get<bool>());
 }
 
 }  // namespace

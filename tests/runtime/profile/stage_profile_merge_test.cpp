@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "common/json_file.h"
 #include "runtime/profile/layer_profile_json.h"
 
 namespace {
@@ -84,7 +85,7 @@ TEST(StageProfileMerge, RejectsGapsShortCoverAndOtherModels) {
 TEST(StageProfileMerge, JsonRoundTripKeepsEveryField) {
   const auto original = part(2, {"c", "d", "e"}, 12.0, 25.0, 1.5, 3);
   const auto back = harness::layer_profile_from_json(
-      nlohmann::json::parse(harness::layer_profile_json(original).dump()));
+      harness::parse_json(harness::json_text(harness::layer_profile_json(original))));
   EXPECT_EQ(back.model, "mlp");
   EXPECT_EQ(back.batch, 4);
   EXPECT_EQ(back.input_shape, std::vector<int64_t>{8});

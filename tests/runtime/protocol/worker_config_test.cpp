@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "common/json_file.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -41,7 +42,8 @@ TEST(WorkerConfig, RoundTripsEveryField) {
   const json encoded = runtime::to_json(c);
   EXPECT_EQ(encoded.at("system").at("schedule"), "gpipe");
   EXPECT_EQ(encoded.at("system").at("kind"), "pipeline");
-  const WorkerConfig d = runtime::worker_config_from_json(json::parse(encoded.dump()));
+  const WorkerConfig d =
+      runtime::worker_config_from_json(harness::parse_json(harness::json_text(encoded)));
   EXPECT_EQ(d.model.name, "bert");
   EXPECT_EQ(d.model.input_shape, std::vector<long long>{16});
   EXPECT_EQ(d.model.loss, "cross_entropy");
@@ -79,7 +81,8 @@ TEST(WorkerConfig, ExpertParallelCarriesTheMixtureShape) {
   const json encoded = runtime::to_json(c);
   EXPECT_EQ(encoded.at("system").at("kind"), "expert_parallel");
   EXPECT_EQ(encoded.at("model").at("moe").at("experts"), 8);
-  const WorkerConfig d = runtime::worker_config_from_json(json::parse(encoded.dump()));
+  const WorkerConfig d =
+      runtime::worker_config_from_json(harness::parse_json(harness::json_text(encoded)));
   EXPECT_EQ(d.system.kind, runtime::SystemKind::kExpertParallel);
   EXPECT_EQ(d.model.moe, c.model.moe);
   // Left out: the zoo's default mixture.
