@@ -2,16 +2,38 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include "common/parent_death.h"
 
 namespace harness {
+
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  const std::string entries = path ? path : "";
+  for (size_t begin = 0; begin <= entries.size();) {
+    const size_t end = std::min(entries.find(':', begin), entries.size());
+    // An empty entry is the current folder, as for a shell.
+    const std::string folder = end == begin ? "." : entries.substr(begin, end - begin);
+    const std::string candidate = folder + "/" + program;
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    begin = end + 1;
+  }
+  return "";
+}
+
 int exit_code_of_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;

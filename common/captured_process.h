@@ -16,6 +16,10 @@ struct CapturedOutput {
 // process can be made (pipe, fork).
 CapturedOutput run_captured(const std::string& program, const std::vector<std::string>& args);
 
+// Where a shell would find `program` (a name without '/') on PATH: the first PATH entry that
+// holds an executable file of that name; "" when none does.
+std::string find_on_path(const std::string& program);
+
 // A waitpid status as a shell reports it: the exit code, or 128 + the signal that ended it.
 int exit_code_of_status(int status);
 

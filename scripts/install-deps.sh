@@ -10,7 +10,6 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git clang-format
   libtorch-dev libgloo-dev
   libyaml-cpp-dev nlohmann-json3-dev
-  libboost-dev libboost-filesystem-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
   gnuplot-nox python3 python3-venv
   openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test

@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
-#include <boost/process.hpp>
 #include <fstream>
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/captured_process.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
 #include "common/torch_python.h"
@@ -17,7 +17,6 @@
 namespace harness {
 
 namespace fs = std::filesystem;
-namespace bp = boost::process;
 using nlohmann::json;
 
 namespace {
@@ -260,20 +259,17 @@ ExternalSystem read_external_system(MapReader& reader, const YAML::Node& entry,
 std::optional<std::string> failed_requirement(const ExternalSystem& system) {
   for (const auto& probe_template : system.requires_probes) {
     const std::string probe = render_template(probe_template, {{"torch_python", torch_python()}});
-    char pattern[] = "/tmp/harness-probe-XXXXXX";
-    const int fd = mkstemp(pattern);
-    if (fd >= 0) ::close(fd);
-    int code = -1;
+    CapturedOutput ran;
     try {
-      code = bp::system(bp::exe = "/bin/sh", bp::args = {"-c", probe}, bp::std_out > bp::null,
-                        bp::std_err > std::string(pattern), bp::std_in < bp::null);
+      ran = run_captured("/bin/sh", {"-c", probe});
     } catch (const std::exception& e) {
-      fs::remove(pattern);
       return "`" + probe + "` could not be run: " + e.what();
     }
-    std::string last = tail_lines(pattern, 1);
-    fs::remove(pattern);
-    while (!last.empty() && (last.back() == '\n' || last.back() == '\r')) last.pop_back();
+    const int code = ran.exit_code;
+    std::string& err = ran.err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+    const std::string last =
+        err.substr(err.rfind('\n') == std::string::npos ? 0 : err.rfind('\n') + 1);
     if (code != 0) {
       return "`" + probe + "` exited with code " + std::to_string(code) +
              (last.empty() ? "" : ": " + shorten(last));
@@ -337,7 +333,7 @@ ExternalLaunch plan_external_launch(const ExternalSystem& system, const External
   // Resolve the program as a shell would, so that a missing one is one clear line rather
   // than an exception from the process library.
   if (launch.executable.find('/') == std::string::npos) {
-    const fs::path found = bp::search_path(launch.executable).string();
+    const fs::path found = find_on_path(launch.executable);
     if (found.empty()) {
       launch.error =
           RankFailure{0, "cannot run '" + launch.executable + "': not found on PATH", ""};

@@ -1,17 +1,18 @@
 #include "harness/launch/local_launcher.h"
 
+#include "common/captured_process.h"
 #include "common/parent_death.h"
 #include "harness/launch/stall_check.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -22,7 +23,6 @@
 
 namespace harness {
 
-namespace bp = boost::process;
 namespace fs = std::filesystem;
 
 std::atomic<bool>& stop_requested() {
@@ -117,46 +117,77 @@ bool failed_on_busy_port(const std::string& stderr_tail) {
 
 namespace {
 
-// Boost.Process's hook into the child before exec: the rank dies with the harness.
-struct DieWithHarness : bp::extend::handler {
-  pid_t parent;
-  template <typename Executor>
-  void on_exec_setup(Executor&) const {
-    die_with_parent(parent);
+// The harness's environment with the rank's own variables set over it, as execve takes it.
+std::vector<std::string> rank_environment(const std::map<std::string, std::string>& own) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    if (own.count(text.substr(0, text.find('='))) == 0) entries.push_back(text);
   }
-};
-
-// One rank's process, its output to its files, its environment the harness's plus its own.
-std::unique_ptr<bp::child> start_rank(const std::string& executable, const RankProcess& rank) {
-  if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
-  bp::environment environment = boost::this_process::environment();
-  for (const auto& [key, value] : rank.environment) environment[key] = value;
-  std::string program = executable;
-  std::vector<std::string> arguments = rank.arguments;
-  if (!rank.prefix.empty()) {
-    program = bp::search_path(rank.prefix.front()).string();
-    arguments.assign(rank.prefix.begin() + 1, rank.prefix.end());
-    arguments.push_back(executable);
-    arguments.insert(arguments.end(), rank.arguments.begin(), rank.arguments.end());
-  }
-  return std::make_unique<bp::child>(
-      DieWithHarness{{}, ::getpid()}, bp::exe = program, bp::args = arguments,
-      bp::env = environment, bp::std_out > rank.stdout_path.string(),
-      bp::std_err > rank.stderr_path.string(), bp::std_in < bp::null);
+  for (const auto& [key, value] : own) entries.push_back(key + "=" + value);
+  return entries;
 }
+
+int open_output(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+  return fd;
+}
+
+// One rank's process, its output to its files, its environment the harness's plus its own; it
+// dies with the harness. Its pid. A program that cannot be started ends the rank with code
+// 127 and the reason in its stderr file.
+pid_t start_rank(const std::string& executable, const RankProcess& rank) {
+  if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
+  // A prefix (e.g. numactl, taskset) is looked up on PATH as a shell would; the rank program
+  // is run as named.
+  std::vector<std::string> words = rank.prefix;
+  words.push_back(executable);
+  words.insert(words.end(), rank.arguments.begin(), rank.arguments.end());
+  const std::vector<std::string> environment = rank_environment(rank.environment);
+  // Everything the child needs is made before the fork: after it, only async-signal-safe calls.
+  std::vector<char*> argv = exec_argv(words);
+  std::vector<char*> envp = exec_argv(environment);
+  const std::string cannot_start = "cannot start " + words.front() + ": ";
+  const int out_fd = open_output(rank.stdout_path);
+  const int err_fd = open_output(rank.stderr_path);
+  const pid_t pid = fork_dying_with_parent();
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(out_fd, STDOUT_FILENO);
+    ::dup2(err_fd, STDERR_FILENO);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const char* why = std::strerror(errno);
+    (void)!::write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
+    (void)!::write(STDERR_FILENO, why, std::strlen(why));
+    (void)!::write(STDERR_FILENO, "\n", 1);
+    ::_exit(127);
+  }
+  const int fork_error = errno;
+  ::close(out_fd);
+  ::close(err_fd);
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(fork_error));
+  return pid;
+}
+
+struct RankChild {
+  pid_t pid = -1;
+  bool exited = false;
+  int status = 0;  // waitpid's, once exited
+};
 
 // Reaps every rank that ended since the last poll and returns the failure to report, (rank,
 // status): when several died in the same poll, one killed by a signal is the likely cause;
 // the others were failing collectives.
-std::optional<std::pair<int, int>> reap_exited(std::vector<std::unique_ptr<bp::child>>& children,
-                                               std::vector<bool>& exited) {
+std::optional<std::pair<int, int>> reap_exited(std::vector<RankChild>& children) {
   std::optional<std::pair<int, int>> first_failure;
   for (size_t r = 0; r < children.size(); ++r) {
-    if (exited[r]) continue;
-    std::error_code error;
-    if (children[r]->running(error)) continue;
-    exited[r] = true;
-    const int status = children[r]->native_exit_code();
+    RankChild& child = children[r];
+    if (child.exited || ::waitpid(child.pid, &child.status, WNOHANG) != child.pid) continue;
+    child.exited = true;
+    const int status = child.status;
     const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     if (!failed) continue;
     const bool signaled = WIFSIGNALED(status);
@@ -177,28 +208,30 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
 
-  std::vector<std::unique_ptr<bp::child>> children;
+  std::vector<RankChild> children;
   std::vector<HeartbeatReader> heartbeats;
   std::vector<Clock::time_point> last_progress(ranks.size(), start);
-  for (const auto& rank : ranks) {
-    children.push_back(start_rank(executable, rank));
-    heartbeats.emplace_back(rank.stdout_path);
+  auto stop_all = [&]() {
+    for (RankChild& child : children) {
+      if (child.exited) continue;
+      ::kill(child.pid, SIGKILL);
+      // Reaped here, blocking, so that no zombie is left behind.
+      while (::waitpid(child.pid, &child.status, 0) < 0 && errno == EINTR) {
+      }
+      child.exited = true;
+    }
+  };
+  try {
+    for (const auto& rank : ranks) {
+      children.push_back({start_rank(executable, rank)});
+      heartbeats.emplace_back(rank.stdout_path);
+    }
+  } catch (...) {
+    stop_all();  // the ranks already started
+    throw;
   }
 
   LaunchOutcome outcome;
-  std::vector<bool> exited(ranks.size(), false);
-  auto stop_all = [&]() {
-    for (auto& child : children) {
-      std::error_code ignored;
-      if (!child->running(ignored)) continue;
-      const pid_t pid = child->id();
-      child->terminate(ignored);
-      // Boost reaps with WNOHANG right after SIGKILL, which can miss the exit; reap here so
-      // no zombie is left behind.
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-    }
-  };
   auto interrupted = [&]() {
     stop_all();
     outcome.interrupted = true;
@@ -213,7 +246,7 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
   };
 
   while (true) {
-    const std::optional<std::pair<int, int>> first_failure = reap_exited(children, exited);
+    const std::optional<std::pair<int, int>> first_failure = reap_exited(children);
     if (first_failure) {
       // Ctrl-C in a terminal reaches the ranks (same process group) as well as the harness: a
       // rank that died of SIGINT/SIGTERM while the harness was asked to stop is no failure.
@@ -224,7 +257,10 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
       if (stop_requested().load()) return interrupted();
       return fail(first_failure->first, describe_status(status));
     }
-    if (std::all_of(exited.begin(), exited.end(), [](bool e) { return e; })) break;
+    if (std::all_of(children.begin(), children.end(),
+                    [](const RankChild& child) { return child.exited; })) {
+      break;
+    }
 
     for (size_t r = 0; r < heartbeats.size(); ++r) {
       if (heartbeats[r].poll()) last_progress[r] = Clock::now();
@@ -234,7 +270,7 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
     if (stop_requested().load()) return interrupted();
     std::vector<RankProgress> progress_of(ranks.size());
     for (size_t r = 0; r < ranks.size(); ++r) {
-      progress_of[r] = {heartbeats[r].lines(), last_progress[r], !exited[r]};
+      progress_of[r] = {heartbeats[r].lines(), last_progress[r], !children[r].exited};
     }
     if (auto failure = stall_or_timeout(progress_of, limits, start)) {
       return fail(failure->rank, failure->reason);

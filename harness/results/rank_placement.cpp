@@ -14,7 +14,7 @@ namespace {
 // The placement a rank reported: DDP ranks in their memory file, pipeline ranks in theirs.
 std::optional<json> reported_placement(const fs::path& raw, long long rank) {
   const std::string r = std::to_string(rank);
-  for (const std::string name : {"memory_rank" + r + ".json", "pipeline_rank" + r + ".json"}) {
+  for (const std::string& name : {"memory_rank" + r + ".json", "pipeline_rank" + r + ".json"}) {
     if (!fs::exists(raw / name)) continue;
     json file;
     try {

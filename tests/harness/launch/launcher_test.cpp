@@ -122,6 +122,39 @@ TEST(LocalLauncher, OverallTimeout) {
   EXPECT_EQ(outcome.failure->reason, "timed out: the run exceeded run.timeout_s = 0.5 s");
 }
 
+TEST(LocalLauncher, ARankThatCannotStartFailsWithTheReasonInItsStderr) {
+  TempDir dir;
+  const auto outcome =
+      launch_local("/no/such/rank-program", shell_ranks(dir, {"true", "true"}), LaunchLimits{});
+  EXPECT_FALSE(outcome.ok);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->rank, 0);
+  EXPECT_EQ(outcome.failure->reason, "exited with code 127");
+  EXPECT_EQ(outcome.failure->stderr_tail,
+            "cannot start /no/such/rank-program: No such file or directory\n");
+}
+
+TEST(LocalLauncher, APrefixIsFoundOnPathAndTheRanksOwnVariablesWin) {
+  TempDir dir;
+  // The harness's own RANK is replaced, not shadowed, by the rank's; its other variables reach
+  // the rank as they are.
+  ::setenv("RANK", "the-harness", 1);
+  ::setenv("HARNESS_TEST_INHERITED", "inherited", 1);
+  std::vector<RankProcess> ranks =
+      shell_ranks(dir, {"echo $PREFIXED $RANK $HARNESS_TEST_INHERITED; env | grep -c '^RANK='"});
+  ranks[0].prefix = {"env", "PREFIXED=by-env"};
+  const auto outcome = launch_local("/bin/sh", ranks, LaunchLimits{});
+  ::unsetenv("RANK");
+  ::unsetenv("HARNESS_TEST_INHERITED");
+  EXPECT_TRUE(outcome.ok) << (outcome.failure ? outcome.failure->stderr_tail : "");
+  std::ifstream out(dir.path() / "rank0.stdout");
+  std::string line, count;
+  std::getline(out, line);
+  std::getline(out, count);
+  EXPECT_EQ(line, "by-env 0 inherited");
+  EXPECT_EQ(count, "1");
+}
+
 TEST(TailLines, KeepsTheLastLines) {
   TempDir dir;
   const auto file = dir.write("log", "1\n2\n3\n4\n");

@@ -1,0 +1,55 @@
+#include "common/captured_process.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace {
+
+// PATH set for one test and put back after it.
+class ScopedPath {
+ public:
+  explicit ScopedPath(const std::string& value) {
+    const char* old = std::getenv("PATH");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    ::setenv("PATH", value.c_str(), 1);
+  }
+  ~ScopedPath() { had_ ? ::setenv("PATH", old_.c_str(), 1) : ::unsetenv("PATH"); }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(FindOnPath, TheFirstExecutableFileOfThatNameAsAShellFindsIt) {
+  harness_test::TempDir dir;
+  const auto first = dir.path() / "first";
+  const auto second = dir.path() / "second";
+  std::filesystem::create_directories(first / "tool-dir");
+  std::filesystem::create_directories(second);
+  for (const auto& file : {first / "data", second / "data", second / "tool", first / "tool"}) {
+    std::ofstream(file) << "#!/bin/sh\n";
+  }
+  ::chmod((first / "data").c_str(), 0644);  // not executable: passed over
+  ::chmod((second / "data").c_str(), 0755);
+  ::chmod((second / "tool").c_str(), 0755);
+  ::chmod((first / "tool").c_str(), 0644);
+  const ScopedPath path("/no/such/folder:" + first.string() + ":" + second.string());
+  EXPECT_EQ(harness::find_on_path("data"), (second / "data").string());
+  EXPECT_EQ(harness::find_on_path("tool"), (second / "tool").string());
+  EXPECT_EQ(harness::find_on_path("tool-dir"), "");  // a folder is no program
+  EXPECT_EQ(harness::find_on_path("missing"), "");
+}
+
+TEST(FindOnPath, NothingIsFoundWithoutAPath) {
+  const ScopedPath path("/no/such/folder");
+  EXPECT_EQ(harness::find_on_path("sh"), "");
+}
+
+}  // namespace
