@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -43,5 +44,8 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Whether gnuplot runs here: the tests that draw figures skip without it.
+inline bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
 
 }  // namespace harness_test

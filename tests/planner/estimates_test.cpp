@@ -7,11 +7,10 @@
 #include "planner/search/pipeline_search.h"
 #include "planner/search/pipeline_timing.h"
 #include "planner/search/planner.h"
+#include "tests/planner/planner_test_data.h"
 
 namespace harness::planner {
 namespace {
-
-const std::string kData = PLANNER_TEST_DATA;
 
 struct ThreeLayers : ::testing::Test {
   ModelProfile profile = import_profile(kData + "/three_layers.txt");

@@ -10,11 +10,10 @@
 #include "planner/search/plan_rescore.h"
 #include "planner/study/noise_study.h"
 #include "planner/study/profile_noise.h"
+#include "tests/planner/planner_test_data.h"
 
 namespace harness::planner {
 namespace {
-
-const std::string kData = PLANNER_TEST_DATA;
 
 PlannerOptions options_for(PlannerMode mode, const std::string& devices, int pbs, int threads) {
   PlannerOptions o;

@@ -7,11 +7,10 @@
 
 #include "common/input_error.h"
 #include "planner/model/model_profile.h"
+#include "tests/planner/planner_test_data.h"
 
 namespace harness::planner {
 namespace {
-
-const std::string kData = PLANNER_TEST_DATA;
 
 std::string parse_error(const std::string& text) {
   try {

@@ -7,11 +7,10 @@
 #include "planner/search/pipeline_search.h"
 #include "planner/search/planner.h"
 #include "planner/study/noise_study.h"
+#include "tests/planner/planner_test_data.h"
 
 namespace harness::planner {
 namespace {
-
-const std::string kData = PLANNER_TEST_DATA;
 
 void expect_same_sweeps(const ModelProfile& profile, PlannerOptions options,
                         const std::vector<int>& batches) {

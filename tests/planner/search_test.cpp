@@ -10,11 +10,10 @@
 #include "planner/report/plan_report.h"
 #include "planner/search/batch_range.h"
 #include "planner/search/planner.h"
+#include "tests/planner/planner_test_data.h"
 
 namespace harness::planner {
 namespace {
-
-const std::string kData = PLANNER_TEST_DATA;
 
 PlannerOptions three_layer_options(PlannerMode mode, int threads) {
   PlannerOptions o;

@@ -19,23 +19,23 @@ using baselines::GradientReducer;
 using baselines::ReducerOptions;
 using baselines::SyncMode;
 
-constexpr int kWorld = 2;
+constexpr int kReducerWorld = 2;
 constexpr int64_t kBatchPerRank = 6;
-constexpr double kLr = 0.1;
+constexpr double kReducerLr = 0.1;
 
-struct Case {
+struct ReducerCase {
   SyncMode mode;
   double bucket_mb;
 };
 
-std::string case_name(const testing::TestParamInfo<Case>& info) {
+std::string case_name(const testing::TestParamInfo<ReducerCase>& info) {
   std::string name = baselines::to_string(info.param.mode) + "_" +
                      std::to_string(static_cast<long>(info.param.bucket_mb * 1024 * 1024)) +
                      "_bytes";
   return name;
 }
 
-class ReducerEquivalence : public testing::TestWithParam<Case> {};
+class ReducerEquivalence : public testing::TestWithParam<ReducerCase> {};
 
 std::shared_ptr<runtime::ZooModel> clone_of(const std::shared_ptr<runtime::ZooModel>& source) {
   auto copy = runtime::make_model("mlp", {{64}, 4});
@@ -47,18 +47,18 @@ std::shared_ptr<runtime::ZooModel> clone_of(const std::shared_ptr<runtime::ZooMo
 }
 
 TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
-  const Case c = GetParam();
+  const ReducerCase c = GetParam();
   torch::manual_seed(1234);
   auto reference = runtime::make_model("mlp", {{64}, 4});
-  const torch::Tensor input = torch::randn({kWorld * kBatchPerRank, 64});
-  const torch::Tensor target = torch::randn({kWorld * kBatchPerRank, 4});
+  const torch::Tensor input = torch::randn({kReducerWorld * kBatchPerRank, 64});
+  const torch::Tensor target = torch::randn({kReducerWorld * kBatchPerRank, 4});
   std::vector<std::shared_ptr<runtime::ZooModel>> models;
-  for (int r = 0; r < kWorld; ++r) models.push_back(clone_of(reference));
+  for (int r = 0; r < kReducerWorld; ++r) models.push_back(clone_of(reference));
 
   // Single process, two iterations on the whole batch.
   std::vector<std::vector<torch::Tensor>> expected_grads;
   {
-    torch::optim::SGD sgd(reference->parameters(), torch::optim::SGDOptions(kLr));
+    torch::optim::SGD sgd(reference->parameters(), torch::optim::SGDOptions(kReducerLr));
     for (int it = 0; it < 2; ++it) {
       sgd.zero_grad();
       torch::mse_loss(reference->forward(input), target).backward();
@@ -70,15 +70,15 @@ TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
   }
 
   auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::vector<std::vector<torch::Tensor>>> rank_grads(kWorld);
-  std::vector<std::string> errors(kWorld);
-  std::vector<size_t> bucket_counts(kWorld);
+  std::vector<std::vector<std::vector<torch::Tensor>>> rank_grads(kReducerWorld);
+  std::vector<std::string> errors(kReducerWorld);
+  std::vector<size_t> bucket_counts(kReducerWorld);
   std::vector<std::thread> threads;
-  for (int r = 0; r < kWorld; ++r) {
+  for (int r = 0; r < kReducerWorld; ++r) {
     threads.emplace_back([&, r]() {
       try {
         auto communicator =
-            runtime::make_gloo_communicator(store, r, kWorld, std::chrono::seconds(60));
+            runtime::make_gloo_communicator(store, r, kReducerWorld, std::chrono::seconds(60));
         auto& model = models[r];
         std::vector<at::Tensor> parameters;
         std::vector<std::string> names;
@@ -92,7 +92,7 @@ TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
         options.first_bucket_mb = std::min(1.0, c.bucket_mb);
         GradientReducer reducer(parameters, names, *communicator, options);
         bucket_counts[r] = reducer.buckets().size();
-        torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(kLr));
+        torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(kReducerLr));
         const auto shard = torch::indexing::Slice(r * kBatchPerRank, (r + 1) * kBatchPerRank);
         for (int it = 0; it < 2; ++it) {
           sgd.zero_grad();
@@ -109,7 +109,7 @@ TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
     });
   }
   for (auto& t : threads) t.join();
-  for (int r = 0; r < kWorld; ++r) ASSERT_EQ(errors[r], "") << "rank " << r;
+  for (int r = 0; r < kReducerWorld; ++r) ASSERT_EQ(errors[r], "") << "rank " << r;
 
   if (c.bucket_mb < 0.01) {
     // 1048-byte cap. Reverse order: {fc3.b, fc3.w}, {fc2.b, fc2.w}, {fc1.b, fc1.w}. Forward
@@ -118,7 +118,7 @@ TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
   } else if (c.bucket_mb >= 25) {
     EXPECT_EQ(bucket_counts[0], c.mode == SyncMode::kPerTensor ? 0u : 1u);
   }
-  for (int r = 0; r < kWorld; ++r) {
+  for (int r = 0; r < kReducerWorld; ++r) {
     for (int it = 0; it < 2; ++it) {
       for (size_t p = 0; p < expected_grads[it].size(); ++p) {
         EXPECT_TRUE(torch::allclose(rank_grads[r][it][p], expected_grads[it][p], 1e-5, 1e-7))
@@ -134,15 +134,14 @@ TEST_P(ReducerEquivalence, MatchesSingleProcessTrainingOnTheWholeBatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModes, ReducerEquivalence,
-                         testing::Values(Case{SyncMode::kOverlap, 0.001},
-                                         Case{SyncMode::kOverlap, 0.1},
-                                         Case{SyncMode::kOverlap, 25}, Case{SyncMode::kSync, 0.001},
-                                         Case{SyncMode::kSync, 0.1}, Case{SyncMode::kSync, 25},
-                                         Case{SyncMode::kAsync, 0.001}, Case{SyncMode::kAsync, 0.1},
-                                         Case{SyncMode::kAsync, 25},
-                                         Case{SyncMode::kPerTensor, 25}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    AllModes, ReducerEquivalence,
+    testing::Values(ReducerCase{SyncMode::kOverlap, 0.001}, ReducerCase{SyncMode::kOverlap, 0.1},
+                    ReducerCase{SyncMode::kOverlap, 25}, ReducerCase{SyncMode::kSync, 0.001},
+                    ReducerCase{SyncMode::kSync, 0.1}, ReducerCase{SyncMode::kSync, 25},
+                    ReducerCase{SyncMode::kAsync, 0.001}, ReducerCase{SyncMode::kAsync, 0.1},
+                    ReducerCase{SyncMode::kAsync, 25}, ReducerCase{SyncMode::kPerTensor, 25}),
+    case_name);
 
 TEST(SyncModeNames, RoundTrip) {
   for (const char* name : {"overlap", "sync", "async", "per_tensor"}) {
@@ -170,9 +169,9 @@ TEST(GradientCompression, BucketsCarryTheRankAverageOfTheRoundedGradients) {
     const std::vector<std::vector<at::Tensor>> grads = {
         {torch::tensor({0.1f, 1.0f / 3, 1000.7f, -2.2e-3f}), torch::tensor({7.77f, -0.3f})},
         {torch::tensor({0.2f, 2.0f / 3, 0.05f, 4.4e-3f}), torch::tensor({1.11f, 0.9f})}};
-    std::vector<std::vector<at::Tensor>> reduced(kWorld);
+    std::vector<std::vector<at::Tensor>> reduced(kReducerWorld);
     const auto errors =
-        runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& communicator) {
+        runtime_test::on_every_rank(kReducerWorld, [&](int r, runtime::Communicator& communicator) {
           std::vector<at::Tensor> parameters;
           for (const auto& g : grads[r]) {
             at::Tensor p = torch::zeros_like(g).requires_grad_(true);
@@ -191,13 +190,14 @@ TEST(GradientCompression, BucketsCarryTheRankAverageOfTheRoundedGradients) {
     for (const auto& e : errors) ASSERT_EQ(e, "");
     for (size_t i = 0; i < grads[0].size(); ++i) {
       const at::Tensor expected =
-          (grads[0][i].to(half).div(kWorld) + grads[1][i].to(half).div(kWorld)).to(at::kFloat);
-      for (int r = 0; r < kWorld; ++r) {
+          (grads[0][i].to(half).div(kReducerWorld) + grads[1][i].to(half).div(kReducerWorld))
+              .to(at::kFloat);
+      for (int r = 0; r < kReducerWorld; ++r) {
         EXPECT_TRUE(torch::equal(reduced[r][i], expected))
             << "rank " << r << " parameter " << i << ": " << reduced[r][i] << " vs " << expected;
       }
       // Rounded: not the float average.
-      EXPECT_FALSE(torch::equal(expected, (grads[0][i] + grads[1][i]) / kWorld));
+      EXPECT_FALSE(torch::equal(expected, (grads[0][i] + grads[1][i]) / kReducerWorld));
     }
   }
 }

@@ -349,10 +349,8 @@ TEST(TraceCommand, WarnsAboutWhatItDoesNotCount) {
   EXPECT_NEAR(numbers["ranks"][0]["span_ms"].get<double>(), 7.7, 1e-9);
 }
 
-bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
-
 TEST(TimelinePlot, GanttPerRunWithLanesAndIdle) {
-  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  if (!harness_test::have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
   TempDir dir;
   const fs::path run = copy_fixture(dir);
   std::ostringstream out;
@@ -400,7 +398,7 @@ TEST(TimelinePlot, SaysSoWithoutTracesAndLimitsTheCount) {
   EXPECT_EQ(harness::run_plots(empty, {"timeline"}, out), 0u);
   EXPECT_EQ(out.str(), "plot timeline: does not fit " + empty.string() +
                            ": no traces in this results folder\n");
-  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  if (!harness_test::have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
   // 14 points of one system, a second repeat of the first: 12 figures, one per point.
   const fs::path run = copy_fixture(dir);
   fs::remove_all(run / "raw/p000/gpipe_2x1");

@@ -25,10 +25,8 @@ using harness_test::FixtureRun;
 using harness_test::TempDir;
 using nlohmann::json;
 
-bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
-
 #define REQUIRE_GNUPLOT() \
-  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed"
+  if (!harness_test::have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed"
 
 // The four files of a figure exist and hold what their names say.
 void expect_figure(const fs::path& plots, const std::string& stem) {
