@@ -146,18 +146,26 @@ bool has_topology_ops(const std::vector<std::string>& ops, bool emulated) {
   return has("allreduce") && (has("sendrecv") || (emulated && has("pingpong")));
 }
 
+// A measured bandwidth beside the configured rate: "  940.2 Mbit/s (-6.0%)", or why there is
+// none. A bandwidth is a fit's slope, so one message size (or an op not run) gives none; it is
+// not a link that delivered nothing.
+std::string measured_rate_text(double bytes_per_s, double configured_bits_per_s) {
+  if (bytes_per_s <= 0) return "not fitted (needs the op at two sizes or more)";
+  char text[64];
+  std::snprintf(text, sizeof text, "%10.1f Mbit/s (%+.1f%%)", bytes_per_s * 8 / 1e6,
+                100 * (bytes_per_s * 8 / configured_bits_per_s - 1));
+  return text;
+}
+
 // The link as configured beside what it delivered.
 void print_link_comparison(const EmulatedClusterShape& shape, const MeasuredLink& link) {
   const LinkShape& configured = shape.inter_machine;
   std::printf("\n# inter-machine link: configured vs measured\n");
   if (configured.rate_bits_per_s) {
-    std::printf(
-        "rate        %10.1f Mbit/s   p2p %10.1f Mbit/s (%+.1f%%)   all-reduce busbw %10.1f "
-        "Mbit/s (%+.1f%%)\n",
-        *configured.rate_bits_per_s / 1e6, link.p2p_bytes_per_s * 8 / 1e6,
-        100 * (link.p2p_bytes_per_s * 8 / *configured.rate_bits_per_s - 1),
-        link.allreduce_bus_bytes_per_s * 8 / 1e6,
-        100 * (link.allreduce_bus_bytes_per_s * 8 / *configured.rate_bits_per_s - 1));
+    const double rate = *configured.rate_bits_per_s;
+    std::printf("rate        %10.1f Mbit/s   p2p %s   all-reduce busbw %s\n", rate / 1e6,
+                measured_rate_text(link.p2p_bytes_per_s, rate).c_str(),
+                measured_rate_text(link.allreduce_bus_bytes_per_s, rate).c_str());
   }
   if (link.one_way_latency_us) {
     std::printf("latency     %10.1f us (configured delay)   %10.1f us one way (ping-pong)\n",

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/common.sh"
 set +e
 "$HARNESS" profile comm --world 2 --machines 2 --link-rate 100mbit --ops allreduce \
-  --sizes 16M --iterations 1 --warmup 0 --out "$SCRATCH/probe" >/dev/null 2>"$SCRATCH/err"
+  --sizes 16M --iterations 1 --warmup 0 --out "$SCRATCH/probe" >"$SCRATCH/probe.out" 2>"$SCRATCH/err"
 code=$?
 set -e
 if [[ $code == 2 ]]; then
@@ -18,6 +18,9 @@ if [[ $code == 2 ]]; then
   exit 77
 fi
 [[ $code == 0 ]] || fail "probe run: exit $code: $(cat "$SCRATCH/err")"
+# One size and no ping-pong: no bandwidth can be fitted, which is said, not shown as 0 (-100%).
+expect_contains "$(cat "$SCRATCH/probe.out")" "p2p not fitted (needs the op at two sizes or more)"
+expect_contains "$(cat "$SCRATCH/probe.out")" "all-reduce busbw not fitted (needs the op at two sizes or more)"
 # Each rate at a size of 300 ms or more of it, so that the rate, not a message's fixed cost,
 # decides.
 for rate_size in 100mbit:4M 500mbit:16M 2gbit:64M; do
