@@ -72,7 +72,7 @@ every = steps(os.path.join(build, ".ninja_log"))
 rest = {k: v for k, v in every.items() if k not in quick}
 print(f"unit: one `#include <torch/torch.h>` file, {unit:.1f} s CPU (median of "
       f"{', '.join(f'{t:.1f}' for t in times)}) with this build's flags "
-      f"({' '.join(a for a in keep if a.startswith('-O') or a == '-g')})")
+      f"({' '.join(a for a in keep if a.startswith(('-O', '--param')) or a == '-g')})")
 for name, log, wall in (("quickstart (harness, harness-rank)", quick, t1 - t0),
                         ("whole tree with tests", {**quick, **rest}, t1 - t0 + t2 - t1)):
     total = sum(log.values())
