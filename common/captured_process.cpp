@@ -39,6 +39,25 @@ int exit_code_of_status(int status) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
+void exec_child(char* const* argv, char* const* envp, int out_fd, int err_fd,
+                ProgramLookup lookup) {
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  ::dup2(null_fd, STDIN_FILENO);
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  char* const* environment = envp != nullptr ? envp : environ;
+  if (lookup == ProgramLookup::kOnPath) {
+    ::execvpe(argv[0], argv, environment);
+  } else {
+    ::execve(argv[0], argv, environment);
+  }
+  const char* why = std::strerror(errno);
+  for (const char* part : {"cannot start ", static_cast<const char*>(argv[0]), ": ", why, "\n"}) {
+    (void)!::write(STDERR_FILENO, part, std::strlen(part));
+  }
+  ::_exit(127);
+}
+
 std::vector<char*> exec_argv(const std::vector<std::string>& words) {
   std::vector<char*> argv;
   for (const auto& word : words) argv.push_back(const_cast<char*>(word.c_str()));
@@ -56,16 +75,7 @@ CapturedOutput run_captured(const std::string& program, const std::vector<std::s
   std::vector<char*> argv = exec_argv(words);
   const pid_t pid = fork_dying_with_parent();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(err[1], STDERR_FILENO);
-    ::execvp(program.c_str(), argv.data());
-    const std::string why = "cannot start " + program + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, why.data(), why.size());
-    ::_exit(127);
-  }
+  if (pid == 0) exec_child(argv.data(), nullptr, out[1], err[1], ProgramLookup::kOnPath);
   ::close(out[1]);
   ::close(err[1]);
   // Both streams are read together, so that neither pipe can fill up and stall the child.

@@ -23,6 +23,16 @@ std::string find_on_path(const std::string& program);
 // A waitpid status as a shell reports it: the exit code, or 128 + the signal that ended it.
 int exit_code_of_status(int status);
 
+// How the child's program is found: as named (a path), or on PATH when its name has no '/'.
+enum class ProgramLookup { kAsNamed, kOnPath };
+
+// The child's side of a fork, async-signal-safe (it allocates nothing): standard input from
+// /dev/null, standard output and error onto `out_fd` and `err_fd` (they may be the same), then
+// `argv[0]` exec'd with `envp` (nullptr: this process's environment). When it cannot be
+// started, "cannot start PROGRAM: why" goes to the error stream and the child exits with 127.
+[[noreturn]] void exec_child(char* const* argv, char* const* envp, int out_fd, int err_fd,
+                             ProgramLookup lookup);
+
 // The argv array execv/execvp take for `words` (null-terminated; it points into `words`,
 // which must outlive it).
 std::vector<char*> exec_argv(const std::vector<std::string>& words);

@@ -46,4 +46,8 @@ std::optional<PatternMatch> TextPattern::match(std::string_view text) const {
   return to_match(found, text.data());
 }
 
+bool TextPattern::matches(std::string_view text) const {
+  return std::regex_match(text.data(), text.data() + text.size(), compiled_->regex);
+}
+
 }  // namespace harness

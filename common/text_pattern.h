@@ -50,7 +50,8 @@ class TextPattern {
   std::optional<PatternMatch> search(std::string_view text) const;
   // A match of the whole of `text` (std::regex_match).
   std::optional<PatternMatch> match(std::string_view text) const;
-  bool matches(std::string_view text) const { return match(text).has_value(); }
+  // Whether the whole of `text` matches, without taking its groups out.
+  bool matches(std::string_view text) const;
 
  private:
   struct Compiled;

@@ -268,8 +268,8 @@ std::optional<std::string> failed_requirement(const ExternalSystem& system) {
     const int code = ran.exit_code;
     std::string& err = ran.err;
     while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
-    const std::string last =
-        err.substr(err.rfind('\n') == std::string::npos ? 0 : err.rfind('\n') + 1);
+    const size_t last_newline = err.rfind('\n');
+    const std::string last = last_newline == std::string::npos ? err : err.substr(last_newline + 1);
     if (code != 0) {
       return "`" + probe + "` exited with code " + std::to_string(code) +
              (last.empty() ? "" : ": " + shorten(last));

@@ -149,22 +149,10 @@ pid_t start_rank(const std::string& executable, const RankProcess& rank) {
   // Everything the child needs is made before the fork: after it, only async-signal-safe calls.
   std::vector<char*> argv = exec_argv(words);
   std::vector<char*> envp = exec_argv(environment);
-  const std::string cannot_start = "cannot start " + words.front() + ": ";
   const int out_fd = open_output(rank.stdout_path);
   const int err_fd = open_output(rank.stderr_path);
   const pid_t pid = fork_dying_with_parent();
-  if (pid == 0) {
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(out_fd, STDOUT_FILENO);
-    ::dup2(err_fd, STDERR_FILENO);
-    ::execvpe(argv[0], argv.data(), envp.data());
-    const char* why = std::strerror(errno);
-    (void)!::write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
-    (void)!::write(STDERR_FILENO, why, std::strlen(why));
-    (void)!::write(STDERR_FILENO, "\n", 1);
-    ::_exit(127);
-  }
+  if (pid == 0) exec_child(argv.data(), envp.data(), out_fd, err_fd, ProgramLookup::kOnPath);
   const int fork_error = errno;
   ::close(out_fd);
   ::close(err_fd);

@@ -59,16 +59,7 @@ SupervisedExit run_supervised(const std::string& program, const std::vector<std:
     ::close(log_fd);
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   }
-  if (pid == 0) {
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-    ::execv(program.c_str(), argv.data());
-    const std::string why = "cannot start " + program + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, why.data(), why.size());
-    ::_exit(127);
-  }
+  if (pid == 0) exec_child(argv.data(), nullptr, log_fd, log_fd, ProgramLookup::kAsNamed);
   ::close(log_fd);
   while (true) {
     if (const int code = poll_exit(pid); code >= 0) return {code, false};
