@@ -4,6 +4,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -137,6 +138,31 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
   return {ms_since(start) / one_way, (process_cpu_ms() - cpu_start) / one_way};
 }
 
+// Every rank's time of each iteration, gathered after the op's iterations (untimed): `mine` on
+// this rank, the result indexed [rank][iteration].
+std::vector<std::vector<double>> gather_times(Communicator& comm, const std::vector<double>& mine) {
+  const auto n = static_cast<int64_t>(mine.size());
+  at::Tensor local =
+      torch::from_blob(const_cast<double*>(mine.data()), {n}, torch::kFloat64).clone();
+  at::Tensor all = torch::empty({comm.world_size() * n}, torch::kFloat64);
+  comm.all_gather(all, local)->wait();
+  std::vector<std::vector<double>> by_rank(comm.world_size());
+  const double* values = all.data_ptr<double>();
+  for (int r = 0; r < comm.world_size(); ++r)
+    by_rank[r].assign(values + r * n, values + (r + 1) * n);
+  return by_rank;
+}
+
+// An operation lasts until its last rank is done: the ranks leave the barrier together, and one
+// that finishes early (rank 0 at the start of a ring, a root) would otherwise time a collective
+// shorter than any training step waits for it. Per iteration, the slowest rank's time.
+std::vector<double> slowest_rank(const std::vector<std::vector<double>>& by_rank) {
+  std::vector<double> slowest = by_rank.front();
+  for (const auto& times : by_rank)
+    for (size_t i = 0; i < slowest.size(); ++i) slowest[i] = std::max(slowest[i], times[i]);
+  return slowest;
+}
+
 // One timed operation, started and finished (the wait included).
 void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::Tensor& other) {
   const int n = comm.world_size(), r = comm.rank();
@@ -224,10 +250,18 @@ int run(const Args& a) {
           timed_reference(i), timed_op(i);
         }
       }
-      entries.push_back(
-          {{"op", op}, {"bytes", elements * 4}, {"times_ms", times}, {"cpu_ms", cpu_times}});
+      const auto rank_times = gather_times(*comm, times);
+      entries.push_back({{"op", op},
+                         {"bytes", elements * 4},
+                         {"times_ms", slowest_rank(rank_times)},
+                         {"rank_times_ms", rank_times},
+                         {"cpu_ms", cpu_times}});
       if (with_reference) {
-        reference.push_back({{"op", op}, {"bytes", elements * 4}, {"times_ms", reference_times}});
+        const auto reference_rank_times = gather_times(*comm, reference_times);
+        reference.push_back({{"op", op},
+                             {"bytes", elements * 4},
+                             {"times_ms", slowest_rank(reference_rank_times)},
+                             {"rank_times_ms", reference_rank_times}});
       }
       std::printf("%s %lld done\n", op.c_str(), static_cast<long long>(elements * 4));
       std::fflush(stdout);

@@ -150,6 +150,21 @@ for r in rows:
     assert abs(r["algbw_gbps"] - r["bytes"] / (r["p50_ms"] * 1e-3) / 1e9) < 1e-9 * r["algbw_gbps"] + 1e-12, r
 assert len(c["reference_allreduce"]) == 3
 PY
+# An op lasts until its last rank is done: each iteration's time is the slowest rank's, and
+# every rank's own times are kept beside it (the profiler's entries and the c10d reference's).
+"$PY" - "$SCRATCH/comm/comm-raw.json" <<'PY'
+import json, sys
+raw = json.load(open(sys.argv[1]))
+checked = 0
+for entry in raw["entries"] + raw["reference"]:
+    by_rank = entry["rank_times_ms"]
+    assert len(by_rank) == 2 and all(len(t) == 4 for t in by_rank), entry
+    assert entry["times_ms"] == [max(t) for t in zip(*by_rank)], entry
+    checked += 1
+assert checked == 24 + 3, checked
+# The ranks' own times differ (two clocks, one op each): the file is not rank 0's copied twice.
+assert any(a != b for e in raw["entries"] for a, b in zip(*e["rank_times_ms"]))
+PY
 [[ -s "$SCRATCH/comm/topology.yaml" ]] || fail "no topology.yaml"
 "$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 8 --devices 2 \
   --topology "$SCRATCH/comm/topology.yaml" > "$SCRATCH/plan2.out" || fail "planner rejected the topology: $(cat "$SCRATCH/plan2.out")"
