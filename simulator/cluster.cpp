@@ -46,7 +46,8 @@ Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
     for (int g = 0; g < config_.gpus_per_machine[m]; ++g) machine_of_.push_back(m);
   }
   if (machine_of_.empty()) throw std::invalid_argument("cluster without GPUs");
-  if (!(config_.intra_bandwidth > 0) || !(config_.inter_bandwidth > 0)) {
+  if (!(config_.intra_bandwidth > 0) || !(config_.inter_bandwidth > 0) ||
+      !(config_.intra_collective_bandwidth >= 0)) {
     throw std::invalid_argument("bandwidths must be positive");
   }
   if (config_.p2p_half_duplex && num_gpus() > ClusterConfig::kMaxHalfDuplexGpus) {

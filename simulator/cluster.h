@@ -32,6 +32,10 @@ struct ClusterConfig {
   // per-edge rate of collective steps (0: none) and a per-step latency (< 0: the links').
   double collective_rate_cap = 0.0;
   double collective_step_latency_s = -1.0;
+  // The all-reduce bus bandwidth measured among one machine's ranks: a cap on the per-edge
+  // rate of collective steps that stay inside a machine (0: none, the ports decide). CPU ranks
+  // reduce on their own cores, so their all-reduce over loopback runs well below send/recv.
+  double intra_collective_bandwidth = 0.0;
   // The gradient reducer's host-side pass over a bucket (one copy of its bytes): seconds =
   // latency + bytes / bandwidth, from the `copy` fit of `harness profile comm`. On CPU ranks
   // these passes cost as much as a 2-rank all-reduce; 0 bandwidth: free (GPU studies).

@@ -28,7 +28,9 @@ class StepEdges {
     phase.edges = edges_;
     for (const auto& [link, count] : counts_) phase.links.push_back({link, count});
     const double inter = cluster_.config().inter_bandwidth;
+    const double intra_collective = cluster_.config().intra_collective_bandwidth;
     if (crosses_machines_ && cluster_.nic_bandwidth() > inter) phase.rate_cap = inter;
+    if (!crosses_machines_ && intra_collective > 0) phase.rate_cap = intra_collective;
     return phase;
   }
   bool empty() const { return edges_ == 0; }

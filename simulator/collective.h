@@ -27,7 +27,9 @@ struct CollectivePhase {
   int edges = 0;
   std::vector<LinkUse> links;  // of all edges of one step, duplicates merged
   // The per-edge rate of a phase crossing machines where the NICs carry point-to-point streams
-  // faster than the collective's measured rate (Cluster::nic_bandwidth); 0: none.
+  // faster than the collective's measured rate (Cluster::nic_bandwidth), or of one inside a
+  // machine where its all-reduce was measured (ClusterConfig::intra_collective_bandwidth);
+  // 0: none.
   double rate_cap = 0.0;
 };
 

@@ -216,7 +216,7 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
     const CommMeasurement intra = measure_intra_machine(request, shape->ranks_per_machine, sizes,
                                                         out / "intra", rank_program);
     if (intra.exit_code != 0) return intra.exit_code;
-    intra_fits = {fit_or_largest(comm_rows(intra.raw), "sendrecv", shape->ranks_per_machine)};
+    intra_fits = intra_machine_fits(comm_rows(intra.raw), shape->ranks_per_machine);
   }
   network.reset();
   json emulated = nullptr;

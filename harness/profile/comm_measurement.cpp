@@ -92,7 +92,7 @@ CommMeasurement measure_intra_machine(const CommRequest& cluster_request, int ra
   machine0.machines.resize(1);  // ranks 0 .. ranks_per_machine-1 all live there
   CommRequest request = cluster_request;
   request.world = ranks_per_machine;
-  request.ops = "sendrecv";
+  request.ops = "sendrecv,allreduce";
   request.network = &machine0;
   fs::create_directories(out);
   return measure_comm(request, sizes, out, rank_program);

@@ -37,8 +37,9 @@ struct CommMeasurement {
 CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
                              const std::filesystem::path& out, RankProgram& rank_program);
 
-// Send/recv among the first `ranks_per_machine` ranks of `cluster_request`'s emulated cluster,
-// all in machine 0 (its namespace's loopback): what the machines' own links give.
+// Send/recv and all-reduce among the first `ranks_per_machine` ranks of `cluster_request`'s
+// emulated cluster, all in machine 0 (its namespace's loopback): what the machines' own links
+// give (intra_machine_fits reads them).
 CommMeasurement measure_intra_machine(const CommRequest& cluster_request, int ranks_per_machine,
                                       const std::vector<int64_t>& sizes,
                                       const std::filesystem::path& out, RankProgram& rank_program);

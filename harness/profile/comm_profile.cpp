@@ -189,6 +189,11 @@ double fitted_bandwidth(const std::vector<CommFit>& fits, const std::string& op)
 
 }  // namespace
 
+std::vector<CommFit> intra_machine_fits(const std::vector<CommRow>& rows, int ranks_per_machine) {
+  return {fit_or_largest(rows, "sendrecv", ranks_per_machine),
+          fit_or_largest(rows, "allreduce", ranks_per_machine)};
+}
+
 std::string topology_yaml(const TopologyFigures& figures) {
   std::ostringstream out;
   std::istringstream comment(figures.comment);
@@ -203,7 +208,13 @@ std::string topology_yaml(const TopologyFigures& figures) {
                 "  inter_machine_collective: %.6g\n",
                 figures.name.c_str(), figures.memory_bytes, figures.intra_machine,
                 figures.inter_machine_p2p, figures.inter_machine_collective);
-  out << values << "machines: [";
+  out << values;
+  if (figures.intra_machine_collective > 0) {
+    std::snprintf(values, sizeof values, "  intra_machine_collective: %.6g\n",
+                  figures.intra_machine_collective);
+    out << values;
+  }
+  out << "machines: [";
   for (size_t i = 0; i < figures.machines.size(); ++i) {
     out << (i ? ", " : "") << figures.machines[i];
   }
@@ -223,11 +234,11 @@ TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_si
   figures.comment =
       "Measured by `harness profile comm`: one machine of " + std::to_string(world_size) +
       " ranks.\n"
-      "intra_machine: send/recv bandwidth; inter_machine_collective: all-reduce bus\n"
-      "bandwidth (no second machine was measured: inter-machine values repeat these).";
+      "intra_machine: send/recv bandwidth; intra_ and inter_machine_collective: all-reduce\n"
+      "bus bandwidth (no second machine was measured: inter-machine values repeat these).";
   figures.memory_bytes = memory_bytes;
   figures.intra_machine = figures.inter_machine_p2p = p2p;
-  figures.inter_machine_collective = collective;
+  figures.intra_machine_collective = figures.inter_machine_collective = collective;
   figures.machines = {world_size};
   return figures;
 }
@@ -298,7 +309,11 @@ TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<Co
     if (figures.intra_machine <= 0) {
       throw InputError("the intra-machine send/recv fit needs a positive bandwidth");
     }
-    figures.comment += "intra_machine: send/recv within machine 0.";
+    figures.intra_machine_collective = fitted_bandwidth(intra_fits, "allreduce");
+    figures.comment += figures.intra_machine_collective > 0
+                           ? "intra_machine: send/recv within machine 0;\n"
+                             "intra_machine_collective: all-reduce bus bandwidth of its ranks."
+                           : "intra_machine: send/recv within machine 0.";
   } else {
     figures.intra_machine = link.p2p_bytes_per_s;
     figures.comment += "intra_machine: no two ranks share a machine (the link's value).";

@@ -55,6 +55,10 @@ CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, 
 // bandwidth of the largest size alone, with no latency: a bandwidth to price transfers by.
 CommFit fit_or_largest(const std::vector<CommRow>& rows, const std::string& op, int world_size);
 
+// What one machine's own links give, from a measurement among its ranks (measure_intra_machine):
+// the send/recv fit and the all-reduce fit, each else its largest size (fit_or_largest).
+std::vector<CommFit> intra_machine_fits(const std::vector<CommRow>& rows, int ranks_per_machine);
+
 // nccl-tests-like columns.
 std::string render_comm_table(const std::vector<CommRow>& rows, int world_size,
                               const std::string& backend);
@@ -67,13 +71,18 @@ struct TopologyFigures {
   double intra_machine = 0;             // bytes/s between ranks of one machine
   double inter_machine_p2p = 0;         // bytes/s of a point-to-point transfer between machines
   double inter_machine_collective = 0;  // all-reduce bus bandwidth across machines
-  std::vector<int> machines;            // ranks per machine
+  // All-reduce bus bandwidth among the ranks of one machine; 0: not measured (not written).
+  // On CPU ranks it is well below send/recv's (Gloo reduces on the rank's own core: 0.92
+  // against 2.17 GB/s over loopback here), so a stage's replicas are priced by it.
+  double intra_machine_collective = 0;
+  std::vector<int> machines;  // ranks per machine
 };
 
 std::string topology_yaml(const TopologyFigures& figures);
 
 // The figures of one machine of `world_size` ranks: intra-machine bandwidth from the send/recv
-// fit, collective bandwidth from all-reduce's (inter-machine values repeat them). Throws
+// fit, collective bandwidth (intra- and inter-machine) from all-reduce's (inter-machine values
+// repeat them). Throws
 // InputError when either fit has no positive bandwidth.
 TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_size,
                                   double memory_bytes, const std::string& name);
@@ -102,9 +111,9 @@ nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const Measu
 
 // The figures of `machines` emulated machines of `ranks_per_machine` ranks: inter-machine
 // values from the link measured between them (`link`: p2p and all-reduce), intra-machine from
-// `intra_fits` (send/recv between ranks of one machine), or the link's own p2p value when no two
-// ranks share a machine (then no intra-machine transfer exists to price). Throws InputError when a
-// needed bandwidth is missing.
+// `intra_fits` (send/recv between ranks of one machine, and their all-reduce where measured),
+// or the link's own p2p value when no two ranks share a machine (then no intra-machine transfer
+// exists to price). Throws InputError when a needed bandwidth is missing.
 TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<CommFit>& intra_fits,
                                   int machines, int ranks_per_machine, double memory_bytes,
                                   const std::string& name);

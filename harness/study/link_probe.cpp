@@ -82,7 +82,7 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
     const CommMeasurement intra = measure_intra_machine(
         request, shape.ranks_per_machine, kIntraMachineSizes, out / "intra", rank_program);
     if (intra.exit_code != 0) throw std::runtime_error("measuring a machine's own links failed");
-    intra_fits = {fit_or_largest(comm_rows(intra.raw), "sendrecv", shape.ranks_per_machine)};
+    intra_fits = intra_machine_fits(comm_rows(intra.raw), shape.ranks_per_machine);
   }
   std::vector<CommRow> rows = comm_rows(bandwidth.raw);
   const std::vector<CommRow> allreduce_rows = comm_rows(allreduce.raw);

@@ -139,6 +139,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.intra_bandwidth = out.topology.intra_machine_bandwidth;
   config.inter_bandwidth = out.topology.inter_machine_collective_bandwidth;
   config.inter_p2p_bandwidth = out.topology.inter_machine_p2p_bandwidth;
+  config.intra_collective_bandwidth = out.topology.intra_machine_collective_bandwidth;
   if (!c.comm_profile.empty()) {
     // The measured fit: all-reduce time = L + S x 2(n-1)/n / busbw, reproduced on a ring by a
     // per-step latency L / 2(n-1) and a per-edge rate cap of busbw; send/recv sets the links.

@@ -73,10 +73,13 @@ Topology load_topology(const std::string& path) {
         } else if (bw_key == "inter_machine_collective") {
           topology.inter_machine_collective_bandwidth = positive_number(path, bw.second, bw_key);
           seen[2] = true;
+        } else if (bw_key == "intra_machine_collective") {  // optional
+          topology.intra_machine_collective_bandwidth = positive_number(path, bw.second, bw_key);
         } else {
           fail_at(path, bw.first,
                   "unknown bandwidth key '" + bw_key +
-                      "' (expected intra_machine, inter_machine_p2p, inter_machine_collective)");
+                      "' (expected intra_machine, inter_machine_p2p, inter_machine_collective, "
+                      "intra_machine_collective)");
         }
       }
       if (!seen[0] || !seen[1] || !seen[2]) {

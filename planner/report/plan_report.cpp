@@ -79,6 +79,10 @@ nlohmann::json plan_json(const ModelProfile& profile, const PlannerOptions& opti
         {"inter_machine_collective_bandwidth", topology.inter_machine_collective_bandwidth}}},
       {"placement_policies", policies},
   };
+  if (topology.intra_machine_collective_bandwidth > 0) {  // measured topologies only
+    doc["topology"]["intra_machine_collective_bandwidth"] =
+        topology.intra_machine_collective_bandwidth;
+  }
   nlohmann::json results = nlohmann::json::array();
   for (const BatchPlan& b : sweep.batches) {
     const DataParallelEstimates& dp = b.data_parallel;

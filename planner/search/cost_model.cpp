@@ -6,6 +6,10 @@ namespace harness::planner {
 
 double CostModel::in_machine_all_reduce(int n, double bytes) const {
   if (n <= 1) return 0.0;
+  // A measured all-reduce bus bandwidth already holds however many rings the machine runs.
+  if (topology_.intra_machine_collective_bandwidth > 0) {
+    return bytes * 2.0 * (n - 1) / n / topology_.intra_machine_collective_bandwidth;
+  }
   // NVLink machines run n/2 rings at once (integer division, as in the published planner).
   return bytes * 2.0 * (n - 1) / n / topology_.intra_machine_bandwidth / (n / 2);
 }

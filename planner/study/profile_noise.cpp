@@ -35,6 +35,10 @@ Topology perturb_bandwidth(const Topology& topology, double fraction, std::uint6
   noisy.intra_machine_bandwidth *= factor(random, fraction);
   noisy.inter_machine_p2p_bandwidth *= factor(random, fraction);
   noisy.inter_machine_collective_bandwidth *= factor(random, fraction);
+  // Drawn after the others, so that a topology without it perturbs as it always has.
+  if (noisy.intra_machine_collective_bandwidth > 0) {
+    noisy.intra_machine_collective_bandwidth *= factor(random, fraction);
+  }
   return noisy;
 }
 

@@ -129,7 +129,22 @@ for name in files:
     rows = rank["iterations"]
     assert rank["replicas"] == 2 and len(rows) == 3, (name, rank["replicas"], len(rows))
     assert all(row["allreduce_ms"] > 0 for row in rows), (name, rows)
-print("hybrid pipeline across machines: 4 ranks x 3 iterations, every stage all-reduce done")
+# Two ranks a machine: the probe measured machine 0's own links for send/recv and for the
+# all-reduce among its ranks, and the topology carries both (a stage's replicas on one machine
+# are priced by the second).
+raw = json.load(open(sys.argv[1] + "/links/link0/intra/comm-raw.json"))
+assert raw["world_size"] == 2, raw["world_size"]
+assert sorted({e["op"] for e in raw["entries"]}) == ["allreduce", "sendrecv"], raw["entries"]
+bandwidth = {}
+for line in open(sys.argv[1] + "/links/link0/topology.yaml"):
+    key, _, value = line.strip().partition(": ")
+    if key in ("intra_machine", "intra_machine_collective"):
+        bandwidth[key] = float(value)
+assert sorted(bandwidth) == ["intra_machine", "intra_machine_collective"], bandwidth
+assert all(v > 1e8 for v in bandwidth.values()), bandwidth  # loopback: GB/s, not a link's Mbit/s
+print("hybrid pipeline across machines: 4 ranks x 3 iterations, every stage all-reduce done;",
+      "machine 0's send/recv %.2f GB/s, all-reduce %.2f GB/s" % (bandwidth["intra_machine"] / 1e9,
+                                                           bandwidth["intra_machine_collective"] / 1e9))
 PY
 if ip netns list | grep -q "^harness-[0-9]*-m"; then
   # Another test of this suite may hold its own; none may carry this run's harness's pid.

@@ -130,6 +130,34 @@ TEST(Topology, MoreThanTheLimitOfGpusIsAnError) {
   }
 }
 
+TEST(Topology, AnInMachineCollectiveBandwidthIsOptional) {
+  const std::string path = ::testing::TempDir() + "/measured_topology.yaml";
+  {
+    std::ofstream out(path);
+    out << "gpu_memory_bytes: 8e9\nbandwidth: {intra_machine: 2e9, inter_machine_p2p: 1.2e7, "
+           "inter_machine_collective: 1.1e7, intra_machine_collective: 9.2e8}\n"
+           "machines: [2, 2]\n";
+  }
+  EXPECT_DOUBLE_EQ(load_topology(path).intra_machine_collective_bandwidth, 9.2e8);
+  // The published cluster has none: its in-machine all-reduce stays the published formula.
+  EXPECT_EQ(load_topology(std::string(PLANNER_TOPOLOGY_DIR) + "/v100_8x2.yaml")
+                .intra_machine_collective_bandwidth,
+            0.0);
+  {
+    std::ofstream out(path);
+    out << "gpu_memory_bytes: 8e9\nbandwidth: {intra_machine: 2e9, inter_machine_p2p: 1.2e7, "
+           "inter_machine_collective: 1.1e7, intra_machine_collective: 0}\n";
+  }
+  try {
+    load_topology(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":2:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'intra_machine_collective' must be"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Topology, ErrorsCarryLineAndColumn) {
   const std::string path = ::testing::TempDir() + "/bad_topology.yaml";
   {

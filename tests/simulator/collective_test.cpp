@@ -59,6 +59,24 @@ TEST(RingAllReduce, CollectiveCapAndStepLatencyFromAMeasuredFit) {
   EXPECT_NEAR(simulate_allreduce(config, {0, 1}, 10e6), 1.2e-3 + 10e6 / 1.25e9, 1e-12);
 }
 
+TEST(RingAllReduce, AMeasuredInMachineAllReduceCapsOnlyTheStepsInsideAMachine) {
+  // CPU ranks: ports of 2 GB/s (send/recv over loopback), the all-reduce among a machine's
+  // ranks measured at a bus bandwidth of 0.8 GB/s. Two ranks of one machine, S = 8 MB:
+  // 2 steps x (10 us + 4 MB / 0.8 GB/s) = 10.02 ms, not 2 x (10 us + 4 MB / 2 GB/s).
+  ClusterConfig config = one_machine(2);
+  config.gpus_per_machine = {2, 2};
+  config.intra_bandwidth = 2e9;
+  config.inter_bandwidth = 0.1e9;
+  config.inter_latency_s = 20e-6;
+  config.intra_collective_bandwidth = 0.8e9;
+  EXPECT_NEAR(simulate_allreduce(config, {0, 1}, 8e6), 2 * (10e-6 + 4e6 / 0.8e9), 1e-12);
+  // A ring across the machines is the NICs' (0.1 GB/s, below the cap): 6 x (20 us + 2 MB /
+  // 0.1 GB/s), as without the measurement.
+  EXPECT_NEAR(simulate_allreduce(config, {0, 1, 2, 3}, 8e6), 6 * (20e-6 + 2e6 / 0.1e9), 1e-12);
+  config.intra_collective_bandwidth = 0.0;
+  EXPECT_NEAR(simulate_allreduce(config, {0, 1}, 8e6), 2 * (10e-6 + 4e6 / 2e9), 1e-12);
+}
+
 TEST(TreeAllReduce, LevelsUpThenDown) {
   // 7 ranks: depth 2, 4 steps of the whole buffer. A parent receives from (reduce) or sends to
   // (broadcast) its two children at once over its one port: half the bandwidth each,

@@ -145,6 +145,8 @@ TEST(CommProfile, TopologyFileIsReadByThePlanner) {
   EXPECT_DOUBLE_EQ(topology.gpu_memory_bytes, 8e9);
   EXPECT_DOUBLE_EQ(topology.intra_machine_bandwidth, 3e9);
   EXPECT_DOUBLE_EQ(topology.inter_machine_collective_bandwidth, 1.5e9);
+  // One machine's all-reduce is the in-machine collective too.
+  EXPECT_DOUBLE_EQ(topology.intra_machine_collective_bandwidth, 1.5e9);
   EXPECT_EQ(topology.gpus_per_machine, std::vector<int>{2});
 }
 
@@ -164,6 +166,15 @@ TEST(CommProfile, EmulatedTopologyTakesTheLinkBetweenMachinesAndTheLoopbackWithi
   EXPECT_DOUBLE_EQ(topology.inter_machine_p2p_bandwidth, 12.5e6);
   EXPECT_DOUBLE_EQ(topology.inter_machine_collective_bandwidth, 12e6);
   EXPECT_EQ(topology.gpus_per_machine, (std::vector<int>{2, 2}));
+  EXPECT_EQ(topology.intra_machine_collective_bandwidth, 0.0);  // not measured: not written
+  // The ranks of machine 0 all-reduced too (bus 0.9 GB/s): the topology carries it.
+  const std::vector<harness::CommFit> intra_both = {{"sendrecv", 40, 3e9, 1},
+                                                    {"allreduce", 300, 0.9e9, 1}};
+  const auto both = dir.write("both.yaml", harness::topology_yaml(harness::emulated_topology(
+                                               link, intra_both, 2, 2, 8e9, "emulated")));
+  const auto measured = harness::planner::load_topology(both.string());
+  EXPECT_DOUBLE_EQ(measured.intra_machine_bandwidth, 3e9);
+  EXPECT_DOUBLE_EQ(measured.intra_machine_collective_bandwidth, 0.9e9);
   // One rank per machine: no transfer inside a machine; the link's value stands in.
   const auto single = harness::emulated_topology(link, {}, 2, 1, 8e9, "emulated");
   EXPECT_DOUBLE_EQ(single.intra_machine, 12.5e6);
