@@ -31,13 +31,15 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's 2 cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [QUICK=1] [BURST=1] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [QUICK=1] [BURST=1] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
 # profiles: a change of the model checked on the same inputs, in seconds. BURST=1 simulates
 # each link with the token bucket it was shaped with (simulate.cluster.inter_burst_bytes).
 # SIM_SPEC=<file> simulates with another variant of the shape's simulation spec (its name the
-# file's name).
+# file's name). The gradient reducer's copies (a bucket copied in and out around its
+# all-reduce) are priced from `harness profile comm --world 1 --ops copy`, measured after the
+# runs (<OUT>/copy); COPIES=0 leaves them out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
@@ -104,6 +106,33 @@ def measured_profile(folder, options):
                                   stdout=log, stderr=subprocess.STDOUT).returncode:
                     sys.exit(f"error: measuring the profile {folder} failed; see {path}.log")
     return os.path.join(path, "graph.txt")
+
+def measured_copy():
+    """The gradient reducer's passes over its buckets, as one rank alone copies a buffer
+    (`harness profile comm --world 1 --ops copy`; the simulation shares the host's cores
+    itself): --set options for the simulation's bucket_copy_bandwidth and _latency_us. Taken
+    from PROFILES where that validation measured it, else measured now (after the runs, as the
+    profiles); COPIES=0 leaves the passes unpriced (the model before 2026-11-27)."""
+    if os.environ.get("COPIES") == "0":
+        return []
+    path = os.path.join(out, "copy")
+    if not os.path.exists(os.path.join(path, "comm.json")):
+        earlier = os.environ.get("PROFILES")
+        if earlier and os.path.exists(os.path.join(earlier, "copy", "comm.json")):
+            shutil.copytree(os.path.join(earlier, "copy"), path)
+        else:
+            with open(path + ".log", "w") as log:
+                if subprocess.run([harness, "profile", "comm", "--world", "1", "--ops", "copy",
+                                   "--sizes", "1M,4M,16M", "--iterations", "10", "--warmup",
+                                   "2", "--out", path], stdout=log,
+                                  stderr=subprocess.STDOUT).returncode:
+                    sys.exit(f"error: measuring the bucket copy failed; see {path}.log")
+    fit = next(f for f in json.load(open(os.path.join(path, "comm.json")))["fits"]
+               if f["op"] == "copy")
+    return [f"simulate.cluster.bucket_copy_bandwidth={fit['bus_bandwidth_bytes_per_s']}",
+            f"simulate.cluster.bucket_copy_latency_us={max(0.0, fit['latency_us'])}"]
+
+copy_options = measured_copy()
 
 # Which profile prices which system: (extra --set options, systems taken from that simulation).
 profiles = []
@@ -172,7 +201,7 @@ def simulate(real, n, link, label):
                    "--set", f"output={sim_out}"]
         if comm_cores:
             command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
-        for option in extra:
+        for option in copy_options + extra:
             command += ["--set", option]
         # Exit 1: a run the simulator could not price (a plan for another cluster): left out.
         if subprocess.run(command, stdout=subprocess.DEVNULL).returncode not in (0, 1):

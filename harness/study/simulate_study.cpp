@@ -171,6 +171,8 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.cpu_cores_per_machine = c.cpu_cores;
   config.machines_per_host = static_cast<int>(c.machines_per_host);
   if (c.comm_cores_per_rank) config.comm_cores_per_rank = *c.comm_cores_per_rank;
+  if (c.bucket_copy_bandwidth) config.bucket_copy_bandwidth = *c.bucket_copy_bandwidth;
+  if (c.bucket_copy_latency_us) config.bucket_copy_latency_s = *c.bucket_copy_latency_us * 1e-6;
   config.cores_per_rank = p.model.threads;
   out.topology.intra_machine_bandwidth = config.intra_bandwidth;
   out.topology.inter_machine_collective_bandwidth = config.inter_bandwidth;

@@ -245,6 +245,33 @@ TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   }
 }
 
+// cluster.bucket_copy_bandwidth / _latency_us price the reducer's passes without a comm
+// profile (a `harness profile comm --ops copy` fit). The case above without shared cores:
+// forward and backward 30 ms, then, as the sync reducer runs them one bucket after the other,
+// per 2 MB bucket 2 passes in (each 100 us + 2 MB / 1 GB/s = 2.1 ms), its all-reduce (0.3 ms)
+// and 1 pass out, then the step (2 ms): 30 + 2 x (4.2 + 0.3 + 2.1) + 2 = 45.2 ms.
+TEST(SimulateSpec, BucketCopiesArePricedFromTheSpecsFit) {
+  Study study;
+  ASSERT_EQ(study.run(sync_with_measured_step(study,
+                                              "gpus_per_machine: 4, bucket_copy_bandwidth: 1e9, "
+                                              "bucket_copy_latency_us: 100")),
+            0);
+  const fs::path raw = study.results() / "raw" / "p000" / "sync" / "rep0";
+  EXPECT_NEAR(read_sample_file(raw / "rank3.csv").at("iteration")[0], 45.2, 1e-6);
+  const json config = parse_json(read_file(raw / "config.json"));
+  EXPECT_EQ(config["cluster"]["bucket_copy_bandwidth"], 1e9);
+  EXPECT_NEAR(config["cluster"]["bucket_copy_latency_us"].get<double>(), 100.0, 1e-9);
+  for (const std::string bad : {"bucket_copy_bandwidth: 0", "bucket_copy_latency_us: -1"}) {
+    Study wrong;
+    std::string text = in_dir(spec_text("    - sync\n"), wrong.dir.path());
+    text.replace(text.find("gpus_per_machine: 2"), 19, "gpus_per_machine: 1, " + bad);
+    std::string error;
+    EXPECT_EQ(wrong.run(text, &error), 2) << bad;
+    EXPECT_NE(error.find("spec.yaml:6:"), std::string::npos) << "got: " << error;
+    EXPECT_NE(error.find(bad.substr(0, bad.find(':'))), std::string::npos) << "got: " << error;
+  }
+}
+
 // A pipeline from a planner's plan.json: its stages at the spec's global batch (2 x 4 = 8),
 // the other batch's result beside it ignored.
 TEST(SimulateSpec, APipelineRunsThePlanFilesStagesAtItsGlobalBatch) {
