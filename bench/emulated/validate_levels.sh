@@ -5,8 +5,8 @@
 # simulation of the same systems with the topology, the one-way latency and the share of a
 # core the all-reduce kept busy, measured on that run's machines before its iterations (its
 # links/<n>/ and env.json `emulated_links`): nothing of the runs' timings goes into a
-# simulation. The layer profiles are measured here after the runs, each as its system runs
-# the layers: at small batches a layer's fixed cost, not its FLOPs, decides its time, so one
+# simulation. The layer profiles (and the gradient reducer's copy) are measured right after
+# each run, for that run's simulations, each as its system runs the layers: at small batches a layer's fixed cost, not its FLOPs, decides its time, so one
 # profile scaled by batch would miss it (one at 8 samples scaled to 16 made DAPPLE's stage 1
 # forward 53% and backward 23% slower than they run). Prints, per level and system, the
 # median of the runs' p50s, their range and a distribution-free interval of the median (order
@@ -38,8 +38,8 @@
 # each link with the token bucket it was shaped with (simulate.cluster.inter_burst_bytes).
 # SIM_SPEC=<file> simulates with another variant of the shape's simulation spec (its name the
 # file's name). The gradient reducer's copies (a bucket copied in and out around its
-# all-reduce) are priced from `harness profile comm --world 1 --ops copy`, measured after the
-# runs (<OUT>/copy); COPIES=0 leaves them out.
+# all-reduce) are priced from `harness profile comm --world 1 --ops copy`, measured after each
+# run (<OUT>/profiles/<run>/copy); COPIES=0 leaves them out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
@@ -67,13 +67,39 @@ case "${SHAPE:-2x1}" in
     # Each run's own plan per level (<run>/plans/); the profiles, at the batches the runs
     # compute (DDP's and a pipeline replica's share of a micro-batch), measured after the runs.
     STUDY=emulated_planner_levels SIMULATION=simulate_emulated_planner_levels
-    PROFILE_SET=() ;;
+    # The model of experiments/emulated_planner_levels.yaml, 4 ranks in lockstep on the CPU
+    # clock, at DDP's batch (8) and at a replica's share of a micro-batch (4 for 2 x 2 plans; a
+    # plan of single replicas computes 8).
+    MODEL=(--model vgg19 --width 8 --num-classes 10 --input-shape 3,32,32 --clock cpu
+           --repetitions 10 --warmup 2)
+    PROFILE_SET=("profile-b8-co4 8 overlap,planned --co-located 4"
+                 "profile-b4-co4 4 planned --co-located 4") ;;
   *) echo "error: SHAPE=$SHAPE: expected 2x1, 4x1 or planner" >&2; exit 2 ;;
 esac
+# The layer profiles (PROFILE_SET) and the bucket copy of one run ($1), measured right after it
+# into <OUT>/profiles/<run>/: a few seconds, in the run's minutes. Profiles taken once after
+# all the runs carry whatever speed phase the VM is in then: two validations' pipeline
+# profiles differed by 18-25% where their runs did not (2026-11-26, 23:05 and 23:38).
+profile_run() {
+  local dest line folder batch systems options
+  dest="$OUT/profiles/$(basename "$1")"
+  mkdir -p "$dest"
+  for line in ${PROFILE_SET[@]+"${PROFILE_SET[@]}"}; do
+    read -r folder batch systems options <<< "$line"
+    # shellcheck disable=SC2086  # options: several words
+    "$HARNESS" profile layers "${MODEL[@]}" --batch "$batch" $options --out "$dest/$folder" \
+      > "$dest/$folder.log" 2>&1 || { echo "error: profile $dest/$folder failed" >&2; exit 1; }
+  done
+  if [[ "${COPIES:-1}" != 0 ]]; then
+    "$HARNESS" profile comm --world 1 --ops copy --sizes 1M,4M,16M --iterations 10 --warmup 2 \
+      --out "$dest/copy" > "$dest/copy.log" 2>&1 || { echo "error: $dest/copy failed" >&2; exit 1; }
+  fi
+}
 if [[ -z "${REAL:-}" ]]; then
   for run in $(seq "${RUNS:-5}"); do
     "$HARNESS" run "experiments/$STUDY.yaml" --set "output=$OUT/real" \
       ${QUICK:+--quick} > "$OUT/real-$run.log" 2>&1 || { tail -5 "$OUT/real-$run.log"; exit 1; }
+    profile_run "$(ls -d "$OUT/real/$STUDY"/*/ | tail -1)"
     echo "real run $run/${RUNS:-5} done ($(($(date +%s) - start)) s)" >&2
   done
   REAL=$(ls -d "$OUT/real/$STUDY"/*/)
@@ -86,11 +112,26 @@ import glob, json, math, os, shutil, statistics, subprocess, sys
 out, harness, burst, sim_spec, shape, model_options, profile_set = sys.argv[1:8]
 burst, reals = burst == "1", sys.argv[8:]
 
-def measured_profile(folder, options):
-    """The layer profile <OUT>/<folder>/graph.txt: there already, else taken from PROFILES (an
-    earlier validation's OUT: the same runs simulated again with the same inputs, so that what
-    moves is the model alone; a new profile carries the VM's speed phase), else measured now by
-    `harness profile layers <options>`."""
+def run_measurement(run, folder, marker):
+    """<OUT>/profiles/<run>/<folder>, measured right after the run (the script's profile_run),
+    else taken from PROFILES where that validation measured it so; None when neither has it
+    (an earlier validation that measured once after all its runs)."""
+    path = os.path.join(out, "profiles", run, folder)
+    if not os.path.exists(os.path.join(path, marker)):
+        earlier = os.environ.get("PROFILES")
+        source = os.path.join(earlier or "", "profiles", run, folder)
+        if not earlier or not os.path.exists(os.path.join(source, marker)):
+            return None
+        shutil.copytree(source, path)
+    return path
+
+def measured_profile(folder, options, run=None):
+    """The layer profile of `run` (run_measurement), else <OUT>/<folder>/graph.txt: there
+    already, else taken from PROFILES (an earlier validation's OUT: the same runs simulated
+    again with the same inputs, so that what moves is the model alone; a new profile carries
+    the VM's speed phase), else measured now by `harness profile layers <options>`."""
+    if run and (own := run_measurement(run, folder, "graph.txt")):
+        return os.path.join(own, "graph.txt")
     path = os.path.join(out, folder)
     if not os.path.exists(os.path.join(path, "graph.txt")):
         earlier = os.environ.get("PROFILES")
@@ -107,15 +148,16 @@ def measured_profile(folder, options):
                     sys.exit(f"error: measuring the profile {folder} failed; see {path}.log")
     return os.path.join(path, "graph.txt")
 
-def measured_copy():
+def measured_copy(run):
     """The gradient reducer's passes over its buckets, as one rank alone copies a buffer
     (`harness profile comm --world 1 --ops copy`; the simulation shares the host's cores
-    itself): --set options for the simulation's bucket_copy_bandwidth and _latency_us. Taken
-    from PROFILES where that validation measured it, else measured now (after the runs, as the
-    profiles); COPIES=0 leaves the passes unpriced (the model before 2026-11-27)."""
+    itself): --set options for the simulation's bucket_copy_bandwidth and _latency_us. The
+    run's own (run_measurement), else one for all runs: from PROFILES where that validation
+    measured it, else measured now; COPIES=0 leaves the passes unpriced (the model before
+    2026-11-27)."""
     if os.environ.get("COPIES") == "0":
         return []
-    path = os.path.join(out, "copy")
+    path = run_measurement(run, "copy", "comm.json") or os.path.join(out, "copy")
     if not os.path.exists(os.path.join(path, "comm.json")):
         earlier = os.environ.get("PROFILES")
         if earlier and os.path.exists(os.path.join(earlier, "copy", "comm.json")):
@@ -132,17 +174,18 @@ def measured_copy():
     return [f"simulate.cluster.bucket_copy_bandwidth={fit['bus_bandwidth_bytes_per_s']}",
             f"simulate.cluster.bucket_copy_latency_us={max(0.0, fit['latency_us'])}"]
 
-copy_options = measured_copy()
+def run_profiles(run):
+    """Which profile prices which system in `run`: (extra --set options, systems taken from
+    that simulation)."""
+    profiles = []
+    for line in profile_set.splitlines():
+        folder, batch, systems, *options = line.split()
+        graph = measured_profile(folder, model_options.split() + ["--batch", batch] + options, run)
+        profiles.append(([f"simulate.model.profile={graph}", f"simulate.model.pbs={batch}"],
+                         systems.split(",")))
+    return profiles
 
-# Which profile prices which system: (extra --set options, systems taken from that simulation).
-profiles = []
-for line in profile_set.splitlines():
-    folder, batch, systems, *options = line.split()
-    graph = measured_profile(folder, model_options.split() + ["--batch", batch] + options)
-    profiles.append(([f"simulate.model.profile={graph}", f"simulate.model.pbs={batch}"],
-                     systems.split(",")))
-
-def co_located_profile(model, batch, world):
+def co_located_profile(model, batch, world, run):
     """SHAPE=planner: the run's model at `batch` samples, `world` copies in lockstep on the CPU
     clock (the simulation shares the host's cores itself), once per batch."""
     options = ["--model", model["name"], "--batch", str(batch), "--co-located", str(world),
@@ -152,14 +195,15 @@ def co_located_profile(model, batch, world):
             options += [flag, str(model[key])]
     if model.get("input_shape"):
         options += ["--input-shape", ",".join(map(str, model["input_shape"]))]
-    return measured_profile(f"profile-b{batch}-co{world}", options)
+    return measured_profile(f"profile-b{batch}-co{world}", options, run)
 
 def profiles_of(real, label):
     """The profiles of one point of one run. SHAPE=planner: the plan the run's planner chose at
     that point, with the run's micro-batches; DDP priced at the rank's batch and the pipeline at
     a replica's share of a micro-batch, each measured as the runs compute (all ranks at once)."""
+    run = os.path.basename(real.rstrip("/"))
     if shape != "planner":
-        return profiles
+        return run_profiles(run)
     point = next(p for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
                  if p["label"] == label)
     work = glob.glob(os.path.join(real, "plans", "planned-*"))[0]
@@ -174,9 +218,9 @@ def profiles_of(real, label):
     systems = f"[overlap, {{name: planned, kind: pipeline, schedule: dapple, plan: '{plan}'}}]"
     common = [f"simulate.systems={systems}", f"simulate.pipeline.micro_batches={micro_batches}",
               f"simulate.model.batch_size={model['batch_size']}"]
-    return [([f"simulate.model.profile={co_located_profile(model, model['batch_size'], world)}",
+    return [([f"simulate.model.profile={co_located_profile(model, model['batch_size'], world, run)}",
               f"simulate.model.pbs={model['batch_size']}"] + common, ["overlap"]),
-            ([f"simulate.model.profile={co_located_profile(model, share, world)}",
+            ([f"simulate.model.profile={co_located_profile(model, share, world, run)}",
               f"simulate.model.pbs={share}"] + common, ["planned"])]
 
 def simulate(real, n, link, label):
@@ -201,7 +245,7 @@ def simulate(real, n, link, label):
                    "--set", f"output={sim_out}"]
         if comm_cores:
             command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
-        for option in copy_options + extra:
+        for option in measured_copy(os.path.basename(real.rstrip("/"))) + extra:
             command += ["--set", option]
         # Exit 1: a run the simulator could not price (a plan for another cluster): left out.
         if subprocess.run(command, stdout=subprocess.DEVNULL).returncode not in (0, 1):

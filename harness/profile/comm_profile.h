@@ -82,8 +82,7 @@ std::string topology_yaml(const TopologyFigures& figures);
 
 // The figures of one machine of `world_size` ranks: intra-machine bandwidth from the send/recv
 // fit, collective bandwidth (intra- and inter-machine) from all-reduce's (inter-machine values
-// repeat them). Throws
-// InputError when either fit has no positive bandwidth.
+// repeat them). Throws InputError when either fit has no positive bandwidth.
 TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_size,
                                   double memory_bytes, const std::string& name);
 

@@ -222,6 +222,17 @@ std::string sync_with_measured_step(Study& study, const std::string& cluster) {
   return text;
 }
 
+// A cluster entry `bad` ("key: value") is refused at its line of spec.yaml, naming the key.
+void expect_cluster_key_refused(const std::string& bad) {
+  Study study;
+  std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+  text.replace(text.find("gpus_per_machine: 2"), 19, "gpus_per_machine: 1, " + bad);
+  std::string error;
+  EXPECT_EQ(study.run(text, &error), 2) << bad;
+  EXPECT_NE(error.find("spec.yaml:6:"), std::string::npos) << "got: " << error;
+  EXPECT_NE(error.find(bad.substr(0, bad.find(':'))), std::string::npos) << "got: " << error;
+}
+
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
   // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
@@ -262,13 +273,7 @@ TEST(SimulateSpec, BucketCopiesArePricedFromTheSpecsFit) {
   EXPECT_EQ(config["cluster"]["bucket_copy_bandwidth"], 1e9);
   EXPECT_NEAR(config["cluster"]["bucket_copy_latency_us"].get<double>(), 100.0, 1e-9);
   for (const std::string bad : {"bucket_copy_bandwidth: 0", "bucket_copy_latency_us: -1"}) {
-    Study wrong;
-    std::string text = in_dir(spec_text("    - sync\n"), wrong.dir.path());
-    text.replace(text.find("gpus_per_machine: 2"), 19, "gpus_per_machine: 1, " + bad);
-    std::string error;
-    EXPECT_EQ(wrong.run(text, &error), 2) << bad;
-    EXPECT_NE(error.find("spec.yaml:6:"), std::string::npos) << "got: " << error;
-    EXPECT_NE(error.find(bad.substr(0, bad.find(':'))), std::string::npos) << "got: " << error;
+    expect_cluster_key_refused(bad);
   }
 }
 
@@ -320,13 +325,7 @@ TEST(SimulateSpec, MachinesOfOneHostShareItsCores) {
     EXPECT_EQ(config["cluster"]["comm_cores_per_rank"], 0.25);
   }
   for (const std::string bad : {"machines_per_host: 0", "comm_cores_per_rank: 0"}) {
-    Study study;
-    std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
-    text.replace(text.find("gpus_per_machine: 2"), 19, "gpus_per_machine: 1, " + bad);
-    std::string error;
-    EXPECT_EQ(study.run(text, &error), 2) << bad;
-    EXPECT_NE(error.find("spec.yaml:6:"), std::string::npos) << "got: " << error;
-    EXPECT_NE(error.find(bad.substr(0, bad.find(':'))), std::string::npos) << "got: " << error;
+    expect_cluster_key_refused(bad);
   }
 }
 
