@@ -6,8 +6,9 @@
 # core the all-reduce kept busy, measured on that run's machines before its iterations (its
 # links/<n>/ and env.json `emulated_links`): nothing of the runs' timings goes into a
 # simulation. The layer profiles (and the gradient reducer's copy) are measured right after
-# each run, for that run's simulations, each as its system runs the layers: at small batches a layer's fixed cost, not its FLOPs, decides its time, so one
-# profile scaled by batch would miss it (one at 8 samples scaled to 16 made DAPPLE's stage 1
+# each run, for that run's simulations, each as its system runs the layers: at small batches a
+# layer's fixed cost, not its FLOPs, decides its time, so one profile scaled by batch would miss
+# it (one at 8 samples scaled to 16 made DAPPLE's stage 1
 # forward 53% and backward 23% slower than they run). Prints, per level and system, the
 # median of the runs' p50s, their range and a distribution-free interval of the median (order
 # statistics; its coverage is printed, 93.8% at most with 5 runs), the median of the runs'
@@ -64,58 +65,39 @@ case "${SHAPE:-2x1}" in
                  "profile-b32-stages4 32 dapple_4 --stages 0-2,3-4,5-6,7-9"
                  "profile-b16-stages2x2 16 dapple_2x2 --stages 0-4,5-9 --co-located 2") ;;
   planner)
-    # Each run's own plan per level (<run>/plans/); the profiles, at the batches the runs
-    # compute (DDP's and a pipeline replica's share of a micro-batch), measured after the runs.
+    # Each run's own plan per level (<run>/plans/); the profiles, of the run's own model at the
+    # batches it computes (DDP's and a pipeline replica's share of a micro-batch).
     STUDY=emulated_planner_levels SIMULATION=simulate_emulated_planner_levels
-    # The model of experiments/emulated_planner_levels.yaml, 4 ranks in lockstep on the CPU
-    # clock, at DDP's batch (8) and at a replica's share of a micro-batch (4 for 2 x 2 plans; a
-    # plan of single replicas computes 8).
-    MODEL=(--model vgg19 --width 8 --num-classes 10 --input-shape 3,32,32 --clock cpu
-           --repetitions 10 --warmup 2)
-    PROFILE_SET=("profile-b8-co4 8 overlap,planned --co-located 4"
-                 "profile-b4-co4 4 planned --co-located 4") ;;
+    PROFILE_SET=() ;;
   *) echo "error: SHAPE=$SHAPE: expected 2x1, 4x1 or planner" >&2; exit 2 ;;
 esac
-# The layer profiles (PROFILE_SET) and the bucket copy of one run ($1), measured right after it
-# into <OUT>/profiles/<run>/: a few seconds, in the run's minutes. Profiles taken once after
-# all the runs carry whatever speed phase the VM is in then: two validations' pipeline
-# profiles differed by 18-25% where their runs did not (2026-11-26, 23:05 and 23:38).
-profile_run() {
-  local dest line folder batch systems options
-  dest="$OUT/profiles/$(basename "$1")"
-  mkdir -p "$dest"
-  for line in ${PROFILE_SET[@]+"${PROFILE_SET[@]}"}; do
-    read -r folder batch systems options <<< "$line"
-    # shellcheck disable=SC2086  # options: several words
-    "$HARNESS" profile layers "${MODEL[@]}" --batch "$batch" $options --out "$dest/$folder" \
-      > "$dest/$folder.log" 2>&1 || { echo "error: profile $dest/$folder failed" >&2; exit 1; }
-  done
-  if [[ "${COPIES:-1}" != 0 ]]; then
-    "$HARNESS" profile comm --world 1 --ops copy --sizes 1M,4M,16M --iterations 10 --warmup 2 \
-      --out "$dest/copy" > "$dest/copy.log" 2>&1 || { echo "error: $dest/copy failed" >&2; exit 1; }
-  fi
-}
-if [[ -z "${REAL:-}" ]]; then
-  for run in $(seq "${RUNS:-5}"); do
-    "$HARNESS" run "experiments/$STUDY.yaml" --set "output=$OUT/real" \
-      ${QUICK:+--quick} > "$OUT/real-$run.log" 2>&1 || { tail -5 "$OUT/real-$run.log"; exit 1; }
-    profile_run "$(ls -d "$OUT/real/$STUDY"/*/ | tail -1)"
-    echo "real run $run/${RUNS:-5} done ($(($(date +%s) - start)) s)" >&2
-  done
-  REAL=$(ls -d "$OUT/real/$STUDY"/*/)
-fi
-# The profiles are measured (or taken from PROFILES) by the script below, before any simulation.
-python3 - "$OUT" "$HARNESS" "${BURST:-0}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
-  "${SHAPE:-2x1}" "${MODEL[*]:-}" "$(printf '%s\n' ${PROFILE_SET[@]+"${PROFILE_SET[@]}"})" \
-  $REAL <<'PY'
-import glob, json, math, os, shutil, statistics, subprocess, sys
+# One script measures what a run is simulated with (--profile-run <run>, right after the run)
+# and, last, simulates every run and prints the table. Profiles taken once after all the runs
+# carry whatever speed phase the VM is in then: two validations' pipeline profiles differed by
+# 18-25% where their runs did not (2026-11-26, 23:05 and 23:38).
+SCRIPT=$(mktemp /tmp/validate-levels-XXXXXX.py)
+trap 'rm -f "$SCRIPT"' EXIT
+cat > "$SCRIPT" <<'PY'
+import functools, glob, json, math, os, shutil, statistics, subprocess, sys
 out, harness, burst, sim_spec, shape, model_options, profile_set = sys.argv[1:8]
 burst, reals = burst == "1", sys.argv[8:]
 
+# The gradient reducer's passes over its buckets, as one rank alone copies a buffer (the
+# simulation shares the host's cores itself).
+COPY_COMMAND = ["profile", "comm", "--world", "1", "--ops", "copy", "--sizes", "1M,4M,16M",
+                "--iterations", "10", "--warmup", "2"]
+
+def measure(path, arguments, what):
+    """`harness <arguments> --out <path>`, its output in <path>.log; exits on failure."""
+    with open(path + ".log", "w") as log:
+        if subprocess.run([harness, *arguments, "--out", path], stdout=log,
+                          stderr=subprocess.STDOUT).returncode:
+            sys.exit(f"error: measuring {what} failed; see {path}.log")
+
 def run_measurement(run, folder, marker):
-    """<OUT>/profiles/<run>/<folder>, measured right after the run (the script's profile_run),
-    else taken from PROFILES where that validation measured it so; None when neither has it
-    (an earlier validation that measured once after all its runs)."""
+    """<OUT>/profiles/<run>/<folder>, measured right after the run (--profile-run), else taken
+    from PROFILES where that validation measured it so; None when neither has it (an earlier
+    validation that measured once after all its runs)."""
     path = os.path.join(out, "profiles", run, folder)
     if not os.path.exists(os.path.join(path, marker)):
         earlier = os.environ.get("PROFILES")
@@ -125,12 +107,12 @@ def run_measurement(run, folder, marker):
         shutil.copytree(source, path)
     return path
 
-def measured_profile(folder, options, run=None):
+def measured_profile(folder, options, run):
     """The layer profile of `run` (run_measurement), else <OUT>/<folder>/graph.txt: there
     already, else taken from PROFILES (an earlier validation's OUT: the same runs simulated
     again with the same inputs, so that what moves is the model alone; a new profile carries
     the VM's speed phase), else measured now by `harness profile layers <options>`."""
-    if run and (own := run_measurement(run, folder, "graph.txt")):
+    if own := run_measurement(run, folder, "graph.txt"):
         return os.path.join(own, "graph.txt")
     path = os.path.join(out, folder)
     if not os.path.exists(os.path.join(path, "graph.txt")):
@@ -142,52 +124,33 @@ def measured_profile(folder, options, run=None):
                 sys.exit(2)
             shutil.copytree(source, path)
         else:
-            with open(path + ".log", "w") as log:
-                if subprocess.run([harness, "profile", "layers", *options, "--out", path],
-                                  stdout=log, stderr=subprocess.STDOUT).returncode:
-                    sys.exit(f"error: measuring the profile {folder} failed; see {path}.log")
+            measure(path, ["profile", "layers", *options], f"the profile {folder}")
     return os.path.join(path, "graph.txt")
 
+@functools.lru_cache(maxsize=None)
 def measured_copy(run):
-    """The gradient reducer's passes over its buckets, as one rank alone copies a buffer
-    (`harness profile comm --world 1 --ops copy`; the simulation shares the host's cores
-    itself): --set options for the simulation's bucket_copy_bandwidth and _latency_us. The
-    run's own (run_measurement), else one for all runs: from PROFILES where that validation
-    measured it, else measured now; COPIES=0 leaves the passes unpriced (the model before
-    2026-11-27)."""
+    """--set options for the simulation's bucket_copy_bandwidth and _latency_us (COPY_COMMAND's
+    fit): the run's own (run_measurement), else one for all runs: from PROFILES where that
+    validation measured it, else measured now; COPIES=0 leaves the passes unpriced (the model
+    before 2026-11-27)."""
     if os.environ.get("COPIES") == "0":
-        return []
+        return ()
     path = run_measurement(run, "copy", "comm.json") or os.path.join(out, "copy")
     if not os.path.exists(os.path.join(path, "comm.json")):
         earlier = os.environ.get("PROFILES")
         if earlier and os.path.exists(os.path.join(earlier, "copy", "comm.json")):
             shutil.copytree(os.path.join(earlier, "copy"), path)
         else:
-            with open(path + ".log", "w") as log:
-                if subprocess.run([harness, "profile", "comm", "--world", "1", "--ops", "copy",
-                                   "--sizes", "1M,4M,16M", "--iterations", "10", "--warmup",
-                                   "2", "--out", path], stdout=log,
-                                  stderr=subprocess.STDOUT).returncode:
-                    sys.exit(f"error: measuring the bucket copy failed; see {path}.log")
+            measure(path, COPY_COMMAND, "the bucket copy")
     fit = next(f for f in json.load(open(os.path.join(path, "comm.json")))["fits"]
                if f["op"] == "copy")
-    return [f"simulate.cluster.bucket_copy_bandwidth={fit['bus_bandwidth_bytes_per_s']}",
-            f"simulate.cluster.bucket_copy_latency_us={max(0.0, fit['latency_us'])}"]
+    return (f"simulate.cluster.bucket_copy_bandwidth={fit['bus_bandwidth_bytes_per_s']}",
+            f"simulate.cluster.bucket_copy_latency_us={max(0.0, fit['latency_us'])}")
 
-def run_profiles(run):
-    """Which profile prices which system in `run`: (extra --set options, systems taken from
-    that simulation)."""
-    profiles = []
-    for line in profile_set.splitlines():
-        folder, batch, systems, *options = line.split()
-        graph = measured_profile(folder, model_options.split() + ["--batch", batch] + options, run)
-        profiles.append(([f"simulate.model.profile={graph}", f"simulate.model.pbs={batch}"],
-                         systems.split(",")))
-    return profiles
-
-def co_located_profile(model, batch, world, run):
-    """SHAPE=planner: the run's model at `batch` samples, `world` copies in lockstep on the CPU
-    clock (the simulation shares the host's cores itself), once per batch."""
+def co_located_options(model, batch, world):
+    """SHAPE=planner: the profile of the run's model at `batch` samples, `world` copies in
+    lockstep on the CPU clock (the simulation shares the host's cores itself): its folder and
+    the options of `harness profile layers`."""
     options = ["--model", model["name"], "--batch", str(batch), "--co-located", str(world),
                "--clock", "cpu", "--repetitions", "10", "--warmup", "2"]
     for key, flag in (("width", "--width"), ("depth", "--depth"), ("num_classes", "--num-classes")):
@@ -195,33 +158,71 @@ def co_located_profile(model, batch, world, run):
             options += [flag, str(model[key])]
     if model.get("input_shape"):
         options += ["--input-shape", ",".join(map(str, model["input_shape"]))]
-    return measured_profile(f"profile-b{batch}-co{world}", options, run)
+    return f"profile-b{batch}-co{world}", options
 
-def profiles_of(real, label):
-    """The profiles of one point of one run. SHAPE=planner: the plan the run's planner chose at
-    that point, with the run's micro-batches; DDP priced at the rank's batch and the pipeline at
-    a replica's share of a micro-batch, each measured as the runs compute (all ranks at once)."""
-    run = os.path.basename(real.rstrip("/"))
-    if shape != "planner":
-        return run_profiles(run)
-    point = next(p for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
-                 if p["label"] == label)
+def planner_point(real, point_id):
+    """SHAPE=planner, one point of one run: its plan file, its micro-batches, the model, the
+    world, and a pipeline replica's share of a micro-batch."""
     work = glob.glob(os.path.join(real, "plans", "planned-*"))[0]
-    plan = os.path.join(work, point["id"], "plan.json")
-    raw = os.path.join(real, "raw", point["id"])
-    ddp = json.load(open(os.path.join(raw, "overlap", "rep0", "config.json")))
+    raw = os.path.join(real, "raw", point_id)
+    model = json.load(open(os.path.join(raw, "overlap", "rep0", "config.json")))["model"]
     planned = json.load(open(os.path.join(raw, "planned", "rep0", "config.json")))["system"]
     world = len(glob.glob(os.path.join(raw, "overlap", "rep0", "rank*.csv")))
-    model = ddp["model"]
     micro_batches = planned["micro_batches"]
     share = model["batch_size"] * world // micro_batches // len(planned["stages"][0]["ranks"])
+    return os.path.join(work, point_id, "plan.json"), micro_batches, model, world, share
+
+def profile_options(real):
+    """Every layer profile `real` is simulated with: {folder: options of harness profile
+    layers}. SHAPE=planner: DDP's at the rank's batch and each point's plan at a replica's share
+    of a micro-batch; else PROFILE_SET's."""
+    if shape != "planner":
+        return {folder: model_options.split() + ["--batch", batch] + options
+                for folder, batch, _, *options in map(str.split, profile_set.splitlines())}
+    wanted = {}
+    for point in json.load(open(os.path.join(real, "manifest.json")))["points"]:
+        _, _, model, world, share = planner_point(real, point["id"])
+        for batch in (model["batch_size"], share):
+            folder, options = co_located_options(model, batch, world)
+            wanted[folder] = options
+    return wanted
+
+def profile_run(real):
+    """Measures right after `real` what it is simulated with, into <OUT>/profiles/<run>/."""
+    dest = os.path.join(out, "profiles", os.path.basename(real.rstrip("/")))
+    os.makedirs(dest, exist_ok=True)
+    for folder, options in profile_options(real).items():
+        measure(os.path.join(dest, folder), ["profile", "layers", *options], f"the profile {folder}")
+    if os.environ.get("COPIES") != "0":
+        measure(os.path.join(dest, "copy"), COPY_COMMAND, "the bucket copy")
+
+if reals[:1] == ["--profile-run"]:
+    profile_run(reals[1])
+    sys.exit(0)
+
+def profiles_of(real, label):
+    """The profiles of one point of one run, as (extra --set options, systems taken from that
+    simulation). SHAPE=planner: the plan the run's planner chose at that point, with the run's
+    micro-batches; DDP priced at the rank's batch and the pipeline at a replica's share of a
+    micro-batch, each measured as the runs compute (all ranks at once)."""
+    run = os.path.basename(real.rstrip("/"))
+    options = profile_options(real)
+    if shape != "planner":
+        return [([f"simulate.model.profile={measured_profile(folder, options[folder], run)}",
+                  f"simulate.model.pbs={batch}"], systems.split(","))
+                for folder, batch, systems, *_ in map(str.split, profile_set.splitlines())]
+    point = next(p for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
+                 if p["label"] == label)
+    plan, micro_batches, model, world, share = planner_point(real, point["id"])
     systems = f"[overlap, {{name: planned, kind: pipeline, schedule: dapple, plan: '{plan}'}}]"
     common = [f"simulate.systems={systems}", f"simulate.pipeline.micro_batches={micro_batches}",
               f"simulate.model.batch_size={model['batch_size']}"]
-    return [([f"simulate.model.profile={co_located_profile(model, model['batch_size'], world, run)}",
-              f"simulate.model.pbs={model['batch_size']}"] + common, ["overlap"]),
-            ([f"simulate.model.profile={co_located_profile(model, share, world, run)}",
-              f"simulate.model.pbs={share}"] + common, ["planned"])]
+    def priced(batch, system):
+        folder, _ = co_located_options(model, batch, world)
+        graph = measured_profile(folder, options[folder], run)
+        return ([f"simulate.model.profile={graph}", f"simulate.model.pbs={batch}"] + common,
+                [system])
+    return [priced(model["batch_size"], "overlap"), priced(share, "planned")]
 
 def simulate(real, n, link, label):
     """The simulated p50 of each system at one point (on link n) of one real run, from its
@@ -245,7 +246,7 @@ def simulate(real, n, link, label):
                    "--set", f"output={sim_out}"]
         if comm_cores:
             command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
-        for option in measured_copy(os.path.basename(real.rstrip("/"))) + extra:
+        for option in [*measured_copy(os.path.basename(real.rstrip("/"))), *extra]:
             command += ["--set", option]
         # Exit 1: a run the simulator could not price (a plan for another cluster): left out.
         if subprocess.run(command, stdout=subprocess.DEVNULL).returncode not in (0, 1):
@@ -306,4 +307,22 @@ for (rate, system), cell in sorted(cells.items()):
 print(f"\nworst error {max(errors):.1f}%, median absolute error {statistics.median(errors):.1f}%; "
       f"cells within 10%: {sum(e <= 10 for e in errors)} of {len(errors)}")
 PY
+validate() {
+  python3 "$SCRIPT" "$OUT" "$HARNESS" "${BURST:-0}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
+    "${SHAPE:-2x1}" "${MODEL[*]:-}" "$(printf '%s\n' ${PROFILE_SET[@]+"${PROFILE_SET[@]}"})" "$@"
+}
+if [[ -z "${REAL:-}" ]]; then
+  for run in $(seq "${RUNS:-5}"); do
+    "$HARNESS" run "experiments/$STUDY.yaml" --set "output=$OUT/real" \
+      ${QUICK:+--quick} > "$OUT/real-$run.log" 2>&1 || { tail -5 "$OUT/real-$run.log"; exit 1; }
+    # Its profiles and copy fit, right after it (seconds, in the run's minutes).
+    validate --profile-run "$(ls -d "$OUT/real/$STUDY"/*/ | tail -1)"
+    echo "real run $run/${RUNS:-5} done ($(($(date +%s) - start)) s)" >&2
+  done
+  REAL=$(ls -d "$OUT/real/$STUDY"/*/)
+fi
+# The profiles are those measured after each run (or taken from PROFILES, or measured now for
+# earlier runs that have none), before any simulation.
+# shellcheck disable=SC2086  # REAL: several folders
+validate $REAL
 echo "($(($(date +%s) - start)) s; files in $OUT)"
