@@ -32,11 +32,13 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's 2 cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [QUICK=1] [BURST=1] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [QUICK=1] [BURST=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
-# profiles: a change of the model checked on the same inputs, in seconds. BURST=1 simulates
-# each link with the token bucket it was shaped with (simulate.cluster.inter_burst_bytes).
+# profiles: a change of the model checked on the same inputs, in seconds. Each link is simulated
+# with the token bucket it was shaped with (simulate.cluster.inter_burst_bytes; a 64 KiB
+# activation crosses 300 Mbit/s in ~1 ms, not its 1.75 ms of wire time, after an idle moment);
+# BURST=0 leaves it out.
 # SIM_SPEC=<file> simulates with another variant of the shape's simulation spec (its name the
 # file's name). The gradient reducer's copies (a bucket copied in and out around its
 # all-reduce) are priced from `harness profile comm --world 1 --ops copy`, measured after each
@@ -229,8 +231,7 @@ def simulate(real, n, link, label):
     measured link."""
     topology = os.path.join(real, link["topology"])
     latency = link["inter_machine_measured"]["one_way_latency_us"]
-    # BURST=1: with the token bucket the link was shaped with (recorded since 2026-11-26;
-    # experiments/README.md says why it is not the default yet).
+    # The token bucket the link was shaped with (recorded since 2026-11-26; BURST=0: none).
     bucket = (link["inter_machine_configured"].get("token_bucket_bytes") or 0) if burst else 0
     # What of a core a rank's communication kept busy through the all-reduce (recorded since
     # 2026-11-26): where the machines share a host's cores, the simulation shares it too.
@@ -308,7 +309,7 @@ print(f"\nworst error {max(errors):.1f}%, median absolute error {statistics.medi
       f"cells within 10%: {sum(e <= 10 for e in errors)} of {len(errors)}")
 PY
 validate() {
-  python3 "$SCRIPT" "$OUT" "$HARNESS" "${BURST:-0}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
+  python3 "$SCRIPT" "$OUT" "$HARNESS" "${BURST:-1}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
     "${SHAPE:-2x1}" "${MODEL[*]:-}" "$(printf '%s\n' ${PROFILE_SET[@]+"${PROFILE_SET[@]}"})" "$@"
 }
 if [[ -z "${REAL:-}" ]]; then

@@ -12,6 +12,7 @@
 
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/profile/layer_backward.h"
 
 namespace runtime {
 namespace {
@@ -116,11 +117,19 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
   return loaded;
 }
 
-// A layer's input needs a gradient where the model (or a pipeline stage receiving an
-// activation) computes one: every floating-point input but the model's own.
-torch::Tensor as_layer_input(const torch::Tensor& activation, int index) {
+// Which of the chain's layers have trainable parameters (input_needs_gradient's question).
+std::vector<bool> trainable_layers(const std::vector<ChainLayer>& chain) {
+  std::vector<bool> trainable;
+  for (const auto& layer : chain) {
+    trainable.push_back(std::any_of(layer.parameters.begin(), layer.parameters.end(),
+                                    [](const torch::Tensor& p) { return p.requires_grad(); }));
+  }
+  return trainable;
+}
+
+torch::Tensor as_layer_input(const torch::Tensor& activation, bool needs_gradient) {
   torch::Tensor x = activation.detach();
-  if (index > 0 && x.is_floating_point()) x.requires_grad_(true);
+  if (needs_gradient && x.is_floating_point()) x.requires_grad_(true);
   return x;
 }
 
@@ -141,7 +150,8 @@ torch::Tensor range_input_of(LoadedChain& loaded, int64_t batch, int first,
     torch::NoGradGuard no_grad;
     for (int i = 0; i < first; ++i) range_input = loaded.chain[i].forward(range_input);
   }
-  return as_layer_input(range_input, first);
+  return as_layer_input(range_input,
+                        input_needs_gradient(trainable_layers(loaded.chain), first, first));
 }
 
 // One layer of the timed range: its input (the previous layer's real output), the gradient
@@ -156,11 +166,12 @@ struct LayerRun {
 std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const torch::Tensor& range_input,
                                  int first, int last) {
   std::vector<LayerRun> runs;
+  const std::vector<bool> trainable = trainable_layers(chain);
   torch::Tensor activation = range_input;
   for (int i = first; i <= last; ++i) {
     LayerRun run;
     run.index = i;
-    run.input = as_layer_input(activation, i);
+    run.input = as_layer_input(activation, input_needs_gradient(trainable, i, first));
     activation = chain[i].forward(run.input).detach();
     run.activation_bytes = static_cast<int64_t>(activation.nbytes());
     runs.push_back(std::move(run));
@@ -194,16 +205,10 @@ void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& 
   double lb = 0;
   if (layer_output.requires_grad()) {
     if (!run.grad_output.defined()) run.grad_output = torch::randn_like(layer_output);
-    // Gradients of the input and the parameters, as the layer computes them inside the
-    // model, without accumulating into the detached input's .grad (the model never does).
-    std::vector<torch::Tensor> wrt;
-    if (run.input.requires_grad()) wrt.push_back(run.input);
-    for (const auto& p : layer.parameters) {
-      if (p.requires_grad()) wrt.push_back(p);
-    }
-    lb = time_ms([&] {
-      if (!wrt.empty()) torch::autograd::grad({layer_output}, wrt, {run.grad_output});
-    });
+    // The parameters' gradients accumulate into their .grad as in training (the range's
+    // backward before this left them held); the next repetition's zero_grad() clears them.
+    lb = time_ms(
+        [&] { layer_backward(layer_output, run.grad_output, run.input, layer.parameters); });
   }
   if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
 }
