@@ -32,19 +32,30 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's 2 cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [QUICK=1] [BURST=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [QUICK=1] [BURST=1] [COMPUTE=runs] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
-# profiles: a change of the model checked on the same inputs, in seconds. Each link is simulated
-# with the token bucket it was shaped with (simulate.cluster.inter_burst_bytes; a 64 KiB
-# activation crosses 300 Mbit/s in ~1 ms, not its 1.75 ms of wire time, after an idle moment);
-# BURST=0 leaves it out.
+# profiles: a change of the model checked on the same inputs, in seconds. Every point is also
+# simulated with the token bucket its link was shaped with (simulate.cluster.inter_burst_bytes:
+# after an idle moment a 64 KiB activation crosses 300 Mbit/s in ~1 ms, not its 1.75 ms of wire
+# time), printed beside; BURST=1 makes that the last column.
+# COMPUTE=runs (a diagnostic, not a prediction): every pipeline stage's layers scaled so that
+# they sum to what the run's own ranks computed at that point, per micro-batch (the median
+# iteration of pipeline_rank<r>.json): the schedule and the links checked alone, the profile's
+# error taken out (DDP keeps its profile: its backward_ms includes the all-reduce's wait).
+# SHAPE=2x1 only: where the simulation shares a host's cores (4x1, planner), it stretches
+# compute by the sharing itself, and the runs' wall-clock stage times already include the wait
+# for a core.
 # SIM_SPEC=<file> simulates with another variant of the shape's simulation spec (its name the
 # file's name). The gradient reducer's copies (a bucket copied in and out around its
 # all-reduce) are priced from `harness profile comm --world 1 --ops copy`, measured after each
 # run (<OUT>/profiles/<run>/copy); COPIES=0 leaves them out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [[ "${COMPUTE:-}" == runs && "${SHAPE:-2x1}" != 2x1 ]]; then
+  echo "error: COMPUTE=runs: SHAPE=2x1 only (the runs' wall-clock stage times on shared cores include the wait for a core, which the simulation adds again)" >&2
+  exit 2
+fi
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/emulated-validate-XXXXXX)}
 mkdir -p "$OUT"
@@ -80,7 +91,7 @@ esac
 SCRIPT=$(mktemp /tmp/validate-levels-XXXXXX.py)
 trap 'rm -f "$SCRIPT"' EXIT
 cat > "$SCRIPT" <<'PY'
-import functools, glob, json, math, os, shutil, statistics, subprocess, sys
+import functools, glob, json, math, os, re, shutil, statistics, subprocess, sys
 out, harness, burst, sim_spec, shape, model_options, profile_set = sys.argv[1:8]
 burst, reals = burst == "1", sys.argv[8:]
 
@@ -226,37 +237,82 @@ def profiles_of(real, label):
                 [system])
     return [priced(model["batch_size"], "overlap"), priced(share, "planned")]
 
+def compute_of_run(real, point_id, system):
+    """COMPUTE=runs: what a pipeline's ranks computed at a point, per micro-batch: {(first layer,
+    last layer): (forward ms, backward ms)}, the median iteration of each rank
+    (pipeline_rank<r>.json), then the median over a stage's replicas. Empty for DDP, whose
+    backward_ms runs until the last bucket's all-reduce is done: its profile stays."""
+    stages = {}
+    for path in sorted(glob.glob(os.path.join(real, "raw", point_id, system, "rep0",
+                                              "pipeline_rank*.json"))):
+        rank = json.load(open(path))
+        stages.setdefault(tuple(rank["layers"]), []).append(tuple(
+            statistics.median(i[key] for i in rank["iterations"]) / rank["micro_batches"]
+            for key in ("forward_ms", "backward_ms")))
+    return {layers: tuple(statistics.median(t[k] for t in times) for k in (0, 1))
+            for layers, times in stages.items()}
+
+def graph_with_run_compute(graph, real, point_id, system, dest):
+    """A copy of `graph` (and the profile.json beside it) in `dest` whose layers of each stage
+    are scaled to the run's own compute (compute_of_run); returns the new graph's path."""
+    lines = open(graph).read().splitlines()
+    layers = json.load(open(os.path.join(os.path.dirname(graph), "profile.json")))["layers"]
+    for span, (forward, backward) in compute_of_run(real, point_id, system).items():
+        first, last = span
+        scale = {key: measured / max(sum(l[key]["median_ms"] for l in layers[first:last + 1]), 1e-9)
+                 for key, measured in (("forward", forward), ("backward", backward))}
+        for k, line in enumerate(lines):
+            node = re.match(r"node(\d+) -- ", line)
+            if node and first <= int(node.group(1)) - 1 <= last:  # node0 is the input
+                for key in scale:
+                    line = re.sub(rf"({key}_compute_time)=([0-9.e+-]+)",
+                                  lambda m: f"{m.group(1)}={float(m.group(2)) * scale[key]:.6f}", line)
+                lines[k] = line
+    os.makedirs(dest, exist_ok=True)
+    shutil.copy(os.path.join(os.path.dirname(graph), "profile.json"), dest)
+    open(os.path.join(dest, "graph.txt"), "w").write("\n".join(lines) + "\n")
+    return os.path.join(dest, "graph.txt")
+
 def simulate(real, n, link, label):
     """The simulated p50 of each system at one point (on link n) of one real run, from its
-    measured link."""
+    measured link: {system: {"plain": p50, "bucket": p50 with the link's token bucket}}."""
+    run = os.path.basename(real.rstrip("/"))
     topology = os.path.join(real, link["topology"])
     latency = link["inter_machine_measured"]["one_way_latency_us"]
-    # The token bucket the link was shaped with (recorded since 2026-11-26; BURST=0: none).
-    bucket = (link["inter_machine_configured"].get("token_bucket_bytes") or 0) if burst else 0
+    # The token bucket the link was shaped with (recorded since 2026-11-26).
+    bucket = link["inter_machine_configured"].get("token_bucket_bytes") or 0
     # What of a core a rank's communication kept busy through the all-reduce (recorded since
     # 2026-11-26): where the machines share a host's cores, the simulation shares it too.
     comm_cores = link["inter_machine_measured"].get("allreduce_cpu_cores_per_rank")
+    point_id = next(p["id"] for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
+                    if p["label"] == label)
     simulated = {}
     for k, (extra, systems) in enumerate(profiles_of(real, label)):
-        sim_out = os.path.join(out, "sim", os.path.basename(real.rstrip("/")),
-                               f"link{n}-{label.split('=')[-1]}-{k}")
-        command = [harness, "simulate", sim_spec,
-                   "--set", f"simulate.cluster.topology={topology}",
-                   "--set", f"simulate.cluster.inter_latency_us={latency}",
-                   "--set", f"simulate.cluster.inter_burst_bytes={bucket}",
-                   "--set", f"output={sim_out}"]
-        if comm_cores:
-            command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
-        for option in [*measured_copy(os.path.basename(real.rstrip("/"))), *extra]:
-            command += ["--set", option]
-        # Exit 1: a run the simulator could not price (a plan for another cluster): left out.
-        if subprocess.run(command, stdout=subprocess.DEVNULL).returncode not in (0, 1):
-            raise SystemExit(f"error: {' '.join(command)} failed")
-        sim_dir = os.path.join(sim_out, os.path.splitext(os.path.basename(sim_spec))[0])
-        sim_dir = os.path.join(sim_dir, sorted(os.listdir(sim_dir))[-1])
-        for s in json.load(open(os.path.join(sim_dir, "summary.json")))["points"][0]["systems"]:
-            if s["name"] in systems and "iteration" in s["phases"]:
-                simulated[s["name"]] = s["phases"]["iteration"]["p50"]
+        if os.environ.get("COMPUTE") == "runs":
+            graph = next(e.split("=", 1)[1] for e in extra if e.startswith("simulate.model.profile="))
+            scaled = graph_with_run_compute(graph, real, point_id, systems[0],
+                                            os.path.join(out, "run-compute", run, f"{point_id}-{k}"))
+            extra = [f"simulate.model.profile={scaled}" if e.startswith("simulate.model.profile=")
+                     else e for e in extra]
+        for variant, burst_bytes in (("plain", 0), ("bucket", bucket)):
+            sim_out = os.path.join(out, "sim", run, f"link{n}-{label.split('=')[-1]}-{k}-{variant}")
+            command = [harness, "simulate", sim_spec,
+                       "--set", f"simulate.cluster.topology={topology}",
+                       "--set", f"simulate.cluster.inter_latency_us={latency}",
+                       "--set", f"simulate.cluster.inter_burst_bytes={burst_bytes}",
+                       "--set", f"output={sim_out}"]
+            if comm_cores:
+                command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
+            for option in [*measured_copy(run), *extra]:
+                command += ["--set", option]
+            # Exit 1: a run the simulator could not price (a plan for another cluster): left out.
+            if subprocess.run(command, stdout=subprocess.DEVNULL).returncode not in (0, 1):
+                raise SystemExit(f"error: {' '.join(command)} failed")
+            sim_dir = os.path.join(sim_out, os.path.splitext(os.path.basename(sim_spec))[0])
+            sim_dir = os.path.join(sim_dir, sorted(os.listdir(sim_dir))[-1])
+            for s in json.load(open(os.path.join(sim_dir, "summary.json")))["points"][0]["systems"]:
+                if s["name"] in systems and "iteration" in s["phases"]:
+                    simulated.setdefault(s["name"], {})[variant] = s["phases"]["iteration"]["p50"]
     return simulated
 
 def median_interval(values):
@@ -272,7 +328,9 @@ def median_interval(values):
         best = (x[k - 1], x[n - k], coverage)
     return best
 
-cells = {}  # (rate, system) -> {"p50": [...], "sim": [...], "count": samples of one run, "p2p": [...]}
+# The last column's variant (BURST=1: with the links' token buckets) and the other one.
+main, other = ("bucket", "plain") if burst else ("plain", "bucket")
+cells = {}  # (rate, system) -> {"p50": [...], main: [...], other: [...], "count": .., "p2p": [...]}
 for real in reals:
     env = json.load(open(os.path.join(real, "env.json")))
     summary = json.load(open(os.path.join(real, "summary.json")))
@@ -286,30 +344,38 @@ for real in reals:
                 if system not in simulated:
                     print(f"note: {real} {label} {system}: not simulated", file=sys.stderr)
                     continue
-                cell = cells.setdefault((rate, system), {"p50": [], "sim": [], "p2p": []})
+                cell = cells.setdefault((rate, system), {"p50": [], main: [], other: [], "p2p": []})
                 cell["p50"].append(phase["p50"])
-                cell["sim"].append(simulated[system])
+                for variant in (main, other):
+                    cell[variant].append(simulated[system][variant])
                 cell["p2p"].append(link["inter_machine_measured"]["p2p_bits_per_s"])
                 cell["count"] = phase["count"]
+names = {"plain": "without the token bucket", "bucket": "with the links' token bucket"}
 print(f"{len(reals)} real run(s): {' '.join(reals)}")
-print("| link (configured) | measured p2p (median) | system | median of run p50s (ms) | range | interval of the median (coverage) | runs x samples | simulated p50 (median, ms) | error |")
-print("|---|---:|---|---:|---|---|---:|---:|---:|")
-errors = []
+if os.environ.get("COMPUTE") == "runs":
+    print("COMPUTE=runs: every stage computes what the run's own ranks computed (a diagnostic)")
+print(f"| link (configured) | measured p2p (median) | system | median of run p50s (ms) | range | "
+      f"interval of the median (coverage) | runs x samples | simulated {names[other]} (error) | "
+      f"simulated p50 {names[main]} (median, ms) | error |")
+print("|---|---:|---|---:|---|---|---:|---:|---:|---:|")
+errors, other_errors = [], []
 for (rate, system), cell in sorted(cells.items()):
     median = statistics.median(cell["p50"])
     low, high, coverage = median_interval(cell["p50"])
-    sim = statistics.median(cell["sim"])
-    error = 100 * (sim / median - 1)
+    sim, sim_other = statistics.median(cell[main]), statistics.median(cell[other])
+    error, error_other = 100 * (sim / median - 1), 100 * (sim_other / median - 1)
     errors.append(abs(error))
+    other_errors.append(abs(error_other))
     print(f"| {rate / 1e6:.0f} Mbit/s | {statistics.median(cell['p2p']) / 1e6:.1f} Mbit/s | {system} | "
           f"{median:.2f} | {min(cell['p50']):.2f} - {max(cell['p50']):.2f} | "
           f"{low:.2f} - {high:.2f} ({100 * coverage:.1f}%) | {len(cell['p50'])} x {cell['count']} | "
-          f"{sim:.2f} | {error:+.1f}% |")
-print(f"\nworst error {max(errors):.1f}%, median absolute error {statistics.median(errors):.1f}%; "
-      f"cells within 10%: {sum(e <= 10 for e in errors)} of {len(errors)}")
+          f"{sim_other:.2f} ({error_other:+.1f}%) | {sim:.2f} | {error:+.1f}% |")
+for label, errs in ((names[main], errors), (names[other], other_errors)):
+    print(f"\n{label}: worst error {max(errs):.1f}%, median absolute error "
+          f"{statistics.median(errs):.1f}%; cells within 10%: {sum(e <= 10 for e in errs)} of {len(errs)}")
 PY
 validate() {
-  python3 "$SCRIPT" "$OUT" "$HARNESS" "${BURST:-1}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
+  python3 "$SCRIPT" "$OUT" "$HARNESS" "${BURST:-0}" "${SIM_SPEC:-experiments/$SIMULATION.yaml}" \
     "${SHAPE:-2x1}" "${MODEL[*]:-}" "$(printf '%s\n' ${PROFILE_SET[@]+"${PROFILE_SET[@]}"})" "$@"
 }
 if [[ -z "${REAL:-}" ]]; then
