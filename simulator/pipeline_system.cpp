@@ -111,14 +111,16 @@ namespace {
 // the action before that one: an activation sent early does not cross the link while the next
 // stage still computes its previous backward. With ClusterConfig::p2p_ready_behind_sends the
 // receiver's "ready" is a task of its own, a notice that may queue behind the receiver's own
-// sends to the same peer (simulator/engine.cpp).
-void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const PipelineSystem& system,
-                         bool ready_notices, const std::vector<double>& boundary,
-                         const std::vector<std::vector<runtime::PipelineAction>>& orders,
-                         const std::vector<std::vector<std::vector<int>>>& forward_id,
-                         const std::vector<std::vector<std::vector<int>>>& backward_id) {
+// sends to the same peer (simulator/engine.cpp). Returns the transfers each rank sends.
+std::vector<std::vector<int>> add_stage_transfers(
+    TaskGraph& graph, const LayerCosts& costs, const PipelineSystem& system, bool ready_notices,
+    const std::vector<double>& boundary,
+    const std::vector<std::vector<runtime::PipelineAction>>& orders,
+    const std::vector<std::vector<std::vector<int>>>& forward_id,
+    const std::vector<std::vector<std::vector<int>>>& backward_id) {
   const int p = static_cast<int>(system.stages.size());
   const double micro_samples = system.global_batch / system.micro_batches;
+  std::vector<std::vector<int>> sent(static_cast<size_t>(graph.ranks()));
   // The compute task after which replica i of stage s posts the receive for its action
   // (forward or backward of micro-batch k): the action before it in its order; -1 for the first.
   // previous[s][forward ? 0 : 1][k]: the action before that one in stage s's order (null: none).
@@ -165,6 +167,7 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
             if (h.from != i) continue;
             const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
             const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
+            sent[rank].push_back(t);
             graph.depend(t, forward_id[s][i][k]);
             after_receive_posted(t, s + 1, h.to, true, k);
             graph.depend(forward_id[s + 1][h.to][k], t);
@@ -174,6 +177,7 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
             if (h.to != i) continue;
             const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
             const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
+            sent[rank].push_back(t);
             graph.depend(t, backward_id[s][i][k]);
             after_receive_posted(t, s - 1, h.from, false, k);
             graph.depend(backward_id[s - 1][h.from][k], t);
@@ -182,6 +186,7 @@ void add_stage_transfers(TaskGraph& graph, const LayerCosts& costs, const Pipeli
       }
     }
   }
+  return sent;
 }
 
 }  // namespace
@@ -229,9 +234,12 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
     }
   }
   // Pass 2: transfers, on each sender's channel in its schedule order.
-  add_stage_transfers(graph, costs, system, cluster.config().p2p_ready_behind_sends, boundary,
-                      orders, forward_id, backward_id);
-  // Gradient all-reduce per stage after its last backward, then the step: an optimizer step
+  const std::vector<std::vector<int>> sent =
+      add_stage_transfers(graph, costs, system, cluster.config().p2p_ready_behind_sends, boundary,
+                          orders, forward_id, backward_id);
+  // Gradient all-reduce per stage after its last backward and once every send of its ranks is
+  // complete (the runtime waits for its sends before the all-reduce:
+  // runtime/pipeline/pipeline_executor.cpp, finish_iteration), then the step: an optimizer step
   // is a pass over the parameters, so a stage runs the whole model's step time scaled by its
   // share of the parameter bytes.
   const double total_parameters = costs.total_parameter_bytes();
@@ -256,6 +264,9 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
     }
     const int collective = graph.add_collective(group, parameters, s);
     for (int task : ready) graph.depend(collective, task);
+    for (int rank : stage.ranks) {
+      for (int transfer : sent[rank]) graph.depend(collective, transfer);
+    }
     for (int rank : stage.ranks) {
       if (copies) {
         graph.depend(graph.add_compute(rank, TaskCategory::kBucketCopy, copy_s, -1, s), collective);

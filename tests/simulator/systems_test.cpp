@@ -166,6 +166,21 @@ TEST(Pipeline, ATransferWaitsForItsReceiverToPostTheReceive) {
   EXPECT_NEAR(it.times.end[activation1], 5e-3, 1e-12);
 }
 
+TEST(Pipeline, AStageStepsOnceItsSendsAreComplete) {
+  // The runtime waits for every send of the iteration before the stage's all-reduce and step
+  // (finish_iteration). m = 1 as above: stage 1's backward ends at 4 ms and its gradient
+  // crosses 4-5 ms; its step (all 4 ms of the model's: stage 1 holds every parameter) runs
+  // 5-9 ms, not 4-8 ms beside the send.
+  LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
+  costs.parameter_bytes[1] = 10e6;
+  PipelineSystem system = equal_stages(2, 1, 1, 1, PipelineSchedule::kDapple);
+  system.step_s = 4e-3;
+  ComputeNoise none;
+  const SimulatedIteration it = simulate_pipeline(Cluster(idle_machine(2)), costs, system, 2, none);
+  EXPECT_NEAR(it.ranks[1].step_ms, 4.0, 1e-9);
+  EXPECT_NEAR(it.times.makespan, 9e-3, 1e-12);
+}
+
 TEST(Pipeline, AReadyNoticeQueuesBehindTheSendsItsRankIssuedFirst) {
   // As above, with the receiver's "ready" sent as Gloo's TCP pair sends it: into the pair's one
   // connection, behind the bytes its rank already sends the same peer. Stage 1 ends B0 at 4 ms,
