@@ -55,7 +55,7 @@ Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
                                 std::to_string(ClusterConfig::kMaxHalfDuplexGpus) + " GPUs");
   }
   if (!(config_.cpu_cores_per_machine >= 0) || !(config_.cores_per_rank > 0) ||
-      !(config_.comm_cores_per_rank > 0)) {
+      !(config_.comm_cores_per_rank > 0) || !(config_.intra_comm_cores_per_rank >= 0)) {
     throw std::invalid_argument("CPU cores must be positive (0: not shared)");
   }
   if (config_.machines_per_host < 1) {

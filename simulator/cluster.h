@@ -56,6 +56,10 @@ struct ClusterConfig {
   // The share of a core a rank's communication thread keeps busy while it moves data (Gloo
   // waits on its sockets part of the time): `harness profile comm` measures it per op.
   double comm_cores_per_rank = 1.0;
+  // The same for the steps of a collective that stay inside a machine, where they differ: two
+  // ranks all-reducing over loopback keep 0.7-0.85 of a core each busy, over an emulated
+  // 1 Gbit/s link 0.08 (the link probe measures both). 0: comm_cores_per_rank.
+  double intra_comm_cores_per_rank = 0.0;
   // Point-to-point streams between two ranks on different machines share one rate in both
   // directions (inter_p2p_bandwidth, else inter_bandwidth). Measured on an emulated 100
   // Mbit/s link, a 4 MiB send each way at once took 582 ms against 349 ms one way, while plain

@@ -31,6 +31,7 @@ class StepEdges {
     const double intra_collective = cluster_.config().intra_collective_bandwidth;
     if (crosses_machines_ && cluster_.nic_bandwidth() > inter) phase.rate_cap = inter;
     if (!crosses_machines_ && intra_collective > 0) phase.rate_cap = intra_collective;
+    phase.crosses_machines = crosses_machines_;
     return phase;
   }
   bool empty() const { return edges_ == 0; }

@@ -31,6 +31,8 @@ struct CollectivePhase {
   // machine where its all-reduce was measured (ClusterConfig::intra_collective_bandwidth);
   // 0: none.
   double rate_cap = 0.0;
+  // Whether an edge of the phase joins two machines (else every edge stays inside one).
+  bool crosses_machines = false;
 };
 
 // The tighter of two rate caps, where 0 means none.

@@ -162,8 +162,12 @@ class Engine {
       const ClusterConfig& config = cluster_.config();
       const double per_core =
           config.collective_rate_cap > 0 ? config.collective_rate_cap : config.intra_bandwidth;
-      for (CollectivePhase& phase : *slot)
-        add_cpu_uses(graph_.groups()[group], per_core, phase.links);
+      for (CollectivePhase& phase : *slot) {
+        const bool inside = !phase.crosses_machines && config.intra_comm_cores_per_rank > 0;
+        add_cpu_uses(graph_.groups()[group],
+                     inside ? config.intra_comm_cores_per_rank : config.comm_cores_per_rank,
+                     per_core, phase.links);
+      }
     }
     return *slot;
   }
@@ -190,10 +194,10 @@ class Engine {
   }
 
   // Appends, for each rank on a machine with shared cores, its communication thread's want
-  // (comm_cores_per_rank) on its host's CPU link (merged per link), moving `per_core`
-  // bytes/s when it gets all it wants.
-  void add_cpu_uses(std::span<const int> ranks, double per_core, std::vector<LinkUse>& uses) const {
-    const double cores = cluster_.config().comm_cores_per_rank;
+  // (`cores`: comm_cores_per_rank, or intra_comm_cores_per_rank inside a machine) on its host's
+  // CPU link (merged per link), moving `per_core` bytes/s when it gets all it wants.
+  void add_cpu_uses(std::span<const int> ranks, double cores, double per_core,
+                    std::vector<LinkUse>& uses) const {
     for (int rank : ranks) {
       const int link = cpu_use_[cluster_.machine_of(rank)].link;
       if (link < 0) continue;
@@ -227,7 +231,8 @@ class Engine {
       cluster_.route_p2p(task.rank, task.peer, p.route);
       // Alone, a transfer moves at the links' speed with a core at each end.
       const int ends[] = {task.rank, task.peer};  // no allocation on the transfer path
-      add_cpu_uses(ends, cluster_.config().intra_bandwidth, p.route);
+      add_cpu_uses(ends, cluster_.config().comm_cores_per_rank, cluster_.config().intra_bandwidth,
+                   p.route);
       network_.start(now_, bytes, p.route.data(), static_cast<int>(p.route.size()),
                      cluster_.p2p_cap(task.rank, task.peer), static_cast<std::uint32_t>(id));
       return;

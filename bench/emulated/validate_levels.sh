@@ -284,6 +284,8 @@ def simulate(real, n, link, label):
     # What of a core a rank's communication kept busy through the all-reduce (recorded since
     # 2026-11-26): where the machines share a host's cores, the simulation shares it too.
     comm_cores = link["inter_machine_measured"].get("allreduce_cpu_cores_per_rank")
+    # The same for the all-reduce among one machine's ranks (recorded since 2026-11-27).
+    intra_cores = (link.get("intra_machine_measured") or {}).get("allreduce_cpu_cores_per_rank")
     point_id = next(p["id"] for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
                     if p["label"] == label)
     simulated = {}
@@ -303,6 +305,8 @@ def simulate(real, n, link, label):
                        "--set", f"output={sim_out}"]
             if comm_cores:
                 command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
+            if intra_cores:
+                command += ["--set", f"simulate.cluster.intra_comm_cores_per_rank={intra_cores}"]
             for option in [*measured_copy(run), *extra]:
                 command += ["--set", option]
             # Exit 1: a run the simulator could not price (a plan for another cluster): left out.

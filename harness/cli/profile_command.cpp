@@ -221,7 +221,7 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
   network.reset();
   json emulated = nullptr;
   if (shape) {
-    const MeasuredLink measured_figures = measured_link(fitted, rows);
+    const MeasuredLink measured_figures = measured_link(fitted, rows, intra_fits);
     emulated = emulated_link_json(*shape, measured_figures);
     print_link_comparison(*shape, measured_figures);
   }

@@ -243,7 +243,8 @@ TopologyFigures loopback_topology(const std::vector<CommFit>& fits, int world_si
   return figures;
 }
 
-MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows) {
+MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows,
+                           const std::vector<CommFit>& intra_fits) {
   MeasuredLink link;
   link.p2p_bytes_per_s = fitted_bandwidth(fits, "pingpong");
   if (link.p2p_bytes_per_s <= 0) link.p2p_bytes_per_s = fitted_bandwidth(fits, "sendrecv");
@@ -251,6 +252,10 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
   for (const auto& fit : fits) {
     if (fit.op == "allreduce" && fit.cpu_cores > 0)
       link.allreduce_cpu_cores_per_rank = fit.cpu_cores;
+  }
+  for (const auto& fit : intra_fits) {
+    if (fit.op == "allreduce" && fit.cpu_cores > 0)
+      link.intra_allreduce_cpu_cores_per_rank = fit.cpu_cores;
   }
   const CommRow* smallest = nullptr;
   for (const auto& row : rows) {
@@ -284,7 +289,12 @@ nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const Measu
                                        : nlohmann::json()},
             {"delay_s", link.delay_s},
             {"loss_percent", link.loss_percent}}},
-          {"inter_machine_measured", to_json(measured)}};
+          {"inter_machine_measured", to_json(measured)},
+          {"intra_machine_measured",
+           {{"allreduce_cpu_cores_per_rank",
+             measured.intra_allreduce_cpu_cores_per_rank
+                 ? nlohmann::json(*measured.intra_allreduce_cpu_cores_per_rank)
+                 : nlohmann::json()}}}};
 }
 
 TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<CommFit>& intra_fits,

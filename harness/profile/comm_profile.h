@@ -100,12 +100,19 @@ struct MeasuredLink {
   // time, the sizes weighed by their time): the simulator's comm_cores_per_rank, for machines
   // that share one host's cores. Unset where the measurement has no CPU times.
   std::optional<double> allreduce_cpu_cores_per_rank;
+  // The same for the all-reduce among one machine's ranks (intra_machine_fits; over loopback
+  // two ranks keep 0.7-0.85 of a core each busy): the simulator's intra_comm_cores_per_rank.
+  // Unset where no machine has two ranks.
+  std::optional<double> intra_allreduce_cpu_cores_per_rank;
 };
-MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows);
+MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows,
+                           const std::vector<CommFit>& intra_fits = {});
 nlohmann::json to_json(const MeasuredLink& link);
 
 // An emulated cluster's machines and their link as configured and as measured: comm.json's
-// `emulated_cluster`, and each entry of a study's env.json `emulated_links`.
+// `emulated_cluster`, and each entry of a study's env.json `emulated_links`
+// (`inter_machine_measured`: to_json above; `intra_machine_measured`: the in-machine
+// all-reduce's cores per rank, null where unmeasured).
 nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured);
 
 // The figures of `machines` emulated machines of `ranks_per_machine` ranks: inter-machine

@@ -134,6 +134,10 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     if (cluster.has("comm_cores_per_rank")) {
       p.cluster.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);
     }
+    if (cluster.has("intra_comm_cores_per_rank")) {
+      p.cluster.intra_comm_cores_per_rank =
+          cluster.get_double("intra_comm_cores_per_rank", 1.0, 0.0);
+    }
     p.cluster.bucket_copy_bandwidth = optional_positive(cluster, "bucket_copy_bandwidth");
     if (cluster.has("bucket_copy_latency_us")) {
       p.cluster.bucket_copy_latency_us = cluster.get_double("bucket_copy_latency_us", 0.0, -1e-300);
@@ -335,6 +339,7 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.cpu_cores",
                                                  "cluster.machines_per_host",
                                                  "cluster.comm_cores_per_rank",
+                                                 "cluster.intra_comm_cores_per_rank",
                                                  "cluster.bucket_copy_bandwidth",
                                                  "cluster.bucket_copy_latency_us",
                                                  "ddp.bucket_mb",

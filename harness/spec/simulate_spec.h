@@ -45,6 +45,9 @@ struct ClusterSettings {
   // The share of a core a rank's communication threads keep busy while they move data; unset:
   // the comm profile's all-reduce measurement, else 1.
   std::optional<double> comm_cores_per_rank;
+  // The same for a collective's steps inside a machine (the link probe's in-machine
+  // all-reduce); unset: comm_cores_per_rank for every step.
+  std::optional<double> intra_comm_cores_per_rank;
   // One pass of the gradient reducer over a bucket: bytes/s and a fixed cost (`harness profile
   // comm --ops copy`'s fit); unset: comm_profile's copy fit, else the passes are not priced.
   std::optional<double> bucket_copy_bandwidth, bucket_copy_latency_us;

@@ -91,7 +91,7 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
                                      fit_comm_model(rows, "allreduce", request.world)};
   const std::vector<CommRow> latency_rows = comm_rows(latency.raw);
   rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());
-  ProbedLink probed{shape, measured_link(fits, rows), out / "topology.yaml"};
+  ProbedLink probed{shape, measured_link(fits, rows, intra_fits), out / "topology.yaml"};
   write_file_atomic(probed.topology,
                     topology_yaml(emulated_topology(
                         probed.measured, intra_fits, shape.machines, shape.ranks_per_machine,

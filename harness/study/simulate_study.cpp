@@ -171,6 +171,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.cpu_cores_per_machine = c.cpu_cores;
   config.machines_per_host = static_cast<int>(c.machines_per_host);
   if (c.comm_cores_per_rank) config.comm_cores_per_rank = *c.comm_cores_per_rank;
+  if (c.intra_comm_cores_per_rank) config.intra_comm_cores_per_rank = *c.intra_comm_cores_per_rank;
   if (c.bucket_copy_bandwidth) config.bucket_copy_bandwidth = *c.bucket_copy_bandwidth;
   if (c.bucket_copy_latency_us) config.bucket_copy_latency_s = *c.bucket_copy_latency_us * 1e-6;
   config.cores_per_rank = p.model.threads;
@@ -471,6 +472,7 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
             {"machines_per_host", cluster.config().machines_per_host},
             {"cores_per_rank", cluster.config().cores_per_rank},
             {"comm_cores_per_rank", cluster.config().comm_cores_per_rank},
+            {"intra_comm_cores_per_rank", cluster.config().intra_comm_cores_per_rank},
             {"collective_step_latency_us", cluster.config().collective_step_latency_s * 1e6},
             {"p2p_duplex", cluster.config().p2p_half_duplex ? "half" : "full"},
             {"p2p_ready", cluster.config().p2p_ready_behind_sends ? "behind_sends" : "separate"},

@@ -142,6 +142,11 @@ for line in open(sys.argv[1] + "/links/link0/topology.yaml"):
         bandwidth[key] = float(value)
 assert sorted(bandwidth) == ["intra_machine", "intra_machine_collective"], bandwidth
 assert all(v > 1e8 for v in bandwidth.values()), bandwidth  # loopback: GB/s, not a link's Mbit/s
+# And what of a core that all-reduce kept busy per rank, as env.json records it for the
+# simulation (its process CPU time over wall time: a share, and not nothing).
+link = json.load(open(sys.argv[1] + "/env.json"))["emulated_links"][0]
+cores = link["intra_machine_measured"]["allreduce_cpu_cores_per_rank"]
+assert 0.01 < cores <= 2.0, cores
 print("hybrid pipeline across machines: 4 ranks x 3 iterations, every stage all-reduce done;",
       "machine 0's send/recv %.2f GB/s, all-reduce %.2f GB/s" % (bandwidth["intra_machine"] / 1e9,
                                                            bandwidth["intra_machine_collective"] / 1e9))

@@ -371,6 +371,26 @@ TEST(DataParallel, OnSharedCoresOverlapHidesNoCommunication) {
   EXPECT_NEAR(setup.makespan(true), 61e-3 + 1.75 * setup.a, 1e-12);
 }
 
+TEST(DataParallel, AMachinesOwnAllReduceStepsWantTheirOwnShareOfACore) {
+  // As above on 2 cores, the half-core communication thread given only to the collective's
+  // steps inside a machine (both ranks are one machine's): the same 61 ms + 2.5A. Half a core
+  // elsewhere and a whole one inside: the whole core's 61 ms + 4A.
+  FourBuckets setup;
+  setup.config.cpu_cores_per_machine = 2;
+  setup.config.intra_comm_cores_per_rank = 0.5;
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + 2.5 * setup.a, 1e-12);
+  setup.config.comm_cores_per_rank = 0.5;
+  setup.config.intra_comm_cores_per_rank = 1.0;
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + 4 * setup.a, 1e-12);
+  // The two ranks on two machines of one host, the link as fast: the ring crosses machines,
+  // so comm_cores_per_rank's half core decides.
+  setup.config.gpus_per_machine = {1, 1};
+  setup.config.machines_per_host = 2;
+  setup.config.inter_bandwidth = 10e9;
+  setup.config.inter_latency_s = 0;
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + 2.5 * setup.a, 1e-12);
+}
+
 TEST(DataParallel, AccumulationRunsMicroBatchesThenReduces) {
   // 2 micro-batches of half the batch: same compute as one, still one set of all-reduces.
   const LayerCosts costs = chain(2, 4e-3, 8e-3, 0, 10e6);

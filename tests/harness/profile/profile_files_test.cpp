@@ -223,6 +223,22 @@ TEST(CommProfile, MeasuredLinkCarriesTheCoresTheAllReduceKeptBusy) {
   ASSERT_TRUE(link.allreduce_cpu_cores_per_rank);
   EXPECT_NEAR(*link.allreduce_cpu_cores_per_rank, 0.3, 1e-12);
   EXPECT_NEAR(harness::to_json(link).at("allreduce_cpu_cores_per_rank").get<double>(), 0.3, 1e-12);
+  // The same fit as one machine's own all-reduce: the in-machine share, in env.json's entry.
+  harness::EmulatedClusterShape shape;
+  shape.machines = 2;
+  shape.ranks_per_machine = 2;
+  EXPECT_FALSE(link.intra_allreduce_cpu_cores_per_rank);
+  EXPECT_TRUE(harness::emulated_link_json(
+                  shape, link)["intra_machine_measured"]["allreduce_cpu_cores_per_rank"]
+                  .is_null());
+  const harness::MeasuredLink both = harness::measured_link(
+      {harness::fit_comm_model(rows, "allreduce", 2)}, rows, harness::intra_machine_fits(rows, 2));
+  ASSERT_TRUE(both.intra_allreduce_cpu_cores_per_rank);
+  EXPECT_NEAR(*both.intra_allreduce_cpu_cores_per_rank, 0.3, 1e-12);
+  EXPECT_NEAR(harness::emulated_link_json(
+                  shape, both)["intra_machine_measured"]["allreduce_cpu_cores_per_rank"]
+                  .get<double>(),
+              0.3, 1e-12);
   // Without CPU times (an older measurement): not claimed.
   nlohmann::json wall_only = raw;
   for (auto& entry : wall_only["entries"]) entry.erase("cpu_ms");

@@ -323,8 +323,10 @@ TEST(SimulateSpec, MachinesOfOneHostShareItsCores) {
     const json config = parse_json(read_file(raw / "config.json"));
     EXPECT_EQ(config["cluster"]["machines_per_host"], per_host);
     EXPECT_EQ(config["cluster"]["comm_cores_per_rank"], 0.25);
+    EXPECT_EQ(config["cluster"]["intra_comm_cores_per_rank"], 0.0);  // unset: none of its own
   }
-  for (const std::string bad : {"machines_per_host: 0", "comm_cores_per_rank: 0"}) {
+  for (const std::string bad :
+       {"machines_per_host: 0", "comm_cores_per_rank: 0", "intra_comm_cores_per_rank: 0"}) {
     expect_cluster_key_refused(bad);
   }
 }
