@@ -42,7 +42,8 @@ class Engine {
     std::vector<double> demand(static_cast<size_t>(cluster.num_machines()), 0.0);
     for (int r = 0; r < graph.ranks(); ++r) {
       demand[cluster.host_of(cluster.machine_of(r))] +=
-          config.cores_per_rank + config.comm_cores_per_rank;
+          config.cores_per_rank +
+          std::max(config.comm_cores_per_rank, config.intra_comm_cores_per_rank);
     }
     for (int m = 0; m < cluster.num_machines(); ++m) {
       const bool oversubscribed = config.cpu_cores_per_machine > 0 &&

@@ -382,6 +382,15 @@ TEST(DataParallel, AMachinesOwnAllReduceStepsWantTheirOwnShareOfACore) {
   setup.config.comm_cores_per_rank = 0.5;
   setup.config.intra_comm_cores_per_rank = 1.0;
   EXPECT_NEAR(setup.makespan(true), 61e-3 + 4 * setup.a, 1e-12);
+  // Three cores: compute and a tenth of a core each would fit (2.2), the in-machine
+  // all-reduce's whole core does not (4): every flow gets 3/4 of its want, so an all-reduce
+  // under a backward ends after 4A/3, having taken A/3 of the layer's core time: 61 ms +
+  // 3 x A/3 + A (with the host taken for one that fits: 61 ms + A).
+  setup.config.cpu_cores_per_machine = 3;
+  setup.config.comm_cores_per_rank = 0.1;
+  EXPECT_NEAR(setup.makespan(true), 61e-3 + 2 * setup.a, 1e-12);
+  setup.config.cpu_cores_per_machine = 2;
+  setup.config.comm_cores_per_rank = 0.5;
   // The two ranks on two machines of one host, the link as fast: the ring crosses machines,
   // so comm_cores_per_rank's half core decides.
   setup.config.gpus_per_machine = {1, 1};
