@@ -173,6 +173,12 @@ def co_located_options(model, batch, world):
         options += ["--input-shape", ",".join(map(str, model["input_shape"]))]
     return f"profile-b{batch}-co{world}", options
 
+@functools.lru_cache(maxsize=None)
+def point_id_of(real, label):
+    """The id (p000, ...) of the point of `real` labelled `label` (its manifest.json)."""
+    return next(p["id"] for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
+                if p["label"] == label)
+
 def planner_point(real, point_id):
     """SHAPE=planner, one point of one run: its plan file, its micro-batches, the model, the
     world, and a pipeline replica's share of a micro-batch."""
@@ -185,6 +191,7 @@ def planner_point(real, point_id):
     share = model["batch_size"] * world // micro_batches // len(planned["stages"][0]["ranks"])
     return os.path.join(work, point_id, "plan.json"), micro_batches, model, world, share
 
+@functools.lru_cache(maxsize=None)
 def profile_options(real):
     """Every layer profile `real` is simulated with: {folder: options of harness profile
     layers}. SHAPE=planner: DDP's at the rank's batch and each point's plan at a replica's share
@@ -224,9 +231,7 @@ def profiles_of(real, label):
         return [([f"simulate.model.profile={measured_profile(folder, options[folder], run)}",
                   f"simulate.model.pbs={batch}"], systems.split(","))
                 for folder, batch, systems, *_ in map(str.split, profile_set.splitlines())]
-    point = next(p for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
-                 if p["label"] == label)
-    plan, micro_batches, model, world, share = planner_point(real, point["id"])
+    plan, micro_batches, model, world, share = planner_point(real, point_id_of(real, label))
     systems = f"[overlap, {{name: planned, kind: pipeline, schedule: dapple, plan: '{plan}'}}]"
     common = [f"simulate.systems={systems}", f"simulate.pipeline.micro_batches={micro_batches}",
               f"simulate.model.batch_size={model['batch_size']}"]
@@ -254,10 +259,14 @@ def compute_of_run(real, point_id, system):
 
 def graph_with_run_compute(graph, real, point_id, system, dest):
     """A copy of `graph` (and the profile.json beside it) in `dest` whose layers of each stage
-    are scaled to the run's own compute (compute_of_run); returns the new graph's path."""
+    are scaled to the run's own compute (compute_of_run); returns the new graph's path (`graph`
+    itself where the run has no stage times: DDP)."""
+    compute = compute_of_run(real, point_id, system)
+    if not compute:
+        return graph
     lines = open(graph).read().splitlines()
     layers = json.load(open(os.path.join(os.path.dirname(graph), "profile.json")))["layers"]
-    for span, (forward, backward) in compute_of_run(real, point_id, system).items():
+    for span, (forward, backward) in compute.items():
         first, last = span
         scale = {key: measured / max(sum(l[key]["median_ms"] for l in layers[first:last + 1]), 1e-9)
                  for key, measured in (("forward", forward), ("backward", backward))}
@@ -286,8 +295,7 @@ def simulate(real, n, link, label):
     comm_cores = link["inter_machine_measured"].get("allreduce_cpu_cores_per_rank")
     # The same for the all-reduce among one machine's ranks (recorded since 2026-11-27).
     intra_cores = (link.get("intra_machine_measured") or {}).get("allreduce_cpu_cores_per_rank")
-    point_id = next(p["id"] for p in json.load(open(os.path.join(real, "manifest.json")))["points"]
-                    if p["label"] == label)
+    point_id = point_id_of(real, label)
     simulated = {}
     for k, (extra, systems) in enumerate(profiles_of(real, label)):
         if os.environ.get("COMPUTE") == "runs":

@@ -135,9 +135,9 @@ torch::Tensor as_layer_input(const torch::Tensor& activation, bool needs_gradien
 
 // The timed range's input: a synthetic batch (token ids for models that read tokens, bert;
 // features otherwise) through the layers before the range, run once. Records the batch's
-// bytes in the result.
-torch::Tensor range_input_of(LoadedChain& loaded, int64_t batch, int first,
-                             LayerProfileResult& result) {
+// bytes in the result. `trainable`: trainable_layers of the chain.
+torch::Tensor range_input_of(LoadedChain& loaded, const std::vector<bool>& trainable, int64_t batch,
+                             int first, LayerProfileResult& result) {
   std::vector<int64_t> shape{batch};
   shape.insert(shape.end(), result.input_shape.begin(), result.input_shape.end());
   const auto& zoo = loaded.zoo;
@@ -150,8 +150,7 @@ torch::Tensor range_input_of(LoadedChain& loaded, int64_t batch, int first,
     torch::NoGradGuard no_grad;
     for (int i = 0; i < first; ++i) range_input = loaded.chain[i].forward(range_input);
   }
-  return as_layer_input(range_input,
-                        input_needs_gradient(trainable_layers(loaded.chain), first, first));
+  return as_layer_input(range_input, input_needs_gradient(trainable, first, first));
 }
 
 // One layer of the timed range: its input (the previous layer's real output), the gradient
@@ -163,10 +162,9 @@ struct LayerRun {
   int64_t activation_bytes = 0;
 };
 
-std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const torch::Tensor& range_input,
-                                 int first, int last) {
+std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vector<bool>& trainable,
+                                 const torch::Tensor& range_input, int first, int last) {
   std::vector<LayerRun> runs;
-  const std::vector<bool> trainable = trainable_layers(chain);
   torch::Tensor activation = range_input;
   for (int i = first; i <= last; ++i) {
     LayerRun run;
@@ -254,7 +252,8 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   result.chain_layers = chain_layers;
   const bool ends_model = last == chain_layers - 1;
 
-  const torch::Tensor range_input = range_input_of(loaded, request.batch, first, result);
+  const std::vector<bool> trainable = trainable_layers(chain);
+  const torch::Tensor range_input = range_input_of(loaded, trainable, request.batch, first, result);
 
   // Repetitions run round-robin: each one times the range's training step (forward with the
   // loss where the range ends the model, backward, zeroing the gradients and the SGD step),
@@ -285,7 +284,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
   std::vector<double> whole_forward, whole_backward, whole_step;
 
-  std::vector<LayerRun> runs = layer_runs(chain, range_input, first, last);
+  std::vector<LayerRun> runs = layer_runs(chain, trainable, range_input, first, last);
 
   const auto repetition = [&](bool timed) {
     // Zeroing the gradients counts as part of the step, as a rank worker's step phase counts
