@@ -8,6 +8,9 @@
 #   3. ResNet-50 DDP in fp32 (IEEE), tf32 and bf16 and BERT in fp32 and bf16, world 1 over NCCL
 #      on one GPU; ResNet-50 over Gloo with CUDA tensors, 2 ranks sharing GPU 0; each with its
 #      MFU against GPU 0's GEMM in the math it ran in;
+#   3b. BERT in DAPPLE's and GPipe's schedules (2 stages, 4 micro-batches) and BERT-MoE with
+#      expert parallelism, each beside DDP on the same 2 ranks sharing GPU 0 over Gloo, in fp32
+#      and bf16;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
 #      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds, in each precision; the peer is
 #      the Python whose torch is the rank program's LibTorch, with the same math): iteration p50
@@ -56,7 +59,8 @@ echo "torch $(field torch_version), $gpus GPU(s), $gpu_name; device $device; wor
 
 failures=0
 rows=()
-# $1 what ran, $2 its folder ("" when it failed): one table row from the folder's reports.
+# $1 what ran, $2 its folder ("" when it failed), $3 the system (default: every system of the
+# folder, pooled): one table row from the folder's reports.
 row() {
   if [[ -z $2 ]]; then
     rows+=("| $1 | FAILED | | | |")
@@ -64,16 +68,18 @@ row() {
     return
   fi
   local line
-  line=$(python3 - "$2" <<'PY'
-import csv, glob, json, sys
-folder = sys.argv[1]
-xs = sorted(float(r["iteration_ms"]) for f in glob.glob(f"{folder}/raw/*/*/rep*/rank*.csv") for r in csv.DictReader(open(f)))
+  line=$(python3 - "$2" "${3:-*}" <<'PY'
+import csv, fnmatch, glob, json, sys
+folder, system = sys.argv[1], sys.argv[2]
+xs = sorted(float(r["iteration_ms"]) for f in glob.glob(f"{folder}/raw/*/{system}/rep*/rank*.csv") for r in csv.DictReader(open(f)))
 h = 0.5 * (len(xs) - 1); k = int(h)
 p50 = xs[k] + (h - k) * (xs[min(k + 1, len(xs) - 1)] - xs[k])
 # Every rank of the folder's runs on the asked device and backend, in the asked precision (the
-# harness checked it; this reads the reports back).
-seen = sorted({(p["device"], p["backend"], p.get("precision", "?")) for f in glob.glob(f"{folder}/raw/*/*/rep*/memory_rank*.json") for p in [json.load(open(f))["placement"]]})
-mfus = [s["utilisation"]["mfu"] for p in json.load(open(f"{folder}/summary.json"))["points"] for s in p["systems"] if (s.get("utilisation") or {}).get("mfu") is not None]
+# harness checked it; this reads the reports back: DDP ranks' memory files, pipeline ranks' own;
+# a pipeline rank reports no precision, "?").
+reports = [f for name in ("memory", "pipeline") for f in glob.glob(f"{folder}/raw/*/{system}/rep*/{name}_rank*.json")]
+seen = sorted({(p["device"], p["backend"], p.get("precision", "?")) for f in reports for p in [json.load(open(f))["placement"]]})
+mfus = [s["utilisation"]["mfu"] for p in json.load(open(f"{folder}/summary.json"))["points"] for s in p["systems"] if fnmatch.fnmatch(s["name"], system) and (s.get("utilisation") or {}).get("mfu") is not None]
 mfu = "" if not mfus else f"{100 * min(mfus):.1f}%" if len(mfus) == 1 else f"{100 * min(mfus):.1f}-{100 * max(mfus):.1f}%"
 print(f"{' '.join(f'{d}/{b}/{p}' for d, b, p in seen)} | {p50:.2f} | {len(xs)} | {mfu}")
 PY
@@ -84,8 +90,8 @@ PY
 # $1 what failed, $2 its stderr file.
 failed() { echo "FAIL: $1: $(tail -3 "$2" 2>/dev/null)" >&2; }
 
-# $1 name, $2 model block, $3 world, $4 backend: runs one study, prints its folder (nothing, and
-# status 1, when it fails).
+# $1 name, $2 model block, $3 world, $4 backend, $5 systems (default [overlap]), $6 more of the
+# spec: runs one study, prints its folder (nothing, and status 1, when it fails).
 study() {
   cat > "$work/$1.yaml" <<YAML
 name: $1
@@ -94,7 +100,8 @@ model: $2
 optimizer: {name: sgd, lr: 0.001}
 run: {world_size: $3, iterations: $iterations, warmup: $warmup, device: $device, backend: $4}
 ddp: {bucket_mb: 25}
-systems: [overlap]
+systems: ${5:-[overlap]}
+${6:-}
 YAML
   "$BUILD/harness" run "$work/$1.yaml" > "$work/$1.out" 2> "$work/$1.err" || { failed "$1" "$work/$1.err"; return 1; }
   ls -d "$work/results/$1"/*/
@@ -133,6 +140,58 @@ for precision in fp32 bf16; do
 done
 shared=$(study resnet50_gloo "$(resnet fp32)" 2 gloo) || shared=""
 row "ResNet-50 DDP, batch $batch, 2 ranks sharing a device, gloo, fp32" "$shared"
+
+# The pipelines and expert parallelism on the device, 2 ranks sharing it over Gloo (over NCCL
+# each rank needs a GPU of its own), beside DDP on the same ranks: BERT in DAPPLE's and GPipe's
+# schedules, 2 stages of 4 micro-batches; BERT-MoE with 4 experts, 2 per rank.
+if [[ $device == cuda ]]; then
+  bert_pipe="{name: bert, batch_size: 16, precision: PRECISION}"
+  moe="{name: bert_moe, depth: 4, width: 512, input_shape: [128], batch_size: 16, loss: cross_entropy, experts: 4, precision: PRECISION}"
+else
+  bert_pipe="{name: bert, depth: 2, width: 64, input_shape: [16], batch_size: 4, precision: PRECISION}"
+  moe="{name: bert_moe, depth: 2, width: 64, input_shape: [16], batch_size: 4, loss: cross_entropy, experts: 4, precision: PRECISION}"
+fi
+pipelines="[overlap, {name: dapple, kind: pipeline, schedule: dapple, stages: 2}, {name: gpipe, kind: pipeline, schedule: gpipe, stages: 2}]"
+pipeline_fp32=""
+for precision in fp32 bf16; do
+  folder=$(study "pipelines_$precision" "${bert_pipe/PRECISION/$precision}" 2 gloo "$pipelines" \
+    "pipeline: {micro_batches: 4}") || folder=""
+  [[ $precision == fp32 ]] && pipeline_fp32=$folder
+  for system in overlap dapple gpipe; do
+    row "BERT $system (DDP: overlap; pipelines: 2 stages, 4 micro-batches), 2 ranks sharing a device, gloo, $precision" "$folder" "$system"
+  done
+  folder=$(study "moe_$precision" "${moe/PRECISION/$precision}" 2 gloo \
+    "[{name: ddp, kind: ddp, mode: overlap}, {name: expert_parallel, kind: expert_parallel, mode: overlap}]") || folder=""
+  for system in ddp expert_parallel; do
+    row "BERT-MoE (4 experts) $system, 2 ranks sharing a device, gloo, $precision" "$folder" "$system"
+  done
+done
+
+# The device's pipeline trains what the host CPU's does: DAPPLE's last stage's loss in the first
+# iterations, fp32 (IEEE on both), from the same seed, on the device and on the CPU.
+pipeline_check="(not run: the device is the CPU)"
+if [[ $device == cuda ]]; then
+  pipeline_check="FAILED (the device's run)"
+  if [[ -n $pipeline_fp32 ]]; then
+    cpu_folder=$(device=cpu iterations=3 warmup=0 study pipeline_on_cpu "${bert_pipe/PRECISION/fp32}" 2 gloo \
+      "[{name: dapple, kind: pipeline, schedule: dapple, stages: 2}]" "pipeline: {micro_batches: 4}") || cpu_folder=""
+    pipeline_check="FAILED (the CPU's run)"
+    [[ -n $cpu_folder ]] && pipeline_check=$(python3 - "$pipeline_fp32" "$cpu_folder" <<'PY'
+import glob, re, sys
+def losses(folder):
+    text = open(glob.glob(f"{folder}/raw/*/dapple/rep0/rank1.stdout")[0]).read()
+    return {int(i): float(x) for i, x in re.findall(r"iteration (\d+) done loss (\S+)", text)}
+gpu, cpu = losses(sys.argv[1]), losses(sys.argv[2])
+its = sorted(set(gpu) & set(cpu))
+worst = max(abs(gpu[i] - cpu[i]) / max(abs(cpu[i]), 1e-12) for i in its)
+print(f"iterations {its[0]}-{its[-1]}: device {', '.join(f'{gpu[i]:.6f}' for i in its)}; "
+      f"CPU {', '.join(f'{cpu[i]:.6f}' for i in its)}; largest relative difference {worst:.1e}")
+PY
+) || pipeline_check="FAILED (the comparison)"
+  fi
+  [[ $pipeline_check == FAILED* ]] && failures=$((failures + 1))
+  echo "DAPPLE loss, device vs CPU: $pipeline_check" >&2
+fi
 
 # Every DDP mode in fp32 and bf16, and every compression, on the device: over Gloo with 2 ranks
 # sharing it, and over NCCL (a GPU per rank: world 1 on one GPU). Small models, few iterations:
@@ -218,6 +277,8 @@ echo
 echo "| run | ranks ran on (device/backend/precision) | iteration p50 (ms) | samples | MFU |"
 echo "|---|---|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
+echo
+echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the device and on the CPU, same seed: $pipeline_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
 echo

@@ -21,8 +21,6 @@ namespace runtime {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {}  // namespace
-
 ModelOptions model_options_from(const WorkerModel& model) {
   ModelOptions options;
   options.input_shape.assign(model.input_shape.begin(), model.input_shape.end());
@@ -56,22 +54,31 @@ json iteration_metrics(long long iteration, double iteration_ms, double step_ms,
           {"loss", stats.loss}};
 }
 
-// The process group of the stage's replicas, through a prefix of the run's store (none for a
-// stage with one replica).
+// The process group of the stage's replicas on the rank's backend, through a prefix of the
+// run's store (none for a stage with one replica).
 std::unique_ptr<Communicator> replica_communicator(const PipelineLayout& layout,
-                                                   const RankContext& context, int stage_index) {
+                                                   const RankContext& context,
+                                                   const RankDevice& device, int stage_index) {
   const auto& stage_ranks = layout.stages[stage_index].ranks;
   if (stage_ranks.size() <= 1) return nullptr;
   auto prefixed =
       c10::make_intrusive<c10d::PrefixStore>("stage" + std::to_string(stage_index), context.store);
-  return make_gloo_communicator(prefixed, layout.replica_of(context.rank),
-                                static_cast<int>(stage_ranks.size()), context.timeout,
-                                context.gloo_host);
+  return device.communicator(prefixed, layout.replica_of(context.rank),
+                             static_cast<int>(stage_ranks.size()), context.timeout,
+                             context.gloo_host);
 }
 
-// The runtime's options for this worker config: stages, schedule, loss, precision, the
+// Every layer outside [first, last] back on the CPU: the stage was built with the whole model
+// on its device (PipelineStage's constructor says why), and the rank keeps only its own there.
+void return_other_layers(ZooModel& model, int first, int last) {
+  for (int i = 0; i < static_cast<int>(model.layers().size()); ++i) {
+    if (i < first || i > last) model.layers()[i].module.ptr()->to(torch::kCPU);
+  }
+}
+
+// The runtime's options for this worker config: stages, schedule, loss, precision, device, the
 // replicas' bucketed sum, and the balancing loss of mixture-of-experts layers.
-PipelineOptions pipeline_options_of(const WorkerConfig& config) {
+PipelineOptions pipeline_options_of(const WorkerConfig& config, const RankDevice& device) {
   const WorkerSystem& system = config.system;
   PipelineOptions options;
   options.layout.stages = system.stages;
@@ -80,38 +87,56 @@ PipelineOptions pipeline_options_of(const WorkerConfig& config) {
   options.loss = config.model.loss;
   options.replica_sync = baselines::replica_sum_factory(system.bucket_mb, system.first_bucket_mb);
   options.precision = parse_precision(config.model.precision);
+  options.device = device.device();
   options.auxiliary_loss_weight = kLoadBalanceLossWeight;
   return options;
 }
 
+// Every rank builds the same model and the same global batch from the seed on the CPU, then
+// moves both to its device (the stage keeps its layers and rows there): no weights or data
+// travel before the first iteration.
+struct PipelineModel {
+  std::shared_ptr<ZooModel> model;
+  SyntheticBatch batch;  // on the device
+};
+PipelineModel build_pipeline_model(const WorkerConfig& config, const RankDevice& device,
+                                   long long global_batch) {
+  torch::manual_seed(config.seed);
+  const ModelOptions model_options = model_options_from(config.model);
+  PipelineModel built{make_model(config.model.name, model_options), {}};
+  built.model->to(device.device());
+  built.model->train();
+  torch::manual_seed(config.seed * 1000003 + 1);
+  built.batch = make_synthetic_batch(*built.model, model_options, global_batch, config.model.loss);
+  built.batch.input = built.batch.input.to(device.device());
+  built.batch.target = built.batch.target.to(device.device());
+  return built;
+}
+
 }  // namespace
 
-void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
+void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
+                       const RankDevice& device) {
   const WorkerSystem& system = config.system;
   const long long warmup = config.warmup;
   const long long iterations = config.iterations;
-  const long long seed = config.seed;
   const long long trace_iteration = config.trace_iteration;
 
-  const PipelineOptions options = pipeline_options_of(config);
-
-  // Every rank builds the same model and the same global batch from the seed, then keeps its
-  // stage's layers and its rows: no weights or data travel before the first iteration.
-  torch::manual_seed(seed);
-  const ModelOptions model_options = model_options_from(config.model);
-  auto model = make_model(config.model.name, model_options);
-  model->train();
-  torch::manual_seed(seed * 1000003 + 1);
+  const PipelineOptions options = pipeline_options_of(config, device);
   const long long global_batch = config.model.batch_size * context.world_size;
-  const SyntheticBatch batch =
-      make_synthetic_batch(*model, model_options, global_batch, options.loss);
+  const PipelineModel pipeline_model = build_pipeline_model(config, device, global_batch);
+  ZooModel& model = *pipeline_model.model;
+  const torch::Tensor& input = pipeline_model.batch.input;
+  const torch::Tensor& target = pipeline_model.batch.target;
 
   // The stage's replicas get their own process group, through a prefix of the same store.
   const int stage_index = options.layout.stage_of(context.rank);
-  const auto& stage_ranks = options.layout.stages[stage_index].ranks;
+  const StageAssignment& assignment = options.layout.stages[stage_index];
   const std::unique_ptr<Communicator> replicas =
-      replica_communicator(options.layout, context, stage_index);
-  PipelineStage stage(*model, options, *context.world, replicas.get(), sample_of(batch));
+      replica_communicator(options.layout, context, device, stage_index);
+  PipelineStage stage(model, options, *context.world, replicas.get(),
+                      sample_of(pipeline_model.batch));
+  if (device.on_gpu()) return_other_layers(model, assignment.first_layer, assignment.last_layer);
 
   torch::optim::SGD optimizer(
       stage.stage_parameters(),
@@ -128,13 +153,18 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
     std::printf("iteration %lld start\n", it);
     std::fflush(stdout);
     trace.set_enabled(it == trace_iteration);
+    if (it == warmup) device.reset_memory_peaks();
+    // On a GPU every phase ends with the stream drained (PipelineOptions::device), so the
+    // steady clock times what the device did.
     const auto t0 = Clock::now();
     optimizer.zero_grad();
+    device.synchronize();
     const auto t1 = Clock::now();
-    const PipelineIterationStats stats = stage.run_iteration(batch.input, batch.target, trace);
+    const PipelineIterationStats stats = stage.run_iteration(input, target, trace);
     const auto t2 = Clock::now();
     const double step_start = TraceRecorder::now_us();
     optimizer.step();
+    device.synchronize();
     trace.add("step", TraceCategory::kStep, step_start, TraceRecorder::now_us());
     const auto t3 = Clock::now();
     if (it >= warmup) {
@@ -155,15 +185,14 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
       {"stage", stage.stage()},
       {"replica", stage.replica()},
       {"stages", options.layout.stage_count()},
-      {"replicas", stage_ranks.size()},
-      {"layers",
-       {options.layout.stages[stage_index].first_layer,
-        options.layout.stages[stage_index].last_layer}},
+      {"replicas", assignment.ranks.size()},
+      {"layers", {assignment.first_layer, assignment.last_layer}},
       {"schedule", to_string(options.schedule)},
       {"schedule_order", describe_schedule(stage.schedule())},
       {"micro_batches", options.micro_batches},
       {"global_batch", global_batch},
       {"placement", used_placement(stage.stage_parameters().front(), *context.world)},
+      {"device_memory", device.memory_peaks()},
       {"iterations", per_iteration}};
   write_text_atomic(
       fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
@@ -175,7 +204,8 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context) {
                   {"iteration", trace_iteration - warmup},
                   {"stage", stage.stage()},
                   {"schedule", to_string(options.schedule)},
-                  {"micro_batches", options.micro_batches}};
+                  {"micro_batches", options.micro_batches},
+                  {"phase_clock", device.on_gpu() ? "steady, stream drained" : "steady"}};
     write_text_atomic(
         fs::path(context.out_dir) / ("trace_rank" + std::to_string(context.rank) + ".json"),
         harness::json_text(trace.to_json(other)) + "\n");

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "rank/rank_device.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/protocol/fault_injection.h"
@@ -36,7 +37,9 @@ struct RankContext {
 // pipeline rank build their model from it.
 ModelOptions model_options_from(const WorkerModel& model);
 
-// Trains; the caller gathers the result files and synchronises the ranks after.
-void run_pipeline_rank(const WorkerConfig& config, const RankContext& context);
+// Trains on `device` (its model, batch and stage; the replicas' group on its backend); the
+// caller gathers the result files and synchronises the ranks after.
+void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
+                       const RankDevice& device);
 
 }  // namespace runtime

@@ -61,6 +61,10 @@ std::unique_ptr<PhaseClock> RankDevice::phase_clock(int marks) const {
   return make_cpu_phase_clock(marks);
 }
 
+void RankDevice::synchronize() const {
+  if (on_gpu()) cuda::synchronize(placement_.gpu);
+}
+
 void RankDevice::reset_memory_peaks() const {
   if (on_gpu()) cuda::reset_peak_memory(placement_.gpu);
 }

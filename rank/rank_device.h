@@ -34,6 +34,8 @@ class RankDevice {
                                              int world_size, std::chrono::milliseconds timeout,
                                              const std::string& gloo_host) const;
   std::unique_ptr<PhaseClock> phase_clock(int marks) const;
+  // Waits for the work queued on the device (a GPU's stream; nothing to wait for on the CPU).
+  void synchronize() const;
 
   // Forgets the device's memory peaks (after warm-up) / the peaks since then: peak allocated and
   // reserved bytes on a GPU, an empty object on the CPU.

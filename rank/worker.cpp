@@ -379,10 +379,6 @@ int run_worker(const WorkerArgs& args) {
   // The device before anything is built or joined: what this machine or LibTorch cannot give
   // stops the rank here, in one line.
   const RankDevice device(config, args.local_rank);
-  if (device.on_gpu() && system.kind != SystemKind::kDdp) {
-    throw std::invalid_argument("run.device: cuda runs the DDP systems; " + to_string(system.kind) +
-                                " systems run on the CPU (use cpu)");
-  }
   Rendezvous rendezvous = args.rendezvous;
   const auto timeout =
       std::chrono::milliseconds(static_cast<long long>(config.collective_timeout_s * 1000));
@@ -402,8 +398,10 @@ int run_worker(const WorkerArgs& args) {
     return 0;
   };
   if (system.kind == SystemKind::kPipeline) {
-    run_pipeline_rank(config, {args.rank, args.world_size, args.out_dir, store, communicator.get(),
-                               timeout, fault, args.gloo_host});
+    run_pipeline_rank(config,
+                      {args.rank, args.world_size, args.out_dir, store, communicator.get(), timeout,
+                       fault, args.gloo_host},
+                      device);
     return hand_in_results();
   }
 
@@ -412,8 +410,8 @@ int run_worker(const WorkerArgs& args) {
   // all-to-alls backward issues on the main one.
   std::unique_ptr<Communicator> dense_group;
   if (system.kind == SystemKind::kExpertParallel) {
-    dense_group = make_gloo_communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
-                                         args.rank, args.world_size, timeout, args.gloo_host);
+    dense_group = device.communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
+                                      args.rank, args.world_size, timeout, args.gloo_host);
   }
   run_ddp_rank(config, args, device, *communicator, dense_group.get(), fault);
   return hand_in_results();

@@ -276,11 +276,6 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
-  if (config.run.device == "cuda" &&
-      (system.kind == SystemKind::kPipeline || system.kind == SystemKind::kExpertParallel)) {
-    fail("run.device: cuda runs the DDP systems and external ones; " + to_string(system.kind) +
-         " systems run on the CPU so far (use cpu)");
-  }
   if (system.kind == SystemKind::kExternal && config.run.pin_cpus) {
     fail(
         "run.pin_cpus binds the harness's own ranks; an external system's command is not "

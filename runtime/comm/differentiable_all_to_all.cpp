@@ -45,6 +45,7 @@ class AllToAllFunction : public torch::autograd::Function<AllToAllFunction> {
     context->saved_data["input_splits"] = input_splits;
     context->saved_data["row_shape"] = input.sizes().slice(1).vec();
     context->saved_data["dtype"] = static_cast<int64_t>(input.scalar_type());
+    context->saved_data["device"] = input.device();
     return exchange(*reinterpret_cast<Communicator*>(group_address), input, output_splits,
                     input_splits, reinterpret_cast<TraceRecorder*>(trace_address), name);
   }
@@ -59,8 +60,10 @@ class AllToAllFunction : public torch::autograd::Function<AllToAllFunction> {
     if (!gradient.defined()) {
       std::vector<int64_t> shape = context->saved_data["row_shape"].toIntVector();
       shape.insert(shape.begin(), std::accumulate(received.begin(), received.end(), int64_t{0}));
-      gradient = at::zeros(shape, at::TensorOptions().dtype(static_cast<at::ScalarType>(
-                                      context->saved_data["dtype"].toInt())));
+      gradient = at::zeros(
+          shape, at::TensorOptions()
+                     .dtype(static_cast<at::ScalarType>(context->saved_data["dtype"].toInt()))
+                     .device(context->saved_data["device"].toDevice()));
     }
     auto* trace = reinterpret_cast<TraceRecorder*>(context->saved_data["trace"].toInt());
     const std::string name = context->saved_data["name"].toStringRef() + " backward";

@@ -83,14 +83,29 @@ class GlooCommunicator : public Communicator {
     return c10d_work(group_->alltoall_base(output, input, output_splits, input_splits));
   }
 
+  // ProcessGroupGloo stages a CUDA tensor through the host in its collectives, but its
+  // point-to-point calls hand the tensor's memory to the socket as it is: a CUDA tensor is
+  // sent from a host copy (made once the stream's work on it is done, held by the work) and
+  // received into one, copied onto the device when the message has arrived.
   std::unique_ptr<CommWork> send(at::Tensor tensor, int destination, int tag) override {
-    std::vector<at::Tensor> tensors{std::move(tensor)};
-    return c10d_work(group_->send(tensors, destination, tag));
+    if (!tensor.is_cuda()) {
+      std::vector<at::Tensor> tensors{std::move(tensor)};
+      return c10d_work(group_->send(tensors, destination, tag));
+    }
+    std::vector<at::Tensor> tensors{tensor.to(at::kCPU)};
+    return std::make_unique<FinishingWork>(group_->send(tensors, destination, tag),
+                                           [host = tensors[0]] {});
   }
 
   std::unique_ptr<CommWork> recv(at::Tensor tensor, int source, int tag) override {
-    std::vector<at::Tensor> tensors{std::move(tensor)};
-    return c10d_work(group_->recv(tensors, source, tag));
+    if (!tensor.is_cuda()) {
+      std::vector<at::Tensor> tensors{std::move(tensor)};
+      return c10d_work(group_->recv(tensors, source, tag));
+    }
+    std::vector<at::Tensor> tensors{at::empty(tensor.sizes(), tensor.options().device(at::kCPU))};
+    return std::make_unique<FinishingWork>(
+        group_->recv(tensors, source, tag),
+        [tensor, host = tensors[0]]() mutable { tensor.copy_(host); });
   }
 
   void barrier() override { group_->barrier()->wait(); }

@@ -28,6 +28,7 @@ std::unique_ptr<Communicator> make_nccl_communicator(const c10::intrusive_ptr<c1
 }
 DeviceMemory peak_memory(int) { refuse("GPU memory"); }
 void reset_peak_memory(int) { refuse("GPU memory"); }
+void synchronize(int) { refuse("a CUDA device"); }
 std::unique_ptr<PhaseClock> make_event_phase_clock(int, int) { refuse("CUDA event timing"); }
 
 }  // namespace runtime::cuda

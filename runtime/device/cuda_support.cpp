@@ -151,6 +151,10 @@ void reset_peak_memory(int gpu) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(gpu));
 }
 
+void synchronize(int gpu) {
+  c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(gpu)).synchronize();
+}
+
 std::unique_ptr<PhaseClock> make_event_phase_clock(int marks, int gpu) {
   return std::make_unique<EventPhaseClock>(marks, gpu);
 }

@@ -43,6 +43,10 @@ struct DeviceMemory {
 DeviceMemory peak_memory(int gpu);
 void reset_peak_memory(int gpu);
 
+// Blocks the host until the work queued so far on `gpu`'s current stream is done, so that a
+// host clock read next times the kernels rather than their launch.
+void synchronize(int gpu);
+
 // Timing events on `gpu`'s current stream.
 std::unique_ptr<PhaseClock> make_event_phase_clock(int marks, int gpu);
 

@@ -171,12 +171,14 @@ torch::Tensor MoeFeedForwardImpl::dispatch(const torch::Tensor& tokens, const Ro
     counts[e] = static_cast<int64_t>(routing.rows[e].size());
     input_splits[e / local] += counts[e];
   }
-  // How many rows each rank sends each of this rank's experts: [ranks x local], source-major.
-  const torch::Tensor sent_counts = torch::tensor(counts, torch::kLong);
-  torch::Tensor arriving_counts = sent_counts;
+  // How many rows each rank sends each of this rank's experts: [ranks x local], source-major;
+  // exchanged on the tokens' device (NCCL moves no host tensor), read on the host.
+  torch::Tensor arriving_counts = torch::tensor(counts, torch::kLong);
   if (sharded) {
-    arriving_counts = torch::empty_like(sent_counts);
-    group_->all_to_all(arriving_counts, sent_counts, {}, {})->wait();
+    const torch::Tensor sent_counts = arriving_counts.to(tokens.device());
+    torch::Tensor arrived_counts = torch::empty_like(sent_counts);
+    group_->all_to_all(arrived_counts, sent_counts, {}, {})->wait();
+    arriving_counts = arrived_counts.to(torch::kCPU);
   }
   const auto* arriving = arriving_counts.data_ptr<int64_t>();
   std::vector<int64_t> output_splits(ranks, 0);

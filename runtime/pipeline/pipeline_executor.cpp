@@ -9,18 +9,22 @@
 #include <stdexcept>
 
 #include "runtime/compat/torch_compat.h"
+#include "runtime/device/cuda_support.h"
 #include "runtime/models/moe.h"
 
 namespace runtime {
 
 namespace {
 
-// Follows this thread's CPU allocations through c10's memory-reporting hook (the one the
-// autograd profiler uses): every allocation and free made while it is installed.
+// Follows this thread's allocations on one device through c10's memory-reporting hook (the
+// one the autograd profiler uses; the CPU allocator and CUDA's caching allocator both report
+// to it): every allocation and free made there while it is installed.
 class AllocationTracker : public c10::MemoryReportingInfoBase {
  public:
+  explicit AllocationTracker(c10::Device device) : device_(device) {}
   void reportMemoryUsage(void*, int64_t alloc_size, torch_compat::MemoryTotal,
-                         torch_compat::MemoryTotal, c10::Device) override {
+                         torch_compat::MemoryTotal, c10::Device device) override {
+    if (device.type() != device_.type()) return;
     current_ += alloc_size;
     peak_ = std::max(peak_, current_);
   }
@@ -29,6 +33,7 @@ class AllocationTracker : public c10::MemoryReportingInfoBase {
   int64_t peak() const { return peak_; }
 
  private:
+  c10::Device device_;
   int64_t current_ = 0;
   int64_t peak_ = 0;
 };
@@ -66,7 +71,7 @@ struct PipelineStage::Impl {
   std::vector<at::Tensor> parameters;
   std::vector<std::string> parameter_names;
   std::unique_ptr<GradientSync> reducer;
-  std::shared_ptr<AllocationTracker> tracker = std::make_shared<AllocationTracker>();
+  std::shared_ptr<AllocationTracker> tracker;
 
   std::vector<MoeFeedForwardImpl*> mixtures;  // of this stage's layers
 
@@ -104,10 +109,20 @@ struct PipelineStage::Impl {
   }
 
   Impl(ZooModel& m, PipelineOptions o, Communicator& w, Communicator* r)
-      : model(m), options(std::move(o)), world(w), replicas(r) {}
+      : model(m),
+        options(std::move(o)),
+        world(w),
+        replicas(r),
+        tracker(std::make_shared<AllocationTracker>(options.device)) {}
 
   bool first() const { return previous == nullptr; }
   bool last() const { return next == nullptr; }
+
+  // The end of a compute phase as the device sees it (PipelineOptions::device says why).
+  double compute_done_us() const {
+    if (options.device.is_cuda()) cuda::synchronize(options.device.index());
+    return TraceRecorder::now_us();
+  }
 
   torch::Tensor run_layers(torch::Tensor x) {
     return model.forward_layers(x, stage->first_layer, stage->last_layer);
@@ -142,7 +157,8 @@ struct PipelineStage::Impl {
       const int peer = peers.ranks[as_destination ? t.source_replica : t.destination_replica];
       std::vector<int64_t> sizes{t.rows.size()};
       sizes.insert(sizes.end(), shape.begin(), shape.end());
-      pieces.push_back(torch::empty(sizes, torch::TensorOptions().dtype(dtype)));
+      pieces.push_back(
+          torch::empty(sizes, torch::TensorOptions().dtype(dtype).device(options.device)));
       works.push_back(world.recv(pieces.back(), peer, tag));
       bytes += bytes_of(pieces.back());
       sources.push_back(peer);
@@ -210,7 +226,7 @@ struct PipelineStage::Impl {
     } else if (entry.output.requires_grad()) {
       torch::autograd::backward({entry.output}, {output_gradient});
     }  // else a first stage without parameters (a flatten alone): nothing to differentiate
-    const double end = TraceRecorder::now_us();
+    const double end = compute_done_us();
     stats.backward_ms += elapsed_ms(start, end);
     trace.add("backward mb" + std::to_string(m), TraceCategory::kBackward, start, end,
               {{"micro_batch", m}});
@@ -259,14 +275,14 @@ PipelineStage::PipelineStage(ZooModel& model, PipelineOptions options, Communica
   actions_ = make_stage_schedule(s.options.schedule, layout.stage_count(), stage_,
                                  s.options.micro_batches);
 
-  // Boundary shapes from one sample through the whole model (eval mode: BatchNorm cannot
-  // train on one sample; shapes are the same).
+  // Boundary shapes and dtypes from one sample through the whole model on the stage's device
+  // (eval mode: BatchNorm cannot train on one sample; shapes are the same).
   {
     torch::NoGradGuard no_grad;
-    const PrecisionScope precision(s.options.precision);
+    const PrecisionScope precision(s.options.precision, s.options.device.type());
     const bool was_training = model.is_training();
     model.eval();
-    torch::Tensor x = sample_input;
+    torch::Tensor x = sample_input.to(s.options.device);
     if (s.stage->first_layer > 0) x = model.forward_layers(x, 0, s.stage->first_layer - 1);
     s.input_shape.assign(x.sizes().begin() + 1, x.sizes().end());
     s.input_dtype = x.scalar_type();
@@ -338,7 +354,7 @@ PipelineIterationStats PipelineStage::run_iteration(const at::Tensor& global_inp
       const double share = static_cast<double>(mine.size()) / static_cast<double>(global_batch);
       torch::Tensor output;
       {
-        const PrecisionScope precision(s.options.precision);
+        const PrecisionScope precision(s.options.precision, s.options.device.type());
         output = s.run_layers(entry.input);
         if (s.last()) {
           const torch::Tensor target =
@@ -353,7 +369,7 @@ PipelineIterationStats PipelineStage::run_iteration(const at::Tensor& global_inp
         if (entry.auxiliary.defined()) output = output + entry.auxiliary;
         entry.auxiliary = torch::Tensor();
       }
-      const double end = TraceRecorder::now_us();
+      const double end = s.compute_done_us();
       stats.forward_ms += elapsed_ms(start, end);
       trace.add("forward mb" + std::to_string(m), TraceCategory::kForward, start, end,
                 {{"micro_batch", m}});

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <memory>
 #include <string>
@@ -37,6 +38,10 @@ struct PipelineOptions {
   GradientSyncFactory replica_sync;
   // Forward (and the loss) under this autocast; boundary tensors travel in the dtype it gives.
   Precision precision = Precision::kFp32;
+  // Where the stage's layers, its inputs and the boundary tensors it receives live. On a GPU
+  // the stage waits for its stream at the end of each forward and backward, so that the host
+  // clock (phases, trace) times the kernels rather than their launch.
+  c10::Device device = c10::Device(c10::kCPU);
   // A stage holding mixture-of-experts layers adds their load-balancing loss, times this weight
   // and the micro-batch's share of the global batch, to what it differentiates (0: none).
   double auxiliary_loss_weight = 0.0;
@@ -57,8 +62,9 @@ struct PipelineIterationStats {
   int peak_in_flight = 0;  // micro-batches forwarded and not yet backwarded, at most
   // Bytes of the stage's boundary tensors (received inputs, outputs) kept for backward, peak.
   long long peak_boundary_bytes = 0;
-  // Peak CPU memory allocated by this thread during the iteration above its start: the
-  // activations autograd stashes for in-flight micro-batches plus transient buffers.
+  // Peak memory allocated on the stage's device by this thread during the iteration above its
+  // start: the activations autograd stashes for in-flight micro-batches plus transient buffers
+  // (on a GPU, not the host copies Gloo sends from).
   long long peak_allocated_bytes = 0;
 };
 
@@ -66,7 +72,9 @@ class PipelineStage {
  public:
   // `model` is the whole model (built identically on every rank); this rank runs the layers
   // of its stage. `replicas` is the communicator of the stage's replicas (null when the stage
-  // has one). `sample_input` is one sample ([1, ...]) used to infer boundary shapes.
+  // has one). `sample_input` is one sample ([1, ...]) used to infer boundary shapes, run through
+  // the model on options.device (autocast's dtypes differ between devices): the whole model is
+  // there while the stage is built; afterwards only the stage's layers need to be.
   PipelineStage(ZooModel& model, PipelineOptions options, Communicator& world,
                 Communicator* replicas, const at::Tensor& sample_input);
   ~PipelineStage();

@@ -80,7 +80,9 @@ assert body[0][header.index("bubble_fraction")] == "-"
 mfu = {s["name"]: (s.get("utilisation") or {}).get("mfu") for s in json.load(open(os.path.join(d, "summary.json")))["points"][0]["systems"]}
 for r in body:
     name = r[header.index("system")]
-    assert mfu[name] is not None and mfu[name] > 1e-3, mfu
+    # Positive, not above a floor: this tiny MLP's MFU against the BLAS's GEMM peak is ~1e-3
+    # on a 2-core machine and moves with the machine (0.0008-0.003 on one, run to run).
+    assert mfu[name] is not None and 0 < mfu[name] < 1, mfu
     assert abs(float(r[header.index("mfu")]) - mfu[name]) <= 5e-5, (name, r[header.index("mfu")], mfu[name])
 # DDP ranks trace their buckets' all-reduces.
 trace = json.load(open(os.path.join(raw("overlap"), "trace_rank0.json")))

@@ -134,16 +134,24 @@ TEST(Spec, CudaAndNcclAreCheckedAgainstTheRankProgramsGpus) {
   const auto nccl = loaded(with_run("  device: cuda\n  backend: nccl"), 2);
   EXPECT_EQ(nccl.config.run.device, "cuda");
   EXPECT_EQ(nccl.config.run.backend, "nccl");
-  // The systems the rank program runs on a GPU: DDP's; a pipeline is refused, not run on the CPU.
-  const std::string pipeline =
-      error_with(replace(with_run("  device: cuda"),
-                         "systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]",
-                         "systems: [sync, {name: p, kind: pipeline, stages: 2}]"),
-                 1, true);
-  EXPECT_EQ(pipeline.substr(0, pipeline.find('\n')),
-            "spec.yaml:10:17: systems: p: run.device: cuda runs the DDP systems and external ones; "
-            "pipeline systems run on the CPU so far (use cpu) (at ddp.bucket_mb=1, "
-            "model.batch_size=4)");
+  // Every system the rank program runs goes on the GPU, a pipeline too (expert parallelism
+  // likewise): two ranks sharing one GPU over Gloo; over NCCL each needs a GPU, as DDP's do.
+  const std::string pipelines =
+      replace(with_run("  device: cuda"),
+              "systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]",
+              "systems: [sync, {name: p, kind: pipeline, stages: 2}]");
+  TempDir gpu_dir;
+  LoadOptions one_gpu = options_with();
+  one_gpu.rank_devices = [] { return harness::RankDevices{1, true}; };
+  const auto on_gpu =
+      harness::load_experiment(gpu_dir.write("p.yaml", pipelines).string(), one_gpu);
+  EXPECT_EQ(on_gpu.points[0].config.run.device, "cuda");
+  ASSERT_EQ(on_gpu.systems.size(), 2u);
+  EXPECT_EQ(on_gpu.systems[1].kind, harness::SystemKind::kPipeline);
+  EXPECT_EQ(
+      error_with(replace(pipelines, "device: cuda", "device: cuda\n  backend: nccl"), 1, true),
+      "spec.yaml:10:12: run.backend: 2 ranks on a machine with 1 GPU(s): NCCL needs a GPU "
+      "of its own per rank (fewer ranks, or backend: gloo to share)");
   // Without the rank program's answer (a cluster launcher's ranks run elsewhere) cuda and nccl
   // are taken on trust: each rank checks its own machine.
   TempDir dir;
