@@ -6,7 +6,8 @@
    baselines, rank, harness): folder A including folder B that includes A back.
 3. At most 3 source files directly in harness/ (the rest sits in its sub-folders).
 4. The harness binary links no LibTorch (ldd), when a build folder is given.
-5. No non-test function of 100 lines or more.
+5. No non-test function of 100 lines or more: free functions and member functions defined in
+   class bodies alike.
 
 Usage: check_house.py [BUILD_DIR]. Prints one line per violation; exit 1 if any, else 0.
 """
@@ -88,30 +89,71 @@ def check_no_torch(build_dir):
     return [f"{binary} links LibTorch: {', '.join(torch)}"] if torch else []
 
 
-def function_lengths(path):
-    """(name line, length) of each function defined at namespace scope (clang-format puts
-    their first and closing lines at column 0)."""
-    with open(os.path.join(ROOT, path)) as f:
-        lines = f.read().split("\n")
-    found, i = [], 0
-    while i < len(lines):
-        line = lines[i]
-        if line and not line[0].isspace() and not line.startswith(DEFINITION_SKIP) \
-                and "(" in line and "=" not in line.split("(")[0]:
-            j = i
-            while j < len(lines) and not lines[j].rstrip().endswith(("{", ";", "}")):
-                j += 1
-            if j < len(lines) and lines[j].rstrip().endswith("{"):
-                k = j + 1
-                while k < len(lines) and not lines[k].startswith("}"):
-                    k += 1
-                name = re.search(r"([\w:~]+)\s*\(", line)
-                found.append((name.group(1) if name else line.strip(), i + 1, k - i + 1))
-                i = k
-            else:
-                i = j
-        i += 1
+CONTROL = re.compile(r"(if|for|while|switch|do|else|return|catch|try|case|default)\b")
+CLASS_HEAD = re.compile(r"(template\s*<.*>\s*)?(class|struct|union)\s+[\w:]+[^(;]*$")
+
+
+def function_lengths_in(lines):
+    """(name, first line, length) of each function defined at namespace scope or in a class body
+    at any depth (a member function defined where it is declared). clang-format puts a
+    definition's first and closing lines at its scope's indentation: column 0 at namespace scope,
+    two more for each class it sits in; function bodies are not searched (their lambdas and local
+    classes belong to the function)."""
+    found = []
+
+    def head_end(i):
+        j = i
+        while j < len(lines) and not lines[j].rstrip().endswith(("{", ";", "}")):
+            j += 1
+        return j
+
+    def closing(j, indent):
+        k = j + 1
+        while k < len(lines) and not (lines[k].startswith(" " * indent + "}") and
+                                      not lines[k][indent].isspace()):
+            k += 1
+        return k
+
+    def scan(i, stop, indent):
+        while i < stop:
+            line = lines[i]
+            text = line[indent:]
+            if len(line) <= indent or line[:indent].strip() or text[0].isspace():
+                i += 1
+                continue
+            is_class = text.startswith(("class ", "struct ", "union "))
+            if not is_class and text.startswith(DEFINITION_SKIP):
+                i += 1  # a template's head line among them: its definition starts on the next
+                continue
+            j = head_end(i)
+            if j >= len(lines):
+                return
+            head = " ".join(x.strip() for x in lines[i:j + 1])
+            opens = lines[j].rstrip().endswith("{")
+            if is_class:
+                if opens and CLASS_HEAD.match(head.rstrip("{ ")):
+                    k = closing(j, indent)
+                    scan(j + 1, k, indent + 2)
+                    i = k + 1
+                else:
+                    i = j + 1
+                continue
+            if opens and not CONTROL.match(text) and "(" in text and \
+                    "=" not in text.split("(")[0]:
+                k = closing(j, indent)
+                name = re.search(r"([\w:~]+)\s*\(", text)
+                found.append((name.group(1) if name else text.strip(), i + 1, k - i + 1))
+                i = k + 1
+                continue
+            i = j + 1
+
+    scan(0, len(lines), 0)
     return found
+
+
+def function_lengths(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return function_lengths_in(f.read().split("\n"))
 
 
 def check_function_lengths(files):

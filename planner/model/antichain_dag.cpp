@@ -88,11 +88,45 @@ class Builder {
   }
 
   AntichainDag build() const {
-    struct Raw {
-      std::vector<int> antichain, augmented;
-      std::vector<int> successors;
-    };
-    std::vector<Raw> raw;
+    const std::vector<RawState> raw = discover();
+    const std::vector<int> position = published_positions(raw);
+    const int count = static_cast<int>(raw.size());
+    AntichainDag dag;
+    dag.states.resize(count);
+    for (int s = 0; s < count; ++s) {
+      AntichainState& state = dag.states[position[s]];
+      state.antichain = raw[s].antichain;
+      state.augmented_antichain = raw[s].augmented;
+      state.downset = NodeSet(graph_.size());
+      for (int v : raw[s].augmented) {
+        state.downset.insert(v);
+        state.downset.unite(closures_.predecessors[v]);
+      }
+      for (int t : raw[s].successors) state.successors.push_back(position[t]);
+      std::sort(state.successors.begin(), state.successors.end());
+    }
+    std::vector<NodeSet> ancestors(count, NodeSet(count));
+    for (int s = 0; s < count; ++s) {
+      for (int t : dag.states[s].successors) {
+        ancestors[t].insert(s);
+        ancestors[t].unite(ancestors[s]);
+      }
+    }
+    dag.ancestors.reserve(count);
+    for (const auto& a : ancestors) dag.ancestors.push_back(a.members());
+    return dag;
+  }
+
+ private:
+  // A state as discovered: its antichain, augmented antichain and successors, by discovery index.
+  struct RawState {
+    std::vector<int> antichain, augmented;
+    std::vector<int> successors;
+  };
+
+  // Every antichain reachable from the first source, breadth first, each once.
+  std::vector<RawState> discover() const {
+    std::vector<RawState> raw;
     std::map<std::vector<int>, int> id_of;
     auto key_of = [](std::vector<int> v) {
       std::sort(v.begin(), v.end());
@@ -125,13 +159,16 @@ class Builder {
         if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
       }
     }
+    return raw;
+  }
 
-    // Topological numbering as PipeDream's Graph.topological_sort numbers the antichain DAG
-    // (the published planner's state order, which the states' individual totals -- differences
-    // of the cumulative row -- follow where the DAG branches). A state is described by the
-    // first node of its antichain; every state, in description order (stable: discovery
-    // order among equals), starts a depth-first walk that visits successors in description
-    // order; a state is placed in front when its walk finishes (reverse postorder).
+  // Each discovered state's position in PipeDream's numbering (Graph.topological_sort over the
+  // antichain DAG: the published planner's state order, which the states' individual totals --
+  // differences of the cumulative row -- follow where the DAG branches). A state is described
+  // by the first node of its antichain; every state, in description order (stable: discovery
+  // order among equals), starts a depth-first walk that visits successors in description
+  // order; a state is placed in front when its walk finishes (reverse postorder).
+  std::vector<int> published_positions(const std::vector<RawState>& raw) const {
     const int count = static_cast<int>(raw.size());
     const auto description = [&](int state) -> const std::string& {
       return graph_.nodes[raw[state].antichain.front()].description;
@@ -169,34 +206,9 @@ class Builder {
     }
     std::vector<int> position(count, -1);
     for (int i = 0; i < count; ++i) position[finished[count - 1 - i]] = i;
-
-    AntichainDag dag;
-    dag.states.resize(count);
-    for (int s = 0; s < count; ++s) {
-      AntichainState& state = dag.states[position[s]];
-      state.antichain = raw[s].antichain;
-      state.augmented_antichain = raw[s].augmented;
-      state.downset = NodeSet(graph_.size());
-      for (int v : raw[s].augmented) {
-        state.downset.insert(v);
-        state.downset.unite(closures_.predecessors[v]);
-      }
-      for (int t : raw[s].successors) state.successors.push_back(position[t]);
-      std::sort(state.successors.begin(), state.successors.end());
-    }
-    std::vector<NodeSet> ancestors(count, NodeSet(count));
-    for (int s = 0; s < count; ++s) {
-      for (int t : dag.states[s].successors) {
-        ancestors[t].insert(s);
-        ancestors[t].unite(ancestors[s]);
-      }
-    }
-    dag.ancestors.reserve(count);
-    for (const auto& a : ancestors) dag.ancestors.push_back(a.members());
-    return dag;
+    return position;
   }
 
- private:
   const LayerGraph& graph_;
   Closures closures_;
 };

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""scripts/check_house.py's function lengths, on sources written here: free functions and
+member functions defined in class bodies at any depth are measured from their first line to
+their closing brace; lambdas, local classes and one-line bodies are not functions of their own."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import check_house  # noqa: E402
+
+
+def body(n, indent):
+    return [" " * indent + f"x += {i};" for i in range(n)]
+
+
+class FunctionLengths(unittest.TestCase):
+    def lengths(self, lines):
+        return [(name, line, length) for name, line, length in check_house.function_lengths_in(lines)]
+
+    def test_free_function_at_namespace_scope(self):
+        lines = ["namespace a {", "", "// why", "int f(int x) {", *body(3, 2), "  return x;", "}",
+                 "", "}  // namespace a"]
+        self.assertEqual(self.lengths(lines), [("f", 4, 6)])
+
+    def test_member_functions_in_nested_classes(self):
+        lines = ["namespace {", "class Outer : public Base {", " public:",
+                 "  int g() const {", *body(2, 4), "    return 0;", "  }",
+                 "  int one() const { return 1; }",
+                 "  struct Inner {", "    template <typename T>", "    void h(T t,",
+                 "           int u) {", *body(4, 6), "    }", "  };",
+                 " private:", "  int x_ = 0;", "};", "}  // namespace"]
+        self.assertEqual(self.lengths(lines), [("g", 4, 5), ("h", 12, 7)])
+
+    def test_lambdas_and_local_classes_belong_to_their_function(self):
+        lines = ["void run() {", "  struct Raw {", "    int a;", "  };",
+                 "  auto key = [](int v) {", "    return v;", "  };",
+                 "  std::sort(v.begin(), v.end(), [](int a, int b) {", "    return a < b;", "  });",
+                 "  if (ready()) {", "    go();", "  }", "}"]
+        self.assertEqual(self.lengths(lines), [("run", 1, 14)])
+
+    def test_a_long_member_function_is_reported_at_its_line(self):
+        lines = ["namespace b {", "class Builder {", " public:", "  Dag build() const {",
+                 *body(106, 4), "  }", "};", "}  // namespace b"]
+        self.assertEqual(self.lengths(lines), [("build", 4, 108)])
+
+    def test_forward_declarations_and_enums_are_not_bodies(self):
+        lines = ["class Fwd;", "enum class Kind {", "  kA,", "  kB,", "};",
+                 "struct Plain {", "  int a;", "  int f() {", "    return a;", "  }", "};"]
+        self.assertEqual(self.lengths(lines), [("f", 8, 3)])
+
+
+if __name__ == "__main__":
+    unittest.main()
