@@ -60,6 +60,12 @@ struct ClusterConfig {
   // ranks all-reducing over loopback keep 0.7-0.85 of a core each busy, over an emulated
   // 1 Gbit/s link 0.08 (the link probe measures both). 0: comm_cores_per_rank.
   double intra_comm_cores_per_rank = 0.0;
+  // What a rank's communication thread wants while it moves data between machines
+  // (`crosses_machines`) or inside one: the rule of the two fields above in one place.
+  double comm_cores(bool crosses_machines) const {
+    return crosses_machines || intra_comm_cores_per_rank <= 0 ? comm_cores_per_rank
+                                                              : intra_comm_cores_per_rank;
+  }
   // Point-to-point streams between two ranks on different machines share one rate in both
   // directions (inter_p2p_bandwidth, else inter_bandwidth). Measured on an emulated 100
   // Mbit/s link, a 4 MiB send each way at once took 582 ms against 349 ms one way, while plain

@@ -42,8 +42,7 @@ class Engine {
     std::vector<double> demand(static_cast<size_t>(cluster.num_machines()), 0.0);
     for (int r = 0; r < graph.ranks(); ++r) {
       demand[cluster.host_of(cluster.machine_of(r))] +=
-          config.cores_per_rank +
-          std::max(config.comm_cores_per_rank, config.intra_comm_cores_per_rank);
+          config.cores_per_rank + std::max(config.comm_cores(true), config.comm_cores(false));
     }
     for (int m = 0; m < cluster.num_machines(); ++m) {
       const bool oversubscribed = config.cpu_cores_per_machine > 0 &&
@@ -164,10 +163,8 @@ class Engine {
       const double per_core =
           config.collective_rate_cap > 0 ? config.collective_rate_cap : config.intra_bandwidth;
       for (CollectivePhase& phase : *slot) {
-        const bool inside = !phase.crosses_machines && config.intra_comm_cores_per_rank > 0;
-        add_cpu_uses(graph_.groups()[group],
-                     inside ? config.intra_comm_cores_per_rank : config.comm_cores_per_rank,
-                     per_core, phase.links);
+        add_cpu_uses(graph_.groups()[group], config.comm_cores(phase.crosses_machines), per_core,
+                     phase.links);
       }
     }
     return *slot;
@@ -195,7 +192,7 @@ class Engine {
   }
 
   // Appends, for each rank on a machine with shared cores, its communication thread's want
-  // (`cores`: comm_cores_per_rank, or intra_comm_cores_per_rank inside a machine) on its host's
+  // (`cores`: ClusterConfig::comm_cores, or comm_cores_per_rank for a transfer) on its host's
   // CPU link (merged per link), moving `per_core` bytes/s when it gets all it wants.
   void add_cpu_uses(std::span<const int> ranks, double cores, double per_core,
                     std::vector<LinkUse>& uses) const {
