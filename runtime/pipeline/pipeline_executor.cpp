@@ -21,10 +21,10 @@ namespace {
 // to it): every allocation and free made there while it is installed.
 class AllocationTracker : public c10::MemoryReportingInfoBase {
  public:
-  explicit AllocationTracker(c10::Device device) : device_(device) {}
+  explicit AllocationTracker(c10::DeviceType device) : device_(device) {}
   void reportMemoryUsage(void*, int64_t alloc_size, torch_compat::MemoryTotal,
                          torch_compat::MemoryTotal, c10::Device device) override {
-    if (device.type() != device_.type()) return;
+    if (device.type() != device_) return;
     current_ += alloc_size;
     peak_ = std::max(peak_, current_);
   }
@@ -33,7 +33,7 @@ class AllocationTracker : public c10::MemoryReportingInfoBase {
   int64_t peak() const { return peak_; }
 
  private:
-  c10::Device device_;
+  c10::DeviceType device_;
   int64_t current_ = 0;
   int64_t peak_ = 0;
 };
@@ -113,7 +113,7 @@ struct PipelineStage::Impl {
         options(std::move(o)),
         world(w),
         replicas(r),
-        tracker(std::make_shared<AllocationTracker>(options.device)) {}
+        tracker(std::make_shared<AllocationTracker>(options.device.type())) {}
 
   bool first() const { return previous == nullptr; }
   bool last() const { return next == nullptr; }
