@@ -48,6 +48,7 @@ std::map<std::string, std::string> point_values(const PointConfig& c) {
           {"run.seed", std::to_string(c.run.seed)},
           {"run.device", c.run.device},
           {"run.backend", c.run.backend},
+          {"run.cpu_idle", to_string(c.run.cpu_idle)},
           {"ddp.bucket_mb", format_number(c.ddp.bucket_mb)},
           {"ddp.first_bucket_mb", format_number(c.ddp.first_bucket_mb)},
           {"ddp.compression", c.ddp.compression},

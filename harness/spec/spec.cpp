@@ -110,6 +110,8 @@ void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& con
   config.stall_timeout_s = run.get_double("stall_timeout_s", 300, 0.0);
   config.trace = run.get_bool("trace", true);
   config.pin_cpus = run.get_bool("pin_cpus", false);
+  config.cpu_idle =
+      run.get_string("cpu_idle", "os", {"os", "poll"}) == "poll" ? CpuIdle::kPoll : CpuIdle::kOs;
   config.on_failure = run.get_string("on_failure", "stop", {"stop", "continue"});
   config.master_port = run.get_int("master_port", 0, 0, 65535);
   config.heap = run.get_string("heap", "retain", {"retain", "system"});
@@ -516,6 +518,8 @@ std::vector<std::string> rank_model_flags(const ModelConfig& model) {
   return flags;
 }
 
+std::string to_string(CpuIdle idle) { return idle == CpuIdle::kPoll ? "poll" : "os"; }
+
 std::string to_string(SystemKind kind) {
   return kind == SystemKind::kExternal ? "external" : runtime::to_string(worker_system_kind(kind));
 }
@@ -542,6 +546,7 @@ const std::vector<std::string>& sweepable_paths() {
       "run.warmup",
       "run.seed",
       "run.heap",
+      "run.cpu_idle",
       "ddp.bucket_mb",
       "ddp.first_bucket_mb",
       "ddp.compression",

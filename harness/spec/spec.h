@@ -45,6 +45,12 @@ struct OptimizerConfig {
   double momentum = 0.0;
 };
 
+// What an idle core of this machine does while the runs go (run.cpu_idle): whatever the OS
+// decides (kOs), or poll, its wake-up latency held at zero (harness/machine/cpu_wake_latency.h).
+enum class CpuIdle { kOs, kPoll };
+// "os" | "poll", as specs spell them.
+std::string to_string(CpuIdle idle);
+
 struct RunConfig {
   long long world_size = 2;
   long long threads_per_rank = 1;
@@ -59,6 +65,7 @@ struct RunConfig {
   double stall_timeout_s = 300;     // no rank made progress for this long: hung
   bool trace = true;                // ranks write a Chrome trace of one measured iteration
   bool pin_cpus = false;            // each rank bound to threads_per_rank cores of its own
+  CpuIdle cpu_idle = CpuIdle::kOs;  // this machine's idle cores while a run goes
   std::string on_failure = "stop";  // stop | continue: after a failed run, the study ...
   std::string heap = "retain";      // retain | system: runtime/protocol/heap_policy.h
   long long master_port = 0;        // rendezvous port wanted (0: any free one); busy: another

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "common/atomic_file.h"
@@ -23,6 +24,7 @@
 #include "harness/emulation/emulated_network.h"
 #include "harness/external/external_system.h"
 #include "harness/launch/local_launcher.h"
+#include "harness/machine/cpu_wake_latency.h"
 #include "harness/results/model_flops.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
@@ -300,6 +302,34 @@ void check_emulated_clusters(const Experiment& experiment, const RunnerOptions& 
   remove_stale_namespaces();
 }
 
+bool any_point_polls(const Experiment& experiment) {
+  return std::any_of(experiment.points.begin(), experiment.points.end(), [](const Point& point) {
+    return point.config.run.cpu_idle == CpuIdle::kPoll;
+  });
+}
+
+// Before anything is written: run.cpu_idle: poll is held by this harness on this machine, so it
+// needs every rank here (no --hosts, no Slurm allocation) and write access to the kernel's
+// request file.
+void check_cpu_idle(const Experiment& experiment, const RunnerOptions& options) {
+  if (!any_point_polls(experiment)) return;
+  if (options.launcher == LauncherKind::slurm || !options.hosts.empty()) {
+    throw InputError(experiment.spec_path + ": run.cpu_idle: poll holds the wake-up latency of " +
+                     "this machine's CPUs, and " + launcher_name(options.launcher) +
+                     " starts ranks on other machines (hold it there, e.g. with tuned's " +
+                     "latency-performance profile, and leave run.cpu_idle: os)");
+  }
+  if (const std::string why = cpu_wake_latency_unavailable(); !why.empty()) {
+    throw InputError(experiment.spec_path + ": run.cpu_idle: poll needs write access to " + why);
+  }
+}
+
+// The wake-up latency held at zero while the result lives, when `poll`; nothing otherwise.
+std::optional<CpuWakeLatencyHold> hold_cpu_idle(bool poll) {
+  if (!poll) return std::nullopt;
+  return CpuWakeLatencyHold();
+}
+
 // flops.json beside the run's samples: the model FLOPs each rank does per iteration, which
 // the summary turns into GFLOP/s and MFU. External systems run models the harness cannot count.
 void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
@@ -405,6 +435,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
   if (options.print_launch) return print_launch_plan(spec, options, out);
   check_launcher_usable(options);
   check_emulated_clusters(spec, options);
+  check_cpu_idle(spec, options);
   json skipped = json::array();
   const Experiment experiment = without_unrunnable_systems(spec, skipped);
   if (experiment.systems.empty()) {
@@ -426,6 +457,8 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
   // Emulated machines: their links measured first; plans of their points priced by that.
   ProbedLinks links;
   try {
+    // The links measured as the runs will meet them: polling if any point polls.
+    const auto cpu_idle = hold_cpu_idle(any_point_polls(experiment));
     RankProgram rank_program(options.executable);
     links = probe_emulated_links(experiment, directory, rank_program, out);
   } catch (const std::runtime_error& e) {
@@ -456,6 +489,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
       fs::remove_all(raw);
     }
     fs::create_directories(raw);
+    const auto cpu_idle = hold_cpu_idle(c.cpu_idle == CpuIdle::kPoll);
     const RunResult result = run_one(run, i, runs.size(), raw, options, progress);
     if (result.complete) continue;
     failures.push_back({{"run", describe_run(run)}, {"detail", result.status}});

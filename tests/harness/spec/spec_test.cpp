@@ -186,6 +186,23 @@ TEST(Spec, Tf32NeedsAGpu) {
   EXPECT_EQ(e.points[0].config.model.precision, "tf32");
 }
 
+// run.cpu_idle: the OS's idle states by default, polling when asked, anything else refused at
+// its line and column.
+TEST(Spec, CpuIdleDefaultsToTheOsAndIsChecked) {
+  TempDir dir;
+  const std::string text =
+      "name: one\nmodel: {name: mlp, batch_size: 2}\n"
+      "run: {iterations: 3}\nsystems: [overlap]\n";
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  EXPECT_EQ(e.points[0].config.run.cpu_idle, harness::CpuIdle::kOs);
+  const Experiment poll = harness::load_experiment(
+      dir.write("t.yaml", replace(text, "iterations: 3", "iterations: 3, cpu_idle: poll")).string(),
+      options_with());
+  EXPECT_EQ(poll.points[0].config.run.cpu_idle, harness::CpuIdle::kPoll);
+  EXPECT_EQ(error_of(replace(kValidSpec, "  warmup: 2", "  warmup: 2\n  cpu_idle: halt")),
+            "spec.yaml:9:13: run.cpu_idle: unknown value 'halt' (expected one of: os, poll)");
+}
+
 // run.pin_cpus reaches the ranks' configuration; an external command is not pinned, so the
 // pair is refused rather than accepted and ignored.
 TEST(Spec, PinCpusIsReadAndRefusedForExternalSystems) {
