@@ -20,11 +20,13 @@ export CCACHE_DISABLE=1
 stamp() { date +%s.%N; }
 t0=$(stamp)
 HARNESS_BUILD_DIR="$dir" HARNESS_BUILD_TARGETS="harness harness-rank" scripts/build.sh \
+  -DHARNESS_BUILD_TESTS=OFF -DHARNESS_BUILD_BENCH=OFF \
   ${cmake_args[@]+"${cmake_args[@]}"} >"$dir.quickstart.log" 2>&1 ||
   { tail -20 "$dir.quickstart.log"; exit 1; }
 t1=$(stamp)
 cp "$dir/.ninja_log" "$dir.quickstart.ninja_log"
-HARNESS_BUILD_DIR="$dir" scripts/build.sh ${cmake_args[@]+"${cmake_args[@]}"} >"$dir.all.log" 2>&1 ||
+HARNESS_BUILD_DIR="$dir" scripts/build.sh -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON \
+  ${cmake_args[@]+"${cmake_args[@]}"} >"$dir.all.log" 2>&1 ||
   { tail -20 "$dir.all.log"; exit 1; }
 t2=$(stamp)
 exec python3 - "$dir" "$t0" "$t1" "$t2" <<'PY'
@@ -42,7 +44,10 @@ def steps(path):
 
 # The unit: one line of LibTorch, compiled with a LibTorch file's flags from this build.
 commands = json.load(open(os.path.join(build, "compile_commands.json")))
-entry = next(e for e in commands if e["file"].endswith("runtime/models/model_zoo.cpp"))
+# (the first of runtime's translation units that include LibTorch's precompiled header)
+entry = next(e for e in commands
+             if "/runtime.dir/" in e["command"] and "cmake_pch.hxx " in e["command"] + " "
+             and not e["file"].endswith(".hxx.cxx"))
 args = shlex.split(entry["command"])
 keep, skip = [], False
 for a in args:

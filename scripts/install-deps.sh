@@ -2,21 +2,35 @@
 # Installs the Debian 12 packages harness needs and, for HARNESS_LIBTORCH=pypi (or a list with
 # it, as test.sh passes: "debian pypi"), PyPI's torch in a virtual environment outside the clone
 # (scripts/libtorch.sh). Idempotent: when everything is there it returns in about a second
-# without touching apt's lists or PyPI.
+# without touching apt's lists or PyPI. HARNESS_DEPS=quickstart installs only what building the
+# two programs and running a study on this machine need (quickstart.sh): no test or benchmark
+# libraries, no Open MPI, Slurm or munge (whose daemons a newcomer's machine would start), no
+# PyTorch peer; 389 packages and 323 MB of downloads from a minimal Debian 12 against 450 and
+# 400 MB (apt-get -s against a status of the required and important packages, 2026-11-27).
 set -euo pipefail
 source "$(dirname "$0")/libtorch.sh"
 
+# Building harness and harness-rank, and running a study on this machine.
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git clang-format
+  build-essential cmake ninja-build pkg-config
   libtorch-dev libgloo-dev
-  libyaml-cpp-dev nlohmann-json3-dev
-  libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
-  gnuplot-nox python3 python3-venv
-  openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test
-  iproute2                    # the two-namespace rendezvous test (ip netns)
-  slurmd slurmctld slurm-client munge  # a real Slurm on emulated machines (scripts/emulated-slurm.sh)
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  gnuplot-nox python3
   libopenblas0-openmp         # the BLAS LibTorch loads (below)
 )
+if [[ "${HARNESS_DEPS:-all}" != quickstart ]]; then
+  packages+=(
+    ccache git clang-format
+    libbenchmark-dev libgtest-dev libgmock-dev
+    openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test
+    iproute2                    # emulated machines and the two-namespace rendezvous test (ip netns)
+    slurmd slurmctld slurm-client munge  # a real Slurm on emulated machines (scripts/emulated-slurm.sh)
+  )
+fi
+# A LibTorch other than Debian's (PyPI's torch) goes into a virtual environment.
+if [[ ${HARNESS_DEPS:-all} != quickstart || ${HARNESS_LIBTORCH:-debian} != debian ]]; then
+  packages+=(python3-venv)
+fi
 # Debian's LibTorch calls whatever libblas.so.3 resolves to; the reference BLAS Debian installs
 # with it runs fp32 GEMM at ~8 GFLOP/s per core here against ~135 with OpenBLAS, and DDP
 # iterations 5-9x slower (bench/blas_compare.sh, experiments/README.md "BLAS"). OpenBLAS's
@@ -41,7 +55,7 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 ]]; then
+if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 && "${HARNESS_DEPS:-all}" != quickstart ]]; then
   for p in "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done

@@ -46,18 +46,9 @@ PY
 [[ $? == 0 ]] || fail "launch line: $line"
 
 # Refusals: one line, exit 2, nothing launched.
-refused() {  # expected-text args...
-  local want=$1
-  shift
-  set +e
-  "$HARNESS" run "$SCRATCH/spec.yaml" "$@" >/dev/null 2>"$SCRATCH/err"
-  local code=$?
-  set -e
-  [[ $code == 2 && $(wc -l <"$SCRATCH/err") == 1 ]] || fail "exit $code for $*: $(cat "$SCRATCH/err")"
-  expect_contains "$(cat "$SCRATCH/err")" "$want"
-}
-refused "the emulated machines are mpirun's hosts; drop --hosts" --launcher mpirun --hosts a:2,b:2
-refused "for Slurm on emulated machines run the study inside scripts/emulated-slurm.sh" \
+expect_refused "$SCRATCH/spec.yaml" "the emulated machines are mpirun's hosts; drop --hosts" \
+  --launcher mpirun --hosts a:2,b:2
+expect_refused "$SCRATCH/spec.yaml" "for Slurm on emulated machines run the study inside scripts/emulated-slurm.sh" \
   --launcher slurm
 [[ ! -e "$SCRATCH/results" ]] || fail "a refused run wrote results"
 # shape-link (what scripts/emulated-slurm.sh shapes its nodes with): a bad quantity is one line,

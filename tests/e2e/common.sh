@@ -15,3 +15,15 @@ $1"
 # A python3 with only the standard library parses the JSON outputs.
 PY=$(command -v python3 || true)
 [[ -n "$PY" ]] || fail "python3 is needed to parse results"
+# `harness run SPEC ARGS...` refused: exit 2 and one line on stderr that holds WANT.
+expect_refused() {  # spec want args...
+  local spec=$1 want=$2 code
+  shift 2
+  set +e
+  "$HARNESS" run "$spec" "$@" >/dev/null 2>"$SCRATCH/refused.err"
+  code=$?
+  set -e
+  [[ $code == 2 && $(wc -l <"$SCRATCH/refused.err") == 1 ]] ||
+    fail "exit $code for $*: $(cat "$SCRATCH/refused.err")"
+  expect_contains "$(cat "$SCRATCH/refused.err")" "$want"
+}

@@ -33,15 +33,8 @@ systems:
     command: ["python3", "$SCRATCH/probe.py", "{iterations}", "{point.run.cpu_idle}", "$SCRATCH", "$1"]
 YAML
 }
-refused() {  # expected-text args...
-  local want=$1
-  shift
-  set +e
-  "$HARNESS" run "$SCRATCH/spec.yaml" "$@" >/dev/null 2>"$SCRATCH/err"
-  local code=$?
-  set -e
-  [[ $code == 2 && $(wc -l <"$SCRATCH/err") == 1 ]] || fail "exit $code for $*: $(cat "$SCRATCH/err")"
-  expect_contains "$(cat "$SCRATCH/err")" "$want"
+refused() {  # want args...: refused, and nothing written
+  expect_refused "$SCRATCH/spec.yaml" "$@"
   [[ ! -e "$SCRATCH/results" ]] || fail "a refused run wrote results"
 }
 read_latency() { "$PY" -c 'import struct,sys; print(struct.unpack("i", open(sys.argv[1], "rb").read(4))[0])' "$device"; }
