@@ -1,4 +1,4 @@
-// The CPUs' wake-up latency held at zero while a study runs (run.cpu_idle: poll). A rank that
+// The CPUs' wake-up latency held at zero while a run goes (run.cpu_idle: poll). A rank that
 // blocks on a message leaves its core idle; how soon the core wakes when the message arrives is
 // the machine's idle policy. On a virtual machine whose idle vCPUs halt without polling (a
 // Firecracker guest: cpuidle haltpoll with guest_halt_poll_ns=0), a halted vCPU gives its
