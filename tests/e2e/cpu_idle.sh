@@ -50,7 +50,7 @@ fi
 before=$(read_latency)
 [[ $before != 0 ]] || { echo "SKIP: another process holds the CPUs' latency at 0 already"; exit 77; }
 
-# One study, two points: the hold is per point, and the link is back between them and after.
+# One study, two points: the hold is per point, and the target is back after it.
 "$HARNESS" run "$SCRATCH/spec.yaml" --set 'sweep.run.cpu_idle=[os, poll]' >"$SCRATCH/out" 2>&1 ||
   fail "run: $(cat "$SCRATCH/out")"
 [[ $(cat "$SCRATCH/poll") == 0 ]] || fail "the polling point saw $(cat "$SCRATCH/poll") us, not 0"
