@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace harness {
 namespace {
@@ -16,7 +19,51 @@ std::string why(const std::filesystem::path& device, int error) {
   return device.string() + ": " + std::strerror(error);
 }
 
+// A sysfs file's first line; null when it cannot be read.
+nlohmann::json first_line(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return nullptr;
+  return line;
+}
+
+// The same as an integer; null when it is not one.
+nlohmann::json integer_line(const std::filesystem::path& file) {
+  const nlohmann::json line = first_line(file);
+  if (line.is_null()) return line;
+  try {
+    return std::stoll(line.get<std::string>());
+  } catch (const std::logic_error&) {
+    return nullptr;
+  }
+}
+
 }  // namespace
+
+nlohmann::json cpu_idle_description(const std::filesystem::path& cpu_sysfs) {
+  nlohmann::json states = nlohmann::json::array();
+  std::vector<std::filesystem::path> folders;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(cpu_sysfs / "cpu0" / "cpuidle", error)) {
+    if (entry.path().filename().string().starts_with("state")) folders.push_back(entry.path());
+  }
+  // state0, state1, ... in the kernel's order (state10 after state9).
+  std::sort(folders.begin(), folders.end(), [](const auto& a, const auto& b) {
+    const std::string x = a.filename().string(), y = b.filename().string();
+    return x.size() != y.size() ? x.size() < y.size() : x < y;
+  });
+  for (const auto& folder : folders) {
+    states.push_back({{"name", first_line(folder / "name")},
+                      {"exit_latency_us", integer_line(folder / "latency")}});
+  }
+  // Newer kernels name the governor in current_governor, older ones only in current_governor_ro.
+  nlohmann::json governor = first_line(cpu_sysfs / "cpuidle" / "current_governor");
+  if (governor.is_null()) governor = first_line(cpu_sysfs / "cpuidle" / "current_governor_ro");
+  return {{"driver", first_line(cpu_sysfs / "cpuidle" / "current_driver")},
+          {"governor", governor},
+          {"states", states}};
+}
 
 std::string cpu_wake_latency_unavailable(const std::filesystem::path& device) {
   // Opening for writing is the check: the request starts only once a value is written, so an

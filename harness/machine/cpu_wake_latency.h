@@ -15,6 +15,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace harness {
@@ -30,6 +31,15 @@ std::string cpu_wake_latency_unavailable(
 // The latency this machine's idle states must currently meet, in microseconds, as the kernel
 // reports it (the smallest request held by any process; 2000000000 when none is held).
 long long current_cpu_wake_latency_us(const std::filesystem::path& device = kCpuDmaLatencyDevice);
+
+// Where Linux describes the CPUs' idle states.
+inline const std::filesystem::path kCpuSysfs = "/sys/devices/system/cpu";
+
+// This machine's idle policy as env.json records it: the cpuidle driver and governor, and CPU
+// 0's idle states with their exit latencies in us ({"driver": "haltpoll", "governor":
+// "haltpoll", "states": [{"name": "POLL", "exit_latency_us": 0}, ...]}); a value Linux does not
+// give (no cpuidle, a container without sysfs) is null, missing states an empty list.
+nlohmann::json cpu_idle_description(const std::filesystem::path& cpu_sysfs = kCpuSysfs);
 
 // Holds the wake-up latency at 0 us from construction until destruction (or move-from).
 // Throws std::runtime_error naming the device and the reason when the kernel refuses.

@@ -199,6 +199,13 @@ void write_environment(const Experiment& experiment, const RunnerOptions& option
     env["blas"]["threads"] = run.threads_per_rank;  // every rank sets it (rank/worker.cpp)
   }
   if (!options.machine.is_null()) env["machine"] = options.machine;
+  // What an idle core did: the machine's idle states, and whether the runs held them at polling
+  // (run.cpu_idle; "per point" when a sweep sets it differently).
+  env["cpu_idle"] = cpu_idle_description();
+  const bool same_policy =
+      std::all_of(experiment.points.begin(), experiment.points.end(),
+                  [&](const Point& point) { return point.config.run.cpu_idle == run.cpu_idle; });
+  env["cpu_idle"]["policy"] = same_policy ? to_string(run.cpu_idle) : "per point";
   if (!links.links.empty()) env["emulated_links"] = links.to_json(directory);
   write_file_atomic(directory / "env.json", json_text(env, 2) + "\n");
 }

@@ -56,6 +56,16 @@ before=$(read_latency)
 [[ $(cat "$SCRATCH/poll") == 0 ]] || fail "the polling point saw $(cat "$SCRATCH/poll") us, not 0"
 [[ $(cat "$SCRATCH/os") == "$before" ]] || fail "the OS point saw $(cat "$SCRATCH/os") us, not $before"
 [[ $(read_latency) == "$before" ]] || fail "after the study the target is $(read_latency) us, not $before"
+# env.json says what the idle cores were: the machine's driver, and the policy per point.
+"$PY" - "$(ls -d "$SCRATCH"/results/cpu_idle/*/)" <<'PY'
+import json, os, sys
+idle = json.load(open(os.path.join(sys.argv[1], "env.json")))["cpu_idle"]
+assert idle["policy"] == "per point", idle
+path = "/sys/devices/system/cpu/cpuidle/current_driver"
+driver = open(path).read().strip() if os.path.exists(path) else None
+assert idle["driver"] == driver, (idle, driver)
+PY
+[[ $? == 0 ]] || fail "env.json's cpu_idle"
 
 # The harness killed outright while the program runs: the request goes with the harness.
 rm -f "$SCRATCH/poll"

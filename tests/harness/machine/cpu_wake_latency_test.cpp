@@ -86,4 +86,25 @@ TEST(CpuWakeLatency, TheKernelsTargetIsZeroWhileAHoldLives) {
   EXPECT_EQ(harness::current_cpu_wake_latency_us(), before);
 }
 
+// env.json's description of the idle states, read from a sysfs tree written here: the states in
+// the kernel's order (state10 after state2), a latency that is no number and a missing name as
+// null; no cpuidle at all is nulls and no states.
+TEST(CpuWakeLatency, TheIdleStatesAreDescribedFromSysfs) {
+  TempDir dir;
+  dir.write("cpu/cpuidle/current_driver", "haltpoll\n");
+  dir.write("cpu/cpuidle/current_governor_ro", "haltpoll\n");
+  dir.write("cpu/cpu0/cpuidle/state0/name", "POLL\n");
+  dir.write("cpu/cpu0/cpuidle/state0/latency", "0\n");
+  dir.write("cpu/cpu0/cpuidle/state2/name", "C6\n");
+  dir.write("cpu/cpu0/cpuidle/state2/latency", "133\n");
+  dir.write("cpu/cpu0/cpuidle/state10/latency", "deep\n");
+  const nlohmann::json described = harness::cpu_idle_description(dir.path() / "cpu");
+  EXPECT_EQ(described, nlohmann::json::parse(R"({"driver": "haltpoll", "governor": "haltpoll",
+      "states": [{"name": "POLL", "exit_latency_us": 0}, {"name": "C6", "exit_latency_us": 133},
+                 {"name": null, "exit_latency_us": null}]})"))
+      << described.dump();
+  EXPECT_EQ(harness::cpu_idle_description(dir.path() / "none"),
+            nlohmann::json::parse(R"({"driver": null, "governor": null, "states": []})"));
+}
+
 }  // namespace
