@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "common/text_util.h"
 
 namespace harness {
 namespace {
@@ -27,15 +31,13 @@ nlohmann::json first_line(const std::filesystem::path& file) {
   return line;
 }
 
-// The same as an integer; null when it is not one.
+// The same as an integer; null when all of it is not one.
 nlohmann::json integer_line(const std::filesystem::path& file) {
   const nlohmann::json line = first_line(file);
   if (line.is_null()) return line;
-  try {
-    return std::stoll(line.get<std::string>());
-  } catch (const std::logic_error&) {
-    return nullptr;
-  }
+  const std::optional<double> value = parse_whole_number(line.get<std::string>());
+  if (!value || !std::isfinite(*value) || *value != std::floor(*value)) return nullptr;
+  return static_cast<long long>(*value);
 }
 
 }  // namespace

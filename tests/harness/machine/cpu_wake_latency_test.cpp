@@ -87,8 +87,8 @@ TEST(CpuWakeLatency, TheKernelsTargetIsZeroWhileAHoldLives) {
 }
 
 // env.json's description of the idle states, read from a sysfs tree written here: the states in
-// the kernel's order (state10 after state2), a latency that is no number and a missing name as
-// null; no cpuidle at all is nulls and no states.
+// the kernel's order (state10 after state2), a latency that is not all a number and a missing
+// name as null; no cpuidle at all is nulls and no states.
 TEST(CpuWakeLatency, TheIdleStatesAreDescribedFromSysfs) {
   TempDir dir;
   dir.write("cpu/cpuidle/current_driver", "haltpoll\n");
@@ -98,10 +98,13 @@ TEST(CpuWakeLatency, TheIdleStatesAreDescribedFromSysfs) {
   dir.write("cpu/cpu0/cpuidle/state2/name", "C6\n");
   dir.write("cpu/cpu0/cpuidle/state2/latency", "133\n");
   dir.write("cpu/cpu0/cpuidle/state10/latency", "deep\n");
+  dir.write("cpu/cpu0/cpuidle/state11/name", "C10\n");
+  dir.write("cpu/cpu0/cpuidle/state11/latency", "12 us\n");
   const nlohmann::json described = harness::cpu_idle_description(dir.path() / "cpu");
   EXPECT_EQ(described, nlohmann::json::parse(R"({"driver": "haltpoll", "governor": "haltpoll",
       "states": [{"name": "POLL", "exit_latency_us": 0}, {"name": "C6", "exit_latency_us": 133},
-                 {"name": null, "exit_latency_us": null}]})"))
+                 {"name": null, "exit_latency_us": null},
+                 {"name": "C10", "exit_latency_us": null}]})"))
       << described.dump();
   EXPECT_EQ(harness::cpu_idle_description(dir.path() / "none"),
             nlohmann::json::parse(R"({"driver": null, "governor": null, "states": []})"));
