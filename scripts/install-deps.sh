@@ -9,6 +9,11 @@
 # 400 MB (apt-get -s against a status of the required and important packages, 2026-11-27).
 set -euo pipefail
 source "$(dirname "$0")/libtorch.sh"
+deps=${HARNESS_DEPS:-all}
+case $deps in
+  all | quickstart) ;;
+  *) echo "error: HARNESS_DEPS=$deps: expected all or quickstart" >&2; exit 2 ;;
+esac
 
 # Building harness and harness-rank, and running a study on this machine.
 packages=(
@@ -18,7 +23,7 @@ packages=(
   gnuplot-nox python3
   libopenblas0-openmp         # the BLAS LibTorch loads (below)
 )
-if [[ "${HARNESS_DEPS:-all}" != quickstart ]]; then
+if [[ $deps != quickstart ]]; then
   packages+=(
     ccache git clang-format
     libbenchmark-dev libgtest-dev libgmock-dev
@@ -28,7 +33,7 @@ if [[ "${HARNESS_DEPS:-all}" != quickstart ]]; then
   )
 fi
 # A LibTorch other than Debian's (PyPI's torch) goes into a virtual environment.
-if [[ ${HARNESS_DEPS:-all} != quickstart || ${HARNESS_LIBTORCH:-debian} != debian ]]; then
+if [[ $deps != quickstart || ${HARNESS_LIBTORCH:-debian} != debian ]]; then
   packages+=(python3-venv)
 fi
 # Debian's LibTorch calls whatever libblas.so.3 resolves to; the reference BLAS Debian installs
@@ -55,7 +60,7 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 && "${HARNESS_DEPS:-all}" != quickstart ]]; then
+if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 && $deps != quickstart ]]; then
   for p in "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
