@@ -91,6 +91,12 @@ struct ClusterConfig {
   // A token bucket of this many bytes on each machine's way out, as an emulated link has
   // (simulator/token_buckets.h). 0: none (a real NIC).
   double inter_burst_bytes = 0.0;
+  // What a transfer's burst from the bucket costs: it leaves a link that idled, after this
+  // latency (< 0: inter_latency_s), and crosses at the host's own path between the machines at
+  // this bandwidth (0: at once). The link probe's `burst` ping-pong measures both: a message
+  // sent after 10 ms of idling took 0.09 ms one way where back-to-back ones took 0.03 ms.
+  double inter_burst_latency_s = -1.0;
+  double inter_burst_bandwidth = 0.0;
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).
@@ -138,6 +144,14 @@ class Cluster {
   // Cap of one point-to-point stream (0: none).
   double p2p_cap(int src, int dst) const {
     return same_machine(src, dst) ? 0.0 : config_.inter_p2p_bandwidth;
+  }
+  // From a transfer's start to the end of its burst of `bytes` from the bucket
+  // (ClusterConfig::inter_burst_*): its latency, then the burst at the host's path.
+  double burst_seconds(double bytes) const {
+    const double latency = config_.inter_burst_latency_s >= 0 ? config_.inter_burst_latency_s
+                                                              : config_.inter_latency_s;
+    return latency +
+           (config_.inter_burst_bandwidth > 0 ? bytes / config_.inter_burst_bandwidth : 0.0);
   }
   // One reducer pass over `bytes` (ClusterConfig::bucket_copy_*); 0 when not modelled.
   double bucket_copy_seconds(double bytes) const {

@@ -99,6 +99,7 @@ class Engine {
     int phase = 0;
     int step = 0;
     int flow = -1;               // collectives: the flow of the current phase, held between steps
+    double rest = 0.0;           // transfers: the bytes left after the burst from the bucket
     std::vector<LinkUse> route;  // transfers
   };
 
@@ -134,11 +135,7 @@ class Engine {
       }
       case TaskKind::kTransfer:
         if (cluster_.config().p2p_ready_behind_sends) streams_.sent(id, task.rank, task.peer);
-        if (task.bytes <= 0 && cluster_.latency(task.rank, task.peer) <= 0) {
-          queue_.push(now_, EventType::kTaskDone, id);
-        } else {
-          queue_.push(now_ + cluster_.latency(task.rank, task.peer), EventType::kLatencyDone, id);
-        }
+        begin_transfer(id);
         break;
       case TaskKind::kCollective:
         begin_step(id);
@@ -209,19 +206,31 @@ class Engine {
     }
   }
 
+  // A transfer once its sender has issued it and its receiver posted the receive: across
+  // machines with a token bucket, what the sender's bucket lets through at once is its burst,
+  // which crosses after the burst latency at the host's own path (Cluster::burst_seconds);
+  // otherwise the link's latency. Then the rest flows over the links (start_flow).
+  void begin_transfer(int id) {
+    const Task& task = graph_.task(id);
+    const double burst = cluster_.config().inter_burst_bytes > 0 && task.bytes > 0 &&
+                                 !cluster_.same_machine(task.rank, task.peer)
+                             ? buckets_.take(id, cluster_.machine_of(task.rank), task.bytes, now_)
+                             : 0.0;
+    progress_[id].rest = task.bytes - burst;
+    const double delay =
+        burst > 0 ? cluster_.burst_seconds(burst) : cluster_.latency(task.rank, task.peer);
+    if (task.bytes <= 0 && delay <= 0) {
+      queue_.push(now_, EventType::kTaskDone, id);
+    } else {
+      queue_.push(now_ + delay, EventType::kLatencyDone, id);
+    }
+  }
+
   void start_flow(int id) {
     const Task& task = graph_.task(id);
     Progress& p = progress_[id];
     if (task.kind == TaskKind::kTransfer) {
-      if (task.bytes <= 0) {
-        finish(id);
-        return;
-      }
-      const double burst =
-          cluster_.config().inter_burst_bytes > 0 && !cluster_.same_machine(task.rank, task.peer)
-              ? buckets_.take(id, cluster_.machine_of(task.rank), task.bytes, now_)
-              : 0.0;
-      const double bytes = task.bytes - burst;
+      const double bytes = p.rest;
       if (bytes <= 0) {
         finish(id);
         return;

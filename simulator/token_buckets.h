@@ -1,8 +1,8 @@
 // Each machine's token bucket on its way out, as an emulated link has one (a tbf qdisc;
 // ClusterConfig::inter_burst_bytes): a point-to-point transfer across machines that finds it
 // full sends its first `size` bytes at once, and the bucket refills at the NIC's rate while the
-// machine sends no transfer. Bursts are free (the host moves them ~10x faster than the emulated
-// rates where they matter); collectives neither use nor drain it.
+// machine sends no transfer. What a burst costs (its latency after the link idled, the host's
+// path) is Cluster::burst_seconds; collectives neither use nor drain it.
 #pragma once
 
 #include <utility>

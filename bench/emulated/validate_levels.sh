@@ -32,13 +32,17 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's 2 cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [QUICK=1] [BURST=1] [COMPUTE=runs] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [QUICK=1] [BURST=1] [BURST_COST=0] [COMPUTE=runs] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
 # profiles: a change of the model checked on the same inputs, in seconds. Every point is also
 # simulated with the token bucket its link was shaped with (simulate.cluster.inter_burst_bytes:
 # after an idle moment a 64 KiB activation crosses 300 Mbit/s in ~1 ms, not its 1.75 ms of wire
-# time), printed beside; BURST=1 makes that the last column.
+# time), printed beside; BURST=1 makes that the last column. A burst costs what the link probe
+# measured for one (its `burst` ping-pong, env.json `inter_machine_measured.burst_latency_us`
+# and `burst_bits_per_s`: a message after the link idled, its latency and the host's own path;
+# simulate.cluster.inter_burst_latency_us and _bandwidth); BURST_COST=0 makes bursts free but
+# for the link's latency (the model before 2026-11-27), and runs recorded before then have none.
 # COMPUTE=runs (a diagnostic, not a prediction): every pipeline stage's layers scaled so that
 # they sum to what the run's own ranks computed at that point, per micro-batch (the median
 # iteration of pipeline_rank<r>.json): the schedule and the links checked alone, the profile's
@@ -295,6 +299,10 @@ def simulate(real, n, link, label):
     comm_cores = link["inter_machine_measured"].get("allreduce_cpu_cores_per_rank")
     # The same for the all-reduce among one machine's ranks (recorded since 2026-11-27).
     intra_cores = (link.get("intra_machine_measured") or {}).get("allreduce_cpu_cores_per_rank")
+    # What a burst from the bucket costs, the probe's `burst` ping-pong (recorded since
+    # 2026-11-27, later): its latency after the link idled and the host's path below the bucket.
+    burst_latency = link["inter_machine_measured"].get("burst_latency_us")
+    burst_bandwidth = (link["inter_machine_measured"].get("burst_bits_per_s") or 0) / 8
     point_id = point_id_of(real, label)
     simulated = {}
     for k, (extra, systems) in enumerate(profiles_of(real, label)):
@@ -315,6 +323,10 @@ def simulate(real, n, link, label):
                 command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
             if intra_cores:
                 command += ["--set", f"simulate.cluster.intra_comm_cores_per_rank={intra_cores}"]
+            if burst_latency is not None and os.environ.get("BURST_COST") != "0":
+                command += ["--set", f"simulate.cluster.inter_burst_latency_us={burst_latency}"]
+                if burst_bandwidth > 0:
+                    command += ["--set", f"simulate.cluster.inter_burst_bandwidth={burst_bandwidth}"]
             for option in [*measured_copy(run), *extra]:
                 command += ["--set", option]
             # Exit 1: a run the simulator could not price (a plan for another cluster): left out.

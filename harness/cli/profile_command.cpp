@@ -171,6 +171,14 @@ void print_link_comparison(const EmulatedClusterShape& shape, const MeasuredLink
     std::printf("latency     %10.1f us (configured delay)   %10.1f us one way (ping-pong)\n",
                 configured.delay_s * 1e6, *link.one_way_latency_us);
   }
+  if (link.burst_latency_us) {
+    char path[48] = "not resolved";
+    if (link.burst_bytes_per_s > 0) {
+      std::snprintf(path, sizeof path, "%.2f GB/s", link.burst_bytes_per_s / 1e9);
+    }
+    std::printf("burst       %10.1f us one way after the link idled   host path %s\n",
+                *link.burst_latency_us, path);
+  }
 }
 
 int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,

@@ -257,13 +257,18 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
     if (fit.op == "allreduce" && fit.cpu_cores > 0)
       link.intra_allreduce_cpu_cores_per_rank = fit.cpu_cores;
   }
-  const CommRow* smallest = nullptr;
-  for (const auto& row : rows) {
-    if (row.op == "pingpong" && row.samples > 0 && (!smallest || row.bytes < smallest->bytes)) {
-      smallest = &row;
+  const auto smallest = [&rows](const std::string& op) {
+    const CommRow* found = nullptr;
+    for (const auto& row : rows) {
+      if (row.op == op && row.samples > 0 && (!found || row.bytes < found->bytes)) found = &row;
     }
+    return found;
+  };
+  if (const CommRow* row = smallest("pingpong")) link.one_way_latency_us = row->p50_ms * 1e3;
+  if (const CommRow* row = smallest("burst")) {
+    link.burst_latency_us = row->p50_ms * 1e3;
+    link.burst_bytes_per_s = std::max(0.0, fitted_bandwidth(fits, "burst"));
   }
-  if (smallest) link.one_way_latency_us = smallest->p50_ms * 1e3;
   return link;
 }
 
@@ -274,7 +279,10 @@ nlohmann::json to_json(const MeasuredLink& link) {
            link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()},
           {"allreduce_cpu_cores_per_rank", link.allreduce_cpu_cores_per_rank
                                                ? nlohmann::json(*link.allreduce_cpu_cores_per_rank)
-                                               : nlohmann::json()}};
+                                               : nlohmann::json()},
+          {"burst_latency_us",
+           link.burst_latency_us ? nlohmann::json(*link.burst_latency_us) : nlohmann::json()},
+          {"burst_bits_per_s", link.burst_bytes_per_s * 8}};
 }
 
 nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured) {

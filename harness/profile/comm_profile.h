@@ -104,6 +104,12 @@ struct MeasuredLink {
   // two ranks keep 0.7-0.85 of a core each busy): the simulator's intra_comm_cores_per_rank.
   // Unset where no machine has two ranks.
   std::optional<double> intra_allreduce_cpu_cores_per_rank;
+  // A message that leaves after its link idled (the `burst` ping-pong, an emulated link's
+  // token bucket full): the smallest one's one-way time, and the bandwidth of the host's own
+  // path below the bucket's size (0: not resolved above the noise: at once). Unset where the
+  // op was not measured (an unshaped link has no bucket).
+  std::optional<double> burst_latency_us;
+  double burst_bytes_per_s = 0;
 };
 MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows,
                            const std::vector<CommFit>& intra_fits = {});

@@ -130,6 +130,10 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.cluster.cpu_cores =
         cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, -1e-300) : 0.0;
     p.cluster.inter_burst_bytes = cluster.get_double("inter_burst_bytes", 0.0, -1e-300);
+    if (cluster.has("inter_burst_latency_us")) {
+      p.cluster.inter_burst_latency_us = cluster.get_double("inter_burst_latency_us", 0.0, -1e-300);
+    }
+    p.cluster.inter_burst_bandwidth = optional_positive(cluster, "inter_burst_bandwidth");
     p.cluster.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);
     if (cluster.has("comm_cores_per_rank")) {
       p.cluster.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);
@@ -336,6 +340,8 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.p2p_ready",
                                                  "cluster.p2p_sends",
                                                  "cluster.inter_burst_bytes",
+                                                 "cluster.inter_burst_latency_us",
+                                                 "cluster.inter_burst_bandwidth",
                                                  "cluster.cpu_cores",
                                                  "cluster.machines_per_host",
                                                  "cluster.comm_cores_per_rank",

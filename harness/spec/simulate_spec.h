@@ -39,6 +39,9 @@ struct ClusterSettings {
   std::string p2p_sends = "one";
   // An emulated link's token bucket on each machine's way out, bytes (0: none; a real NIC).
   double inter_burst_bytes = 0;
+  // What a burst from it costs: its latency (unset: inter_latency_us) and the host's own path
+  // (unset: at once); the link probe's `burst` fit (simulator/cluster.h).
+  std::optional<double> inter_burst_latency_us, inter_burst_bandwidth;
   double cpu_cores = 0;  // per host, shared by its CPU ranks' compute; 0: not modelled
   // Consecutive machines of one host, sharing its cpu_cores (emulated machines of one host).
   long long machines_per_host = 1;

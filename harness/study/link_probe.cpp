@@ -45,6 +45,14 @@ const std::vector<int64_t> kIntraMachineSizes = {1 << 20, 4 << 20, 16 << 20};
 // A message small enough that its one-way time is the link's latency.
 const std::vector<int64_t> kLatencySizes = {8};
 
+// The `burst` ping-pong (after the link idled, its token bucket full): the smallest message,
+// then a quarter and a half of the bucket, so that the host's own path, which the bucket lets
+// a burst cross at, is what the bigger ones add (whole floats: the rank program's buffers).
+std::vector<int64_t> burst_sizes(double bits_per_second) {
+  const int64_t bucket = token_bucket_bytes(bits_per_second);
+  return {8, bucket / 4 / 4 * 4, bucket / 2 / 4 * 4};
+}
+
 CommMeasurement measure_or_throw(const CommRequest& request, const std::vector<int64_t>& sizes,
                                  const fs::path& out, RankProgram& rank_program) {
   fs::create_directories(out);
@@ -76,6 +84,14 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   request.ops = "pingpong";
   request.iterations = 5;
   const auto latency = measure_or_throw(request, kLatencySizes, out / "latency", rank_program);
+  std::vector<CommRow> burst_rows;
+  if (shape.inter_machine.rate_bits_per_s) {
+    request.ops = "burst";
+    burst_rows =
+        comm_rows(measure_or_throw(request, burst_sizes(*shape.inter_machine.rate_bits_per_s),
+                                   out / "burst", rank_program)
+                      .raw);
+  }
   std::vector<CommFit> intra_fits;
   if (shape.ranks_per_machine > 1) {
     request.iterations = 5;
@@ -88,9 +104,11 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   const std::vector<CommRow> allreduce_rows = comm_rows(allreduce.raw);
   rows.insert(rows.end(), allreduce_rows.begin(), allreduce_rows.end());
   const std::vector<CommFit> fits = {fit_comm_model(rows, "pingpong", request.world),
-                                     fit_comm_model(rows, "allreduce", request.world)};
+                                     fit_comm_model(rows, "allreduce", request.world),
+                                     fit_comm_model(burst_rows, "burst", request.world)};
   const std::vector<CommRow> latency_rows = comm_rows(latency.raw);
   rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());
+  rows.insert(rows.end(), burst_rows.begin(), burst_rows.end());
   ProbedLink probed{shape, measured_link(fits, rows, intra_fits), out / "topology.yaml"};
   write_file_atomic(probed.topology,
                     topology_yaml(emulated_topology(

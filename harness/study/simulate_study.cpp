@@ -168,6 +168,8 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.p2p_ready_behind_sends = c.p2p_ready == "behind_sends";
   config.p2p_send_channel_per_peer = c.p2p_sends == "per_peer";
   config.inter_burst_bytes = c.inter_burst_bytes;
+  if (c.inter_burst_latency_us) config.inter_burst_latency_s = *c.inter_burst_latency_us * 1e-6;
+  if (c.inter_burst_bandwidth) config.inter_burst_bandwidth = *c.inter_burst_bandwidth;
   config.cpu_cores_per_machine = c.cpu_cores;
   config.machines_per_host = static_cast<int>(c.machines_per_host);
   if (c.comm_cores_per_rank) config.comm_cores_per_rank = *c.comm_cores_per_rank;
@@ -477,7 +479,12 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
             {"p2p_duplex", cluster.config().p2p_half_duplex ? "half" : "full"},
             {"p2p_ready", cluster.config().p2p_ready_behind_sends ? "behind_sends" : "separate"},
             {"p2p_sends", cluster.config().p2p_send_channel_per_peer ? "per_peer" : "one"},
-            {"inter_burst_bytes", cluster.config().inter_burst_bytes}}},
+            {"inter_burst_bytes", cluster.config().inter_burst_bytes},
+            {"inter_burst_latency_us",
+             cluster.config().inter_burst_latency_s >= 0
+                 ? nlohmann::json(cluster.config().inter_burst_latency_s * 1e6)
+                 : nlohmann::json()},
+            {"inter_burst_bandwidth", cluster.config().inter_burst_bandwidth}}},
           {"run",
            {{"iterations", p.run.iterations},
             {"seed", p.run.seed},
@@ -499,7 +506,8 @@ void write_study_files(const SimulateSpec& spec, const fs::path& directory) {
   for (const auto& point : spec.points) {
     manifest.points.push_back({point.id, point.label, point.coordinates,
                                point.settings.run.world_size, point.settings.run.repeats,
-                               point.settings.run.iterations, 0});
+                               point.settings.run.iterations, /*warmup=*/0, /*machines=*/1,
+                               /*inter_machine_bits_per_s=*/std::nullopt});
   }
   write_file_atomic(directory / "manifest.json", json_text(manifest_to_json(manifest), 2) + "\n");
   json env = collect_environment({{"simulated", "true"}});

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "common/json_file.h"
 #include "runtime/comm/communicator.h"
@@ -100,6 +101,10 @@ int64_t elements_for(const std::string& op, int64_t bytes, int world) {
   return elements;
 }
 
+struct OneWay {
+  double wall_ms = 0, cpu_ms = 0;
+};
+
 // Round trips a ping-pong times per operation (after one untimed trip): enough that the
 // first trip's handshake, which the untimed one absorbs, is not what is measured.
 constexpr int kPingPongRoundTrips = 4;
@@ -110,20 +115,24 @@ constexpr int kPingPongRoundTrips = 4;
 // receiver announces its receive before the sender's data may leave) is already under way:
 // each side posts its next receive before it sends. One pair only, so that nothing shares its
 // link; the other ranks time nothing (zeros).
-struct OneWay {
-  double wall_ms = 0, cpu_ms = 0;
-};
-OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& other) {
+//
+// `burst` (idle > 0): before each round trip the initiator waits `idle`, untimed, so that each
+// side's link has idled when its message leaves: an emulated link's token bucket (1 ms of its
+// rate, at least 8 KiB) is full again, and a message below its size crosses at the host's own
+// speed. Only the round trips are timed.
+OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& other,
+                        std::chrono::milliseconds idle = std::chrono::milliseconds(0)) {
   const int n = comm.world_size(), r = comm.rank(), half = n / 2;
   if (half == 0 || (r != 0 && r != half)) return {};
   const bool initiator = r == 0;
   const int partner = initiator ? half : 0;
   constexpr int kTag = 11;
-  Clock::time_point start;
-  double cpu_start = 0;
+  double wall_ms = 0, cpu_ms = 0;
   std::unique_ptr<CommWork> receive = comm.recv(other, partner, kTag);
   for (int trip = 0; trip <= kPingPongRoundTrips; ++trip) {
-    if (trip == 1) start = Clock::now(), cpu_start = process_cpu_ms();
+    if (initiator && idle.count() > 0) std::this_thread::sleep_for(idle);
+    const auto start = Clock::now();
+    const double cpu_start = process_cpu_ms();
     if (initiator) {
       comm.send(buffer, partner, kTag)->wait();
       receive->wait();
@@ -133,10 +142,20 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
       if (trip < kPingPongRoundTrips) receive = comm.recv(other, partner, kTag);
       comm.send(buffer, partner, kTag)->wait();
     }
+    // A responder's trip starts when it starts waiting, so with an idle wait it holds the
+    // initiator's idle time as well: then only the initiator's clock times the trips (the
+    // result is the slowest rank's). Without one the trips follow one another and each rank
+    // times them all, as one interval.
+    if (trip > 0 && (initiator || idle.count() == 0)) wall_ms += ms_since(start);
+    if (trip > 0) cpu_ms += process_cpu_ms() - cpu_start;
   }
   const double one_way = 2.0 * kPingPongRoundTrips;
-  return {ms_since(start) / one_way, (process_cpu_ms() - cpu_start) / one_way};
+  return {wall_ms / one_way, cpu_ms / one_way};
 }
+
+// The idle wait before a `burst` round trip: an emulated link's bucket (1 ms of its rate, at
+// least 8 KiB) refills within it down to ~7 Mbit/s.
+constexpr std::chrono::milliseconds kBurstIdle(10);
 
 // Every rank's time of each iteration, gathered after the op's iterations (untimed): `mine` on
 // this rank, the result indexed [rank][iteration].
@@ -225,8 +244,9 @@ int run(const Args& a) {
         const double cpu0 = process_cpu_ms();
         const auto t0 = Clock::now();
         double ms = 0, cpu = 0;
-        if (op == "pingpong") {
-          const OneWay one_way = pingpong_one_way(*comm, buffer, other);
+        if (op == "pingpong" || op == "burst") {
+          const OneWay one_way = pingpong_one_way(
+              *comm, buffer, other, op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
           ms = one_way.wall_ms, cpu = one_way.cpu_ms;
         } else {
           run_op(op, *comm, buffer, other);

@@ -182,6 +182,36 @@ TEST(Network, ATokenBucketLetsABurstThroughAndRefillsWhileTheMachineSendsNothing
   EXPECT_NEAR(plain.end[b], 0.6, 1e-9);
 }
 
+// What a burst from the bucket costs (ClusterConfig::inter_burst_latency_s and _bandwidth):
+// the same two machines at 100 MB/s with a 10 MB bucket, a link latency of 0.5 ms, and a burst
+// that leaves after 1 ms and crosses at 1 GB/s. A: 30 MB from rank 0 at 0 s, the bucket full:
+// 1 ms + 10 MB / 1 GB/s = 0.011 s, then 20 MB in 0.2 s: 0.211 s. B: 1 MB from rank 0 right
+// after A, the bucket empty: the link's 0.5 ms and 1 MB in 0.01 s, 0.2215 s. C: 5 MB from
+// rank 1, its own bucket full: 1 ms + 5 ms.
+TEST(Network, ABurstFromTheBucketLeavesAfterItsLatencyAtTheHostsPath) {
+  ClusterConfig config = one_rank_machines(2, 100e6, 100e6);
+  config.inter_latency_s = 0.5e-3;
+  config.inter_burst_bytes = 10e6;
+  config.inter_burst_latency_s = 1e-3;
+  config.inter_burst_bandwidth = 1e9;
+  TaskGraph graph(2);
+  const int a = graph.add_transfer(0, 1, 30e6);
+  const int b = graph.add_transfer(0, 1, 1e6);
+  const int c = graph.add_transfer(1, 0, 5e6);
+  const TaskTimes times = run_tasks(Cluster(config), graph);
+  EXPECT_NEAR(times.end[a], 0.211, 1e-9);
+  EXPECT_NEAR(times.start[b], 0.211, 1e-9);
+  EXPECT_NEAR(times.end[b], 0.2215, 1e-9);
+  EXPECT_NEAR(times.end[c], 0.006, 1e-9);
+  // Without the burst's own latency and path (the model before them): A 0.5 ms + 0.2 s, C at
+  // the link's latency alone.
+  config.inter_burst_latency_s = -1;
+  config.inter_burst_bandwidth = 0;
+  const TaskTimes free_burst = run_tasks(Cluster(config), graph);
+  EXPECT_NEAR(free_burst.end[a], 0.2005, 1e-9);
+  EXPECT_NEAR(free_burst.end[c], 0.0005, 1e-9);
+}
+
 TEST(Network, FlowsOnDifferentLinksDoNotInterfere) {
   const Cluster cluster(machine(4));
   TaskGraph graph(4);

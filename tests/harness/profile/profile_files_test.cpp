@@ -205,6 +205,47 @@ TEST(CommProfile, MeasuredLinkLatencyIsTheSmallestPingPongsOneWayTime) {
   EXPECT_NEAR(json.at("p2p_bits_per_s").get<double>(), 8 * 3.0 * (1 << 20) / 0.252, 1e-2);
 }
 
+// The `burst` ping-pong (a message after its link idled): its smallest message's one-way time
+// is the burst latency, and its fit's bandwidth the host's path: 8 B in 0.09 ms, 16 KiB in
+// 0.10 ms, 32 KiB in 0.11 ms (p50s): 32,760 B more in 0.02 ms, 1.638 GB/s (the least squares
+// through the three, 33 B/s off). Not measured: unset and null; sizes whose times fall with
+// size: no path resolved (0), the latency still given.
+TEST(CommProfile, MeasuredLinkCarriesTheBurstAfterAnIdleLink) {
+  const nlohmann::json raw = {
+      {"world_size", 2},
+      {"entries",
+       {{{"op", "burst"}, {"bytes", 8}, {"times_ms", {0.08, 0.09, 0.10}}},
+        {{"op", "burst"}, {"bytes", 16384}, {"times_ms", {0.10, 0.10, 0.10}}},
+        {{"op", "burst"}, {"bytes", 32768}, {"times_ms", {0.11, 0.12, 0.11}}},
+        {{"op", "pingpong"}, {"bytes", 8}, {"times_ms", {0.03, 0.03, 0.03}}}}}};
+  auto rows = harness::comm_rows(raw);
+  harness::MeasuredLink link =
+      harness::measured_link({harness::fit_comm_model(rows, "burst", 2)}, rows);
+  ASSERT_TRUE(link.burst_latency_us);
+  EXPECT_NEAR(*link.burst_latency_us, 90.0, 1e-9);
+  EXPECT_NEAR(*link.one_way_latency_us, 30.0, 1e-9);
+  EXPECT_NEAR(link.burst_bytes_per_s, 1.638e9, 100.0);
+  auto json = harness::to_json(link);
+  EXPECT_NEAR(json.at("burst_latency_us").get<double>(), 90.0, 1e-9);
+  EXPECT_NEAR(json.at("burst_bits_per_s").get<double>(), 8 * 1.638e9, 800.0);
+  // The largest faster than the middle one: a falling fit, no path.
+  nlohmann::json falling = raw;
+  falling["entries"][2]["times_ms"] = {0.08, 0.08, 0.08};
+  rows = harness::comm_rows(falling);
+  link = harness::measured_link({harness::fit_comm_model(rows, "burst", 2)}, rows);
+  ASSERT_TRUE(link.burst_latency_us);
+  EXPECT_EQ(link.burst_bytes_per_s, 0.0);
+  // No burst measured (an unshaped link): nothing claimed.
+  nlohmann::json none = raw;
+  none["entries"] = nlohmann::json::array({raw["entries"][3]});
+  rows = harness::comm_rows(none);
+  link = harness::measured_link({}, rows);
+  EXPECT_FALSE(link.burst_latency_us);
+  json = harness::to_json(link);
+  EXPECT_TRUE(json.at("burst_latency_us").is_null());
+  EXPECT_EQ(json.at("burst_bits_per_s").get<double>(), 0.0);
+}
+
 TEST(CommProfile, MeasuredLinkCarriesTheCoresTheAllReduceKeptBusy) {
   // 150 ms of CPU in 300 ms and 300 ms in 1200 ms: 450 / 1500 = 0.3 of a core per rank.
   const nlohmann::json raw = {{"world_size", 2},

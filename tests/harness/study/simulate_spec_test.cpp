@@ -331,6 +331,34 @@ TEST(SimulateSpec, MachinesOfOneHostShareItsCores) {
   }
 }
 
+namespace {
+
+// A spec of 4 machines of one GPU each (10 GB/s inside, 0.1 GB/s point to point across)
+// running the 4-stage DAPPLE pipeline `p4` (a layer a stage) and, with `with_2x2`, 2 stages of
+// 2 replicas `p2x2`, at 4 micro-batches; `cluster` is added to the spec's cluster map.
+std::string four_machine_pipelines(Study& study, const std::string& cluster, bool with_2x2) {
+  study.dir.write("four.yaml",
+                  "name: four\ngpu_memory_bytes: 16e9\nbandwidth:\n  intra_machine: 10.0e9\n"
+                  "  inter_machine_p2p: 0.1e9\n  inter_machine_collective: 2.0e9\n"
+                  "machines: [1, 1, 1, 1]\n");
+  std::string systems =
+      "    - {name: p4, kind: pipeline, schedule: dapple, stages: [{layers: \"0-0\", "
+      "ranks: [0]}, {layers: \"1-1\", ranks: [1]}, {layers: \"2-2\", ranks: [2]}, "
+      "{layers: \"3-3\", ranks: [3]}]}\n";
+  if (with_2x2) {
+    systems +=
+        "    - {name: p2x2, kind: pipeline, schedule: dapple, stages: [{layers: \"0-1\", "
+        "ranks: [0, 1]}, {layers: \"2-3\", ranks: [2, 3]}]}\n";
+  }
+  std::string text =
+      in_dir(spec_text(systems, "  pipeline: {micro_batches: 4}\n"), study.dir.path());
+  text.replace(text.find("topology.yaml, gpus_per_machine: 2"), 34,
+               "four.yaml, gpus_per_machine: 1, " + cluster);
+  return text;
+}
+
+}  // namespace
+
 // cluster.p2p_sends reaches the simulation: a straight pipeline of 4 stages on 4 machines over a
 // slow point-to-point link, whose middle stages send gradients up and activations down, runs
 // differently with a send channel per peer (per_peer) than with one (the engine's test,
@@ -341,20 +369,8 @@ TEST(SimulateSpec, PerPeerSendChannelsReachThePipeline) {
   std::map<std::string, std::map<std::string, double>> p50;
   for (const std::string sends : {"one", "per_peer"}) {
     Study study;
-    study.dir.write("four.yaml",
-                    "name: four\ngpu_memory_bytes: 16e9\nbandwidth:\n  intra_machine: 10.0e9\n"
-                    "  inter_machine_p2p: 0.1e9\n  inter_machine_collective: 2.0e9\n"
-                    "machines: [1, 1, 1, 1]\n");
-    std::string text = in_dir(
-        spec_text("    - {name: p4, kind: pipeline, schedule: dapple, stages: [{layers: \"0-0\", "
-                  "ranks: [0]}, {layers: \"1-1\", ranks: [1]}, {layers: \"2-2\", ranks: [2]}, "
-                  "{layers: \"3-3\", ranks: [3]}]}\n"
-                  "    - {name: p2x2, kind: pipeline, schedule: dapple, stages: [{layers: \"0-1\", "
-                  "ranks: [0, 1]}, {layers: \"2-3\", ranks: [2, 3]}]}\n",
-                  "  pipeline: {micro_batches: 4}\n"),
-        study.dir.path());
-    text.replace(text.find("topology.yaml, gpus_per_machine: 2"), 34,
-                 "four.yaml, gpus_per_machine: 1, p2p_ready: behind_sends, p2p_sends: " + sends);
+    const std::string text = four_machine_pipelines(
+        study, "p2p_ready: behind_sends, p2p_sends: " + sends, /*with_2x2=*/true);
     ASSERT_EQ(study.run(text), 0) << sends;
     const json summary = parse_json(read_file(study.results() / "summary.json"));
     for (const auto& system : summary["points"][0]["systems"]) {
@@ -367,6 +383,37 @@ TEST(SimulateSpec, PerPeerSendChannelsReachThePipeline) {
   }
   EXPECT_GT(std::abs(p50["per_peer"]["p4"] - p50["one"]["p4"]), 1.0);
   EXPECT_DOUBLE_EQ(p50["per_peer"]["p2x2"], p50["one"]["p2x2"]);
+}
+
+// cluster.inter_burst_latency_us / _bandwidth (the link probe's `burst` fit) price a burst
+// from an emulated link's token bucket: a 4-stage pipeline over 4 machines, each with a bucket
+// larger than any activation, so that every transfer is a burst: free but for the links'
+// latency (0) before, and each at least 0.5 ms with them, 6 of them on the critical path of
+// the first micro-batch's forward and backward alone.
+TEST(SimulateSpec, ABurstFromTheBucketIsPricedFromTheSpec) {
+  std::map<std::string, double> p50;
+  for (const std::string burst :
+       {"", ", inter_burst_latency_us: 500, inter_burst_bandwidth: 1e9"}) {
+    Study study;
+    const std::string text =
+        four_machine_pipelines(study, "inter_burst_bytes: 1e9" + burst, /*with_2x2=*/false);
+    ASSERT_EQ(study.run(text), 0) << burst;
+    const json summary = parse_json(read_file(study.results() / "summary.json"));
+    p50[burst] = summary["points"][0]["systems"][0]["phases"]["iteration"]["p50"];
+    const json config =
+        parse_json(read_file(study.results() / "raw" / "p000" / "p4" / "rep0" / "config.json"));
+    if (burst.empty()) {
+      EXPECT_TRUE(config["cluster"]["inter_burst_latency_us"].is_null());
+      EXPECT_EQ(config["cluster"]["inter_burst_bandwidth"], 0.0);
+    } else {
+      EXPECT_NEAR(config["cluster"]["inter_burst_latency_us"].get<double>(), 500.0, 1e-9);
+      EXPECT_EQ(config["cluster"]["inter_burst_bandwidth"], 1e9);
+    }
+  }
+  EXPECT_GT(p50.at(", inter_burst_latency_us: 500, inter_burst_bandwidth: 1e9"), p50.at("") + 3.0);
+  for (const std::string bad : {"inter_burst_latency_us: -1", "inter_burst_bandwidth: 0"}) {
+    expect_cluster_key_refused(bad);
+  }
 }
 
 // A stage profile of 2 stages x 2 replicas (4 processes) timed on the wall clock already holds
