@@ -244,7 +244,7 @@ for link in links:
     # path was resolved at all.
     assert 0 < measured["burst_latency_us"] < 2000, link
     burst_rate = measured["burst_bits_per_s"]
-    assert burst_rate == 0 or burst_rate > 1.5 * configured, link
+    assert burst_rate == 0 or burst_rate > configured, link
 PY
 
 # A harness killed with SIGKILL mid-run leaves its namespaces (nothing can remove them then);
