@@ -267,7 +267,7 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
   if (const CommRow* row = smallest("pingpong")) link.one_way_latency_us = row->p50_ms * 1e3;
   if (const CommRow* row = smallest("burst")) {
     link.burst_latency_us = row->p50_ms * 1e3;
-    link.burst_bytes_per_s = std::max(0.0, fitted_bandwidth(fits, "burst"));
+    link.burst_bytes_per_s = fitted_bandwidth(fits, "burst");
   }
   return link;
 }

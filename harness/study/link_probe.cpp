@@ -103,12 +103,12 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   std::vector<CommRow> rows = comm_rows(bandwidth.raw);
   const std::vector<CommRow> allreduce_rows = comm_rows(allreduce.raw);
   rows.insert(rows.end(), allreduce_rows.begin(), allreduce_rows.end());
+  rows.insert(rows.end(), burst_rows.begin(), burst_rows.end());
   const std::vector<CommFit> fits = {fit_comm_model(rows, "pingpong", request.world),
                                      fit_comm_model(rows, "allreduce", request.world),
-                                     fit_comm_model(burst_rows, "burst", request.world)};
+                                     fit_comm_model(rows, "burst", request.world)};
   const std::vector<CommRow> latency_rows = comm_rows(latency.raw);
   rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());
-  rows.insert(rows.end(), burst_rows.begin(), burst_rows.end());
   ProbedLink probed{shape, measured_link(fits, rows, intra_fits), out / "topology.yaml"};
   write_file_atomic(probed.topology,
                     topology_yaml(emulated_topology(
