@@ -32,8 +32,9 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's 2 cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [QUICK=1] [BURST=1] [BURST_COST=0] [COMPUTE=runs] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [COMPUTE=runs] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
+# LEVELS runs only those of the study's bandwidths (its sweep's values, comma-separated).
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
 # profiles: a change of the model checked on the same inputs, in seconds. Every point is also
 # simulated with the token bucket its link was shaped with (simulate.cluster.inter_burst_bytes:
@@ -304,6 +305,10 @@ def simulate(real, n, link, label):
     burst_latency = link["inter_machine_measured"].get("burst_latency_us")
     burst_bandwidth = (link["inter_machine_measured"].get("burst_bits_per_s") or 0) / 8
     point_id = point_id_of(real, label)
+    # Where the simulation shares a host's cores among its machines (4x1, planner: the spec's
+    # cluster.machines_per_host), the host has the cores the run's machine had (env.json): 2
+    # here, a core per rank and more on a larger host.
+    cores = json.load(open(os.path.join(real, "env.json"))).get("logical_cores")
     simulated = {}
     for k, (extra, systems) in enumerate(profiles_of(real, label)):
         if os.environ.get("COMPUTE") == "runs":
@@ -319,6 +324,8 @@ def simulate(real, n, link, label):
                        "--set", f"simulate.cluster.inter_latency_us={latency}",
                        "--set", f"simulate.cluster.inter_burst_bytes={burst_bytes}",
                        "--set", f"output={sim_out}"]
+            if shape != "2x1" and cores:
+                command += ["--set", f"simulate.cluster.cpu_cores={cores}"]
             if comm_cores:
                 command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
             if intra_cores:
@@ -405,6 +412,7 @@ validate() {
 if [[ -z "${REAL:-}" ]]; then
   for run in $(seq "${RUNS:-5}"); do
     "$HARNESS" run "experiments/$STUDY.yaml" --set "output=$OUT/real" \
+      ${LEVELS:+--set "sweep.cluster.network.inter_machine.bandwidth=[$LEVELS]"} \
       ${QUICK:+--quick} > "$OUT/real-$run.log" 2>&1 || { tail -5 "$OUT/real-$run.log"; exit 1; }
     # Its profiles and copy fit, right after it (seconds, in the run's minutes).
     validate --profile-run "$(ls -d "$OUT/real/$STUDY"/*/ | tail -1)"
