@@ -48,7 +48,8 @@
 # they sum to what the run's own ranks computed at that point, per micro-batch (the median
 # iteration of pipeline_rank<r>.json): the schedule and the links checked alone, the profile's
 # error taken out (DDP keeps its profile: its backward_ms includes the all-reduce's wait).
-# SHAPE=2x1 only: where the simulation shares a host's cores (4x1, planner), it stretches
+# 4x1 and planner: only for runs on a host with two cores per rank (a rank's and its Gloo
+# thread's; env.json `logical_cores`): where the simulation shares a host's cores, it stretches
 # compute by the sharing itself, and the runs' wall-clock stage times already include the wait
 # for a core.
 # SIM_SPEC=<file> simulates with another variant of the shape's simulation spec (its name the
@@ -57,8 +58,8 @@
 # run (<OUT>/profiles/<run>/copy); COPIES=0 leaves them out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [[ "${COMPUTE:-}" == runs && "${SHAPE:-2x1}" != 2x1 ]]; then
-  echo "error: COMPUTE=runs: SHAPE=2x1 only (the runs' wall-clock stage times on shared cores include the wait for a core, which the simulation adds again)" >&2
+if [[ "${COMPUTE:-}" == runs && "${SHAPE:-2x1}" != 2x1 && -z "${REAL:-}" && $(nproc) -lt 8 ]]; then
+  echo "error: COMPUTE=runs: SHAPE=${SHAPE} needs 8 cores for its 4 ranks, this host has $(nproc) (the runs' wall-clock stage times on shared cores include the wait for a core, which the simulation adds again)" >&2
   exit 2
 fi
 HARNESS=${HARNESS:-build/harness}
@@ -312,6 +313,10 @@ def simulate(real, n, link, label):
     simulated = {}
     for k, (extra, systems) in enumerate(profiles_of(real, label)):
         if os.environ.get("COMPUTE") == "runs":
+            ranks = len(glob.glob(os.path.join(real, "raw", point_id, systems[0], "rep0", "rank*.csv")))
+            if shape != "2x1" and (cores or 0) < 2 * ranks:
+                sys.exit(f"error: COMPUTE=runs: {real} ran {ranks} ranks on {cores} cores (the "
+                         "runs' stage times on shared cores include the wait for a core)")
             graph = next(e.split("=", 1)[1] for e in extra if e.startswith("simulate.model.profile="))
             scaled = graph_with_run_compute(graph, real, point_id, systems[0],
                                             os.path.join(out, "run-compute", run, f"{point_id}-{k}"))
