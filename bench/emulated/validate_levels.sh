@@ -22,14 +22,14 @@
 #       2 x 32 in 4 micro-batches) with both stages timing their layers at once, on the wall clock.
 #   4x1: experiments/emulated_simulator_levels_4.yaml, DDP overlap, DAPPLE 4 stages and DAPPLE 2
 #       stages x 2 replicas on 4 machines at three bandwidths, simulated by
-#       experiments/simulate_emulated_levels_4.yaml: the four machines are one host's 2 cores,
+#       experiments/simulate_emulated_levels_4.yaml: the four machines are one host's cores (2 here),
 #       which the simulation shares itself (cluster.machines_per_host), so the profiles are taken
 #       on the CPU clock with as many processes as the runs have ranks.
 #   planner: experiments/emulated_planner_levels.yaml, VGG-19 (an eighth of its width) on 2
 #       machines of 2 ranks at four bandwidths, DDP and the plan `plan: auto` chose from each
 #       level's measured link, simulated by experiments/simulate_emulated_planner_levels.yaml
 #       with each run's own inputs: the profile its planner measured (one process, the wall
-#       clock) and the plan it chose at that level; the simulation shares the host's 2 cores.
+#       clock) and the plan it chose at that level; the simulation shares the host's cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
 #        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [COMPUTE=runs] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
