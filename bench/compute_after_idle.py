@@ -12,7 +12,7 @@ thread), with the torch of the Python that runs it:
     "$HARNESS_TORCH_PYTHON" bench/compute_after_idle.py     # any other
 
 Gaps are taken round-robin (every repetition times every gap once), so that a drift of the
-machine's speed falls on all of them alike. Prints the median of each and its ratio to no gap.
+machine's speed falls on all of them alike; each timed pass follows an untimed pass by its gap. Prints the median of each and its ratio to no gap.
 """
 import argparse
 import statistics
@@ -46,6 +46,9 @@ def main():
     times = {gap: ([], []) for gap in gaps}
     for _ in range(args.repetitions):
         for gap in gaps:
+            # Each timed pass follows an untimed one by `gap`: with no gap the two run back to
+            # back, as a profile times them, rather than right after the previous gap's sleep.
+            timed_pass()
             if gap > 0:
                 time.sleep(gap / 1e3)
             forward, backward = timed_pass()
