@@ -12,7 +12,8 @@ thread), with the torch of the Python that runs it:
     "$HARNESS_TORCH_PYTHON" bench/compute_after_idle.py     # any other
 
 Gaps are taken round-robin (every repetition times every gap once), so that a drift of the
-machine's speed falls on all of them alike; each timed pass follows an untimed pass by its gap. Prints the median of each and its ratio to no gap.
+machine's speed falls on all of them alike; each timed pass follows an untimed pass by its
+gap. Prints the median of each and its ratio to no gap.
 """
 import argparse
 import statistics
