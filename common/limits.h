@@ -13,6 +13,10 @@ inline constexpr long long kMaxSweepPoints = 10'000;
 // Message sizes of one communication profile, and the largest one (bytes).
 inline constexpr long long kMaxCommSizes = 64;
 inline constexpr int64_t kMaxCommBytes = int64_t{1} << 30;  // 1 GiB
+// Idle gaps of one layer profile's after-idle timings (`--after-idle-ms`), and the longest
+// one (each is slept once per gap and repetition).
+inline constexpr size_t kMaxIdleGaps = 16;
+inline constexpr double kMaxIdleGapMs = 1000.0;
 // Ranks of one communication profile on this host.
 inline constexpr int kMaxCommWorld = 64;
 // GPUs (or ranks) of a planned or simulated cluster: devices, topology machines, world size.

@@ -56,6 +56,27 @@ std::vector<int64_t> parse_shape(const std::string& text) {
   return shape;
 }
 
+std::vector<double> parse_idle_gaps(const std::string& text) {
+  std::vector<double> gaps;
+  if (text == "none") return gaps;
+  const std::string expected =
+      "--after-idle-ms '" + text + "': expected up to " + std::to_string(kMaxIdleGaps) +
+      " gaps of 0 < ms <= " + std::to_string(int(kMaxIdleGapMs)) + ", e.g. 1,10,100, or none";
+  for (const auto& part : split(text, ',')) {
+    try {
+      size_t used = 0;
+      const double gap = std::stod(part, &used);
+      if (used != part.size() || !(gap > 0) || gap > kMaxIdleGapMs)
+        throw std::invalid_argument(part);
+      gaps.push_back(gap);
+    } catch (const std::exception&) {
+      throw InputError(expected);
+    }
+  }
+  if (gaps.empty() || gaps.size() > kMaxIdleGaps) throw InputError(expected);
+  return gaps;
+}
+
 namespace {
 
 // The other processes of a co-located or stage profile: started before the measurement,
@@ -184,6 +205,22 @@ void check_model_name(const runtime::LayerProfileRequest& request) {
   }
 }
 
+// "after idle 10 ms: forward 1.31x, backward 1.24x" per gap, against gap 0.
+void print_after_idle(const std::string& what,
+                      const std::vector<runtime::AfterIdleTiming>& timings) {
+  if (timings.size() < 2) return;
+  const auto& base = timings.front();
+  std::printf("%s after an idle gap (vs back to back, %.3f / %.3f ms):", what.c_str(),
+              base.forward.median_ms, base.backward.median_ms);
+  for (size_t g = 1; g < timings.size(); ++g) {
+    const auto& t = timings[g];
+    std::printf(" %g ms %.2fx/%.2fx", t.gap_ms,
+                base.forward.median_ms > 0 ? t.forward.median_ms / base.forward.median_ms : 0.0,
+                base.backward.median_ms > 0 ? t.backward.median_ms / base.backward.median_ms : 0.0);
+  }
+  std::printf("\n");
+}
+
 // Prints the profile and writes graph.txt, profile.json and env.json into `out_dir` (when
 // given). `stages`: the parts of a stage profile that `result` merges, else empty.
 int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
@@ -228,7 +265,12 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
                           {"backward", timing_stats_json(stage.whole_backward)},
                           {"step", timing_stats_json(stage.whole_step)},
                           {"untimed_runs", stage.untimed_runs}});
+    if (!stage.after_idle.empty()) {
+      stage_docs.back()["after_idle"] = after_idle_json(stage.after_idle);
+      print_after_idle("stage layers " + layers, stage.after_idle);
+    }
   }
+  print_after_idle(whole_model ? "whole model" : "whole range", result.after_idle);
   std::printf("optimizer step (SGD): %.3f ms\n", result.whole_step.median_ms);
   std::printf("medians of %d repetitions after %d warm-up, batch %lld, %d thread(s), %s\n",
               result.repetitions, warmup, static_cast<long long>(result.batch), result.threads,
@@ -318,7 +360,8 @@ struct LayerProfileOptions {
   int lockstep_rank = 0;
   runtime::ProfileMeeting meeting;  // where the processes meet (process 0 picks it)
   std::string stages_text, stage_result, range_text;
-  std::string moe_text;  // --moe, parsed into request.moe
+  std::string moe_text;                           // --moe, parsed into request.moe
+  std::string after_idle_text = "1,3,10,30,100";  // --after-idle-ms, into request.idle_gaps_ms
   std::string heap = "retain";
   std::string clock = "wall";
 };
@@ -367,6 +410,13 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   layers.add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
+  layers
+      .add_option("--after-idle-ms", options.after_idle_text,
+                  "Idle gaps (ms) after which the whole forward and backward are timed again, "
+                  "as a pipeline stage computes after waiting for its input (profile.json's "
+                  "after_idle; the simulator prices a rank's compute after a wait from it); "
+                  "none: not measured")
+      ->capture_default_str();
   layers
       .add_option("--co-located", co_located,
                   "Ranks per host the profile is for: N-1 copies of the same profile run "
@@ -422,7 +472,8 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
                                     {"--input-shape", options.shape_text},
                                     {"--stages", options.stages_text},
                                     {"--layers", options.range_text},
-                                    {"--moe", options.moe_text}}) {
+                                    {"--moe", options.moe_text},
+                                    {"--after-idle-ms", options.after_idle_text}}) {
     if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
   }
   for (const auto& [flag, value] :
@@ -506,6 +557,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
       throw InputError(e.what());
     }
   }
+  request.idle_gaps_ms = parse_idle_gaps(options.after_idle_text);
   request.cpu_clock = options.clock == "cpu";
   runtime::apply_heap_policy(heap);
   if (!range_text.empty()) {

@@ -19,6 +19,10 @@ namespace harness {
 // "3,64,64" -> {3, 64, 64}; InputError on anything but positive integers.
 std::vector<int64_t> parse_shape(const std::string& text);
 
+// `--after-idle-ms`: "1,10,100" -> {1, 10, 100}, "none" -> {}; InputError on anything else
+// (gaps positive, within common/limits.h's kMaxIdleGaps and kMaxIdleGapMs).
+std::vector<double> parse_idle_gaps(const std::string& text);
+
 // Adds `layers` to the `profile` subcommand.
 void add_layer_profile_command(CLI::App& profile, const std::string& executable);
 

@@ -26,6 +26,7 @@ class Engine {
         head_(graph.resource_queues().size(), 0),
         progress_(graph.tasks().size()),
         group_phases_(graph.groups().size()),
+        idle_(static_cast<size_t>(graph.ranks())),
         streams_(graph.ranks()),
         buckets_(cluster.num_machines(), cluster.config().inter_burst_bytes,
                  cluster.nic_bandwidth()) {
@@ -125,10 +126,11 @@ class Engine {
     switch (task.kind) {
       case TaskKind::kCompute: {
         const LinkUse& cpu = cpu_use_[cluster_.machine_of(task.rank)];
+        const double seconds = task.seconds * after_idle_ratio(task);
         if (cpu.link < 0) {
-          queue_.push(now_ + task.seconds, EventType::kComputeDone, id);
+          queue_.push(now_ + seconds, EventType::kComputeDone, id);
         } else {
-          network_.start(now_, task.seconds * cpu.scale, &cpu, 1, cpu.scale,
+          network_.start(now_, seconds * cpu.scale, &cpu, 1, cpu.scale,
                          static_cast<std::uint32_t>(id));
         }
         break;
@@ -148,6 +150,31 @@ class Engine {
         }
         break;
     }
+  }
+
+  // A rank's compute stream idles from the end of one compute task to the start of the next
+  // (every rank computed up to the iteration's start). After an idle stretch the first forward
+  // and the first backward -- what the profile timed after sleeping the gap -- take their
+  // curve's ratio at the stretch's length; the tasks after them run warm.
+  struct IdleStretch {
+    double last_end = 0.0;
+    double gap = 0.0;
+    bool forward_priced = false;
+    bool backward_priced = false;
+  };
+
+  double after_idle_ratio(const Task& task) {
+    IdleStretch& stretch = idle_[task.rank];
+    if (now_ > stretch.last_end) {
+      stretch.gap = now_ - stretch.last_end;
+      stretch.forward_priced = stretch.backward_priced = false;
+    }
+    const bool backward = task.category == TaskCategory::kBackward;
+    if (task.after_idle < 0 || stretch.gap <= 0) return 1.0;
+    bool& priced = backward ? stretch.backward_priced : stretch.forward_priced;
+    if (priced) return 1.0;
+    priced = true;
+    return graph_.after_idle_curves()[task.after_idle].ratio(stretch.gap, backward);
   }
 
   const std::vector<CollectivePhase>& phases_of(int group) {
@@ -285,6 +312,7 @@ class Engine {
     };
     switch (task.kind) {
       case TaskKind::kCompute:
+        idle_[task.rank].last_end = now_;
         advance(TaskGraph::compute_resource(task.rank));
         break;
       case TaskKind::kTransfer:
@@ -326,9 +354,10 @@ class Engine {
   std::vector<size_t> head_;
   std::vector<Progress> progress_;
   std::vector<std::unique_ptr<std::vector<CollectivePhase>>> group_phases_;
-  std::vector<LinkUse> cpu_use_;  // per machine; link -1: its ranks' compute is not shared
-  PairStreams streams_;           // ClusterConfig::p2p_ready_behind_sends
-  TokenBuckets buckets_;          // ClusterConfig::inter_burst_bytes
+  std::vector<LinkUse> cpu_use_;   // per machine; link -1: its ranks' compute is not shared
+  std::vector<IdleStretch> idle_;  // per rank
+  PairStreams streams_;            // ClusterConfig::p2p_ready_behind_sends
+  TokenBuckets buckets_;           // ClusterConfig::inter_burst_bytes
   TaskTimes times_;
   double now_ = 0.0;
 };

@@ -1,9 +1,10 @@
 // Runs a task graph on a cluster, event by event, and records when every task started and
 // ended. Compute tasks take their seconds (on a machine whose CPU ranks outnumber its cores, a
-// fair share of them: ClusterConfig::cpu_cores_per_machine); a transfer waits its link latency,
-// then is one flow on its route; a collective runs its phases' steps one after another, each a
-// latency wait and then one flow over all of its edges (simulator/collective.h). Flows share links
-// (simulator/network.h), so concurrent transfers and collectives slow each other down.
+// fair share of them: ClusterConfig::cpu_cores_per_machine; the first forward and backward after
+// its rank idled, longer by their curve: simulator/compute_after_idle.h); a transfer waits its link
+// latency, then is one flow on its route; a collective runs its phases' steps one after another,
+// each a latency wait and then one flow over all of its edges (simulator/collective.h). Flows share
+// links (simulator/network.h), so concurrent transfers and collectives slow each other down.
 #pragma once
 
 #include <cstdint>

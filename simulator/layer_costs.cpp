@@ -1,5 +1,8 @@
 #include "simulator/layer_costs.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace harness::simulator {
 
 double LayerCosts::total_forward_s() const {
@@ -22,6 +25,33 @@ int LayerCosts::index_of(const std::string& id) const {
     if (ids[i] == id) return i;
   }
   return -1;
+}
+
+AfterIdleCurve LayerCosts::after_idle_of(const std::vector<int>& layers) const {
+  if (after_idle.empty()) return {};
+  std::vector<const AfterIdleCurve*> curves;
+  std::vector<double> forward, backward;
+  for (int layer : layers) {
+    const int curve = after_idle_of_layer[layer];
+    curves.push_back(curve >= 0 ? &after_idle[curve] : nullptr);
+    forward.push_back(forward_s[layer]);
+    backward.push_back(backward_s[layer]);
+  }
+  return mix_after_idle(curves, forward, backward);
+}
+
+void add_after_idle(LayerCosts& costs, int first, int last, AfterIdleCurve curve) {
+  if (first < 0 || first > last || last >= costs.size()) {
+    throw std::invalid_argument("after_idle: layers " + std::to_string(first) + "-" +
+                                std::to_string(last) + " are not within the profile's " +
+                                std::to_string(costs.size()) + " layers");
+  }
+  costs.after_idle_of_layer.resize(static_cast<size_t>(costs.size()), -1);
+  costs.after_idle.push_back(std::move(curve));
+  for (int position = first; position <= last; ++position) {
+    costs.after_idle_of_layer[costs.order[position]] =
+        static_cast<int>(costs.after_idle.size()) - 1;
+  }
 }
 
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "planner/model/profile_graph.h"
+#include "simulator/compute_after_idle.h"
 
 namespace harness::simulator {
 
@@ -19,6 +20,10 @@ struct LayerCosts {
   std::vector<double> forward_s, backward_s, activation_bytes, parameter_bytes;
   std::vector<std::vector<int>> successors;
   std::vector<int> order;  // a topological order (the planner's)
+  // Compute after a wait, where the profile measured it (add_after_idle): curves, and per
+  // layer the index of its curve (-1: not measured; empty: no layer measured).
+  std::vector<AfterIdleCurve> after_idle;
+  std::vector<int> after_idle_of_layer;
 
   int size() const { return static_cast<int>(ids.size()); }
   double total_forward_s() const;
@@ -26,7 +31,15 @@ struct LayerCosts {
   double total_parameter_bytes() const;
   // Index of a node id, -1 when absent.
   int index_of(const std::string& id) const;
+  // The curve of a task that runs `layers` (mix_after_idle of theirs, weighted by their
+  // times); empty where none of them was measured.
+  AfterIdleCurve after_idle_of(const std::vector<int>& layers) const;
 };
+
+// Gives the layers at positions first..last of `order` (a profile's chain indexes: its
+// layer ranges) the curve the profile measured for that range. Throws std::invalid_argument
+// when the range is not within the layers.
+void add_after_idle(LayerCosts& costs, int first, int last, AfterIdleCurve curve);
 
 // From an already pruned graph (planner::prune_inputs_and_getitem_sinks).
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch);

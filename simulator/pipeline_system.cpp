@@ -218,6 +218,7 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
       b += costs.backward_s[layer];
     }
     const double scale = micro_samples / replicas / costs.profile_batch;
+    const int after_idle = graph.add_after_idle_curve(costs.after_idle_of(stage.layers));
     orders[s] = runtime::make_stage_schedule(system.schedule, p, s, m);
     forward_id[s].assign(replicas, std::vector<int>(m));
     backward_id[s].assign(replicas, std::vector<int>(m));
@@ -229,6 +230,7 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
         const int id =
             graph.add_compute(rank, forward ? TaskCategory::kForward : TaskCategory::kBackward,
                               noise.apply((forward ? f : b) * scale), op.micro_batch);
+        graph.set_after_idle(id, after_idle);
         (forward ? forward_id : backward_id)[s][i][op.micro_batch] = id;
       }
     }

@@ -1,6 +1,8 @@
 #include "simulator/task_graph.h"
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace harness::simulator {
 
@@ -90,6 +92,24 @@ int TaskGraph::add_collective(int group, double bytes, int bucket) {
 void TaskGraph::depend(int task, int on) {
   successors_.at(on).push_back(task);
   ++dependency_count_.at(task);
+}
+
+int TaskGraph::add_after_idle_curve(AfterIdleCurve curve) {
+  if (curve.empty()) return -1;
+  after_idle_curves_.push_back(std::move(curve));
+  return static_cast<int>(after_idle_curves_.size()) - 1;
+}
+
+void TaskGraph::set_after_idle(int task, int curve) {
+  Task& t = tasks_.at(task);
+  if (t.kind != TaskKind::kCompute ||
+      (t.category != TaskCategory::kForward && t.category != TaskCategory::kBackward)) {
+    throw std::invalid_argument("only forward and backward tasks are priced after a wait");
+  }
+  if (curve < -1 || curve >= static_cast<int>(after_idle_curves_.size())) {
+    throw std::invalid_argument("no after-idle curve " + std::to_string(curve));
+  }
+  t.after_idle = curve;
 }
 
 }  // namespace harness::simulator

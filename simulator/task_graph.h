@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "simulator/compute_after_idle.h"
+
 namespace harness::simulator {
 
 // kReadyNotice: a receiver telling a transfer's sender that it posted the receive
@@ -44,6 +46,7 @@ struct Task {
   int micro_batch = -1;   // -1: none
   int bucket = -1;        // collective, bucket copy: bucket or stage, for the trace
   int send_channel = -1;  // transfer: the resource queue it waits in (TaskGraph::send_resource)
+  int after_idle = -1;    // forward, backward: its curve (TaskGraph::after_idle_curves), -1: none
 };
 
 class TaskGraph {
@@ -59,10 +62,17 @@ class TaskGraph {
   int add_group(std::vector<int> ranks);  // distinct ranks, in ring order
   int add_collective(int group, double bytes, int bucket = -1);
   void depend(int task, int on);
+  // A curve of compute after a wait (simulator/compute_after_idle.h), for set_after_idle: its
+  // index, or -1 for an empty curve.
+  int add_after_idle_curve(AfterIdleCurve curve);
+  // Prices a forward or backward task's compute after an idle stretch of its rank by curve
+  // `curve` (-1: none).
+  void set_after_idle(int task, int curve);
 
   const std::vector<Task>& tasks() const { return tasks_; }
   const Task& task(int id) const { return tasks_[id]; }
   const std::vector<std::vector<int>>& groups() const { return groups_; }
+  const std::vector<AfterIdleCurve>& after_idle_curves() const { return after_idle_curves_; }
   const std::vector<std::vector<int>>& successors() const { return successors_; }
   const std::vector<int>& dependency_count() const { return dependency_count_; }
   // Resource queues, tasks in order: 3 per rank (compute, send, collective), then with per-peer
@@ -84,6 +94,7 @@ class TaskGraph {
   std::vector<int> dependency_count_;
   std::vector<std::vector<int>> groups_;
   std::vector<std::vector<int>> queues_;
+  std::vector<AfterIdleCurve> after_idle_curves_;
 };
 
 }  // namespace harness::simulator

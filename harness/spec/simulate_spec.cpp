@@ -41,7 +41,42 @@ struct ProfileExtras {
   double threads = 1.0;
   int processes = 1;
   bool cpu_clock = false;
+  std::vector<AfterIdleSettings> after_idle;
 };
+
+// [{gap_ms, forward: {median_ms}, backward: {median_ms}}, ...] over layers first..last.
+AfterIdleSettings after_idle_settings(const json& timings, int first, int last) {
+  AfterIdleSettings settings;
+  settings.first_layer = first;
+  settings.last_layer = last;
+  for (const json& t : timings) {
+    settings.gap_ms.push_back(t.at("gap_ms").get<double>());
+    settings.forward_ms.push_back(t.at("forward").at("median_ms").get<double>());
+    settings.backward_ms.push_back(t.at("backward").at("median_ms").get<double>());
+  }
+  return settings;
+}
+
+// profile.json's after_idle: the whole model's (its layers 0..n-1), or each stage's of a stage
+// profile ("layers": "A-B").
+std::vector<AfterIdleSettings> read_after_idle(const json& doc) {
+  std::vector<AfterIdleSettings> ranges;
+  if (doc.contains("after_idle")) {
+    const int layers = static_cast<int>(doc.at("layers").size());
+    ranges.push_back(after_idle_settings(doc.at("after_idle"), 0, layers - 1));
+  }
+  if (doc.contains("stages")) {
+    for (const json& stage : doc.at("stages")) {
+      if (!stage.contains("after_idle")) continue;
+      const std::string range = stage.at("layers").get<std::string>();
+      const size_t dash = range.find('-');
+      if (dash == std::string::npos) throw std::invalid_argument("stage layers '" + range + "'");
+      ranges.push_back(after_idle_settings(stage.at("after_idle"), std::stoi(range.substr(0, dash)),
+                                           std::stoi(range.substr(dash + 1))));
+    }
+  }
+  return ranges;
+}
 
 ProfileExtras read_profile_extras(const std::string& graph_path) {
   ProfileExtras extras;
@@ -56,8 +91,9 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
     extras.cpu_clock = doc.value("clock", "wall") == "cpu";
     extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
+    extras.after_idle = read_after_idle(doc);
   } catch (const std::exception&) {
-    // an older profile without a step, or not one of ours
+    // an older profile without a step or after-idle timings, or not one of ours
   }
   return extras;
 }
@@ -103,6 +139,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.model.step_ms =
         model.has("step_ms") ? model.get_double("step_ms", 0.0, -1e-300) : extras.step_ms;
     p.model.threads = extras.threads;
+    if (model.get_bool("after_idle", true)) p.model.after_idle = extras.after_idle;
     model.finish();
   }
   {
@@ -329,6 +366,7 @@ const std::vector<std::string>& simulate_sweepable() {
   static const std::vector<std::string> paths = {"run.world_size",
                                                  "model.batch_size",
                                                  "model.step_ms",
+                                                 "model.after_idle",
                                                  "cluster.gpus_per_machine",
                                                  "cluster.intra_bandwidth",
                                                  "cluster.inter_bandwidth",

@@ -12,12 +12,24 @@
 
 namespace harness {
 
+// A layer range's compute after a wait, as profile.json's after_idle measured it (`harness
+// profile layers`): the range's median forward and backward after each idle gap (ms; gap 0,
+// back to back, first).
+struct AfterIdleSettings {
+  int first_layer = 0;  // positions in the profile's layer order (its chain indexes)
+  int last_layer = 0;
+  std::vector<double> gap_ms, forward_ms, backward_ms;
+};
+
 struct ModelSettings {
   std::string profile;
   long long pbs = 0;
   long long batch_size = 0;  // per GPU: global batch = batch_size x world_size
   double step_ms = 0;
   double threads = 1;  // intra-op threads the profile was measured with (CPU profiles)
+  // `model.after_idle` (default true): the profile's after-idle timings, whole model or per
+  // stage of a stage profile; empty where it has none or the spec turned them off.
+  std::vector<AfterIdleSettings> after_idle;
 };
 
 struct ClusterSettings {

@@ -85,11 +85,22 @@ ProfiledComm read_comm_profile(const std::string& path) {
 class Inputs {
  public:
   const sim::LayerCosts& costs(const ModelSettings& m) {
-    const std::string key = m.profile + "#" + std::to_string(m.pbs);
+    const std::string key =
+        m.profile + "#" + std::to_string(m.pbs) + (m.after_idle.empty() ? "" : "#after_idle");
     auto& slot = costs_[key];
     if (!slot) {
       slot = std::make_unique<sim::LayerCosts>(
           sim::load_layer_costs(m.profile, static_cast<double>(m.pbs)));
+      for (const AfterIdleSettings& range : m.after_idle) {
+        try {
+          sim::add_after_idle(
+              *slot, range.first_layer, range.last_layer,
+              sim::after_idle_curve(range.gap_ms, range.forward_ms, range.backward_ms));
+        } catch (const std::invalid_argument& e) {
+          throw InputError((fs::path(m.profile).parent_path() / "profile.json").string() + ": " +
+                           e.what());
+        }
+      }
     }
     return *slot;
   }
@@ -445,6 +456,16 @@ std::string describe_point_run(const SimPoint& point, const SystemSettings& syst
   return line;
 }
 
+// config.json's record of compute after a wait: the layer ranges whose after-idle timings
+// priced it ("2-3"; empty: none).
+json after_idle_layers(const ModelSettings& model) {
+  json ranges = json::array();
+  for (const AfterIdleSettings& range : model.after_idle) {
+    ranges.push_back(std::to_string(range.first_layer) + "-" + std::to_string(range.last_layer));
+  }
+  return ranges;
+}
+
 // The config.json of a simulated run: the model, the system as simulated, the cluster as
 // resolved, the run and the simulation's own cost.
 json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
@@ -457,7 +478,8 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
             {"pbs", p.model.pbs},
             {"batch_size", p.model.batch_size},
             {"global_batch", p.model.batch_size * p.run.world_size},
-            {"step_ms", p.model.step_ms}}},
+            {"step_ms", p.model.step_ms},
+            {"after_idle_layers", after_idle_layers(p.model)}}},
           {"system", outcome.system_config},
           {"cluster",
            {{"machines", cluster.describe()},

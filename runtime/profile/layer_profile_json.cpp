@@ -24,6 +24,16 @@ runtime::TimingStats sum_of(const runtime::TimingStats& a, const runtime::Timing
 
 }  // namespace
 
+json after_idle_json(const std::vector<runtime::AfterIdleTiming>& timings) {
+  json doc = json::array();
+  for (const auto& t : timings) {
+    doc.push_back({{"gap_ms", t.gap_ms},
+                   {"forward", timing_stats_json(t.forward)},
+                   {"backward", timing_stats_json(t.backward)}});
+  }
+  return doc;
+}
+
 json layer_profile_json(const runtime::LayerProfileResult& result) {
   json layers = json::array();
   for (const auto& l : result.layers) {
@@ -34,20 +44,22 @@ json layer_profile_json(const runtime::LayerProfileResult& result) {
                       {"activation_bytes", l.activation_bytes},
                       {"parameter_bytes", l.parameter_bytes}});
   }
-  return {{"model", result.model},
-          {"batch", result.batch},
-          {"input_shape", result.input_shape},
-          {"input_bytes", result.input_bytes},
-          {"repetitions", result.repetitions},
-          {"threads", result.threads},
-          {"first_layer", result.first_layer},
-          {"chain_layers", result.chain_layers},
-          {"untimed_runs", result.untimed_runs},
-          {"layers", layers},
-          {"whole_model",
-           {{"forward", timing_stats_json(result.whole_forward)},
-            {"backward", timing_stats_json(result.whole_backward)},
-            {"step", timing_stats_json(result.whole_step)}}}};
+  json doc = {{"model", result.model},
+              {"batch", result.batch},
+              {"input_shape", result.input_shape},
+              {"input_bytes", result.input_bytes},
+              {"repetitions", result.repetitions},
+              {"threads", result.threads},
+              {"first_layer", result.first_layer},
+              {"chain_layers", result.chain_layers},
+              {"untimed_runs", result.untimed_runs},
+              {"layers", layers},
+              {"whole_model",
+               {{"forward", timing_stats_json(result.whole_forward)},
+                {"backward", timing_stats_json(result.whole_backward)},
+                {"step", timing_stats_json(result.whole_step)}}}};
+  if (!result.after_idle.empty()) doc["after_idle"] = after_idle_json(result.after_idle);
+  return doc;
 }
 
 runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
@@ -75,6 +87,13 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
   result.whole_forward = timing_stats_from_json(whole.at("forward"));
   result.whole_backward = timing_stats_from_json(whole.at("backward"));
   result.whole_step = timing_stats_from_json(whole.at("step"));
+  if (doc.contains("after_idle")) {
+    for (const auto& t : doc.at("after_idle")) {
+      result.after_idle.push_back({t.at("gap_ms").get<double>(),
+                                   timing_stats_from_json(t.at("forward")),
+                                   timing_stats_from_json(t.at("backward"))});
+    }
+  }
   return result;
 }
 
@@ -84,6 +103,7 @@ runtime::LayerProfileResult merge_stage_profiles(
   runtime::LayerProfileResult merged = stages.front();
   merged.layers.clear();
   merged.whole_forward = merged.whole_backward = merged.whole_step = {};
+  merged.after_idle.clear();  // each stage's own stays with the stage (profile.json's stages)
   merged.first_layer = 0;
   merged.untimed_runs = 0;
   for (size_t s = 0; s < stages.size(); ++s) {

@@ -12,8 +12,11 @@ namespace harness {
 
 nlohmann::json timing_stats_json(const runtime::TimingStats& stats);
 
+// [{gap_ms, forward, backward}, ...]: a profile's (or a stage's) after-idle timings.
+nlohmann::json after_idle_json(const std::vector<runtime::AfterIdleTiming>& timings);
+
 // model, batch, input_shape, input_bytes, repetitions, threads, first_layer, chain_layers,
-// untimed_runs, layers and whole_model {forward, backward, step}.
+// untimed_runs, layers, whole_model {forward, backward, step} and, where measured, after_idle.
 nlohmann::json layer_profile_json(const runtime::LayerProfileResult& result);
 // The inverse; nlohmann::json's exceptions on a missing key or a wrong type.
 runtime::LayerProfileResult layer_profile_from_json(const nlohmann::json& doc);

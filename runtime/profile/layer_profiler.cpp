@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <stdexcept>
+#include <thread>
 
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
@@ -196,6 +197,45 @@ struct PieceTimer {
   }
 };
 
+// Now on the request's clock, in milliseconds (of an arbitrary origin).
+double clock_ms(const LayerProfileRequest& request) {
+  if (request.cpu_clock) return process_cpu_ms();
+  return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+}
+
+// The range's training pass (zeroing the gradients, forward, backward, step) timed after each
+// of the request's idle gaps: per repetition every gap once, round-robin, so that a drift of
+// the host's speed falls on all alike; each timed pass follows an untimed one by its gap (the
+// gap 0 pass right after it, as a profile's passes run). `pass(forward_ms, backward_ms)` runs
+// one pass, timing its forward and backward when given somewhere to put them. Co-located
+// copies meet at their barrier before each gap, so that they sleep and wake together.
+std::vector<AfterIdleTiming> time_after_idle(const LayerProfileRequest& request,
+                                             const std::function<void(double*, double*)>& pass) {
+  std::vector<double> gaps{0.0};
+  for (double gap : request.idle_gaps_ms) {
+    if (!(gap > 0)) throw std::invalid_argument("profile: idle gaps must be positive");
+    gaps.push_back(gap);
+  }
+  std::vector<std::vector<double>> forward(gaps.size()), backward(gaps.size());
+  for (int r = 0; r < request.repetitions; ++r) {
+    for (size_t g = 0; g < gaps.size(); ++g) {
+      pass(nullptr, nullptr);
+      if (request.before_timed_run) request.before_timed_run();
+      if (gaps[g] > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(gaps[g]));
+      double f = 0, b = 0;
+      pass(&f, &b);
+      forward[g].push_back(f);
+      backward[g].push_back(b);
+    }
+  }
+  std::vector<AfterIdleTiming> timings;
+  for (size_t g = 0; g < gaps.size(); ++g) {
+    timings.push_back({gaps[g], stats_of(forward[g]), stats_of(backward[g])});
+  }
+  return timings;
+}
+
 // One layer's forward and backward, alone, on its recorded input (samples kept when `timed`).
 void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& time_ms) {
   torch::Tensor layer_output;
@@ -310,6 +350,24 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   for (int r = 0; r < request.warmup; ++r) repetition(false);
   if (request.after_warmup) request.after_warmup();
   for (int r = 0; r < request.repetitions; ++r) repetition(true);
+  if (!request.idle_gaps_ms.empty()) {
+    result.after_idle = time_after_idle(request, [&](double* forward_ms, double* backward_ms) {
+      optimizer.zero_grad();
+      torch::Tensor output;
+      const double f = clock_ms(request);
+      output = run_range(range_input);
+      if (ends_model) output = torch::mse_loss(output, target);
+      const double b = clock_ms(request);
+      if (ends_model) {
+        output.backward();
+      } else if (output.requires_grad()) {
+        output.backward(range_grad_output);
+      }
+      const double end = clock_ms(request);
+      optimizer.step();
+      if (forward_ms) *forward_ms = b - f, *backward_ms = end - b;
+    });
+  }
   while (request.keep_running && request.keep_running()) {
     repetition(false);
     ++result.untimed_runs;

@@ -46,12 +46,24 @@ struct LayerProfileRequest {
   // until every stage has finished, so that each is timed beside the others running, as a
   // pipeline's stages run on the host's other cores.
   std::function<bool()> keep_running;
+  // Idle gaps, in milliseconds, after which the range's forward and backward are timed again
+  // (LayerProfileResult::after_idle): a pipeline stage on a slow link computes after waiting
+  // in a receive, and a host's caches and clock are no longer warm then. Empty: not measured.
+  std::vector<double> idle_gaps_ms;
 };
 
 struct TimingStats {
   double median_ms = 0;
   double p10_ms = 0;
   double p90_ms = 0;
+};
+
+// The range's forward and then its backward, timed after the process slept `gap_ms` once the
+// previous (untimed) pass ended; gap 0 is the same pass back to back, the others' baseline.
+struct AfterIdleTiming {
+  double gap_ms = 0;
+  TimingStats forward;
+  TimingStats backward;
 };
 
 struct LayerTiming {
@@ -82,6 +94,9 @@ struct LayerProfileResult {
   // timed layers' parameters and zeroing their gradients, as a rank worker's step phase counts
   // them; the simulator's `step_ms` when not set in the spec.
   TimingStats whole_step;
+  // Per requested idle gap, after gap 0 (LayerProfileRequest::idle_gaps_ms); empty where not
+  // measured.
+  std::vector<AfterIdleTiming> after_idle;
 };
 
 // Runs the model on CPU on synthetic data; throws std::invalid_argument on a bad request.

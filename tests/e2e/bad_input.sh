@@ -116,6 +116,9 @@ while IFS='|' read -r args expected; do
 done <<CASES
 --model mlp --threads 0|error: --threads: Value 0 not in range 1 to 1024 (see --help)
 --model mlp --batch 100000000|error: --batch: Value 100000000 not in range 1 to 65536 (see --help)
+--model mlp --after-idle-ms 0|error: --after-idle-ms '0': expected up to 16 gaps of 0 < ms <= 1000, e.g. 1,10,100, or none
+--model mlp --after-idle-ms 5,2000|error: --after-idle-ms '5,2000': expected up to 16 gaps of 0 < ms <= 1000, e.g. 1,10,100, or none
+--model mlp --after-idle-ms 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1|error: --after-idle-ms '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1': expected up to 16 gaps of 0 < ms <= 1000, e.g. 1,10,100, or none
 --torchscript $SCRATCH/garbage.pt --input-shape 4|error: profile layers: $SCRATCH/garbage.pt is not a TorchScript module (PytorchStreamReader failed reading zip archive: not a ZIP archive)
 CASES
 # An output folder that cannot be made (under a file) is bad input, said before any rank runs.

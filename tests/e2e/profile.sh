@@ -34,11 +34,13 @@ PY
   "$SCRATCH/mlp_co/profile.json" || fail "co_located not recorded"
 ! pgrep -f "lockstep-rank" > /dev/null || fail "a co-located copy was left running"
 # --stages 0-2,3-5: one process per stage, each timing its layers while the other times its
-# own; one profile of the whole model, with each stage's own timings beside it.
+# own; one profile of the whole model, with each stage's own timings beside it, and each
+# stage's forward and backward after idling 2 and 20 ms (--after-idle-ms).
 TMPDIR="$SCRATCH" "$HARNESS" profile layers --model mlp --batch 4 --input-shape 8 --num-classes 3 \
-  --repetitions 2 --warmup 1 --stages 0-2,3-5 --out "$SCRATCH/mlp_stages" > "$SCRATCH/stages.out" \
-  || fail "profile layers --stages failed"
+  --repetitions 2 --warmup 1 --stages 0-2,3-5 --after-idle-ms 2,20 --out "$SCRATCH/mlp_stages" \
+  > "$SCRATCH/stages.out" || fail "profile layers --stages failed"
 expect_contains "$(cat "$SCRATCH/stages.out")" "stage layers 3-5"
+expect_contains "$(cat "$SCRATCH/stages.out")" "stage layers 3-5 after an idle gap"
 "$PY" - "$SCRATCH/mlp/profile.json" "$SCRATCH/mlp_stages/profile.json" <<'PY'
 import json, sys
 whole, staged = (json.load(open(f)) for f in sys.argv[1:3])
@@ -50,6 +52,14 @@ for key in ("forward", "backward", "step"):  # the whole model: the stages' sums
     assert abs(staged["whole_model"][key]["median_ms"] - total) < 1e-9, (key, total)
 assert staged["layers"][0]["backward"]["median_ms"] == 0  # the model's input needs no gradient
 assert staged["layers"][3]["backward"]["median_ms"] > 0   # stage 1's received input does
+# After-idle timings: per stage (not of the merged whole), gap 0 first; the sleep is not timed
+# (this MLP's pass takes well under a millisecond); the default profile (below) has 5 gaps.
+assert "after_idle" not in staged
+for s in staged["stages"]:
+    assert [t["gap_ms"] for t in s["after_idle"]] == [0, 2, 20], s["after_idle"]
+    for t in s["after_idle"]:
+        assert 0 < t["forward"]["median_ms"] < 10 and 0 < t["backward"]["median_ms"] < 10, t
+assert [t["gap_ms"] for t in whole["after_idle"]] == [0, 1, 3, 10, 30, 100], whole["after_idle"]
 PY
 [[ -s "$SCRATCH/mlp_stages/graph.txt" ]] || fail "no graph.txt from --stages"
 ! pgrep -f "lockstep-rank" > /dev/null || fail "a stage process was left running"

@@ -416,6 +416,44 @@ TEST(SimulateSpec, ABurstFromTheBucketIsPricedFromTheSpec) {
   }
 }
 
+// Compute after a wait, from the stage profile's profile.json (`harness profile layers
+// --stages 0-1,2-3` measures each stage's forward and backward after idle gaps): a 2-stage
+// pipeline, one rank a stage on one machine, one micro-batch of 4 samples (batch 2 x world 2;
+// the profile's batch 2, so twice its times). Stage 0: forward 6 ms, then its 2 MB activation
+// crosses the ports (10 GB/s) in 0.2 ms; stage 1 idled 6.2 ms and computes forward 14 ms and
+// backward 28 ms; the gradient 0.2 ms; stage 0's backward 12 ms and its step (half the
+// parameters) 0.25 ms: 60.65 ms. Stage 1 measured 1.5x / 1x after 4 ms and 2x / 1.5x after
+// 10 ms: at 6.2 ms its forward takes 1.5 + 0.5 x 2.2 / 6 = 1.6833x (+9.567 ms), its backward
+// 1.1833x (+5.133 ms): 75.35 ms. Stage 0 measured nothing and keeps its time after its wait.
+TEST(SimulateSpec, ComputeAfterAWaitIsPricedFromTheStageProfile) {
+  std::map<std::string, double> iteration;
+  for (const std::string priced : {"true", "false"}) {
+    Study study;
+    study.dir.write("profile.json", R"({"threads": 1, "whole_model": {"step": {"median_ms": 0.5}},
+      "layers": [{}, {}, {}, {}],
+      "stages": [{"layers": "0-1"},
+                 {"layers": "2-3", "after_idle": [
+                    {"gap_ms": 0, "forward": {"median_ms": 2}, "backward": {"median_ms": 4}},
+                    {"gap_ms": 4, "forward": {"median_ms": 3}, "backward": {"median_ms": 4}},
+                    {"gap_ms": 10, "forward": {"median_ms": 4}, "backward": {"median_ms": 6}}]}]})");
+    std::string text = in_dir(
+        spec_text("    - {name: p2, kind: pipeline, schedule: dapple, micro_batches: 1, stages: "
+                  "[{layers: \"0-1\", ranks: [0]}, {layers: \"2-3\", ranks: [1]}]}\n"),
+        study.dir.path());
+    text.replace(text.find("world_size: 4"), 13, "world_size: 2");
+    text.replace(text.find(", step_ms: 0.5"), 14, ", after_idle: " + priced);
+    ASSERT_EQ(study.run(text), 0) << priced;
+    const fs::path raw = study.results() / "raw" / "p000" / "p2" / "rep0";
+    iteration[priced] = read_sample_file(raw / "rank0.csv").at("iteration")[0];
+    const json config = parse_json(read_file(raw / "config.json"));
+    EXPECT_EQ(config["model"]["after_idle_layers"],
+              priced == "true" ? json::array({"2-3"}) : json::array());
+  }
+  EXPECT_NEAR(iteration.at("false"), 60.65, 1e-6);
+  EXPECT_NEAR(iteration.at("true"), 60.65 + 14 * (0.5 * 2.2 / 6 + 0.5) + 28 * (0.5 * 2.2 / 6),
+              1e-6);
+}
+
 // A stage profile of 2 stages x 2 replicas (4 processes) timed on the wall clock already holds
 // each process's wait for one of 2 cores; simulating it on cluster.cpu_cores 2 shares the
 // cores again: warned, naming the file. The same profile on the CPU clock, or the machine

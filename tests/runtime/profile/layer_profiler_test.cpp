@@ -75,6 +75,34 @@ TEST(LayerProfiler, HooksStartTimingOnceAndKeepRunning) {
   EXPECT_EQ(timed, (1 + 2 + 3) * (4 + 6 + 5));
 }
 
+// After-idle timings: per repetition every gap once (gap 0, the baseline, first), each after
+// the barrier of co-located copies and then the sleep, which is not timed.
+TEST(LayerProfiler, AfterIdleTimesTheRangeAfterEachGap) {
+  auto request = mlp_request(0, -1);
+  request.repetitions = 3;
+  request.idle_gaps_ms = {5, 40};
+  int barriers = 0;
+  request.before_timed_run = [&] { ++barriers; };
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = runtime::profile_layers(request);
+  const double elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(result.after_idle.size(), 3u);
+  EXPECT_EQ(result.after_idle[0].gap_ms, 0.0);
+  EXPECT_EQ(result.after_idle[1].gap_ms, 5.0);
+  EXPECT_EQ(result.after_idle[2].gap_ms, 40.0);
+  for (const auto& t : result.after_idle) {
+    EXPECT_GT(t.forward.median_ms, 0);
+    EXPECT_GT(t.backward.median_ms, 0);
+    EXPECT_LT(t.forward.median_ms, 40.0) << "the sleep was timed";
+  }
+  EXPECT_GE(elapsed_ms, 3 * (5 + 40));  // every repetition slept every gap
+  // Warm-up and timed runs as in HooksStartTimingOnceAndKeepRunning, then 3 x 3 idle passes.
+  EXPECT_EQ(barriers, (1 + 3) * (4 + 6 + 5) + 3 * 3);
+  request.idle_gaps_ms = {0};
+  EXPECT_THROW(runtime::profile_layers(request), std::invalid_argument);
+}
+
 TEST(LayerProfiler, RejectsARangeOutsideTheModel) {
   for (const auto& [first, last] : {std::pair{4, 2}, std::pair{0, 6}, std::pair{-1, 2}}) {
     try {

@@ -102,4 +102,23 @@ TEST(StageProfileMerge, JsonRoundTripKeepsEveryField) {
                nlohmann::json::exception);
 }
 
+// A stage's after-idle timings travel with its part and stay the stage's: the merged whole has
+// none of its own (profile.json keeps each under its stage).
+TEST(StageProfileMerge, AfterIdleTimingsRoundTripAndStayWithTheirStage) {
+  auto original = part(2, {"c", "d", "e"}, 12.0, 25.0, 1.5, 3);
+  EXPECT_FALSE(harness::layer_profile_json(original).contains("after_idle"));
+  original.after_idle = {{0, {1.0, 0.9, 1.1}, {2.0, 1.8, 2.2}},
+                         {30, {1.6, 1.5, 1.9}, {3.1, 3, 3.3}}};
+  const auto back = harness::layer_profile_from_json(
+      harness::parse_json(harness::json_text(harness::layer_profile_json(original))));
+  ASSERT_EQ(back.after_idle.size(), 2u);
+  EXPECT_EQ(back.after_idle[1].gap_ms, 30.0);
+  EXPECT_DOUBLE_EQ(back.after_idle[1].forward.median_ms, 1.6);
+  EXPECT_DOUBLE_EQ(back.after_idle[1].backward.p90_ms, 3.3);
+  EXPECT_DOUBLE_EQ(back.after_idle[0].backward.p10_ms, 1.8);
+  auto first = part(0, {"a", "b"}, 3.0, 7.0, 0.5, 0);
+  first.after_idle = original.after_idle;
+  EXPECT_TRUE(harness::merge_stage_profiles({first, back}).after_idle.empty());
+}
+
 }  // namespace
