@@ -32,7 +32,7 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [COMPUTE=runs] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [COMPUTE=runs] [AFTER_IDLE=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # LEVELS runs only those of the study's bandwidths (its sweep's values, comma-separated).
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
@@ -52,6 +52,9 @@
 # thread's; env.json `logical_cores`): where the simulation shares a host's cores, it stretches
 # compute by the sharing itself, and the runs' wall-clock stage times already include the wait
 # for a core.
+# The layer profiles carry each stage's forward and backward after idle gaps (`harness profile
+# layers --after-idle-ms`), from which the simulation prices a stage's compute after it waited
+# for its input (simulator/README.md, "Compute after a wait"); AFTER_IDLE=0 leaves that out.
 # SIM_SPEC=<file> simulates with another variant of the shape's simulation spec (its name the
 # file's name). The gradient reducer's copies (a bucket copied in and out around its
 # all-reduce) are priced from `harness profile comm --world 1 --ops copy`, measured after each
@@ -339,6 +342,11 @@ def simulate(real, n, link, label):
                 command += ["--set", f"simulate.cluster.inter_burst_latency_us={burst_latency}"]
                 if burst_bandwidth > 0:
                     command += ["--set", f"simulate.cluster.inter_burst_bandwidth={burst_bandwidth}"]
+            # Compute after a wait (profile.json after_idle, measured with the profiles since
+            # 2026-11-27): not with COMPUTE=runs, whose stage times already hold it; AFTER_IDLE=0
+            # leaves it out (the model before).
+            if os.environ.get("COMPUTE") == "runs" or os.environ.get("AFTER_IDLE") == "0":
+                command += ["--set", "simulate.model.after_idle=false"]
             for option in [*measured_copy(run), *extra]:
                 command += ["--set", option]
             # Exit 1: a run the simulator could not price (a plan for another cluster): left out.

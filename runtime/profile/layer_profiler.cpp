@@ -203,7 +203,7 @@ double clock_ms(const LayerProfileRequest& request) {
   return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
 }
 
-// The range's training pass (zeroing the gradients, forward, backward, step) timed after each
+// The range's training pass (forward, backward, step, zeroing the gradients) timed after each
 // of the request's idle gaps: per repetition every gap once, round-robin, so that a drift of
 // the host's speed falls on all alike; each timed pass follows an untimed one by its gap (the
 // gap 0 pass right after it, as a profile's passes run). `pass(forward_ms, backward_ms)` runs
@@ -351,11 +351,11 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   if (request.after_warmup) request.after_warmup();
   for (int r = 0; r < request.repetitions; ++r) repetition(true);
   if (!request.idle_gaps_ms.empty()) {
+    // The pass zeroes the gradients last, so that a timed forward starts right after the gap,
+    // as a stage's forward starts right after its receive.
     result.after_idle = time_after_idle(request, [&](double* forward_ms, double* backward_ms) {
-      optimizer.zero_grad();
-      torch::Tensor output;
       const double f = clock_ms(request);
-      output = run_range(range_input);
+      torch::Tensor output = run_range(range_input);
       if (ends_model) output = torch::mse_loss(output, target);
       const double b = clock_ms(request);
       if (ends_model) {
@@ -365,7 +365,11 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
       }
       const double end = clock_ms(request);
       optimizer.step();
-      if (forward_ms) *forward_ms = b - f, *backward_ms = end - b;
+      optimizer.zero_grad();
+      if (forward_ms != nullptr) {
+        *forward_ms = b - f;
+        *backward_ms = end - b;
+      }
     });
   }
   while (request.keep_running && request.keep_running()) {
