@@ -535,21 +535,14 @@ std::pair<std::vector<std::vector<std::string>>, std::vector<std::string>> other
   return {others, names};
 }
 
-// Runs the command: the measured process, and the others it starts and watches.
-int run_layer_profile_command(LayerProfileOptions& options, const std::string& executable) {
+// The request's fields that flags give as text (--input-shape, --moe, --after-idle-ms,
+// --clock); InputError on a bad one.
+void read_request_flags(LayerProfileOptions& options) {
   auto& request = options.request;
-  const auto& shape_text = options.shape_text;
-  const auto& layers_out = options.layers_out;
-  const int co_located = options.co_located;
-  const int lockstep_rank = options.lockstep_rank;
-  const auto& stages_text = options.stages_text;
-  const auto& stage_result = options.stage_result;
-  const auto& range_text = options.range_text;
-  const auto& heap = options.heap;
   if (request.model.empty() == request.torchscript.empty()) {
     throw InputError("profile layers: give exactly one of --model and --torchscript");
   }
-  request.input_shape = parse_shape(shape_text);
+  request.input_shape = parse_shape(options.shape_text);
   if (!options.moe_text.empty()) {
     try {
       request.moe = runtime::parse_moe_flag(options.moe_text);
@@ -559,6 +552,19 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   }
   request.idle_gaps_ms = parse_idle_gaps(options.after_idle_text);
   request.cpu_clock = options.clock == "cpu";
+}
+
+// Runs the command: the measured process, and the others it starts and watches.
+int run_layer_profile_command(LayerProfileOptions& options, const std::string& executable) {
+  auto& request = options.request;
+  const auto& layers_out = options.layers_out;
+  const int co_located = options.co_located;
+  const int lockstep_rank = options.lockstep_rank;
+  const auto& stages_text = options.stages_text;
+  const auto& stage_result = options.stage_result;
+  const auto& range_text = options.range_text;
+  const auto& heap = options.heap;
+  read_request_flags(options);
   runtime::apply_heap_policy(heap);
   if (!range_text.empty()) {
     if (!stages_text.empty()) throw InputError("--layers and --stages: give one of them");

@@ -203,26 +203,94 @@ double clock_ms(const LayerProfileRequest& request) {
   return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
 }
 
-// The range's training pass (forward, backward, step, zeroing the gradients) timed after each
-// of the request's idle gaps: per repetition every gap once, round-robin, so that a drift of
-// the host's speed falls on all alike; each timed pass follows an untimed one by its gap (the
-// gap 0 pass right after it, as a profile's passes run). `pass(forward_ms, backward_ms)` runs
-// one pass, timing its forward and backward when given somewhere to put them. Co-located
-// copies meet at their barrier before each gap, so that they sleep and wake together.
+// A layer range's training step: forward (with the MSE loss where the range ends the model),
+// backward (where it does not, from a fixed random gradient: what a later stage would send
+// back), SGD over the range's parameters (no momentum, the specs' default).
+class RangeTraining {
+ public:
+  RangeTraining(std::vector<ChainLayer>& chain, int first, int last, torch::Tensor input)
+      : chain_(chain),
+        first_(first),
+        last_(last),
+        ends_model_(last == static_cast<int>(chain.size()) - 1),
+        input_(std::move(input)),
+        optimizer_(parameters_of(chain, first, last), torch::optim::SGDOptions(0.01)) {
+    torch::NoGradGuard no_grad;
+    (ends_model_ ? target_ : grad_output_) = torch::randn_like(run(input_));
+  }
+
+  torch::Tensor forward() {
+    torch::Tensor output = run(input_);
+    return ends_model_ ? torch::mse_loss(output, target_) : output;
+  }
+  void backward(const torch::Tensor& output) {
+    if (ends_model_) {
+      output.backward();
+    } else if (output.requires_grad()) {
+      output.backward(grad_output_);
+    }
+  }
+  void step() { optimizer_.step(); }
+  void zero_grad() { optimizer_.zero_grad(); }
+
+ private:
+  static std::vector<torch::Tensor> parameters_of(const std::vector<ChainLayer>& chain, int first,
+                                                  int last) {
+    std::vector<torch::Tensor> parameters;
+    for (int i = first; i <= last; ++i) {
+      parameters.insert(parameters.end(), chain[i].parameters.begin(), chain[i].parameters.end());
+    }
+    return parameters;
+  }
+  torch::Tensor run(torch::Tensor x) {
+    for (int i = first_; i <= last_; ++i) x = chain_[i].forward(x);
+    return x;
+  }
+
+  std::vector<ChainLayer>& chain_;
+  const int first_, last_;
+  const bool ends_model_;
+  const torch::Tensor input_;
+  torch::Tensor target_;       // the loss's, where the range ends the model
+  torch::Tensor grad_output_;  // the gradient a later stage would send back otherwise
+  torch::optim::SGD optimizer_;
+};
+
+// The range's training pass (forward, backward, step, then zeroing the gradients, so that a
+// timed forward starts right after its gap as a stage's starts right after its receive) timed
+// after each of the request's idle gaps: per repetition every gap once, round-robin, so that
+// a drift of the host's speed falls on all alike; each timed pass follows an untimed one by its
+// gap (the gap 0 pass right after it, as a profile's passes run). Co-located copies meet at
+// their barrier before each gap, so that they sleep and wake together.
 std::vector<AfterIdleTiming> time_after_idle(const LayerProfileRequest& request,
-                                             const std::function<void(double*, double*)>& pass) {
+                                             RangeTraining& training) {
   std::vector<double> gaps{0.0};
   for (double gap : request.idle_gaps_ms) {
     if (!(gap > 0)) throw std::invalid_argument("profile: idle gaps must be positive");
     gaps.push_back(gap);
   }
+  // One pass; its forward's and backward's times where asked for.
+  const auto pass = [&](double* forward_ms, double* backward_ms) {
+    const double start = clock_ms(request);
+    const torch::Tensor output = training.forward();
+    const double middle = clock_ms(request);
+    training.backward(output);
+    const double end = clock_ms(request);
+    training.step();
+    training.zero_grad();
+    if (forward_ms != nullptr) {
+      *forward_ms = middle - start;
+      *backward_ms = end - middle;
+    }
+  };
   std::vector<std::vector<double>> forward(gaps.size()), backward(gaps.size());
   for (int r = 0; r < request.repetitions; ++r) {
     for (size_t g = 0; g < gaps.size(); ++g) {
       pass(nullptr, nullptr);
       if (request.before_timed_run) request.before_timed_run();
-      if (gaps[g] > 0)
+      if (gaps[g] > 0) {
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(gaps[g]));
+      }
       double f = 0, b = 0;
       pass(&f, &b);
       forward[g].push_back(f);
@@ -290,10 +358,14 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   }
   result.first_layer = first;
   result.chain_layers = chain_layers;
-  const bool ends_model = last == chain_layers - 1;
 
   const std::vector<bool> trainable = trainable_layers(chain);
   const torch::Tensor range_input = range_input_of(loaded, trainable, request.batch, first, result);
+
+  RangeTraining training(chain, first, last, range_input);
+  std::vector<double> whole_forward, whole_backward, whole_step;
+
+  std::vector<LayerRun> runs = layer_runs(chain, trainable, range_input, first, last);
 
   // Repetitions run round-robin: each one times the range's training step (forward with the
   // loss where the range ends the model, backward, zeroing the gradients and the SGD step),
@@ -302,47 +374,14 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   // the other, the ratio of ResNet-50's layer sum to its whole model ranged 0.72-1.03), and a
   // layer runs with the caches a pass over its range leaves it, not with its weights still warm
   // from its own previous repetition.
-  auto run_range = [&](torch::Tensor x) {
-    for (int i = first; i <= last; ++i) x = chain[i].forward(x);
-    return x;
-  };
-  torch::Tensor target;             // the loss's, where the range ends the model
-  torch::Tensor range_grad_output;  // the gradient a later stage would send back otherwise
-  {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor range_output = run_range(range_input);
-    if (ends_model) {
-      target = torch::randn_like(range_output);
-    } else {
-      range_grad_output = torch::randn_like(range_output);
-    }
-  }
-  std::vector<torch::Tensor> parameters;
-  for (int i = first; i <= last; ++i) {
-    parameters.insert(parameters.end(), chain[i].parameters.begin(), chain[i].parameters.end());
-  }
-  torch::optim::SGD optimizer(parameters, torch::optim::SGDOptions(0.01));
-  std::vector<double> whole_forward, whole_backward, whole_step;
-
-  std::vector<LayerRun> runs = layer_runs(chain, trainable, range_input, first, last);
-
   const auto repetition = [&](bool timed) {
     // Zeroing the gradients counts as part of the step, as a rank worker's step phase counts
     // it (it writes every gradient: ~5 ms of ResNet-18's 47 MB here).
-    const double zero_grad = time_ms([&] { optimizer.zero_grad(); });
+    const double zero_grad = time_ms([&] { training.zero_grad(); });
     torch::Tensor output;
-    const double f = time_ms([&] {
-      output = run_range(range_input);
-      if (ends_model) output = torch::mse_loss(output, target);
-    });
-    const double b = time_ms([&] {
-      if (ends_model) {
-        output.backward();
-      } else if (output.requires_grad()) {
-        output.backward(range_grad_output);
-      }
-    });
-    const double step = time_ms([&] { optimizer.step(); }) + zero_grad;
+    const double f = time_ms([&] { output = training.forward(); });
+    const double b = time_ms([&] { training.backward(output); });
+    const double step = time_ms([&] { training.step(); }) + zero_grad;
     if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
 
     for (LayerRun& run : runs) time_layer(chain[run.index], run, timed, time_ms);
@@ -350,28 +389,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   for (int r = 0; r < request.warmup; ++r) repetition(false);
   if (request.after_warmup) request.after_warmup();
   for (int r = 0; r < request.repetitions; ++r) repetition(true);
-  if (!request.idle_gaps_ms.empty()) {
-    // The pass zeroes the gradients last, so that a timed forward starts right after the gap,
-    // as a stage's forward starts right after its receive.
-    result.after_idle = time_after_idle(request, [&](double* forward_ms, double* backward_ms) {
-      const double f = clock_ms(request);
-      torch::Tensor output = run_range(range_input);
-      if (ends_model) output = torch::mse_loss(output, target);
-      const double b = clock_ms(request);
-      if (ends_model) {
-        output.backward();
-      } else if (output.requires_grad()) {
-        output.backward(range_grad_output);
-      }
-      const double end = clock_ms(request);
-      optimizer.step();
-      optimizer.zero_grad();
-      if (forward_ms != nullptr) {
-        *forward_ms = b - f;
-        *backward_ms = end - b;
-      }
-    });
-  }
+  if (!request.idle_gaps_ms.empty()) result.after_idle = time_after_idle(request, training);
   while (request.keep_running && request.keep_running()) {
     repetition(false);
     ++result.untimed_runs;
