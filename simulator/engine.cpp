@@ -170,7 +170,7 @@ class Engine {
       stretch.forward_priced = stretch.backward_priced = false;
     }
     const bool backward = task.category == TaskCategory::kBackward;
-    if (task.after_idle < 0 || stretch.gap <= 0) return 1.0;
+    if (task.after_idle < 0) return 1.0;
     bool& priced = backward ? stretch.backward_priced : stretch.forward_priced;
     if (priced) return 1.0;
     priced = true;

@@ -68,11 +68,8 @@ std::vector<AfterIdleSettings> read_after_idle(const json& doc) {
   if (doc.contains("stages")) {
     for (const json& stage : doc.at("stages")) {
       if (!stage.contains("after_idle")) continue;
-      const std::string range = stage.at("layers").get<std::string>();
-      const size_t dash = range.find('-');
-      if (dash == std::string::npos) throw std::invalid_argument("stage layers '" + range + "'");
-      ranges.push_back(after_idle_settings(stage.at("after_idle"), std::stoi(range.substr(0, dash)),
-                                           std::stoi(range.substr(dash + 1))));
+      const auto [first, last] = runtime::parse_layer_range(stage.at("layers").get<std::string>());
+      ranges.push_back(after_idle_settings(stage.at("after_idle"), first, last));
     }
   }
   return ranges;

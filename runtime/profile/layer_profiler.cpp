@@ -20,10 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since_ms(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
 // Median and 10th/90th percentiles (linear interpolation between closest ranks).
 TimingStats stats_of(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
@@ -178,6 +174,13 @@ std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vect
   return runs;
 }
 
+// Now on the request's clock (the process's CPU time, else the monotonic wall clock), in
+// milliseconds of an arbitrary origin.
+double clock_ms(const LayerProfileRequest& request) {
+  if (request.cpu_clock) return process_cpu_ms();
+  return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+}
+
 // Times one piece of work on the request's clock; every piece starts at the co-located
 // copies' barrier (when there is one).
 struct PieceTimer {
@@ -186,22 +189,11 @@ struct PieceTimer {
   template <typename Work>
   double operator()(Work&& work) const {
     if (request.before_timed_run) request.before_timed_run();
-    if (request.cpu_clock) {
-      const double start = process_cpu_ms();
-      work();
-      return process_cpu_ms() - start;
-    }
-    const auto start = Clock::now();
+    const double start = clock_ms(request);
     work();
-    return since_ms(start);
+    return clock_ms(request) - start;
   }
 };
-
-// Now on the request's clock, in milliseconds (of an arbitrary origin).
-double clock_ms(const LayerProfileRequest& request) {
-  if (request.cpu_clock) return process_cpu_ms();
-  return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
-}
 
 // A layer range's training step: forward (with the MSE loss where the range ends the model),
 // backward (where it does not, from a fixed random gradient: what a later stage would send
