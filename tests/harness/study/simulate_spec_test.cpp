@@ -452,6 +452,16 @@ TEST(SimulateSpec, ComputeAfterAWaitIsPricedFromTheStageProfile) {
   EXPECT_NEAR(iteration.at("false"), 60.65, 1e-6);
   EXPECT_NEAR(iteration.at("true"), 60.65 + 14 * (0.5 * 2.2 / 6 + 0.5) + 28 * (0.5 * 2.2 / 6),
               1e-6);
+  // Anything but true or false is refused at its line, naming the key; nothing is written.
+  Study study;
+  std::string text = in_dir(spec_text("    - sync\n"), study.dir.path());
+  text.replace(text.find(", step_ms: 0.5"), 14, ", after_idle: maybe");
+  std::string error;
+  EXPECT_EQ(study.run(text, &error), 2);
+  EXPECT_EQ(error.rfind("spec.yaml:5:", 0), 0u) << error;
+  EXPECT_NE(error.find("simulate.model.after_idle: expected true or false"), std::string::npos)
+      << error;
+  EXPECT_FALSE(fs::exists(study.dir.path() / "out"));
 }
 
 // A stage profile of 2 stages x 2 replicas (4 processes) timed on the wall clock already holds
