@@ -80,12 +80,21 @@ def check_harness_top(files):
         if len(direct) > 3 else []
 
 
+TORCH_LIBRARY = re.compile(r"(^|/)lib(torch|c10)\w*\.so")
+
+
+def torch_libraries_in(ldd_output):
+    """The LibTorch libraries among ldd's lines, by their names and paths only: a load address
+    such as (0x00007ffc10a9e000) is random and once read as c10."""
+    return [line.split()[0] for line in ldd_output.splitlines()
+            if any(TORCH_LIBRARY.search(word) for word in line.split() if not word.startswith("("))]
+
+
 def check_no_torch(build_dir):
     binary = os.path.join(build_dir, "harness")
     if not os.path.exists(binary):
         return [f"{binary}: not built"]
-    libraries = subprocess.check_output(["ldd", binary], text=True)
-    torch = [line.split()[0] for line in libraries.splitlines() if "torch" in line or "c10" in line]
+    torch = torch_libraries_in(subprocess.check_output(["ldd", binary], text=True))
     return [f"{binary} links LibTorch: {', '.join(torch)}"] if torch else []
 
 

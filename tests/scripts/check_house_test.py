@@ -50,5 +50,16 @@ class FunctionLengths(unittest.TestCase):
         self.assertEqual(self.lengths(lines), [("f", 8, 3)])
 
 
+class NoLibTorch(unittest.TestCase):
+    def test_libtorch_is_found_by_name_or_path_never_in_a_load_address(self):
+        ldd = ("\tlinux-vdso.so.1 (0x00007ffc10a9e000)\n"
+               "\tlibyaml-cpp.so.0.7 => /lib/x86_64-linux-gnu/libyaml-cpp.so.0.7 (0x00007f1c10732000)\n"
+               "\tlibtorch_cpu.so => /usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13 (0x00007f1a71000000)\n"
+               "\tlibc10.so => /opt/torch/lib/libc10.so (0x00007f1a71652000)\n"
+               "\t/lib64/ld-linux-x86-64.so.2 (0x00007f1a7c10e000)\n")
+        self.assertEqual(check_house.torch_libraries_in(ldd), ["libtorch_cpu.so", "libc10.so"])
+        self.assertEqual(check_house.torch_libraries_in(ldd.split("\tlibtorch")[0]), [])
+
+
 if __name__ == "__main__":
     unittest.main()
