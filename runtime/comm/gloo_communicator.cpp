@@ -3,11 +3,14 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <stdexcept>
 
+#include "common/ports.h"
 #include "runtime/comm/c10d_work.h"
 #include "runtime/comm/communicator.h"
 
@@ -204,7 +207,17 @@ c10::intrusive_ptr<c10d::Store> connect_shared_store(const Rendezvous& rendezvou
     options.numWorkers = world_size;
     options.waitWorkers = true;
     options.timeout = rendezvous.timeout;
-    return c10::make_intrusive<c10d::TCPStore>(rendezvous.host, options);
+    if (!options.isServer) {
+      // Join once the server listens: TCPStore's own retry sleeps a second after a refusal.
+      const auto start = std::chrono::steady_clock::now();
+      harness::wait_until_listening(rendezvous.host, rendezvous.port, rendezvous.timeout);
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
+      options.timeout = std::max(rendezvous.timeout - waited, std::chrono::milliseconds(1));
+    }
+    auto store = c10::make_intrusive<c10d::TCPStore>(rendezvous.host, options);
+    store->setTimeout(rendezvous.timeout);  // the whole timeout again for what follows
+    return store;
   }
   throw std::invalid_argument("unknown rendezvous kind '" + rendezvous.kind + "'");
 }
