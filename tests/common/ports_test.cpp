@@ -1,5 +1,6 @@
-// wait_until_listening: what a rank joining another's store waits on before c10d's TCPStore
-// connects (whose own retry sleeps a second after each refusal).
+// Ports for rendezvous: one picked free, whether one is free, and wait_until_listening, what a
+// rank joining another's store waits on before c10d's TCPStore connects (whose own retry
+// sleeps a second after each refusal).
 #include "common/ports.h"
 
 #include <arpa/inet.h>
@@ -16,29 +17,51 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// A socket listening on 127.0.0.1:port until destroyed.
+// A socket listening on 127.0.0.1:port (0: one the kernel picks) until destroyed.
 class Listener {
  public:
   explicit Listener(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
     const int yes = 1;
     ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(static_cast<uint16_t>(port));
+    sockaddr_in address{.sin_family = AF_INET,
+                        .sin_port = htons(static_cast<uint16_t>(port)),
+                        .sin_addr = {htonl(INADDR_LOOPBACK)},
+                        .sin_zero = {}};
+    socklen_t length = sizeof address;
     listening_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                 ::listen(fd_, 4) == 0;
+                 ::listen(fd_, 4) == 0 &&
+                 ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    port_ = ntohs(address.sin_port);
   }
   ~Listener() { ::close(fd_); }
   bool listening() const { return listening_; }
+  int port() const { return port_; }
 
  private:
   int fd_;
   bool listening_ = false;
+  int port_ = 0;
 };
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+TEST(FreePort, IsAUsablePortNumber) {
+  const int port = harness::pick_free_port();
+  EXPECT_GT(port, 0);
+  EXPECT_LT(port, 65536);
+}
+
+TEST(FreePort, APortHeldByAListenerIsBusy) {
+  int port = 0;
+  {
+    Listener listener(0);
+    ASSERT_TRUE(listener.listening());
+    port = listener.port();
+    EXPECT_FALSE(harness::port_is_free(port));
+  }
+  EXPECT_TRUE(harness::port_is_free(port));
 }
 
 TEST(WaitUntilListening, ReturnsAtOnceWhenSomethingListens) {

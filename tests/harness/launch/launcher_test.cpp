@@ -1,13 +1,9 @@
 // The local launcher with stand-in ranks (/bin/sh scripts): it must notice a rank that dies
 // or hangs, stop the others, and name the rank with the tail of its stderr.
-#include "common/ports.h"
 #include "harness/launch/local_launcher.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -160,27 +156,6 @@ TEST(TailLines, KeepsTheLastLines) {
   const auto file = dir.write("log", "1\n2\n3\n4\n");
   EXPECT_EQ(harness::tail_lines(file, 2), "3\n4\n");
   EXPECT_EQ(harness::tail_lines(dir.path() / "missing", 2), "");
-}
-
-TEST(FreePort, IsAUsablePortNumber) {
-  const int port = harness::pick_free_port();
-  EXPECT_GT(port, 0);
-  EXPECT_LT(port, 65536);
-}
-
-TEST(FreePort, APortHeldByAListenerIsBusy) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(fd, 1), 0);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  const int port = ntohs(address.sin_port);
-  EXPECT_FALSE(harness::port_is_free(port));
-  close(fd);
-  EXPECT_TRUE(harness::port_is_free(port));
 }
 
 TEST(RankHost, ReadFromTheIdentityLine) {
