@@ -13,11 +13,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The comm-worker ranks of one profile, meeting on a free local port.
-std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vector<int64_t>& sizes,
-                                    const fs::path& out) {
-  std::vector<std::string> size_text;
-  for (int64_t s : sizes) size_text.push_back(std::to_string(s));
+// The comm-worker ranks of one launch, meeting on a free local port, measuring `phases` in turn.
+std::vector<RankProcess> comm_ranks(const CommRequest& request,
+                                    const std::vector<CommPhase>& phases, const fs::path& logs) {
+  std::vector<std::string> measurements;
+  for (const CommPhase& phase : phases) {
+    std::vector<std::string> size_text;
+    for (int64_t s : phase.sizes) size_text.push_back(std::to_string(s));
+    if (!measurements.empty()) measurements.push_back("--then");
+    measurements.insert(measurements.end(),
+                        {"--ops", phase.ops, "--sizes", join(size_text, ","), "--iterations",
+                         std::to_string(phase.iterations), "--warmup", std::to_string(phase.warmup),
+                         "--out", (phase.out / "comm-raw.json").string()});
+  }
   const int port = pick_free_port();
   const std::string key = new_rendezvous_key();
   std::vector<RankProcess> ranks;
@@ -41,22 +49,13 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vecto
                       master,
                       "--master-port",
                       std::to_string(port),
-                      "--ops",
-                      request.ops,
-                      "--sizes",
-                      join(size_text, ","),
-                      "--iterations",
-                      std::to_string(request.iterations),
-                      "--warmup",
-                      std::to_string(request.warmup),
-                      "--out",
-                      (out / "comm-raw.json").string(),
                       "--gloo-host",
                       gloo_host,
                       "--rendezvous-key",
                       key};
-    rank.stdout_path = out / ("rank" + std::to_string(r) + ".stdout");
-    rank.stderr_path = out / ("rank" + std::to_string(r) + ".stderr");
+    rank.arguments.insert(rank.arguments.end(), measurements.begin(), measurements.end());
+    rank.stdout_path = logs / ("rank" + std::to_string(r) + ".stdout");
+    rank.stderr_path = logs / ("rank" + std::to_string(r) + ".stderr");
     rank.environment = {{"OMP_NUM_THREADS", "1"}};
     ranks.push_back(rank);
   }
@@ -65,24 +64,34 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request, const std::vecto
 
 }  // namespace
 
-CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
-                             const fs::path& out, RankProgram& rank_program) {
-  const std::vector<RankProcess> ranks = comm_ranks(request, sizes, out);
+CommSeries measure_comm_phases(const CommRequest& request, const std::vector<CommPhase>& phases,
+                               const fs::path& logs, RankProgram& rank_program) {
+  const std::vector<RankProcess> ranks = comm_ranks(request, phases, logs);
   LaunchLimits limits;
   limits.stall_timeout_s = request.stall_timeout_s;
   install_stop_signal_handlers();
   const LaunchOutcome outcome = launch_local(rank_program.path(), ranks, limits);
-  CommMeasurement measurement;
+  CommSeries series;
   if (!outcome.ok) {
     const int rank = outcome.failure ? outcome.failure->rank : -1;
     std::fprintf(stderr, "error: comm profile failed: rank %d %s\n%s", rank,
                  outcome.failure ? outcome.failure->reason.c_str() : "interrupted",
                  outcome.failure ? outcome.failure->stderr_tail.c_str() : "");
-    measurement.exit_code = outcome.interrupted ? 130 : 1;
-    return measurement;
+    series.exit_code = outcome.interrupted ? 130 : 1;
+    return series;
   }
-  measurement.raw = parse_json(read_file(out / "comm-raw.json"));
-  return measurement;
+  for (const CommPhase& phase : phases) {
+    series.raw.push_back(parse_json(read_file(phase.out / "comm-raw.json")));
+  }
+  return series;
+}
+
+CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
+                             const fs::path& out, RankProgram& rank_program) {
+  const CommPhase phase{request.ops, sizes, request.iterations, request.warmup, out};
+  CommSeries series = measure_comm_phases(request, {phase}, out, rank_program);
+  if (series.exit_code != 0) return {nlohmann::json(), series.exit_code};
+  return {std::move(series.raw.front()), 0};
 }
 
 CommMeasurement measure_intra_machine(const CommRequest& cluster_request, int ranks_per_machine,

@@ -37,6 +37,26 @@ struct CommMeasurement {
 CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
                              const std::filesystem::path& out, RankProgram& rank_program);
 
+// One of several measurements made by one launch of the ranks (one set of connections): its ops
+// over its sizes, timed as the request's `iterations` after `warmup` say; comm-raw.json in `out`.
+struct CommPhase {
+  std::string ops;
+  std::vector<int64_t> sizes;
+  int iterations = 3;
+  int warmup = 1;
+  std::filesystem::path out;
+};
+
+struct CommSeries {
+  std::vector<nlohmann::json> raw;  // each phase's comm-raw.json, in order
+  int exit_code = 0;                // as CommMeasurement's
+};
+
+// `phases` in order by one launch of `request.world` ranks (the request's ops, iterations and
+// warm-up are the phases'); the ranks' stdout/stderr go in `logs`.
+CommSeries measure_comm_phases(const CommRequest& request, const std::vector<CommPhase>& phases,
+                               const std::filesystem::path& logs, RankProgram& rank_program);
+
 // Send/recv and all-reduce among the first `ranks_per_machine` ranks of `cluster_request`'s
 // emulated cluster, all in machine 0 (its namespace's loopback): what the machines' own links
 // give (intra_machine_fits reads them).

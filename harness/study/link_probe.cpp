@@ -53,61 +53,50 @@ std::vector<int64_t> burst_sizes(double bits_per_second) {
   return {8, bucket / 4 / 4 * 4, bucket / 2 / 4 * 4};
 }
 
-CommMeasurement measure_or_throw(const CommRequest& request, const std::vector<int64_t>& sizes,
-                                 const fs::path& out, RankProgram& rank_program) {
-  fs::create_directories(out);
-  CommMeasurement measured = measure_comm(request, sizes, out, rank_program);
-  if (measured.exit_code != 0) {
-    throw std::runtime_error("measuring the emulated links failed (" + out.string() + ")");
-  }
-  return measured;
-}
-
 ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
                      RankProgram& rank_program) {
   EmulatedNetwork network(plan_network(shape, static_cast<int>(getpid())));
   CommRequest request;
   request.world = shape.machines * shape.ranks_per_machine;
+  request.network = &network.plan();
   // Point to point one way at a time (ping-pong: a pipeline's activations), and the
   // all-reduce. Three iterations after one, so that each size's median sets aside one
   // iteration another process slowed (a loaded CI machine: two took a 2 Gbit/s all-reduce
-  // 25% low); the ping-pong times ten transfers in each.
-  request.iterations = 3;
-  request.warmup = 1;
-  request.network = &network.plan();
-  request.ops = "pingpong";
-  const auto bandwidth = measure_or_throw(request, bandwidth_sizes(shape.inter_machine),
-                                          out / "bandwidth", rank_program);
-  request.ops = "allreduce";
-  const auto allreduce = measure_or_throw(request, allreduce_sizes(shape.inter_machine),
-                                          out / "allreduce", rank_program);
-  request.ops = "pingpong";
-  request.iterations = 5;
-  const auto latency = measure_or_throw(request, kLatencySizes, out / "latency", rank_program);
-  std::vector<CommRow> burst_rows;
+  // 25% low); the ping-pong times eight transfers in each. All in one launch of the ranks.
+  std::vector<CommPhase> phases = {
+      {"pingpong", bandwidth_sizes(shape.inter_machine), 3, 1, out / "bandwidth"},
+      {"allreduce", allreduce_sizes(shape.inter_machine), 3, 1, out / "allreduce"},
+      {"pingpong", kLatencySizes, 5, 1, out / "latency"}};
   if (shape.inter_machine.rate_bits_per_s) {
-    request.ops = "burst";
-    burst_rows =
-        comm_rows(measure_or_throw(request, burst_sizes(*shape.inter_machine.rate_bits_per_s),
-                                   out / "burst", rank_program)
-                      .raw);
+    phases.push_back(
+        {"burst", burst_sizes(*shape.inter_machine.rate_bits_per_s), 5, 1, out / "burst"});
   }
+  for (const CommPhase& phase : phases) fs::create_directories(phase.out);
+  const CommSeries measured = measure_comm_phases(request, phases, out, rank_program);
+  if (measured.exit_code != 0) {
+    throw std::runtime_error("measuring the emulated links failed (" + out.string() + ")");
+  }
+  const nlohmann::json &bandwidth = measured.raw[0], &allreduce = measured.raw[1],
+                       &latency = measured.raw[2];
+  const std::vector<CommRow> burst_rows =
+      measured.raw.size() > 3 ? comm_rows(measured.raw[3]) : std::vector<CommRow>{};
   std::vector<CommFit> intra_fits;
   if (shape.ranks_per_machine > 1) {
     request.iterations = 5;
+    request.warmup = 1;
     const CommMeasurement intra = measure_intra_machine(
         request, shape.ranks_per_machine, kIntraMachineSizes, out / "intra", rank_program);
     if (intra.exit_code != 0) throw std::runtime_error("measuring a machine's own links failed");
     intra_fits = intra_machine_fits(comm_rows(intra.raw), shape.ranks_per_machine);
   }
-  std::vector<CommRow> rows = comm_rows(bandwidth.raw);
-  const std::vector<CommRow> allreduce_rows = comm_rows(allreduce.raw);
+  std::vector<CommRow> rows = comm_rows(bandwidth);
+  const std::vector<CommRow> allreduce_rows = comm_rows(allreduce);
   rows.insert(rows.end(), allreduce_rows.begin(), allreduce_rows.end());
   rows.insert(rows.end(), burst_rows.begin(), burst_rows.end());
   const std::vector<CommFit> fits = {fit_comm_model(rows, "pingpong", request.world),
                                      fit_comm_model(rows, "allreduce", request.world),
                                      fit_comm_model(rows, "burst", request.world)};
-  const std::vector<CommRow> latency_rows = comm_rows(latency.raw);
+  const std::vector<CommRow> latency_rows = comm_rows(latency);
   rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());
   ProbedLink probed{shape, measured_link(fits, rows, intra_fits), out / "topology.yaml"};
   write_file_atomic(probed.topology,

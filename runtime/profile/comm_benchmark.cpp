@@ -24,13 +24,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-struct Args {
-  int rank = -1, world_size = 0;
-  Rendezvous rendezvous;
+// One measurement: its ops over its sizes, `iterations` timed after `warmup`, its comm-raw.json
+// at `out` (written by rank 0).
+struct Measurement {
   std::vector<std::string> ops;
   std::vector<int64_t> sizes;
   int iterations = 20, warmup = 5;
   std::string out;
+};
+
+struct Args {
+  int rank = -1, world_size = 0;
+  Rendezvous rendezvous;
+  // In order, in one process: the connections are made once (a launch costs about a second).
+  std::vector<Measurement> measurements{1};
   // The address Gloo binds on this rank's host: loopback, or in an emulated machine its own
   // address (harness/emulation/network_plan.h).
   std::string gloo_host = "127.0.0.1";
@@ -43,10 +50,37 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+// A flag of the measurement being read; false if `flag` is none.
+bool read_measurement_flag(Measurement& m, const std::string& flag, const std::string& value) {
+  if (flag == "--ops") {
+    m.ops = split_list(value);
+  } else if (flag == "--sizes") {
+    m.sizes.clear();
+    for (auto& s : split_list(value)) m.sizes.push_back(std::stoll(s));
+  } else if (flag == "--iterations") {
+    m.iterations = std::stoi(value);
+  } else if (flag == "--warmup") {
+    m.warmup = std::stoi(value);
+  } else if (flag == "--out") {
+    m.out = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 Args parse(const std::vector<std::string>& argv) {
   Args a;
-  for (size_t i = 0; i + 1 < argv.size(); i += 2) {
+  for (size_t i = 0; i < argv.size(); i += 2) {
     const std::string& flag = argv[i];
+    if (flag == "--then") {  // the next measurement: the last one's flags, then its own
+      Measurement next = a.measurements.back();
+      next.out.clear();
+      a.measurements.push_back(std::move(next));
+      --i;
+      continue;
+    }
+    if (i + 1 >= argv.size()) throw std::invalid_argument("comm-worker: " + flag + ": no value");
     const std::string& value = argv[i + 1];
     if (flag == "--rank")
       a.rank = std::stoi(value);
@@ -58,23 +92,17 @@ Args parse(const std::vector<std::string>& argv) {
       a.rendezvous.port = std::stoi(value);
     else if (flag == "--rendezvous-key")
       a.rendezvous.key = value;
-    else if (flag == "--ops")
-      a.ops = split_list(value);
-    else if (flag == "--sizes")
-      for (auto& s : split_list(value)) a.sizes.push_back(std::stoll(s));
-    else if (flag == "--iterations")
-      a.iterations = std::stoi(value);
-    else if (flag == "--warmup")
-      a.warmup = std::stoi(value);
-    else if (flag == "--out")
-      a.out = value;
     else if (flag == "--gloo-host")
       a.gloo_host = value;
-    else
+    else if (!read_measurement_flag(a.measurements.back(), flag, value))
       throw std::invalid_argument("unknown comm-worker option '" + flag + "'");
   }
-  if (a.rank < 0 || a.world_size < 1 || a.ops.empty() || a.sizes.empty() || a.out.empty()) {
-    throw std::invalid_argument("comm-worker: --rank, --world-size, --ops, --sizes, --out needed");
+  const bool each_complete = std::all_of(
+      a.measurements.begin(), a.measurements.end(),
+      [](const Measurement& m) { return !m.ops.empty() && !m.sizes.empty() && !m.out.empty(); });
+  if (a.rank < 0 || a.world_size < 1 || !each_complete) {
+    throw std::invalid_argument(
+        "comm-worker: --rank, --world-size, and --ops, --sizes, --out for each measurement needed");
   }
   return a;
 }
@@ -207,6 +235,86 @@ void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::T
   }
 }
 
+// The measurement `m`, its all-reduce iterations alternating with the reference group's; rank 0
+// writes its comm-raw.json.
+void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo& reference_group) {
+  json entries = json::array();
+  json reference = json::array();
+  for (const auto& op : m.ops) {
+    for (int64_t bytes : m.sizes) {
+      const int64_t elements = elements_for(op, bytes, comm.world_size());
+      at::Tensor buffer = torch::ones({elements});
+      at::Tensor other = torch::empty(
+          {(op == "allgather" || op == "reducescatter") ? elements / comm.world_size() : elements});
+      if (op == "allgather") other.fill_(1);
+      const bool with_reference = op == "allreduce";
+      std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
+      comm.barrier();
+      std::vector<double> times, cpu_times, reference_times;
+      // Every timed operation starts right after a barrier, so no rank's clock includes
+      // waiting for a peer that is still finishing the previous one (at small sizes that skew
+      // would dominate what is measured).
+      auto timed_op = [&](int i) {
+        comm.barrier();
+        const double cpu0 = process_cpu_ms();
+        const auto t0 = Clock::now();
+        double ms = 0, cpu = 0;
+        if (op == "pingpong" || op == "burst") {
+          const OneWay one_way = pingpong_one_way(
+              comm, buffer, other, op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
+          ms = one_way.wall_ms, cpu = one_way.cpu_ms;
+        } else {
+          run_op(op, comm, buffer, other);
+          ms = ms_since(t0), cpu = process_cpu_ms() - cpu0;
+        }
+        if (i >= m.warmup) times.push_back(ms), cpu_times.push_back(cpu);
+      };
+      auto timed_reference = [&](int i) {
+        comm.barrier();
+        const auto t0 = Clock::now();
+        reference_group.allreduce(reference_tensors)->wait();
+        const double ms = ms_since(t0);
+        if (i >= m.warmup) reference_times.push_back(ms);
+      };
+      for (int i = 0; i < m.warmup + m.iterations; ++i) {
+        if (!with_reference) {
+          timed_op(i);
+        } else if (i % 2 == 0) {  // alternate which goes first: no order bias
+          timed_op(i), timed_reference(i);
+        } else {
+          timed_reference(i), timed_op(i);
+        }
+      }
+      const auto rank_times = gather_times(comm, times);
+      entries.push_back({{"op", op},
+                         {"bytes", elements * 4},
+                         {"times_ms", slowest_rank(rank_times)},
+                         {"rank_times_ms", rank_times},
+                         {"cpu_ms", cpu_times}});
+      if (with_reference) {
+        const auto reference_rank_times = gather_times(comm, reference_times);
+        reference.push_back({{"op", op},
+                             {"bytes", elements * 4},
+                             {"times_ms", slowest_rank(reference_rank_times)},
+                             {"rank_times_ms", reference_rank_times}});
+      }
+      std::printf("%s %lld done\n", op.c_str(), static_cast<long long>(elements * 4));
+      std::fflush(stdout);
+    }
+  }
+
+  comm.barrier();
+  if (comm.rank() == 0) {
+    json out = {{"world_size", comm.world_size()},
+                {"backend", comm.backend()},
+                {"iterations", m.iterations},
+                {"warmup", m.warmup},
+                {"entries", entries},
+                {"reference", reference}};
+    write_text_atomic(m.out, harness::json_text(out, 1) + "\n");
+  }
+}
+
 int run(const Args& a) {
   torch::set_num_threads(1);
   auto store = connect_store(a.rendezvous, a.rank, a.world_size);
@@ -223,78 +331,7 @@ int run(const Args& a) {
       c10d::ProcessGroupGloo::createDeviceForHostname(a.gloo_host));
   c10d::ProcessGroupGloo reference_group(prefixed, a.rank, a.world_size, reference_options);
 
-  json entries = json::array();
-  json reference = json::array();
-  for (const auto& op : a.ops) {
-    for (int64_t bytes : a.sizes) {
-      const int64_t elements = elements_for(op, bytes, a.world_size);
-      at::Tensor buffer = torch::ones({elements});
-      at::Tensor other = torch::empty(
-          {(op == "allgather" || op == "reducescatter") ? elements / a.world_size : elements});
-      if (op == "allgather") other.fill_(1);
-      const bool with_reference = op == "allreduce";
-      std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
-      comm->barrier();
-      std::vector<double> times, cpu_times, reference_times;
-      // Every timed operation starts right after a barrier, so no rank's clock includes
-      // waiting for a peer that is still finishing the previous one (at small sizes that skew
-      // would dominate what is measured).
-      auto timed_op = [&](int i) {
-        comm->barrier();
-        const double cpu0 = process_cpu_ms();
-        const auto t0 = Clock::now();
-        double ms = 0, cpu = 0;
-        if (op == "pingpong" || op == "burst") {
-          const OneWay one_way = pingpong_one_way(
-              *comm, buffer, other, op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
-          ms = one_way.wall_ms, cpu = one_way.cpu_ms;
-        } else {
-          run_op(op, *comm, buffer, other);
-          ms = ms_since(t0), cpu = process_cpu_ms() - cpu0;
-        }
-        if (i >= a.warmup) times.push_back(ms), cpu_times.push_back(cpu);
-      };
-      auto timed_reference = [&](int i) {
-        comm->barrier();
-        const auto t0 = Clock::now();
-        reference_group.allreduce(reference_tensors)->wait();
-        const double ms = ms_since(t0);
-        if (i >= a.warmup) reference_times.push_back(ms);
-      };
-      for (int i = 0; i < a.warmup + a.iterations; ++i) {
-        if (!with_reference) {
-          timed_op(i);
-        } else if (i % 2 == 0) {  // alternate which goes first: no order bias
-          timed_op(i), timed_reference(i);
-        } else {
-          timed_reference(i), timed_op(i);
-        }
-      }
-      const auto rank_times = gather_times(*comm, times);
-      entries.push_back({{"op", op},
-                         {"bytes", elements * 4},
-                         {"times_ms", slowest_rank(rank_times)},
-                         {"rank_times_ms", rank_times},
-                         {"cpu_ms", cpu_times}});
-      if (with_reference) {
-        const auto reference_rank_times = gather_times(*comm, reference_times);
-        reference.push_back({{"op", op},
-                             {"bytes", elements * 4},
-                             {"times_ms", slowest_rank(reference_rank_times)},
-                             {"rank_times_ms", reference_rank_times}});
-      }
-      std::printf("%s %lld done\n", op.c_str(), static_cast<long long>(elements * 4));
-      std::fflush(stdout);
-    }
-  }
-
-  comm->barrier();
-  if (a.rank == 0) {
-    json out = {{"world_size", a.world_size}, {"backend", comm->backend()},
-                {"iterations", a.iterations}, {"warmup", a.warmup},
-                {"entries", entries},         {"reference", reference}};
-    write_text_atomic(a.out, harness::json_text(out, 1) + "\n");
-  }
+  for (const Measurement& m : a.measurements) measure(m, *comm, reference_group);
   return 0;
 }
 

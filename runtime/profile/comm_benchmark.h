@@ -13,7 +13,9 @@ namespace runtime {
 // "copy" moves no data between ranks: every rank copies the buffer into another at once, as the
 // DDP reducer flattens gradients into a bucket and back (its host-side cost per byte on CPU).
 // argv after "comm-worker": --rank R --world-size N --master-addr A --master-port P
-// --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W --out FILE (written by rank 0).
+// --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W --out FILE (written by rank 0);
+// then, for each further measurement in the same process, `--then` and the flags among --ops,
+// --sizes, --iterations, --warmup it changes, with its own --out.
 // Also times a plain c10d ProcessGroupGloo all-reduce (its own process group) over the same
 // sizes, its iterations alternating with the profiler's, as an independent reference.
 int comm_benchmark_main(const std::vector<std::string>& args);

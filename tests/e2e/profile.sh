@@ -176,6 +176,35 @@ assert checked == 24 + 3, checked
 assert any(a != b for e in raw["entries"] for a, b in zip(*e["rank_times_ms"]))
 PY
 [[ -s "$SCRATCH/comm/topology.yaml" ]] || fail "no topology.yaml"
+# Several measurements in one launch of the ranks (how a study probes its emulated links): each
+# after `--then` keeps the last one's flags but --out and changes those it names; each file
+# holds only its own ops, sizes and iteration counts.
+RANK_PROGRAM="$(dirname "$HARNESS")/harness-rank"
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for r in 0 1; do
+  "$RANK_PROGRAM" comm-worker --rank $r --world-size 2 --master-addr 127.0.0.1 --master-port "$port" \
+    --ops pingpong --sizes 8,4096 --iterations 3 --warmup 1 --out "$SCRATCH/series1.json" \
+    --then --ops allreduce --sizes 1024 --out "$SCRATCH/series2.json" \
+    --then --iterations 2 --out "$SCRATCH/series3.json" > "$SCRATCH/series$r.log" 2>&1 &
+done
+wait || fail "comm-worker series: $(cat "$SCRATCH"/series?.log)"
+"$PY" - "$SCRATCH" <<'PY'
+import json, sys
+def read(n): return json.load(open(f"{sys.argv[1]}/series{n}.json"))
+def shape(raw): return [(e["op"], e["bytes"], len(e["times_ms"])) for e in raw["entries"]]
+one, two, three = read(1), read(2), read(3)
+assert shape(one) == [("pingpong", 8, 3), ("pingpong", 4096, 3)] and one["reference"] == [], one
+assert shape(two) == [("allreduce", 1024, 3)] and len(two["reference"]) == 1, two
+assert shape(three) == [("allreduce", 1024, 2)] and (three["iterations"], three["warmup"]) == (2, 1), three
+PY
+set +e
+"$RANK_PROGRAM" comm-worker --rank 0 --world-size 2 --ops allreduce --sizes 8 --out "$SCRATCH/x.json" \
+  --then --ops pingpong > /dev/null 2> "$SCRATCH/series.err"
+code=$?
+set -e
+[[ $code == 1 ]] || fail "a measurement without --out: exit $code"
+expect_contains "$(cat "$SCRATCH/series.err")" "--ops, --sizes, --out for each measurement needed"
+[[ ! -e "$SCRATCH/x.json" ]] || fail "an incomplete series wrote a file"
 "$HARNESS" plan --profile "$SCRATCH/mlp/graph.txt" --pbs 4 --gbs 8 --devices 2 \
   --topology "$SCRATCH/comm/topology.yaml" > "$SCRATCH/plan2.out" || fail "planner rejected the topology: $(cat "$SCRATCH/plan2.out")"
 
