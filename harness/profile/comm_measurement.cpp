@@ -66,6 +66,8 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request,
 
 CommSeries measure_comm_phases(const CommRequest& request, const std::vector<CommPhase>& phases,
                                const fs::path& logs, RankProgram& rank_program) {
+  fs::create_directories(logs);
+  for (const CommPhase& phase : phases) fs::create_directories(phase.out);
   const std::vector<RankProcess> ranks = comm_ranks(request, phases, logs);
   LaunchLimits limits;
   limits.stall_timeout_s = request.stall_timeout_s;
@@ -103,7 +105,6 @@ CommMeasurement measure_intra_machine(const CommRequest& cluster_request, int ra
   request.world = ranks_per_machine;
   request.ops = "sendrecv,allreduce";
   request.network = &machine0;
-  fs::create_directories(out);
   return measure_comm(request, sizes, out, rank_program);
 }
 

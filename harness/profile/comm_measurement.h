@@ -53,7 +53,7 @@ struct CommSeries {
 };
 
 // `phases` in order by one launch of `request.world` ranks (the request's ops, iterations and
-// warm-up are the phases'); the ranks' stdout/stderr go in `logs`.
+// warm-up are the phases'); the ranks' stdout/stderr go in `logs`. Creates the folders.
 CommSeries measure_comm_phases(const CommRequest& request, const std::vector<CommPhase>& phases,
                                const std::filesystem::path& logs, RankProgram& rank_program);
 

@@ -71,7 +71,6 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
     phases.push_back(
         {"burst", burst_sizes(*shape.inter_machine.rate_bits_per_s), 5, 1, out / "burst"});
   }
-  for (const CommPhase& phase : phases) fs::create_directories(phase.out);
   const CommSeries measured = measure_comm_phases(request, phases, out, rank_program);
   if (measured.exit_code != 0) {
     throw std::runtime_error("measuring the emulated links failed (" + out.string() + ")");
