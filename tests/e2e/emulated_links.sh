@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# An emulated cluster on this host (issue 21, first part): `harness profile comm --machines 2
-# --link-rate R` runs its two ranks in two network namespaces joined through a shaped link and
-# measures what the link delivers: all-reduce bus bandwidth at 16 MiB within 10% of R for
-# three rates, the configured link in comm.json, and no namespace left afterwards. Without
-# root or the qdiscs it says so in one line (exit 2) and this test skips (77).
+# An emulated cluster's links measured against what they were configured with (issue 21):
+# `harness profile comm --machines 2 --link-rate R` runs its two ranks in two network namespaces
+# joined through a shaped link and measures what the link delivers -- send/recv and all-reduce
+# near R for three rates, the configured link in comm.json, a configured delay, no namespace
+# left -- and a study on 2 emulated machines runs slower on the slower link, its probe's figures
+# in env.json. Rates measured against the configured ones: run alone (tests/CMakeLists.txt).
+# What else an emulated cluster does is emulated_cluster.sh. Without root or the qdiscs it says
+# so in one line (exit 2) and this test skips (77).
 source "$(dirname "$0")/common.sh"
 set +e
 "$HARNESS" profile comm --world 2 --machines 2 --link-rate 100mbit --ops allreduce \
-  --sizes 16M --iterations 1 --warmup 0 --out "$SCRATCH/probe" >"$SCRATCH/probe.out" 2>"$SCRATCH/err"
+  --sizes 1M --iterations 1 --warmup 0 --out "$SCRATCH/probe" >"$SCRATCH/probe.out" 2>"$SCRATCH/err"
 code=$?
 set -e
 if [[ $code == 2 ]]; then
@@ -21,10 +24,11 @@ fi
 # One size and no ping-pong: no bandwidth can be fitted, which is said, not shown as 0 (-100%).
 expect_contains "$(cat "$SCRATCH/probe.out")" "p2p not fitted (needs the op at two sizes or more)"
 expect_contains "$(cat "$SCRATCH/probe.out")" "all-reduce busbw not fitted (needs the op at two sizes or more)"
-# Each rate at a size of 300 ms or more of it, so that the rate, not a message's fixed cost,
-# decides; three iterations after one (the ping-pong times eight transfers in each), their
-# median setting aside one that something else slowed.
-for rate_size in 100mbit:4M 500mbit:16M 2gbit:64M; do
+# Each rate at a size of 130 ms or more of it, so that the rate, not a message's fixed cost
+# (tens of microseconds), decides; three iterations after one (the ping-pong times eight
+# transfers in each), their median setting aside one that something else slowed. (At twice
+# these sizes the ratios were the same: 0.95-0.96 ping-pong, 0.88-0.96 all-reduce, 2026-11-27.)
+for rate_size in 100mbit:2M 500mbit:8M 2gbit:32M; do
   rate=${rate_size%%:*} size=${rate_size##*:}
   "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$rate" --ops allreduce,pingpong \
     --sizes "$size" --iterations 3 --warmup 1 --out "$SCRATCH/$rate" > "$SCRATCH/log" 2>&1 ||
@@ -177,128 +181,4 @@ for link in links:
     assert burst_rate == 0 or burst_rate > configured, link
 PY
 
-# A hybrid pipeline whose stages' replicas sit on different machines (rank r on machine r / 2):
-# each stage's gradient all-reduce crosses the link. That group's Gloo listened on loopback,
-# which the other machine cannot reach, until 2026-11-26 (every such run failed to connect).
-cat > "$SCRATCH/hybrid.yaml" <<YAML
-name: hybrid
-output: $SCRATCH/results
-model: {name: mlp, batch_size: 8}
-run: {world_size: 4, iterations: 3, warmup: 1, trace: false}
-pipeline: {micro_batches: 2}
-cluster: {machines: 2, network: {inter_machine: {bandwidth: 1gbit}}}
-systems:
-  - {name: dapple_2x2, kind: pipeline, schedule: dapple,
-     stages: [{layers: "0-2", ranks: [0, 2]}, {layers: "3-5", ranks: [1, 3]}]}
-YAML
-"$HARNESS" run "$SCRATCH/hybrid.yaml" > "$SCRATCH/hybrid.log" 2>&1 ||
-  fail "hybrid pipeline across machines: $(tail -5 "$SCRATCH/hybrid.log")"
-"$PY" - "$(ls -d "$SCRATCH"/results/hybrid/*/)" <<'PY'
-import glob, json, sys
-files = sorted(glob.glob(sys.argv[1] + "/raw/p000/dapple_2x2/rep0/pipeline_rank*.json"))
-assert len(files) == 4, files
-for name in files:
-    rank = json.load(open(name))
-    # Three iterations, each with its stage's all-reduce between its 2 replicas.
-    rows = rank["iterations"]
-    assert rank["replicas"] == 2 and len(rows) == 3, (name, rank["replicas"], len(rows))
-    assert all(row["allreduce_ms"] > 0 for row in rows), (name, rows)
-# Two ranks a machine: the probe measured machine 0's own links for send/recv and for the
-# all-reduce among its ranks, and the topology carries both (a stage's replicas on one machine
-# are priced by the second).
-raw = json.load(open(sys.argv[1] + "/links/link0/intra/comm-raw.json"))
-assert raw["world_size"] == 2, raw["world_size"]
-assert sorted({e["op"] for e in raw["entries"]}) == ["allreduce", "sendrecv"], raw["entries"]
-bandwidth = {}
-for line in open(sys.argv[1] + "/links/link0/topology.yaml"):
-    key, _, value = line.strip().partition(": ")
-    if key in ("intra_machine", "intra_machine_collective"):
-        bandwidth[key] = float(value)
-assert sorted(bandwidth) == ["intra_machine", "intra_machine_collective"], bandwidth
-assert all(v > 1e8 for v in bandwidth.values()), bandwidth  # loopback: GB/s, not a link's Mbit/s
-# And what of a core that all-reduce kept busy per rank, as env.json records it for the
-# simulation (its process CPU time over wall time: a share, and not nothing).
-link = json.load(open(sys.argv[1] + "/env.json"))["emulated_links"][0]
-cores = link["intra_machine_measured"]["allreduce_cpu_cores_per_rank"]
-assert 0.01 < cores <= 2.0, cores
-print("hybrid pipeline across machines: 4 ranks x 3 iterations, every stage all-reduce done;",
-      "machine 0's send/recv %.2f GB/s, all-reduce %.2f GB/s" % (bandwidth["intra_machine"] / 1e9,
-                                                           bandwidth["intra_machine_collective"] / 1e9))
-PY
-if ip netns list | grep -q "^harness-[0-9]*-m"; then
-  # Another test of this suite may hold its own; none may carry this run's harness's pid.
-  for ns in $(ip netns list | awk '{print $1}' | grep "^harness-[0-9]*-"); do
-    pid=${ns#harness-}; pid=${pid%%-*}
-    kill -0 "$pid" 2>/dev/null || fail "namespace of a finished harness left: $ns"
-  done
-fi
-
-# A harness killed with SIGKILL mid-run leaves its namespaces (nothing can remove them then);
-# its ranks die with it, and the next emulated run removes the namespaces.
-cat > "$SCRATCH/long.yaml" <<YAML
-name: long
-output: $SCRATCH/long-results
-model: {name: mlp, batch_size: 8}
-run: {world_size: 2, iterations: 100000, warmup: 1, trace: false}
-cluster: {machines: 2, network: {inter_machine: {bandwidth: 100mbit}}}
-systems: [overlap]
-YAML
-"$HARNESS" run "$SCRATCH/long.yaml" > "$SCRATCH/long.log" 2>&1 &
-victim=$!
-for _ in $(seq 1 100); do
-  ip netns list | grep -q "^harness-$victim-m1" && break
-  sleep 0.2
-done
-ip netns list | grep -q "^harness-$victim-m1" || fail "the run made no namespaces: $(tail -3 "$SCRATCH/long.log")"
-sleep 2
-kill -9 "$victim"
-wait "$victim" 2>/dev/null || true
-sleep 1
-if pgrep -f "long-results" > /dev/null; then fail "ranks outlived the killed harness"; fi
-ip netns list | grep -q "^harness-$victim-" || fail "expected the killed harness's namespaces"
-"$HARNESS" profile comm --world 2 --machines 2 --link-rate 1gbit --ops allreduce --sizes 1M \
-  --iterations 1 --warmup 0 --out "$SCRATCH/after" > /dev/null 2>&1 || fail "the next run failed"
-if ip netns list | grep -q "^harness-$victim-"; then fail "the next run left the dead harness's namespaces"; fi
-
-# A run whose ranks are all killed fails (exit 1) and removes its machines itself.
-"$HARNESS" run "$SCRATCH/long.yaml" > "$SCRATCH/long2.log" 2>&1 &
-runner=$!
-for _ in $(seq 1 100); do
-  pgrep -f "long-results.*worker\|worker.*long-results" > /dev/null && break
-  sleep 0.2
-done
-sleep 2
-pkill -9 -f "long-results" || fail "no rank to kill"
-set +e; wait "$runner"; code=$?; set -e
-[[ $code == 1 ]] || fail "killed ranks: harness exit $code (want 1): $(tail -3 "$SCRATCH/long2.log")"
-if ip netns list | grep -q "^harness-$runner-"; then fail "a failed run left its namespaces"; fi
-
-# Without root: one line, exit 2, nothing written (run as `nobody` where setpriv can drop root).
-if command -v setpriv > /dev/null; then
-  chmod o+rwx "$SCRATCH"
-  set +e
-  setpriv --reuid=65534 --regid=65534 --clear-groups "$HARNESS" profile comm --world 2 \
-    --machines 2 --link-rate 1gbit --out "$SCRATCH/noroot" > /dev/null 2> "$SCRATCH/noroot.err"
-  code=$?
-  set -e
-  if [[ $code == 126 || $code == 127 ]]; then
-    echo "SKIP (no-root part): nobody cannot run $HARNESS here"
-  else
-    [[ $code == 2 ]] || fail "not root: exit $code: $(cat "$SCRATCH/noroot.err")"
-    [[ "$(cat "$SCRATCH/noroot.err")" == "error: --machines: emulated networks need root (network namespaces, veth pairs and tc qdiscs)" ]] ||
-      fail "not root: $(cat "$SCRATCH/noroot.err")"
-    [[ ! -e "$SCRATCH/noroot" ]] || fail "a refused run wrote its folder"
-  fi
-fi
-
-# Options that need machines, and machines that do not divide the ranks.
-set +e
-"$HARNESS" profile comm --world 3 --machines 2 --out "$SCRATCH/x" >/dev/null 2>"$SCRATCH/err"; c1=$?
-"$HARNESS" profile comm --link-rate 1gbit --out "$SCRATCH/x" >/dev/null 2>"$SCRATCH/err2"; c2=$?
-"$HARNESS" profile comm --machines 2 --link-rate 1gb --out "$SCRATCH/x" >/dev/null 2>"$SCRATCH/err3"; c3=$?
-set -e
-[[ $c1 == 2 && "$(cat "$SCRATCH/err")" == "error: --machines 2: does not divide --world 3" ]] || fail "world 3: $(cat "$SCRATCH/err")"
-[[ $c2 == 2 && "$(cat "$SCRATCH/err2")" == "error: --link-*: need --machines 2 or more (the ranks' machines)" ]] || fail "no machines: $(cat "$SCRATCH/err2")"
-[[ $c3 == 2 ]] && expect_contains "$(cat "$SCRATCH/err3")" "error: --link-rate: '1gb' is not a rate like 100mbit"
-[[ ! -e "$SCRATCH/x" ]] || fail "bad options wrote a folder"
 echo "ok"
