@@ -210,6 +210,7 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
     request.network = &network->plan();
     std::cout << describe_network_plan(network->plan());
   }
+  request.c10d_reference = true;  // the all-reduce's check against plain c10d (printed below)
   const CommMeasurement measured = measure_comm(request, sizes, out, rank_program);
   if (measured.exit_code != 0) return measured.exit_code;
   const auto rows = comm_rows(measured.raw);

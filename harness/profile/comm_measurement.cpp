@@ -24,7 +24,8 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request,
     measurements.insert(measurements.end(),
                         {"--ops", phase.ops, "--sizes", join(size_text, ","), "--iterations",
                          std::to_string(phase.iterations), "--warmup", std::to_string(phase.warmup),
-                         "--out", (phase.out / "comm-raw.json").string()});
+                         "--out", (phase.out / "comm-raw.json").string(), "--reference",
+                         phase.c10d_reference ? "on" : "off"});
   }
   const int port = pick_free_port();
   const std::string key = new_rendezvous_key();
@@ -90,7 +91,8 @@ CommSeries measure_comm_phases(const CommRequest& request, const std::vector<Com
 
 CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
                              const fs::path& out, RankProgram& rank_program) {
-  const CommPhase phase{request.ops, sizes, request.iterations, request.warmup, out};
+  const CommPhase phase{request.ops,    sizes, request.iterations,
+                        request.warmup, out,   request.c10d_reference};
   CommSeries series = measure_comm_phases(request, {phase}, out, rank_program);
   if (series.exit_code != 0) return {nlohmann::json(), series.exit_code};
   return {std::move(series.raw.front()), 0};
@@ -105,6 +107,7 @@ CommMeasurement measure_intra_machine(const CommRequest& cluster_request, int ra
   request.world = ranks_per_machine;
   request.ops = "sendrecv,allreduce";
   request.network = &machine0;
+  request.c10d_reference = false;  // only the fits are read
   return measure_comm(request, sizes, out, rank_program);
 }
 

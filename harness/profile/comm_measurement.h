@@ -25,6 +25,8 @@ struct CommRequest {
   // An emulated cluster built for the measurement (harness/emulation/emulated_network.h):
   // each rank runs in its machine's namespace and binds Gloo to its address; null: loopback.
   const NetworkPlan* network = nullptr;
+  // As CommPhase's: plain c10d's all-reduce timed beside this communicator's.
+  bool c10d_reference = false;
 };
 
 struct CommMeasurement {
@@ -45,6 +47,9 @@ struct CommPhase {
   int iterations = 3;
   int warmup = 1;
   std::filesystem::path out;
+  // Its all-reduce iterations alternated with plain c10d's (comm-raw.json `reference`): what
+  // `harness profile comm` compares its communicator with. Off, the all-reduce takes half the time.
+  bool c10d_reference = false;
 };
 
 struct CommSeries {

@@ -62,10 +62,14 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   // Point to point one way at a time (ping-pong: a pipeline's activations), and the
   // all-reduce. Three iterations after one, so that each size's median sets aside one
   // iteration another process slowed (a loaded CI machine: two took a 2 Gbit/s all-reduce
-  // 25% low); the ping-pong times eight transfers in each. All in one launch of the ranks.
+  // 25% low); the ping-pong times eight transfers in each. The all-reduce alone (without
+  // plain c10d's beside it, `harness profile comm`'s check: 9.9 -> 8.4 s a probe at 100 Mbit/s)
+  // after two untimed ones (with c10d's between them its timed ones came later). Measured alike
+  // at 100 Mbit/s, ten probes each: 86.2-91.9 Mbit/s (median 90.4) with c10d's, 87.7-91.9
+  // (89.9) without. All in one launch of the ranks.
   std::vector<CommPhase> phases = {
       {"pingpong", bandwidth_sizes(shape.inter_machine), 3, 1, out / "bandwidth"},
-      {"allreduce", allreduce_sizes(shape.inter_machine), 3, 1, out / "allreduce"},
+      {"allreduce", allreduce_sizes(shape.inter_machine), 3, 2, out / "allreduce"},
       {"pingpong", kLatencySizes, 5, 1, out / "latency"}};
   if (shape.inter_machine.rate_bits_per_s) {
     phases.push_back(

@@ -31,6 +31,10 @@ struct Measurement {
   std::vector<int64_t> sizes;
   int iterations = 20, warmup = 5;
   std::string out;
+  // Whether its all-reduce iterations alternate with plain c10d's (`reference` in comm-raw.json):
+  // `harness profile comm` prints the two side by side; a probe that only fits the link leaves
+  // it off, which halves its all-reduce's time.
+  bool reference = true;
 };
 
 struct Args {
@@ -63,6 +67,10 @@ bool read_measurement_flag(Measurement& m, const std::string& flag, const std::s
     m.warmup = std::stoi(value);
   } else if (flag == "--out") {
     m.out = value;
+  } else if (flag == "--reference") {
+    if (value != "on" && value != "off")
+      throw std::invalid_argument("comm-worker: --reference: '" + value + "' is not on or off");
+    m.reference = value == "on";
   } else {
     return false;
   }
@@ -235,9 +243,9 @@ void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::T
   }
 }
 
-// The measurement `m`, its all-reduce iterations alternating with the reference group's; rank 0
-// writes its comm-raw.json.
-void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo& reference_group) {
+// The measurement `m`, its all-reduce iterations alternating with the reference group's where it
+// asks for them (then `reference_group` is not null); rank 0 writes its comm-raw.json.
+void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* reference_group) {
   json entries = json::array();
   json reference = json::array();
   for (const auto& op : m.ops) {
@@ -247,7 +255,7 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo& r
       at::Tensor other = torch::empty(
           {(op == "allgather" || op == "reducescatter") ? elements / comm.world_size() : elements});
       if (op == "allgather") other.fill_(1);
-      const bool with_reference = op == "allreduce";
+      const bool with_reference = op == "allreduce" && m.reference;
       std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
       comm.barrier();
       std::vector<double> times, cpu_times, reference_times;
@@ -272,7 +280,7 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo& r
       auto timed_reference = [&](int i) {
         comm.barrier();
         const auto t0 = Clock::now();
-        reference_group.allreduce(reference_tensors)->wait();
+        reference_group->allreduce(reference_tensors)->wait();
         const double ms = ms_since(t0);
         if (i >= m.warmup) reference_times.push_back(ms);
       };
@@ -325,13 +333,18 @@ int run(const Args& a) {
 
   // The reference: a ProcessGroupGloo of its own (plain c10d, not this communicator). For
   // all-reduce its iterations alternate with the profiler's, so that both see the same load.
-  auto prefixed = c10::make_intrusive<c10d::PrefixStore>("reference", store);
-  auto reference_options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(600));
-  reference_options->devices.push_back(
-      c10d::ProcessGroupGloo::createDeviceForHostname(a.gloo_host));
-  c10d::ProcessGroupGloo reference_group(prefixed, a.rank, a.world_size, reference_options);
-
-  for (const Measurement& m : a.measurements) measure(m, *comm, reference_group);
+  // Connected only where a measurement asks for it.
+  std::unique_ptr<c10d::ProcessGroupGloo> reference_group;
+  if (std::any_of(a.measurements.begin(), a.measurements.end(),
+                  [](const Measurement& m) { return m.reference; })) {
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("reference", store);
+    auto reference_options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(600));
+    reference_options->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForHostname(a.gloo_host));
+    reference_group =
+        std::make_unique<c10d::ProcessGroupGloo>(prefixed, a.rank, a.world_size, reference_options);
+  }
+  for (const Measurement& m : a.measurements) measure(m, *comm, reference_group.get());
   return 0;
 }
 

@@ -166,6 +166,12 @@ assert [l["inter_machine_configured"]["rate_bits_per_s"] for l in links] == [1e8
 # the all-reduce never above it (the link is shaped) and, as it leans on the CPU that other
 # tests share here, at least 60% of it at 2 Gbit/s; at 100 Mbit/s at least 80% (it is measured
 # up to 4 MiB, which crosses a slow shaped link at 0.89-0.91 of its rate here).
+# The probe times its all-reduce alone (plain c10d's beside it is `harness profile comm`'s check,
+# not the link's figure), each size after two untimed ones.
+probes = sorted(glob.glob(study + "/links/link*/allreduce/comm-raw.json"))
+assert len(probes) == 2, probes
+for raw in map(json.load, map(open, probes)):
+    assert raw["reference"] == [] and raw["warmup"] == 2 and raw["iterations"] == 3, raw
 for link in links:
     configured = link["inter_machine_configured"]["rate_bits_per_s"]
     measured = link["inter_machine_measured"]

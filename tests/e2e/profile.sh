@@ -178,25 +178,36 @@ PY
 [[ -s "$SCRATCH/comm/topology.yaml" ]] || fail "no topology.yaml"
 # Several measurements in one launch of the ranks (how a study probes its emulated links): each
 # after `--then` keeps the last one's flags but --out and changes those it names; each file
-# holds only its own ops, sizes and iteration counts.
+# holds only its own ops, sizes and iteration counts, and plain c10d's all-reduce beside the
+# profiler's unless `--reference off` (what a study's probe says: it reads only the fits).
 RANK_PROGRAM="$(dirname "$HARNESS")/harness-rank"
 port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 for r in 0 1; do
   "$RANK_PROGRAM" comm-worker --rank $r --world-size 2 --master-addr 127.0.0.1 --master-port "$port" \
     --ops pingpong --sizes 8,4096 --iterations 3 --warmup 1 --out "$SCRATCH/series1.json" \
     --then --ops allreduce --sizes 1024 --out "$SCRATCH/series2.json" \
-    --then --iterations 2 --out "$SCRATCH/series3.json" > "$SCRATCH/series$r.log" 2>&1 &
+    --then --iterations 2 --out "$SCRATCH/series3.json" \
+    --then --reference off --out "$SCRATCH/series4.json" > "$SCRATCH/series$r.log" 2>&1 &
 done
 wait || fail "comm-worker series: $(cat "$SCRATCH"/series?.log)"
 "$PY" - "$SCRATCH" <<'PY'
 import json, sys
 def read(n): return json.load(open(f"{sys.argv[1]}/series{n}.json"))
 def shape(raw): return [(e["op"], e["bytes"], len(e["times_ms"])) for e in raw["entries"]]
-one, two, three = read(1), read(2), read(3)
+one, two, three, four = read(1), read(2), read(3), read(4)
 assert shape(one) == [("pingpong", 8, 3), ("pingpong", 4096, 3)] and one["reference"] == [], one
 assert shape(two) == [("allreduce", 1024, 3)] and len(two["reference"]) == 1, two
 assert shape(three) == [("allreduce", 1024, 2)] and (three["iterations"], three["warmup"]) == (2, 1), three
+assert len(three["reference"]) == 1 and len(three["reference"][0]["times_ms"]) == 2, three
+assert shape(four) == [("allreduce", 1024, 2)] and four["reference"] == [], four
 PY
+set +e
+"$RANK_PROGRAM" comm-worker --rank 0 --world-size 2 --ops allreduce --sizes 8 --reference maybe \
+  --out "$SCRATCH/x.json" > /dev/null 2> "$SCRATCH/reference.err"
+code=$?
+set -e
+[[ $code == 1 && "$(cat "$SCRATCH/reference.err")" == "harness comm-worker: comm-worker: --reference: 'maybe' is not on or off" ]] ||
+  fail "--reference maybe: exit $code: $(cat "$SCRATCH/reference.err")"
 set +e
 "$RANK_PROGRAM" comm-worker --rank 0 --world-size 2 --ops allreduce --sizes 8 --out "$SCRATCH/x.json" \
   --then --ops pingpong > /dev/null 2> "$SCRATCH/series.err"
