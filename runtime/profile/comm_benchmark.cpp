@@ -69,7 +69,7 @@ bool read_measurement_flag(Measurement& m, const std::string& flag, const std::s
     m.out = value;
   } else if (flag == "--reference") {
     if (value != "on" && value != "off")
-      throw std::invalid_argument("comm-worker: --reference: '" + value + "' is not on or off");
+      throw std::invalid_argument("--reference: '" + value + "' is not on or off");
     m.reference = value == "on";
   } else {
     return false;

@@ -206,7 +206,7 @@ set +e
   --out "$SCRATCH/x.json" > /dev/null 2> "$SCRATCH/reference.err"
 code=$?
 set -e
-[[ $code == 1 && "$(cat "$SCRATCH/reference.err")" == "harness comm-worker: comm-worker: --reference: 'maybe' is not on or off" ]] ||
+[[ $code == 1 && "$(cat "$SCRATCH/reference.err")" == "harness comm-worker: --reference: 'maybe' is not on or off" ]] ||
   fail "--reference maybe: exit $code: $(cat "$SCRATCH/reference.err")"
 set +e
 "$RANK_PROGRAM" comm-worker --rank 0 --world-size 2 --ops allreduce --sizes 8 --out "$SCRATCH/x.json" \
