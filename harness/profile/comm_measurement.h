@@ -40,7 +40,7 @@ CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64
                              const std::filesystem::path& out, RankProgram& rank_program);
 
 // One of several measurements made by one launch of the ranks (one set of connections): its ops
-// over its sizes, timed as the request's `iterations` after `warmup` say; comm-raw.json in `out`.
+// over its sizes, `iterations` timed after `warmup` untimed; comm-raw.json in `out`.
 struct CommPhase {
   std::string ops;
   std::vector<int64_t> sizes;

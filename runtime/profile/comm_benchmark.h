@@ -16,8 +16,9 @@ namespace runtime {
 // --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W --out FILE (written by rank 0);
 // then, for each further measurement in the same process, `--then` and the flags among --ops,
 // --sizes, --iterations, --warmup it changes, with its own --out.
-// Also times a plain c10d ProcessGroupGloo all-reduce (its own process group) over the same
-// sizes, its iterations alternating with the profiler's, as an independent reference.
+// Unless a measurement says `--reference off`, also times a plain c10d ProcessGroupGloo
+// all-reduce (its own process group) over the same sizes, its iterations alternating with the
+// profiler's, as an independent reference (the group is connected only if one asks for it).
 int comm_benchmark_main(const std::vector<std::string>& args);
 
 }  // namespace runtime

@@ -16,7 +16,8 @@ set +e
 set -e
 [[ $c1 == 2 && "$(cat "$SCRATCH/err")" == "error: --machines 2: does not divide --world 3" ]] || fail "world 3: $(cat "$SCRATCH/err")"
 [[ $c2 == 2 && "$(cat "$SCRATCH/err2")" == "error: --link-*: need --machines 2 or more (the ranks' machines)" ]] || fail "no machines: $(cat "$SCRATCH/err2")"
-[[ $c3 == 2 ]] && expect_contains "$(cat "$SCRATCH/err3")" "error: --link-rate: '1gb' is not a rate like 100mbit"
+[[ $c3 == 2 ]] || fail "--link-rate 1gb: exit $c3: $(cat "$SCRATCH/err3")"
+expect_contains "$(cat "$SCRATCH/err3")" "error: --link-rate: '1gb' is not a rate like 100mbit"
 [[ ! -e "$SCRATCH/x" ]] || fail "bad options wrote a folder"
 
 set +e
@@ -109,7 +110,7 @@ sleep 2
 kill -9 "$victim"
 wait "$victim" 2>/dev/null || true
 sleep 1
-if pgrep -f "long-results" > /dev/null; then fail "ranks outlived the killed harness"; fi
+if pgrep -f "$SCRATCH/long-results" > /dev/null; then fail "ranks outlived the killed harness"; fi
 ip netns list | grep -q "^harness-$victim-" || fail "expected the killed harness's namespaces"
 "$HARNESS" profile comm --world 2 --machines 2 --link-rate 1gbit --ops allreduce --sizes 1M \
   --iterations 1 --warmup 0 --out "$SCRATCH/after" > /dev/null 2>&1 || fail "the next run failed"
@@ -120,13 +121,13 @@ if ip netns list | grep -q "^harness-$victim-"; then fail "the next run left the
 runner=$!
 # Its training ranks, after the link's probe (whose ranks are comm-workers, not workers).
 for _ in $(seq 1 300); do
-  pgrep -f "^$HARNESS_RANK worker .*long-results" > /dev/null && break
+  pgrep -f "^$HARNESS_RANK worker .*$SCRATCH/long-results" > /dev/null && break
   sleep 0.1
 done
-pgrep -f "^$HARNESS_RANK worker .*long-results" > /dev/null ||
+pgrep -f "^$HARNESS_RANK worker .*$SCRATCH/long-results" > /dev/null ||
   fail "the run's ranks never started: $(tail -3 "$SCRATCH/long2.log")"
 sleep 1
-pkill -9 -f "^$HARNESS_RANK worker .*long-results" || fail "no rank to kill"
+pkill -9 -f "^$HARNESS_RANK worker .*$SCRATCH/long-results" || fail "no rank to kill"
 set +e; wait "$runner"; code=$?; set -e
 [[ $code == 1 ]] || fail "killed ranks: harness exit $code (want 1): $(tail -3 "$SCRATCH/long2.log")"
 if ip netns list | grep -q "^harness-$runner-"; then fail "a failed run left its namespaces"; fi
