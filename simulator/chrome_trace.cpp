@@ -19,6 +19,8 @@ runtime::TraceCategory compute_category(TaskCategory category) {
       return runtime::TraceCategory::kBackward;
     case TaskCategory::kAllReduce:
       return runtime::TraceCategory::kAllReduce;
+    case TaskCategory::kSendCall:
+      return runtime::TraceCategory::kSend;
     default:
       return runtime::TraceCategory::kStep;
   }
@@ -52,6 +54,12 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
         if (task.category == TaskCategory::kBucketCopy) {
           args["bucket"] = task.bucket;
           add("bucket copy " + std::to_string(task.bucket), category, t, args);
+        } else if (task.category == TaskCategory::kSendCall) {
+          // Only a call that wrote its message took time (engine.cpp); the rest are markers.
+          if (iteration.times.end[t] <= iteration.times.start[t]) break;
+          args["bytes"] = task.bytes;
+          args["peer"] = task.peer;
+          add("send call" + mb, category, t, args);
         } else {
           add(runtime::category_name(category) + mb, category, t, args);
         }

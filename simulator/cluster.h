@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simulator/network.h"
@@ -97,6 +98,14 @@ struct ClusterConfig {
   // sent after 10 ms of idling took 0.09 ms one way where back-to-back ones took 0.03 ms.
   double inter_burst_latency_s = -1.0;
   double inter_burst_bandwidth = 0.0;
+  // What a send call across machines holds its rank's thread for when its receive is already
+  // posted, so that the call writes the message itself (simulator/engine.cpp), by message size:
+  // {bytes, seconds} pairs in ascending bytes, linear between them and flat beyond; empty: free
+  // (GPUs: a send is a kernel launch). The link probe's `burst` ping-pong times its initiator's
+  // send calls, each after the link and the thread idled as a pipeline stage's do between sends:
+  // 0.09-0.16 ms below an emulated link's token bucket at every rate (0.01-0.02 ms back to back),
+  // and at 300 Mbit/s 0.38 ms for 64 KiB, twice the bucket.
+  std::vector<std::pair<double, double>> inter_send_call;
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).
@@ -153,6 +162,9 @@ class Cluster {
     return latency +
            (config_.inter_burst_bandwidth > 0 ? bytes / config_.inter_burst_bandwidth : 0.0);
   }
+  // A send call that writes its own message of `bytes` from src to dst
+  // (ClusterConfig::inter_send_call; inside a machine: unmeasured, free).
+  double send_call_seconds(int src, int dst, double bytes) const;
   // One reducer pass over `bytes` (ClusterConfig::bucket_copy_*); 0 when not modelled.
   double bucket_copy_seconds(double bytes) const {
     return config_.bucket_copy_bandwidth > 0

@@ -126,8 +126,10 @@ class Engine {
     switch (task.kind) {
       case TaskKind::kCompute: {
         const LinkUse& cpu = cpu_use_[cluster_.machine_of(task.rank)];
-        const double seconds = task.seconds * after_idle_ratio(task);
-        if (cpu.link < 0) {
+        const double seconds = task.category == TaskCategory::kSendCall
+                                   ? send_call_seconds(task)
+                                   : task.seconds * after_idle_ratio(task);
+        if (cpu.link < 0 || seconds <= 0) {
           queue_.push(now_ + seconds, EventType::kComputeDone, id);
         } else {
           network_.start(now_, seconds * cpu.scale, &cpu, 1, cpu.scale,
@@ -150,6 +152,17 @@ class Engine {
         }
         break;
     }
+  }
+
+  // A send call writes its transfer's bytes on the calling thread when the transfer leaves at
+  // once, its receive posted (Gloo's TCP pair writes into the socket there, and an emulated
+  // link's kernel path runs on that thread too); otherwise it only queues the transfer, which
+  // the pair's own thread writes when the receiver's "ready" arrives. The transfer is its
+  // maker's successor before the call is, so it has started by now if it could.
+  double send_call_seconds(const Task& call) const {
+    return times_.start[call.transfer] >= 0
+               ? cluster_.send_call_seconds(call.rank, call.peer, call.bytes)
+               : 0.0;
   }
 
   // A rank's compute stream idles from the end of one compute task to the start of the next

@@ -6,6 +6,7 @@
 #include <array>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace harness::simulator {
 
@@ -102,7 +103,9 @@ namespace {
 // The activations a stage's replica sends down after each forward and the gradients it sends
 // up after each backward, split over the next (previous) stage's replicas by the real
 // hand-over mapping; each transfer depends on the compute that made it and feeds the one that
-// needs it. ids[s][replica][micro_batch]: the compute tasks of pass 1.
+// needs it, and its send call follows that compute on the sender's stream (the executor sends
+// an action's output before its next action). ids[s][replica][micro_batch]: the compute tasks
+// of pass 1.
 //
 // Point-to-point is a rendezvous, not an eager send: Gloo's TCP pair writes a message only once
 // the receiver has posted its receive (the sender announces it and waits for the receiver's
@@ -133,14 +136,26 @@ std::vector<std::vector<int>> add_stage_transfers(
           &orders[s][j - 1];
     }
   }
+  // The last task of an action on its rank's stream: its compute, or the last send call after it
+  // (the executor sends an action's outputs before it posts the next action's receive).
+  std::unordered_map<int, int> action_end;
   const auto posted_after = [&](int s, int i, bool forward, int k) {
     const runtime::PipelineAction* before = previous[s][forward ? 0 : 1][k];
     if (before == nullptr) return -1;
-    return (before->kind == runtime::PipelineAction::Kind::kForward
-                ? forward_id
-                : backward_id)[s][i][before->micro_batch];
+    const int compute = (before->kind == runtime::PipelineAction::Kind::kForward
+                             ? forward_id
+                             : backward_id)[s][i][before->micro_batch];
+    const auto end = action_end.find(compute);
+    return end == action_end.end() ? compute : end->second;
   };
-  // Transfer t may start once its receiver (replica i of stage s) has posted the receive.
+  // Transfer t may start once its receiver (replica i of stage s) has posted the receive; added
+  // once every send call exists.
+  struct Receive {
+    int transfer, stage, replica;
+    bool forward;
+    int micro_batch;
+  };
+  std::vector<Receive> receives;
   const auto after_receive_posted = [&](int t, int s, int i, bool forward, int k) {
     const int posted = posted_after(s, i, forward, k);
     if (ready_notices) {
@@ -169,7 +184,8 @@ std::vector<std::vector<int>> add_stage_transfers(
             const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
             sent[rank].push_back(t);
             graph.depend(t, forward_id[s][i][k]);
-            after_receive_posted(t, s + 1, h.to, true, k);
+            action_end[forward_id[s][i][k]] = graph.add_send_call(t, forward_id[s][i][k]);
+            receives.push_back({t, s + 1, h.to, true, k});
             graph.depend(forward_id[s + 1][h.to][k], t);
           }
         } else if (!forward && s > 0) {
@@ -179,13 +195,16 @@ std::vector<std::vector<int>> add_stage_transfers(
             const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
             sent[rank].push_back(t);
             graph.depend(t, backward_id[s][i][k]);
-            after_receive_posted(t, s - 1, h.from, false, k);
+            action_end[backward_id[s][i][k]] = graph.add_send_call(t, backward_id[s][i][k]);
+            receives.push_back({t, s - 1, h.from, false, k});
             graph.depend(backward_id[s - 1][h.from][k], t);
           }
         }
       }
     }
   }
+  for (const Receive& r : receives)
+    after_receive_posted(r.transfer, r.stage, r.replica, r.forward, r.micro_batch);
   return sent;
 }
 

@@ -1,5 +1,6 @@
 #include "simulator/task_graph.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -63,6 +64,32 @@ int TaskGraph::add_transfer(int src, int dst, double bytes, int micro_batch) {
   }
   const int id = add(task);
   queues_[task.send_channel].push_back(id);
+  return id;
+}
+
+int TaskGraph::add_send_call(int transfer, int made_by) {
+  const Task& sent = tasks_.at(transfer);
+  const Task& maker = tasks_.at(made_by);
+  if (sent.kind != TaskKind::kTransfer || maker.kind != TaskKind::kCompute ||
+      maker.rank != sent.rank) {
+    throw std::invalid_argument("a send call follows its sender's compute and issues a transfer");
+  }
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.category = TaskCategory::kSendCall;
+  task.rank = sent.rank;
+  task.peer = sent.peer;
+  task.bytes = sent.bytes;
+  task.micro_batch = sent.micro_batch;
+  task.transfer = transfer;
+  const int id = add(task);
+  std::vector<int>& queue = queues_[compute_resource(task.rank)];
+  auto at = std::find(queue.begin(), queue.end(), made_by);
+  if (at == queue.end()) throw std::logic_error("a compute task outside its rank's queue");
+  for (++at; at != queue.end() && tasks_[*at].category == TaskCategory::kSendCall; ++at) {
+  }
+  queue.insert(at, id);
+  depend(id, made_by);
   return id;
 }
 

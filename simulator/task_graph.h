@@ -25,13 +25,16 @@ enum class TaskKind : std::uint8_t { kCompute, kTransfer, kCollective, kReadyNot
 // Trace categories (the trace contract: forward, backward, step, send/recv, allreduce).
 // kBucketCopy: the gradient reducer's host-side passes over a bucket (copy in, scale, copy
 // out), on the compute stream; it counts as backward time, as the real ranks' timers see it.
+// kSendCall: a rank's send call of one transfer, on its compute stream right after the
+// compute that made the data (TaskGraph::add_send_call).
 enum class TaskCategory : std::uint8_t {
   kForward,
   kBackward,
   kStep,
   kTransfer,
   kAllReduce,
-  kBucketCopy
+  kBucketCopy,
+  kSendCall
 };
 
 struct Task {
@@ -47,6 +50,7 @@ struct Task {
   int bucket = -1;        // collective, bucket copy: bucket or stage, for the trace
   int send_channel = -1;  // transfer: the resource queue it waits in (TaskGraph::send_resource)
   int after_idle = -1;    // forward, backward: its curve (TaskGraph::after_idle_curves), -1: none
+  int transfer = -1;      // send call: the transfer it issues
 };
 
 class TaskGraph {
@@ -57,6 +61,11 @@ class TaskGraph {
   int add_compute(int rank, TaskCategory category, double seconds, int micro_batch = -1,
                   int bucket = -1);
   int add_transfer(int src, int dst, double bytes, int micro_batch = -1);
+  // The sender's call that issues `transfer`, on its compute stream right after `made_by` (the
+  // compute that made the data; after the calls already placed there, in order), depending on
+  // it. Its cost is decided when it starts (simulator/engine.cpp): the transfer's bytes go
+  // into the socket on the calling thread only if the receiver has posted its receive by then.
+  int add_send_call(int transfer, int made_by);
   // The notice `receiver` sends `sender` when it posts the receive of one transfer.
   int add_ready_notice(int receiver, int sender, int micro_batch = -1);
   int add_group(std::vector<int> ranks);  // distinct ranks, in ring order

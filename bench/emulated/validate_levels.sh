@@ -308,6 +308,9 @@ def simulate(real, n, link, label):
     # 2026-11-27, later): its latency after the link idled and the host's path below the bucket.
     burst_latency = link["inter_machine_measured"].get("burst_latency_us")
     burst_bandwidth = (link["inter_machine_measured"].get("burst_bits_per_s") or 0) / 8
+    # What a send call holds its thread for when it writes its own message, the probe's `burst`
+    # initiator's calls (recorded since 2026-11-28); SEND_CALL=0 leaves it out (the model before).
+    send_call = link["inter_machine_measured"].get("send_call_us")
     point_id = point_id_of(real, label)
     # Where the simulation shares a host's cores among its machines (4x1, planner: the spec's
     # cluster.machines_per_host), the host has the cores the run's machine had (env.json): 2
@@ -342,6 +345,8 @@ def simulate(real, n, link, label):
                 command += ["--set", f"simulate.cluster.inter_burst_latency_us={burst_latency}"]
                 if burst_bandwidth > 0:
                     command += ["--set", f"simulate.cluster.inter_burst_bandwidth={burst_bandwidth}"]
+            if send_call is not None and os.environ.get("SEND_CALL") != "0":
+                command += ["--set", f"simulate.cluster.inter_send_call_us={send_call}"]
             # Compute after a wait (profile.json after_idle, measured with the profiles since
             # 2026-11-27): not with COMPUTE=runs, whose stage times already hold it; AFTER_IDLE=0
             # leaves it out (the model before).

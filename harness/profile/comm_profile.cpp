@@ -1,5 +1,6 @@
 #include "harness/profile/comm_profile.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -106,6 +107,9 @@ std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
       for (double ms : times) row.wall_ms_total += ms;
       for (double ms : entry.at("cpu_ms").get<std::vector<double>>()) row.cpu_ms_total += ms;
       if (row.wall_ms_total > 0) row.cpu_cores = row.cpu_ms_total / row.wall_ms_total;
+    }
+    if (entry.contains("send_call_ms")) {
+      row.send_call_p50_ms = summarize(entry.at("send_call_ms").get<std::vector<double>>()).p50;
     }
     rows.push_back(row);
   }
@@ -269,6 +273,11 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
     link.burst_latency_us = row->p50_ms * 1e3;
     link.burst_bytes_per_s = fitted_bandwidth(fits, "burst");
   }
+  for (const auto& row : rows) {
+    if (row.op == "burst" && row.send_call_p50_ms)
+      link.send_call_us.emplace_back(row.bytes, *row.send_call_p50_ms * 1e3);
+  }
+  std::sort(link.send_call_us.begin(), link.send_call_us.end());
   return link;
 }
 
@@ -282,7 +291,9 @@ nlohmann::json to_json(const MeasuredLink& link) {
                                                : nlohmann::json()},
           {"burst_latency_us",
            link.burst_latency_us ? nlohmann::json(*link.burst_latency_us) : nlohmann::json()},
-          {"burst_bits_per_s", link.burst_bytes_per_s * 8}};
+          {"burst_bits_per_s", link.burst_bytes_per_s * 8},
+          {"send_call_us",
+           link.send_call_us.empty() ? nlohmann::json() : nlohmann::json(link.send_call_us)}};
 }
 
 nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/emulation/network_plan.h"
@@ -35,6 +36,10 @@ struct CommRow {
   // busy while the op runs (on CPU, Gloo's threads; 1 = a whole core). 0: not measured.
   double cpu_cores = 0;
   double wall_ms_total = 0, cpu_ms_total = 0;
+  // Ping-pong and burst: the p50 of the initiator's send calls alone (from the call to its
+  // return, the receive posted); unset where the comm-worker did not time them (before
+  // 2026-11-28).
+  std::optional<double> send_call_p50_ms;
 };
 
 struct CommFit {
@@ -110,6 +115,9 @@ struct MeasuredLink {
   // op was not measured (an unshaped link has no bucket).
   std::optional<double> burst_latency_us;
   double burst_bytes_per_s = 0;
+  // What the burst's send call held its thread for, by size ({bytes, us}, ascending): the
+  // simulator's inter_send_call_us. Empty where not measured.
+  std::vector<std::pair<int64_t, double>> send_call_us;
 };
 MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows,
                            const std::vector<CommFit>& intra_fits = {});

@@ -1,5 +1,6 @@
 #include "harness/spec/simulate_spec.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,31 @@ constexpr const char* kSection = "simulate";
 std::optional<double> optional_positive(MapReader& r, const std::string& key) {
   if (!r.has(key)) return std::nullopt;
   return r.get_double(key, std::nullopt, 0.0);
+}
+
+// cluster.inter_send_call_us: [[bytes, microseconds], ...], sizes ascending, nothing negative
+// (the link probe's `send_call_us`, as env.json writes it).
+std::vector<std::pair<double, double>> read_send_calls(MapReader& cluster) {
+  const std::string key = "inter_send_call_us";
+  std::vector<std::pair<double, double>> calls;
+  const YAML::Node node = cluster.child(key);
+  if (!node || node.IsNull()) return calls;
+  const char* shape = "must be a list of [bytes, microseconds] pairs, bytes ascending";
+  if (!node.IsSequence()) cluster.fail(node, key, shape);
+  for (const YAML::Node& pair : node) {
+    double bytes = -1, us = -1;
+    try {
+      if (pair.IsSequence() && pair.size() == 2)
+        bytes = pair[0].as<double>(), us = pair[1].as<double>();
+    } catch (const YAML::Exception&) {
+    }
+    if (!(bytes >= 0) || !(us >= 0) || !std::isfinite(bytes) || !std::isfinite(us) ||
+        (!calls.empty() && !(bytes > calls.back().first))) {
+      cluster.fail(pair, key, shape);
+    }
+    calls.emplace_back(bytes, us);
+  }
+  return calls;
 }
 
 // What `harness profile layers` wrote beside the graph file (profile.json): the optimizer
@@ -168,6 +194,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
       p.cluster.inter_burst_latency_us = cluster.get_double("inter_burst_latency_us", 0.0, -1e-300);
     }
     p.cluster.inter_burst_bandwidth = optional_positive(cluster, "inter_burst_bandwidth");
+    p.cluster.inter_send_call_us = read_send_calls(cluster);
     p.cluster.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);
     if (cluster.has("comm_cores_per_rank")) {
       p.cluster.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);
@@ -377,6 +404,7 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.inter_burst_bytes",
                                                  "cluster.inter_burst_latency_us",
                                                  "cluster.inter_burst_bandwidth",
+                                                 "cluster.inter_send_call_us",
                                                  "cluster.cpu_cores",
                                                  "cluster.machines_per_host",
                                                  "cluster.comm_cores_per_rank",

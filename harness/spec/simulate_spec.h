@@ -54,6 +54,10 @@ struct ClusterSettings {
   // What a burst from it costs: its latency (unset: inter_latency_us) and the host's own path
   // (unset: at once); the link probe's `burst` fit (simulator/cluster.h).
   std::optional<double> inter_burst_latency_us, inter_burst_bandwidth;
+  // What a send call across machines holds its thread for when it writes its own message (its
+  // receive posted): [bytes, microseconds] pairs, ascending; empty: free. The link probe's
+  // `send_call_us` (simulator/cluster.h).
+  std::vector<std::pair<double, double>> inter_send_call_us;
   double cpu_cores = 0;  // per host, shared by its CPU ranks' compute; 0: not modelled
   // Consecutive machines of one host, sharing its cpu_cores (emulated machines of one host).
   long long machines_per_host = 1;

@@ -39,6 +39,14 @@ namespace fs = std::filesystem;
 namespace sim = simulator;
 using nlohmann::json;
 
+// The send calls a run was simulated with, as the spec gives them: [[bytes, us], ...].
+json send_call_json(const sim::ClusterConfig& config) {
+  json calls = json::array();
+  for (const auto& [bytes, seconds] : config.inter_send_call)
+    calls.push_back({bytes, seconds * 1e6});
+  return calls;
+}
+
 // ---- inputs of one run ----------------------------------------------------------------------
 
 struct ProfiledComm {
@@ -181,6 +189,8 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.inter_burst_bytes = c.inter_burst_bytes;
   if (c.inter_burst_latency_us) config.inter_burst_latency_s = *c.inter_burst_latency_us * 1e-6;
   if (c.inter_burst_bandwidth) config.inter_burst_bandwidth = *c.inter_burst_bandwidth;
+  for (const auto& [bytes, us] : c.inter_send_call_us)
+    config.inter_send_call.emplace_back(bytes, us * 1e-6);
   config.cpu_cores_per_machine = c.cpu_cores;
   config.machines_per_host = static_cast<int>(c.machines_per_host);
   if (c.comm_cores_per_rank) config.comm_cores_per_rank = *c.comm_cores_per_rank;
@@ -506,7 +516,8 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
              cluster.config().inter_burst_latency_s >= 0
                  ? nlohmann::json(cluster.config().inter_burst_latency_s * 1e6)
                  : nlohmann::json()},
-            {"inter_burst_bandwidth", cluster.config().inter_burst_bandwidth}}},
+            {"inter_burst_bandwidth", cluster.config().inter_burst_bandwidth},
+            {"inter_send_call_us", send_call_json(cluster.config())}}},
           {"run",
            {{"iterations", p.run.iterations},
             {"seed", p.run.seed},

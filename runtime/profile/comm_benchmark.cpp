@@ -139,6 +139,11 @@ int64_t elements_for(const std::string& op, int64_t bytes, int world) {
 
 struct OneWay {
   double wall_ms = 0, cpu_ms = 0;
+  // The initiator's send call alone, from the call to its return (not the transfer's end): what
+  // a rank's thread spends writing a message whose receive is posted. Gloo's TCP pair writes
+  // it into the socket on the calling thread, and on an emulated link the kernel's path through
+  // the link runs there too. 0 on the other ranks.
+  double send_call_ms = 0;
 };
 
 // Round trips a ping-pong times per operation (after one untimed trip): enough that the
@@ -163,14 +168,17 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
   const bool initiator = r == 0;
   const int partner = initiator ? half : 0;
   constexpr int kTag = 11;
-  double wall_ms = 0, cpu_ms = 0;
+  double wall_ms = 0, cpu_ms = 0, send_call_ms = 0;
   std::unique_ptr<CommWork> receive = comm.recv(other, partner, kTag);
   for (int trip = 0; trip <= kPingPongRoundTrips; ++trip) {
     if (initiator && idle.count() > 0) std::this_thread::sleep_for(idle);
     const auto start = Clock::now();
     const double cpu_start = process_cpu_ms();
     if (initiator) {
-      comm.send(buffer, partner, kTag)->wait();
+      const auto call = Clock::now();
+      std::unique_ptr<CommWork> sent = comm.send(buffer, partner, kTag);
+      if (trip > 0) send_call_ms += ms_since(call);
+      sent->wait();
       receive->wait();
       if (trip < kPingPongRoundTrips) receive = comm.recv(other, partner, kTag);
     } else {
@@ -186,7 +194,8 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
     if (trip > 0) cpu_ms += process_cpu_ms() - cpu_start;
   }
   const double one_way = 2.0 * kPingPongRoundTrips;
-  return {wall_ms / one_way, cpu_ms / one_way};
+  return {wall_ms / one_way, cpu_ms / one_way,
+          initiator ? send_call_ms / kPingPongRoundTrips : 0.0};
 }
 
 // The idle wait before a `burst` round trip: an emulated link's bucket (1 ms of its rate, at
@@ -258,7 +267,7 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* r
       const bool with_reference = op == "allreduce" && m.reference;
       std::vector<at::Tensor> reference_tensors{torch::ones({elements})};
       comm.barrier();
-      std::vector<double> times, cpu_times, reference_times;
+      std::vector<double> times, cpu_times, send_call_times, reference_times;
       // Every timed operation starts right after a barrier, so no rank's clock includes
       // waiting for a peer that is still finishing the previous one (at small sizes that skew
       // would dominate what is measured).
@@ -271,6 +280,7 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* r
           const OneWay one_way = pingpong_one_way(
               comm, buffer, other, op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
           ms = one_way.wall_ms, cpu = one_way.cpu_ms;
+          if (i >= m.warmup) send_call_times.push_back(one_way.send_call_ms);
         } else {
           run_op(op, comm, buffer, other);
           ms = ms_since(t0), cpu = process_cpu_ms() - cpu0;
@@ -294,11 +304,14 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* r
         }
       }
       const auto rank_times = gather_times(comm, times);
-      entries.push_back({{"op", op},
-                         {"bytes", elements * 4},
-                         {"times_ms", slowest_rank(rank_times)},
-                         {"rank_times_ms", rank_times},
-                         {"cpu_ms", cpu_times}});
+      json entry = {{"op", op},
+                    {"bytes", elements * 4},
+                    {"times_ms", slowest_rank(rank_times)},
+                    {"rank_times_ms", rank_times},
+                    {"cpu_ms", cpu_times}};
+      // Rank 0, which writes the file, is the ping-pong's initiator: its own send calls.
+      if (!send_call_times.empty()) entry["send_call_ms"] = send_call_times;
+      entries.push_back(std::move(entry));
       if (with_reference) {
         const auto reference_rank_times = gather_times(comm, reference_times);
         reference.push_back({{"op", op},

@@ -137,7 +137,7 @@ expect_contains "$dry" "tbf rate 100000kbit"
 [[ ! -e "$SCRATCH/results" ]] || fail "--dry-run wrote results"
 "$HARNESS" run "$SCRATCH/spec.yaml" > "$SCRATCH/log" 2>&1 || fail "emulated run: $(tail -5 "$SCRATCH/log")"
 "$PY" - "$(ls -d "$SCRATCH"/results/emulated/*/)" <<'PY'
-import glob, json, sys
+import glob, json, os, sys
 study = sys.argv[1]
 summary = json.load(open(study + "/summary.json"))
 def p50(system, rate):
@@ -185,6 +185,23 @@ for link in links:
     assert 0 < measured["burst_latency_us"] < 2000, link
     burst_rate = measured["burst_bits_per_s"]
     assert burst_rate == 0 or burst_rate > configured, link
+    # What the burst's send call held its thread for, by size: the burst's three sizes and twice
+    # and eight times the bucket (their own phase, send_call/), each call tens of microseconds
+    # to a few milliseconds; the call returns before its message has crossed, so beyond the
+    # bucket it is shorter than the one-way time, which the bucket's rate bounds from below.
+    bucket = link["inter_machine_configured"]["token_bucket_bytes"]
+    calls = measured["send_call_us"]
+    sizes = [size for size, _ in calls]
+    assert sizes == sorted(sizes) and len(sizes) == 5, calls
+    assert sizes[3:] == [bucket * 2 // 4 * 4, bucket * 8 // 4 * 4], (calls, bucket)
+    assert all(0 < us < 5000 for _, us in calls), calls
+    folder = os.path.join(study, os.path.dirname(link["topology"]))
+    beyond = json.load(open(os.path.join(folder, "send_call", "comm-raw.json")))["entries"]
+    assert [e["bytes"] for e in beyond] == sizes[3:], beyond
+    for entry, (_, call_us) in zip(beyond, calls[3:]):
+        one_way_ms = sorted(entry["times_ms"])[1]
+        floor_ms = (entry["bytes"] - bucket) * 8 / configured * 1e3
+        assert one_way_ms >= 0.9 * floor_ms and call_us / 1e3 < one_way_ms, (entry, floor_ms, call_us)
 PY
 
 echo "ok"

@@ -212,6 +212,29 @@ TEST(Network, ABurstFromTheBucketLeavesAfterItsLatencyAtTheHostsPath) {
   EXPECT_NEAR(free_burst.end[c], 0.0005, 1e-9);
 }
 
+// What a send call that writes its own message costs (ClusterConfig::inter_send_call): linear
+// between the measured sizes, flat beyond them, free inside a machine; a table out of order or
+// with a negative entry is refused.
+TEST(Network, ASendCallCostsWhatItsSizeInterpolatesToAcrossMachinesOnly) {
+  ClusterConfig config;
+  config.gpus_per_machine = {2, 1};
+  config.inter_send_call = {{8, 100e-6}, {65536, 120e-6}, {262144, 440e-6}};
+  const Cluster cluster(config);
+  EXPECT_NEAR(cluster.send_call_seconds(0, 2, 0), 100e-6, 1e-15);
+  EXPECT_NEAR(cluster.send_call_seconds(0, 2, 8), 100e-6, 1e-15);
+  EXPECT_NEAR(cluster.send_call_seconds(2, 0, (8 + 65536) / 2.0), 110e-6, 1e-15);
+  EXPECT_NEAR(cluster.send_call_seconds(0, 2, 65536), 120e-6, 1e-15);
+  EXPECT_NEAR(cluster.send_call_seconds(0, 2, 65536 + 49152), 200e-6, 1e-15);  // a quarter on
+  EXPECT_NEAR(cluster.send_call_seconds(0, 2, 1e9), 440e-6, 1e-15);
+  EXPECT_EQ(cluster.send_call_seconds(0, 1, 65536), 0.0);  // the same machine
+  config.inter_send_call.clear();
+  EXPECT_EQ(Cluster(config).send_call_seconds(0, 2, 65536), 0.0);
+  config.inter_send_call = {{65536, 120e-6}, {8, 100e-6}};
+  EXPECT_THROW(Cluster{config}, std::invalid_argument);
+  config.inter_send_call = {{8, -1e-6}};
+  EXPECT_THROW(Cluster{config}, std::invalid_argument);
+}
+
 TEST(Network, FlowsOnDifferentLinksDoNotInterfere) {
   const Cluster cluster(machine(4));
   TaskGraph graph(4);

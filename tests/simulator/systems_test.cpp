@@ -1,6 +1,9 @@
 // Systems against closed forms: pipelines of equal stages, schedule orders, DDP buckets.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <vector>
+
 #include "simulator/chrome_trace.h"
 #include "simulator/collective.h"
 #include "simulator/data_parallel_system.h"
@@ -200,6 +203,63 @@ TEST(Pipeline, AReadyNoticeQueuesBehindTheSendsItsRankIssuedFirst) {
   // With one micro-batch nothing is in flight when a receive is posted: the notices change
   // nothing (6 ms, as ActivationTransfersDelayTheNextStage).
   EXPECT_NEAR(two_stages_of_one_ms(1, true).times.makespan, 6e-3, 1e-12);
+}
+
+// The send calls of a task graph, each with its duration, in the order their transfers were
+// added: {micro_batch, sender, seconds}.
+std::vector<std::array<double, 3>> send_calls(const SimulatedIteration& it) {
+  std::vector<std::array<double, 3>> calls;
+  for (size_t t = 0; t < it.graph.tasks().size(); ++t) {
+    const Task& task = it.graph.task(static_cast<int>(t));
+    if (task.category != TaskCategory::kSendCall) continue;
+    calls.push_back({static_cast<double>(task.micro_batch), static_cast<double>(task.rank),
+                     it.times.end[t] - it.times.start[t]});
+  }
+  return calls;
+}
+
+TEST(Pipeline, ASendCallWritingItsMessageHoldsItsRankBeforeItPostsTheNextReceive) {
+  // two_stages_of_one_ms(2) on two machines (their link 10 GB/s, no latency), every send call
+  // that writes its own message holding its thread 0.5 ms (ClusterConfig::inter_send_call).
+  // Stage 0 F0 0-1; activation 0 leaves at once (stage 1's F0 posts its receive at the start),
+  // so its call writes it: 1-1.5, and F1 1.5-2.5. Activation 1 waits for stage 1 to post its
+  // receive after B0, so its call only queues it (no time). Stage 1: F0 2-3, B0 3-4, gradient
+  // 0's call 4-4.5 (stage 0 posted after F1): stage 1 posts the receive of activation 1 at
+  // 4.5, not 4; activation 1 crosses 4.5-5.5, F1 5.5-6.5, B1 6.5-7.5, gradient 1's call
+  // 7.5-8 while it crosses 7.5-8.5 (stage 0 posted after B0, 5-6); stage 0's B1 8.5-9.5.
+  const LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
+  ClusterConfig config;
+  config.gpus_per_machine = {1, 1};
+  config.intra_bandwidth = config.inter_bandwidth = 10e9;
+  config.inter_p2p_bandwidth = 0;
+  config.intra_latency_s = config.inter_latency_s = 0;
+  config.inter_send_call = {{0.0, 0.5e-3}};
+  ComputeNoise none;
+  const PipelineSystem system = equal_stages(2, 1, 1, 2, PipelineSchedule::kDapple);
+  const SimulatedIteration it = simulate_pipeline(Cluster(config), costs, system, 2, none);
+  EXPECT_NEAR(it.times.makespan, 9.5e-3, 1e-12);
+  const int activation1 = transfer_of(it, 0, 1);
+  ASSERT_GE(activation1, 0);
+  EXPECT_NEAR(it.times.start[activation1], 4.5e-3, 1e-12);
+  const auto calls = send_calls(it);  // activations 0 and 1, then gradients 0 and 1
+  ASSERT_EQ(calls.size(), 4u);
+  const std::vector<std::array<double, 3>> expected = {
+      {0, 0, 0.5e-3}, {1, 0, 0.0}, {0, 1, 0.5e-3}, {1, 1, 0.5e-3}};
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i][0], expected[i][0]) << i;
+    EXPECT_EQ(calls[i][1], expected[i][1]) << i;
+    EXPECT_NEAR(calls[i][2], expected[i][2], 1e-12) << i;
+  }
+  // Free calls (the default): the 9 ms of ATransferWaitsForItsReceiverToPostTheReceive, across
+  // machines as inside one.
+  config.inter_send_call.clear();
+  EXPECT_NEAR(simulate_pipeline(Cluster(config), costs, system, 2, none).times.makespan, 9e-3,
+              1e-12);
+  // Inside one machine the calls are not measured and cost nothing.
+  ClusterConfig one_machine = idle_machine(2);
+  one_machine.inter_send_call = {{0.0, 0.5e-3}};
+  EXPECT_NEAR(simulate_pipeline(Cluster(one_machine), costs, system, 2, none).times.makespan, 9e-3,
+              1e-12);
 }
 
 TEST(Pipeline, DappleAndGpipeOrders) {

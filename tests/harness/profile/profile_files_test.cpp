@@ -205,6 +205,40 @@ TEST(CommProfile, MeasuredLinkLatencyIsTheSmallestPingPongsOneWayTime) {
   EXPECT_NEAR(json.at("p2p_bits_per_s").get<double>(), 8 * 3.0 * (1 << 20) / 0.252, 1e-2);
 }
 
+// The burst's send calls (comm-raw.json `send_call_ms`, the initiator's calls alone): each
+// size's p50, by size ascending whatever order the entries came in, for the simulator's
+// inter_send_call_us; rows without them (an older comm-worker) add nothing.
+TEST(CommProfile, MeasuredLinkCarriesTheBurstsSendCallsBySize) {
+  const nlohmann::json raw = {
+      {"world_size", 2},
+      {"entries",
+       {{{"op", "burst"},
+         {"bytes", 65536},
+         {"times_ms", {1.0, 1.1, 1.2}},
+         {"send_call_ms", {0.40, 0.38, 0.36}}},
+        {{"op", "burst"},
+         {"bytes", 8},
+         {"times_ms", {0.08, 0.09, 0.10}},
+         {"send_call_ms", {0.07, 0.09, 0.08}}},
+        {{"op", "burst"}, {"bytes", 16384}, {"times_ms", {0.10, 0.10, 0.10}}},
+        {{"op", "pingpong"},
+         {"bytes", 8},
+         {"times_ms", {0.03, 0.03, 0.03}},
+         {"send_call_ms", {0.01, 0.01, 0.01}}}}}};
+  const auto rows = harness::comm_rows(raw);
+  ASSERT_TRUE(rows[0].send_call_p50_ms);
+  EXPECT_NEAR(*rows[0].send_call_p50_ms, 0.38, 1e-12);
+  EXPECT_FALSE(rows[2].send_call_p50_ms);
+  const harness::MeasuredLink link = harness::measured_link({}, rows);
+  ASSERT_EQ(link.send_call_us.size(), 2u);  // the ping-pong's calls are not the burst's
+  EXPECT_EQ(link.send_call_us[0].first, 8);
+  EXPECT_NEAR(link.send_call_us[0].second, 80.0, 1e-9);
+  EXPECT_EQ(link.send_call_us[1].first, 65536);
+  EXPECT_NEAR(link.send_call_us[1].second, 380.0, 1e-9);
+  EXPECT_EQ(harness::to_json(link).at("send_call_us"),
+            nlohmann::json::parse("[[8, 80.0], [65536, 380.0]]"));
+}
+
 // The `burst` ping-pong (a message after its link idled): its smallest message's one-way time
 // is the burst latency, and its fit's bandwidth the host's path: 8 B in 0.09 ms, 16 KiB in
 // 0.10 ms, 32 KiB in 0.11 ms (p50s): 32,760 B more in 0.02 ms, 1.638 GB/s (the least squares
@@ -243,6 +277,7 @@ TEST(CommProfile, MeasuredLinkCarriesTheBurstAfterAnIdleLink) {
   EXPECT_FALSE(link.burst_latency_us);
   json = harness::to_json(link);
   EXPECT_TRUE(json.at("burst_latency_us").is_null());
+  EXPECT_TRUE(json.at("send_call_us").is_null());
   EXPECT_EQ(json.at("burst_bits_per_s").get<double>(), 0.0);
 }
 

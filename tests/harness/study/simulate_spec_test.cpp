@@ -416,6 +416,33 @@ TEST(SimulateSpec, ABurstFromTheBucketIsPricedFromTheSpec) {
   }
 }
 
+// cluster.inter_send_call_us (the link probe's `send_call_us`) reaches the engine: the same
+// 4-stage pipeline over 4 machines, every send call that writes its message now holding its
+// rank 1 ms, some of them before a receive the next transfer waits for; config.json carries
+// the pairs. A table that is not [bytes, us] pairs with sizes ascending is refused at its line.
+TEST(SimulateSpec, SendCallsArePricedFromTheSpec) {
+  std::map<std::string, double> p50;
+  for (const std::string calls : {"", ", inter_send_call_us: [[8, 1000], [65536, 1000]]"}) {
+    Study study;
+    const std::string text = four_machine_pipelines(study, "p2p_sends: one" + calls,
+                                                    /*with_2x2=*/false);
+    ASSERT_EQ(study.run(text), 0) << calls;
+    const json summary = parse_json(read_file(study.results() / "summary.json"));
+    p50[calls] = summary["points"][0]["systems"][0]["phases"]["iteration"]["p50"];
+    const json config =
+        parse_json(read_file(study.results() / "raw" / "p000" / "p4" / "rep0" / "config.json"));
+    EXPECT_EQ(config["cluster"]["inter_send_call_us"],
+              calls.empty() ? json::array() : json::parse("[[8.0, 1000.0], [65536.0, 1000.0]]"));
+  }
+  EXPECT_GT(p50.at(", inter_send_call_us: [[8, 1000], [65536, 1000]]"), p50.at("") + 2.0);
+  for (const std::string bad :
+       {"inter_send_call_us: 100", "inter_send_call_us: [[65536, 100], [8, 90]]",
+        "inter_send_call_us: [[8, -1]]", "inter_send_call_us: [[8]]",
+        "inter_send_call_us: [[8, fast]]"}) {
+    expect_cluster_key_refused(bad);
+  }
+}
+
 // Compute after a wait, from the stage profile's profile.json (`harness profile layers
 // --stages 0-1,2-3` measures each stage's forward and backward after idle gaps): a 2-stage
 // pipeline, one rank a stage on one machine, one micro-batch of 4 samples (batch 2 x world 2;
