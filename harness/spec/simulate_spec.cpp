@@ -404,7 +404,6 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.inter_burst_bytes",
                                                  "cluster.inter_burst_latency_us",
                                                  "cluster.inter_burst_bandwidth",
-                                                 "cluster.inter_send_call_us",
                                                  "cluster.cpu_cores",
                                                  "cluster.machines_per_host",
                                                  "cluster.comm_cores_per_rank",

@@ -183,7 +183,10 @@ class ClusterRanks : public RunLauncher {
     launch.commands = commands(attempt);
     launch.world_size = static_cast<int>(attempt.run.point->config.run.world_size);
     launch.directory = attempt.raw;
-    return launch_cluster(launch, limits, progress);
+    LaunchOutcome outcome = launch_cluster(launch, limits, progress);
+    std::error_code ignored;  // what the agent logged is in its ranks' streams already
+    fs::remove_all(torchrun_logs(attempt), ignored);
+    return outcome;
   }
   std::optional<RankFailure> collect(const RunAttempt& attempt, json&) override {
     return check_rank_results(attempt);
@@ -197,12 +200,18 @@ class ClusterRanks : public RunLauncher {
     if (attempt.network) return on_emulated_machines(attempt);
     std::vector<LaunchCommand> planned = plan_launch(
         options_.launcher, cluster_worker(attempt, options_), options_.hosts, ::geteuid() == 0);
-    // torchrun without hosts runs its one agent here: the build's own torchrun.
+    // torchrun without hosts runs its one agent here: the build's own torchrun. Its log folder
+    // goes in the run's folder, removed when the launch ends: by default torchrun makes one in
+    // the temp folder (/tmp/torchelastic_*) every launch and leaves it there.
     if (options_.launcher == LauncherKind::torchrun && options_.hosts.empty()) {
       planned.front().argv.front() = torchrun_program();
+      planned.front().argv.insert(planned.front().argv.begin() + 1,
+                                  "--log_dir=" + torchrun_logs(attempt).string());
     }
     return planned;
   }
+
+  static fs::path torchrun_logs(const RunAttempt& attempt) { return attempt.raw / "torchrun-logs"; }
 
   // Across emulated machines the machines are the hosts, each command runs on its machine
   // through `harness enter-machine`, and each machine sees the run's folder as an empty folder

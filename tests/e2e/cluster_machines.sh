@@ -143,7 +143,8 @@ check_results "$(ls -d "$SCRATCH"/results/mpirun_machines/*/)" "$harness" mpirun
 torchrun_bin=$(dirname "$("$HARNESS_RANK" version |
   "$PY" -c 'import json, sys; print(json.load(sys.stdin)["torch_python"])')")/torchrun
 if [[ ! -x $torchrun_bin ]] ||
-  ! timeout 60 "$torchrun_bin" --nnodes=1 --nproc_per_node=1 --no_python true >/dev/null 2>&1; then
+  ! TMPDIR="$SCRATCH" timeout 60 "$torchrun_bin" --nnodes=1 --nproc_per_node=1 --no_python true \
+    >/dev/null 2>&1; then
   echo "note: the build's torchrun ($torchrun_bin) cannot start here; the torchrun case is skipped"
 else
   "$HARNESS" run "$SCRATCH/spec.yaml" --launcher torchrun --set output="$SCRATCH/torchrun" \

@@ -109,11 +109,16 @@ expect_contains "$(cat "$SCRATCH/hand1.out")" "source=torchrun"
 torchrun_bin=$(dirname "$("$HARNESS_RANK" version | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["torch_python"])')")/torchrun
 if [[ ! -x $torchrun_bin ]]; then
   echo "note: no torchrun beside the build's torch; the real torchrun case is skipped"
-elif ! timeout 60 "$torchrun_bin" --nnodes=1 --nproc_per_node=1 --no_python true >/dev/null 2>&1; then
+elif ! TMPDIR="$SCRATCH" timeout 60 "$torchrun_bin" --nnodes=1 --nproc_per_node=1 --no_python true \
+  >/dev/null 2>&1; then
   echo "note: $torchrun_bin cannot start a trivial job here; the real torchrun case is skipped"
 else
-  "$HARNESS" run "$SCRATCH/spec.yaml" --launcher torchrun --set "output=$SCRATCH/torchrun" \
-    >"$SCRATCH/torchrun.out" 2>"$SCRATCH/torchrun.err" ||
+  # Its temp folder is the test's own, so that what torchrun leaves there can be seen: nothing,
+  # since the harness gives it a log folder in the run's folder and removes that at the end
+  # (torchrun's default, /tmp/torchelastic_<random>, stays behind after every launch).
+  mkdir "$SCRATCH/tmp"
+  TMPDIR="$SCRATCH/tmp" "$HARNESS" run "$SCRATCH/spec.yaml" --launcher torchrun \
+    --set "output=$SCRATCH/torchrun" >"$SCRATCH/torchrun.out" 2>"$SCRATCH/torchrun.err" ||
     fail "torchrun failed: $(tail -20 "$SCRATCH/torchrun.err")"
   TR=$(ls -d "$SCRATCH"/torchrun/launchers/*/)
   check_summary "$TR"
@@ -121,6 +126,10 @@ else
   [[ $(shape "$raw") == "$local_shape" ]] || fail "torchrun shape: $(shape "$raw")"
   expect_contains "$(cat "$raw/rank1.stdout")" "source=torchrun"
   expect_contains "$(cat "$raw/launcher.stdout")" "[default1]:"
+  [[ -z $(ls -A "$SCRATCH/tmp") ]] || fail "torchrun left in the temp folder: $(ls -A "$SCRATCH/tmp")"
+  [[ ! -e $raw/torchrun-logs ]] || fail "the torchrun log folder was not removed"
+  plan=$("$HARNESS" run "$SCRATCH/spec.yaml" --launcher torchrun --print-launch)
+  expect_contains "$plan" "torchrun --log_dir=RESULTS_DIR/raw/p000/overlap/rep0/torchrun-logs --nnodes=1"
 fi
 
 sleep 0.3
