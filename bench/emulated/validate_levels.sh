@@ -32,7 +32,7 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [COMPUTE=runs] [AFTER_IDLE=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [SEND_CALL=0] [COMPUTE=runs] [AFTER_IDLE=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # LEVELS runs only those of the study's bandwidths (its sweep's values, comma-separated).
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
@@ -44,6 +44,10 @@
 # and `burst_bits_per_s`: a message after the link idled, its latency and the host's own path;
 # simulate.cluster.inter_burst_latency_us and _bandwidth); BURST_COST=0 makes bursts free but
 # for the link's latency (the model before 2026-11-27), and runs recorded before then have none.
+# A pipeline stage's send call that writes its own message holds the stage for what the probe's
+# burst ping-pong measured its calls at, by size (env.json `send_call_us`,
+# simulate.cluster.inter_send_call_us; runs before 2026-11-28 have none); SEND_CALL=0 leaves
+# the calls free.
 # COMPUTE=runs (a diagnostic, not a prediction): every pipeline stage's layers scaled so that
 # they sum to what the run's own ranks computed at that point, per micro-batch (the median
 # iteration of pipeline_rank<r>.json): the schedule and the links checked alone, the profile's
