@@ -98,6 +98,10 @@ struct ClusterConfig {
   // sent after 10 ms of idling took 0.09 ms one way where back-to-back ones took 0.03 ms.
   double inter_burst_latency_s = -1.0;
   double inter_burst_bandwidth = 0.0;
+  // What a transfer longer than the bucket it found full takes beyond its burst and the rest at
+  // the link's rate (< 0: less), before the rest flows: the link probe's one-way times at twice
+  // and eight times the bucket less that model of them (16-152 us on this VM's links).
+  double inter_past_bucket_latency_s = 0.0;
   // What a send call across machines holds its rank's thread for when its receive is already
   // posted, so that the call writes the message itself (simulator/engine.cpp), by message size:
   // {bytes, seconds} pairs in ascending bytes, linear between them and flat beyond; empty: free
@@ -155,12 +159,16 @@ class Cluster {
     return same_machine(src, dst) ? 0.0 : config_.inter_p2p_bandwidth;
   }
   // From a transfer's start to the end of its burst of `bytes` from the bucket
-  // (ClusterConfig::inter_burst_*): its latency, then the burst at the host's path.
-  double burst_seconds(double bytes) const {
+  // (ClusterConfig::inter_burst_*): its latency, then the burst at the host's path; where
+  // `rest` bytes follow at the link's rate, what passing the bucket costs as well (never below
+  // the link's own latency).
+  double burst_seconds(double bytes, double rest = 0.0) const {
     const double latency = config_.inter_burst_latency_s >= 0 ? config_.inter_burst_latency_s
                                                               : config_.inter_latency_s;
-    return latency +
-           (config_.inter_burst_bandwidth > 0 ? bytes / config_.inter_burst_bandwidth : 0.0);
+    const double burst =
+        latency + (config_.inter_burst_bandwidth > 0 ? bytes / config_.inter_burst_bandwidth : 0.0);
+    return rest > 0 ? std::max(burst + config_.inter_past_bucket_latency_s, config_.inter_latency_s)
+                    : burst;
   }
   // A send call that writes its own message of `bytes` from src to dst
   // (ClusterConfig::inter_send_call; inside a machine: unmeasured, free).

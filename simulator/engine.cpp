@@ -257,8 +257,8 @@ class Engine {
                              ? buckets_.take(id, cluster_.machine_of(task.rank), task.bytes, now_)
                              : 0.0;
     progress_[id].rest = task.bytes - burst;
-    const double delay =
-        burst > 0 ? cluster_.burst_seconds(burst) : cluster_.latency(task.rank, task.peer);
+    const double delay = burst > 0 ? cluster_.burst_seconds(burst, progress_[id].rest)
+                                   : cluster_.latency(task.rank, task.peer);
     if (task.bytes <= 0 && delay <= 0) {
       queue_.push(now_, EventType::kTaskDone, id);
     } else {

@@ -32,7 +32,7 @@
 #       clock) and the plan it chose at that level; the simulation shares the host's cores.
 #
 # Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
-#        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [SEND_CALL=0] [COMPUTE=runs] [AFTER_IDLE=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
+#        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [PAST_BUCKET=0] [SEND_CALL=0] [COMPUTE=runs] [AFTER_IDLE=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # LEVELS runs only those of the study's bandwidths (its sweep's values, comma-separated).
 # REAL and PROFILES together simulate an earlier validation's runs again with its own
@@ -44,6 +44,9 @@
 # and `burst_bits_per_s`: a message after the link idled, its latency and the host's own path;
 # simulate.cluster.inter_burst_latency_us and _bandwidth); BURST_COST=0 makes bursts free but
 # for the link's latency (the model before 2026-11-27), and runs recorded before then have none.
+# A transfer longer than its bucket also takes what the probe's messages at twice and eight
+# times the bucket took beyond that model (env.json `past_bucket_latency_us`,
+# simulate.cluster.inter_past_bucket_latency_us; since 2026-11-28); PAST_BUCKET=0 leaves it out.
 # A pipeline stage's send call that writes its own message holds the stage for what the probe's
 # burst ping-pong measured its calls at, by size (env.json `send_call_us`,
 # simulate.cluster.inter_send_call_us; runs before 2026-11-28 have none); SEND_CALL=0 leaves
@@ -326,6 +329,9 @@ def simulate(real, n, link, label):
     # What a send call holds its thread for when it writes its own message, the probe's `burst`
     # initiator's calls (recorded since 2026-11-28); SEND_CALL=0 leaves it out (the model before).
     send_call = link["inter_machine_measured"].get("send_call_us")
+    # What a message longer than the bucket took beyond the burst model of it (recorded since
+    # 2026-11-28); PAST_BUCKET=0 leaves it out.
+    past_bucket = link["inter_machine_measured"].get("past_bucket_latency_us")
     point_id = point_id_of(real, label)
     # Where the simulation shares a host's cores among its machines (4x1, planner: the spec's
     # cluster.machines_per_host), the host has the cores the run's machine had (env.json): 2
@@ -360,6 +366,9 @@ def simulate(real, n, link, label):
                 command += ["--set", f"simulate.cluster.inter_burst_latency_us={burst_latency}"]
                 if burst_bandwidth > 0:
                     command += ["--set", f"simulate.cluster.inter_burst_bandwidth={burst_bandwidth}"]
+            if (burst_latency is not None and past_bucket is not None
+                    and os.environ.get("BURST_COST") != "0" and os.environ.get("PAST_BUCKET") != "0"):
+                command += ["--set", f"simulate.cluster.inter_past_bucket_latency_us={past_bucket}"]
             if send_call is not None and os.environ.get("SEND_CALL") != "0":
                 command += ["--set", f"simulate.cluster.inter_send_call_us={send_call}"]
             # Compute after a wait (profile.json after_idle, measured with the profiles since

@@ -281,6 +281,25 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
   return link;
 }
 
+std::optional<double> past_bucket_latency_us(const MeasuredLink& link,
+                                             const std::vector<CommRow>& rows,
+                                             double bucket_bytes) {
+  if (!link.burst_latency_us || !(link.p2p_bytes_per_s > 0)) return std::nullopt;
+  const double bucket_us =
+      link.burst_bytes_per_s > 0 ? bucket_bytes / link.burst_bytes_per_s * 1e6 : 0.0;
+  std::vector<double> past;
+  for (const auto& row : rows) {
+    if (row.op != "burst" || row.samples == 0 || !(static_cast<double>(row.bytes) > bucket_bytes))
+      continue;
+    const double model_us =
+        *link.burst_latency_us + bucket_us +
+        (static_cast<double>(row.bytes) - bucket_bytes) / link.p2p_bytes_per_s * 1e6;
+    past.push_back(row.p50_ms * 1e3 - model_us);
+  }
+  if (past.empty()) return std::nullopt;
+  return summarize(past).p50;
+}
+
 nlohmann::json to_json(const MeasuredLink& link) {
   return {{"p2p_bits_per_s", link.p2p_bytes_per_s * 8},
           {"allreduce_bus_bits_per_s", link.allreduce_bus_bytes_per_s * 8},
@@ -293,7 +312,10 @@ nlohmann::json to_json(const MeasuredLink& link) {
            link.burst_latency_us ? nlohmann::json(*link.burst_latency_us) : nlohmann::json()},
           {"burst_bits_per_s", link.burst_bytes_per_s * 8},
           {"send_call_us",
-           link.send_call_us.empty() ? nlohmann::json() : nlohmann::json(link.send_call_us)}};
+           link.send_call_us.empty() ? nlohmann::json() : nlohmann::json(link.send_call_us)},
+          {"past_bucket_latency_us", link.past_bucket_latency_us
+                                         ? nlohmann::json(*link.past_bucket_latency_us)
+                                         : nlohmann::json()}};
 }
 
 nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured) {

@@ -118,10 +118,21 @@ struct MeasuredLink {
   // What the burst's send call held its thread for, by size ({bytes, us}, ascending): the
   // simulator's inter_send_call_us. Empty where not measured.
   std::vector<std::pair<int64_t, double>> send_call_us;
+  // What a message longer than the bucket took beyond the burst model of it (the burst's
+  // latency and path for the bucket's bytes, the rest at p2p_bytes_per_s): the median over the
+  // sizes past the bucket (past_bucket_latency_us below), microseconds, negative where faster.
+  // The simulator's inter_past_bucket_latency_us. Unset where not measured.
+  std::optional<double> past_bucket_latency_us;
 };
 MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows,
                            const std::vector<CommFit>& intra_fits = {});
 nlohmann::json to_json(const MeasuredLink& link);
+
+// MeasuredLink::past_bucket_latency_us from `burst` rows of messages longer than a token bucket
+// of `bucket_bytes` (the others are left out), given the link's burst figures and p2p rate;
+// unset where there is no such row, no burst latency or no p2p rate.
+std::optional<double> past_bucket_latency_us(const MeasuredLink& link,
+                                             const std::vector<CommRow>& rows, double bucket_bytes);
 
 // An emulated cluster's machines and their link as configured and as measured: comm.json's
 // `emulated_cluster`, and each entry of a study's env.json `emulated_links`

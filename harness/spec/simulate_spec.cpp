@@ -195,6 +195,8 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     }
     p.cluster.inter_burst_bandwidth = optional_positive(cluster, "inter_burst_bandwidth");
     p.cluster.inter_send_call_us = read_send_calls(cluster);
+    p.cluster.inter_past_bucket_latency_us =
+        cluster.get_double("inter_past_bucket_latency_us", 0.0, -1e9);
     p.cluster.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);
     if (cluster.has("comm_cores_per_rank")) {
       p.cluster.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);

@@ -54,6 +54,9 @@ struct ClusterSettings {
   // What a burst from it costs: its latency (unset: inter_latency_us) and the host's own path
   // (unset: at once); the link probe's `burst` fit (simulator/cluster.h).
   std::optional<double> inter_burst_latency_us, inter_burst_bandwidth;
+  // What passing the bucket adds to a longer transfer, microseconds (may be negative); the link
+  // probe's `past_bucket_latency_us` (simulator/cluster.h).
+  double inter_past_bucket_latency_us = 0;
   // What a send call across machines holds its thread for when it writes its own message (its
   // receive posted): [bytes, microseconds] pairs, ascending; empty: free. The link probe's
   // `send_call_us` (simulator/cluster.h).

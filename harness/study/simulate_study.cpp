@@ -189,6 +189,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.inter_burst_bytes = c.inter_burst_bytes;
   if (c.inter_burst_latency_us) config.inter_burst_latency_s = *c.inter_burst_latency_us * 1e-6;
   if (c.inter_burst_bandwidth) config.inter_burst_bandwidth = *c.inter_burst_bandwidth;
+  config.inter_past_bucket_latency_s = c.inter_past_bucket_latency_us * 1e-6;
   for (const auto& [bytes, us] : c.inter_send_call_us)
     config.inter_send_call.emplace_back(bytes, us * 1e-6);
   config.cpu_cores_per_machine = c.cpu_cores;
@@ -517,6 +518,7 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
                  ? nlohmann::json(cluster.config().inter_burst_latency_s * 1e6)
                  : nlohmann::json()},
             {"inter_burst_bandwidth", cluster.config().inter_burst_bandwidth},
+            {"inter_past_bucket_latency_us", cluster.config().inter_past_bucket_latency_s * 1e6},
             {"inter_send_call_us", send_call_json(cluster.config())}}},
           {"run",
            {{"iterations", p.run.iterations},

@@ -239,6 +239,40 @@ TEST(CommProfile, MeasuredLinkCarriesTheBurstsSendCallsBySize) {
             nlohmann::json::parse("[[8, 80.0], [65536, 380.0]]"));
 }
 
+// What a message past the bucket took beyond the burst model of it: a link whose burst leaves
+// after 100 us at 1 GB/s and whose rate is 10 MB/s, a bucket of 10,000 B (10 us of burst).
+// 20,000 B in 1.25 ms against 100 + 10 + 1,000 us: +140 us; 80,000 B in 7.2 ms against
+// 100 + 10 + 7,000 us: +90 us; their median +115 us. The 8 B row is below the bucket and left
+// out; without the burst's latency or a p2p rate nothing is claimed.
+TEST(CommProfile, PastTheBucketIsWhatLongerMessagesTookBeyondTheBurstModel) {
+  const nlohmann::json raw = {
+      {"world_size", 2},
+      {"entries",
+       {{{"op", "burst"}, {"bytes", 8}, {"times_ms", {0.5, 0.5, 0.5}}},
+        {{"op", "burst"}, {"bytes", 20000}, {"times_ms", {1.2, 1.25, 1.3}}},
+        {{"op", "burst"}, {"bytes", 80000}, {"times_ms", {7.2, 7.1, 7.3}}}}}};
+  const auto rows = harness::comm_rows(raw);
+  harness::MeasuredLink link;
+  link.burst_latency_us = 100.0;
+  link.burst_bytes_per_s = 1e9;
+  link.p2p_bytes_per_s = 1e7;
+  const auto past = harness::past_bucket_latency_us(link, rows, 10000);
+  ASSERT_TRUE(past);
+  EXPECT_NEAR(*past, 115.0, 1e-6);
+  link.past_bucket_latency_us = past;
+  EXPECT_NEAR(harness::to_json(link).at("past_bucket_latency_us").get<double>(), 115.0, 1e-6);
+  // A burst path not resolved (0): the bucket's bytes cost nothing beyond the latency.
+  link.burst_bytes_per_s = 0;
+  EXPECT_NEAR(*harness::past_bucket_latency_us(link, rows, 10000), 125.0, 1e-6);
+  EXPECT_FALSE(harness::past_bucket_latency_us(link, rows, 1e6));  // no message past it
+  link.p2p_bytes_per_s = 0;
+  EXPECT_FALSE(harness::past_bucket_latency_us(link, rows, 10000));
+  link.p2p_bytes_per_s = 1e7;
+  link.burst_latency_us.reset();
+  EXPECT_FALSE(harness::past_bucket_latency_us(link, rows, 10000));
+  EXPECT_TRUE(harness::to_json(harness::MeasuredLink{}).at("past_bucket_latency_us").is_null());
+}
+
 // The `burst` ping-pong (a message after its link idled): its smallest message's one-way time
 // is the burst latency, and its fit's bandwidth the host's path: 8 B in 0.09 ms, 16 KiB in
 // 0.10 ms, 32 KiB in 0.11 ms (p50s): 32,760 B more in 0.02 ms, 1.638 GB/s (the least squares

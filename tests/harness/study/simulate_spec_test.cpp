@@ -443,6 +443,30 @@ TEST(SimulateSpec, SendCallsArePricedFromTheSpec) {
   }
 }
 
+// cluster.inter_past_bucket_latency_us (the link probe's `past_bucket_latency_us`) reaches the
+// engine: the 4-stage pipeline over 4 machines with a bucket of one byte, so that every
+// activation and gradient passes it, each then 1 ms later; config.json carries it. A value that
+// is not a number is refused at its line.
+TEST(SimulateSpec, PassingTheBucketIsPricedFromTheSpec) {
+  std::map<std::string, double> p50;
+  for (const std::string past : {"0", "1000"}) {
+    Study study;
+    const std::string text = four_machine_pipelines(
+        study,
+        "inter_burst_bytes: 1, inter_burst_latency_us: 0, inter_past_bucket_latency_us: " + past,
+        /*with_2x2=*/false);
+    ASSERT_EQ(study.run(text), 0) << past;
+    const json summary = parse_json(read_file(study.results() / "summary.json"));
+    p50[past] = summary["points"][0]["systems"][0]["phases"]["iteration"]["p50"];
+    const json config =
+        parse_json(read_file(study.results() / "raw" / "p000" / "p4" / "rep0" / "config.json"));
+    EXPECT_NEAR(config["cluster"]["inter_past_bucket_latency_us"].get<double>(), std::stod(past),
+                1e-9);
+  }
+  EXPECT_GT(p50.at("1000"), p50.at("0") + 3.0);
+  expect_cluster_key_refused("inter_past_bucket_latency_us: soon");
+}
+
 // Compute after a wait, from the stage profile's profile.json (`harness profile layers
 // --stages 0-1,2-3` measures each stage's forward and backward after idle gaps): a 2-stage
 // pipeline, one rank a stage on one machine, one micro-batch of 4 samples (batch 2 x world 2;
