@@ -98,7 +98,7 @@ struct ClusterConfig {
   // sent after 10 ms of idling took 0.09 ms one way where back-to-back ones took 0.03 ms.
   double inter_burst_latency_s = -1.0;
   double inter_burst_bandwidth = 0.0;
-  // What a transfer longer than the bucket it found full takes beyond its burst and the rest at
+  // What a transfer longer than the burst its bucket let through takes beyond it and the rest at
   // the link's rate (< 0: less), before the rest flows: the link probe's one-way times at twice
   // and eight times the bucket less that model of them (16-152 us on this VM's links).
   double inter_past_bucket_latency_s = 0.0;
