@@ -100,7 +100,7 @@ struct ClusterConfig {
   double inter_burst_bandwidth = 0.0;
   // What a transfer longer than the burst its bucket let through takes beyond it and the rest at
   // the link's rate (< 0: less), before the rest flows: the link probe's one-way times at twice
-  // and eight times the bucket less that model of them (16-152 us on this VM's links).
+  // and eight times the bucket less that model of them (-146 to +149 us on this VM's links).
   double inter_past_bucket_latency_s = 0.0;
   // What a send call across machines holds its rank's thread for when its receive is already
   // posted, so that the call writes the message itself (simulator/engine.cpp), by message size:
