@@ -160,15 +160,16 @@ class Cluster {
   }
   // From a transfer's start to the end of its burst of `bytes` from the bucket
   // (ClusterConfig::inter_burst_*): its latency, then the burst at the host's path; where
-  // `rest` bytes follow at the link's rate, what passing the bucket costs as well (never below
-  // the link's own latency).
+  // `rest` bytes follow at the link's rate, what passing the bucket costs as well (a negative
+  // figure never below the link's own latency, nor below the burst alone where that is less).
   double burst_seconds(double bytes, double rest = 0.0) const {
     const double latency = config_.inter_burst_latency_s >= 0 ? config_.inter_burst_latency_s
                                                               : config_.inter_latency_s;
     const double burst =
         latency + (config_.inter_burst_bandwidth > 0 ? bytes / config_.inter_burst_bandwidth : 0.0);
-    return rest > 0 ? std::max(burst + config_.inter_past_bucket_latency_s, config_.inter_latency_s)
-                    : burst;
+    const double past = rest > 0 ? config_.inter_past_bucket_latency_s : 0.0;
+    return past >= 0 ? burst + past
+                     : std::max(burst + past, std::min(burst, config_.inter_latency_s));
   }
   // A send call that writes its own message of `bytes` from src to dst
   // (ClusterConfig::inter_send_call; inside a machine: unmeasured, free).
