@@ -2,8 +2,9 @@
 # Fresh Debian 12 machine -> installed, built, and every test run, once per LibTorch in
 # HARNESS_LIBTORCH (default "debian pypi": Debian's 1.13 and PyPI's 2.11; scripts/libtorch.sh);
 # ctest prints its summary for each. The second LibTorch's pass leaves out the tests of the
-# programs and libraries that do not link LibTorch (label torch-free): the same binaries, built
-# from the same objects, already passed in the first.
+# programs and libraries that do not link LibTorch (label torch-free), among them the end-to-end
+# tests that start no rank (they run a harness with no harness-rank beside it): the same
+# binaries, built from the same sources, already passed in the first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/libtorch.sh
