@@ -366,9 +366,8 @@ def simulate(real, n, link, label):
                 command += ["--set", f"simulate.cluster.inter_burst_latency_us={burst_latency}"]
                 if burst_bandwidth > 0:
                     command += ["--set", f"simulate.cluster.inter_burst_bandwidth={burst_bandwidth}"]
-            if (burst_latency is not None and past_bucket is not None
-                    and os.environ.get("BURST_COST") != "0" and os.environ.get("PAST_BUCKET") != "0"):
-                command += ["--set", f"simulate.cluster.inter_past_bucket_latency_us={past_bucket}"]
+                if past_bucket is not None and os.environ.get("PAST_BUCKET") != "0":
+                    command += ["--set", f"simulate.cluster.inter_past_bucket_latency_us={past_bucket}"]
             if send_call is not None and os.environ.get("SEND_CALL") != "0":
                 command += ["--set", f"simulate.cluster.inter_send_call_us={send_call}"]
             # Compute after a wait (profile.json after_idle, measured with the profiles since
