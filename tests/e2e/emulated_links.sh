@@ -198,15 +198,16 @@ for link in links:
     folder = os.path.join(study, os.path.dirname(link["topology"]))
     beyond = json.load(open(os.path.join(folder, "send_call", "comm-raw.json")))["entries"]
     assert [e["bytes"] for e in beyond] == sizes[3:], beyond
-    for entry, (_, call_us) in zip(beyond, calls[3:]):
-        one_way_ms = sorted(entry["times_ms"])[1]
+    one_ways_ms = [sorted(e["times_ms"])[1] for e in beyond]  # the median of the three
+    for entry, one_way_ms, (_, call_us) in zip(beyond, one_ways_ms, calls[3:]):
         floor_ms = (entry["bytes"] - bucket) * 8 / configured * 1e3
         assert one_way_ms >= 0.9 * floor_ms and call_us / 1e3 < one_way_ms, (entry, floor_ms, call_us)
     # What those two took beyond the burst model of them (its latency and path for the bucket,
     # the rest at the measured rate), their median: recomputed here from the same files.
     bucket_us = bucket / (measured["burst_bits_per_s"] / 8) * 1e6 if measured["burst_bits_per_s"] else 0
-    past = [sorted(e["times_ms"])[1] * 1e3 - (measured["burst_latency_us"] + bucket_us +
-            (e["bytes"] - bucket) / (measured["p2p_bits_per_s"] / 8) * 1e6) for e in beyond]
+    past = [ms * 1e3 - (measured["burst_latency_us"] + bucket_us +
+            (e["bytes"] - bucket) / (measured["p2p_bits_per_s"] / 8) * 1e6)
+            for e, ms in zip(beyond, one_ways_ms)]
     assert abs(measured["past_bucket_latency_us"] - sum(past) / 2) < 1e-6 * max(1, abs(sum(past))), (measured, past)
     assert -2000 < measured["past_bucket_latency_us"] < 2000, measured
 PY
