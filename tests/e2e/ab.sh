@@ -14,22 +14,33 @@ ddp: {bucket_mb: 0.25}
 systems: [overlap]
 YAML
 
-# A/A: 4 rounds, the fewest that give an interval at alpha 0.05.
-out=$("$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$HARNESS" --rounds 4 \
-      --out "$SCRATCH/aa" 2>"$SCRATCH/aa.err") || fail "A/A exited $?: $(cat "$SCRATCH/aa.err")"
-expect_contains "$out" "ab: 4 round(s) of $SCRATCH/spec.yaml into $SCRATCH/aa"
-expect_contains "$out" "judged on 4 run(s) (base) and 4 run(s) (new)"
-expect_contains "$(cat "$SCRATCH/aa.err")" "ab: round 2/4: new "
-[[ $(ls -d "$SCRATCH"/aa/base/e2e_ab/*/ | wc -l) == 4 ]] || fail "base side: not 4 results folders"
-[[ $(ls -d "$SCRATCH"/aa/new/e2e_ab/*/ | wc -l) == 4 ]] || fail "new side: not 4 results folders"
-[[ $(ls "$SCRATCH"/aa/logs/ | wc -l) == 8 ]] || fail "not 8 logs: $(ls "$SCRATCH/aa/logs")"
+# A/A: a false alarm must be (nearly) impossible, whatever this machine's noise. These runs are
+# 12 iterations of ~1 ms, and their medians spread by a factor of up to 5 from run to run (PyPI's
+# 2.11 on 2 cores), so no threshold tells noise from change; only the order of the runs can. If
+# base and new are exchangeable, all of new's runs land above all of base's with probability
+# 1 / C(2R, R), and only then can the interval lie wholly above +5%. At R = 4 and alpha 0.05 that
+# is 1 in 70: 1 A/A in 20 cried regression on this VM (2026-11-28), and one CI run failed on it.
+# At R = 7 it is 1 in 3432; alpha 0.001 keeps the interval at the whole range of the 49 pairwise
+# differences (confidence 1 - 2/3432), which 7 rounds allow (6 would need alpha >= 2/924).
+out=$("$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$HARNESS" --rounds 7 \
+      --alpha 0.001 --out "$SCRATCH/aa" 2>"$SCRATCH/aa.err") ||
+  fail "A/A exited $?: $(cat "$SCRATCH/aa.err")
+$out"
+expect_contains "$out" "ab: 7 round(s) of $SCRATCH/spec.yaml into $SCRATCH/aa"
+expect_contains "$out" "judged on 7 run(s) (base) and 7 run(s) (new)"
+expect_contains "$(cat "$SCRATCH/aa.err")" "ab: round 2/7: new "
+[[ $(ls -d "$SCRATCH"/aa/base/e2e_ab/*/ | wc -l) == 7 ]] || fail "base side: not 7 results folders"
+[[ $(ls -d "$SCRATCH"/aa/new/e2e_ab/*/ | wc -l) == 7 ]] || fail "new side: not 7 results folders"
+[[ $(ls "$SCRATCH"/aa/logs/ | wc -l) == 14 ]] || fail "not 14 logs: $(ls "$SCRATCH/aa/logs")"
 [[ -s "$SCRATCH/aa/compare.md" ]] || fail "no compare.md"
 "$PY" - "$SCRATCH/aa/compare.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 row = next(r for r in report["rows"] if r["phase"] == "iteration")
-assert row["runs_base"] == 4 and row["runs_new"] == 4, row
-assert row["iterations_base"] == 4 * 2 * 12, row
+assert row["runs_base"] == 7 and row["runs_new"] == 7, row
+assert row["iterations_base"] == 7 * 2 * 12, row
+assert abs(row["confidence"] - (1 - 2 / 3432)) < 1e-12, row
+assert row["change_low_pct"] <= row["change_pct"] <= row["change_high_pct"], row
 assert row["verdict"] in ("no change", "unresolved", "below noise floor"), row
 assert report["exit_code"] == 0 and not report["regression"], report["verdict"]
 # The same build and spec: every exact counter is equal.
@@ -37,7 +48,7 @@ assert report["counters"] and all(c["verdict"] == "no change" for c in report["c
                                   if c["counter"] != "peak resident bytes per rank"), report["counters"]
 PY
 # The same side compared again by hand gives the same verdict line.
-"$HARNESS" compare "$SCRATCH/aa/base" "$SCRATCH/aa/new" >"$SCRATCH/again.md" || fail "compare: $?"
+"$HARNESS" compare --alpha 0.001 "$SCRATCH/aa/base" "$SCRATCH/aa/new" >"$SCRATCH/again.md" || fail "compare: $?"
 [[ "$(tail -n 1 "$SCRATCH/again.md")" == "$(tail -n 2 <<<"$out" | head -n 1)" ]] ||
   fail "compare and ab disagree: $(tail -n 1 "$SCRATCH/again.md")"
 
