@@ -2,9 +2,13 @@
 // seeded samples, and Google Benchmark JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <sstream>
+#include <tuple>
 
 #include "common/input_error.h"
 #include "common/json_file.h"
@@ -142,6 +146,43 @@ TEST(Compare, SameDistributionOfRunsNeverRegresses) {
     EXPECT_NE(row["verdict"], "improvement") << harness::json_text(row);
   }
   EXPECT_EQ(regressions, 0);
+}
+
+// The false alarms of few rounds, counted (the README's "1 in 70"; tests/e2e/ab.sh). Runs that
+// spread by a factor of e from run to run (lognormal, sigma 1: the e2e A/A's 12-iteration runs on
+// 2 cores spread by up to 5x), both sides from one distribution. At 4 runs a side and alpha 0.05
+// the interval spans all 16 pairwise differences, so a row is a regression exactly when the
+// fastest new run is over 5% slower than the slowest base run; at 7 runs and alpha 0.001 the same
+// over 49 differences. Such an order has chance 1 / C(8, 4) = 1/70 and 1 / C(14, 7) = 1/3432;
+// the 5% gap takes a little off (by simulation 0.86/70 and 0.76/3432 at this spread).
+TEST(Compare, FewRunsRaiseAFalseAlarmOnlyWhenEveryNewRunIsSlower) {
+  std::mt19937_64 random(20261128);
+  std::lognormal_distribution<double> run_level(0.0, 1.0);
+  const auto draw = [&](int runs) {
+    std::vector<double> values(runs);
+    for (double& v : values) v = run_level(random);
+    return values;
+  };
+  constexpr int kTrials = 20000;
+  for (const auto& [runs, alpha, orders] : {std::tuple{4, 0.05, 70.0}, {7, 0.001, 3432.0}}) {
+    harness::CompareOptions options;
+    options.alpha = alpha;
+    options.noise_floor = 0;
+    int regressions = 0;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      harness::SampleSet base{"default", "overlap", "iteration", draw(runs), 0};
+      harness::SampleSet candidate{"default", "overlap", "iteration", draw(runs), 0};
+      const bool ordered = *std::min_element(candidate.runs.begin(), candidate.runs.end()) >
+                           1.05 * *std::max_element(base.runs.begin(), base.runs.end());
+      const auto comparison = harness::compare_sample_sets({base}, {candidate}, options);
+      const bool regression = comparison.rows.at(0).verdict == harness::Verdict::regression;
+      ASSERT_EQ(regression, ordered) << runs << " runs, trial " << trial;
+      regressions += regression;
+    }
+    const double expected = kTrials / orders;  // at most, with no gap needed
+    EXPECT_LE(regressions, expected + 3 * std::sqrt(expected)) << runs << " runs";
+    EXPECT_GE(regressions, 0.6 * expected - 3 * std::sqrt(expected)) << runs << " runs";
+  }
 }
 
 TEST(Compare, OnlyTheIterationIsJudgedUnlessAsked) {
