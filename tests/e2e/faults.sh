@@ -41,24 +41,44 @@ counts = [p["systems"][0]["phases"].get("iteration", {}).get("count", 0) for p i
 assert counts == [8 if s == "complete" else 0 for s in want], counts
 PY
 }
-wait_for() {  # file text seconds
-  for _ in $(seq 1 $((${3} * 10))); do
-    grep -qF -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  fail "timed out waiting for '$2' in $1"
-}
 latest() { ls -dt "$SCRATCH"/results/faults/*/ | head -1; }
-# Prints p000's raw folder once rank 1 sits in its injected hang there.
-wait_for_hung_rank1() {
-  local raw=""
+# Where a run stands, for a failure message: the ranks' files, the harness's output, and each
+# process of the run with what its threads wait in (and its main thread's stack where gdb can
+# attach).
+run_state() {  # raw folder
+  local f p
+  for f in "$1"/rank*.std* "$1"/launcher*.std*; do
+    [[ -e $f ]] && { echo "--- $f"; tail -n 20 "$f"; }
+  done
+  echo "--- harness stdout"; tail -n 20 "$SCRATCH/out"
+  echo "--- harness stderr"; tail -n 20 "$SCRATCH/err"
+  for p in $(pgrep -f "$SCRATCH"); do
+    echo "--- process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-160)"
+    echo "    its threads wait in: $(for t in /proc/"$p"/task/*; do cat "$t/wchan"; echo; done |
+      sort | uniq -c | tr -s ' \n' ' ')"
+    if command -v gdb >/dev/null; then  # the main thread's stack: where the rank is
+      timeout 20 gdb -p "$p" -batch -ex "bt 12" 2>/dev/null | grep -E '^#' | cut -c1-200
+    fi
+  done
+} 2>&1
+# Prints p000's raw folder once rank 1 sits in its injected hang there; fails at once when the
+# harness ended first (the run failed before it got there), and after 30 s (within the spec's
+# stall timeout, so that the ranks are still there to be looked at) with the run's state.
+wait_for_hung_rank1() {  # harness pid
+  local harness_pid=$1 raw="" want="HARNESS_FAULT: injecting hang on rank 1"
   for _ in $(seq 1 300); do
-    raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p000/overlap/rep0 2>/dev/null || true)
-    [[ -n $raw ]] && break
+    [[ -z $raw ]] && raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p000/overlap/rep0 2>/dev/null || true)
+    if [[ -n $raw ]] && grep -qF -- "$want" "$raw/rank1.stderr" 2>/dev/null; then
+      echo "$raw"
+      return 0
+    fi
+    kill -0 "$harness_pid" 2>/dev/null ||
+      fail "the harness ended before rank 1 reached its injected hang in p000:
+$(run_state "$raw")"
     sleep 0.1
   done
-  wait_for "$raw/rank1.stderr" "HARNESS_FAULT: injecting hang on rank 1" 60
-  echo "$raw"
+  fail "rank 1 did not reach its injected hang in p000 within 30 s:
+$(run_state "$raw")"
 }
 
 # 1. kill -9 of rank 1 while it is inside point p000 (held there by an injected hang, so the
@@ -71,7 +91,7 @@ kill_case() {  # $1: launcher
     timeout 120 "$HARNESS" run "$SCRATCH/kill.yaml" --launcher "$launcher" \
     >"$SCRATCH/out" 2>"$SCRATCH/err" &
   local harness_pid=$!
-  local raw; raw=$(wait_for_hung_rank1)
+  local raw; raw=$(wait_for_hung_rank1 "$harness_pid")
   local victim; victim=$(pgrep -f "harness-rank worker .*--out $raw.*" | while read -r p; do
     grep -qE '^(RANK|OMPI_COMM_WORLD_RANK)=1$' <(tr '\0' '\n' < /proc/$p/environ) && echo "$p"; done | head -1)
   [[ -n $victim ]] || fail "$launcher: rank 1 not found"
@@ -102,7 +122,7 @@ spec "$SCRATCH/orphan.yaml" "stall_timeout_s: 60"
 HARNESS_FAULT="rank=1,kind=hang,iteration=2,run=p000/" \
   "$HARNESS" run "$SCRATCH/orphan.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err" &
 harness_pid=$!
-raw=$(wait_for_hung_rank1)
+raw=$(wait_for_hung_rank1 "$harness_pid")
 [[ $(pgrep -fc "harness-rank worker .*$SCRATCH") == 2 ]] || fail "harness SIGKILL: 2 ranks not running"
 kill -9 "$harness_pid"
 set +e; wait "$harness_pid" 2>/dev/null; set -e
