@@ -61,23 +61,23 @@ run_state() {  # raw folder
     fi
   done
 } 2>&1
-# Prints p000's raw folder once rank 1 sits in its injected hang there; fails at once when the
-# harness ended first (the run failed before it got there), and after 30 s (within the spec's
-# stall timeout, so that the ranks are still there to be looked at) with the run's state.
-wait_for_hung_rank1() {  # harness pid
-  local harness_pid=$1 raw="" want="HARNESS_FAULT: injecting hang on rank 1"
+# Prints the point's raw folder once rank 1 sits in its injected hang there; fails at once when
+# the harness ended first (the run failed before it got there), and after 30 s (within the
+# spec's stall timeout, so that the ranks are still there to be looked at) with the run's state.
+wait_for_hung_rank1() {  # harness pid, point
+  local harness_pid=$1 point=$2 raw="" want="HARNESS_FAULT: injecting hang on rank 1"
   for _ in $(seq 1 300); do
-    [[ -z $raw ]] && raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p000/overlap/rep0 2>/dev/null || true)
+    [[ -z $raw ]] && raw=$(ls -d "$SCRATCH"/results/faults/*/raw/"$point"/overlap/rep0 2>/dev/null || true)
     if [[ -n $raw ]] && grep -qF -- "$want" "$raw/rank1.stderr" 2>/dev/null; then
       echo "$raw"
       return 0
     fi
     kill -0 "$harness_pid" 2>/dev/null ||
-      fail "the harness ended before rank 1 reached its injected hang in p000:
+      fail "the harness ended before rank 1 reached its injected hang in $point:
 $(run_state "$raw")"
     sleep 0.1
   done
-  fail "rank 1 did not reach its injected hang in p000 within 30 s:
+  fail "rank 1 did not reach its injected hang in $point within 30 s:
 $(run_state "$raw")"
 }
 
@@ -91,7 +91,7 @@ kill_case() {  # $1: launcher
     timeout 120 "$HARNESS" run "$SCRATCH/kill.yaml" --launcher "$launcher" \
     >"$SCRATCH/out" 2>"$SCRATCH/err" &
   local harness_pid=$!
-  local raw; raw=$(wait_for_hung_rank1 "$harness_pid")
+  local raw; raw=$(wait_for_hung_rank1 "$harness_pid" p000)
   local victim; victim=$(pgrep -f "harness-rank worker .*--out $raw.*" | while read -r p; do
     grep -qE '^(RANK|OMPI_COMM_WORLD_RANK)=1$' <(tr '\0' '\n' < /proc/$p/environ) && echo "$p"; done | head -1)
   [[ -n $victim ]] || fail "$launcher: rank 1 not found"
@@ -122,7 +122,7 @@ spec "$SCRATCH/orphan.yaml" "stall_timeout_s: 60"
 HARNESS_FAULT="rank=1,kind=hang,iteration=2,run=p000/" \
   "$HARNESS" run "$SCRATCH/orphan.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err" &
 harness_pid=$!
-raw=$(wait_for_hung_rank1 "$harness_pid")
+raw=$(wait_for_hung_rank1 "$harness_pid" p000)
 [[ $(pgrep -fc "harness-rank worker .*$SCRATCH") == 2 ]] || fail "harness SIGKILL: 2 ranks not running"
 kill -9 "$harness_pid"
 set +e; wait "$harness_pid" 2>/dev/null; set -e
@@ -172,11 +172,7 @@ spec "$SCRATCH/resume.yaml" "stall_timeout_s: 60"
 HARNESS_FAULT="rank=1,kind=hang,iteration=2,run=p001/" \
   timeout 120 "$HARNESS" run "$SCRATCH/resume.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err" &
 harness_pid=$!
-for _ in $(seq 1 600); do
-  raw=$(ls -d "$SCRATCH"/results/faults/*/raw/p001/overlap/rep0 2>/dev/null || true)
-  [[ -n $raw ]] && grep -qF "injecting hang" "$raw/rank1.stderr" 2>/dev/null && break
-  sleep 0.1
-done
+wait_for_hung_rank1 "$harness_pid" p001 >/dev/null
 kill -INT "$harness_pid"
 set +e; wait "$harness_pid"; code=$?; set -e
 [[ $code == 130 ]] || fail "interrupt: exit $code (want 130): $(cat "$SCRATCH/err")"
