@@ -5,6 +5,7 @@
 #pragma once
 
 #include <c10/core/Allocator.h>
+#include <c10/core/ScalarType.h>
 
 #include <cstdlib>
 #include <type_traits>
@@ -40,5 +41,15 @@ inline void keep_flight_recorder_off() {
     setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0);
   }
 }
+
+// The CPU's autocast: its switch and the lower-precision dtype it casts to. LibTorch 2.4 gave
+// autocast's C++ API the device as an argument (is_autocast_enabled(at::kCPU); pytorch#124359)
+// and deprecated the per-device functions, the only ones 1.13 has (is_cpu_enabled). This is
+// the one difference decided by the version number (torch_compat.cpp): a function that a
+// version lacks cannot be named to find out. Defined there, so that this header stays free of
+// ATen's headers (the rank program's torch-free files include it).
+bool cpu_autocast_enabled();
+void set_cpu_autocast_enabled(bool enabled);
+void set_cpu_autocast_dtype(c10::ScalarType dtype);
 
 }  // namespace runtime::torch_compat

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "runtime/compat/torch_compat.h"
 #include "runtime/device/cuda_support.h"
 
 namespace runtime {
@@ -48,9 +49,9 @@ PrecisionScope::PrecisionScope(Precision precision, c10::DeviceType device) {
   if (on_cuda_) {
     was_enabled_ = cuda::set_bf16_autocast(true);
   } else {
-    was_enabled_ = at::autocast::is_cpu_enabled();
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    was_enabled_ = torch_compat::cpu_autocast_enabled();
+    torch_compat::set_cpu_autocast_dtype(at::kBFloat16);
+    torch_compat::set_cpu_autocast_enabled(true);
   }
   at::autocast::increment_nesting();
 }
@@ -62,7 +63,7 @@ PrecisionScope::~PrecisionScope() {
   if (on_cuda_) {
     cuda::set_bf16_autocast(was_enabled_);
   } else {
-    at::autocast::set_cpu_enabled(was_enabled_);
+    torch_compat::set_cpu_autocast_enabled(was_enabled_);
   }
 }
 

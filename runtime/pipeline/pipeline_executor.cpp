@@ -14,7 +14,9 @@
 
 namespace runtime {
 
-namespace {
+// Not in the anonymous namespace: PipelineStage::Impl, a class with linkage, holds one, which
+// GCC flags (-Wsubobject-linkage) where this file is compiled inside runtime's unity group.
+namespace pipeline_detail {
 
 // Follows this thread's allocations on one device through c10's memory-reporting hook (the
 // one the autograd profiler uses; the CPU allocator and CUDA's caching allocator both report
@@ -37,6 +39,10 @@ class AllocationTracker : public c10::MemoryReportingInfoBase {
   int64_t current_ = 0;
   int64_t peak_ = 0;
 };
+
+}  // namespace pipeline_detail
+
+namespace {
 
 double elapsed_ms(double start_us, double end_us) { return (end_us - start_us) / 1000.0; }
 
@@ -71,7 +77,7 @@ struct PipelineStage::Impl {
   std::vector<at::Tensor> parameters;
   std::vector<std::string> parameter_names;
   std::unique_ptr<GradientSync> reducer;
-  std::shared_ptr<AllocationTracker> tracker;
+  std::shared_ptr<pipeline_detail::AllocationTracker> tracker;
 
   std::vector<MoeFeedForwardImpl*> mixtures;  // of this stage's layers
 
@@ -113,7 +119,7 @@ struct PipelineStage::Impl {
         options(std::move(o)),
         world(w),
         replicas(r),
-        tracker(std::make_shared<AllocationTracker>(options.device.type())) {}
+        tracker(std::make_shared<pipeline_detail::AllocationTracker>(options.device.type())) {}
 
   bool first() const { return previous == nullptr; }
   bool last() const { return next == nullptr; }

@@ -3,10 +3,10 @@
 // scope restores fp32 computation; fp32 changes nothing.
 #include "runtime/models/precision.h"
 
-#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "runtime/compat/torch_compat.h"
 #include "runtime/device/cuda_support.h"
 
 namespace runtime {
@@ -32,7 +32,7 @@ TEST(Precision, Bf16ComputesInBfloat16WithFp32MasterWeights) {
   EXPECT_EQ(exact.scalar_type(), at::kFloat);
   EXPECT_TRUE(torch::allclose(output.to(at::kFloat), exact, 2e-2, 2e-2));
   EXPECT_FALSE(torch::equal(output.to(at::kFloat), exact));
-  EXPECT_FALSE(at::autocast::is_cpu_enabled());
+  EXPECT_FALSE(torch_compat::cpu_autocast_enabled());
 }
 
 TEST(Precision, Fp32ChangesNothingAndNamesParse) {
@@ -40,7 +40,7 @@ TEST(Precision, Fp32ChangesNothingAndNamesParse) {
   {
     const PrecisionScope scope(Precision::kFp32);
     EXPECT_EQ(layer->forward(torch::randn({1, 4})).scalar_type(), at::kFloat);
-    EXPECT_FALSE(at::autocast::is_cpu_enabled());
+    EXPECT_FALSE(torch_compat::cpu_autocast_enabled());
   }
   EXPECT_EQ(parse_precision("bf16"), Precision::kBf16);
   EXPECT_EQ(parse_precision("tf32"), Precision::kTf32);
@@ -92,7 +92,7 @@ TEST(Precision, TheGpuMathIsSetAndReadBack) {
   {
     const PrecisionScope scope(Precision::kBf16, c10::DeviceType::CUDA);
     EXPECT_TRUE(cuda::set_bf16_autocast(true));  // on inside the scope
-    EXPECT_FALSE(at::autocast::is_cpu_enabled());
+    EXPECT_FALSE(torch_compat::cpu_autocast_enabled());
   }
   EXPECT_FALSE(cuda::set_bf16_autocast(false));  // off again after it
 }
