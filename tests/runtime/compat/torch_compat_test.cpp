@@ -25,7 +25,9 @@ TEST(TorchCompat, CpuAutocastCastsToTheDtypeSetUntilSwitchedOff) {
         << error.what();
     refused = true;
   }
-  if (!refused) EXPECT_EQ(torch::mm(a, b).scalar_type(), at::kFloat);
+  if (!refused) {
+    EXPECT_EQ(torch::mm(a, b).scalar_type(), at::kFloat);
+  }
   torch_compat::set_cpu_autocast_dtype(at::kBFloat16);
   const torch::Tensor as_bf16 = torch::mm(a, b);
   torch_compat::set_cpu_autocast_enabled(false);
