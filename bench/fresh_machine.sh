@@ -17,8 +17,13 @@ work=${1:-$(mktemp -d /tmp/harness-fresh-XXXXXX)}
 root=$work/root
 mounted=()
 cleanup() {
-  local i
+  local i target
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[i]}" 2>/dev/null || true; done
+  # And what the run mounted inside, deepest first (iproute2 mounts the chroot's /run/netns when
+  # the tests' emulated machines add a network namespace).
+  findmnt -rn -o TARGET | grep -F "$root/" | sort -r | while read -r target; do
+    umount "$target" 2>/dev/null || true
+  done
   [[ ${KEEP:-0} == 1 ]] || rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
@@ -39,7 +44,10 @@ bind /dev "$root/dev"
 bind /dev/pts "$root/dev/pts"
 mount -t proc proc "$root/proc" && mounted+=("$root/proc")
 mount -t sysfs sys "$root/sys" && mounted+=("$root/sys")
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+cp /etc/resolv.conf /etc/hosts "$root/etc/"
+# The chroot uses this machine's network, so it trusts what this machine trusts: behind a proxy
+# that re-signs TLS, pip in the chroot refused PyPI's certificate (TEST=1, 2026-11-28).
+cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 
 # Inside: the README's commands, each phase's end stamped.
 chroot "$root" bash -c '
@@ -48,15 +56,15 @@ chroot "$root" bash -c '
   cd /root && stamp
   git clone -q /src main && cd main
   bash scripts/quickstart.sh > /root/quickstart.log 2>&1; stamp
+  # When the quickstart had configured and built (test.sh after it builds there again).
+  stat -c %.9Y build/build.ninja build/harness > /root/quickstart_files
   if [[ ${TEST:-0} == 1 ]]; then bash scripts/test.sh > /root/test.log 2>&1 || true; stamp; fi
 ' || { tail -20 "$root/root/quickstart.log"; exit 1; }
 python3 - "$root" <<'PY'
 import glob, os, sys
 root = sys.argv[1]
 stamps = [float(x) for x in open(f"{root}/root/stamps")]
-main = f"{root}/root/main"
-configured = os.path.getmtime(f"{main}/build/build.ninja")
-built = os.path.getmtime(f"{main}/build/harness")
+configured, built = (float(x) for x in open(f"{root}/root/quickstart_files"))
 start, tables = stamps[0], stamps[1]
 print(f"git clone to the quickstart's tables: {tables - start:.1f} s")
 print(f"  clone, packages (apt), cmake's configuration: {configured - start:.1f} s")
