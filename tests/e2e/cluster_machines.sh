@@ -60,20 +60,8 @@ set -e
 [[ $code == 2 && $(wc -l <"$SCRATCH/err") == 1 ]] || fail "shape-link --bandwidth fast: exit $code: $(cat "$SCRATCH/err")"
 expect_contains "$(cat "$SCRATCH/err")" "error: --bandwidth: 'fast' is not a rate like 100mbit or 1gbit"
 
-# What follows builds machines: where the kernel lacks the links' qdiscs, a probe says so in one
-# line (exit 2) and the rest is skipped (77), as in emulated_cluster.sh.
-set +e
-"$HARNESS" profile comm --world 2 --machines 2 --link-rate 300mbit --ops allreduce --sizes 1K \
-  --iterations 1 --warmup 0 --out "$SCRATCH/probe" >/dev/null 2>"$SCRATCH/err"
-code=$?
-set -e
-if [[ $code == 2 ]]; then
-  [[ $(wc -l <"$SCRATCH/err") == 1 ]] || fail "not one line: $(cat "$SCRATCH/err")"
-  expect_contains "$(cat "$SCRATCH/err")" "error: --machines: "
-  echo "SKIP: $(cat "$SCRATCH/err")"
-  exit 77
-fi
-[[ $code == 0 ]] || fail "a 300 Mbit/s probe: exit $code: $(cat "$SCRATCH/err")"
+# What follows builds machines: where the kernel lacks the links' qdiscs, skipped (77).
+skip_without_emulated_machines 300mbit
 
 # The harness killed outright (SIGKILL, no handler) while rank 1 hangs: mpirun dies with it
 # (a parent-death signal), the ranks with whoever started them (mpirun on machine 0, Open MPI's

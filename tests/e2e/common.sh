@@ -27,3 +27,20 @@ expect_refused() {  # spec want args...
     fail "exit $code for $*: $(cat "$SCRATCH/refused.err")"
   expect_contains "$(cat "$SCRATCH/refused.err")" "$want"
 }
+# Where this machine cannot build emulated machines (no root, no qdisc), skips the test (77) with
+# the one line (exit 2) a probe of two of them at RATE says why; fails if the probe fails else.
+skip_without_emulated_machines() {  # rate
+  local code
+  set +e
+  "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$1" --ops allreduce --sizes 1K \
+    --iterations 1 --warmup 0 --out "$SCRATCH/machines-probe" >/dev/null 2>"$SCRATCH/probe.err"
+  code=$?
+  set -e
+  if [[ $code == 2 ]]; then
+    [[ $(wc -l <"$SCRATCH/probe.err") == 1 ]] || fail "not one line: $(cat "$SCRATCH/probe.err")"
+    expect_contains "$(cat "$SCRATCH/probe.err")" "error: --machines: "
+    echo "SKIP: $(cat "$SCRATCH/probe.err")"
+    exit 77
+  fi
+  [[ $code == 0 ]] || fail "a probe of two machines at $1: exit $code: $(cat "$SCRATCH/probe.err")"
+}
