@@ -15,12 +15,10 @@ cd "$(dirname "$0")/.."
 command -v debootstrap >/dev/null || { echo "error: no debootstrap (apt install debootstrap)" >&2; exit 2; }
 work=${1:-$(mktemp -d /tmp/harness-fresh-XXXXXX)}
 root=$work/root
-mounted=()
 cleanup() {
-  local i target
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[i]}" 2>/dev/null || true; done
-  # And what the run mounted inside, deepest first (iproute2 mounts the chroot's /run/netns when
-  # the tests' emulated machines add a network namespace).
+  local target
+  # Every mount below the chroot, deepest first: this script's, and what the run mounted inside
+  # (iproute2 mounts the chroot's /run/netns when the tests' emulated machines add a namespace).
   findmnt -rn -o TARGET | grep -F "$root/" | sort -r | while read -r target; do
     umount "$target" 2>/dev/null || true
   done
@@ -30,7 +28,6 @@ trap cleanup EXIT
 bind() {  # source target [options]
   mkdir -p "$2"
   mount --bind "$1" "$2"
-  mounted+=("$2")
   [[ -z ${3:-} ]] || mount -o "remount,bind,$3" "$2"
 }
 
@@ -42,8 +39,8 @@ echo "minimal Debian 12 in $root: $(python3 -c "import sys; print(round($(date +
 bind "$PWD" "$root/src" ro
 bind /dev "$root/dev"
 bind /dev/pts "$root/dev/pts"
-mount -t proc proc "$root/proc" && mounted+=("$root/proc")
-mount -t sysfs sys "$root/sys" && mounted+=("$root/sys")
+mount -t proc proc "$root/proc"
+mount -t sysfs sys "$root/sys"
 cp /etc/resolv.conf /etc/hosts "$root/etc/"
 # The chroot uses this machine's network, so it trusts what this machine trusts: behind a proxy
 # that re-signs TLS, pip in the chroot refused PyPI's certificate (TEST=1, 2026-11-28).
