@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 source scripts/libtorch.sh
 libtorch_resolve
 build_dir=$LIBTORCH_BUILD_DIR
+libtorch_forget_stale_configuration "$build_dir"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${HARNESS_BUILD_TYPE:-Release}" \
   ${LIBTORCH_CMAKE_ARGS[@]+"${LIBTORCH_CMAKE_ARGS[@]}"} "$@" >/dev/null
 # LibTorch translation units need about 1.5 GB each; one job per core fits in 24 GiB.

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages harness needs and, for HARNESS_LIBTORCH=pypi (or a list with
-# it, as test.sh passes: "debian pypi"), PyPI's torch in a virtual environment outside the clone
-# (scripts/libtorch.sh). Idempotent: when everything is there it returns in about a second
-# without touching apt's lists or PyPI. HARNESS_DEPS=quickstart installs only what building the
-# two programs and running a study on this machine need (quickstart.sh): no test or benchmark
-# libraries, no Open MPI, Slurm or munge (whose daemons a newcomer's machine would start), no
-# PyTorch peer; 389 packages and 323 MB of downloads from a minimal Debian 12 against 450 and
-# 400 MB (apt-get -s against a status of the required and important packages, 2026-11-27).
+# it, as test.sh passes: "debian pypi"), PyPI's torch and the CUDA toolkit its build needs in a
+# virtual environment outside the clone (scripts/libtorch.sh). Idempotent: when everything is
+# there it returns in about a second without touching apt's lists or PyPI.
+# HARNESS_DEPS=quickstart installs only what building the two programs and running a study on
+# this machine need (quickstart.sh): no test or benchmark libraries, no Open MPI, Slurm or munge
+# (whose daemons a newcomer's machine would start), no PyTorch peer; 389 packages and 323 MB of
+# downloads from a minimal Debian 12 against 450 and 400 MB (apt-get -s against a status of the
+# required and important packages, 2026-11-27).
 set -euo pipefail
 source "$(dirname "$0")/libtorch.sh"
 deps=${HARNESS_DEPS:-all}

@@ -6,14 +6,16 @@
 #   pypi     PyPI's torch 2.11.0 (its CUDA 13.0 build, which also runs without a GPU; the
 #            version the lent GPU machines carry), with torchvision for the peer, in a virtual
 #            environment outside the clone ($HARNESS_CACHE, default ~/.cache/harness), so that
-#            a fresh clone reuses it.
+#            a fresh clone reuses it; and the CUDA toolkit its CMake configuration demands, from
+#            PyPI too (libtorch_install_cuda_toolkit), so that no machine needs NVIDIA's own.
 #   PATH     any other LibTorch: an unpacked LibTorch (PATH/share/cmake/Torch) or a Python
 #            environment with torch installed (PATH/bin/python).
 #
-# libtorch_resolve sets LIBTORCH_NAME (a word for folder names), LIBTORCH_CMAKE_ARGS (an array)
-# and LIBTORCH_BUILD_DIR (build/ for debian, build-<name>/ otherwise; HARNESS_BUILD_DIR
-# overrides). The build derives the peer's Python from the LibTorch it finds (CMakeLists.txt,
-# HARNESS_TORCH_PYTHON); `harness-rank version` names it.
+# libtorch_resolve sets LIBTORCH_NAME (a word for folder names), LIBTORCH_CMAKE_ARGS (an array),
+# LIBTORCH_PREFIX (the folder its CMake package lies under), LIBTORCH_CUDA_COMPILER (pypi's nvcc,
+# else empty) and LIBTORCH_BUILD_DIR (build/ for debian, build-<name>/ otherwise;
+# HARNESS_BUILD_DIR overrides). The build derives the peer's Python from the LibTorch it finds
+# (CMakeLists.txt, HARNESS_TORCH_PYTHON); `harness-rank version` names it.
 
 HARNESS_PYPI_TORCH=2.11.0
 HARNESS_PYPI_TORCHVISION=0.26.0
@@ -30,6 +32,8 @@ libtorch_of_python() {
 libtorch_resolve() {
   local choice=${HARNESS_LIBTORCH:-debian} torch_dir="" python=""
   LIBTORCH_CMAKE_ARGS=()
+  LIBTORCH_CUDA_ARGS=()
+  LIBTORCH_CUDA_COMPILER=""
   case $choice in
     debian)
       LIBTORCH_NAME=debian
@@ -59,8 +63,18 @@ libtorch_resolve() {
       return 2
     fi
   fi
+  # A virtual environment from before its toolkit was installed builds with the machine's own.
+  if [[ $choice == pypi ]] && ! libtorch_cuda_toolkit_args "$(libtorch_venv)" &&
+    ! command -v nvcc >/dev/null; then
+    echo "error: HARNESS_LIBTORCH=pypi: no CUDA toolkit in $(libtorch_venv) nor nvcc on PATH" \
+      "(HARNESS_LIBTORCH=pypi scripts/install-deps.sh installs it)" >&2
+    return 2
+  fi
+  LIBTORCH_PREFIX=/usr/lib
   if [[ -n $torch_dir ]]; then
-    LIBTORCH_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$torch_dir")
+    LIBTORCH_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$torch_dir"
+      ${LIBTORCH_CUDA_ARGS[@]+"${LIBTORCH_CUDA_ARGS[@]}"})
+    LIBTORCH_PREFIX=$torch_dir
   fi
   if [[ $LIBTORCH_NAME == debian ]]; then
     LIBTORCH_BUILD_DIR=${HARNESS_BUILD_DIR:-build}
@@ -69,17 +83,84 @@ libtorch_resolve() {
   fi
 }
 
-# pypi: the virtual environment with the pinned torch and torchvision; quiet and quick when it
-# is already there.
+# A build folder configured against another LibTorch or CUDA compiler than libtorch_resolve's is
+# configured anew: find_package(Torch) keeps the Torch_DIR it cached whatever CMAKE_PREFIX_PATH
+# now says, and CMake meets a new CMAKE_CUDA_COMPILER by deleting its cache and configuring again
+# without the command line's CMAKE_PREFIX_PATH, that is, in build-pypi/, against Debian's LibTorch.
+libtorch_forget_stale_configuration() {
+  local dir=$1 cache=$1/CMakeCache.txt torch_dir cuda_compiler
+  [[ -f $cache ]] || return 0
+  torch_dir=$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$cache")
+  cuda_compiler=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$cache")
+  if [[ -n $torch_dir && $torch_dir != "$LIBTORCH_PREFIX"/* ]] || [[ -n $LIBTORCH_CUDA_COMPILER &&
+    -n $cuda_compiler && $cuda_compiler != "$LIBTORCH_CUDA_COMPILER" ]]; then
+    echo "build: $dir was configured against another LibTorch or CUDA compiler; configuring it anew"
+    rm -rf "$cache" "$dir"/CMakeFiles/[0-9]*
+  fi
+}
+
+# pypi: the virtual environment with the pinned torch and torchvision, and its CUDA toolkit;
+# quiet and quick when they are already there.
 libtorch_install_pypi() {
   local venv
   venv=$(libtorch_venv)
-  if "$venv/bin/python" -c "import torch, torchvision, sys
+  if ! "$venv/bin/python" -c "import torch, torchvision, sys
 sys.exit(torch.__version__.split('+')[0] != '$HARNESS_PYPI_TORCH')" 2>/dev/null; then
-    return 0
+    echo "install-deps: torch $HARNESS_PYPI_TORCH from PyPI into $venv (about 4.6 GB)"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check \
+      "torch==$HARNESS_PYPI_TORCH" "torchvision==$HARNESS_PYPI_TORCHVISION" numpy
   fi
-  echo "install-deps: torch $HARNESS_PYPI_TORCH from PyPI into $venv (about 4.6 GB)"
-  /usr/bin/python3 -m venv "$venv"
+  libtorch_install_cuda_toolkit "$venv"
+}
+
+# A CUDA build of LibTorch will not configure without a CUDA toolkit: its CMake package enables
+# the CUDA language (a working nvcc) and finds the toolkit's headers and libraries, and the
+# harness's GPU path includes NCCL's header. A fresh Debian 12 has none of it. PyPI has every
+# piece as NVIDIA's wheels, at the versions torch itself pins (its cuda-toolkit requirement):
+# the compiler (nvcc, crt, nvvm) and CCCL's headers are added to the virtual environment, and
+# VENV/cuda-toolkit lays them out as a toolkit (bin, nvvm, targets/x86_64-linux/{include,lib},
+# the headers and libraries of every nvidia/* wheel, NCCL's and cuDNN's among them, with the
+# unversioned library names CMake looks for). Every machine then builds the PyPI pass against
+# the same toolkit, whatever CUDA it has of its own, or none.
+libtorch_install_cuda_toolkit() {
+  local venv=$1 kit=$1/cuda-toolkit version nvidia cu package entry
+  if [[ -f $kit/complete ]]; then return 0; fi
+  version=$("$venv/bin/python" -c \
+    'import importlib.metadata as m; print(m.version("cuda-toolkit"))')
+  echo "install-deps: CUDA toolkit $version (nvcc, CCCL) from PyPI into $kit"
   "$venv/bin/pip" install --quiet --disable-pip-version-check \
-    "torch==$HARNESS_PYPI_TORCH" "torchvision==$HARNESS_PYPI_TORCHVISION" numpy
+    "cuda-toolkit[nvcc,crt,nvvm,cccl]==$version"
+  nvidia=$("$venv/bin/python" -c 'import nvidia; print(list(nvidia.__path__)[0])')
+  cu=$(dirname "$(dirname "$(ls "$nvidia"/cu*/bin/nvcc)")")
+  rm -rf "$kit"
+  mkdir -p "$kit/bin" "$kit/targets/x86_64-linux/include" "$kit/targets/x86_64-linux/lib"
+  ln -s "$cu"/bin/* "$kit/bin/"
+  ln -s "$cu/nvvm" "$kit/nvvm"
+  # The toolkit's own wheels first: a header two wheels ship is the toolkit's.
+  for package in "$cu" "$nvidia"/*/; do
+    package=${package%/}
+    for entry in "$package"/include/* "$package"/lib/lib*.so* "$package"/lib/lib*.a; do
+      [[ -e $entry ]] || continue
+      case $entry in
+        */include/*) ln -s "$entry" "$kit/targets/x86_64-linux/include/" 2>/dev/null || true ;;
+        *) ln -s "$entry" "$kit/targets/x86_64-linux/lib/" 2>/dev/null || true ;;
+      esac
+    done
+  done
+  for entry in "$kit"/targets/x86_64-linux/lib/lib*.so.*; do
+    ln -s "$(basename "$entry")" "${entry%%.so.*}.so" 2>/dev/null || true
+  done
+  ln -s targets/x86_64-linux/include "$kit/include"
+  ln -s targets/x86_64-linux/lib "$kit/lib64"
+  touch "$kit/complete"
+}
+
+# Sets LIBTORCH_CUDA_ARGS to build against VENV's CUDA toolkit; fails where it has none.
+libtorch_cuda_toolkit_args() {
+  local kit=$1/cuda-toolkit
+  [[ -f $kit/complete ]] || return 1
+  LIBTORCH_CUDA_COMPILER=$kit/bin/nvcc
+  LIBTORCH_CUDA_ARGS=(-DCUDA_TOOLKIT_ROOT_DIR="$kit"
+    -DCMAKE_CUDA_COMPILER="$LIBTORCH_CUDA_COMPILER")
 }
