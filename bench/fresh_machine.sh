@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 [[ $(id -u) == 0 ]] || { echo "error: needs root (debootstrap, chroot, mounts)" >&2; exit 2; }
 command -v debootstrap >/dev/null || { echo "error: no debootstrap (apt install debootstrap)" >&2; exit 2; }
 work=${1:-$(mktemp -d /tmp/harness-fresh-XXXXXX)}
+mkdir -p "$work"
 root=$work/root
 cleanup() {
   local target

@@ -49,13 +49,20 @@ std::string emulation_unavailable_reason(const EmulatedClusterShape& shape) {
     qdiscs.push_back(
         {"tbf (rate)", {"tbf", "rate", "1mbit", "burst", "32kbit", "latency", "100ms"}});
   }
-  if (qdiscs.empty()) return "";
   // Tried in a namespace of its own, so that nothing of this host's own links is touched.
   const std::string probe = "harness-" + std::to_string(::getpid()) + "-probe";
   if (run_captured("ip", {"netns", "add", probe}).exit_code != 0) {
     return "cannot create a network namespace here";
   }
   std::string missing;
+  // iproute2 enters a namespace in a mount namespace of its own, whose / it first makes a slave
+  // mount: where / is no mount point (a chroot) that fails, and every machine's set-up with it.
+  if (const CapturedOutput entered = run_captured("ip", {"-n", probe, "link", "set", "lo", "up"});
+      entered.exit_code != 0) {
+    const std::string said = entered.err.substr(0, entered.err.find('\n'));
+    missing = "cannot enter a network namespace here (ip -n NAME link set lo up: " + said + ")";
+    qdiscs.clear();
+  }
   for (const auto& [what, qdisc] : qdiscs) {
     Command command = {"netns", "exec", probe, "tc", "qdisc", "add", "dev", "lo", "root"};
     command.insert(command.end(), qdisc.begin(), qdisc.end());

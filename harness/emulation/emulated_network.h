@@ -8,8 +8,9 @@
 namespace harness {
 
 // Why this host cannot build the network `shape` asks for, in one line ("" when it can): not
-// root, no `ip` or `tc`, or a kernel without the qdisc a link needs (netem for delay and loss,
-// tbf for a rate), found by trying it in a namespace of its own.
+// root, no `ip` or `tc`, a namespace that cannot be made or entered (a chroot), or a kernel
+// without the qdisc a link needs (netem for delay and loss, tbf for a rate), found by trying
+// it in a namespace of its own.
 std::string emulation_unavailable_reason(const EmulatedClusterShape& shape);
 
 // The plan's namespaces, links and qdiscs for as long as it lives: built in the constructor

@@ -6,8 +6,8 @@
 # nvcc, CUDA's or NCCL's headers or libcudart); there cuda_toolkit/ configures against that
 # LibTorch and toolkit, compiles the harness's GPU file and links and runs a program whose CUDA
 # and NCCL versions, compiled in from the headers found, must be the ones torch was built with.
-# Skips (77) without root, where the build used the machine's own toolkit, and where CUDA lies in
-# a folder this test cannot hide (/usr/include).
+# Skips (77) where the build used the machine's own toolkit, where CUDA lies in a folder this
+# test cannot hide (/usr/include), and where there is CUDA to hide without root to hide it.
 #
 # Environment (tests/CMakeLists.txt): SOURCE_DIR, TORCH_PREFIX, TORCH_PYTHON, CUDA_TOOLKIT,
 # CUDA_COMPILER, CMAKE, CXX, MAKE_PROGRAM.
@@ -47,8 +47,6 @@ cuda_still_visible() {
 
 if [[ -z ${CUDA_TOOLKIT_ALONE_INSIDE:-} ]]; then
   : "${CUDA_TOOLKIT:?}" "${TORCH_PYTHON:?}"
-  [[ $(id -u) == 0 ]] || skip "hiding the machine's CUDA needs root (a private mount namespace)"
-  unshare -m true 2>/dev/null || skip "no private mount namespace here (unshare -m)"
   toolkit=$(readlink -f "$CUDA_TOOLKIT")
   mapfile -t hidden < <(cuda_folders | sort -u)
   for dir in ${hidden[@]+"${hidden[@]}"}; do
@@ -56,10 +54,15 @@ if [[ -z ${CUDA_TOOLKIT_ALONE_INSIDE:-} ]]; then
       skip "the build uses the machine's own CUDA toolkit ($CUDA_TOOLKIT), not one of its own"
   done
   export CUDA_TOOLKIT_ALONE_INSIDE=1 CUDA_TOOLKIT_ALONE_HIDDEN="${hidden[*]-}"
-  exec unshare -m bash "$0"
+  # A machine with no CUDA of its own (a fresh Debian 12) is already the case tested.
+  if ((${#hidden[@]})); then
+    [[ $(id -u) == 0 ]] || skip "hiding the machine's CUDA needs root (a private mount namespace)"
+    unshare -m true 2>/dev/null || skip "no private mount namespace here (unshare -m)"
+    exec unshare -m bash "$0"
+  fi
 fi
 
-# Inside the namespace (unshare -m makes its mounts private: the machine sees none of this).
+# In the namespace (unshare -m makes its mounts private: the machine sees none of this).
 for dir in $CUDA_TOOLKIT_ALONE_HIDDEN; do mount -t tmpfs -o size=1m harness-hide "$dir"; done
 for tool in "$CMAKE" "$CXX" "$MAKE_PROGRAM"; do
   [[ -x $tool ]] || skip "$tool lies in a folder that holds CUDA, hidden here"
