@@ -129,8 +129,16 @@ libtorch_install_cuda_toolkit() {
   version=$("$venv/bin/python" -c \
     'import importlib.metadata as m; print(m.version("cuda-toolkit"))')
   echo "install-deps: CUDA toolkit $version (nvcc, CCCL) from PyPI into $kit"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check \
-    "cuda-toolkit[nvcc,crt,nvvm,cccl]==$version"
+  if ! "$venv/bin/pip" install --quiet --disable-pip-version-check \
+    "cuda-toolkit[nvcc,crt,nvvm,cccl]==$version"; then
+    # Offline beside a torch installed before: the machine's own toolkit, where it has one.
+    if ! command -v nvcc >/dev/null; then
+      echo "error: no CUDA toolkit from PyPI, nor nvcc on PATH: build-pypi/ cannot configure" >&2
+      return 1
+    fi
+    echo "install-deps: no CUDA toolkit from PyPI; build-pypi/ builds with $(command -v nvcc)"
+    return 0
+  fi
   nvidia=$("$venv/bin/python" -c 'import nvidia; print(list(nvidia.__path__)[0])')
   cu=$(dirname "$(dirname "$(ls "$nvidia"/cu*/bin/nvcc)")")
   rm -rf "$kit"
