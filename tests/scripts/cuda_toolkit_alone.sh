@@ -10,7 +10,8 @@
 # test cannot hide (/usr/include), and where there is CUDA to hide without root to hide it.
 #
 # Environment (tests/CMakeLists.txt): SOURCE_DIR, TORCH_PREFIX, TORCH_PYTHON, CUDA_TOOLKIT,
-# CUDA_COMPILER, CMAKE, CXX, MAKE_PROGRAM.
+# CUDA_COMPILER, CMAKE, CXX, MAKE_PROGRAM, and WORK_DIR (a build folder, remade; default a
+# temporary one).
 set -euo pipefail
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -71,10 +72,16 @@ visible=$(cuda_still_visible)
 [[ -z $visible ]] || skip "CUDA outside /usr/local and /opt, which this test cannot hide: $visible"
 echo "hidden: ${CUDA_TOOLKIT_ALONE_HIDDEN:-nothing (this machine has no CUDA of its own)}"
 
-work=$(mktemp -d /tmp/harness-cuda-toolkit-XXXXXX)
+# Configured from nothing each time. Inside the build tree (WORK_DIR) and with ccache's paths
+# taken relative to the clone, a clean clone at the same place compiles from ccache's copy.
+work=${WORK_DIR:-$(mktemp -d /tmp/harness-cuda-toolkit-XXXXXX)}
+rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$SOURCE_DIR CCACHE_NOHASHDIR=1
+fi
 if ! "$CMAKE" -S "$(dirname "$0")/cuda_toolkit" -B "$work" -G Ninja \
   -DCMAKE_MAKE_PROGRAM="$MAKE_PROGRAM" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DCUDA_TOOLKIT_ROOT_DIR="$CUDA_TOOLKIT" \
