@@ -18,9 +18,11 @@ mkdir -p "$work"
 root=$work/root
 cleanup() {
   local target
-  # Every mount below the chroot, deepest first: this script's, and what the run mounted inside
-  # (iproute2 mounts the chroot's /run/netns when the tests' emulated machines add a namespace).
-  findmnt -rn -o TARGET | grep -F "$root/" | sort -r | while read -r target; do
+  # Every mount of the chroot and below it, deepest first: this script's, and what the run
+  # mounted inside (iproute2 mounts the chroot's /run/netns when the tests' emulated machines
+  # add a namespace).
+  findmnt -rn -o TARGET | awk -v root="$root" '$0 == root || index($0, root "/") == 1' |
+    sort -r | while read -r target; do
     umount "$target" 2>/dev/null || true
   done
   [[ ${KEEP:-0} == 1 ]] || rm -rf --one-file-system "$work"
@@ -37,6 +39,9 @@ debootstrap --variant=minbase --include=git,ca-certificates bookworm "$root" \
   http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
   { tail -5 "$work/debootstrap.log"; exit 1; }
 echo "minimal Debian 12 in $root: $(python3 -c "import sys; print(round($(date +%s.%N) - $t0))") s"
+# The chroot's / a mount point, as a machine's is: iproute2 enters a network namespace by
+# making / a slave mount first, so that elsewhere the tests that build emulated machines skip.
+mount --bind "$root" "$root"
 bind "$PWD" "$root/src" ro
 bind /dev "$root/dev"
 bind /dev/pts "$root/dev/pts"
