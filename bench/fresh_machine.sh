@@ -46,7 +46,10 @@ bind "$PWD" "$root/src" ro
 bind /dev "$root/dev"
 bind /dev/pts "$root/dev/pts"
 mount -t proc proc "$root/proc"
-mount -t sysfs sys "$root/sys"
+# The host's /sys with what is mounted below it, as a booted machine has: slurmd needs the cgroup
+# file system at /sys/fs/cgroup. A slave, so that the cleanup's unmounts stay in the chroot.
+mount --rbind /sys "$root/sys"
+mount --make-rslave "$root/sys"
 cp /etc/resolv.conf /etc/hosts "$root/etc/"
 # The chroot uses this machine's network, so it trusts what this machine trusts: behind a proxy
 # that re-signs TLS, pip in the chroot refused PyPI's certificate (TEST=1, 2026-11-28).

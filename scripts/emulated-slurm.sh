@@ -72,6 +72,10 @@ for program in ip tc nsenter unshare setpriv slurmctld slurmd srun sinfo munged;
   command -v "$program" >/dev/null ||
     unavailable "no '$program' on PATH (apt install iproute2 slurmd slurmctld slurm-client munge)"
 done
+# Slurm 22.05's slurmd starts its cgroup plugin whatever the configuration asks (it has no
+# disabled one) and gives up where no cgroup file system is mounted: a chroot given a bare sysfs.
+findmnt /sys/fs/cgroup >/dev/null ||
+  unavailable "slurmd needs a cgroup file system at /sys/fs/cgroup, and none is mounted here"
 
 prefix=harness-$$-  # the harness removes namespaces of this shape whose process is gone
 state=$(mktemp -d /run/harness-slurm.XXXXXX 2>/dev/null || mktemp -d /var/tmp/harness-slurm.XXXXXX)
@@ -236,7 +240,17 @@ for _ in $(seq 300); do
   if ((idle == nodes)); then ready=1; break; fi
   sleep 0.1
 done
-((ready)) || cannot "the nodes did not come up within 30 s: $(tail -2 "$state/slurmctld.log" 2>/dev/null | tr '\n' ' ')"
+if ((!ready)); then
+  # A node's first error says why it never registered; else the controller's last words.
+  why=$(tail -2 "$state/slurmctld.log" 2>/dev/null | tr '\n' ' ')
+  for k in $(seq "$nodes"); do
+    if error=$(grep -m1 'error: ' "$state/n$k.log" 2>/dev/null); then
+      why="slurmd n$k: ${error#*error: }"
+      break
+    fi
+  done
+  cannot "the nodes did not come up within 30 s: $why"
+fi
 echo "emulated-slurm: $nodes node(s) n1..n$nodes idle; SLURM_CONF=$SLURM_CONF" >&2
 
 # COMMAND on the login node. Not exec: the trap takes the cluster down when it returns. In the
