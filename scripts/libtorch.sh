@@ -12,8 +12,8 @@
 #            environment with torch installed (PATH/bin/python).
 #
 # libtorch_resolve sets LIBTORCH_NAME (a word for folder names), LIBTORCH_CMAKE_ARGS (an array),
-# LIBTORCH_PREFIX (the folder its CMake package lies under), LIBTORCH_CUDA_COMPILER (pypi's nvcc,
-# else empty) and LIBTORCH_BUILD_DIR (build/ for debian, build-<name>/ otherwise;
+# LIBTORCH_PREFIX (the folder its CMake package lies under), LIBTORCH_CUDA_TOOLKIT (pypi's CUDA
+# toolkit, else empty) and LIBTORCH_BUILD_DIR (build/ for debian, build-<name>/ otherwise;
 # HARNESS_BUILD_DIR overrides). The build derives the peer's Python from the LibTorch it finds
 # (CMakeLists.txt, HARNESS_TORCH_PYTHON); `harness-rank version` names it.
 
@@ -32,8 +32,7 @@ libtorch_of_python() {
 libtorch_resolve() {
   local choice=${HARNESS_LIBTORCH:-debian} torch_dir="" python=""
   LIBTORCH_CMAKE_ARGS=()
-  LIBTORCH_CUDA_ARGS=()
-  LIBTORCH_CUDA_COMPILER=""
+  LIBTORCH_CUDA_TOOLKIT=""
   case $choice in
     debian)
       LIBTORCH_NAME=debian
@@ -63,18 +62,25 @@ libtorch_resolve() {
       return 2
     fi
   fi
-  # A virtual environment from before its toolkit was installed builds with the machine's own.
-  if [[ $choice == pypi ]] && ! libtorch_cuda_toolkit_args "$(libtorch_venv)" &&
-    ! command -v nvcc >/dev/null; then
-    echo "error: HARNESS_LIBTORCH=pypi: no CUDA toolkit in $(libtorch_venv) nor nvcc on PATH" \
-      "(HARNESS_LIBTORCH=pypi scripts/install-deps.sh installs it)" >&2
-    return 2
+  # pypi builds against the toolkit in its virtual environment (libtorch_install_cuda_toolkit);
+  # one from before that toolkit was installed builds with the machine's own.
+  if [[ $choice == pypi ]]; then
+    if [[ -f $(libtorch_venv)/cuda-toolkit/complete ]]; then
+      LIBTORCH_CUDA_TOOLKIT=$(libtorch_venv)/cuda-toolkit
+    elif ! command -v nvcc >/dev/null; then
+      echo "error: HARNESS_LIBTORCH=pypi: no CUDA toolkit in $(libtorch_venv) nor nvcc on PATH" \
+        "(HARNESS_LIBTORCH=pypi scripts/install-deps.sh installs it)" >&2
+      return 2
+    fi
   fi
   LIBTORCH_PREFIX=/usr/lib
   if [[ -n $torch_dir ]]; then
-    LIBTORCH_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$torch_dir"
-      ${LIBTORCH_CUDA_ARGS[@]+"${LIBTORCH_CUDA_ARGS[@]}"})
+    LIBTORCH_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$torch_dir")
     LIBTORCH_PREFIX=$torch_dir
+  fi
+  if [[ -n $LIBTORCH_CUDA_TOOLKIT ]]; then
+    LIBTORCH_CMAKE_ARGS+=(-DCUDA_TOOLKIT_ROOT_DIR="$LIBTORCH_CUDA_TOOLKIT"
+      -DCMAKE_CUDA_COMPILER="$LIBTORCH_CUDA_TOOLKIT/bin/nvcc")
   fi
   if [[ $LIBTORCH_NAME == debian ]]; then
     LIBTORCH_BUILD_DIR=${HARNESS_BUILD_DIR:-build}
@@ -92,8 +98,8 @@ libtorch_forget_stale_configuration() {
   [[ -f $cache ]] || return 0
   torch_dir=$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$cache")
   cuda_compiler=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$cache")
-  if [[ -n $torch_dir && $torch_dir != "$LIBTORCH_PREFIX"/* ]] || [[ -n $LIBTORCH_CUDA_COMPILER &&
-    -n $cuda_compiler && $cuda_compiler != "$LIBTORCH_CUDA_COMPILER" ]]; then
+  if [[ -n $torch_dir && $torch_dir != "$LIBTORCH_PREFIX"/* ]] || [[ -n $LIBTORCH_CUDA_TOOLKIT &&
+    -n $cuda_compiler && $cuda_compiler != "$LIBTORCH_CUDA_TOOLKIT/bin/nvcc" ]]; then
     echo "build: $dir was configured against another LibTorch or CUDA compiler; configuring it anew"
     rm -rf "$cache" "$dir"/CMakeFiles/[0-9]*
   fi
@@ -164,11 +170,3 @@ libtorch_install_cuda_toolkit() {
   touch "$kit/complete"
 }
 
-# Sets LIBTORCH_CUDA_ARGS to build against VENV's CUDA toolkit; fails where it has none.
-libtorch_cuda_toolkit_args() {
-  local kit=$1/cuda-toolkit
-  [[ -f $kit/complete ]] || return 1
-  LIBTORCH_CUDA_COMPILER=$kit/bin/nvcc
-  LIBTORCH_CUDA_ARGS=(-DCUDA_TOOLKIT_ROOT_DIR="$kit"
-    -DCMAKE_CUDA_COMPILER="$LIBTORCH_CUDA_COMPILER")
-}

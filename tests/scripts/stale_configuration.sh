@@ -16,7 +16,7 @@ check() {
   rm -rf "$work/build" && mkdir -p "$work/build/CMakeFiles/3.25.1" "$work/build/runtime"
   printf 'Torch_DIR:PATH=%s\nCMAKE_CUDA_COMPILER:STRING=%s\n' "$3" "$4" \
     >"$work/build/CMakeCache.txt"
-  LIBTORCH_PREFIX=/venv/torch LIBTORCH_CUDA_COMPILER=/venv/cuda-toolkit/bin/nvcc \
+  LIBTORCH_PREFIX=/venv/torch LIBTORCH_CUDA_TOOLKIT=/venv/cuda-toolkit \
     libtorch_forget_stale_configuration "$work/build" >"$work/said"
   got=kept
   [[ -f $work/build/CMakeCache.txt ]] || got=forgotten
