@@ -34,6 +34,11 @@ std::string find_on_path(const std::string& program) {
   return "";
 }
 
+std::string first_line_said(const CapturedOutput& result) {
+  const std::string& said = result.err.empty() ? result.out : result.err;
+  return said.substr(0, said.find('\n'));
+}
+
 int exit_code_of_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;

@@ -16,6 +16,10 @@ struct CapturedOutput {
 // process can be made (pipe, fork).
 CapturedOutput run_captured(const std::string& program, const std::vector<std::string>& args);
 
+// The first line of what a command said, for a one-line error: its standard error, or its
+// standard output where it wrote nothing on standard error.
+std::string first_line_said(const CapturedOutput& result);
+
 // Where a shell would find `program` (a name without '/') on PATH: the first PATH entry that
 // holds an executable file of that name; "" when none does.
 std::string find_on_path(const std::string& program);

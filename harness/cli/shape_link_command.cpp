@@ -36,10 +36,8 @@ void shape_link(const ShapeLinkOptions& options) {
     const CapturedOutput result =
         run_captured(command.front(), {command.begin() + 1, command.end()});
     if (result.exit_code != 0) {
-      const std::string said = result.err.empty() ? result.out : result.err;
       throw std::runtime_error("shape-link: '" + join(command, " ") + "' failed (exit " +
-                               std::to_string(result.exit_code) +
-                               "): " + said.substr(0, said.find('\n')));
+                               std::to_string(result.exit_code) + "): " + first_line_said(result));
     }
   }
 }

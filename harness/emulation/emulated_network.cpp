@@ -19,10 +19,8 @@ void run_all(const std::vector<Command>& commands, bool stop_at_failure) {
     if (result.exit_code == 0 || !stop_at_failure) continue;
     std::string line;
     for (const auto& word : command) line += (line.empty() ? "" : " ") + word;
-    std::string said = result.err.empty() ? result.out : result.err;
-    said = said.substr(0, said.find('\n'));
     throw std::runtime_error("emulated network: '" + line + "' failed (exit " +
-                             std::to_string(result.exit_code) + "): " + said);
+                             std::to_string(result.exit_code) + "): " + first_line_said(result));
   }
 }
 
@@ -59,8 +57,8 @@ std::string emulation_unavailable_reason(const EmulatedClusterShape& shape) {
   // mount: where / is no mount point (a chroot) that fails, and every machine's set-up with it.
   if (const CapturedOutput entered = run_captured("ip", {"-n", probe, "link", "set", "lo", "up"});
       entered.exit_code != 0) {
-    const std::string said = entered.err.substr(0, entered.err.find('\n'));
-    missing = "cannot enter a network namespace here (ip -n NAME link set lo up: " + said + ")";
+    missing = "cannot enter a network namespace here (ip -n NAME link set lo up: " +
+              first_line_said(entered) + ")";
     qdiscs.clear();
   }
   for (const auto& [what, qdisc] : qdiscs) {

@@ -52,4 +52,15 @@ TEST(FindOnPath, NothingIsFoundWithoutAPath) {
   EXPECT_EQ(harness::find_on_path("sh"), "");
 }
 
+TEST(FirstLineSaid, StandardErrorsFirstLineElseStandardOutputs) {
+  const harness::CapturedOutput both = harness::run_captured(
+      "sh", {"-c", "echo out; echo 'Cannot find device \"eth9\"' >&2; echo more >&2; exit 1"});
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(harness::first_line_said(both), "Cannot find device \"eth9\"");
+  const harness::CapturedOutput out_only =
+      harness::run_captured("sh", {"-c", "echo usage: tool; echo second; exit 2"});
+  EXPECT_EQ(harness::first_line_said(out_only), "usage: tool");
+  EXPECT_EQ(harness::first_line_said(harness::run_captured("true", {})), "");
+}
+
 }  // namespace
