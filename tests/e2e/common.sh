@@ -28,17 +28,20 @@ expect_refused() {  # spec want args...
   expect_contains "$(cat "$SCRATCH/refused.err")" "$want"
 }
 # Where this machine cannot build emulated machines (no root, no qdisc), skips the test (77) with
-# the one line (exit 2) a probe of two of them at RATE says why; fails if the probe fails else.
+# the one line (exit 2) a probe of two of them at RATE says why, having written no folder; fails
+# if the probe fails else. The probe's report is left in $SCRATCH/machines-probe.out.
 skip_without_emulated_machines() {  # rate
   local code
   set +e
   "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$1" --ops allreduce --sizes 1K \
-    --iterations 1 --warmup 0 --out "$SCRATCH/machines-probe" >/dev/null 2>"$SCRATCH/probe.err"
+    --iterations 1 --warmup 0 --out "$SCRATCH/machines-probe" >"$SCRATCH/machines-probe.out" \
+    2>"$SCRATCH/probe.err"
   code=$?
   set -e
   if [[ $code == 2 ]]; then
     [[ $(wc -l <"$SCRATCH/probe.err") == 1 ]] || fail "not one line: $(cat "$SCRATCH/probe.err")"
     expect_contains "$(cat "$SCRATCH/probe.err")" "error: --machines: "
+    [[ ! -e "$SCRATCH/machines-probe" ]] || fail "an unavailable emulation wrote its folder"
     echo "SKIP: $(cat "$SCRATCH/probe.err")"
     exit 77
   fi

@@ -8,22 +8,11 @@
 # What else an emulated cluster does is emulated_cluster.sh. Without root or the qdiscs it says
 # so in one line (exit 2) and this test skips (77).
 source "$(dirname "$0")/common.sh"
-set +e
-"$HARNESS" profile comm --world 2 --machines 2 --link-rate 100mbit --ops allreduce \
-  --sizes 1M --iterations 1 --warmup 0 --out "$SCRATCH/probe" >"$SCRATCH/probe.out" 2>"$SCRATCH/err"
-code=$?
-set -e
-if [[ $code == 2 ]]; then
-  [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "not one line: $(cat "$SCRATCH/err")"
-  expect_contains "$(cat "$SCRATCH/err")" "error: --machines: "
-  [[ ! -e "$SCRATCH/probe" ]] || fail "an unavailable emulation wrote its folder"
-  echo "SKIP: $(cat "$SCRATCH/err")"
-  exit 77
-fi
-[[ $code == 0 ]] || fail "probe run: exit $code: $(cat "$SCRATCH/err")"
-# One size and no ping-pong: no bandwidth can be fitted, which is said, not shown as 0 (-100%).
-expect_contains "$(cat "$SCRATCH/probe.out")" "p2p not fitted (needs the op at two sizes or more)"
-expect_contains "$(cat "$SCRATCH/probe.out")" "all-reduce busbw not fitted (needs the op at two sizes or more)"
+skip_without_emulated_machines 100mbit
+# The probe's one size and no ping-pong: no bandwidth can be fitted, which is said, not shown as
+# 0 (-100%).
+expect_contains "$(cat "$SCRATCH/machines-probe.out")" "p2p not fitted (needs the op at two sizes or more)"
+expect_contains "$(cat "$SCRATCH/machines-probe.out")" "all-reduce busbw not fitted (needs the op at two sizes or more)"
 # Each rate at a size of 130 ms or more of it, so that the rate, not a message's fixed cost
 # (tens of microseconds), decides; three iterations after one (the ping-pong times eight
 # transfers in each), their median setting aside one that something else slowed. (At twice
