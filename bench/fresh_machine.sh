@@ -67,7 +67,7 @@ chroot "$root" bash -c '
   if [[ ${TEST:-0} == 1 ]]; then bash scripts/test.sh > /root/test.log 2>&1 || true; stamp; fi
 ' || { tail -20 "$root/root/quickstart.log"; exit 1; }
 python3 - "$root" <<'PY'
-import glob, os, sys
+import sys
 root = sys.argv[1]
 stamps = [float(x) for x in open(f"{root}/root/stamps")]
 configured, built = (float(x) for x in open(f"{root}/root/quickstart_files"))
