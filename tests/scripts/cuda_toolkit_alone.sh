@@ -37,12 +37,11 @@ cuda_folders() {
 
 # Where CUDA can still be found by the compiler or on PATH; empty when nowhere.
 cuda_still_visible() {
-  local nvcc
+  local nvcc found
   nvcc=$(command -v nvcc || true)
   if [[ -n $nvcc ]]; then echo "nvcc at $nvcc"; return; fi
-  if echo '#include <cuda_runtime.h>' | "$CXX" -E -x c++ - -o /dev/null 2>/dev/null; then
-    echo "cuda_runtime.h at $(echo '#include <cuda_runtime.h>' | "$CXX" -M -x c++ - 2>/dev/null |
-      tr ' ' '\n' | grep cuda_runtime.h | head -1)"
+  if found=$(echo '#include <cuda_runtime.h>' | "$CXX" -M -x c++ - 2>/dev/null); then
+    echo "cuda_runtime.h at $(tr ' ' '\n' <<<"$found" | grep -m1 cuda_runtime.h)"
   fi
 }
 
