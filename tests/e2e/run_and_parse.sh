@@ -40,7 +40,13 @@ assert env["backend"] == "gloo" and env["threads_per_rank"] == 1
 assert load("status.json")["complete"] is True
 # The BLAS the ranks load and the machine's roofline; every run's model FLOPs and MFU.
 assert env["blas"]["library"] not in ("", "unknown") and env["blas"]["path"], env["blas"]
-peak = env["machine"]["gemm_fp32"]["gflops_one_core"]
+# A rank's peak: one core's GEMM times its threads (1 here), but never more than all cores
+# measured together, which on a busy machine can come out below one core's figure (a clean
+# clone's CI, 2026-11-28: 111.1 against one core's, the MFU then against 111.1).
+gemm = env["machine"]["gemm_fp32"]
+peak = gemm["gflops_one_core"] * env["threads_per_rank"]
+if gemm.get("gflops_all_cores", 0) > 0:
+    peak = min(peak, gemm["gflops_all_cores"])
 assert peak > 0, env["machine"]
 flops = json.load(open(os.path.join(d, "raw/p000/overlap/rep0/flops.json")))
 # The MLP (64 -> 256 -> 256 -> 10 features) at batch 16: forward FLOPs per sample
@@ -54,6 +60,7 @@ for point in load("summary.json")["points"]:
         p50 = system["phases"]["iteration"]["p50"]
         assert abs(u["iteration_p50_ms"] - p50) < 1e-9, (u, p50)
         assert abs(u["gflops_per_rank"] - 3 * forward * 16 / (p50 / 1e3) / 1e9) < 1e-9, u
+        assert u["peak_gflops_per_rank"] == peak, (u, gemm)
         assert abs(u["mfu"] - u["gflops_per_rank"] / peak) < 1e-12, u
 assert "compute utilisation" in open(os.path.join(d, "table.md")).read()
 summary = load("summary.json")
