@@ -31,7 +31,19 @@ struct ModelQuery {
   std::string moe;  // --moe EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (mixture-of-experts models)
   int64_t forward_ms_batch = 0;  // > 0: also time each layer's forward at this batch
   bool flops = false;            // also each layer's forward FLOPs per sample
+  bool version = false;          // also what `harness-rank version` answers
 };
+
+// What `harness-rank version` prints: the LibTorch, its Python, the GPUs and NCCL, and the BLAS
+// this program loads in this environment (what its ranks load too).
+json version_answer() {
+  const runtime::BlasLibrary blas = runtime::loaded_blas_library();
+  return json{{"torch_version", runtime::torch_version()},
+              {"torch_python", torch_python()},
+              {"cuda_devices", runtime::cuda::device_count()},
+              {"nccl", runtime::cuda::built_with_cuda()},
+              {"blas", {{"library", blas.name}, {"path", blas.path}}}};
+}
 
 void add_models(CLI::App& app) {
   auto* models = app.add_subcommand("models", "The zoo with parameter counts, as JSON");
@@ -60,6 +72,9 @@ void add_layers(CLI::App& app) {
   layers->add_option("--forward-ms-batch", query->forward_ms_batch,
                      "Also time each layer's forward on this many samples");
   layers->add_flag("--flops", query->flops, "Also each layer's forward FLOPs per sample");
+  // The harness asks its first model question and the version in one process: each process
+  // that loads LibTorch costs a third of a second before it does anything.
+  layers->add_flag("--version", query->version, "Also what `version` answers, as \"version\"");
   layers->callback([query] {
     const std::vector<int64_t> shape = parse_shape(query->input_shape);
     json answer;
@@ -80,22 +95,14 @@ void add_layers(CLI::App& app) {
     } catch (const std::invalid_argument& e) {
       throw InputError(query->model + ": " + e.what());
     }
+    if (query->version) answer["version"] = version_answer();
     std::cout << json_text(answer) << "\n";
   });
 }
 
 void add_version(CLI::App& app) {
   auto* version = app.add_subcommand("version", "The LibTorch this program runs, as JSON");
-  version->callback([] {
-    // The BLAS this program loads in this environment: what its ranks load too.
-    const runtime::BlasLibrary blas = runtime::loaded_blas_library();
-    std::cout << json_text(json{{"torch_version", runtime::torch_version()},
-                                {"torch_python", torch_python()},
-                                {"cuda_devices", runtime::cuda::device_count()},
-                                {"nccl", runtime::cuda::built_with_cuda()},
-                                {"blas", {{"library", blas.name}, {"path", blas.path}}}})
-              << "\n";
-  });
+  version->callback([] { std::cout << json_text(version_answer()) << "\n"; });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -27,6 +28,19 @@
 #include "runtime/protocol/fault_injection.h"
 
 namespace harness {
+namespace {
+
+// The model whose FLOPs the study's first run counts (every system but an external one has its
+// FLOPs counted); none when no system has.
+const ModelConfig* first_counted_model(const Experiment& experiment) {
+  const bool counted =
+      std::any_of(experiment.systems.begin(), experiment.systems.end(),
+                  [](const SystemConfig& system) { return system.kind != SystemKind::kExternal; });
+  if (!counted || experiment.points.empty()) return nullptr;
+  return &experiment.points.front().config.model;
+}
+
+}  // namespace
 
 void RunCommand::add_to(CLI::App& app) {
   auto* run = app.add_subcommand("run", "Run an experiment spec (experiments/*.yaml)");
@@ -117,6 +131,10 @@ int RunCommand::run_train_kind(YAML::Node root) {
   runner.dry_run = dry_run_;
   runner.interactive = isatty(STDERR_FILENO);
   if (!dry_run_ && !print_launch_) {
+    // The run will ask this anyway; asked first, it brings the version below with it.
+    if (const ModelConfig* model = first_counted_model(experiment)) {
+      rank_program_.layer_forward_flops(*model);
+    }
     runner.runtime_info = {{"torch_version", rank_program_.torch_version()}};
     runner.blas = rank_program_.blas();
     // The roofline MFU is reported against: this host's, so only where the ranks run here.

@@ -118,11 +118,25 @@ void RankProgram::exec(const std::vector<std::string>& args) const {
   throw std::runtime_error("cannot start " + path_ + ": " + std::strerror(errno));
 }
 
+nlohmann::json RankProgram::ask_about_model(std::vector<std::string> args) {
+  // The first question asks the version's too: one process that loads LibTorch, not two.
+  const bool with_version = !version_;
+  if (with_version) args.push_back("--version");
+  nlohmann::json answer = query(args);
+  if (with_version) version_ = answer.at("version");
+  return answer;
+}
+
+const nlohmann::json& RankProgram::version() {
+  if (!version_) version_ = query({"version"});
+  return *version_;
+}
+
 const std::vector<std::string>& RankProgram::layer_names(const ModelConfig& model) {
   const std::string key = model_key(model);
   auto found = layer_names_.find(key);
   if (found != layer_names_.end()) return found->second;
-  const auto answer = query(layer_query(model));
+  const auto answer = ask_about_model(layer_query(model));
   return layer_names_[key] = answer.at("names").get<std::vector<std::string>>();
 }
 
@@ -132,7 +146,7 @@ const std::vector<double>& RankProgram::layer_forward_ms(const ModelConfig& mode
   if (found != layer_forward_ms_.end()) return found->second;
   auto args = layer_query(model);
   args.insert(args.end(), {"--forward-ms-batch", std::to_string(model.batch_size)});
-  const auto answer = query(args);
+  const auto answer = ask_about_model(std::move(args));
   layer_names_[model_key(model)] = answer.at("names").get<std::vector<std::string>>();
   return layer_forward_ms_[key] = answer.at("forward_ms").get<std::vector<double>>();
 }
@@ -143,24 +157,20 @@ const std::vector<double>& RankProgram::layer_forward_flops(const ModelConfig& m
   if (found != layer_forward_flops_.end()) return found->second;
   auto args = layer_query(model);
   args.push_back("--flops");
-  const auto answer = query(args);
+  const auto answer = ask_about_model(std::move(args));
   layer_names_[key] = answer.at("names").get<std::vector<std::string>>();
   return layer_forward_flops_[key] = answer.at("forward_flops").get<std::vector<double>>();
 }
 
 std::string RankProgram::torch_version() {
-  if (!version_) version_ = query({"version"});
-  return version_->at("torch_version").get<std::string>();
+  return version().at("torch_version").get<std::string>();
 }
 
-nlohmann::json RankProgram::blas() {
-  if (!version_) version_ = query({"version"});
-  return version_->value("blas", nlohmann::json::object());
-}
+nlohmann::json RankProgram::blas() { return version().value("blas", nlohmann::json::object()); }
 
 RankDevices RankProgram::devices() {
-  if (!version_) version_ = query({"version"});
-  return {static_cast<int>(version_->value("cuda_devices", 0LL)), version_->value("nccl", false)};
+  const nlohmann::json& answer = version();
+  return {static_cast<int>(answer.value("cuda_devices", 0LL)), answer.value("nccl", false)};
 }
 
 }  // namespace harness

@@ -40,7 +40,9 @@ class RankProgram {
   [[noreturn]] void exec(const std::vector<std::string>& args) const;
 
   // The zoo's layer chain of `model` at its input shape (names), and per-layer forward times
-  // at its batch size; each asked once per model, shape and batch.
+  // at its batch size; each asked once per model, shape and batch. The first of these
+  // questions also brings the answers below (torch_version, devices, blas): ask a model
+  // question first where both will be asked, and one process answers both.
   const std::vector<std::string>& layer_names(const ModelConfig& model);
   const std::vector<double>& layer_forward_ms(const ModelConfig& model);
   // Per-layer forward FLOPs of one sample (runtime/models/flop_count.h), asked once per model.
@@ -52,11 +54,16 @@ class RankProgram {
   nlohmann::json blas();
 
  private:
+  // `harness-rank layers ARGS`, with `--version` while the version is not known yet.
+  nlohmann::json ask_about_model(std::vector<std::string> args);
+  // `harness-rank version`'s answer, asked unless a model question brought it.
+  const nlohmann::json& version();
+
   std::string path_;
   std::map<std::string, std::vector<std::string>> layer_names_;
   std::map<std::string, std::vector<double>> layer_forward_ms_;
   std::map<std::string, std::vector<double>> layer_forward_flops_;
-  std::optional<nlohmann::json> version_;  // `harness-rank version`, asked once
+  std::optional<nlohmann::json> version_;  // `harness-rank version`'s answer, asked once
 };
 
 }  // namespace harness

@@ -109,9 +109,34 @@ print("results parsed back:", d)
 PY
 
 # A second run, rendezvousing through a c10d FileStore instead of a TCPStore, never reuses
-# the folder.
-"$HARNESS" run "$SCRATCH/spec.yaml" --set run.iterations=1 --set 'sweep.ddp.bucket_mb=[25]' \
-  --set run.rendezvous=file >"$SCRATCH/out2" 2>&1 || fail "FileStore run failed: $(cat "$SCRATCH/out2")"
+# the folder. It runs a copy of the harness whose harness-rank logs each start: LibTorch is
+# loaded once before the ranks (a third of a second a process), the model's FLOPs and the
+# version asked in one process.
+mkdir "$SCRATCH/counted"
+cp "$HARNESS" "$SCRATCH/counted/harness"
+cat > "$SCRATCH/counted/harness-rank" <<SH
+#!/bin/sh
+echo "\$1" >> "$SCRATCH/counted/starts"
+exec "$HARNESS_RANK" "\$@"
+SH
+chmod +x "$SCRATCH/counted/harness-rank"
+"$SCRATCH/counted/harness" run "$SCRATCH/spec.yaml" --set run.iterations=1 \
+  --set 'sweep.ddp.bucket_mb=[25]' --set run.rendezvous=file >"$SCRATCH/out2" 2>&1 ||
+  fail "FileStore run failed: $(cat "$SCRATCH/out2")"
 expect_contains "$(cat "$SCRATCH/out2")" "| overlap (baseline) | 2 |"
 [[ $(ls "$SCRATCH/results/e2e_mlp" | wc -l) == 2 ]] || fail "expected two results folders"
+# One question, then 2 ranks for each of the 4 systems.
+[[ $(head -n 1 "$SCRATCH/counted/starts") == layers &&
+   $(tail -n +2 "$SCRATCH/counted/starts" | sort | uniq -c | tr -s ' ') == " 8 worker" ]] ||
+  fail "harness-rank started as: $(tr '\n' ' ' <"$SCRATCH/counted/starts")"
+# The version that rode on the model question is `harness-rank version`'s, and env.json has it.
+"$PY" - "$("$HARNESS_RANK" version)" "$("$HARNESS_RANK" layers --model mlp --flops --version)" \
+  "$(ls -d "$SCRATCH"/results/e2e_mlp/*/ | tail -n 1)env.json" <<'PY'
+import json, sys
+alone, riding, env = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.load(open(sys.argv[3]))
+assert riding["version"] == alone, (riding, alone)
+assert riding["forward_flops"] and len(riding["forward_flops"]) == len(riding["names"]), riding
+assert env["torch_version"] == alone["torch_version"], env["torch_version"]
+assert env["blas"]["path"] == alone["blas"]["path"], env["blas"]
+PY
 echo "PASS run_and_parse"
