@@ -122,7 +122,7 @@ void read_run_section(MapReader& run, const LoadOptions& options, RunConfig& con
 }
 
 // `cluster: {machines: N, network: {inter_machine: {bandwidth: 1gbit, latency: 1ms, loss:
-// 0.1%}}}`: N machines emulated on this host. The machines must divide the ranks.
+// 0.1%}, probe: true}}`: N machines emulated on this host. The machines must divide the ranks.
 void read_cluster_section(MapReader& cluster, PointConfig& config) {
   config.cluster.machines = cluster.get_int("machines", 1, 1, kMaxCommWorld);
   if (const YAML::Node network_node = cluster.child("network")) {
@@ -144,6 +144,7 @@ void read_cluster_section(MapReader& cluster, PointConfig& config) {
       config.cluster.inter_machine.loss_percent = quantity("loss", parse_link_loss).value_or(0);
       link.finish();
     }
+    config.cluster.probe_links = network.get_bool("probe", true);
     network.finish();
   }
   if (cluster.ok() && config.run.world_size % config.cluster.machines != 0) {
@@ -301,6 +302,12 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     return;
   }
   if (system.kind != SystemKind::kPipeline) return;
+  // plan: auto prices the stages on emulated machines by what their links measured.
+  if (system.plan == "auto" && config.cluster.machines > 1 && !config.cluster.probe_links) {
+    fail(
+        "plan: auto on emulated machines plans with their measured links, and "
+        "cluster.network.probe is false (probe them, or give a plan.json)");
+  }
   // Every micro-batch needs a sample for each replica of a stage: the global batch split into
   // micro_batches parts of at least `replicas` rows (the most replicas any stage has).
   const long long global_batch = config.model.batch_size * config.run.world_size;

@@ -135,6 +135,9 @@ struct SystemConfig {
 struct ClusterConfig {
   long long machines = 1;
   LinkShape inter_machine;
+  // Measure the links before the study's runs (harness/study/link_probe.h): seconds a cluster,
+  // which a study that needs no measured figure (no `plan: auto`) may leave out.
+  bool probe_links = true;
 };
 
 struct PointConfig {

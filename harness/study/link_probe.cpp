@@ -166,9 +166,18 @@ json ProbedLinks::to_json(const fs::path& directory) const {
 ProbedLinks probe_emulated_links(const Experiment& experiment, const fs::path& directory,
                                  RankProgram& rank_program, std::ostream& log) {
   ProbedLinks probed;
+  bool said_unprobed = false;
   for (const auto& point : experiment.points) {
     const auto shape = emulated_cluster_of(point);
     if (!shape) continue;
+    if (!point.config.cluster.probe_links) {
+      if (!said_unprobed) {
+        log << "the emulated links of " << point.label
+            << " are not measured (cluster.network.probe: false)" << std::endl;
+      }
+      said_unprobed = true;
+      continue;
+    }
     size_t index = 0;
     while (index < probed.links.size() && !(probed.links[index].shape == *shape)) ++index;
     if (index == probed.links.size()) {

@@ -39,7 +39,8 @@ struct ProbedLinks {
 // The emulated cluster a point asks for (cluster.machines > 1), as a network shape.
 std::optional<EmulatedClusterShape> emulated_cluster_of(const Point& point);
 
-// Probes each distinct cluster of `experiment`'s points into `directory`/links/<n>/. Throws
+// Probes each distinct cluster of `experiment`'s points into `directory`/links/<n>/, but for
+// the points whose `cluster.network.probe` is false (their runs see the links unmeasured). Throws
 // std::runtime_error when a measurement fails (said on stderr) or the machines cannot be built.
 ProbedLinks probe_emulated_links(const Experiment& experiment,
                                  const std::filesystem::path& directory, RankProgram& rank_program,

@@ -510,6 +510,31 @@ TEST(Spec, EmulatedClusterIsReadAndChecked) {
             "100mbit or 1gbit (bit, kbit, mbit, gbit; or bps, kbps, mbps, gbps)");
 }
 
+// The links' probe is on unless the spec turns it off; `plan: auto` on emulated machines needs
+// its figures, so the two together are refused where the system is.
+TEST(Spec, EmulatedLinksAreProbedUnlessTurnedOff) {
+  TempDir dir;
+  const std::string cluster = "cluster: {machines: 2, network: {inter_machine: {bandwidth: 1gbit}";
+  const auto load = [&](const std::string& text) {
+    return harness::load_experiment(dir.write("s.yaml", text).string(), options_with());
+  };
+  EXPECT_TRUE(
+      load(std::string(kValidSpec) + cluster + "}}\n").points.front().config.cluster.probe_links);
+  EXPECT_FALSE(load(std::string(kValidSpec) + cluster + ", probe: false}}\n")
+                   .points.front()
+                   .config.cluster.probe_links);
+  EXPECT_EQ(error_of(std::string(kValidSpec) + cluster + ", probe: maybe}}\n"),
+            "spec.yaml:14:76: cluster.network.probe: expected true or false, got 'maybe'");
+  const std::string pipeline = replace(
+      replace(kValidSpec, "systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]",
+              "systems: [sync, {name: planned, kind: pipeline, plan: auto}]"),
+      "sweep:\n  ddp.bucket_mb: [1, 5, 25]\n  model.batch_size: [4, 8]\n", "");
+  EXPECT_EQ(error_of(pipeline + cluster + ", probe: false}}\n"),
+            "spec.yaml:9:17: systems: planned: plan: auto on emulated machines plans with their "
+            "measured links, and cluster.network.probe is false (probe them, or give a plan.json)");
+  EXPECT_TRUE(load(pipeline + cluster + "}}\n").points.front().config.cluster.probe_links);
+}
+
 TEST(SpecErrors, AWrongValueCausesNoErrorsOfItsOwnStandIn) {
   // An unknown model is one error: the zoo's shape rules are not judged against a stand-in,
   // and a baseline naming a system that failed to read is not reported as unknown.
