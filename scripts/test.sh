@@ -4,21 +4,33 @@
 # ctest prints its summary for each. The second LibTorch's pass leaves out the tests of the
 # programs and libraries that do not link LibTorch (label torch-free), among them the end-to-end
 # tests that start no rank (they run a harness with no harness-rank beside it): the same
-# binaries, built from the same sources, already passed in the first.
+# binaries, built from the same sources, already passed in the first. Last, one line says where
+# the time went (packages, and each pass's build and ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/libtorch.sh
 choices=${HARNESS_LIBTORCH:-debian pypi}
-HARNESS_LIBTORCH=$choices ./scripts/install-deps.sh
+phases=()
+# timed NAME COMMAND...: runs it and adds "NAME Ns" to the phases; its status is the command's.
+timed() {
+  local name=$1 start=$EPOCHREALTIME status=0
+  shift
+  "$@" || status=$?
+  phases+=("$name $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s")
+  return $status
+}
+timed packages env HARNESS_LIBTORCH="$choices" ./scripts/install-deps.sh
 status=0 pass=0
 for choice in $choices; do
   HARNESS_LIBTORCH=$choice libtorch_resolve
   echo "== LibTorch: $choice ($LIBTORCH_BUILD_DIR/)"
   # On: a build folder the quickstart configured has them off.
-  HARNESS_LIBTORCH=$choice ./scripts/build.sh -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
+  timed "$choice build" env HARNESS_LIBTORCH="$choice" ./scripts/build.sh \
+    -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
   filter=()
   if ((pass++ > 0)); then filter=(-LE torch-free); fi
-  ctest --test-dir "$LIBTORCH_BUILD_DIR" --output-on-failure -j 2 --timeout 900 \
-    ${filter[@]+"${filter[@]}"} || status=1
+  timed "$choice ctest" ctest --test-dir "$LIBTORCH_BUILD_DIR" --output-on-failure -j 2 \
+    --timeout 900 ${filter[@]+"${filter[@]}"} || status=1
 done
+(IFS=,; echo "test.sh: ${phases[*]}" | sed 's/,/, /g')
 exit $status
