@@ -78,8 +78,8 @@ print(f"  build (harness, harness-rank):                {built - configured:.1f}
 print(f"  the study:                                    {tables - built:.1f} s")
 if len(stamps) > 2:
     log = open(f"{root}/root/test.log").read()
-    print(f"then scripts/test.sh: {stamps[2] - tables:.1f} s "
-          f"({log.count('tests passed')} ctest summaries)")
+    print(f"then scripts/test.sh: {stamps[2] - tables:.1f} s; ctest: " +
+          "; ".join(line.strip() for line in log.splitlines() if "tests passed" in line))
     # Its own account of where the time went: packages, each pass's build and ctest.
     print("  " + next((line for line in log.splitlines() if line.startswith("test.sh: ")), "test.sh: no phases line"))
 PY
