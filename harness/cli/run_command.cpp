@@ -30,12 +30,10 @@
 namespace harness {
 namespace {
 
-// The model whose FLOPs the study's first run counts (every system but an external one has its
-// FLOPs counted); none when no system has.
+// The model whose FLOPs the study's first run counts; none when no system has them counted.
 const ModelConfig* first_counted_model(const Experiment& experiment) {
   const bool counted =
-      std::any_of(experiment.systems.begin(), experiment.systems.end(),
-                  [](const SystemConfig& system) { return system.kind != SystemKind::kExternal; });
+      std::any_of(experiment.systems.begin(), experiment.systems.end(), counts_model_flops);
   if (!counted || experiment.points.empty()) return nullptr;
   return &experiment.points.front().config.model;
 }

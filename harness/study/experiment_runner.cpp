@@ -338,10 +338,10 @@ std::optional<CpuWakeLatencyHold> hold_cpu_idle(bool poll) {
 }
 
 // flops.json beside the run's samples: the model FLOPs each rank does per iteration, which
-// the summary turns into GFLOP/s and MFU. External systems run models the harness cannot count.
+// the summary turns into GFLOP/s and MFU.
 void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
                            const RunnerOptions& options) {
-  if (!options.model_layer_flops || run.system->kind == SystemKind::kExternal) return;
+  if (!options.model_layer_flops || !counts_model_flops(*run.system)) return;
   const PointConfig& config = run.point->config;
   const std::vector<double> layers = options.model_layer_flops(config.model);
   const auto stages =
@@ -426,6 +426,8 @@ void finish_study(const Experiment& experiment, const fs::path& directory, bool 
 }
 
 }  // namespace
+
+bool counts_model_flops(const SystemConfig& system) { return system.kind != SystemKind::kExternal; }
 
 int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
   if (options.dry_run) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
@@ -171,11 +172,10 @@ ProbedLinks probe_emulated_links(const Experiment& experiment, const fs::path& d
     const auto shape = emulated_cluster_of(point);
     if (!shape) continue;
     if (!point.config.cluster.probe_links) {
-      if (!said_unprobed) {
+      if (!std::exchange(said_unprobed, true)) {
         log << "the emulated links of " << point.label
             << " are not measured (cluster.network.probe: false)" << std::endl;
       }
-      said_unprobed = true;
       continue;
     }
     size_t index = 0;
