@@ -74,7 +74,8 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   // Point to point one way at a time (ping-pong: a pipeline's activations), and the
   // all-reduce. Three iterations after one, so that each size's median sets aside one
   // iteration another process slowed (a loaded CI machine: two took a 2 Gbit/s all-reduce
-  // 25% low); the ping-pong times eight transfers in each. The all-reduce alone (without
+  // 25% low); the ping-pong times eight transfers in each up to 1 MiB, fewer above
+  // (runtime::pingpong_round_trips). The all-reduce alone (without
   // plain c10d's beside it, `harness profile comm`'s check: 9.9 -> 8.4 s a probe at 100 Mbit/s)
   // after two untimed ones (with c10d's between them its timed ones came later). Measured alike
   // at 100 Mbit/s, ten probes each: 86.2-91.9 Mbit/s (median 90.4) with c10d's, 87.7-91.9

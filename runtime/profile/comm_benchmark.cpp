@@ -146,10 +146,6 @@ struct OneWay {
   double send_call_ms = 0;
 };
 
-// Round trips a ping-pong times per operation (after one untimed trip): enough that the
-// first trip's handshake, which the untimed one absorbs, is not what is measured.
-constexpr int kPingPongRoundTrips = 4;
-
 // `pingpong`: rank 0 and rank n/2 (on different emulated machines whenever there are two or
 // more: ranks fill machines in order) bounce `bytes` back and forth; the result is the one-way
 // time, a round trip over two, measured after an untimed trip so that Gloo's rendezvous (a
@@ -167,10 +163,12 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
   if (half == 0 || (r != 0 && r != half)) return {};
   const bool initiator = r == 0;
   const int partner = initiator ? half : 0;
+  const int round_trips =
+      pingpong_round_trips(buffer.numel() * buffer.element_size(), idle.count() > 0);
   constexpr int kTag = 11;
   double wall_ms = 0, cpu_ms = 0, send_call_ms = 0;
   std::unique_ptr<CommWork> receive = comm.recv(other, partner, kTag);
-  for (int trip = 0; trip <= kPingPongRoundTrips; ++trip) {
+  for (int trip = 0; trip <= round_trips; ++trip) {
     if (initiator && idle.count() > 0) std::this_thread::sleep_for(idle);
     const auto start = Clock::now();
     const double cpu_start = process_cpu_ms();
@@ -180,10 +178,10 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
       if (trip > 0) send_call_ms += ms_since(call);
       sent->wait();
       receive->wait();
-      if (trip < kPingPongRoundTrips) receive = comm.recv(other, partner, kTag);
+      if (trip < round_trips) receive = comm.recv(other, partner, kTag);
     } else {
       receive->wait();
-      if (trip < kPingPongRoundTrips) receive = comm.recv(other, partner, kTag);
+      if (trip < round_trips) receive = comm.recv(other, partner, kTag);
       comm.send(buffer, partner, kTag)->wait();
     }
     // A responder's trip starts when it starts waiting, so with an idle wait it holds the
@@ -193,9 +191,8 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
     if (trip > 0 && (initiator || idle.count() == 0)) wall_ms += ms_since(start);
     if (trip > 0) cpu_ms += process_cpu_ms() - cpu_start;
   }
-  const double one_way = 2.0 * kPingPongRoundTrips;
-  return {wall_ms / one_way, cpu_ms / one_way,
-          initiator ? send_call_ms / kPingPongRoundTrips : 0.0};
+  const double one_way = 2.0 * round_trips;
+  return {wall_ms / one_way, cpu_ms / one_way, initiator ? send_call_ms / round_trips : 0.0};
 }
 
 // The idle wait before a `burst` round trip: an emulated link's bucket (1 ms of its rate, at

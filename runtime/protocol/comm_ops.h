@@ -2,6 +2,9 @@
 // (the harness validates --ops against this list; runtime/profile/comm_benchmark.cpp runs them).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 namespace runtime {
 
 // `alltoall` sends an equal share of the buffer to every rank (mixture-of-experts token
@@ -13,5 +16,20 @@ namespace runtime {
 inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescatter",
                                            "alltoall",  "broadcast", "sendrecv",
                                            "pingpong",  "burst",     "copy"};
+
+// Round trips a `pingpong` times per operation, after one untimed trip: four, enough that the
+// first trip's handshake, which the untimed one absorbs, is not what is measured; for larger
+// messages as few as carry 4 MiB each way, at least one: their transfer dwarfs a handshake (4 MiB
+// takes 0.34 ms at 100 Gbit/s), and on a shaped link four trips were most of a measurement's
+// time (40 transfers a size of 130 ms or more each: a link probe at 2 Gbit/s sends 2, 8 and 32
+// MiB). A `burst` makes four at every size: its messages are a few token buckets, each after an
+// idle wait, and its send calls are averaged over the trips.
+inline constexpr int kPingPongRoundTrips = 4;
+inline constexpr int64_t kPingPongBytesEachWay = int64_t{4} << 20;
+constexpr int pingpong_round_trips(int64_t bytes, bool burst) {
+  if (burst) return kPingPongRoundTrips;
+  return static_cast<int>(std::clamp<int64_t>(kPingPongBytesEachWay / std::max<int64_t>(bytes, 1),
+                                              1, kPingPongRoundTrips));
+}
 
 }  // namespace runtime
