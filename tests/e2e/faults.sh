@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Faults a long study on a shared cluster meets: a rank killed with SIGKILL mid-point (local
-# launcher and mpirun), a rank that sleeps forever (mpirun), a busy rendezvous port, and an
-# interrupted run finished with --resume. Each ends with the documented report (rank, host,
+# launcher and mpirun), a busy rendezvous port, and an interrupted run finished with --resume
+# (a rank that sleeps forever: rank_failures.sh, which runs alone). Each ends with the documented report (rank, host,
 # signal or exit code, stderr tail), leaves no process behind, and keeps every finished
 # point's files intact and parseable; with run.on_failure: continue the next point still runs.
 source "$(dirname "$0")/common.sh"
@@ -128,28 +128,7 @@ kill -9 "$harness_pid"
 set +e; wait "$harness_pid" 2>/dev/null; set -e
 no_process_left "harness SIGKILL"
 
-# 2. a rank that sleeps forever, under mpirun: declared hung, the whole launch stopped.
-if command -v mpirun >/dev/null; then
-  rm -rf "$SCRATCH/results"
-  # 10 s, not 5: the clock runs from the launch, through loading LibTorch and the rendezvous
-  # (0.05 s when healthy), and once in a whole-suite run the healthy first point, p000, was
-  # declared hung at 5 s with rank 0 still waiting for its peer.
-  spec "$SCRATCH/hang.yaml" "stall_timeout_s: 10"
-  set +e
-  HARNESS_FAULT="rank=1,kind=hang,iteration=2,run=p001/" \
-    timeout 120 "$HARNESS" run "$SCRATCH/hang.yaml" --launcher mpirun >"$SCRATCH/out" 2>"$SCRATCH/err"
-  code=$?
-  set -e
-  [[ $code == 1 ]] || fail "hang: exit $code (want 1): $(cat "$SCRATCH/err")"
-  err=$(cat "$SCRATCH/err")
-  expect_contains "$err" "error: run 2/2 (p001 ddp.bucket_mb=25 | overlap) failed: rank 1 hung: no progress from any rank for 10 s (run.stall_timeout_s); rank 1 got least far"
-  expect_contains "$err" "  rank 1 ran on host $(hostname) (launcher mpirun); run.on_failure: stop"
-  expect_contains "$err" "HARNESS_FAULT: injecting hang on rank 1 at iteration 2"
-  points_ok "$(latest)" complete failed
-  no_process_left "mpirun hang"
-fi
-
-# 3. a busy port: run.master_port is taken by another program; the run moves to another port.
+# 2. a busy port: run.master_port is taken by another program; the run moves to another port.
 rm -rf "$SCRATCH/results"
 "$PY" -c '
 import socket, sys, time
@@ -166,7 +145,7 @@ expect_contains "$(cat "$SCRATCH/err")" "note: run.master_port $busy is in use; 
 points_ok "$(latest)" complete complete
 kill $squatter
 
-# 4. Ctrl-C in the middle of p001, then --resume runs p001 only and rewrites the tables.
+# 3. Ctrl-C in the middle of p001, then --resume runs p001 only and rewrites the tables.
 rm -rf "$SCRATCH/results"
 spec "$SCRATCH/resume.yaml" "stall_timeout_s: 60"
 HARNESS_FAULT="rank=1,kind=hang,iteration=2,run=p001/" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A rank that crashes and a rank that hangs: the harness stops the other ranks, names the rank
-# and shows its stderr, keeps the points that finished, and exits non-zero without leaving a
-# process behind.
+# A rank that crashes and a rank that hangs (local launcher; the hang under mpirun too): the
+# harness stops the other ranks, names the rank and shows its stderr, keeps the points that
+# finished, and exits non-zero without leaving a process behind. A hang is declared once no rank
+# has made progress for run.stall_timeout_s: the test runs alone (tests/CMakeLists.txt).
 source "$(dirname "$0")/common.sh"
 
 cat > "$SCRATCH/spec.yaml" <<YAML
@@ -14,12 +15,13 @@ sweep:
   ddp.bucket_mb: [1, 25]
 YAML
 
-check_case() {  # $1: fault kind, $2: expected reason text
+check_case() {  # $1: fault kind, $2: expected reason text, then harness run's own flags
   local kind=$1 reason=$2
+  shift 2
   rm -rf "$SCRATCH/results"
   set +e
   HARNESS_FAULT="rank=1,kind=$kind,iteration=2,run=p001/overlap" \
-    timeout 120 "$HARNESS" run "$SCRATCH/spec.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err"
+    timeout 120 "$HARNESS" run "$SCRATCH/spec.yaml" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
   local code=$?
   set -e
   [[ $code == 1 ]] || fail "$kind: exit code $code (want 1); stderr: $(cat "$SCRATCH/err")"
@@ -53,4 +55,14 @@ PY
 
 check_case crash "killed by signal 6 (Aborted)"
 check_case hang "hung: no progress from any rank for 5 s (run.stall_timeout_s); rank 1 got least far"
+# Under mpirun the whole launch is stopped. 10 s, not 5: the clock runs from the launch, through
+# loading LibTorch and the rendezvous (0.05 s when healthy), and once in a whole-suite run the
+# healthy first point, p000, was declared hung at 5 s with rank 0 still waiting for its peer.
+if command -v mpirun >/dev/null; then
+  check_case hang "hung: no progress from any rank for 10 s (run.stall_timeout_s); rank 1 got least far" \
+    --launcher mpirun --set run.stall_timeout_s=10
+  expect_contains "$(cat "$SCRATCH/err")" "  rank 1 ran on host $(hostname) (launcher mpirun); run.on_failure: stop"
+  expect_contains "$(cat "$SCRATCH/err")" "HARNESS_FAULT: injecting hang on rank 1 at iteration 2"
+  if pgrep -f "mpirun .*$SCRATCH" >/dev/null; then fail "mpirun hang: mpirun left behind"; fi
+fi
 echo "PASS rank_failures"
