@@ -28,14 +28,23 @@ def tracked(*patterns):
     return out.split()
 
 
+# clang-format's warning for a file that is not formatted: "PATH:LINE:COL: error: code should be
+# clang-formatted [-Wclang-format-violations]".
+UNFORMATTED = re.compile(r"^(.+?):\d+:\d+: error: code should be clang-formatted", re.M)
+
+
 def check_format(files):
-    problems = []
-    for path in files:
-        result = subprocess.run(["clang-format", "--dry-run", "--Werror", path], cwd=ROOT,
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            problems.append(f"{path}: not clang-format clean (run clang-format -i {path})")
-    return problems
+    # One clang-format for every file: one process per file cost 27 ms each, 11.5 s of the
+    # test's 12 (426 files, 2026-11-28), against 0.9 s in all.
+    if not files:
+        return []
+    result = subprocess.run(["clang-format", "--dry-run", "--Werror", *files], cwd=ROOT,
+                            capture_output=True, text=True)
+    unformatted = list(dict.fromkeys(UNFORMATTED.findall(result.stderr)))
+    if result.returncode != 0 and not unformatted:
+        first = (result.stderr.strip().splitlines() or [f"exit {result.returncode}"])[0]
+        return [f"clang-format failed: {first}"]
+    return [f"{path}: not clang-format clean (run clang-format -i {path})" for path in unformatted]
 
 
 def folder_edges(files):

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """scripts/check_house.py's function lengths, on sources written here: free functions and
 member functions defined in class bodies at any depth are measured from their first line to
-their closing brace; lambdas, local classes and one-line bodies are not functions of their own."""
+their closing brace; lambdas, local classes and one-line bodies are not functions of their own.
+Its format check on files written here, in one clang-format run: each file that is not clean is
+named once."""
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
@@ -59,6 +63,30 @@ class NoLibTorch(unittest.TestCase):
                "\t/lib64/ld-linux-x86-64.so.2 (0x00007f1a7c10e000)\n")
         self.assertEqual(check_house.torch_libraries_in(ldd), ["libtorch_cpu.so", "libc10.so"])
         self.assertEqual(check_house.torch_libraries_in(ldd.split("\tlibtorch")[0]), [])
+
+
+@unittest.skipUnless(shutil.which("clang-format"), "no clang-format")
+class Format(unittest.TestCase):
+    def test_each_unformatted_file_is_named_once_and_clean_ones_not_at_all(self):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(os.path.join(root, ".clang-format"), folder)
+            files = {"clean.cpp": "int x = 1;\n", "spaced.cpp": "int  x;\nint  y;\n",
+                     "braces.h": "void f() { return; }\n\n\n\nint  z;\n"}
+            for name, text in files.items():
+                with open(os.path.join(folder, name), "w") as f:
+                    f.write(text)
+            paths = [os.path.join(folder, name) for name in sorted(files)]
+            problems = check_house.check_format(paths)
+            self.assertEqual(problems, [f"{p}: not clang-format clean (run clang-format -i {p})"
+                                        for p in paths if not p.endswith("clean.cpp")])
+            self.assertEqual(check_house.check_format(paths[1:2]), [])  # clean.cpp alone
+            self.assertEqual(check_house.check_format([]), [])
+
+    def test_a_file_clang_format_cannot_read_is_a_problem(self):
+        problems = check_house.check_format(["/nonexistent/missing.cpp"])
+        self.assertEqual(len(problems), 1)
+        self.assertTrue(problems[0].startswith("clang-format failed: "), problems)
 
 
 if __name__ == "__main__":
