@@ -80,6 +80,6 @@ if len(stamps) > 2:
     log = open(f"{root}/root/test.log").read()
     print(f"then scripts/test.sh: {stamps[2] - tables:.1f} s; ctest: " +
           "; ".join(line.strip() for line in log.splitlines() if "tests passed" in line))
-    # Its own account of where the time went: packages, each pass's build and ctest.
+    # Its own account of where the time went: each pass's packages, build and ctest.
     print("  " + next((line for line in log.splitlines() if line.startswith("test.sh: ")), "test.sh: no phases line"))
 PY

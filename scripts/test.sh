@@ -4,8 +4,10 @@
 # ctest prints its summary for each. The second LibTorch's pass leaves out the tests of the
 # programs and libraries that do not link LibTorch (label torch-free), among them the end-to-end
 # tests that start no rank (they run a harness with no harness-rank beside it): the same
-# binaries, built from the same sources, already passed in the first. Last, one line says where
-# the time went (packages, and each pass's build and ctest).
+# binaries, built from the same sources, already passed in the first. Each LibTorch's own packages
+# come before its pass (Debian's apt packages with the first; PyPI's torch, 4.6 GB, before its
+# own), so that one pass's time can be read alone. Last, one line says where the time went (each
+# pass's packages, build and ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/libtorch.sh
@@ -19,9 +21,9 @@ timed() {
   phases+=("$name $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s")
   return $status
 }
-timed packages env HARNESS_LIBTORCH="$choices" ./scripts/install-deps.sh
 status=0 pass=0
 for choice in $choices; do
+  timed "$choice packages" env HARNESS_LIBTORCH="$choice" ./scripts/install-deps.sh
   HARNESS_LIBTORCH=$choice libtorch_resolve
   echo "== LibTorch: $choice ($LIBTORCH_BUILD_DIR/)"
   # On: a build folder the quickstart configured has them off.
