@@ -37,11 +37,11 @@ struct RunnerOptions {
   std::function<std::vector<double>(const ModelConfig&)> model_layer_flops;
 };
 
-// The expanded matrix, one line per run, as --dry-run prints it.
 // Whether a run of `system` has its model FLOPs counted (flops.json, GFLOP/s, MFU): every kind
 // but an external one, whose command runs a model the harness cannot count.
 bool counts_model_flops(const SystemConfig& system);
 
+// The expanded matrix, one line per run, as --dry-run prints it.
 std::string describe_matrix(const Experiment& experiment);
 
 // Returns the process exit code: 0 all runs complete, 1 a run failed (finished points are

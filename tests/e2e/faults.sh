@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Faults a long study on a shared cluster meets: a rank killed with SIGKILL mid-point (local
 # launcher and mpirun), a busy rendezvous port, and an interrupted run finished with --resume
-# (a rank that sleeps forever: rank_failures.sh, which runs alone). Each ends with the documented report (rank, host,
-# signal or exit code, stderr tail), leaves no process behind, and keeps every finished
-# point's files intact and parseable; with run.on_failure: continue the next point still runs.
+# (a rank that sleeps forever: rank_failures.sh, which runs alone). Each ends with the
+# documented report (rank, host, signal or exit code, stderr tail), leaves no process behind,
+# and keeps every finished point's files intact and parseable; with run.on_failure: continue
+# the next point still runs.
 source "$(dirname "$0")/common.sh"
 
 spec() {  # $1: file, $2: extra run keys
