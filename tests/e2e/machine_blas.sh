@@ -1,18 +1,9 @@
 #!/usr/bin/env bash
-# harness machine and the BLAS: a cache made with another BLAS is measured again; the BLAS named
-# is the one the rank program loads (read from the process: LD_LIBRARY_PATH choosing another
-# build changes it); the Python the build derived for its LibTorch carries the same torch.
+# The BLAS the rank program names is the one it loads (read from the process: LD_LIBRARY_PATH
+# choosing another build changes it); the Python the build derived for its LibTorch carries the
+# same torch. (A cache of another BLAS measured again: machine_cache.sh.)
 source "$(dirname "$0")/common.sh"
-: "${HARNESS_MACHINE_CACHE:?ctest sets HARNESS_MACHINE_CACHE}"
 version=$("$HARNESS_RANK" version)
-# A cache of another BLAS is measured again.
-"$PY" - "$HARNESS_MACHINE_CACHE" "$SCRATCH/other.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1])); m["key"]["blas_path"] = "/elsewhere/libblas.so.3"
-json.dump(m, open(sys.argv[2], "w"))
-PY
-HARNESS_MACHINE_CACHE="$SCRATCH/other.json" "$HARNESS" machine > /dev/null 2> "$SCRATCH/err"
-expect_contains "$(cat "$SCRATCH/err")" "measuring this machine's limits once"
 # Another BLAS build chosen for the process is the one reported. PyPI's LibTorch carries MKL
 # in libtorch_cpu.so: no libblas.so.3 to choose, and the BLAS named is MKL there.
 reference=/usr/lib/x86_64-linux-gnu/blas
