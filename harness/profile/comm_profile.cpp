@@ -272,6 +272,11 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
   if (const CommRow* row = smallest("burst")) {
     link.burst_latency_us = row->p50_ms * 1e3;
     link.burst_bytes_per_s = fitted_bandwidth(fits, "burst");
+    // Below the bucket's size nothing is shaped, so the host's path is faster than the link: a
+    // fit that is not is the noise of the three sizes' tens of microseconds (one came out at 0.61
+    // of a 100 Mbit/s link, 2026-11-29), no path resolved, as a falling fit is.
+    if (link.p2p_bytes_per_s > 0 && link.burst_bytes_per_s <= link.p2p_bytes_per_s)
+      link.burst_bytes_per_s = 0;
   }
   for (const auto& row : rows) {
     if (row.op == "burst" && row.send_call_p50_ms)

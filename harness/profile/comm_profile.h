@@ -111,8 +111,8 @@ struct MeasuredLink {
   std::optional<double> intra_allreduce_cpu_cores_per_rank;
   // A message that leaves after its link idled (the `burst` ping-pong, an emulated link's
   // token bucket full): the smallest one's one-way time, and the bandwidth of the host's own
-  // path below the bucket's size (0: not resolved above the noise: at once). Unset where the
-  // op was not measured (an unshaped link has no bucket).
+  // path below the bucket's size (0: not resolved above the noise: at once, or no faster than
+  // the link's p2p rate). Unset where the op was not measured (an unshaped link has no bucket).
   std::optional<double> burst_latency_us;
   double burst_bytes_per_s = 0;
   // What the burst's send call held its thread for, by size ({bytes, us}, ascending): the

@@ -277,7 +277,8 @@ TEST(CommProfile, PastTheBucketIsWhatLongerMessagesTookBeyondTheBurstModel) {
 // is the burst latency, and its fit's bandwidth the host's path: 8 B in 0.09 ms, 16 KiB in
 // 0.10 ms, 32 KiB in 0.11 ms (p50s): 32,760 B more in 0.02 ms, 1.638 GB/s (the least squares
 // through the three, 33 B/s off). Not measured: unset and null; sizes whose times fall with
-// size: no path resolved (0), the latency still given.
+// size, or a path no faster than the link's ping-pong: no path resolved (0), the latency still
+// given.
 TEST(CommProfile, MeasuredLinkCarriesTheBurstAfterAnIdleLink) {
   const nlohmann::json raw = {
       {"world_size", 2},
@@ -303,6 +304,26 @@ TEST(CommProfile, MeasuredLinkCarriesTheBurstAfterAnIdleLink) {
   link = harness::measured_link({harness::fit_comm_model(rows, "burst", 2)}, rows);
   ASSERT_TRUE(link.burst_latency_us);
   EXPECT_EQ(link.burst_bytes_per_s, 0.0);
+  // A path no faster than the link's own one-way rate: noise, no path. The ping-pong's 8 B in
+  // 0.03 ms and 1 MiB in 0.03 + 1,048,568 B / 2 GB/s: a p2p fit of 2 GB/s, above the burst's
+  // 1.638 GB/s; at 1 GB/s (1.0786 ms) below it, and the burst's fit stands.
+  nlohmann::json slow_path = raw;
+  slow_path["entries"].push_back(
+      {{"op", "pingpong"}, {"bytes", 1 << 20}, {"times_ms", {0.554284, 0.554284, 0.554284}}});
+  rows = harness::comm_rows(slow_path);
+  link = harness::measured_link(
+      {harness::fit_comm_model(rows, "pingpong", 2), harness::fit_comm_model(rows, "burst", 2)},
+      rows);
+  EXPECT_NEAR(link.p2p_bytes_per_s, 2e9, 1e3);
+  ASSERT_TRUE(link.burst_latency_us);
+  EXPECT_EQ(link.burst_bytes_per_s, 0.0);
+  slow_path["entries"][4]["times_ms"] = {1.078568, 1.078568, 1.078568};
+  rows = harness::comm_rows(slow_path);
+  link = harness::measured_link(
+      {harness::fit_comm_model(rows, "pingpong", 2), harness::fit_comm_model(rows, "burst", 2)},
+      rows);
+  EXPECT_NEAR(link.p2p_bytes_per_s, 1e9, 1e3);
+  EXPECT_NEAR(link.burst_bytes_per_s, 1.638e9, 100.0);
   // No burst measured (an unshaped link): nothing claimed.
   nlohmann::json none = raw;
   none["entries"] = nlohmann::json::array({raw["entries"][3]});
