@@ -7,33 +7,14 @@
 # this machine need (quickstart.sh): no test or benchmark libraries, no Open MPI, Slurm or munge
 # (whose daemons a newcomer's machine would start), no PyTorch peer; 389 packages and 323 MB of
 # downloads from a minimal Debian 12 against 450 and 400 MB (apt-get -s against a status of the
-# required and important packages, 2026-11-27; python3-venv, in both sets, adds 3 MB).
-# HARNESS_DEPS=pypi touches no Debian package: only HARNESS_LIBTORCH's PyPI virtual environment
-# (test.sh fills it at idle priority while apt installs the first pass's packages); it needs the
-# python3-venv the other two sets install.
+# required and important packages, 2026-11-27).
 set -euo pipefail
 source "$(dirname "$0")/libtorch.sh"
 deps=${HARNESS_DEPS:-all}
 case $deps in
-  all | quickstart | pypi) ;;
-  *) echo "error: HARNESS_DEPS=$deps: expected all, quickstart or pypi" >&2; exit 2 ;;
+  all | quickstart) ;;
+  *) echo "error: HARNESS_DEPS=$deps: expected all or quickstart" >&2; exit 2 ;;
 esac
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-install_pypi_choices() {
-  local choice
-  for choice in ${HARNESS_LIBTORCH:-debian}; do
-    if [[ $choice == pypi ]]; then libtorch_install_pypi; fi
-  done
-}
-if [[ $deps == pypi ]]; then
-  if ! installed python3-venv; then
-    echo "error: HARNESS_DEPS=pypi installs no Debian package, and python3-venv is missing" \
-      "(scripts/install-deps.sh installs it)" >&2
-    exit 2
-  fi
-  install_pypi_choices
-  exit 0
-fi
 
 # Building harness and harness-rank, and running a study on this machine.
 packages=(
@@ -56,9 +37,10 @@ if [[ $deps != quickstart ]]; then
     slurmd slurmctld slurm-client munge  # a real Slurm on emulated machines (scripts/emulated-slurm.sh)
   )
 fi
-# A LibTorch other than Debian's (PyPI's torch) goes into a virtual environment. In the
-# quickstart's set too, so that test.sh after it can start PyPI's download at once.
-packages+=(python3-venv)
+# A LibTorch other than Debian's (PyPI's torch) goes into a virtual environment.
+if [[ $deps != quickstart || ${HARNESS_LIBTORCH:-debian} != debian ]]; then
+  packages+=(python3-venv)
+fi
 # Debian's LibTorch calls whatever libblas.so.3 resolves to; the reference BLAS Debian installs
 # with it runs fp32 GEMM at ~8 GFLOP/s per core here against ~135 with OpenBLAS, and DDP
 # iterations 5-9x slower (bench/blas_compare.sh, experiments/README.md "BLAS"). OpenBLAS's
@@ -80,9 +62,13 @@ if [[ $(id -u) != 0 ]]; then sudo_cmd=(sudo); fi
 optional=(python3-torch python3-torchvision)
 
 missing=()
-for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
 if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 && $deps != quickstart ]]; then
-  for p in "${optional[@]}"; do installed "$p" || missing+=("$p"); done
+  for p in "${optional[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
 fi
 
 if ((${#missing[@]} == 0)); then
@@ -94,4 +80,6 @@ else
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 select_blas
-install_pypi_choices
+for choice in ${HARNESS_LIBTORCH:-debian}; do
+  if [[ $choice == pypi ]]; then libtorch_install_pypi; fi
+done

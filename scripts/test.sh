@@ -6,10 +6,9 @@
 # tests that start no rank (they run a harness with no harness-rank beside it): the same
 # binaries, built from the same sources, already passed in the first; and the end-to-end tests
 # whose ranks only carry the harness's own work (label harness-side, tests/CMakeLists.txt).
-# The first LibTorch's packages come first, but for what the others need from apt (python3-venv).
-# The others' packages and builds (PyPI's torch: 4.6 GB, about a minute of one core unpacking
-# it, then a build of a minute on both) run beside the first pass at idle priority (SCHED_IDLE),
-# from apt's install of its packages on: its builds and tests keep the cores they use, and the
+# The first LibTorch's packages come first. The others' packages and builds (PyPI's torch: 4.6 GB,
+# about a minute of one core unpacking it, then a build of a minute on both) run beside the
+# first pass at idle priority (SCHED_IDLE): its builds and tests keep the cores they use, and the
 # later work takes only what they leave (the tests that run alone leave one core mostly idle).
 # Not nice 19: under a nice-19 loop on one core, the send calls of an emulated link's probe
 # waited 1-5 ms for their core and its burst latency read 0.9-1.4 ms (0.1-0.2 ms quiet), past
@@ -48,8 +47,7 @@ trap stop_later EXIT
 later_work() {
   phases=()
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
-  timed "${later[*]} packages" env HARNESS_DEPS=pypi HARNESS_LIBTORCH="${later[*]}" \
-    ./scripts/install-deps.sh
+  timed "${later[*]} packages" env HARNESS_LIBTORCH="${later[*]}" ./scripts/install-deps.sh
   local choice
   for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" || true; done
   printf '%s\n' "${phases[@]}" > "$later_log.phases"
@@ -75,21 +73,11 @@ wait_later_work() {
   return $status
 }
 
-# The first pass's packages. The later passes' PyPI environments need only python3-venv from
-# apt (the quickstart's set has it): with it there, their download starts while apt installs
-# the rest.
-first_pass_packages() {  # choice
-  if ((${#later[@]} > 0)); then
-    HARNESS_DEPS=quickstart HARNESS_LIBTORCH=debian ./scripts/install-deps.sh
-    start_later_work
-  fi
-  HARNESS_LIBTORCH="$1" ./scripts/install-deps.sh
-}
-
 status=0 pass=0
 for choice in "${choices[@]}"; do
   if ((pass == 0)); then
-    timed "$choice packages" first_pass_packages "$choice"
+    timed "$choice packages" env HARNESS_LIBTORCH="$choice" ./scripts/install-deps.sh
+    if ((${#later[@]} > 0)); then start_later_work; fi
   elif ((pass == 1)); then
     wait_later_work
   fi
