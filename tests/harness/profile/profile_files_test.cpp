@@ -307,21 +307,20 @@ TEST(CommProfile, MeasuredLinkCarriesTheBurstAfterAnIdleLink) {
   // A path no faster than the link's own one-way rate: noise, no path. The ping-pong's 8 B in
   // 0.03 ms and 1 MiB in 0.03 + 1,048,568 B / 2 GB/s: a p2p fit of 2 GB/s, above the burst's
   // 1.638 GB/s; at 1 GB/s (1.0786 ms) below it, and the burst's fit stands.
-  nlohmann::json slow_path = raw;
-  slow_path["entries"].push_back(
-      {{"op", "pingpong"}, {"bytes", 1 << 20}, {"times_ms", {0.554284, 0.554284, 0.554284}}});
-  rows = harness::comm_rows(slow_path);
-  link = harness::measured_link(
-      {harness::fit_comm_model(rows, "pingpong", 2), harness::fit_comm_model(rows, "burst", 2)},
-      rows);
+  const auto with_pingpong_of_1mib_in = [&raw](double ms) {
+    nlohmann::json measured = raw;
+    measured["entries"].push_back(
+        {{"op", "pingpong"}, {"bytes", 1 << 20}, {"times_ms", {ms, ms, ms}}});
+    const auto rows = harness::comm_rows(measured);
+    return harness::measured_link(
+        {harness::fit_comm_model(rows, "pingpong", 2), harness::fit_comm_model(rows, "burst", 2)},
+        rows);
+  };
+  link = with_pingpong_of_1mib_in(0.554284);
   EXPECT_NEAR(link.p2p_bytes_per_s, 2e9, 1e3);
   ASSERT_TRUE(link.burst_latency_us);
   EXPECT_EQ(link.burst_bytes_per_s, 0.0);
-  slow_path["entries"][4]["times_ms"] = {1.078568, 1.078568, 1.078568};
-  rows = harness::comm_rows(slow_path);
-  link = harness::measured_link(
-      {harness::fit_comm_model(rows, "pingpong", 2), harness::fit_comm_model(rows, "burst", 2)},
-      rows);
+  link = with_pingpong_of_1mib_in(1.078568);
   EXPECT_NEAR(link.p2p_bytes_per_s, 1e9, 1e3);
   EXPECT_NEAR(link.burst_bytes_per_s, 1.638e9, 100.0);
   // No burst measured (an unshaped link): nothing claimed.
