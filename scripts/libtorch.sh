@@ -143,28 +143,38 @@ libtorch_pip_install() {
   "${pip[@]}" install --quiet "$@"
 }
 
-# Sets the caller's uv_env and uv_args to what pip's configuration says (`pip config list`: the
-# files' and the PIP_* variables' settings): its index, extra indexes, wheel folders, trusted
-# hosts, certificate bundle, proxy and timeout. Fails on any other setting but the version check.
+# Sets the caller's uv_env and uv_args to what pip's configuration says to `pip install`
+# (`pip config list`: its files' [global] and [install] sections and its PIP_* variables, which
+# win in that order, as in pip): its index, extra indexes, wheel folders, trusted hosts,
+# certificate bundle, proxy and timeout. Fails on any other setting but the version check.
 libtorch_uv_options() {
-  local line key value values
-  while IFS= read -r line; do
-    key=${line%%=*} value=${line#*=}
-    key=${key##*.} value=${value#\'} value=${value%\'}
+  local config line section key value values
+  local -A settings=()
+  config=$("$1/bin/pip" config list 2>/dev/null) || true
+  for section in global install :env:; do
+    while IFS= read -r line; do
+      [[ $line == "$section".*=* ]] || continue
+      key=${line%%=*} value=${line#*=}
+      value=${value#\'} value=${value%\'}
+      settings[${key#"$section".}]=$value
+    done <<< "$config"
+  done
+  for key in "${!settings[@]}"; do
+    value=${settings[$key]}
     read -r -a values <<< "$value"  # the settings that take several, whitespace-separated
     case $key in
       index-url) uv_args+=(--index-url "$value") ;;
       extra-index-url) for value in "${values[@]}"; do uv_args+=(--extra-index-url "$value"); done ;;
       find-links) for value in "${values[@]}"; do uv_args+=(--find-links "$value"); done ;;
       trusted-host) for value in "${values[@]}"; do uv_args+=(--allow-insecure-host "$value"); done ;;
-      no-index) uv_args+=(--no-index) ;;
+      no-index) if [[ ${value,,} =~ ^(1|true|yes|on)$ ]]; then uv_args+=(--no-index); fi ;;
       cert) uv_env+=("SSL_CERT_FILE=$value") ;;
       proxy) uv_env+=("HTTPS_PROXY=$value" "HTTP_PROXY=$value") ;;
       timeout | default-timeout) uv_env+=("UV_HTTP_TIMEOUT=${value%.*}") ;;
       disable-pip-version-check) ;;
       *) echo "install-deps: pip's setting $key has no uv counterpart here; pip installs"; return 1 ;;
     esac
-  done < <("$1/bin/pip" config list 2>/dev/null)
+  done
 }
 
 # A CUDA build of LibTorch will not configure without a CUDA toolkit: its CMake package enables
