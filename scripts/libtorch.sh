@@ -165,7 +165,10 @@ libtorch_uv_options() {
     case $key in
       index-url) uv_args+=(--index-url "$value") ;;
       extra-index-url) for value in "${values[@]}"; do uv_args+=(--extra-index-url "$value"); done ;;
-      find-links) for value in "${values[@]}"; do uv_args+=(--find-links "$value"); done ;;
+      find-links)  # a folder that is not there pip passes over (with a warning), uv refuses
+        for value in "${values[@]}"; do
+          if [[ $value == *://* || -e $value ]]; then uv_args+=(--find-links "$value"); fi
+        done ;;
       trusted-host) for value in "${values[@]}"; do uv_args+=(--allow-insecure-host "$value"); done ;;
       no-index) if [[ ${value,,} =~ ^(1|true|yes|on)$ ]]; then uv_args+=(--no-index); fi ;;
       cert) uv_env+=("SSL_CERT_FILE=$value") ;;

@@ -38,11 +38,12 @@ run() {  # installs "torch==2.11.0" through libtorch_pip_install; its output in 
 }
 
 # Every setting uv takes, in the sections pip reads, as pip lists them (sorted by name).
-cat > "$work/config" <<'CONFIG'
+mkdir "$work/wheels"
+sed "s|WORK|$work|" > "$work/config" <<'CONFIG'
 :env:.cert='/etc/ssl/certs/ca-certificates.crt'
 :env:.default-timeout='180'
 :env:.disable-pip-version-check='1'
-:env:.find-links='/opt/wheels /srv/wheels'
+:env:.find-links='WORK/wheels /nonexistent/wheels https://wheels.example/'
 freeze.index-url='https://not-for-install.example/simple'
 global.cert='/etc/global.pem'
 global.extra-index-url='https://a.example/simple https://b.example/simple'
@@ -67,11 +68,12 @@ $venv/bin/python"
 options=$(sed -n '8,$p' "$work/uv.call" | paste -sd ' ')
 for option in "--index-url https://mirror.example/simple" \
   "--extra-index-url https://a.example/simple --extra-index-url https://b.example/simple" \
-  "--find-links /opt/wheels --find-links /srv/wheels" "--allow-insecure-host mirror.example"; do
+  "--find-links $work/wheels --find-links https://wheels.example/" \
+  "--allow-insecure-host mirror.example"; do
   [[ " $options " == *" $option "* ]] || fail "no '$option' in: $options"
 done
-[[ $options != *global.example* && $options != *not-for-install* && $options != *--no-index* ]] ||
-  fail "a setting pip's install does not use reached uv: $options"
+[[ $options != *global.example* && $options != *not-for-install* && $options != *--no-index* &&
+  $options != *nonexistent* ]] || fail "a setting pip's install does not use reached uv: $options"
 [[ $options == *" torch==2.11.0" ]] || fail "the requirement is not last: $options"
 [[ $(head -1 "$work/uv.call") == "cache $work/uv-cache" ]] || fail "cache: $(head -1 "$work/uv.call")"
 echo "PASS: pip's settings reach uv: $options"
