@@ -2,8 +2,9 @@
 # scripts/libtorch.sh installs PyPI's packages with uv, given what pip's configuration says:
 # against stand-ins for the environment's pip and uv that record how they were called, with
 # `pip config list` lines as pip prints them. pip's settings become uv's options and variables,
-# a PIP_* variable winning over [install] and that over [global]; a setting uv has no
-# counterpart for leaves the install to pip, as does a uv that fails; uv's cache goes after.
+# a PIP_* variable winning over [install] and that over [global], a wheel folder that is not
+# there left out as pip leaves it; a setting uv has no counterpart for leaves the install to
+# pip, as does a uv that fails; uv's cache goes after.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/libtorch.sh
