@@ -7,13 +7,16 @@
 # this machine need (quickstart.sh): no test or benchmark libraries, no Open MPI, Slurm or munge
 # (whose daemons a newcomer's machine would start), no PyTorch peer; 389 packages and 323 MB of
 # downloads from a minimal Debian 12 against 450 and 400 MB (apt-get -s against a status of the
-# required and important packages, 2026-11-27).
+# required and important packages, 2026-11-27). HARNESS_DEPS=build adds what building the tests
+# and benchmarks and a virtual environment for another LibTorch need, not what running the tests
+# needs (Open MPI, Slurm, munge, iproute2, clang-format, the PyTorch peer): test.sh builds while
+# apt installs those.
 set -euo pipefail
 source "$(dirname "$0")/libtorch.sh"
 deps=${HARNESS_DEPS:-all}
 case $deps in
-  all | quickstart) ;;
-  *) echo "error: HARNESS_DEPS=$deps: expected all or quickstart" >&2; exit 2 ;;
+  all | build | quickstart) ;;
+  *) echo "error: HARNESS_DEPS=$deps: expected all, build or quickstart" >&2; exit 2 ;;
 esac
 
 # Building harness and harness-rank, and running a study on this machine.
@@ -29,9 +32,11 @@ packages=(
   ccache
 )
 if [[ $deps != quickstart ]]; then
+  packages+=(libbenchmark-dev libgtest-dev libgmock-dev)
+fi
+if [[ $deps == all ]]; then
   packages+=(
     git clang-format
-    libbenchmark-dev libgtest-dev libgmock-dev
     openmpi-bin libopenmpi-dev  # --launcher mpirun, and its end-to-end test
     iproute2                    # emulated machines and the two-namespace rendezvous test (ip netns)
     slurmd slurmctld slurm-client munge  # a real Slurm on emulated machines (scripts/emulated-slurm.sh)
@@ -65,7 +70,7 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 && $deps != quickstart ]]; then
+if [[ "${HARNESS_NO_PYTORCH:-0}" != 1 && $deps == all ]]; then
   for p in "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done

@@ -6,9 +6,9 @@
 # tests that start no rank (they run a harness with no harness-rank beside it): the same
 # binaries, built from the same sources, already passed in the first; and the end-to-end tests
 # whose ranks only carry the harness's own work (label harness-side, tests/CMakeLists.txt).
-# The first LibTorch's packages come first. The others' packages and builds (PyPI's torch: 4.6 GB,
-# about a minute of one core unpacking it, then a build of a minute on both) run beside the
-# first pass at idle priority (SCHED_IDLE): its builds and tests keep the cores they use, and the
+# The first LibTorch's build packages come first; apt installs what its tests need while it
+# builds. The others' packages and builds (PyPI's torch: 4.6 GB, through uv about 30 s of CPU,
+# then a build of about 100 s of CPU) run beside the first pass at idle priority (SCHED_IDLE): its builds and tests keep the cores they use, and the
 # later work takes only what they leave (the tests that run alone leave one core mostly idle).
 # Not nice 19: under a nice-19 loop on one core, the send calls of an emulated link's probe
 # waited 1-5 ms for their core and its burst latency read 0.9-1.4 ms (0.1-0.2 ms quiet), past
@@ -43,11 +43,24 @@ stop_later() {
   if [[ -n $later_pid ]]; then kill -- "-$later_pid" 2>/dev/null || true; fi
   if [[ -n $later_log ]]; then rm -f "$later_log" "$later_log.phases"; fi
 }
-trap stop_later EXIT
+on_exit() {
+  stop_later
+  # apt is waited for, never killed: dpkg stopped midway leaves the machine's packages half
+  # configured. (In the background it ignores an interrupt, as bash makes its jobs do.)
+  if [[ -n $run_packages_pid ]]; then
+    echo "test.sh: waiting for apt to finish installing the tests' packages"
+    wait "$run_packages_pid" 2>/dev/null || true
+  fi
+  if [[ -n $run_packages_log ]]; then rm -f "$run_packages_log" "$run_packages_log.phases"; fi
+}
+trap on_exit EXIT
 later_work() {
   phases=()
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
-  timed "${later[*]} packages" env HARNESS_LIBTORCH="${later[*]}" ./scripts/install-deps.sh
+  # Only the build's packages, which the first step installed: apt, busy beside it with the
+  # first pass's others, takes one caller at a time.
+  timed "${later[*]} packages" env HARNESS_DEPS=build HARNESS_LIBTORCH="${later[*]}" \
+    ./scripts/install-deps.sh
   local choice
   for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" || true; done
   printf '%s\n' "${phases[@]}" > "$later_log.phases"
@@ -58,6 +71,32 @@ start_later_work() {
   (later_work) < /dev/null > "$later_log" 2>&1 &
   later_pid=$!
   set +m
+}
+# The first pass's packages in two steps: what its build needs (the test libraries, a few
+# seconds), then, while it builds, what only running the tests needs (Open MPI, Slurm, munge, the
+# PyTorch peer: most of apt's time; HARNESS_DEPS=build in install-deps.sh). Its log is shown
+# after the build.
+run_packages_pid='' run_packages_log=''
+start_run_packages() {
+  run_packages_log=$(mktemp -t harness-test-packages-XXXXXX)
+  (
+    phases=() status=0
+    timed "$1 packages to run the tests" env HARNESS_LIBTORCH="$1" ./scripts/install-deps.sh ||
+      status=$?
+    printf '%s\n' "${phases[@]}" > "$run_packages_log.phases"
+    exit $status
+  ) < /dev/null > "$run_packages_log" 2>&1 &
+  run_packages_pid=$!
+}
+wait_run_packages() {
+  local start=$EPOCHREALTIME status=0 phase
+  wait "$run_packages_pid" || status=$?
+  run_packages_pid=''
+  cat "$run_packages_log"
+  while read -r phase; do phases+=("$phase (beside the build)"); done < "$run_packages_log.phases"
+  phases+=("${choices[0]} tests waited for their packages $(seconds_since "$start") s")
+  rm -f "$run_packages_log" "$run_packages_log.phases"
+  return $status
 }
 # Waits for them, shows their log, and adds their phases, with how long the pass waited.
 wait_later_work() {
@@ -76,7 +115,9 @@ wait_later_work() {
 status=0 pass=0
 for choice in "${choices[@]}"; do
   if ((pass == 0)); then
-    timed "$choice packages" env HARNESS_LIBTORCH="$choice" ./scripts/install-deps.sh
+    timed "$choice packages to build" env HARNESS_DEPS=build HARNESS_LIBTORCH="$choice" \
+      ./scripts/install-deps.sh
+    start_run_packages "$choice"
     if ((${#later[@]} > 0)); then start_later_work; fi
   elif ((pass == 1)); then
     wait_later_work
@@ -84,9 +125,15 @@ for choice in "${choices[@]}"; do
   HARNESS_LIBTORCH=$choice libtorch_resolve
   echo "== LibTorch: $choice ($LIBTORCH_BUILD_DIR/)"
   timed "$choice build" build_tree "$choice"
-  filter=()
-  if ((pass++ > 0)); then filter=(-LE 'torch-free|harness-side'); fi
-  timed "$choice ctest" ctest --test-dir "$LIBTORCH_BUILD_DIR" --output-on-failure -j 2 \
+  if ((pass == 0)); then wait_run_packages; fi
+  # A later pass runs a test more at once than the first: nothing runs beside it, and its tests
+  # wait on ranks, sockets and files a third of their time (PyPI's pass at -j 2 used 1.6 of 2
+  # cores, 69-73 s; at -j 3 60.3-63.8 s, five runs passing, and -j 4 no faster; 2026-11-29).
+  # The first pass keeps -j 2: the later work at idle priority takes what it leaves, and its
+  # tests that time shaped links and wake-ups run beside others.
+  filter=() jobs=2
+  if ((pass++ > 0)); then filter=(-LE 'torch-free|harness-side') jobs=3; fi
+  timed "$choice ctest" ctest --test-dir "$LIBTORCH_BUILD_DIR" --output-on-failure -j "$jobs" \
     --timeout 900 ${filter[@]+"${filter[@]}"} || status=1
 done
 (IFS=,; echo "test.sh: ${phases[*]}" | sed 's/,/, /g')
