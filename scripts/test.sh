@@ -51,19 +51,16 @@ on_exit() {
     echo "test.sh: waiting for apt to finish installing the tests' packages"
     wait "$run_packages_pid" 2>/dev/null || true
   fi
-  if [[ -n $run_packages_log ]]; then
-    rm -f "$run_packages_log" "$run_packages_log.phases" "$run_packages_log.done"
-  fi
+  if [[ -n $run_packages_log ]]; then rm -f "$run_packages_log" "$run_packages_log.phases"; fi
 }
 trap on_exit EXIT
 later_work() {
   phases=()
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
-  # After apt's packages for the first pass's tests: PyPI's 4.6 GB written beside dpkg, which
-  # syncs each package to disk, made apt take 47 s instead of about 20 and the tests wait for
-  # it (a fresh machine, 2026-11-29). It leaves a file when done (test.sh removes it on exit).
-  while [[ -n $run_packages_log && ! -e $run_packages_log.done ]]; do sleep 0.5; done
-  # Only the build's packages, which the first step installed: apt takes one caller at a time.
+  # At once, beside apt and the first build: PyPI's download waits on the network, not the
+  # cores (after apt instead, the second pass waited 16 s for this work; 0 s beside it; a fresh
+  # machine, 2026-11-29). Only the build's packages, which the first step installed: apt,
+  # installing the first pass's others, takes one caller at a time.
   timed "${later[*]} packages" env HARNESS_DEPS=build HARNESS_LIBTORCH="${later[*]}" \
     ./scripts/install-deps.sh
   local choice
@@ -89,7 +86,6 @@ start_run_packages() {
     timed "$1 packages to run the tests" env HARNESS_LIBTORCH="$1" ./scripts/install-deps.sh ||
       status=$?
     printf '%s\n' "${phases[@]}" > "$run_packages_log.phases"
-    touch "$run_packages_log.done"
     exit $status
   ) < /dev/null > "$run_packages_log" 2>&1 &
   run_packages_pid=$!
