@@ -30,10 +30,9 @@ timed() {
 }
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
 
-build_tree() {  # choice [niceness]: its build folder with the tests and benchmarks
+build_tree() {  # choice: its build folder with the tests and benchmarks
   # On: a build folder the quickstart configured has them off.
-  HARNESS_LIBTORCH="$1" nice -n "${2:-0}" ./scripts/build.sh -DHARNESS_BUILD_TESTS=ON \
-    -DHARNESS_BUILD_BENCH=ON
+  HARNESS_LIBTORCH="$1" ./scripts/build.sh -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
 }
 
 # The later LibTorches' packages and builds, in a process group of their own so that a test.sh
@@ -75,12 +74,10 @@ start_later_work() {
   later_pid=$!
   set +m
 }
-# The first pass's packages in two steps: what its build and a virtual environment need (the
-# test libraries, python3-venv: 1-2 s; HARNESS_DEPS=build in install-deps.sh), then, while it
-# builds, what only running the tests needs (Open MPI, Slurm, munge, the PyTorch peer). That
-# gains nothing of its own -- beside the build apt took 42-47 s instead of about 20 and the
-# build 31-33 s instead of 24-26 -- but apt serves one caller at a time, and the later work's
-# download (which needs no more apt) can then start at once. Its log is shown after the build.
+# The first pass's packages in two steps: what its build needs (the test libraries, a few
+# seconds), then, while it builds, what only running the tests needs (Open MPI, Slurm, munge, the
+# PyTorch peer: most of apt's time; HARNESS_DEPS=build in install-deps.sh). Its log is shown
+# after the build.
 run_packages_pid='' run_packages_log=''
 start_run_packages() {
   run_packages_log=$(mktemp -t harness-test-packages-XXXXXX)
@@ -129,12 +126,7 @@ for choice in "${choices[@]}"; do
   fi
   HARNESS_LIBTORCH=$choice libtorch_resolve
   echo "== LibTorch: $choice ($LIBTORCH_BUILD_DIR/)"
-  # The first build below apt beside it (dpkg is one process; the build, two compilers, has the
-  # other core and then both): at the same priority apt took 42-50 s instead of about 20 and
-  # the tests waited 11-18 s for it after the build.
-  niceness=0
-  if ((pass == 0)); then niceness=10; fi
-  timed "$choice build" build_tree "$choice" "$niceness"
+  timed "$choice build" build_tree "$choice"
   if ((pass == 0)); then wait_run_packages; fi
   # A later pass runs a test more at once than the first: nothing runs beside it, and its tests
   # wait on ranks, sockets and files a third of their time (PyPI's pass at -j 2 used 1.6 of 2
