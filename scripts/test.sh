@@ -74,10 +74,14 @@ start_later_work() {
   later_pid=$!
   set +m
 }
-# The first pass's packages in two steps: what its build needs (the test libraries, a few
-# seconds), then, while it builds, what only running the tests needs (Open MPI, Slurm, munge, the
-# PyTorch peer: most of apt's time; HARNESS_DEPS=build in install-deps.sh). Its log is shown
-# after the build.
+# The first pass's packages in two steps: what its build and a virtual environment need (the
+# test libraries, python3-venv: 1-2 s; HARNESS_DEPS=build in install-deps.sh), then, while it
+# builds, what only running the tests needs (Open MPI, Slurm, munge, the PyTorch peer). That
+# gains nothing of its own -- beside the build apt took 42-50 s instead of about 20 (dpkg waits
+# on the disk: with the build at nice 10, 46 s), and the tests waited 11-18 s for it -- but apt
+# serves one caller at a time, and so the later work's download, which needs no more of it,
+# starts at once (fresh machines, 2026-11-29: test.sh 298.7 and 306.9 s; 311.1 s with the
+# download after apt). Its log is shown after the build.
 run_packages_pid='' run_packages_log=''
 start_run_packages() {
   run_packages_log=$(mktemp -t harness-test-packages-XXXXXX)
