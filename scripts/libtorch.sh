@@ -122,9 +122,9 @@ sys.exit(torch.__version__.split('+')[0] != '$HARNESS_PYPI_TORCH')" 2>/dev/null;
 
 # libtorch_pip_install VENV REQUIREMENT...: installs into VENV with uv (from PyPI, into VENV
 # itself), else with VENV's pip. uv fetches the wheels in parallel and unpacks them natively:
-# torch, torchvision and numpy into a new environment in 21.5 s of wall and 32 s of CPU here
-# against pip's 61.8 and 57 (2 cores, empty caches, 2026-11-29), and test.sh runs this beside
-# its first pass, where CPU is what is short. uv reads none of pip's configuration, so it gets
+# libtorch_install_pypi into an empty HARNESS_CACHE in 21.7 s of wall and 29 s of CPU here
+# against pip's 63.2 and 58 (2 cores, 2026-11-29), and test.sh runs this beside its first pass,
+# where CPU is what is short. uv reads none of pip's configuration, so it gets
 # pip's (libtorch_uv_options); a setting it has no counterpart for leaves the install to pip.
 # uv's cache lies beside VENV (its files are hard links into VENV) and goes after.
 libtorch_pip_install() {
@@ -164,18 +164,22 @@ libtorch_uv_options() {
     read -r -a values <<< "$value"  # the settings that take several, whitespace-separated
     case $key in
       index-url) uv_args+=(--index-url "$value") ;;
-      extra-index-url) for value in "${values[@]}"; do uv_args+=(--extra-index-url "$value"); done ;;
+      extra-index-url)
+        for value in "${values[@]}"; do uv_args+=(--extra-index-url "$value"); done ;;
       find-links)  # a folder that is not there pip passes over (with a warning), uv refuses
         for value in "${values[@]}"; do
           if [[ $value == *://* || -e $value ]]; then uv_args+=(--find-links "$value"); fi
         done ;;
-      trusted-host) for value in "${values[@]}"; do uv_args+=(--allow-insecure-host "$value"); done ;;
+      trusted-host)
+        for value in "${values[@]}"; do uv_args+=(--allow-insecure-host "$value"); done ;;
       no-index) if [[ ${value,,} =~ ^(1|true|yes|on)$ ]]; then uv_args+=(--no-index); fi ;;
       cert) uv_env+=("SSL_CERT_FILE=$value") ;;
       proxy) uv_env+=("HTTPS_PROXY=$value" "HTTP_PROXY=$value") ;;
       timeout | default-timeout) uv_env+=("UV_HTTP_TIMEOUT=${value%.*}") ;;
       disable-pip-version-check) ;;
-      *) echo "install-deps: pip's setting $key has no uv counterpart here; pip installs"; return 1 ;;
+      *)
+        echo "install-deps: pip's setting $key has no uv counterpart here; pip installs"
+        return 1 ;;
     esac
   done
 }

@@ -8,8 +8,9 @@
 # whose ranks only carry the harness's own work (label harness-side, tests/CMakeLists.txt).
 # The first LibTorch's build packages come first; apt installs what its tests need while it
 # builds. The others' packages and builds (PyPI's torch: 4.6 GB, through uv about 30 s of CPU,
-# then a build of about 100 s of CPU) run beside the first pass at idle priority (SCHED_IDLE): its builds and tests keep the cores they use, and the
-# later work takes only what they leave (the tests that run alone leave one core mostly idle).
+# then a build of about 100 s of CPU) run beside the first pass at idle priority (SCHED_IDLE):
+# its builds and tests keep the cores they use, and the later work takes only what they leave
+# (the tests that run alone leave one core mostly idle).
 # Not nice 19: under a nice-19 loop on one core, the send calls of an emulated link's probe
 # waited 1-5 ms for their core and its burst latency read 0.9-1.4 ms (0.1-0.2 ms quiet), past
 # e2e_emulated_links' bound once in three; under a SCHED_IDLE loop, 0.07-0.24 ms (2026-11-29).
@@ -136,7 +137,7 @@ for choice in "${choices[@]}"; do
   # wait on ranks, sockets and files a third of their time (PyPI's pass at -j 2 used 1.6 of 2
   # cores, 69-73 s; at -j 3 60.3-63.8 s, five runs passing, and -j 4 no faster; 2026-11-29).
   # The first pass keeps -j 2: the later work at idle priority takes what it leaves, and its
-  # tests that time shaped links and wake-ups run beside others.
+  # A/B verdicts and wake-up latencies are measured beside other tests.
   filter=() jobs=2
   if ((pass++ > 0)); then filter=(-LE 'torch-free|harness-side') jobs=3; fi
   timed "$choice ctest" ctest --test-dir "$LIBTORCH_BUILD_DIR" --output-on-failure -j "$jobs" \

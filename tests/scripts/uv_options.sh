@@ -25,7 +25,8 @@ SH
 cat > "$venv/bin/uv" <<SH
 #!/bin/sh
 mkdir -p "\$UV_CACHE_DIR" && echo "cache \$UV_CACHE_DIR" > "$work/uv.call"
-echo "SSL_CERT_FILE=\${SSL_CERT_FILE-unset} UV_HTTP_TIMEOUT=\${UV_HTTP_TIMEOUT-unset}" >> "$work/uv.call"
+echo "SSL_CERT_FILE=\${SSL_CERT_FILE-unset} UV_HTTP_TIMEOUT=\${UV_HTTP_TIMEOUT-unset}" \
+  >> "$work/uv.call"
 printf '%s\n' "\$@" >> "$work/uv.call"
 exit \$(cat "$work/uv.status")
 SH
@@ -76,15 +77,16 @@ done
 [[ $options != *global.example* && $options != *not-for-install* && $options != *--no-index* &&
   $options != *nonexistent* ]] || fail "a setting pip's install does not use reached uv: $options"
 [[ $options == *" torch==2.11.0" ]] || fail "the requirement is not last: $options"
-[[ $(head -1 "$work/uv.call") == "cache $work/uv-cache" ]] || fail "cache: $(head -1 "$work/uv.call")"
+[[ $(head -1 "$work/uv.call") == "cache $work/uv-cache" ]] ||
+  fail "cache: $(head -1 "$work/uv.call")"
 echo "PASS: pip's settings reach uv: $options"
 
 # A setting uv has no counterpart for: pip installs, and says why.
 echo "global.require-virtualenv='true'" >> "$work/config"
 run
 [[ ! -e $work/uv.call ]] || fail "uv ran beside pip's require-virtualenv"
-[[ $(cat "$work/out") == "install-deps: pip's setting require-virtualenv has no uv counterpart here; pip installs" ]] ||
-  fail "said: $(cat "$work/out")"
+said="install-deps: pip's setting require-virtualenv has no uv counterpart here; pip installs"
+[[ $(cat "$work/out") == "$said" ]] || fail "said: $(cat "$work/out")"
 [[ $(cat "$work/pip.calls") == "--disable-pip-version-check install --quiet torch==2.11.0" ]] ||
   fail "pip called as: $(cat "$work/pip.calls")"
 echo "PASS: $(cat "$work/out")"
