@@ -82,7 +82,8 @@ start_later_work() {
 # on the disk: with the build at nice 10, 46 s), and the tests waited 11-18 s for it -- but apt
 # serves one caller at a time, and so the later work's download, which needs no more of it,
 # starts at once (fresh machines, 2026-11-29: test.sh 298.7 and 306.9 s; 311.1 s with the
-# download after apt). Its log is shown after the build.
+# download after apt). Its log is shown after the build. Where sudo would ask for a password
+# (which a job beside the build cannot), apt installs them before the build, as it did.
 run_packages_pid='' run_packages_log=''
 start_run_packages() {
   run_packages_log=$(mktemp -t harness-test-packages-XXXXXX)
@@ -124,7 +125,12 @@ for choice in "${choices[@]}"; do
   if ((pass == 0)); then
     timed "$choice packages to build" env HARNESS_DEPS=build HARNESS_LIBTORCH="$choice" \
       ./scripts/install-deps.sh
-    start_run_packages "$choice"
+    if [[ $(id -u) == 0 ]] || sudo -n true 2>/dev/null; then
+      start_run_packages "$choice"
+    else
+      timed "$choice packages to run the tests" env HARNESS_LIBTORCH="$choice" \
+        ./scripts/install-deps.sh
+    fi
     if ((${#later[@]} > 0)); then start_later_work; fi
   elif ((pass == 1)); then
     wait_later_work
@@ -132,7 +138,7 @@ for choice in "${choices[@]}"; do
   HARNESS_LIBTORCH=$choice libtorch_resolve
   echo "== LibTorch: $choice ($LIBTORCH_BUILD_DIR/)"
   timed "$choice build" build_tree "$choice"
-  if ((pass == 0)); then wait_run_packages; fi
+  if [[ -n $run_packages_pid ]]; then wait_run_packages; fi
   # A later pass runs a test more at once than the first: nothing runs beside it, and its tests
   # wait on ranks, sockets and files a third of their time (PyPI's pass at -j 2 used 1.6 of 2
   # cores, 69-73 s; at -j 3 60.3-63.8 s, five runs passing, and -j 4 no faster; 2026-11-29).
