@@ -85,39 +85,44 @@ start_later_work() {
 # download after apt). Its log is shown after the build. Where sudo would ask for a password
 # (which a job beside the build cannot), apt installs them before the build, as it did.
 run_packages_pid='' run_packages_log=''
+install_run_packages() {  # choice
+  timed "$1 packages to run the tests" env HARNESS_LIBTORCH="$1" ./scripts/install-deps.sh
+}
 start_run_packages() {
   run_packages_log=$(mktemp -t harness-test-packages-XXXXXX)
   (
     phases=() status=0
-    timed "$1 packages to run the tests" env HARNESS_LIBTORCH="$1" ./scripts/install-deps.sh ||
-      status=$?
+    install_run_packages "$1" || status=$?
     printf '%s\n' "${phases[@]}" > "$run_packages_log.phases"
     exit $status
   ) < /dev/null > "$run_packages_log" 2>&1 &
   run_packages_pid=$!
 }
 wait_run_packages() {
-  local start=$EPOCHREALTIME status=0 phase
+  local start=$EPOCHREALTIME status=0
   wait "$run_packages_pid" || status=$?
   run_packages_pid=''
-  cat "$run_packages_log"
-  while read -r phase; do phases+=("$phase (beside the build)"); done < "$run_packages_log.phases"
-  phases+=("${choices[0]} tests waited for their packages $(seconds_since "$start") s")
-  rm -f "$run_packages_log" "$run_packages_log.phases"
+  take_background_log "$run_packages_log" "(beside the build)" \
+    "${choices[0]} tests waited for their packages" "$start"
   return $status
 }
 # Waits for them, shows their log, and adds their phases, with how long the pass waited.
 wait_later_work() {
-  local start=$EPOCHREALTIME status=0 phase
+  local start=$EPOCHREALTIME status=0
   wait "$later_pid" || status=$?
   later_pid=''
-  cat "$later_log"
-  while read -r phase; do
-    phases+=("$phase (beside the ${choices[0]} pass)")
-  done < <(cat "$later_log.phases" 2>/dev/null)
-  phases+=("${later[*]} waited for $(seconds_since "$start") s")
-  rm -f "$later_log" "$later_log.phases"
+  take_background_log "$later_log" "(beside the ${choices[0]} pass)" "${later[*]} waited for" \
+    "$start"
   return $status
+}
+# take_background_log LOG SUFFIX WAITED START: shows a job's log, adds the phases it wrote
+# beside it (LOG.phases, each with SUFFIX) and "WAITED N s" since START, and removes both files.
+take_background_log() {
+  local phase
+  cat "$1"
+  while read -r phase; do phases+=("$phase $2"); done < <(cat "$1.phases" 2>/dev/null)
+  phases+=("$3 $(seconds_since "$4") s")
+  rm -f "$1" "$1.phases"
 }
 
 status=0 pass=0
@@ -128,8 +133,7 @@ for choice in "${choices[@]}"; do
     if [[ $(id -u) == 0 ]] || sudo -n true 2>/dev/null; then
       start_run_packages "$choice"
     else
-      timed "$choice packages to run the tests" env HARNESS_LIBTORCH="$choice" \
-        ./scripts/install-deps.sh
+      install_run_packages "$choice"
     fi
     if ((${#later[@]} > 0)); then start_later_work; fi
   elif ((pass == 1)); then
