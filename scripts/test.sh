@@ -57,13 +57,15 @@ on_exit() {
 trap on_exit EXIT
 later_work() {
   phases=()
-  chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
   # At once, beside apt and the first build: PyPI's download waits on the network, not the
   # cores (after apt instead, the second pass waited 16 s for this work; 0 s beside it; a fresh
   # machine, 2026-11-29). Only the build's packages, which the first step installed: apt,
-  # installing the first pass's others, takes one caller at a time.
+  # installing the first pass's others, takes one caller at a time. At normal priority: its
+  # unpacking is CPU work (about 30 s), and at idle priority beside a first pass at -j 3 it took
+  # 147 s instead of 60-73, and the second pass waited 27 s for the build after it.
   timed "${later[*]} packages" env HARNESS_DEPS=build HARNESS_LIBTORCH="${later[*]}" \
     ./scripts/install-deps.sh
+  chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
   local choice
   for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" || true; done
   printf '%s\n' "${phases[@]}" > "$later_log.phases"
