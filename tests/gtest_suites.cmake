@@ -1,6 +1,9 @@
-# Run after a test executable is built (cmake -D EXE=... -D OUT=... -D TIMEOUT=... -P this file):
-# lists its gtest suites and writes, to OUT, a ctest file with one test per suite, named
-# "<Suite>.*" and run as `EXE --gtest_filter=<Suite>.*` (tests/CMakeLists.txt, gtest_suites).
+# Run after a test executable is built (cmake -D EXE=... -D OUT=... -D TIMEOUT=... [-D COSTS=...]
+# -P this file): lists its gtest suites and writes, to OUT, a ctest file with one test per suite,
+# named "<Suite>.*" and run as `EXE --gtest_filter=<Suite>.*` (tests/CMakeLists.txt,
+# gtest_suites). COSTS: "<Suite>:<cost>,..." gives those suites ctest's COST.
+string(REPLACE "," ";" costs "${COSTS}")
+set(costed "")
 execute_process(COMMAND "${EXE}" --gtest_list_tests
   OUTPUT_VARIABLE listing ERROR_VARIABLE errors RESULT_VARIABLE code TIMEOUT 120)
 if(NOT code EQUAL 0)
@@ -12,12 +15,29 @@ foreach(line IN LISTS lines)
   # A suite's line starts in column 0 and ends in a dot, before a type parameter's comment
   # ("AllModes/ReducerEquivalence."); its tests' lines are indented.
   if(line MATCHES "^([^ #][^ ]*)\\.( .*)?$")
-    string(APPEND tests "add_test([=[${CMAKE_MATCH_1}.*]=] \"${EXE}\" "
-                        "[=[--gtest_filter=${CMAKE_MATCH_1}.*]=])\n"
-                        "set_tests_properties([=[${CMAKE_MATCH_1}.*]=] PROPERTIES TIMEOUT ${TIMEOUT})\n")
+    set(suite ${CMAKE_MATCH_1})
+    set(cost "")
+    foreach(suite_cost IN LISTS costs)
+      if(suite_cost MATCHES "^(.*):([0-9.]+)$")
+        if(CMAKE_MATCH_1 STREQUAL suite)
+          set(cost " COST ${CMAKE_MATCH_2}")
+          list(APPEND costed ${suite})
+        endif()
+      endif()
+    endforeach()
+    string(APPEND tests "add_test([=[${suite}.*]=] \"${EXE}\" [=[--gtest_filter=${suite}.*]=])\n"
+                        "set_tests_properties([=[${suite}.*]=] PROPERTIES"
+                        " TIMEOUT ${TIMEOUT}${cost})\n")
   endif()
 endforeach()
 if(tests STREQUAL "")
   message(FATAL_ERROR "${EXE} --gtest_list_tests: no suite in\n${listing}")
 endif()
+foreach(suite_cost IN LISTS costs)
+  string(REGEX REPLACE ":[^:]*$" "" suite "${suite_cost}")
+  list(FIND costed "${suite}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "COSTS names ${suite_cost}: ${EXE} has no suite ${suite}")
+  endif()
+endforeach()
 file(WRITE "${OUT}" "${tests}")

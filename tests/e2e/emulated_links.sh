@@ -2,9 +2,9 @@
 # An emulated cluster's links measured against what they were configured with (issue 21):
 # `harness profile comm --machines 2 --link-rate R` runs its two ranks in two network namespaces
 # joined through a shaped link and measures what the link delivers -- send/recv and all-reduce
-# near R for three rates, the configured link in comm.json, a configured delay, no namespace
-# left -- and a study on 2 emulated machines runs slower on the slower link, its probe's figures
-# in env.json. Rates measured against the configured ones: run alone (tests/CMakeLists.txt).
+# near R for two rates 20x apart, the configured link in comm.json, a configured delay, no
+# namespace left -- and a study on 2 emulated machines runs slower on the slower link, its probe's
+# figures in env.json. Rates measured against the configured ones: run alone (tests/CMakeLists.txt).
 # What else an emulated cluster does is emulated_cluster.sh. Without root or the qdiscs it says
 # so in one line (exit 2) and this test skips (77).
 source "$(dirname "$0")/common.sh"
@@ -19,7 +19,9 @@ expect_contains "$(cat "$SCRATCH/machines-probe.out")" "all-reduce busbw not fit
 # slowed. (At twice these sizes the ratios were the same: 0.95-0.96 ping-pong, 0.88-0.96
 # all-reduce, 2026-11-27; with eight transfers in each iteration instead of two or four,
 # 2026-11-28, each rate's ping-pong -3.8 to -4.5% either way, a rate's run 7.7-9.4 -> 4.3-6.6 s.)
-for rate_size in 100mbit:2M 500mbit:8M 2gbit:32M; do
+# Two rates: a third between them, 500 Mbit/s at 8M, measured nothing the two do not, and this
+# test runs alone (its 4.3 s were the whole suite's).
+for rate_size in 100mbit:2M 2gbit:32M; do
   rate=${rate_size%%:*} size=${rate_size##*:}
   "$HARNESS" profile comm --world 2 --machines 2 --link-rate "$rate" --ops allreduce,pingpong \
     --sizes "$size" --iterations 3 --warmup 1 --out "$SCRATCH/$rate" > "$SCRATCH/log" 2>&1 ||
@@ -29,7 +31,7 @@ for rate_size in 100mbit:2M 500mbit:8M 2gbit:32M; do
   "$PY" - "$SCRATCH/$rate/comm.json" "$rate" <<'PY'
 import json, sys
 comm, rate = json.load(open(sys.argv[1])), sys.argv[2]
-configured = {"100mbit": 100e6, "500mbit": 500e6, "2gbit": 2e9}[rate]
+configured = {"100mbit": 100e6, "2gbit": 2e9}[rate]
 emulated = comm["emulated_cluster"]
 assert emulated["machines"] == 2 and emulated["ranks_per_machine"] == 1, emulated
 assert emulated["inter_machine_configured"]["rate_bits_per_s"] == configured, emulated
