@@ -8,9 +8,10 @@
 # whose ranks only carry the harness's own work (label harness-side, tests/CMakeLists.txt).
 # The first LibTorch's build packages come first; apt installs what its tests need while it
 # builds. The others' packages and builds (PyPI's torch: 4.6 GB, through uv about 30 s of CPU,
-# then a build of about 100 s of CPU) run beside the first pass at idle priority (SCHED_IDLE):
-# its builds and tests keep the cores they use, and the later work takes only what they leave
-# (the tests that run alone leave one core mostly idle).
+# then a build of about 100 s of CPU) run beside the first pass: the download at once, at normal
+# priority, and the build after it at idle priority (SCHED_IDLE): the first pass's tests keep the
+# cores they use, and the build takes only what they leave (the test that runs alone at the end,
+# e2e_emulated_links, leaves one core mostly idle).
 # Not nice 19: under a nice-19 loop on one core, the send calls of an emulated link's probe
 # waited 1-5 ms for their core and its burst latency read 0.9-1.4 ms (0.1-0.2 ms quiet), past
 # e2e_emulated_links' bound once in three; under a SCHED_IDLE loop, 0.07-0.24 ms (2026-11-29).
