@@ -33,9 +33,10 @@ timed() {
 }
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
 
-build_tree() {  # choice: its build folder with the tests and benchmarks
+build_tree() {  # choice [target...]: its build folder with the tests and benchmarks (all targets)
   # On: a build folder the quickstart configured has them off.
-  HARNESS_LIBTORCH="$1" ./scripts/build.sh -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
+  HARNESS_LIBTORCH="$1" HARNESS_BUILD_TARGETS="${*:2}" ./scripts/build.sh \
+    -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
 }
 
 # The later LibTorches' packages and builds, in a process group of their own so that a test.sh
@@ -72,8 +73,7 @@ later_work() {
   # first pass at -j 3 it took 127-134 s, and the second pass waited 13-24 s for the build.
   local choice
   for choice in "${later[@]}"; do
-    timed "$choice precompiled header" env HARNESS_BUILD_TARGETS=torch_precompiled_header \
-      build_tree "$choice" || true
+    timed "$choice precompiled header" build_tree "$choice" torch_precompiled_header || true
   done
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
   for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" || true; done
