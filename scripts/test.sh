@@ -8,11 +8,10 @@
 # whose ranks only carry the harness's own work (label harness-side, tests/CMakeLists.txt).
 # The first LibTorch's build packages come first; apt installs what its tests need while it
 # builds. The others' packages and builds (PyPI's torch: 4.6 GB, through uv about 30 s of CPU,
-# then a build of about 100 s of CPU) run beside the first pass: the download at once and the
-# precompiled LibTorch header after it at normal priority, the rest of the build at idle
-# priority (SCHED_IDLE): the first pass's tests keep the cores they use, and the build takes
-# only what they leave (the test that runs alone at the end, e2e_emulated_links, leaves one core
-# mostly idle).
+# then a build of about 100 s of CPU) run beside the first pass: the download at once, at normal
+# priority, and the build after it at idle priority (SCHED_IDLE): the first pass's tests keep the
+# cores they use, and the build takes only what they leave (the test that runs alone at the end,
+# e2e_emulated_links, leaves one core mostly idle).
 # Not nice 19: under a nice-19 loop on one core, the send calls of an emulated link's probe
 # waited 1-5 ms for their core and its burst latency read 0.9-1.4 ms (0.1-0.2 ms quiet), past
 # e2e_emulated_links' bound once in three; under a SCHED_IDLE loop, 0.07-0.24 ms (2026-11-29).
@@ -33,10 +32,9 @@ timed() {
 }
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
 
-build_tree() {  # choice [target...]: its build folder with the tests and benchmarks (all targets)
+build_tree() {  # choice: its build folder with the tests and benchmarks
   # On: a build folder the quickstart configured has them off.
-  HARNESS_LIBTORCH="$1" HARNESS_BUILD_TARGETS="${*:2}" ./scripts/build.sh \
-    -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
+  HARNESS_LIBTORCH="$1" ./scripts/build.sh -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
 }
 
 # The later LibTorches' packages and builds, in a process group of their own so that a test.sh
@@ -68,14 +66,8 @@ later_work() {
   # 147 s instead of 60-73, and the second pass waited 27 s for the build after it.
   timed "${later[*]} packages" env HARNESS_DEPS=build HARNESS_LIBTORCH="${later[*]}" \
     ./scripts/install-deps.sh
-  # Then each one's precompiled LibTorch header, at normal priority too: one step on one core
-  # (2.11's: 40 s of CPU) on which all its LibTorch files wait, and at idle priority beside the
-  # first pass at -j 3 it took 127-134 s, and the second pass waited 13-24 s for the build.
-  local choice
-  for choice in "${later[@]}"; do
-    timed "$choice precompiled header" build_tree "$choice" torch_precompiled_header || true
-  done
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
+  local choice
   for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" || true; done
   printf '%s\n' "${phases[@]}" > "$later_log.phases"
 }
