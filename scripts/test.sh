@@ -80,12 +80,13 @@ start_later_work() {
 }
 # The first pass's packages in two steps: what its build and a virtual environment need (the
 # test libraries, python3-venv: 1-2 s; HARNESS_DEPS=build in install-deps.sh), then, while it
-# builds, what only running the tests needs (Open MPI, Slurm, munge, the PyTorch peer). That
-# gains nothing of its own -- beside the build apt took 42-50 s instead of about 20 (dpkg waits
-# on the disk: with the build at nice 10, 46 s), and the tests waited 11-18 s for it -- but apt
-# serves one caller at a time, and so the later work's download, which needs no more of it,
-# starts at once (fresh machines, 2026-11-29: test.sh 298.7 and 306.9 s; 311.1 s with the
-# download after apt). Its log is shown after the build. Where sudo would ask for a password
+# builds, what only running the tests needs (Open MPI, Slurm, munge, the PyTorch peer). Beside
+# the build apt takes twice as long as alone (dpkg waits on the disk: 41-46 s against about 16,
+# and 46 s with the build at nice 10), but apt serves one caller at a time, and so the later
+# work's download, which needs no more of it, starts at once (fresh machines, 2026-11-29:
+# 311.1 s with the download after apt, 298.7 and 306.9 s with it at once); the tests have not
+# waited for apt since Open MPI's development package went (0 s, 11-18 s before). Its log is
+# shown after the build. Where sudo would ask for a password
 # (which a job beside the build cannot), apt installs them before the build, as it did.
 run_packages_pid='' run_packages_log=''
 install_run_packages() {  # choice
