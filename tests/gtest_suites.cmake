@@ -1,9 +1,12 @@
-# Run after a test executable is built (cmake -D EXE=... -D OUT=... -D TIMEOUT=... [-D COSTS=...]
-# -P this file): lists its gtest suites and writes, to OUT, a ctest file with one test per suite,
-# named "<Suite>.*" and run as `EXE --gtest_filter=<Suite>.*` (tests/CMakeLists.txt,
-# gtest_suites). COSTS: "<Suite>:<cost>,..." gives those suites ctest's COST.
+# Run after a test executable is built (cmake -D EXE=... -D OUT=... -D TIMEOUT=... -D NAME=...
+# [-D COSTS=...] -P this file): lists its gtest suites and writes, to OUT, a ctest file with one
+# test for each suite COSTS names ("<Suite>:<cost>,...", with that COST), named "<Suite>.*" and
+# run as `EXE --gtest_filter=<Suite>.*`, and one test for all the other suites, named
+# "NAME.other_suites" and run as `EXE --gtest_filter=-<Suite>.*:...` (tests/CMakeLists.txt,
+# gtest_suites).
 string(REPLACE "," ";" costs "${COSTS}")
 set(costed "")
+set(others "")
 execute_process(COMMAND "${EXE}" --gtest_list_tests
   OUTPUT_VARIABLE listing ERROR_VARIABLE errors RESULT_VARIABLE code TIMEOUT 120)
 if(NOT code EQUAL 0)
@@ -20,16 +23,30 @@ foreach(line IN LISTS lines)
     foreach(suite_cost IN LISTS costs)
       if(suite_cost MATCHES "^(.*):([0-9.]+)$")
         if(CMAKE_MATCH_1 STREQUAL suite)
-          set(cost " COST ${CMAKE_MATCH_2}")
+          set(cost ${CMAKE_MATCH_2})
           list(APPEND costed ${suite})
         endif()
       endif()
     endforeach()
-    string(APPEND tests "add_test([=[${suite}.*]=] \"${EXE}\" [=[--gtest_filter=${suite}.*]=])\n"
-                        "set_tests_properties([=[${suite}.*]=] PROPERTIES"
-                        " TIMEOUT ${TIMEOUT}${cost})\n")
+    if(cost STREQUAL "")
+      list(APPEND others ${suite})
+    else()
+      string(APPEND tests "add_test([=[${suite}.*]=] \"${EXE}\" [=[--gtest_filter=${suite}.*]=])\n"
+                          "set_tests_properties([=[${suite}.*]=] PROPERTIES"
+                          " TIMEOUT ${TIMEOUT} COST ${cost})\n")
+    endif()
   endif()
 endforeach()
+if(others)
+  list(JOIN costed ".*:" named)
+  set(filter "*")
+  if(named)
+    set(filter "-${named}.*")
+  endif()
+  string(APPEND tests "add_test([=[${NAME}.other_suites]=] \"${EXE}\" [=[--gtest_filter=${filter}]=])\n"
+                      "set_tests_properties([=[${NAME}.other_suites]=] PROPERTIES"
+                      " TIMEOUT ${TIMEOUT})\n")
+endif()
 if(tests STREQUAL "")
   message(FATAL_ERROR "${EXE} --gtest_list_tests: no suite in\n${listing}")
 endif()
