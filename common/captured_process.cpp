@@ -44,6 +44,16 @@ int exit_code_of_status(int status) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& own) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    if (own.count(text.substr(0, text.find('='))) == 0) entries.push_back(text);
+  }
+  for (const auto& [key, value] : own) entries.push_back(key + "=" + value);
+  return entries;
+}
+
 void exec_child(char* const* argv, char* const* envp, int out_fd, int err_fd,
                 ProgramLookup lookup) {
   const int null_fd = ::open("/dev/null", O_RDONLY);

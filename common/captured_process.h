@@ -2,6 +2,7 @@
 // answers, iproute2's commands. Standard input is /dev/null; the child dies with this process.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ enum class ProgramLookup { kAsNamed, kOnPath };
 // started, "cannot start PROGRAM: why" goes to the error stream and the child exits with 127.
 [[noreturn]] void exec_child(char* const* argv, char* const* envp, int out_fd, int err_fd,
                              ProgramLookup lookup);
+
+// This process's environment with `own` set over it, as execve takes it (through exec_argv).
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& own);
 
 // The argv array execv/execvp take for `words` (null-terminated; it points into `words`,
 // which must outlive it).

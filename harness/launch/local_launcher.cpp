@@ -117,17 +117,6 @@ bool failed_on_busy_port(const std::string& stderr_tail) {
 
 namespace {
 
-// The harness's environment with the rank's own variables set over it, as execve takes it.
-std::vector<std::string> rank_environment(const std::map<std::string, std::string>& own) {
-  std::vector<std::string> entries;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    if (own.count(text.substr(0, text.find('='))) == 0) entries.push_back(text);
-  }
-  for (const auto& [key, value] : own) entries.push_back(key + "=" + value);
-  return entries;
-}
-
 int open_output(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -145,7 +134,7 @@ pid_t start_rank(const std::string& executable, const RankProcess& rank) {
   std::vector<std::string> words = rank.prefix;
   words.push_back(executable);
   words.insert(words.end(), rank.arguments.begin(), rank.arguments.end());
-  const std::vector<std::string> environment = rank_environment(rank.environment);
+  const std::vector<std::string> environment = environment_with(rank.environment);
   // Everything the child needs is made before the fork: after it, only async-signal-safe calls.
   std::vector<char*> argv = exec_argv(words);
   std::vector<char*> envp = exec_argv(environment);

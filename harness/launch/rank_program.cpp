@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -171,6 +172,51 @@ nlohmann::json RankProgram::blas() { return version().value("blas", nlohmann::js
 RankDevices RankProgram::devices() {
   const nlohmann::json& answer = version();
   return {static_cast<int>(answer.value("cuda_devices", 0LL)), answer.value("nccl", false)};
+}
+
+nlohmann::json RankProgram::circumstances() const {
+  std::error_code error;
+  const auto bytes = fs::file_size(path_, error);
+  if (error) return nullptr;
+  const auto modified = fs::last_write_time(path_, error);
+  if (error) return nullptr;
+  nlohmann::json held = {{"program", fs::absolute(path_).string()},
+                         {"bytes", bytes},
+                         {"modified", modified.time_since_epoch().count()}};
+  for (const char* name : {"LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES"}) {
+    const char* value = std::getenv(name);
+    held["environment"][name] = value ? nlohmann::json(value) : nlohmann::json(nullptr);
+  }
+  return held;
+}
+
+nlohmann::json RankProgram::answers() const {
+  return {{"holds_for", circumstances()},
+          {"version", version_ ? *version_ : nlohmann::json(nullptr)},
+          {"layer_names", layer_names_},
+          {"layer_forward_ms", layer_forward_ms_},
+          {"layer_forward_flops", layer_forward_flops_}};
+}
+
+bool RankProgram::adopt_answers(const nlohmann::json& saved) {
+  const nlohmann::json held = circumstances();
+  if (held.is_null() || !saved.is_object() || saved.value("holds_for", nlohmann::json()) != held) {
+    return false;
+  }
+  try {
+    auto names = saved.at("layer_names").get<decltype(layer_names_)>();
+    auto forward_ms = saved.at("layer_forward_ms").get<decltype(layer_forward_ms_)>();
+    auto flops = saved.at("layer_forward_flops").get<decltype(layer_forward_flops_)>();
+    const nlohmann::json& version = saved.at("version");
+    if (!version.is_null() && !version.is_object()) return false;
+    layer_names_ = std::move(names);
+    layer_forward_ms_ = std::move(forward_ms);
+    layer_forward_flops_ = std::move(flops);
+    if (version.is_object()) version_ = version;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace harness

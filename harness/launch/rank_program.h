@@ -53,11 +53,23 @@ class RankProgram {
   // {"library": "openblas-openmp", "path": ...}: the BLAS it loads in this environment.
   nlohmann::json blas();
 
+  // Every answer given so far, with what they hold for: the program (its path, size and
+  // modification time) and the variables of this environment that change what it loads and
+  // sees (LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES). `harness ab` keeps a side's
+  // answers from round to round (harness/cli/run_command.cpp, HARNESS_RANK_ANSWERS), so that
+  // each side asks once, not once a round.
+  nlohmann::json answers() const;
+  // Takes the answers `saved` holds (answers()'s form) as given, where they hold for this
+  // program here; returns whether it did. Anything else, malformed included, is not taken.
+  bool adopt_answers(const nlohmann::json& saved);
+
  private:
   // `harness-rank layers ARGS`, with `--version` while the version is not known yet.
   nlohmann::json ask_about_model(std::vector<std::string> args);
   // `harness-rank version`'s answer, asked unless a model question brought it.
   const nlohmann::json& version();
+  // What answers() says they hold for; null when the program cannot be read.
+  nlohmann::json circumstances() const;
 
   std::string path_;
   std::map<std::string, std::vector<std::string>> layer_names_;

@@ -46,7 +46,9 @@ int stop_child(pid_t pid, double grace_s) {
 }  // namespace
 
 SupervisedExit run_supervised(const std::string& program, const std::vector<std::string>& args,
-                              const std::filesystem::path& log, double grace_s) {
+                              const std::filesystem::path& log,
+                              const std::map<std::string, std::string>& environment,
+                              double grace_s) {
   const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) {
     throw std::runtime_error("cannot write " + log.string() + ": " + std::strerror(errno));
@@ -54,12 +56,15 @@ SupervisedExit run_supervised(const std::string& program, const std::vector<std:
   std::vector<std::string> words{program};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv = exec_argv(words);
+  // Made before the fork: after it, only async-signal-safe calls.
+  const std::vector<std::string> entries = environment_with(environment);
+  std::vector<char*> envp = exec_argv(entries);
   const pid_t pid = fork_dying_with_parent();
   if (pid < 0) {
     ::close(log_fd);
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   }
-  if (pid == 0) exec_child(argv.data(), nullptr, log_fd, log_fd, ProgramLookup::kAsNamed);
+  if (pid == 0) exec_child(argv.data(), envp.data(), log_fd, log_fd, ProgramLookup::kAsNamed);
   ::close(log_fd);
   while (true) {
     if (const int code = poll_exit(pid); code >= 0) return {code, false};

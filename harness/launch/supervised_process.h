@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,12 @@ struct SupervisedExit {
   bool interrupted = false;  // stopped because the harness was asked to stop
 };
 
-// `program` is run as named (a path). Standard input is /dev/null; standard output and error
-// both go to `log` (created or truncated). std::runtime_error when no process can be made.
+// `program` is run as named (a path), with this process's environment and `environment` set
+// over it. Standard input is /dev/null; standard output and error both go to `log` (created or
+// truncated). std::runtime_error when no process can be made.
 SupervisedExit run_supervised(const std::string& program, const std::vector<std::string>& args,
-                              const std::filesystem::path& log, double grace_s = 10);
+                              const std::filesystem::path& log,
+                              const std::map<std::string, std::string>& environment = {},
+                              double grace_s = 10);
 
 }  // namespace harness

@@ -33,6 +33,11 @@ std::vector<std::string> run_arguments(const AbRequest& request, const Side& sid
   return args;
 }
 
+// The side's rank program's answers, kept from round to round (harness/cli/run_command.cpp).
+fs::path rank_answers_file(const AbRequest& request, const Side& side) {
+  return request.out / (std::string(side.name) + ".rank_answers.json");
+}
+
 // The first lines of a build's refusal, without its own "error: " prefixes.
 std::string refusal_of(const std::string& side, const std::string& stderr_text) {
   std::string lines;
@@ -73,9 +78,10 @@ int run_ab_rounds(const AbRequest& request, std::ostream& progress) {
       const auto start = std::chrono::steady_clock::now();
       const fs::path log =
           request.out / "logs" / ("round" + std::to_string(round + 1) + "_" + side.name + ".log");
-      const SupervisedExit exit =
-          run_supervised(side.program->string(),
-                         run_arguments(request, side, request.out / side.name, false), log);
+      // Each side's rank program answers its questions before the first round's run only.
+      const SupervisedExit exit = run_supervised(
+          side.program->string(), run_arguments(request, side, request.out / side.name, false), log,
+          {{"HARNESS_RANK_ANSWERS", rank_answers_file(request, side).string()}});
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       char timing[64];

@@ -22,7 +22,18 @@ YAML
 # is 1 in 70: 1 A/A in 20 cried regression on this VM (2026-11-28), and one CI run failed on it.
 # At R = 7 it is 1 in 3432; alpha 0.001 keeps the interval at the whole range of the 49 pairwise
 # differences (confidence 1 - 2/3432), which 7 rounds allow (6 would need alpha >= 2/924).
-out=$("$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$HARNESS" --rounds 7 \
+# The new side is this build beside a rank program that writes down each start: its question
+# about the model (`harness-rank layers`, which brings the LibTorch's version with it) is asked
+# in the first round only, and its answers kept for the six after it (new.rank_answers.json).
+mkdir -p "$SCRATCH/counted"
+cp "$HARNESS" "$SCRATCH/counted/harness"
+cat > "$SCRATCH/counted/harness-rank" <<SH
+#!/bin/sh
+echo "\$1" >> "$SCRATCH/rank_starts"
+exec "$BUILD/harness-rank" "\$@"
+SH
+chmod +x "$SCRATCH/counted/harness-rank"
+out=$("$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$SCRATCH/counted" --rounds 7 \
       --alpha 0.001 --out "$SCRATCH/aa" 2>"$SCRATCH/aa.err") ||
   fail "A/A exited $?: $(cat "$SCRATCH/aa.err")
 $out"
@@ -33,6 +44,18 @@ expect_contains "$(cat "$SCRATCH/aa.err")" "ab: round 2/7: new "
 [[ $(ls -d "$SCRATCH"/aa/new/e2e_ab/*/ | wc -l) == 7 ]] || fail "new side: not 7 results folders"
 [[ $(ls "$SCRATCH"/aa/logs/ | wc -l) == 14 ]] || fail "not 14 logs: $(ls "$SCRATCH/aa/logs")"
 [[ -s "$SCRATCH/aa/compare.md" ]] || fail "no compare.md"
+[[ "$(sort "$SCRATCH/rank_starts" | uniq -c | sed 's/^ *//')" == $'1 layers\n14 worker' ]] ||
+  fail "the new side's rank program started not once for its question and 14 times for its ranks: $(sort "$SCRATCH/rank_starts" | uniq -c)"
+"$PY" - "$SCRATCH/aa" "$("$BUILD/harness-rank" version)" "$(realpath "$BUILD")/harness-rank" \
+  "$(realpath "$SCRATCH/counted")/harness-rank" <<'PY'
+import json, sys
+version = json.loads(sys.argv[2])
+for side, program in (("base", sys.argv[3]), ("new", sys.argv[4])):
+    kept = json.load(open(f"{sys.argv[1]}/{side}.rank_answers.json"))
+    assert kept["version"]["torch_version"] == version["torch_version"], (side, kept["version"])
+    assert kept["holds_for"]["program"] == program, (side, kept["holds_for"])
+    assert list(kept["layer_forward_flops"]) == list(kept["layer_names"]) != [], kept
+PY
 "$PY" - "$SCRATCH/aa/compare.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/spec/spec.h"
 #include "tests/test_util.h"
 
@@ -91,6 +93,61 @@ TEST(RankProgram, TheVersionFirstIsAskedAloneAndOnce) {
   EXPECT_EQ(program.layer_forward_flops(model_named("mlp")), (std::vector<double>{100, 20}));
   EXPECT_EQ(starts(dir),
             (std::vector<std::string>{"version", "layers --model mlp --input-shape 64 --flops"}));
+}
+
+TEST(RankProgram, AnswersKeptFromAnotherRunAreNotAskedAgain) {
+  TempDir dir;
+  const std::string program = stand_in(dir);
+  RankProgram first(program);
+  EXPECT_EQ(first.layer_forward_flops(model_named("mlp")), (std::vector<double>{100, 20}));
+  const nlohmann::json kept = harness::parse_json(harness::json_text(first.answers()));
+  EXPECT_EQ(kept.at("version").at("torch_version"), "9.9.9");
+  EXPECT_EQ(kept.at("holds_for").at("program"), (dir.path() / "harness-rank").string());
+
+  RankProgram next(program);
+  ASSERT_TRUE(next.adopt_answers(kept));
+  EXPECT_EQ(next.layer_forward_flops(model_named("mlp")), (std::vector<double>{100, 20}));
+  EXPECT_EQ(next.layer_names(model_named("mlp")), (std::vector<std::string>{"mlp.0", "mlp.1"}));
+  EXPECT_EQ(next.torch_version(), "9.9.9");
+  EXPECT_EQ(next.devices().gpus, 2);
+  EXPECT_EQ(starts(dir).size(), 1u);
+  // What was not asked before is asked, without the version it was given.
+  EXPECT_EQ(next.layer_names(model_named("vgg19")),
+            (std::vector<std::string>{"vgg19.0", "vgg19.1"}));
+  ASSERT_EQ(starts(dir).size(), 2u);
+  EXPECT_EQ(starts(dir)[1], "layers --model vgg19 --input-shape 64");
+}
+
+TEST(RankProgram, AnswersForAnotherProgramOrEnvironmentAreNotTaken) {
+  TempDir dir;
+  const std::string program = stand_in(dir);
+  RankProgram first(program);
+  first.layer_names(model_named("mlp"));
+  const nlohmann::json kept = first.answers();
+  ASSERT_EQ(starts(dir).size(), 1u);
+
+  // Another environment: the devices it sees (and the libraries it loads) may differ.
+  ::setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+  RankProgram elsewhere(program);
+  EXPECT_FALSE(elsewhere.adopt_answers(kept));
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_TRUE(RankProgram(program).adopt_answers(kept));
+
+  // Malformed: nothing is taken, and the questions are asked.
+  nlohmann::json malformed = kept;
+  malformed["layer_forward_ms"] = 3;
+  RankProgram unread(program);
+  EXPECT_FALSE(unread.adopt_answers(malformed));
+  EXPECT_FALSE(unread.adopt_answers(nlohmann::json::array()));
+  unread.layer_names(model_named("mlp"));
+  EXPECT_EQ(starts(dir).size(), 2u);
+
+  // Another build of the program at the same path (here 4 bytes longer).
+  std::ofstream(program, std::ios::app) << "# 2\n";
+  RankProgram rebuilt(program);
+  EXPECT_FALSE(rebuilt.adopt_answers(kept));
+  EXPECT_EQ(rebuilt.torch_version(), "9.9.9");
+  EXPECT_EQ(starts(dir).back(), "version");
 }
 
 TEST(RankProgram, AFailedModelQuestionLeavesTheVersionToBeAsked) {
