@@ -2,8 +2,8 @@
 # [-D COSTS=...] -P this file): lists its gtest suites and writes, to OUT, a ctest file with one
 # test for each suite COSTS names ("<Suite>:<cost>,...", with that COST), named "<Suite>.*" and
 # run as `EXE --gtest_filter=<Suite>.*`, and one test for all the other suites, named
-# "NAME.other_suites" and run as `EXE --gtest_filter=-<Suite>.*:...` (tests/CMakeLists.txt,
-# gtest_suites).
+# "NAME.other_suites" and run as `EXE --gtest_filter=-<Suite>.*:...`, whose COST "other_suites:<cost>"
+# in COSTS gives (tests/CMakeLists.txt, gtest_suites).
 string(REPLACE "," ";" costs "${COSTS}")
 set(costed "")
 set(others "")
@@ -37,6 +37,12 @@ foreach(line IN LISTS lines)
     endif()
   endif()
 endforeach()
+set(others_cost "")
+foreach(suite_cost IN LISTS costs)
+  if(suite_cost MATCHES "^other_suites:([0-9.]+)$")
+    set(others_cost " COST ${CMAKE_MATCH_1}")
+  endif()
+endforeach()
 if(others)
   list(JOIN costed ".*:" named)
   set(filter "*")
@@ -45,7 +51,7 @@ if(others)
   endif()
   string(APPEND tests "add_test([=[${NAME}.other_suites]=] \"${EXE}\" [=[--gtest_filter=${filter}]=])\n"
                       "set_tests_properties([=[${NAME}.other_suites]=] PROPERTIES"
-                      " TIMEOUT ${TIMEOUT})\n")
+                      " TIMEOUT ${TIMEOUT}${others_cost})\n")
 endif()
 if(tests STREQUAL "")
   message(FATAL_ERROR "${EXE} --gtest_list_tests: no suite in\n${listing}")
@@ -53,7 +59,7 @@ endif()
 foreach(suite_cost IN LISTS costs)
   string(REGEX REPLACE ":[^:]*$" "" suite "${suite_cost}")
   list(FIND costed "${suite}" found)
-  if(found EQUAL -1)
+  if(found EQUAL -1 AND NOT suite STREQUAL "other_suites")
     message(FATAL_ERROR "COSTS names ${suite_cost}: ${EXE} has no suite ${suite}")
   endif()
 endforeach()
