@@ -36,19 +36,6 @@ build_tree() {  # choice: its build folder with the tests and benchmarks
   # On: a build folder the quickstart configured has them off.
   HARNESS_LIBTORCH="$1" ./scripts/build.sh -DHARNESS_BUILD_TESTS=ON -DHARNESS_BUILD_BENCH=ON
 }
-# A later LibTorch's build beside the first pass, at idle priority: its precompiled LibTorch
-# header alone first, then the rest. Every LibTorch file waits for that header, and beside it
-# ninja's second job compiled the one group that does not (rank's command line, which PyPI's
-# LibTorch flags keep out of ccache), which took half of what the first pass left idle: the
-# header took 169 s and the build then ran 43 s past the first pass (a fresh machine,
-# 2026-11-29). Without a precompiled header (HARNESS_PCH=OFF) the first step has nothing to do.
-build_later_tree() {  # choice
-  local header=runtime/CMakeFiles/runtime.dir/cmake_pch.hxx.gch
-  if HARNESS_BUILD_TARGETS=$header build_tree "$1" > /dev/null 2>&1; then
-    echo "test.sh: $1's precompiled LibTorch header built first"
-  fi
-  build_tree "$1"
-}
 
 # The later LibTorches' packages and builds, in a process group of their own so that a test.sh
 # that stops (an interrupt, a failed first pass's install) stops them too. A failed build is
@@ -81,7 +68,7 @@ later_work() {
     ./scripts/install-deps.sh
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
   local choice
-  for choice in "${later[@]}"; do timed "$choice build" build_later_tree "$choice" || true; done
+  for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" || true; done
   printf '%s\n' "${phases[@]}" > "$later_log.phases"
 }
 start_later_work() {
