@@ -78,7 +78,12 @@ int RunCommand::execute() {
   }
   const int code = execute_kind();
   if (!answers_file.empty()) {
-    write_file_atomic(answers_file, json_text(rank_program_.answers(), 2) + "\n");
+    // The run is done: a file that cannot be written costs the next run its questions only.
+    try {
+      write_file_atomic(answers_file, json_text(rank_program_.answers(), 2) + "\n");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "warning: the rank program's answers not kept: %s\n", e.what());
+    }
   }
   return code;
 }

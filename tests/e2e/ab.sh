@@ -70,6 +70,12 @@ assert report["exit_code"] == 0 and not report["regression"], report["verdict"]
 assert report["counters"] and all(c["verdict"] == "no change" for c in report["counters"]
                                   if c["counter"] != "peak resident bytes per rank"), report["counters"]
 PY
+# A run whose answers file cannot be written says so and keeps its exit code and results.
+HARNESS_RANK_ANSWERS="$SCRATCH/aa/compare.md/answers.json" "$HARNESS" run "$SCRATCH/spec.yaml" \
+  --set output="$SCRATCH/unkept" >/dev/null 2>"$SCRATCH/unkept.err" ||
+  fail "a run whose answers could not be kept exited $?: $(cat "$SCRATCH/unkept.err")"
+expect_contains "$(cat "$SCRATCH/unkept.err")" "warning: the rank program's answers not kept: "
+ls "$SCRATCH"/unkept/e2e_ab/*/summary.json >/dev/null || fail "no results beside the warning"
 # The same side compared again by hand gives the same verdict line.
 "$HARNESS" compare --alpha 0.001 "$SCRATCH/aa/base" "$SCRATCH/aa/new" >"$SCRATCH/again.md" || fail "compare: $?"
 [[ "$(tail -n 1 "$SCRATCH/again.md")" == "$(tail -n 2 <<<"$out" | head -n 1)" ]] ||
