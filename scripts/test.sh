@@ -41,7 +41,6 @@ build_tree() {  # choice: its build folder with the tests and benchmarks
 # that stops (an interrupt, a failed first pass's install) stops them too. A failed build is
 # left for the pass to build again in the foreground, where it says why.
 later=("${choices[@]:1}") later_pid='' later_log=''
-later_header=runtime/CMakeFiles/runtime.dir/cmake_pch.hxx.gch  # CMake's name for it
 stop_later() {
   if [[ -n $later_pid ]]; then kill -- "-$later_pid" 2>/dev/null || true; fi
   if [[ -n $later_log ]]; then rm -f "$later_log" "$later_log.phases"; fi
@@ -67,18 +66,8 @@ later_work() {
   # 147 s instead of 60-73, and the second pass waited 27 s for the build after it.
   timed "${later[*]} packages" env HARNESS_DEPS=build HARNESS_LIBTORCH="${later[*]}" \
     ./scripts/install-deps.sh
-  local choice
-  # Then, still at normal priority, each one's precompiled LibTorch header alone: every LibTorch
-  # file of its build waits for it, and at idle priority beside the first pass it took 157-171 s
-  # (30 s on a quiet core) and the second pass then waited 37-45 s for the rest of the build (a
-  # slower VM, 2026-11-29). It takes cores from the first pass early on, when that pass runs
-  # e2e_machine_limits alone (its figures only have to be measured there, not quiet). Without a
-  # precompiled header (HARNESS_PCH=OFF) this step builds nothing.
-  for choice in "${later[@]}"; do
-    HARNESS_BUILD_TARGETS=$later_header timed "$choice precompiled header" build_tree "$choice" \
-      > /dev/null 2>&1 || true
-  done
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
+  local choice
   for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" || true; done
   printf '%s\n' "${phases[@]}" > "$later_log.phases"
 }
