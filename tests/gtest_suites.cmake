@@ -2,8 +2,8 @@
 # [-D COSTS=...] -P this file): lists its gtest suites and writes, to OUT, a ctest file with one
 # test for each suite COSTS names ("<Suite>:<cost>,...", with that COST), named "<Suite>.*" and
 # run as `EXE --gtest_filter=<Suite>.*`, and one test for all the other suites, named
-# "NAME.other_suites" and run as `EXE --gtest_filter=-<Suite>.*:...`, whose COST "other_suites:<cost>"
-# in COSTS gives (tests/CMakeLists.txt, gtest_suites).
+# "NAME.other_suites" and run as `EXE --gtest_filter=-<Suite>.*:...`, with the COST that
+# "other_suites:<cost>" in COSTS gives (tests/CMakeLists.txt, gtest_suites).
 string(REPLACE "," ";" costs "${COSTS}")
 set(costed "")
 set(others "")
