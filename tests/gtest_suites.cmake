@@ -49,8 +49,9 @@ if(others)
   if(named)
     set(filter "-${named}.*")
   endif()
-  string(APPEND tests "add_test([=[${NAME}.other_suites]=] \"${EXE}\" [=[--gtest_filter=${filter}]=])\n"
-                      "set_tests_properties([=[${NAME}.other_suites]=] PROPERTIES"
+  set(name "${NAME}.other_suites")
+  string(APPEND tests "add_test([=[${name}]=] \"${EXE}\" [=[--gtest_filter=${filter}]=])\n"
+                      "set_tests_properties([=[${name}]=] PROPERTIES"
                       " TIMEOUT ${TIMEOUT}${others_cost})\n")
 endif()
 if(tests STREQUAL "")

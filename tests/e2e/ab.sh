@@ -44,8 +44,9 @@ expect_contains "$(cat "$SCRATCH/aa.err")" "ab: round 2/7: new "
 [[ $(ls -d "$SCRATCH"/aa/new/e2e_ab/*/ | wc -l) == 7 ]] || fail "new side: not 7 results folders"
 [[ $(ls "$SCRATCH"/aa/logs/ | wc -l) == 14 ]] || fail "not 14 logs: $(ls "$SCRATCH/aa/logs")"
 [[ -s "$SCRATCH/aa/compare.md" ]] || fail "no compare.md"
-[[ "$(sort "$SCRATCH/rank_starts" | uniq -c | sed 's/^ *//')" == $'1 layers\n14 worker' ]] ||
-  fail "the new side's rank program started not once for its question and 14 times for its ranks: $(sort "$SCRATCH/rank_starts" | uniq -c)"
+starts=$(sort "$SCRATCH/rank_starts" | uniq -c | sed 's/^ *//')
+[[ $starts == $'1 layers\n14 worker' ]] ||
+  fail "the new side's rank program: not 1 question and 14 ranks over 7 rounds: $starts"
 "$PY" - "$SCRATCH/aa" "$("$BUILD/harness-rank" version)" "$(realpath "$BUILD")/harness-rank" \
   "$(realpath "$SCRATCH/counted")/harness-rank" <<'PY'
 import json, sys
