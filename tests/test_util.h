@@ -45,6 +45,25 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// An environment variable set for one scope and put back after it (unset again where it was).
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+    const char* old = std::getenv(name_.c_str());
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    ::setenv(name_.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() { had_ ? ::setenv(name_.c_str(), old_.c_str(), 1) : ::unsetenv(name_.c_str()); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  bool had_ = false;
+  std::string old_;
+};
+
 // Whether gnuplot runs here: the tests that draw figures skip without it.
 inline bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
 

@@ -11,22 +11,6 @@
 
 namespace {
 
-// PATH set for one test and put back after it.
-class ScopedPath {
- public:
-  explicit ScopedPath(const std::string& value) {
-    const char* old = std::getenv("PATH");
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    ::setenv("PATH", value.c_str(), 1);
-  }
-  ~ScopedPath() { had_ ? ::setenv("PATH", old_.c_str(), 1) : ::unsetenv("PATH"); }
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
-
 TEST(FindOnPath, TheFirstExecutableFileOfThatNameAsAShellFindsIt) {
   harness_test::TempDir dir;
   const auto first = dir.path() / "first";
@@ -40,7 +24,8 @@ TEST(FindOnPath, TheFirstExecutableFileOfThatNameAsAShellFindsIt) {
   ::chmod((second / "data").c_str(), 0755);
   ::chmod((second / "tool").c_str(), 0755);
   ::chmod((first / "tool").c_str(), 0644);
-  const ScopedPath path("/no/such/folder:" + first.string() + ":" + second.string());
+  const harness_test::ScopedEnv path("PATH",
+                                     "/no/such/folder:" + first.string() + ":" + second.string());
   EXPECT_EQ(harness::find_on_path("data"), (second / "data").string());
   EXPECT_EQ(harness::find_on_path("tool"), (second / "tool").string());
   EXPECT_EQ(harness::find_on_path("tool-dir"), "");  // a folder is no program
@@ -48,7 +33,7 @@ TEST(FindOnPath, TheFirstExecutableFileOfThatNameAsAShellFindsIt) {
 }
 
 TEST(FindOnPath, NothingIsFoundWithoutAPath) {
-  const ScopedPath path("/no/such/folder");
+  const harness_test::ScopedEnv path("PATH", "/no/such/folder");
   EXPECT_EQ(harness::find_on_path("sh"), "");
 }
 

@@ -134,14 +134,14 @@ TEST(LocalLauncher, APrefixIsFoundOnPathAndTheRanksOwnVariablesWin) {
   TempDir dir;
   // The harness's own RANK is replaced, not shadowed, by the rank's; its other variables reach
   // the rank as they are.
-  ::setenv("RANK", "the-harness", 1);
-  ::setenv("HARNESS_TEST_INHERITED", "inherited", 1);
   std::vector<RankProcess> ranks =
       shell_ranks(dir, {"echo $PREFIXED $RANK $HARNESS_TEST_INHERITED; env | grep -c '^RANK='"});
   ranks[0].prefix = {"env", "PREFIXED=by-env"};
-  const auto outcome = launch_local("/bin/sh", ranks, LaunchLimits{});
-  ::unsetenv("RANK");
-  ::unsetenv("HARNESS_TEST_INHERITED");
+  const auto outcome = [&] {
+    const harness_test::ScopedEnv rank("RANK", "the-harness");
+    const harness_test::ScopedEnv inherited("HARNESS_TEST_INHERITED", "inherited");
+    return launch_local("/bin/sh", ranks, LaunchLimits{});
+  }();
   EXPECT_TRUE(outcome.ok) << (outcome.failure ? outcome.failure->stderr_tail : "");
   std::ifstream out(dir.path() / "rank0.stdout");
   std::string line, count;

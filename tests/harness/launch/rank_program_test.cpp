@@ -20,6 +20,7 @@
 namespace {
 
 using harness::RankProgram;
+using harness_test::ScopedEnv;
 using harness_test::TempDir;
 
 // A stand-in shaped like `harness-rank version` and `harness-rank layers ... [--flops]
@@ -126,11 +127,13 @@ TEST(RankProgram, AnswersForAnotherProgramOrEnvironmentAreNotTaken) {
   const nlohmann::json kept = first.answers();
   ASSERT_EQ(starts(dir).size(), 1u);
 
-  // Another environment: the devices it sees (and the libraries it loads) may differ.
-  ::setenv("CUDA_VISIBLE_DEVICES", "1", 1);
-  RankProgram elsewhere(program);
-  EXPECT_FALSE(elsewhere.adopt_answers(kept));
-  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  // Another environment: the devices it sees (and the libraries it loads) may differ. The value
+  // differs from whatever this process has, set or not, and is put back after.
+  {
+    const char* devices = std::getenv("CUDA_VISIBLE_DEVICES");
+    const ScopedEnv other("CUDA_VISIBLE_DEVICES", std::string(devices ? devices : "") + "9");
+    EXPECT_FALSE(RankProgram(program).adopt_answers(kept));
+  }
   EXPECT_TRUE(RankProgram(program).adopt_answers(kept));
 
   // Malformed: nothing is taken, and the questions are asked.
