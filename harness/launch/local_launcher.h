@@ -1,4 +1,4 @@
-// Launches the ranks of one run as local processes (Boost.Process) and watches them: a rank
+// Launches the ranks of one run as local processes (fork and exec) and watches them: a rank
 // that exits non-zero or dies by a signal, or stops making progress, ends the run; the other
 // ranks are killed and the failure names the rank, why, and the tail of its stderr.
 #pragma once
