@@ -1,0 +1,124 @@
+# The tests of the programs and libraries that link no LibTorch, all labelled torch-free: the
+# libraries' unit tests, the end-to-end tests that start no rank, the house rules and the
+# scripts' own tests. Included by tests/CMakeLists.txt where HARNESS_TORCH_FREE_TESTS is on;
+# scripts/test.sh's later LibTorch passes turn it off and so neither build nor list them (their
+# binaries are built from the same sources in the first pass, and a build of them against the
+# second LibTorch cost PyPI's pass their links, discovery runs and benchmarks beside its
+# LibTorch compiles).
+
+# common/: the leaf library.
+add_executable(common_tests common/input_files_test.cpp common/statistics_test.cpp
+  common/captured_process_test.cpp common/text_pattern_test.cpp common/ports_test.cpp)
+target_link_libraries(common_tests PRIVATE common GTest::gtest_main)
+gtest_discover_tests(common_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS torch-free)
+
+# harness/: specs, launchers, external systems, results, analysis, plots, profiles, commands.
+add_executable(harness_tests
+  harness/emulation/machine_entry_test.cpp
+  harness/emulation/network_plan_test.cpp
+  harness/analysis/compare_mann_whitney_test.cpp
+  harness/analysis/compare_test.cpp
+  harness/analysis/shift_interval_test.cpp
+  harness/analysis/trace_test.cpp
+  harness/study/simulate_spec_test.cpp
+  harness/external/external_test.cpp
+  harness/launch/launcher_test.cpp
+  harness/launch/rank_program_test.cpp
+  harness/machine/cpu_wake_latency_test.cpp
+  harness/plot/plot_test.cpp
+  harness/profile/profile_files_test.cpp
+  harness/results/report_test.cpp
+  harness/results/rank_placement_test.cpp
+  harness/results/results_test.cpp
+  harness/spec/pipeline_plan_source_test.cpp
+  harness/spec/spec_test.cpp
+)
+target_link_libraries(harness_tests PRIVATE harness_cli harness_emulation GTest::gtest_main)
+target_compile_definitions(harness_tests PRIVATE
+  HARNESS_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data" SIMULATOR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  HARNESS_REFERENCE_RESULTS="${PROJECT_SOURCE_DIR}/results/reference/ci_regression")
+gtest_discover_tests(harness_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS torch-free)
+
+# runtime/ and baselines/ without LibTorch: rank identity, heap policy, pipeline plans, stage
+# profile merging, buckets.
+add_executable(runtime_protocol_tests
+  runtime/device/device_placement_test.cpp
+  runtime/protocol/fault_injection_test.cpp
+  runtime/protocol/comm_ops_test.cpp
+  runtime/protocol/heap_policy_test.cpp
+  runtime/protocol/cpu_pinning_test.cpp
+  runtime/protocol/rank_identity_test.cpp
+  runtime/protocol/worker_config_test.cpp
+  runtime/pipeline/pipeline_plan_test.cpp
+  runtime/profile/stage_profile_merge_test.cpp
+  baselines/ddp/bucket_assignment_test.cpp
+)
+target_link_libraries(runtime_protocol_tests PRIVATE runtime_protocol baselines_bucketing
+  GTest::gtest_main)
+gtest_discover_tests(runtime_protocol_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS torch-free)
+
+# The harness alone, without harness-rank beside it: the end-to-end tests that need no rank run
+# this copy, so that one that starts a rank fails ("cannot start .../harness-rank") instead of
+# passing under the label torch-free, which keeps them out of the second LibTorch's pass.
+set(harness_alone ${CMAKE_CURRENT_BINARY_DIR}/harness-alone/harness)
+add_custom_command(OUTPUT ${harness_alone}
+  COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:harness> ${harness_alone}
+  DEPENDS harness)
+add_custom_target(harness_alone ALL DEPENDS ${harness_alone})
+# Bad input, generated: 2,000 seeded mutations of specs and profiles (a few seconds).
+add_test(NAME e2e_fuzz_inputs
+  COMMAND ${CMAKE_COMMAND} -E env FUZZ_SEED=1
+          python3 ${CMAKE_CURRENT_SOURCE_DIR}/e2e/fuzz_inputs.py ${harness_alone}
+          ${PROJECT_SOURCE_DIR} 2000)
+set_tests_properties(e2e_fuzz_inputs PROPERTIES TIMEOUT 120 LABELS torch-free COST 13)
+# The published profiles: fetch from local stand-ins, checksums, and the paper specs without
+# and with them (each paper spec runs where ../shared/reference has the profiles; all of them
+# simulate or plan, so no rank starts).
+add_test(NAME e2e_paper_specs
+  COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
+          bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/paper_specs.sh)
+set_tests_properties(e2e_paper_specs PROPERTIES TIMEOUT 300 LABELS torch-free COST 10)
+# Emulated machines in a chroot, where namespaces cannot be entered: refused before launching
+# (root only; exit 77 = skipped).
+add_test(NAME e2e_machines_in_chroot
+  COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
+          bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/machines_in_chroot.sh)
+set_tests_properties(e2e_machines_in_chroot PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+  LABELS torch-free)
+
+add_subdirectory(planner)
+add_subdirectory(simulator)
+
+# The house rules: clang-format, no include cycle between top-level folders, a torch-free
+# harness binary, no new function of 100+ lines (scripts/check_house.py).
+add_test(NAME house_rules
+  COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_house.py ${CMAKE_BINARY_DIR}
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(house_rules PROPERTIES LABELS torch-free)
+# The house rules' own function-length reader, on sources written in the test.
+add_test(NAME house_rules_function_lengths
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_house_test.py)
+set_tests_properties(house_rules_function_lengths PROPERTIES LABELS torch-free)
+# The emulated studies' diagnostics (bench/emulated/transfer_delays.py, sched_waits.py) on
+# traces written in the test.
+add_test(NAME bench_transfer_diagnostics
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/transfer_diagnostics_test.py)
+set_tests_properties(bench_transfer_diagnostics PROPERTIES LABELS torch-free)
+# The set-up script's package-set choice (HARNESS_DEPS), refused before apt is touched.
+add_test(NAME scripts_install_deps_choice
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/install_deps_choice.sh)
+set_tests_properties(scripts_install_deps_choice PROPERTIES LABELS torch-free)
+# PyPI's packages through uv, given pip's configuration, and through pip where uv cannot.
+add_test(NAME scripts_uv_options
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/uv_options.sh)
+set_tests_properties(scripts_uv_options PROPERTIES LABELS torch-free)
+# build.sh configures anew a build folder cached against another LibTorch or CUDA compiler.
+add_test(NAME scripts_stale_configuration
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/stale_configuration.sh)
+set_tests_properties(scripts_stale_configuration PROPERTIES LABELS torch-free)
+# pypi with neither its CUDA toolkit nor an nvcc: build.sh refuses before cmake runs.
+add_test(NAME scripts_pypi_without_toolkit
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/pypi_without_toolkit.sh)
+set_tests_properties(scripts_pypi_without_toolkit PROPERTIES LABELS torch-free
+  SKIP_RETURN_CODE 77)
+harness_unity(16 common_tests harness_tests runtime_protocol_tests)
