@@ -12,7 +12,7 @@
 #include "rank/machine_command.h"
 #include "rank/worker.h"
 #include "rank/zoo_query_commands.h"
-#include "runtime/compat/torch_compat.h"
+#include "runtime/compat/flight_recorder.h"
 #include "runtime/profile/comm_benchmark.h"
 
 namespace harness {

@@ -7,7 +7,6 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/ScalarType.h>
 
-#include <cstdlib>
 #include <type_traits>
 
 namespace runtime::torch_compat {
@@ -26,21 +25,7 @@ struct ThirdParameter<Result (Class::*)(First, Second, Third, Rest...)> {
 using MemoryTotal =
     detail::ThirdParameter<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::type;
 
-// LibTorch 2.x records every collective in a process-wide "flight recorder" (a debugging aid
-// for hung NCCL jobs), and the record of a process group's first operation inserts into a map
-// outside the recorder's lock (FlightRecorder::recordWithResetEnabled, 2.11): two process
-// groups of one process starting their first operations on two threads at once corrupt it
-// (SIGSEGV in the tests that run ranks as threads; a rank whose two groups started on two
-// threads at once would crash alike). The harness has its own hang detection, so the recorder
-// is turned off unless the user asked for it; 1.13 has none and ignores the variable. The
-// recorder reads it once, when its first process group starts: call this before any thread
-// creates one.
-inline void keep_flight_recorder_off() {
-  if (std::getenv("TORCH_FR_BUFFER_SIZE") == nullptr &&
-      std::getenv("TORCH_NCCL_TRACE_BUFFER_SIZE") == nullptr) {
-    setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0);
-  }
-}
+// The flight recorder of 2.x, off unless asked for: flight_recorder.h.
 
 // The CPU's autocast: its switch and the lower-precision dtype it casts to. LibTorch 2.4 gave
 // autocast's C++ API the device as an argument (is_autocast_enabled(at::kCPU); pytorch#124359)

@@ -12,6 +12,7 @@
 
 #include "runtime/device/cuda_support.h"
 #include "runtime/machine/blas_library.h"
+#include "runtime/models/precision.h"
 
 namespace runtime {
 namespace {

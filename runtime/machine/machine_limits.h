@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "runtime/models/precision.h"
+#include "runtime/models/precision_kind.h"
 
 namespace runtime {
 

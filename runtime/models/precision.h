@@ -11,11 +11,9 @@
 
 #include <string>
 
-namespace runtime {
+#include "runtime/models/precision_kind.h"
 
-enum class Precision { kFp32, kTf32, kBf16 };
-Precision parse_precision(const std::string& name);  // fp32 | tf32 | bf16
-const char* to_string(Precision precision);
+namespace runtime {
 
 // The precision a forward pass ran in, from what it produced and the math its device was set to:
 // "bf16" when the model's output came out in bfloat16 (autocast was on), else on a GPU "tf32"

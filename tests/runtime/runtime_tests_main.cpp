@@ -3,7 +3,7 @@
 // these tests run as threads meet the LibTorch a real rank meets.
 #include <gtest/gtest.h>
 
-#include "runtime/compat/torch_compat.h"
+#include "runtime/compat/flight_recorder.h"
 
 int main(int argc, char** argv) {
   runtime::torch_compat::keep_flight_recorder_off();
