@@ -95,30 +95,27 @@ add_test(NAME house_rules
   COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_house.py ${CMAKE_BINARY_DIR}
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(house_rules PROPERTIES LABELS torch-free)
-# The house rules' own function-length reader, on sources written in the test.
-add_test(NAME house_rules_function_lengths
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_house_test.py)
-set_tests_properties(house_rules_function_lengths PROPERTIES LABELS torch-free)
-# The emulated studies' diagnostics (bench/emulated/transfer_delays.py, sched_waits.py) on
-# traces written in the test.
-add_test(NAME bench_transfer_diagnostics
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/transfer_diagnostics_test.py)
-set_tests_properties(bench_transfer_diagnostics PROPERTIES LABELS torch-free)
-# The set-up script's package-set choice (HARNESS_DEPS), refused before apt is touched.
-add_test(NAME scripts_install_deps_choice
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/install_deps_choice.sh)
-set_tests_properties(scripts_install_deps_choice PROPERTIES LABELS torch-free)
-# PyPI's packages through uv, given pip's configuration, and through pip where uv cannot.
-add_test(NAME scripts_uv_options
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/uv_options.sh)
-set_tests_properties(scripts_uv_options PROPERTIES LABELS torch-free)
-# build.sh configures anew a build folder cached against another LibTorch or CUDA compiler.
-add_test(NAME scripts_stale_configuration
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/stale_configuration.sh)
-set_tests_properties(scripts_stale_configuration PROPERTIES LABELS torch-free)
-# pypi with neither its CUDA toolkit nor an nvcc: build.sh refuses before cmake runs.
-add_test(NAME scripts_pypi_without_toolkit
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/pypi_without_toolkit.sh)
-set_tests_properties(scripts_pypi_without_toolkit PROPERTIES LABELS torch-free
-  SKIP_RETURN_CODE 77)
+# The scripts' own tests, each a script in tests/scripts/ run by its interpreter: the house
+# rules' function-length reader on sources written in the test (check_house_test.py); the
+# emulated studies' diagnostics, bench/emulated/transfer_delays.py and sched_waits.py, on traces
+# written in the test (transfer_diagnostics_test.py); the set-up script's package-set choice,
+# HARNESS_DEPS, refused before apt is touched (install_deps_choice.sh); PyPI's packages through
+# uv, given pip's configuration, and through pip where uv cannot (uv_options.sh); build.sh
+# configuring anew a build folder cached against another LibTorch or CUDA compiler
+# (stale_configuration.sh); pypi with neither its CUDA toolkit nor an nvcc, refused by build.sh
+# before cmake runs (pypi_without_toolkit.sh; exit 77 = skipped).
+foreach(test house_rules_function_lengths:python3:check_house_test.py
+        bench_transfer_diagnostics:python3:transfer_diagnostics_test.py
+        scripts_install_deps_choice:bash:install_deps_choice.sh
+        scripts_uv_options:bash:uv_options.sh
+        scripts_stale_configuration:bash:stale_configuration.sh
+        scripts_pypi_without_toolkit:bash:pypi_without_toolkit.sh)
+  string(REPLACE ":" ";" test "${test}")
+  list(GET test 0 name)
+  list(GET test 1 interpreter)
+  list(GET test 2 script)
+  add_test(NAME ${name} COMMAND ${interpreter} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/${script})
+  set_tests_properties(${name} PROPERTIES LABELS torch-free)
+endforeach()
+set_tests_properties(scripts_pypi_without_toolkit PROPERTIES SKIP_RETURN_CODE 77)
 harness_unity(16 common_tests harness_tests runtime_protocol_tests)
