@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace harness_test {
 
@@ -63,6 +64,15 @@ class ScopedEnv {
   bool had_ = false;
   std::string old_;
 };
+
+// The lines of a text file; none when it cannot be read (a stand-in program's log of its starts
+// before its first start).
+inline std::vector<std::string> file_lines(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 // Whether gnuplot runs here: the tests that draw figures skip without it.
 inline bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }

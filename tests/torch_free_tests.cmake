@@ -25,6 +25,7 @@ add_executable(harness_tests
   harness/launch/launcher_test.cpp
   harness/launch/rank_program_test.cpp
   harness/machine/cpu_wake_latency_test.cpp
+  harness/machine/machine_cache_test.cpp
   harness/plot/plot_test.cpp
   harness/profile/profile_files_test.cpp
   harness/results/report_test.cpp

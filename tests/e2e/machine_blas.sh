@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The BLAS the rank program names is the one it loads (read from the process: LD_LIBRARY_PATH
 # choosing another build changes it); the Python the build derived for its LibTorch carries the
-# same torch. (A cache of another BLAS measured again: machine_cache.sh.)
+# same torch. (A cache of another BLAS measured again: harness/machine/machine_cache_test.cpp.)
 source "$(dirname "$0")/common.sh"
 version=$("$HARNESS_RANK" version)
 # Another BLAS build chosen for the process is the one reported. PyPI's LibTorch carries MKL

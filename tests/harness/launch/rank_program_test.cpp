@@ -53,10 +53,7 @@ echo "{\"names\": [\"$model.0\", \"$model.1\"]$flops$with_version}"
 }
 
 std::vector<std::string> starts(const TempDir& dir) {
-  std::ifstream in(dir.path() / "starts.log");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
+  return harness_test::file_lines(dir.path() / "starts.log");
 }
 
 harness::ModelConfig model_named(const std::string& name) {
