@@ -44,10 +44,6 @@ build_tree() {  # choice first|later: its build folder with the tests (and the b
     -DHARNESS_BUILD_BENCH=$everything -DHARNESS_TORCH_FREE_TESTS=$everything
 }
 
-configure_tree() {  # choice: a later pass's build folder configured, nothing built
-  HARNESS_CONFIGURE_ONLY=1 build_tree "$1" later
-}
-
 # The later LibTorches' packages and builds, in a process group of their own so that a test.sh
 # that stops (an interrupt, a failed first pass's install) stops them too. A failed build is
 # left for the pass to build again in the foreground, where it says why.
@@ -77,13 +73,8 @@ later_work() {
   # 147 s instead of 60-73, and the second pass waited 27 s for the build after it.
   timed "${later[*]} packages" env HARNESS_DEPS=build HARNESS_LIBTORCH="${later[*]}" \
     ./scripts/install-deps.sh
-  # Each build folder configured first, at normal priority: 4 s of CPU, which at idle priority
-  # beside the first pass took 26-27 s, and LibTorch's precompiled header waited behind it.
-  local choice
-  for choice in "${later[@]}"; do
-    timed "$choice configure" configure_tree "$choice" || true
-  done
   chrt --idle --pid 0 "$BASHPID" || echo "test.sh: not at idle priority; the first pass may see it"
+  local choice
   for choice in "${later[@]}"; do timed "$choice build" build_tree "$choice" later || true; done
   printf '%s\n' "${phases[@]}" > "$later_log.phases"
 }
