@@ -41,6 +41,12 @@ class TempDir {
     std::ofstream(file) << content;
     return file;
   }
+  // `write`, then mode 0755 (a stand-in program: a script that runs as a program would).
+  std::filesystem::path write_program(const std::string& name, const std::string& content) const {
+    const auto file = write(name, content);
+    std::filesystem::permissions(file, std::filesystem::perms{0755});
+    return file;
+  }
 
  private:
   std::filesystem::path path_;

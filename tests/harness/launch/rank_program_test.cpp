@@ -5,7 +5,6 @@
 #include "harness/launch/rank_program.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -27,7 +26,7 @@ using harness_test::TempDir;
 // [--version]`: it appends its arguments to starts.log, one start a line.
 std::string stand_in(const TempDir& dir) {
   const std::string log = (dir.path() / "starts.log").string();
-  const auto script = dir.write("harness-rank", R"(#!/bin/sh
+  const auto script = dir.write_program("harness-rank", R"(#!/bin/sh
 echo "$*" >> ')" + log + R"('
 version='{"torch_version": "9.9.9", "torch_python": "/usr/bin/python3", "cuda_devices": 2,
           "nccl": true, "blas": {"library": "openblas-pthread", "path": "/lib/libblas.so.3"}}'
@@ -48,7 +47,6 @@ done
 if [ "$model" = nosuch ]; then echo "error: nosuch: unknown model" >&2; exit 2; fi
 echo "{\"names\": [\"$model.0\", \"$model.1\"]$flops$with_version}"
 )");
-  chmod(script.c_str(), 0755);
   return script.string();
 }
 

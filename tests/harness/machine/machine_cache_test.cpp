@@ -5,7 +5,6 @@
 #include "harness/machine/machine_limits.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -24,7 +23,7 @@ using nlohmann::json;
 // one all-reduce of 1 MiB timed at 2 ms three times to its --out file.
 std::string machine_stand_in(const TempDir& dir) {
   const std::string log = (dir.path() / "starts.log").string();
-  const auto script = dir.write("harness-rank", R"(#!/bin/sh
+  const auto script = dir.write_program("harness-rank", R"(#!/bin/sh
 echo "$1" >> ')" + log + R"('
 case "$1" in
   version)
@@ -44,7 +43,6 @@ case "$1" in
   *) echo "error: unknown command $1" >&2; exit 2 ;;
 esac
 )");
-  chmod(script.c_str(), 0755);
   return script.string();
 }
 
