@@ -23,6 +23,7 @@ add_executable(harness_tests
   harness/study/simulate_spec_test.cpp
   harness/external/external_test.cpp
   harness/launch/launcher_test.cpp
+  harness/launch/rank_answers_file_test.cpp
   harness/launch/rank_program_test.cpp
   harness/machine/cpu_wake_latency_test.cpp
   harness/machine/machine_cache_test.cpp

@@ -1,6 +1,11 @@
 #include "harness/cli/harness_main.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "common/cli_exit.h"
 #include "harness/cli/ab_command.h"
@@ -16,14 +21,42 @@
 #include "harness/cli/shape_link_command.h"
 #include "harness/cli/simulate_command.h"
 #include "harness/cli/trace_command.h"
+#include "harness/launch/rank_answers_file.h"
 #include "harness/launch/rank_program.h"
 
 namespace harness {
+
+namespace {
+
+// HARNESS_RANK_ANSWERS names a file of rank programs' answers that commands hand on to the next
+// (harness/launch/rank_answers_file.h): taken before the command where they hold for this rank
+// program here, and written back when the command has asked something they did not hold,
+// whatever its exit code.
+std::filesystem::path rank_answers_file() {
+  const char* file = std::getenv("HARNESS_RANK_ANSWERS");
+  return file != nullptr ? file : "";
+}
+
+void keep_new_answers(const RankProgram& rank_program, const std::filesystem::path& file,
+                      const nlohmann::json& before) {
+  if (file.empty() || rank_program.answers() == before) return;
+  // The command is done: a file that cannot be written costs the next one its questions only.
+  try {
+    keep_answers(rank_program, file);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: the rank program's answers not kept: %s\n", e.what());
+  }
+}
+
+}  // namespace
 
 int harness_main(int argc, char** argv) {
   CLI::App app{"harness: reproduce and compare parallel-training experiments"};
   app.require_subcommand(1);
   RankProgram rank_program = RankProgram::beside_this_executable();
+  const std::filesystem::path answers_file = rank_answers_file();
+  if (!answers_file.empty()) adopt_kept_answers(rank_program, answers_file);
+  const nlohmann::json answers_before = rank_program.answers();
   RunCommand run(rank_program);
   run.add_to(app);
   ModelsCommand models(rank_program);
@@ -39,7 +72,9 @@ int harness_main(int argc, char** argv) {
   add_machine_command(app, rank_program);
   add_enter_machine_command(app);
   add_shape_link_command(app);
-  return parse_and_run(app, argc, argv);
+  const int code = parse_and_run(app, argc, argv);
+  keep_new_answers(rank_program, answers_file, answers_before);
+  return code;
 }
 
 }  // namespace harness

@@ -6,16 +6,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "common/atomic_file.h"
 #include "common/input_error.h"
-#include "common/json_file.h"
 #include "harness/cli/plan_command.h"
 #include "harness/cli/plot_command.h"
 #include "harness/cli/profile_command.h"
@@ -62,33 +59,7 @@ void RunCommand::add_to(CLI::App& app) {
   });
 }
 
-// HARNESS_RANK_ANSWERS names a file of the rank program's answers that runs hand on to the
-// next (`harness ab` gives each side one, harness/study/ab_rounds.cpp): taken where they hold
-// for this rank program here (RankProgram::adopt_answers), and written back, with whatever this
-// run asked, when it has run. A file that is missing, unreadable or for another program is
-// asked again, never an error: it only saves the questions.
 int RunCommand::execute() {
-  const char* kept = std::getenv("HARNESS_RANK_ANSWERS");
-  const std::filesystem::path answers_file = kept != nullptr ? kept : "";
-  if (!answers_file.empty()) {
-    try {
-      rank_program_.adopt_answers(read_json_file(answers_file));
-    } catch (const InputError&) {  // missing or malformed: nothing taken
-    }
-  }
-  const int code = execute_kind();
-  if (!answers_file.empty()) {
-    // The run is done: a file that cannot be written costs the next run its questions only.
-    try {
-      write_file_atomic(answers_file, json_text(rank_program_.answers(), 2) + "\n");
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "warning: the rank program's answers not kept: %s\n", e.what());
-    }
-  }
-  return code;
-}
-
-int RunCommand::execute_kind() {
   YAML::Node root = parse_yaml_file(spec_path_);
   switch (read_spec_kind(root, SpecOrigin(spec_path_))) {
     case SpecKind::kPlan:

@@ -24,7 +24,6 @@ class RunCommand {
 
  private:
   int execute();
-  int execute_kind();
   int run_plan_kind(YAML::Node root);
   int run_train_kind(YAML::Node root);
 

@@ -55,9 +55,9 @@ class RankProgram {
 
   // Every answer given so far, with what they hold for: the program (its path, size and
   // modification time) and the variables of this environment that change what it loads and
-  // sees (LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES). `harness ab` keeps a side's
-  // answers from round to round (harness/cli/run_command.cpp, HARNESS_RANK_ANSWERS), so that
-  // each side asks once, not once a round.
+  // sees (LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES). HARNESS_RANK_ANSWERS names a
+  // file that keeps them from one command to the next (harness/launch/rank_answers_file.h):
+  // `harness ab` gives each side one, so that each side asks once, not once a round.
   nlohmann::json answers() const;
   // Takes the answers `saved` holds (answers()'s form) as given, where they hold for this
   // program here; returns whether it did. Anything else, malformed included, is not taken.

@@ -33,7 +33,7 @@ std::vector<std::string> run_arguments(const AbRequest& request, const Side& sid
   return args;
 }
 
-// The side's rank program's answers, kept from round to round (harness/cli/run_command.cpp).
+// The side's rank program's answers, kept from round to round (harness/launch/rank_answers_file.h).
 fs::path rank_answers_file(const AbRequest& request, const Side& side) {
   return request.out / (std::string(side.name) + ".rank_answers.json");
 }

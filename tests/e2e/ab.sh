@@ -55,7 +55,9 @@ starts=$(sort "$SCRATCH/rank_starts" | uniq -c | sed 's/^ *//')
 import json, sys
 version = json.loads(sys.argv[2])
 for side, program in (("base", sys.argv[3]), ("new", sys.argv[4])):
-    kept = json.load(open(f"{sys.argv[1]}/{side}.rank_answers.json"))
+    kept = json.load(open(f"{sys.argv[1]}/{side}.rank_answers.json"))["rank_programs"]
+    assert len(kept) == 1, (side, [entry["holds_for"] for entry in kept])
+    kept = kept[0]
     assert kept["version"]["torch_version"] == version["torch_version"], (side, kept["version"])
     assert kept["holds_for"]["program"] == program, (side, kept["holds_for"])
     assert list(kept["layer_forward_flops"]) == list(kept["layer_names"]) != [], kept
