@@ -25,14 +25,20 @@ using harness_test::rank_program_starts;
 using harness_test::ScopedEnv;
 using harness_test::TempDir;
 
-// The programs (holds_for.program) of the file's entries, in its order.
-std::vector<std::string> kept_programs(const std::filesystem::path& file) {
-  std::vector<std::string> programs;
+// One string of what each of the file's entries holds for (`holds_for` at `pointer`), in the
+// file's order.
+std::vector<std::string> kept_for(const std::filesystem::path& file, const std::string& pointer) {
+  std::vector<std::string> values;
   const nlohmann::json kept = harness::read_json_file(file);
   for (const auto& entry : kept.at("rank_programs")) {
-    programs.push_back(entry.at("holds_for").at("program").get<std::string>());
+    values.push_back(entry.at("holds_for").at(nlohmann::json::json_pointer(pointer)));
   }
-  return programs;
+  return values;
+}
+
+// The programs of the file's entries, in its order.
+std::vector<std::string> kept_programs(const std::filesystem::path& file) {
+  return kept_for(file, "/program");
 }
 
 TEST(RankAnswersFile, TwoProgramsShareOneFileAndEachTakesItsOwnAnswers) {
@@ -90,12 +96,8 @@ TEST(RankAnswersFile, KeepsTheNewestEntriesAndOneForEachProgramAndEnvironment) {
   // Asked once in each environment: the second "0" took its entry and moved it first, and "8"
   // pushed out the oldest, "1".
   EXPECT_EQ(rank_program_starts(dir).size(), kKeptRankPrograms + 1);
-  std::vector<std::string> kept;
-  const nlohmann::json entries = harness::read_json_file(file);
-  for (const auto& entry : entries.at("rank_programs")) {
-    kept.push_back(entry.at("holds_for").at("environment").at("CUDA_VISIBLE_DEVICES"));
-  }
-  EXPECT_EQ(kept, (std::vector<std::string>{"8", "0", "7", "6", "5", "4", "3", "2"}));
+  EXPECT_EQ(kept_for(file, "/environment/CUDA_VISIBLE_DEVICES"),
+            (std::vector<std::string>{"8", "0", "7", "6", "5", "4", "3", "2"}));
   // "1" was pushed out: asked again.
   const ScopedEnv environment("CUDA_VISIBLE_DEVICES", "1");
   RankProgram asked(program);
