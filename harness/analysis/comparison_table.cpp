@@ -1,5 +1,6 @@
 #include "harness/analysis/comparison_table.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -14,6 +15,15 @@ double statistic(const SampleSummary& s, const std::string& name) {
   if (name == "p90") return s.p90;
   if (name == "p95") return s.p95;
   return s.p99;
+}
+
+// The fraction of the samples at or below a statistic; nullopt for the mean.
+std::optional<double> percentile_fraction(const std::string& name) {
+  if (name == "p50") return 0.50;
+  if (name == "p90") return 0.90;
+  if (name == "p95") return 0.95;
+  if (name == "p99") return 0.99;
+  return std::nullopt;
 }
 
 std::string signed_fixed(double value, int decimals) {
@@ -44,6 +54,12 @@ std::optional<double> baseline_value(const PointSummary& point, const std::strin
 
 }  // namespace
 
+bool percentile_too_few_samples(const std::string& statistic, size_t samples) {
+  const auto fraction = percentile_fraction(statistic);
+  // n (1 - q) < 1, in integer percent so that n = 100 at p99 is enough and 99 is not.
+  return fraction && static_cast<double>(samples) * (100 - std::lround(*fraction * 100)) < 100;
+}
+
 std::optional<double> delta_percent(double value, std::optional<double> baseline) {
   if (!baseline || *baseline == 0) return std::nullopt;
   return (value - *baseline) / *baseline * 100.0;
@@ -56,6 +72,7 @@ std::string render_markdown_tables(const RunSummary& summary) {
       << "Latency in ms. n = samples per system, pooled over ranks and repeats (warm-up "
          "excluded); percentiles by linear interpolation. delta% is against the baseline, "
       << baseline << ".\n";
+  bool any_marked = false;
   for (const auto& point : summary.points) {
     for (const char* phase : kPhases) {
       out << "\n## " << point.point.label << " | " << phase << "\n\n| system | n |";
@@ -75,12 +92,14 @@ std::string render_markdown_tables(const RunSummary& summary) {
         out << stats->count << " |";
         for (const char* stat : kTableStatistics) {
           const double value = statistic(*stats, stat);
-          out << " " << format_fixed(value, 2) << " | ";
+          const char* mark = percentile_too_few_samples(stat, stats->count) ? kFewSamplesMark : "";
+          if (*mark) any_marked = true;
+          out << " " << format_fixed(value, 2) << mark << " | ";
           if (system.name == baseline) {
             out << "— |";
           } else if (auto delta =
                          delta_percent(value, baseline_value(point, baseline, phase, stat))) {
-            out << signed_fixed(*delta, 1) << " |";
+            out << signed_fixed(*delta, 1) << mark << " |";
           } else {
             out << "n/a |";
           }
@@ -89,6 +108,7 @@ std::string render_markdown_tables(const RunSummary& summary) {
       }
     }
   }
+  if (any_marked) out << "\n" << kFewSamplesLegend << "\n";
   return out.str();
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/cache_file.h"
 #include "common/cli_exit.h"
 #include "harness/cli/ab_command.h"
 #include "harness/cli/compare_command.h"
@@ -29,17 +30,16 @@ namespace harness {
 namespace {
 
 // HARNESS_RANK_ANSWERS names a file of rank programs' answers that commands hand on to the next
-// (harness/launch/rank_answers_file.h): taken before the command where they hold for this rank
-// program here, and written back when the command has asked something they did not hold,
-// whatever its exit code.
+// (harness/launch/rank_answers_file.h), by default the user's cache: taken before the command
+// where they hold for this rank program here, and written back when the command has asked
+// something they did not hold, whatever its exit code.
 std::filesystem::path rank_answers_file() {
-  const char* file = std::getenv("HARNESS_RANK_ANSWERS");
-  return file != nullptr ? file : "";
+  return cache_file("HARNESS_RANK_ANSWERS", "rank_answers.json");
 }
 
 void keep_new_answers(const RankProgram& rank_program, const std::filesystem::path& file,
                       const nlohmann::json& before) {
-  if (file.empty() || rank_program.answers() == before) return;
+  if (rank_program.answers() == before) return;
   // The command is done: a file that cannot be written costs the next one its questions only.
   try {
     keep_answers(rank_program, file);
@@ -55,7 +55,7 @@ int harness_main(int argc, char** argv) {
   app.require_subcommand(1);
   RankProgram rank_program = RankProgram::beside_this_executable();
   const std::filesystem::path answers_file = rank_answers_file();
-  if (!answers_file.empty()) adopt_kept_answers(rank_program, answers_file);
+  adopt_kept_answers(rank_program, answers_file);
   const nlohmann::json answers_before = rank_program.answers();
   RunCommand run(rank_program);
   run.add_to(app);

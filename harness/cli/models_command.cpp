@@ -9,7 +9,7 @@ namespace harness {
 void ModelsCommand::add_to(CLI::App& app) {
   auto* models = app.add_subcommand("models", "List the model zoo with parameter counts");
   models->callback([this] {
-    const nlohmann::json listing = rank_program_.query({"models"});
+    const nlohmann::json& listing = rank_program_.models();
     std::printf("%-10s %10s %14s  %-14s %s\n", "model", "tensors", "parameters", "input",
                 "description");
     for (const auto& m : listing) {

@@ -75,6 +75,10 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
     }
   }
   size_t drawn = 0;
+  // Asked for every kind, a kind that does not fit is one name in a closing line, not a line of
+  // its own; asked by name, it says why.
+  const bool every_kind = requested.empty();
+  std::vector<std::string> unfit_kinds, unfit_lines;
   for (const auto& kind : kinds) {
     FigureSet set;
     if (kind == "planner") {
@@ -96,8 +100,9 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
     }
     for (const auto& note : set.notes) out << "plot " << kind << ": " << note << "\n";
     if (!set.unfit.empty()) {
-      out << "plot " << kind << ": does not fit " << directory.string() << ": " << set.unfit
-          << "\n";
+      unfit_kinds.push_back(kind);
+      unfit_lines.push_back("plot " + kind + ": does not fit " + directory.string() + ": " +
+                            set.unfit);
       continue;
     }
     for (const Figure& figure : set.figures) {
@@ -112,6 +117,12 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
           << " (+ .svg, .dat, .gp)\n";
       ++drawn;
     }
+  }
+  if (every_kind && drawn > 0 && !unfit_kinds.empty()) {
+    out << "plot: not drawn, as they do not fit this folder: " << join(unfit_kinds, ", ")
+        << " (--kind K says why)\n";
+  } else {
+    for (const auto& line : unfit_lines) out << line << "\n";
   }
   // A folder the harness never wrote (empty, or someone else's): nothing any kind could draw,
   // which is bad input, not success. In a harness folder a kind that does not fit says so.

@@ -42,6 +42,7 @@ void keep_answers(const RankProgram& rank_program, const std::filesystem::path& 
       entries.push_back(std::move(entry));
     }
   }
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
   write_file_atomic(file, json_text({{"rank_programs", std::move(entries)}}, 2) + "\n");
 }
 

@@ -163,6 +163,11 @@ const std::vector<double>& RankProgram::layer_forward_flops(const ModelConfig& m
   return layer_forward_flops_[key] = answer.at("forward_flops").get<std::vector<double>>();
 }
 
+const nlohmann::json& RankProgram::models() {
+  if (!models_) models_ = query({"models"});
+  return *models_;
+}
+
 std::string RankProgram::torch_version() {
   return version().at("torch_version").get<std::string>();
 }
@@ -195,7 +200,8 @@ nlohmann::json RankProgram::answers() const {
           {"version", version_ ? *version_ : nlohmann::json(nullptr)},
           {"layer_names", layer_names_},
           {"layer_forward_ms", layer_forward_ms_},
-          {"layer_forward_flops", layer_forward_flops_}};
+          {"layer_forward_flops", layer_forward_flops_},
+          {"models", models_ ? *models_ : nlohmann::json(nullptr)}};
 }
 
 bool RankProgram::adopt_answers(const nlohmann::json& saved) {
@@ -209,10 +215,14 @@ bool RankProgram::adopt_answers(const nlohmann::json& saved) {
     auto flops = saved.at("layer_forward_flops").get<decltype(layer_forward_flops_)>();
     const nlohmann::json& version = saved.at("version");
     if (!version.is_null() && !version.is_object()) return false;
+    // An entry written before the listing was kept has none: it is asked when needed.
+    const nlohmann::json models = saved.value("models", nlohmann::json());
+    if (!models.is_null() && !models.is_array()) return false;
     layer_names_ = std::move(names);
     layer_forward_ms_ = std::move(forward_ms);
     layer_forward_flops_ = std::move(flops);
     if (version.is_object()) version_ = version;
+    if (models.is_array()) models_ = models;
   } catch (const nlohmann::json::exception&) {
     return false;
   }

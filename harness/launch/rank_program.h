@@ -47,6 +47,9 @@ class RankProgram {
   const std::vector<double>& layer_forward_ms(const ModelConfig& model);
   // Per-layer forward FLOPs of one sample (runtime/models/flop_count.h), asked once per model.
   const std::vector<double>& layer_forward_flops(const ModelConfig& model);
+  // The zoo's listing (`harness-rank models`: name, tensors, parameters, input shape,
+  // description of each model), asked once.
+  const nlohmann::json& models();
   std::string torch_version();
   // The CUDA devices it sees here and whether its LibTorch has NCCL.
   RankDevices devices();
@@ -76,6 +79,7 @@ class RankProgram {
   std::map<std::string, std::vector<double>> layer_forward_ms_;
   std::map<std::string, std::vector<double>> layer_forward_flops_;
   std::optional<nlohmann::json> version_;  // `harness-rank version`'s answer, asked once
+  std::optional<nlohmann::json> models_;   // `harness-rank models`' answer, asked once
 };
 
 }  // namespace harness

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/cache_file.h"
 #include "common/environment_info.h"
 #include "common/json_file.h"
 #include "common/utc_time.h"
@@ -17,14 +18,7 @@ namespace harness {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path machine_cache_path() {
-  if (const char* file = std::getenv("HARNESS_MACHINE_CACHE"); file && *file) return file;
-  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache && *cache) {
-    return fs::path(cache) / "harness" / "machine.json";
-  }
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/tmp") / ".cache" / "harness" / "machine.json";
-}
+fs::path machine_cache_path() { return cache_file("HARNESS_MACHINE_CACHE", "machine.json"); }
 
 // What the cached figures were measured for. `figures` counts changes to what is measured (2:
 // GPUs' tf32 GEMM), so that a cache from an older harness is measured again.

@@ -37,8 +37,8 @@ struct CommRow {
   double cpu_cores = 0;
   double wall_ms_total = 0, cpu_ms_total = 0;
   // Ping-pong and burst: the p50 of the initiator's send calls alone (from the call to its
-  // return, the receive posted); unset where the comm-worker did not time them (before
-  // 2026-11-28).
+  // return, the receive posted); unset where the comm-worker did not time them (an older
+  // profile).
   std::optional<double> send_call_p50_ms;
 };
 

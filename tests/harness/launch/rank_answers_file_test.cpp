@@ -77,6 +77,24 @@ TEST(RankAnswersFile, TwoProgramsShareOneFileAndEachTakesItsOwnAnswers) {
   EXPECT_EQ(rank_program_starts(first_dir).back(), "layers --model vgg19 --input-shape 64");
 }
 
+// `harness models` asks for the zoo's listing: kept like the other answers, so that a second
+// command lists the zoo without starting the program.
+TEST(RankAnswersFile, TheZoosListingIsAskedOnce) {
+  TempDir files, dir;
+  const auto file = files.path() / "cache" / "harness" / "answers.json";  // folders made
+  const std::string program = rank_program_stand_in(dir);
+  {
+    RankProgram asked(program);
+    EXPECT_EQ(asked.models().at(0).at("parameters"), 1000);
+    EXPECT_EQ(asked.models().at(0).at("name"), "mlp");  // the same answer, not asked again
+    keep_answers(asked, file);
+  }
+  RankProgram again(program);
+  ASSERT_TRUE(adopt_kept_answers(again, file));
+  EXPECT_EQ(again.models().at(0).at("description"), "a stand-in");
+  EXPECT_EQ(rank_program_starts(dir), (std::vector<std::string>{"models"}));
+}
+
 TEST(RankAnswersFile, KeepsTheNewestEntriesAndOneForEachProgramAndEnvironment) {
   TempDir files, dir;
   const auto file = files.path() / "answers.json";

@@ -1,6 +1,6 @@
 // A stand-in `harness-rank` for the tests of what the harness asks it (RankProgram, the answers
-// file): a /bin/sh script shaped like `harness-rank version` and `harness-rank layers ...
-// [--flops] [--version]` that appends its arguments to starts.log, one start a line, so that a
+// file): a /bin/sh script shaped like `harness-rank version`, `harness-rank models` and
+// `harness-rank layers ... [--flops] [--version]` that appends its arguments to starts.log, one start a line, so that a
 // test counts the processes that would each have loaded LibTorch.
 #pragma once
 
@@ -21,6 +21,8 @@ version='{"torch_version": "9.9.9", "torch_python": "/usr/bin/python3", "cuda_de
           "nccl": true, "blas": {"library": "openblas-pthread", "path": "/lib/libblas.so.3"}}'
 case "$1" in
   version) echo "$version"; exit 0 ;;
+  models) echo '[{"name": "mlp", "tensors": 4, "parameters": 1000, "input_shape": [64],
+                  "description": "a stand-in"}]'; exit 0 ;;
   layers) ;;
   *) echo "error: unknown command $1" >&2; exit 2 ;;
 esac

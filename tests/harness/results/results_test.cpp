@@ -155,11 +155,32 @@ TEST(ComparisonTable, MarkdownHasDeltaAgainstTheBaseline) {
   const auto summary = harness::summarize_run_directory(make_results_folder(dir));
   const std::string md = harness::render_markdown_tables(summary);
   EXPECT_NE(md.find("## ddp.bucket_mb=5 | iteration"), std::string::npos) << md;
-  // fast: mean 12.5 vs 25 -> -50.0%; p50 12.5 vs 25 -> -50.0%; p90 18.5 vs 37 -> -50.0%.
-  EXPECT_NE(md.find("| fast | 4 | 12.50 | -50.0 | 12.50 | -50.0 | 18.50 | -50.0 |"),
+  // fast: mean 12.5 vs 25 -> -50.0%; p50 12.5 vs 25 -> -50.0%; p90 18.5 vs 37 -> -50.0%. Of 4
+  // samples, p90 and above are marked: less than one sample lies beyond them.
+  EXPECT_NE(md.find("| fast | 4 | 12.50 | -50.0 | 12.50 | -50.0 | 18.50† | -50.0† |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| base (baseline) | 4 | 25.00 | — | 25.00 | — |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| base (baseline) | 4 | 25.00 | — | 25.00 | — | 37.00† | — |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(std::string("\n") + harness::kFewSamplesLegend + "\n"), std::string::npos)
+      << md;
+}
+
+// A percentile q is marked below n = 1 / (1 - q) samples: p50 from 2, p90 from 10, p95 from 20,
+// p99 from 100; the mean never.
+TEST(ComparisonTable, PercentilesOfTooFewSamplesAreMarked) {
+  using harness::percentile_too_few_samples;
+  EXPECT_TRUE(percentile_too_few_samples("p50", 1));
+  EXPECT_FALSE(percentile_too_few_samples("p50", 2));
+  EXPECT_TRUE(percentile_too_few_samples("p90", 9));
+  EXPECT_FALSE(percentile_too_few_samples("p90", 10));
+  EXPECT_TRUE(percentile_too_few_samples("p95", 19));
+  EXPECT_FALSE(percentile_too_few_samples("p95", 20));
+  EXPECT_TRUE(percentile_too_few_samples("p99", 10));
+  EXPECT_TRUE(percentile_too_few_samples("p99", 99));
+  EXPECT_FALSE(percentile_too_few_samples("p99", 100));
+  EXPECT_FALSE(percentile_too_few_samples("mean", 1));
 }
 
 TEST(ComparisonTable, CsvRowsParseBack) {
