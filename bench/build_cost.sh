@@ -66,7 +66,7 @@ if mode == "unit":  # three compiles of the unit, their CPU seconds on one line
     print(" ".join(f"{t:.3f}" for t in times))
     sys.exit(0)
 # The median of six, three after each build: this kind of VM runs at two speeds in phases, and
-# three compiles in a row fell in one phase (7.1 to 8.4 s between runs of this script, 2026-11-28).
+# three compiles in a row can fall in one phase.
 times = [float(t) for line in open(build + ".unit") for t in line.split()]
 unit = statistics.median(times)
 

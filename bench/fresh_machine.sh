@@ -52,7 +52,7 @@ mount --rbind /sys "$root/sys"
 mount --make-rslave "$root/sys"
 cp /etc/resolv.conf /etc/hosts "$root/etc/"
 # The chroot uses this machine's network, so it trusts what this machine trusts: behind a proxy
-# that re-signs TLS, pip in the chroot refused PyPI's certificate (TEST=1, 2026-11-28).
+# that re-signs TLS, pip in the chroot would refuse PyPI's certificate (TEST=1).
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 
 # Inside: the README's commands, each phase's end stamped.

@@ -5,9 +5,8 @@
 # there it returns in about a second without touching apt's lists or PyPI.
 # HARNESS_DEPS=quickstart installs only what building the two programs and running a study on
 # this machine need (quickstart.sh): no test or benchmark libraries, no Open MPI, Slurm or munge
-# (whose daemons a newcomer's machine would start), no PyTorch peer; 389 packages and 323 MB of
-# downloads from a minimal Debian 12 against 450 and 400 MB (apt-get -s against a status of the
-# required and important packages, 2026-11-27). HARNESS_DEPS=build adds what building the tests
+# (whose daemons a newcomer's machine would start), no PyTorch peer (docs/install.md says how much
+# less it downloads). HARNESS_DEPS=build adds what building the tests
 # and benchmarks and a virtual environment for another LibTorch need, not what running the tests
 # needs (Open MPI, Slurm, munge, iproute2, clang-format, the PyTorch peer): test.sh builds while
 # apt installs those.
@@ -27,8 +26,8 @@ packages=(
   gnuplot-nox python3
   libopenblas0-openmp         # the BLAS LibTorch loads (below)
   # The compiler's cache, here too: CMake puts it in every compile command when it finds it, so
-  # test.sh, had it installed it first, would rebuild the quickstart's build whole (78 s on a
-  # fresh machine, 2026-11-28; 23 s without, only the tests). 0.7 MB with libhiredis.
+  # test.sh, had it installed it first, would rebuild the quickstart's build whole, not only
+  # the tests. 0.7 MB with libhiredis.
   ccache
 )
 if [[ $deps != quickstart ]]; then

@@ -129,8 +129,8 @@ sys.exit(packages.version('torch').split('+')[0] != '$HARNESS_PYPI_TORCH')" 2>/d
 
 # libtorch_pip_install VENV REQUIREMENT...: installs into VENV with uv (from PyPI, into VENV
 # itself), else with VENV's pip. uv fetches the wheels in parallel and unpacks them natively:
-# libtorch_install_pypi into an empty HARNESS_CACHE in 21.7 s of wall and 29 s of CPU here
-# against pip's 63.2 and 58 (2 cores, 2026-11-29), and test.sh runs this beside its first pass,
+# libtorch_install_pypi into an empty HARNESS_CACHE in about half of pip's CPU (docs/install.md),
+# and test.sh runs this beside its first pass,
 # where CPU is what is short. uv reads none of pip's configuration, so it gets
 # pip's (libtorch_uv_options); a setting it has no counterpart for leaves the install to pip.
 # uv's cache lies beside VENV (its files are hard links into VENV) and goes after.

@@ -14,7 +14,7 @@
 # e2e_emulated_links, leaves one core mostly idle).
 # Not nice 19: under a nice-19 loop on one core, the send calls of an emulated link's probe
 # waited 1-5 ms for their core and its burst latency read 0.9-1.4 ms (0.1-0.2 ms quiet), past
-# e2e_emulated_links' bound once in three; under a SCHED_IDLE loop, 0.07-0.24 ms (2026-11-29).
+# e2e_emulated_links' bound once in three; under a SCHED_IDLE loop, 0.07-0.24 ms.
 # Their log is shown once the second pass waits for them.
 # Last, one line says where the time went (each pass's packages, build and ctest).
 set -euo pipefail
@@ -37,7 +37,7 @@ build_tree() {  # choice first|later: its build folder with the tests (and the b
   # program without LibTorch (label torch-free), and so builds neither those tests nor the
   # benchmarks, which are all torch-free: 17 targets the first pass built from the same sources,
   # which PyPI's pass took from ccache, linked and listed again (a clean build of its folder with
-  # a warm ccache: 10.5 -> 7.3 s of CPU, 2026-11-29).
+  # a warm ccache takes a third less CPU without them).
   local everything=ON
   if [[ $2 == later ]]; then everything=OFF; fi
   HARNESS_LIBTORCH="$1" ./scripts/build.sh -DHARNESS_BUILD_TESTS=ON \
@@ -66,8 +66,7 @@ trap on_exit EXIT
 later_work() {
   phases=()
   # At once, beside apt and the first build: PyPI's download waits on the network, not the
-  # cores (after apt instead, the second pass waited 16 s for this work; 0 s beside it; a fresh
-  # machine, 2026-11-29). Only the build's packages, which the first step installed: apt,
+  # cores (after apt instead, the second pass waited for this work; beside it, not). Only the build's packages, which the first step installed: apt,
   # installing the first pass's others, takes one caller at a time. At normal priority: its
   # unpacking is CPU work (about 30 s), and at idle priority beside a first pass at -j 3 it took
   # 147 s instead of 60-73, and the second pass waited 27 s for the build after it.
@@ -90,8 +89,7 @@ start_later_work() {
 # builds, what only running the tests needs (Open MPI, Slurm, munge, the PyTorch peer). Beside
 # the build apt takes twice as long as alone (dpkg waits on the disk: 41-46 s against about 16,
 # and 46 s with the build at nice 10), but apt serves one caller at a time, and so the later
-# work's download, which needs no more of it, starts at once (fresh machines, 2026-11-29:
-# 311.1 s with the download after apt, 298.7 and 306.9 s with it at once); the tests have not
+# work's download, which needs no more of it, starts at once (about 10 s sooner on a fresh machine than after apt); the tests have not
 # waited for apt since Open MPI's development package went (0 s, 11-18 s before). Its log is
 # shown after the build. Where sudo would ask for a password
 # (which a job beside the build cannot), apt installs them before the build, as it did.
@@ -158,8 +156,7 @@ for choice in "${choices[@]}"; do
   if [[ -n $run_packages_pid ]]; then wait_run_packages; fi
   # Three tests at once on 2 cores: they wait on ranks, sockets and files a third of their time
   # (at -j 2 Debian's pass used 1.2-1.3 cores, PyPI's 1.6). On this machine Debian's pass alone
-  # took 172-175 s at -j 2 and 160 s at -j 3, PyPI's 69-73 s and 60.3-63.8 s (-j 4 no faster;
-  # 2026-11-29). What the first pass leaves idle the later work at idle priority takes; what it
+  # took 172-175 s at -j 2 and 160 s at -j 3, PyPI's 69-73 s and 60.3-63.8 s (-j 4 no faster). What the first pass leaves idle the later work at idle priority takes; what it
   # did not finish by then it finishes after, on both cores, before the second pass.
   filter=()
   if ((pass++ > 0)); then filter=(-LE 'torch-free|harness-side'); fi

@@ -97,8 +97,14 @@ add_test(NAME house_rules
   COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_house.py ${CMAKE_BINARY_DIR}
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(house_rules PROPERTIES LABELS torch-free)
+# The docs' promises: every relative link and repository path in every Markdown file exists, and
+# no source comment carries a dated measurement (scripts/check_docs.py).
+add_test(NAME docs_links
+  COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/check_docs.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs_links PROPERTIES LABELS torch-free)
 # The scripts' own tests, each a script in tests/scripts/ run by its interpreter: the house
-# rules' function-length reader on sources written in the test (check_house_test.py); the
+# rules' function-length reader on sources written in the test (check_house_test.py); the docs
+# check on a repository written in the test (check_docs_test.py); the
 # emulated studies' diagnostics, bench/emulated/transfer_delays.py and sched_waits.py, on traces
 # written in the test (transfer_diagnostics_test.py); the set-up script's package-set choice,
 # HARNESS_DEPS, refused before apt is touched (install_deps_choice.sh); PyPI's packages through
@@ -107,6 +113,7 @@ set_tests_properties(house_rules PROPERTIES LABELS torch-free)
 # (stale_configuration.sh); pypi with neither its CUDA toolkit nor an nvcc, refused by build.sh
 # before cmake runs (pypi_without_toolkit.sh; exit 77 = skipped).
 foreach(test house_rules_function_lengths:python3:check_house_test.py
+        docs_links_rules:python3:check_docs_test.py
         bench_transfer_diagnostics:python3:transfer_diagnostics_test.py
         scripts_install_deps_choice:bash:install_deps_choice.sh
         scripts_uv_options:bash:uv_options.sh

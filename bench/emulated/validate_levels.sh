@@ -43,13 +43,13 @@
 # measured for one (its `burst` ping-pong, env.json `inter_machine_measured.burst_latency_us`
 # and `burst_bits_per_s`: a message after the link idled, its latency and the host's own path;
 # simulate.cluster.inter_burst_latency_us and _bandwidth); BURST_COST=0 makes bursts free but
-# for the link's latency (the model before 2026-11-27), and runs recorded before then have none.
+# for the link's latency (the model before it), and older runs have none.
 # A transfer longer than its bucket also takes what the probe's messages at twice and eight
 # times the bucket took beyond that model (env.json `past_bucket_latency_us`,
-# simulate.cluster.inter_past_bucket_latency_us; since 2026-11-28); PAST_BUCKET=0 leaves it out.
+# simulate.cluster.inter_past_bucket_latency_us; older runs have none); PAST_BUCKET=0 leaves it out.
 # A pipeline stage's send call that writes its own message holds the stage for what the probe's
 # burst ping-pong measured its calls at, by size (env.json `send_call_us`,
-# simulate.cluster.inter_send_call_us; runs before 2026-11-28 have none); SEND_CALL=0 leaves
+# simulate.cluster.inter_send_call_us; older runs have none); SEND_CALL=0 leaves
 # the calls free.
 # COMPUTE=runs (a diagnostic, not a prediction): every pipeline stage's layers scaled so that
 # they sum to what the run's own ranks computed at that point, per micro-batch (the median
@@ -113,8 +113,7 @@ case "${SHAPE:-2x1}" in
 esac
 # One script measures what a run is simulated with (--profile-run <run>, right after the run)
 # and, last, simulates every run and prints the table. Profiles taken once after all the runs
-# carry whatever speed phase the VM is in then: two validations' pipeline profiles differed by
-# 18-25% where their runs did not (2026-11-26, 23:05 and 23:38).
+# carry whatever speed phase the VM is in then, which the runs may not have shared.
 SCRIPT=$(mktemp /tmp/validate-levels-XXXXXX.py)
 trap 'rm -f "$SCRIPT"' EXIT
 cat > "$SCRIPT" <<'PY'
@@ -315,22 +314,22 @@ def simulate(real, n, link, label):
     run = os.path.basename(real.rstrip("/"))
     topology = os.path.join(real, link["topology"])
     latency = link["inter_machine_measured"]["one_way_latency_us"]
-    # The token bucket the link was shaped with (recorded since 2026-11-26).
+    # The token bucket the link was shaped with (older runs have none).
     bucket = link["inter_machine_configured"].get("token_bucket_bytes") or 0
-    # What of a core a rank's communication kept busy through the all-reduce (recorded since
-    # 2026-11-26): where the machines share a host's cores, the simulation shares it too.
+    # What of a core a rank's communication kept busy through the all-reduce (older runs have
+    # none): where the machines share a host's cores, the simulation shares it too.
     comm_cores = link["inter_machine_measured"].get("allreduce_cpu_cores_per_rank")
-    # The same for the all-reduce among one machine's ranks (recorded since 2026-11-27).
+    # The same for the all-reduce among one machine's ranks (older runs have none).
     intra_cores = (link.get("intra_machine_measured") or {}).get("allreduce_cpu_cores_per_rank")
-    # What a burst from the bucket costs, the probe's `burst` ping-pong (recorded since
-    # 2026-11-27, later): its latency after the link idled and the host's path below the bucket.
+    # What a burst from the bucket costs, the probe's `burst` ping-pong (older runs have
+    # none): its latency after the link idled and the host's path below the bucket.
     burst_latency = link["inter_machine_measured"].get("burst_latency_us")
     burst_bandwidth = (link["inter_machine_measured"].get("burst_bits_per_s") or 0) / 8
     # What a send call holds its thread for when it writes its own message, the probe's `burst`
-    # initiator's calls (recorded since 2026-11-28); SEND_CALL=0 leaves it out (the model before).
+    # initiator's calls (older runs have none); SEND_CALL=0 leaves it out (the model before).
     send_call = link["inter_machine_measured"].get("send_call_us")
-    # What a message longer than the bucket took beyond the burst model of it (recorded since
-    # 2026-11-28); PAST_BUCKET=0 leaves it out.
+    # What a message longer than the bucket took beyond the burst model of it (older runs have
+    # none); PAST_BUCKET=0 leaves it out.
     past_bucket = link["inter_machine_measured"].get("past_bucket_latency_us")
     point_id = point_id_of(real, label)
     # Where the simulation shares a host's cores among its machines (4x1, planner: the spec's
@@ -370,8 +369,8 @@ def simulate(real, n, link, label):
                     command += ["--set", f"simulate.cluster.inter_past_bucket_latency_us={past_bucket}"]
             if send_call is not None and os.environ.get("SEND_CALL") != "0":
                 command += ["--set", f"simulate.cluster.inter_send_call_us={send_call}"]
-            # Compute after a wait (profile.json after_idle, measured with the profiles since
-            # 2026-11-27): not with COMPUTE=runs, whose stage times already hold it; AFTER_IDLE=0
+            # Compute after a wait (profile.json after_idle, measured with the profiles; older
+            # profiles have none): not with COMPUTE=runs, whose stage times already hold it; AFTER_IDLE=0
             # leaves it out (the model before).
             if os.environ.get("COMPUTE") == "runs" or os.environ.get("AFTER_IDLE") == "0":
                 command += ["--set", "simulate.model.after_idle=false"]

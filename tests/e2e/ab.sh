@@ -8,7 +8,7 @@ source "$(dirname "$0")/common.sh"
 BUILD=$(dirname "$HARNESS")
 # One rank: what ab adds (rounds, sides, the comparison over runs) does not depend on the world
 # size, and each round's ranks are LibTorch processes (~0.4 s of CPU each to start); at 2 ranks
-# the A/A took 14.9 s of CPU, at 1 rank 7.8 (2026-11-29).
+# the A/A took about twice the CPU it takes at 1.
 cat > "$SCRATCH/spec.yaml" <<YAML
 name: e2e_ab
 model: {name: mlp, batch_size: 8}
@@ -22,7 +22,7 @@ YAML
 # 2.11 on 2 cores), so no threshold tells noise from change; only the order of the runs can. If
 # base and new are exchangeable, all of new's runs land above all of base's with probability
 # 1 / C(2R, R), and only then can the interval lie wholly above +5%. At R = 4 and alpha 0.05 that
-# is 1 in 70: 1 A/A in 20 cried regression on this VM (2026-11-28), and one CI run failed on it.
+# is 1 in 70: 1 A/A in 20 cried regression on a 2-core VM, and one CI run failed on it.
 # At R = 7 it is 1 in 3432; alpha 0.001 keeps the interval at the whole range of the 49 pairwise
 # differences (confidence 1 - 2/3432), which 7 rounds allow (6 would need alpha >= 2/924).
 # The new side is this build beside a rank program that writes down each start: its question

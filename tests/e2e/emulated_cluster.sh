@@ -24,7 +24,8 @@ skip_without_emulated_machines 1gbit
 
 # A hybrid pipeline whose stages' replicas sit on different machines (rank r on machine r / 2):
 # each stage's gradient all-reduce crosses the link. That group's Gloo listened on loopback,
-# which the other machine cannot reach, until 2026-11-26 (every such run failed to connect).
+# which the other machine cannot reach, before it was bound to the machine's own address
+# (every such run failed to connect then).
 cat > "$SCRATCH/hybrid.yaml" <<YAML
 name: hybrid
 output: $SCRATCH/results

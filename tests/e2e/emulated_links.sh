@@ -17,8 +17,8 @@ expect_contains "$(cat "$SCRATCH/machines-probe.out")" "all-reduce busbw not fit
 # (tens of microseconds), decides; three iterations after one (the ping-pong times four
 # transfers in each at 2 MiB, two from 4 MiB), their median setting aside one that something else
 # slowed. (At twice these sizes the ratios were the same: 0.95-0.96 ping-pong, 0.88-0.96
-# all-reduce, 2026-11-27; with eight transfers in each iteration instead of two or four,
-# 2026-11-28, each rate's ping-pong -3.8 to -4.5% either way, a rate's run 7.7-9.4 -> 4.3-6.6 s.)
+# all-reduce; with eight transfers in each iteration instead of two or four, each rate's
+# ping-pong moved by about 4% and a rate's run took half again as long.)
 # Two rates: a third between them, 500 Mbit/s at 8M, measured nothing the two do not, and this
 # test runs alone (its 4.3 s were the whole suite's).
 for rate_size in 100mbit:2M 2gbit:32M; do
@@ -42,7 +42,7 @@ assert emulated["inter_machine_configured"]["token_bucket_bytes"] == max(8192, i
 # bandwidth within 30% below. tbf counts Ethernet frames: TCP's payload is at most 1448 of each
 # 1514 bytes (95.6%), and Gloo's all-reduce adds its own messages and its reduction, on the
 # same 2 cores as both machines: at 500 Mbit/s Debian's 1.13 measured -10.7%, torch 2.11's
-# build -15.2% and -21.1% in two CI runs (2026-11-26; -5% at 2 Gbit/s, -8% at 100 Mbit/s).
+# build -15.2% and -21.1% in two CI runs (-5% at 2 Gbit/s, -8% at 100 Mbit/s).
 for op, below in (("pingpong", 0.10), ("allreduce", 0.30)):
     row = next(r for r in comm["rows"] if r["op"] == op)
     measured = row["busbw_gbps"] * 8e9

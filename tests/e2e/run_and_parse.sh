@@ -41,8 +41,8 @@ assert load("status.json")["complete"] is True
 # The BLAS the ranks load and the machine's roofline; every run's model FLOPs and MFU.
 assert env["blas"]["library"] not in ("", "unknown") and env["blas"]["path"], env["blas"]
 # A rank's peak: one core's GEMM times its threads (1 here), but never more than all cores
-# measured together, which on a busy machine can come out below one core's figure (a clean
-# clone's CI, 2026-11-28: 111.1 against one core's, the MFU then against 111.1).
+# measured together, which on a busy machine can come out below one core's figure (as it did
+# in a clean clone's CI: the MFU is then against the all-core figure).
 gemm = env["machine"]["gemm_fp32"]
 peak = gemm["gflops_one_core"] * env["threads_per_rank"]
 if gemm.get("gflops_all_cores", 0) > 0:

@@ -73,8 +73,8 @@ visible=$(cuda_still_visible)
 [[ -z $visible ]] || skip "CUDA outside /usr/local and /opt, which this test cannot hide: $visible"
 echo "hidden: ${CUDA_TOOLKIT_ALONE_HIDDEN:-nothing (this machine has no CUDA of its own)}"
 # With nothing hidden, the harness's own build has just compiled the GPU file against this
-# toolkit alone, under the same conditions; compiled again it cost PyPI's pass 10-20 s of CPU on
-# a fresh machine (2026-11-29). What is left is LibTorch's package and the versions.
+# toolkit alone, under the same conditions; compiled again it costs PyPI's pass 10-20 s of CPU on
+# a fresh machine. What is left is LibTorch's package and the versions.
 gpu_file=ON
 if [[ -z ${CUDA_TOOLKIT_ALONE_HIDDEN:-} ]]; then
   gpu_file=OFF
