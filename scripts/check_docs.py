@@ -146,18 +146,26 @@ class DocsCheck:
 
 
 def comment_text(line, c_family):
+    """The comment part of a line: from the first comment marker outside a string literal (and,
+    for "#", at the line's start or after a blank: "a#b" and "${#x}" are no comments)."""
     stripped = line.lstrip()
-    if c_family:
-        if stripped.startswith(("*", "/*")):
-            return stripped
-        at = line.find("//")
-        return line[at:] if at >= 0 else ""
-    at = line.find("#")
-    # A "#" inside a word or a string ("a#b", "${#x}") is no comment; one at a line's start or
-    # after a blank is.
-    while at > 0 and not line[at - 1].isspace():
-        at = line.find("#", at + 1)
-    return line[at:] if at >= 0 else ""
+    if c_family and stripped.startswith(("*", "/*")):
+        return stripped
+    quote, escaped = None, False
+    for at, char in enumerate(line):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif quote:
+            quote = None if char == quote else quote
+        elif char in "\"'" and not (char == "'" and at > 0 and line[at - 1].isalnum()):
+            quote = char  # an apostrophe inside a word ("LibTorch's") opens no string
+        elif c_family and line.startswith("//", at):
+            return line[at:]
+        elif not c_family and char == "#" and (at == 0 or line[at - 1].isspace()):
+            return line[at:]
+    return ""
 
 
 def main():

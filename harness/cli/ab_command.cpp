@@ -83,6 +83,10 @@ int run_ab(const AbOptions& options) {
 void add_ab_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "ab", "Run a baseline and a candidate build in alternating rounds, then compare them");
+  sub->footer(
+      "Example:\n"
+      "  harness ab experiments/ci_regression.yaml --base ../base/build --new build --rounds 24\n"
+      "(exit 0: no regression, 1: a regression, 3: too few runs to say; docs/ci-gate.md)");
   auto options = std::make_shared<AbOptions>();
   sub->add_option("spec", options->spec, "Experiment spec (YAML) both builds run")->required();
   sub->add_option("--base", options->base_build,

@@ -81,6 +81,11 @@ void add_compare_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "compare",
       "Compare two sides over runs: change with its interval, verdict per row, exact counters");
+  sub->footer(
+      "Example:\n"
+      "  harness compare results/ci_regression/<base stamp> results/ci_regression/<new stamp> "
+      "--threshold 5%\n"
+      "(exit 0: no regression, 1: a regression, 3: too few runs to say)");
   auto request = std::make_shared<CompareRequest>();
   sub->add_option("base", request->base,
                   "Baseline: a results folder, or a folder of results folders of one study (or "

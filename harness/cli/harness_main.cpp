@@ -53,6 +53,12 @@ void keep_new_answers(const RankProgram& rank_program, const std::filesystem::pa
 int harness_main(int argc, char** argv) {
   CLI::App app{"harness: reproduce and compare parallel-training experiments"};
   app.require_subcommand(1);
+  app.footer(
+      "A first study:\n  harness run experiments/quickstart.yaml\n"
+      "  harness plot results/quickstart/<stamp>\n"
+      "harness COMMAND --help lists a command's options. Exit codes: 0 success, 1 a run failed or "
+      "a regression was found, 2 bad input (nothing launched or written), 3 inconclusive, 130 "
+      "interrupted. Docs: README.md and docs/.");
   RankProgram rank_program = RankProgram::beside_this_executable();
   const std::filesystem::path answers_file = rank_answers_file();
   adopt_kept_answers(rank_program, answers_file);

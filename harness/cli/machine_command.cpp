@@ -23,6 +23,9 @@ void add_machine_command(CLI::App& app, RankProgram& rank_program) {
   auto request = std::make_shared<MachineRequest>();
   auto* sub = app.add_subcommand(
       "machine", "This machine's limits: GEMM GFLOP/s, memory bandwidth, all-reduce busbw");
+  sub->footer(
+      "Example:\n"
+      "  harness machine            # measured once, then cached; --remeasure measures again");
   sub->add_flag("--remeasure", request->remeasure, "Measure again instead of using the cache");
   sub->add_option("--out", request->out, "Also write the figures as JSON to this file");
   sub->callback([request, &rank_program] {

@@ -8,6 +8,9 @@ namespace harness {
 
 void ModelsCommand::add_to(CLI::App& app) {
   auto* models = app.add_subcommand("models", "List the model zoo with parameter counts");
+  models->footer(
+      "Example:\n"
+      "  harness models");
   models->callback([this] {
     const nlohmann::json& listing = rank_program_.models();
     std::printf("%-10s %10s %14s  %-14s %s\n", "model", "tensors", "parameters", "input",

@@ -140,6 +140,11 @@ int run_plan(const PlanRequest& request, std::ostream& out) {
 
 void add_plan_command(CLI::App& app) {
   auto* sub = app.add_subcommand("plan", "DAPPLE planner: DP and hybrid pipeline estimates");
+  sub->footer(
+      "Example:\n"
+      "  harness plan --profile {profiles}/resnet50/graph.txt --pbs 32 --gbs 32:4096:64 --devices "
+      "8,16\n"
+      "(scripts/fetch-profiles.sh fetches the published profiles; planner/README.md)");
   auto request = std::make_shared<PlanRequest>();
   sub->add_option("--profile", request->profile,
                   "PipeDream graph.txt profile ({profiles}/... names a published one)")

@@ -141,6 +141,10 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
 void add_plot_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "plot", "Draw the figures of a results folder with gnuplot (PNG, SVG, data, script)");
+  sub->footer(
+      "Examples:\n"
+      "  harness plot results/first/<stamp>               # every kind that fits\n"
+      "  harness plot results/first/<stamp> --kind cdf     # one kind, or why it does not fit");
   auto directory = std::make_shared<std::string>();
   auto kinds = std::make_shared<std::vector<std::string>>();
   sub->add_option("results_dir", *directory, "Results folder of `harness run`")->required();

@@ -350,6 +350,9 @@ int run_profile_spec(const std::string& path, YAML::Node root,
 void add_profile_command(CLI::App& app, RankProgram& rank_program) {
   auto* profile = app.add_subcommand("profile", "Measure layer and communication profiles");
   profile->require_subcommand(1);
+  profile->footer(
+      "Examples:\n  harness profile layers --model resnet50 --batch 8 --out DIR\n"
+      "  harness profile comm --world 2 --sizes 8:64M:x4 --out DIR");
 
   // Measured by the rank program, which has the model zoo; its flags and help are its own.
   auto* layers = profile->add_subcommand("layers", "Per-layer forward/backward times of a model")

@@ -169,6 +169,7 @@ int run_report(const fs::path& directory, std::ostream& out) {
 void add_report_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "report", "Rebuild summary.json and the tables from the raw samples; write report.md");
+  sub->footer("Example:\n  harness report results/quickstart/<stamp>");
   auto directory = std::make_shared<std::string>();
   sub->add_option("results_dir", *directory, "Results folder of `harness run`")->required();
   sub->callback([directory]() { run_report(*directory, std::cout); });

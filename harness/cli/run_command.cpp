@@ -42,6 +42,13 @@ const ModelConfig* first_counted_model(const Experiment& experiment) {
 
 void RunCommand::add_to(CLI::App& app) {
   auto* run = app.add_subcommand("run", "Run an experiment spec (experiments/*.yaml)");
+  run->footer(
+      "Examples:\n"
+      "  harness run experiments/quickstart.yaml\n"
+      "  harness run experiments/resnet50_ddp.yaml --quick --dry-run\n"
+      "  harness run experiments/resnet50_ddp.yaml --set 'sweep.ddp.bucket_mb=[1, 5, 25, 100]'\n"
+      "Results: <output>/<name>/<UTC stamp>/ (output: results, relative to this folder); "
+      "experiments/README.md");
   run->add_option("spec", spec_path_, "Experiment spec (YAML)")->required();
   run->add_option("--set", overrides_, "Override a spec value: key.path=value (repeatable)")
       ->take_all()

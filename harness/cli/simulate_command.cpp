@@ -15,6 +15,9 @@ namespace harness {
 void add_simulate_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "simulate", "Simulate a cluster (kind: simulate spec): DDP, accumulation, pipelines");
+  sub->footer(
+      "Example:\n"
+      "  harness simulate experiments/simulate_scaling.yaml");
   struct Options {
     std::string spec_path;
     std::vector<std::string> overrides;

@@ -118,6 +118,7 @@ void add_trace_command(CLI::App& app) {
       "trace",
       "Merge each run's per-rank traces into one Chrome trace; print the compute / "
       "communication / idle breakdown per rank");
+  sub->footer("Example:\n  harness trace results/dapple_vs_gpipe_vs_ddp/<stamp>");
   auto directory = std::make_shared<std::string>();
   auto options = std::make_shared<TraceOptions>();
   auto repeat = std::make_shared<long long>(-1);

@@ -70,12 +70,15 @@ class DocsCheckOnARepository(unittest.TestCase):
             "// Why this is so.",
             "int x = 1;  // 12 s faster (2026-11-28)",
             "const char* stamp = \"2026-11-28\";",
+            "const char* url = \"http://example.org/2026-11-28\";  // why, not when",
             "/* measured 2026-11-29 */", ""]))
         self.write("scripts/b.sh", "echo \"#2026-11-28\"\n# 2026-11-30: 4 s\nx=${#y}\n")
         self.write("src/CMakeLists.txt", "set(A 1)  # measured 2026-11-27\n")
+        self.write("src/c.py", "x = \"a # 2026-11-28\"  # the model's why\ny = 1  # 2026-11-28\n")
         self.write("docs/history.md", "Measured 2026-11-28 on a 2-core VM.\n")
         self.assertEqual(sorted(p.split(": ")[0] for p in self.problems()),
-                         ["scripts/b.sh:2", "src/CMakeLists.txt:1", "src/a.cpp:2", "src/a.cpp:4"])
+                         ["scripts/b.sh:2", "src/CMakeLists.txt:1", "src/a.cpp:2", "src/a.cpp:5",
+                          "src/c.py:2"])
 
 
 if __name__ == "__main__":
