@@ -273,8 +273,8 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
     link.burst_latency_us = row->p50_ms * 1e3;
     link.burst_bytes_per_s = fitted_bandwidth(fits, "burst");
     // Below the bucket's size nothing is shaped, so the host's path is faster than the link: a
-    // fit that is not is the noise of the three sizes' tens of microseconds (such a fit has come out
-    // at 0.61 of a 100 Mbit/s link), no path resolved, as a falling fit is.
+    // fit that is not is the noise of the three sizes' tens of microseconds (such a fit has come
+    // out at 0.61 of a 100 Mbit/s link), no path resolved, as a falling fit is.
     if (link.p2p_bytes_per_s > 0 && link.burst_bytes_per_s <= link.p2p_bytes_per_s)
       link.burst_bytes_per_s = 0;
   }

@@ -1,7 +1,7 @@
 // A stand-in `harness-rank` for the tests of what the harness asks it (RankProgram, the answers
 // file): a /bin/sh script shaped like `harness-rank version`, `harness-rank models` and
-// `harness-rank layers ... [--flops] [--version]` that appends its arguments to starts.log, one start a line, so that a
-// test counts the processes that would each have loaded LibTorch.
+// `harness-rank layers ... [--flops] [--version]` that appends its arguments to starts.log, one
+// start a line, so that a test counts the processes that would each have loaded LibTorch.
 #pragma once
 
 #include <string>
