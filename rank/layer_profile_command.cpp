@@ -1,10 +1,8 @@
 #include "rank/layer_profile_command.h"
-#include "common/parent_death.h"
+#include "common/child_process.h"
 #include "common/ports.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -92,29 +90,19 @@ class ProfileProcesses {
                    std::vector<std::string> names, std::function<void()> cleanup = {})
       : names_(std::move(names)), cleanup_(std::move(cleanup)) {
     for (const auto& process_args : args) {
-      const pid_t pid = fork_dying_with_parent();
-      if (pid == 0) {
-        std::vector<char*> argv{const_cast<char*>(executable.c_str())};
-        for (const auto& a : process_args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        const int null_fd = ::open("/dev/null", O_WRONLY);
-        ::dup2(null_fd, STDOUT_FILENO);
-        ::execv(executable.c_str(), argv.data());
-        ::_exit(127);
-      }
-      if (pid > 0) processes_.push_back({pid, false, 0});
+      harness::ChildSpec spec;
+      spec.program = executable;
+      spec.args = process_args;
+      spec.inherit_stdin = true;
+      spec.out = harness::ChildStream::null();
+      processes_.push_back({harness::ChildProcess(spec), std::nullopt});
     }
     if (!processes_.empty()) watcher_ = std::thread([this] { watch(); });
   }
   ~ProfileProcesses() {
     stop_.store(true);
     if (watcher_.joinable()) watcher_.join();
-    for (const auto& p : processes_) {
-      if (!p.exited) ::kill(p.pid, SIGKILL);
-    }
-    for (const auto& p : processes_) {
-      if (!p.exited) ::waitpid(p.pid, nullptr, 0);
-    }
+    kill_all();
   }
   ProfileProcesses(const ProfileProcesses&) = delete;
   ProfileProcesses& operator=(const ProfileProcesses&) = delete;
@@ -127,7 +115,7 @@ class ProfileProcesses {
       {
         const std::lock_guard lock(mutex_);
         const auto running = std::find_if(processes_.begin(), processes_.end(),
-                                          [](const Process& p) { return !p.exited; });
+                                          [](const Process& p) { return !p.exit; });
         if (running == processes_.end()) return;
         if (std::chrono::steady_clock::now() > deadline) {
           throw std::runtime_error(name(running - processes_.begin()) + " still runs after " +
@@ -140,9 +128,8 @@ class ProfileProcesses {
 
  private:
   struct Process {
-    pid_t pid;
-    bool exited;
-    int status;
+    harness::ChildProcess child;
+    std::optional<harness::ChildExit> exit;  // once it has ended
   };
 
   // The only reaper of the processes while they run.
@@ -152,14 +139,11 @@ class ProfileProcesses {
         const std::lock_guard lock(mutex_);
         for (size_t i = 0; i < processes_.size(); ++i) {
           Process& p = processes_[i];
-          int status = 0;
-          if (p.exited || ::waitpid(p.pid, &status, WNOHANG) != p.pid) continue;
-          p.exited = true;
-          p.status = status;
-          if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+          if (p.exit || !(p.exit = p.child.poll())) continue;
+          if (p.exit->succeeded()) continue;
           fail(name(i) + " failed (" +
-               (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
-                                    : "exit status " + std::to_string(WEXITSTATUS(status))) +
+               (p.exit->signal != 0 ? "signal " + std::to_string(p.exit->signal)
+                                    : "exit status " + std::to_string(p.exit->code)) +
                ")");
         }
       }
@@ -167,14 +151,15 @@ class ProfileProcesses {
     }
   }
 
+  void kill_all() {
+    for (auto& p : processes_) {
+      if (!p.exit) p.exit = p.child.kill();
+    }
+  }
+
   [[noreturn]] void fail(const std::string& why) {
     std::fprintf(stderr, "error: %s; stopped the profile\n", why.c_str());
-    for (const auto& p : processes_) {
-      if (!p.exited) ::kill(p.pid, SIGKILL);
-    }
-    for (const auto& p : processes_) {
-      if (!p.exited) ::waitpid(p.pid, nullptr, 0);
-    }
+    kill_all();
     if (cleanup_) cleanup_();
     std::fflush(nullptr);
     std::_Exit(1);

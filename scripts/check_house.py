@@ -8,6 +8,9 @@
 4. The harness binary links no LibTorch (ldd), when a build folder is given.
 5. No non-test function of 100 lines or more: free functions and member functions defined in
    class bodies alike.
+6. No process started, replaced or reaped by hand outside the process layer
+   (common/child_process.cpp): no fork, exec* or wait* call in the sources (a test may fork to
+   run a function that replaces its process).
 
 Usage: check_house.py [BUILD_DIR]. Prints one line per violation; exit 1 if any, else 0.
 """
@@ -185,6 +188,31 @@ def check_function_lengths(files):
     return problems
 
 
+PROCESS_CALL = re.compile(r"(?<![\w.>])(?:::)?(fork|vfork|execv|execvp|execve|execvpe|execl|"
+                          r"execlp|execle|waitpid|waitid|wait3|wait4|posix_spawnp?)\s*\(")
+PROCESS_LAYER = "common/child_process.cpp"
+
+
+def process_calls_in(lines):
+    """(line number, call) of each fork, exec* or wait* call in C++ lines, comments aside."""
+    found = []
+    for number, line in enumerate(lines, 1):
+        found += [(number, call) for call in PROCESS_CALL.findall(line.split("//")[0])]
+    return found
+
+
+def check_process_calls(files):
+    problems = []
+    for path in files:
+        if path == PROCESS_LAYER or path.startswith("tests/"):
+            continue
+        with open(os.path.join(ROOT, path)) as f:
+            for number, call in process_calls_in(f.read().splitlines()):
+                problems.append(f"{path}:{number}: {call}() outside the process layer "
+                                f"({PROCESS_LAYER})")
+    return problems
+
+
 def main():
     sources = tracked("*.cpp", "*.h")
     problems = check_format(sources)
@@ -193,6 +221,7 @@ def main():
     if len(sys.argv) > 1:
         problems += check_no_torch(sys.argv[1])
     problems += check_function_lengths(sources)
+    problems += check_process_calls(sources)
     for p in problems:
         print(p)
     print(f"house rules: {len(problems)} problem(s) in {len(sources)} files")

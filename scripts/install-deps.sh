@@ -23,6 +23,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libgloo-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libboost1.81-dev            # Boost.Process v2, header-only: the process layer (common/child_process.cpp)
   gnuplot-nox python3
   libopenblas0-openmp         # the BLAS LibTorch loads (below)
   # The compiler's cache, here too: CMake puts it in every compile command when it finds it, so

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <stdexcept>
 
-#include "common/captured_process.h"
+#include "common/child_process.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
 #include "harness/emulation/link_quantities.h"

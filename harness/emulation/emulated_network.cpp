@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/captured_process.h"
+#include "common/child_process.h"
 
 namespace harness {
 namespace {

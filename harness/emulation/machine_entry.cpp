@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/child_process.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
 
@@ -90,11 +91,11 @@ void exec_on_machine(const EmulatedMachine& machine, const std::string& private_
   }
   std::vector<std::string> words = command;
   if (through_shell) words = {"/bin/sh", "-c", join(command, " ")};
-  std::vector<char*> argv;
-  for (auto& word : words) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  give_up("exec " + words.front());
+  try {
+    replace_this_process(words.front(), {words.begin() + 1, words.end()});
+  } catch (const std::runtime_error&) {
+    give_up("exec " + words.front());
+  }
 }
 
 }  // namespace harness

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
-#include "common/captured_process.h"
+#include "common/child_process.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
 #include "common/torch_python.h"

@@ -17,8 +17,7 @@
 #include <utility>
 
 #include "common/atomic_file.h"
-#include "common/captured_process.h"
-#include "common/parent_death.h"
+#include "common/child_process.h"
 #include "common/text_pattern.h"
 #include "runtime/protocol/result_frames.h"
 
@@ -151,7 +150,8 @@ void RankOutputSplitter::split_prefixed_line(const std::string& line) {
   }
 }
 
-RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text, int exit_status) {
+RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text,
+                                   const ChildExit& launcher_exit) {
   RankFailure failure;
   if (kind == LauncherKind::mpirun) {
     static const TextPattern signaled(
@@ -201,12 +201,7 @@ RankFailure parse_launcher_failure(LauncherKind kind, const std::string& text, i
       return failure;
     }
   }
-  if (WIFSIGNALED(exit_status)) {
-    failure.reason = launcher_name(kind) + " " + signal_text(WTERMSIG(exit_status));
-  } else {
-    failure.reason = launcher_name(kind) + " exited with code " +
-                     std::to_string(WIFEXITED(exit_status) ? WEXITSTATUS(exit_status) : -1);
-  }
+  failure.reason = launcher_name(kind) + " " + launcher_exit.describe();
   return failure;
 }
 
@@ -214,28 +209,15 @@ namespace {
 
 // Starts the cluster launcher in a process group of its own (so that stopping the run reaches
 // every process it started here), its output into the two files.
-pid_t start_launcher_group(const std::vector<std::string>& words, const fs::path& out_path,
-                           const fs::path& err_path) {
-  std::vector<char*> argv = exec_argv(words);
-  const pid_t pid = fork_dying_with_parent();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0) ::_exit(126);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    ::execvp(argv[0], argv.data());
-    const std::string message =
-        std::string("cannot start ") + argv[0] + ": " + std::strerror(errno) + "\n";
-    (void)!::write(2, message.data(), message.size());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  return pid;
+ChildProcess start_launcher_group(const std::vector<std::string>& words, const fs::path& out_path,
+                                  const fs::path& err_path) {
+  ChildSpec spec;
+  spec.program = words.front();
+  spec.args.assign(words.begin() + 1, words.end());
+  spec.out = ChildStream::to_file(out_path);
+  spec.err = ChildStream::to_file(err_path);
+  spec.own_process_group = true;
+  return ChildProcess(spec);
 }
 
 // The result files rank 0 framed into its stdout, written into the run's folder.
@@ -248,25 +230,6 @@ std::optional<RankFailure> unpack_result_frames(const fs::path& directory) {
   return std::nullopt;
 }
 
-// Stops the launcher's process group: SIGTERM, 5 s for the launcher to end, then SIGKILL for
-// whatever is left (a rank that ignores SIGTERM, or outlived its launcher). Reaps the
-// launcher into `status` unless `exited` says it was reaped already.
-void stop_process_group(pid_t pid, int& status, bool& exited) {
-  if (exited) return;
-  ::kill(-pid, SIGTERM);
-  const auto asked = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - asked < std::chrono::seconds(5)) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-pid, SIGKILL);
-  if (!exited) ::waitpid(pid, &status, 0);
-  exited = true;
-}
-
 }  // namespace
 
 namespace {
@@ -274,10 +237,9 @@ namespace {
 // One launcher process of a launch: its process group, its output files as they grow, and the
 // splitters that hand its lines to the ranks they belong to.
 struct LauncherProcess {
-  pid_t pid = -1;
-  int status = 0;
-  bool exited = false;
-  bool ended_itself = false;  // exited before the harness stopped it
+  std::optional<ChildProcess> process;
+  std::optional<ChildExit> exit;  // once it has ended
+  bool ended_itself = false;      // exited before the harness stopped it
   fs::path err_path;
   std::unique_ptr<FileFollower> out_follow, err_follow;
   std::unique_ptr<RankOutputSplitter> out_split, err_split;
@@ -291,13 +253,18 @@ struct LauncherProcess {
     out_split->finish();
     err_split->finish();
   }
-  bool failed() const { return exited && !(WIFEXITED(status) && WEXITSTATUS(status) == 0); }
+  bool failed() const { return exit && !exit->succeeded(); }
   // Whether it has just ended on its own; then nothing it started outlives it.
   bool reap() {
-    if (exited || ::waitpid(pid, &status, WNOHANG) != pid) return false;
-    exited = ended_itself = true;
-    ::kill(-pid, SIGKILL);
+    if (exit || !(exit = process->poll())) return false;
+    ended_itself = true;
+    process->kill();  // its group: what it left behind
     return true;
+  }
+  // SIGTERM to its group, 5 s for the launcher to end, then SIGKILL for whatever is left (a
+  // rank that ignores SIGTERM, or outlived its launcher).
+  void stop() {
+    if (!exit) exit = process->stop(5);
   }
 };
 
@@ -315,7 +282,7 @@ std::vector<LauncherProcess> start_launchers(const ClusterLaunch& launch) {
         launch.kind, launch.world_size, launch.directory, "stdout", k * ranks_each);
     process.err_split = std::make_unique<RankOutputSplitter>(
         launch.kind, launch.world_size, launch.directory, "stderr", k * ranks_each);
-    process.pid = start_launcher_group(launch.commands[k].argv, out_path, process.err_path);
+    process.process = start_launcher_group(launch.commands[k].argv, out_path, process.err_path);
     process.out_follow = std::make_unique<FileFollower>(out_path);
     process.err_follow = std::make_unique<FileFollower>(process.err_path);
   }
@@ -330,7 +297,7 @@ void let_the_others_end(std::vector<LauncherProcess>& processes,
     bool running = false;
     for (auto& p : processes) {
       p.reap();
-      running = running || !p.exited;
+      running = running || !p.exit;
     }
     if (!running) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -348,7 +315,7 @@ std::pair<RankFailure, fs::path> first_cause(const ClusterLaunch& launch,
   for (const auto& p : processes) {
     if (!p.failed() || !p.ended_itself) continue;
     const RankFailure failure = parse_launcher_failure(
-        launch.kind, p.out_split->own_text() + p.err_split->own_text(), p.status);
+        launch.kind, p.out_split->own_text() + p.err_split->own_text(), *p.exit);
     const bool lost =
         failure.rank >= 0 &&
         lost_a_peer(
@@ -375,7 +342,7 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
   std::vector<long long> seen(static_cast<size_t>(launch.world_size), 0);
   std::vector<Clock::time_point> last_progress(seen.size(), start);
   auto stop_all = [&]() {
-    for (auto& p : processes) stop_process_group(p.pid, p.status, p.exited);
+    for (auto& p : processes) p.stop();
   };
   auto finish_outputs = [&]() {
     for (auto& p : processes) p.finish();
@@ -400,7 +367,7 @@ LaunchOutcome launch_cluster(const ClusterLaunch& launch, const LaunchLimits& li
     size_t ended = 0;
     for (auto& p : processes) {
       p.reap();
-      ended += p.exited;
+      ended += p.exit.has_value();
       if (!failed && p.failed()) failed = &p;
     }
     if (failed) {

@@ -7,6 +7,8 @@
 // rank 0's stdout (runtime/protocol/result_frames.h) and are written into the run's folder.
 #pragma once
 
+#include "common/child_process.h"
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -46,9 +48,9 @@ class RankOutputSplitter {
 };
 
 // The failure a launcher reported in its own output (`launcher_text`: its stdout and stderr
-// not attributed to ranks), given its exit status; rank -1 when it names none.
+// not attributed to ranks), given how the launcher ended; rank -1 when it names none.
 RankFailure parse_launcher_failure(LauncherKind kind, const std::string& launcher_text,
-                                   int exit_status);
+                                   const ChildExit& launcher_exit);
 
 struct ClusterLaunch {
   // Whose output and messages these are (mpirun's tags, srun's labels, torchrun's prefixes):

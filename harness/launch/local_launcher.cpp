@@ -1,7 +1,6 @@
 #include "harness/launch/local_launcher.h"
 
-#include "common/captured_process.h"
-#include "common/parent_death.h"
+#include "common/child_process.h"
 #include "harness/launch/stall_check.h"
 
 #include <arpa/inet.h>
@@ -60,15 +59,6 @@ class HeartbeatReader {
   long long lines_ = 0;
 };
 
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    const int signal = WTERMSIG(status);
-    return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
-  }
-  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
-  return "ended with status " + std::to_string(status);
-}
-
 }  // namespace
 
 void install_stop_signal_handlers() {
@@ -117,59 +107,41 @@ bool failed_on_busy_port(const std::string& stderr_tail) {
 
 namespace {
 
-int open_output(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
-  return fd;
-}
-
 // One rank's process, its output to its files, its environment the harness's plus its own; it
-// dies with the harness. Its pid. A program that cannot be started ends the rank with code
-// 127 and the reason in its stderr file.
-pid_t start_rank(const std::string& executable, const RankProcess& rank) {
-  if (rank.stdout_path.has_parent_path()) fs::create_directories(rank.stdout_path.parent_path());
+// dies with the harness. A program that cannot be started ends the rank with code 127 and the
+// reason in its stderr file.
+ChildProcess start_rank(const std::string& executable, const RankProcess& rank) {
   // A prefix (e.g. numactl, taskset) is looked up on PATH as a shell would; the rank program
   // is run as named.
   std::vector<std::string> words = rank.prefix;
   words.push_back(executable);
   words.insert(words.end(), rank.arguments.begin(), rank.arguments.end());
-  const std::vector<std::string> environment = environment_with(rank.environment);
-  // Everything the child needs is made before the fork: after it, only async-signal-safe calls.
-  std::vector<char*> argv = exec_argv(words);
-  std::vector<char*> envp = exec_argv(environment);
-  const int out_fd = open_output(rank.stdout_path);
-  const int err_fd = open_output(rank.stderr_path);
-  const pid_t pid = fork_dying_with_parent();
-  if (pid == 0) exec_child(argv.data(), envp.data(), out_fd, err_fd, ProgramLookup::kOnPath);
-  const int fork_error = errno;
-  ::close(out_fd);
-  ::close(err_fd);
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(fork_error));
-  return pid;
+  ChildSpec spec;
+  spec.program = words.front();
+  spec.args.assign(words.begin() + 1, words.end());
+  spec.environment = rank.environment;
+  spec.out = ChildStream::to_file(rank.stdout_path);
+  spec.err = ChildStream::to_file(rank.stderr_path);
+  return ChildProcess(spec);
 }
 
 struct RankChild {
-  pid_t pid = -1;
-  bool exited = false;
-  int status = 0;  // waitpid's, once exited
+  ChildProcess process;
+  std::optional<ChildExit> exit;  // once it has ended
 };
 
 // Reaps every rank that ended since the last poll and returns the failure to report, (rank,
-// status): when several died in the same poll, one killed by a signal is the likely cause;
-// the others were failing collectives.
-std::optional<std::pair<int, int>> reap_exited(std::vector<RankChild>& children) {
-  std::optional<std::pair<int, int>> first_failure;
+// how it ended): when several died in the same poll, one killed by a signal is the likely
+// cause; the others were failing collectives.
+std::optional<std::pair<int, ChildExit>> reap_exited(std::vector<RankChild>& children) {
+  std::optional<std::pair<int, ChildExit>> first_failure;
   for (size_t r = 0; r < children.size(); ++r) {
     RankChild& child = children[r];
-    if (child.exited || ::waitpid(child.pid, &child.status, WNOHANG) != child.pid) continue;
-    child.exited = true;
-    const int status = child.status;
-    const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    if (!failed) continue;
-    const bool signaled = WIFSIGNALED(status);
-    if (!first_failure || (signaled && !WIFSIGNALED(first_failure->second))) {
-      first_failure = std::make_pair(static_cast<int>(r), status);
+    if (child.exit) continue;
+    child.exit = child.process.poll();
+    if (!child.exit || child.exit->succeeded()) continue;
+    if (!first_failure || (child.exit->signal != 0 && first_failure->second.signal == 0)) {
+      first_failure = std::make_pair(static_cast<int>(r), *child.exit);
     }
   }
   return first_failure;
@@ -190,17 +162,12 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
   std::vector<Clock::time_point> last_progress(ranks.size(), start);
   auto stop_all = [&]() {
     for (RankChild& child : children) {
-      if (child.exited) continue;
-      ::kill(child.pid, SIGKILL);
-      // Reaped here, blocking, so that no zombie is left behind.
-      while (::waitpid(child.pid, &child.status, 0) < 0 && errno == EINTR) {
-      }
-      child.exited = true;
+      if (!child.exit) child.exit = child.process.kill();  // reaped: no zombie left behind
     }
   };
   try {
     for (const auto& rank : ranks) {
-      children.push_back({start_rank(executable, rank)});
+      children.push_back({start_rank(executable, rank), std::nullopt});
       heartbeats.emplace_back(rank.stdout_path);
     }
   } catch (...) {
@@ -223,19 +190,19 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
   };
 
   while (true) {
-    const std::optional<std::pair<int, int>> first_failure = reap_exited(children);
+    const std::optional<std::pair<int, ChildExit>> first_failure = reap_exited(children);
     if (first_failure) {
       // Ctrl-C in a terminal reaches the ranks (same process group) as well as the harness: a
       // rank that died of SIGINT/SIGTERM while the harness was asked to stop is no failure.
-      const int status = first_failure->second;
-      if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+      const int signal = first_failure->second.signal;
+      if (signal == SIGINT || signal == SIGTERM) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
       if (stop_requested().load()) return interrupted();
-      return fail(first_failure->first, describe_status(status));
+      return fail(first_failure->first, first_failure->second.describe());
     }
     if (std::all_of(children.begin(), children.end(),
-                    [](const RankChild& child) { return child.exited; })) {
+                    [](const RankChild& child) { return child.exit.has_value(); })) {
       break;
     }
 
@@ -247,7 +214,7 @@ LaunchOutcome launch_local(const std::string& executable, const std::vector<Rank
     if (stop_requested().load()) return interrupted();
     std::vector<RankProgress> progress_of(ranks.size());
     for (size_t r = 0; r < ranks.size(); ++r) {
-      progress_of[r] = {heartbeats[r].lines(), last_progress[r], !children[r].exited};
+      progress_of[r] = {heartbeats[r].lines(), last_progress[r], !children[r].exit};
     }
     if (auto failure = stall_or_timeout(progress_of, limits, start)) {
       return fail(failure->rank, failure->reason);

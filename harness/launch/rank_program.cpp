@@ -1,39 +1,20 @@
 #include "harness/launch/rank_program.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
-#include "common/captured_process.h"
+#include "common/child_process.h"
 #include "common/input_error.h"
 #include "common/json_file.h"
-#include "common/parent_death.h"
 #include "harness/spec/spec.h"
 
 namespace harness {
 namespace {
 
 namespace fs = std::filesystem;
-
-int exit_code_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-}
-
-int wait_for(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 1;
-  }
-  return exit_code_of(status);
-}
 
 // The last non-empty line, without the "error: " the rank program starts it with.
 std::string last_line(const std::string& text) {
@@ -90,33 +71,17 @@ nlohmann::json RankProgram::query(const std::vector<std::string>& args) const {
   }
 }
 
-// The program and its arguments as one list of words (argv[0] is the program).
-static std::vector<std::string> words_of(const std::string& path,
-                                         const std::vector<std::string>& args) {
-  std::vector<std::string> words{path};
-  words.insert(words.end(), args.begin(), args.end());
-  return words;
-}
-
 int RankProgram::run(const std::vector<std::string>& args) const {
-  const std::vector<std::string> words = words_of(path_, args);
-  auto argv = exec_argv(words);
-  const pid_t pid = fork_dying_with_parent();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::execv(path_.c_str(), argv.data());
-    std::fprintf(stderr, "error: cannot start %s: %s\n", path_.c_str(), std::strerror(errno));
-    ::_exit(127);
-  }
-  return wait_for(pid);
+  ChildSpec spec;
+  spec.program = path_;
+  spec.args = args;
+  spec.inherit_stdin = true;
+  ChildProcess child(spec);
+  return child.wait().code;
 }
 
 void RankProgram::exec(const std::vector<std::string>& args) const {
-  const std::vector<std::string> words = words_of(path_, args);
-  auto argv = exec_argv(words);
-  std::fflush(nullptr);
-  ::execv(path_.c_str(), argv.data());
-  throw std::runtime_error("cannot start " + path_ + ": " + std::strerror(errno));
+  replace_this_process(path_, args);
 }
 
 nlohmann::json RankProgram::ask_about_model(std::vector<std::string> args) {

@@ -1,16 +1,12 @@
 #include "harness/plot/gnuplot.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "common/atomic_file.h"
-#include "common/parent_death.h"
+#include "common/child_process.h"
 #include "harness/plot/templates.h"
 
 namespace harness {
@@ -45,35 +41,17 @@ std::string gnuplot_script(const Figure& f) {
 
 namespace {
 
-// Runs `program script` in `directory`; returns the exit status and the combined output.
+// Runs `program script` in `directory`; returns the exit status and what it said (standard
+// error first: gnuplot's errors and warnings go there).
 int run_gnuplot(const fs::path& directory, const std::string& script, std::string& output) {
   const char* configured = std::getenv("HARNESS_GNUPLOT");
-  const std::string program = configured && *configured ? configured : "gnuplot";
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) throw std::runtime_error("cannot create a pipe for gnuplot");
-  const pid_t pid = fork_dying_with_parent();
-  if (pid < 0) throw std::runtime_error("cannot start gnuplot");
-  if (pid == 0) {
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    const int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    if (chdir(directory.c_str()) != 0) _exit(126);
-    execlp(program.c_str(), program.c_str(), script.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, n);
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  ChildSpec spec;
+  spec.program = configured && *configured ? configured : "gnuplot";
+  spec.args = {script};
+  spec.working_directory = directory;
+  const CapturedOutput ran = run_captured(std::move(spec));
+  output = ran.err + ran.out;
+  return ran.exit_code;
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "common/captured_process.h"
+#include "common/child_process.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
 #include "harness/launch/supervised_process.h"

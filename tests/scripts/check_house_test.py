@@ -89,5 +89,15 @@ class Format(unittest.TestCase):
         self.assertTrue(problems[0].startswith("clang-format failed: "), problems)
 
 
+class ProcessCalls(unittest.TestCase):
+    def test_calls_that_start_replace_or_reap_a_process_are_found_by_line(self):
+        lines = ["const pid_t pid = ::fork();", "if (pid == 0) execvp(argv[0], argv);",
+                 "// waitpid(pid) in a comment is none", "while (waitpid (pid, &s, 0) < 0) {",
+                 "child.wait();  // the layer's own", "obj.fork(); std::execution::par;",
+                 "posix_spawnp(&pid, name, nullptr, nullptr, argv, envp);"]
+        self.assertEqual(check_house.process_calls_in(lines),
+                         [(1, "fork"), (2, "execvp"), (4, "waitpid"), (7, "posix_spawnp")])
+
+
 if __name__ == "__main__":
     unittest.main()

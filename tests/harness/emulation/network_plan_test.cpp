@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "common/captured_process.h"
+#include "common/child_process.h"
 #include "harness/emulation/emulated_network.h"
 #include "harness/emulation/link_quantities.h"
 

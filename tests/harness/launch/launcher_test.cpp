@@ -366,18 +366,19 @@ TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
   const auto signaled = harness::parse_launcher_failure(
       LauncherKind::mpirun,
       "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).\n",
-      137 << 8);
+      harness::ChildExit{137, 0});
   EXPECT_EQ(signaled.rank, 1);
   EXPECT_EQ(signaled.host, "vm");
   EXPECT_EQ(signaled.reason, "killed by signal 9 (Killed)");
   const auto exited = harness::parse_launcher_failure(
       LauncherKind::mpirun,
       "The first process to do so was:\n\n  Process name: [[17680,1],1]\n  Exit code:    3\n",
-      3 << 8);
+      harness::ChildExit{3, 0});
   EXPECT_EQ(exited.rank, 1);
   EXPECT_EQ(exited.reason, "exited with code 3");
   const auto slurm = harness::parse_launcher_failure(
-      LauncherKind::slurm, "srun: error: gpu2: task 3: Exited with exit code 3\n", 1 << 8);
+      LauncherKind::slurm, "srun: error: gpu2: task 3: Exited with exit code 3\n",
+      harness::ChildExit{1, 0});
   EXPECT_EQ(slurm.rank, 3);
   EXPECT_EQ(slurm.host, "gpu2");
   EXPECT_EQ(slurm.reason, "exited with code 3");
@@ -388,7 +389,7 @@ TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
       "srun: error: Node failure on n2\n"
       "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.\n"
       "srun: error: n1: task 0: Terminated\n",
-      1 << 8);
+      harness::ChildExit{1, 0});
   EXPECT_EQ(node.rank, -1);  // the harness finds it: the rank that said it ran on n2
   EXPECT_EQ(node.host, "n2");
   EXPECT_EQ(node.reason, "its node n2 failed (srun: Node failure)");
@@ -402,7 +403,7 @@ TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
       "Root Cause (first observed failure):\n[0]:\n  time      : 2026-11-26_04:59:04\n"
       "  host      : harness-11239-m1\n  rank      : 3 (local_rank: 1)\n"
       "  exitcode  : 3 (pid: 11563)\n  error_file: <N/A>\n",
-      1 << 8);
+      harness::ChildExit{1, 0});
   EXPECT_EQ(agent.rank, 3);
   EXPECT_EQ(agent.host, "harness-11239-m1");
   EXPECT_EQ(agent.reason, "exited with code 3");
@@ -410,10 +411,10 @@ TEST(LauncherFailure, ParsedFromTheLaunchersOwnWords) {
       LauncherKind::torchrun,
       "Root Cause (first observed failure):\n[0]:\n  time      : t\n  host      : n1\n"
       "  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 7)\n",
-      1 << 8);
+      harness::ChildExit{1, 0});
   EXPECT_EQ(killed.reason, "killed by signal 9 (Killed)");
-  const auto unknown =
-      harness::parse_launcher_failure(LauncherKind::mpirun, "something else\n", 2 << 8);
+  const auto unknown = harness::parse_launcher_failure(LauncherKind::mpirun, "something else\n",
+                                                       harness::ChildExit{2, 0});
   EXPECT_EQ(unknown.rank, -1);
   EXPECT_EQ(unknown.reason, "mpirun exited with code 2");
 }
