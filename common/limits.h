@@ -23,6 +23,8 @@ inline constexpr int kMaxCommWorld = 64;
 inline constexpr int kMaxGpus = 4096;
 // Layers of a profile (graph.txt); the published profiles have at most a few hundred.
 inline constexpr int kMaxLayers = 10'000;
+// A layer's time (ms) or size (bytes) in a profile.
+inline constexpr double kMaxProfileValue = 1e15;
 // Threads the planner searches with.
 inline constexpr int kMaxPlannerThreads = 256;
 // Results folders one side of a comparison may hold (`harness compare`, `harness ab`), and the
@@ -53,5 +55,11 @@ inline constexpr size_t kMaxNameLength = 128;
 inline constexpr long long kMaxInputFileBytes = 64LL << 20;  // 64 MiB
 inline constexpr int kMaxYamlDepth = 64;
 inline constexpr long long kMaxYamlNodes = 100'000;
+
+// A trace event's time stamp and duration, in microseconds: a clock since the epoch is ~1.8e15
+// today; beyond these a span, an idle gap or a sum over events would stop being exact
+// (doubles hold integers exactly up to 2^53, ~9e15).
+inline constexpr double kMaxTraceTimestampUs = 1e16;
+inline constexpr double kMaxTraceDurationUs = 1e13;  // 115 days
 
 }  // namespace harness

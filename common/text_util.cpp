@@ -84,6 +84,12 @@ std::string format_number(double value, int max_decimals) {
   return text;
 }
 
+std::string format_general(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
 static_assert(kMaxNameLength == 128, "kFolderNameRule states the limit");
 
 std::string folder_name_problem(std::string_view name) {

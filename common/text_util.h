@@ -33,6 +33,10 @@ inline constexpr std::string_view kFolderNameRule =
 // Fixed-point formatting without trailing noise ("3", "2.5", "0.125").
 std::string format_number(double value, int max_decimals = 6);
 
+// Six significant digits, in exponent form where the number is large or small ("1e+308",
+// "2.5", "1.25e-07"): a value from a file that may be anything, in an error message.
+std::string format_general(double value);
+
 // Fixed-point formatting with exactly `decimals` digits after the point ("2.50"), as tables
 // print their columns.
 std::string format_fixed(double value, int decimals);

@@ -1,5 +1,6 @@
 #include "common/yaml_file.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -72,6 +73,16 @@ void check_yaml_document(const YAML::Node& root, const std::string& name) {
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& name) {
+  // YAML allows no NUL (nor most control characters); yaml-cpp keeps a NUL inside a value,
+  // which would cut names and paths short where C strings carry them.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const size_t line_start = text.rfind('\n', nul);
+    const int line = static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
+    const int column =
+        static_cast<int>(nul - (line_start == std::string::npos ? 0 : line_start + 1));
+    throw InputError(format_location(name, line, column) +
+                     ": a NUL byte (not a text file, or a value with a NUL in it)");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);

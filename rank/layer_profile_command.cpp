@@ -588,6 +588,7 @@ int run_layer_profile_command(LayerProfileOptions& options, const std::string& e
   }
   check_model_name(request);
   check_ranges_against_model(options, stages);
+  runtime::check_profile_request(request);  // before --out exists: bad input leaves nothing
   if (!layers_out.empty()) create_output_folder(layers_out, "--out");
   const std::vector<std::string> copy_args = copy_arguments(options);
   // Process p runs stage p / co_located (replica p % co_located); without stages, copies.

@@ -9,7 +9,9 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/json_file.h"
+#include "common/limits.h"
 #include "common/text_pattern.h"
+#include "common/text_util.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_status.h"
 #include "runtime/protocol/trace_recorder.h"
@@ -200,6 +202,15 @@ RankTrace read_rank_trace(const fs::path& file, std::vector<std::string>& warnin
     }
     const double dur = event["dur"].get<double>();
     if (dur < 0) throw InputError(event_where(file, i, event) + ": \"dur\" is negative");
+    if (dur > kMaxTraceDurationUs) {
+      throw InputError(event_where(file, i, event) + ": \"dur\" is " + format_general(dur) +
+                       " us, more than " + format_general(kMaxTraceDurationUs) + " (115 days)");
+    }
+    if (std::abs(event["ts"].get<double>()) > kMaxTraceTimestampUs) {
+      throw InputError(event_where(file, i, event) + ": \"ts\" is " +
+                       format_general(event["ts"].get<double>()) + " us, beyond +-" +
+                       format_general(kMaxTraceTimestampUs) + " (a clock of 317 years)");
+    }
     const std::string category = event["cat"].get<std::string>();
     if (!is_compute_category(category) && !is_comm_category(category)) {
       ++other_categories[category];

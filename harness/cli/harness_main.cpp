@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/build_info.h"
 #include "common/cache_file.h"
 #include "common/cli_exit.h"
+#include "common/input_error.h"
+#include "common/text_util.h"
 #include "harness/cli/ab_command.h"
 #include "harness/cli/compare_command.h"
 #include "harness/cli/enter_machine_command.h"
@@ -48,11 +51,29 @@ void keep_new_answers(const RankProgram& rank_program, const std::filesystem::pa
   }
 }
 
+// A first word that names no command: "unknown command 'rnu'; did you mean 'run'?", where CLI11
+// would only say that a subcommand is required.
+void refuse_unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == argv[1]) return;
+    names.push_back(sub->get_name());
+  }
+  const std::string hint = closest_match(argv[1], names);
+  throw InputError("unknown command '" + std::string(argv[1]) + "'; " +
+                   (hint.empty() ? "expected one of " + join(names, ", ")
+                                 : "did you mean '" + hint + "'? (harness --help lists them)"));
+}
+
 }  // namespace
 
 int harness_main(int argc, char** argv) {
   CLI::App app{"harness: reproduce and compare parallel-training experiments"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", build_description(),
+                       "Print the version, the LibTorch it was "
+                       "built against and the commit, and exit");
   app.footer(
       "A first study:\n  harness run experiments/quickstart.yaml\n"
       "  harness plot results/quickstart/<stamp>\n"
@@ -78,6 +99,12 @@ int harness_main(int argc, char** argv) {
   add_machine_command(app, rank_program);
   add_enter_machine_command(app);
   add_shape_link_command(app);
+  try {
+    refuse_unknown_command(app, argc, argv);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
   const int code = parse_and_run(app, argc, argv);
   keep_new_answers(rank_program, answers_file, answers_before);
   return code;

@@ -57,6 +57,15 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
   if (!fs::is_directory(directory)) {
     throw InputError(directory.string() + ": no such results folder");
   }
+  // A folder the harness never wrote (empty, or someone else's): nothing any kind could draw,
+  // which is bad input, said in one line before anything is drawn or printed. In a harness
+  // folder a kind that does not fit says so.
+  if (!fs::exists(directory / "manifest.json") && !fs::exists(directory / "raw") &&
+      !fs::exists(directory / "spec.yaml")) {
+    throw InputError(directory.string() +
+                     ": nothing to plot (not a results folder: no manifest.json, raw/ or "
+                     "spec.yaml)");
+  }
   std::optional<ResultSamples> run;
   if (fs::exists(directory / "manifest.json")) run = read_result_samples(directory);
   const std::string experiment = experiment_name(directory, run);
@@ -123,14 +132,6 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
         << " (--kind K says why)\n";
   } else {
     for (const auto& line : unfit_lines) out << line << "\n";
-  }
-  // A folder the harness never wrote (empty, or someone else's): nothing any kind could draw,
-  // which is bad input, not success. In a harness folder a kind that does not fit says so.
-  if (drawn == 0 && !run && !fs::exists(directory / "raw") &&
-      !fs::exists(directory / "spec.yaml")) {
-    throw InputError(directory.string() +
-                     ": nothing to plot (not a results folder: no manifest.json, raw/ or "
-                     "spec.yaml)");
   }
   if (drawn > 0 || fs::exists(plots)) {
     write_file_atomic(plots / "figures.json", json_text(index, 2) + "\n");

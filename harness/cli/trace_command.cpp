@@ -9,6 +9,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/json_file.h"
+#include "common/limits.h"
 #include "common/text_util.h"
 #include "harness/analysis/trace_breakdown.h"
 #include "harness/analysis/trace_merge.h"
@@ -127,7 +128,7 @@ void add_trace_command(CLI::App& app) {
   sub->add_option("--point", options->point, "Only this point (id such as p000, or its label)");
   sub->add_option("--system", options->system, "Only this system");
   sub->add_option("--repeat", *repeat, "Only this repeat (0, 1, ...)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0LL, kMaxRepeats - 1));
   sub->add_option("--output", *output,
                   "Write the merged trace of the one selected run here (default: trace.json in "
                   "the run's raw folder)");

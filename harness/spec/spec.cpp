@@ -666,8 +666,18 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     throw InputError(origin.where(root, "") + ": the spec must be a map of keys, got " +
                      describe_node(root));
   }
+  // A --set of the quick: block edits the block that --quick then applies; every other --set
+  // wins over --quick.
+  const auto sets_quick = [](const std::string& assignment) {
+    return assignment.rfind("quick.", 0) == 0 || assignment.rfind("quick=", 0) == 0;
+  };
+  for (const auto& assignment : options.overrides) {
+    if (sets_quick(assignment)) apply_override(root, assignment, origin);
+  }
   if (options.quick) apply_quick(root, origin);
-  for (const auto& assignment : options.overrides) apply_override(root, assignment, origin);
+  for (const auto& assignment : options.overrides) {
+    if (!sets_quick(assignment)) apply_override(root, assignment, origin);
+  }
 
   Experiment experiment;
   experiment.spec_path = origin.file();

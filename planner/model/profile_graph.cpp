@@ -11,6 +11,7 @@
 
 #include "common/input_error.h"
 #include "common/limits.h"
+#include "common/text_util.h"
 
 namespace harness::planner {
 namespace {
@@ -56,6 +57,12 @@ double parse_number(const std::string& raw, const std::string& key, const std::s
   // and a chosen plan.
   if (!std::isfinite(value)) fail(source, line, "'" + key + "' is not finite: " + text);
   if (value < 0) fail(source, line, "negative value " + text + " for '" + key + "'");
+  // A layer's milliseconds or bytes beyond 1e15 (31,000 years, a petabyte) is no profile: the
+  // planner's sums and products over 10,000 layers must stay far from overflow.
+  if (value > kMaxProfileValue) {
+    fail(source, line,
+         "'" + key + "' is " + text + ", more than " + format_general(kMaxProfileValue));
+  }
   return value;
 }
 
@@ -139,6 +146,32 @@ struct PendingEdge {
   int line;
 };
 
+// Every layer reachable from the first along edges either way: a layer on its own (or a second
+// graph beside the first) would be planned as part of a stage it shares no tensor with.
+void refuse_disconnected(const LayerGraph& graph, const std::string& source) {
+  std::vector<bool> reached(graph.nodes.size(), false);
+  std::vector<int> pending{0};
+  reached[0] = true;
+  while (!pending.empty()) {
+    const int node = pending.back();
+    pending.pop_back();
+    for (const auto* neighbours : {&graph.successors[node], &graph.predecessors[node]}) {
+      for (const int next : *neighbours) {
+        if (!reached[next]) {
+          reached[next] = true;
+          pending.push_back(next);
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (reached[i]) continue;
+    fail(source, graph.nodes[i].line,
+         "layer '" + graph.nodes[i].id + "' is not connected to layer '" + graph.nodes[0].id +
+             "' (every layer needs a path of edges to the others)");
+  }
+}
+
 }  // namespace
 
 LayerGraph parse_layer_graph(const std::string& text, const std::string& source) {
@@ -199,6 +232,7 @@ LayerGraph parse_layer_graph(const std::string& text, const std::string& source)
     out.push_back(to->second);
     graph.predecessors[to->second].push_back(from->second);
   }
+  refuse_disconnected(graph, source);
   topological_order(graph);  // rejects cycles with a located message
   return graph;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <thread>
@@ -77,6 +78,10 @@ struct LoadedChain {
 LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& result) {
   LoadedChain loaded;
   if (!request.torchscript.empty()) {
+    std::error_code missing;
+    if (!std::filesystem::is_regular_file(request.torchscript, missing)) {
+      throw std::invalid_argument("--torchscript '" + request.torchscript + "': no such file");
+    }
     try {
       loaded.script = torch::jit::load(request.torchscript);
     } catch (const c10::Error& e) {
@@ -149,6 +154,31 @@ torch::Tensor range_input_of(LoadedChain& loaded, const std::vector<bool>& train
   }
   return as_layer_input(range_input, input_needs_gradient(trainable, first, first));
 }
+
+}  // namespace
+
+void check_profile_request(const LayerProfileRequest& request) {
+  const auto shape_text = [](const std::vector<int64_t>& shape) {
+    std::string text;
+    for (const int64_t d : shape) text += (text.empty() ? "" : "x") + std::to_string(d);
+    return text;
+  };
+  LayerProfileResult result;
+  LoadedChain loaded = load_chain(request, result);
+  const std::vector<bool> trainable = trainable_layers(loaded.chain);
+  try {
+    torch::Tensor activation = range_input_of(loaded, trainable, request.batch, 0, result);
+    torch::NoGradGuard no_grad;
+    for (auto& layer : loaded.chain) activation = layer.forward(activation);
+  } catch (const c10::Error& e) {
+    std::string why = e.what_without_backtrace();
+    throw std::invalid_argument(
+        "the model does not run on a batch of " + std::to_string(request.batch) +
+        " at input shape " + shape_text(result.input_shape) + ": " + why.substr(0, why.find('\n')));
+  }
+}
+
+namespace {
 
 // One layer of the timed range: its input (the previous layer's real output), the gradient
 // fed to its backward, its samples.

@@ -102,6 +102,12 @@ struct LayerProfileResult {
 // Runs the model on CPU on synthetic data; throws std::invalid_argument on a bad request.
 LayerProfileResult profile_layers(const LayerProfileRequest& request);
 
+// What profile_layers would refuse, found before anything is written: a TorchScript file that
+// is not there or not a module, a model that does not build, and an input shape or batch its
+// layers do not take (one forward pass of the batch, without gradients). Throws
+// std::invalid_argument with the reason.
+void check_profile_request(const LayerProfileRequest& request);
+
 // Where a profile's processes meet: process 0 serves a TCP store on 127.0.0.1:port, and they keep
 // their entries under `key` (harness::new_rendezvous_key(); empty: none), since a port picked
 // free can be picked by another profile started at the same moment.

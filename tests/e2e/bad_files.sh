@@ -93,4 +93,25 @@ expect_refusal "error: $SCRATCH/topology.yaml:5:1: duplicate key 'gpu_memory_byt
 mkdir -p "$SCRATCH/empty"
 expect_refusal "error: $SCRATCH/empty: nothing to plot (not a results folder: no manifest.json, raw/ or spec.yaml)" plot "$SCRATCH/empty"
 [[ -z "$(ls -A "$SCRATCH/empty")" ]] || fail "plot wrote into an empty folder"
+[[ ! -s "$SCRATCH/out" ]] || fail "plot printed more than its error: $(head -c 300 "$SCRATCH/out")"
+# profile layers refuses a model that does not run at its shape, and a TorchScript file that is
+# not there, before --out exists (was: the folder made, then LibTorch's raw fopen text).
+expect_refusal "error: profile layers: --torchscript '$SCRATCH/none.pt': no such file" profile layers --torchscript "$SCRATCH/none.pt" --input-shape 4 --out "$SCRATCH/layers-ts"
+[[ ! -e "$SCRATCH/layers-ts" ]] || fail "profile layers made --out for a missing TorchScript file"
+expect_refusal "*profile layers: the model does not run on a batch of 1 at input shape 3x1x1: Expected more than 1 value per channel*" profile layers --model resnet18 --input-shape 3,1,1 --batch 1 --out "$SCRATCH/layers-shape"
+[[ ! -e "$SCRATCH/layers-shape" ]] || fail "profile layers made --out for a shape its model does not take"
+# A NUL byte inside a value (was: the spec ran, the name cut at the NUL).
+printf 'name: nul\000ed\noutput: %s\nmodel: {name: mlp, batch_size: 4}\nrun: {iterations: 2}\nsystems: [overlap]\n' "$SCRATCH/results" > "$SCRATCH/nul.yaml"
+expect_refusal "error: $SCRATCH/nul.yaml:1:10: a NUL byte (not a text file, or a value with a NUL in it)" run "$SCRATCH/nul.yaml"
+# A --set of the quick: block under --quick is what --quick applies, checked like any value
+# (was: accepted, and the block's own value run).
+expect_refusal "error: --set quick.run.iterations=-1: run.iterations: must be >= 1 (got -1)" run "$SCRATCH/ok.yaml" --quick --dry-run --set quick.run.iterations=-1
+[[ ! -e "$SCRATCH/results" ]] || fail "a refused spec wrote results"
+# The command line: an unknown command is named with the closest one; a range error names its
+# bounds, not a double's 300 digits; --version says the version, the LibTorch and the commit.
+expect_refusal "error: unknown command 'rnu'; did you mean 'run'? (harness --help lists them)" rnu "$SCRATCH/ok.yaml"
+expect_refusal "error: --repeat: Value -1 not in range 0 to 9999 (see --help)" trace "$SCRATCH/empty" --repeat -1
+version=$("$HARNESS" --version)
+[[ $version =~ ^harness\ [0-9]+\.[0-9]+\.[0-9]+\ \(LibTorch\ [0-9.]+,\ commit\ ([0-9a-f]{40}(-dirty)?|unknown)\)$ ]] ||
+  fail "harness --version said '$version'"
 echo "PASS bad_files"

@@ -115,6 +115,21 @@ TEST(ProfileImport, MalformedInputsNameFileAndLine) {
       parse_error(kNode1 + "node2 -- B -- forward_compute_time=1.0, backward_compute_time=2.0, "
                            "activation_size=3.0, parameter_size=4.0\n"),
       "bad.txt:2: 2 layers but no edges (edge lines: '\t<src_id> -- <dst_id>')");
+  // Finite but beyond any layer (1e15 ms or bytes), and a layer no edge reaches: refused, not
+  // planned.
+  EXPECT_EQ(
+      parse_error(kNode1 + "node2 -- B -- forward_compute_time=1e300, backward_compute_time=2.0, "
+                           "activation_size=3.0, parameter_size=4.0\n\tnode1 -- node2\n"),
+      "bad.txt:2: 'forward_compute_time' is 1e300, more than 1e+15");
+  const std::string node =
+      " -- L -- forward_compute_time=1, backward_compute_time=1, "
+      "activation_size=1, parameter_size=1\n";
+  EXPECT_EQ(parse_error("a" + node + "b" + node + "c" + node + "\ta -- b\n"),
+            "bad.txt:3: layer 'c' is not connected to layer 'a' (every layer needs a path of "
+            "edges to the others)");
+  EXPECT_EQ(parse_error("a" + node + "b" + node + "c" + node + "d" + node + "\ta -- b\n\tc -- d\n"),
+            "bad.txt:3: layer 'c' is not connected to layer 'a' (every layer needs a path of "
+            "edges to the others)");
   std::string chain;
   for (int i = 0; i <= 10'000; ++i) {
     chain += "n" + std::to_string(i) +

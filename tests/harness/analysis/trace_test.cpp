@@ -301,6 +301,17 @@ TEST(TraceCommand, OneLineErrors) {
   EXPECT_EQ(
       error_for(text_ts),
       rank1.string() + ": traceEvents[5] (\"forward\"): \"ts\" is not a number (microseconds)");
+  // Finite but beyond any clock: refused where it is read, not printed as a run span of 1e31 ms.
+  json far_ts = document;
+  far_ts["traceEvents"][5]["ts"] = 1e308;
+  EXPECT_EQ(error_for(far_ts), rank1.string() +
+                                   ": traceEvents[5] (\"forward\"): \"ts\" is 1e+308 us, beyond "
+                                   "+-1e+16 (a clock of 317 years)");
+  json long_dur = document;
+  long_dur["traceEvents"][6]["dur"] = 2e13;
+  EXPECT_EQ(error_for(long_dur), rank1.string() +
+                                     ": traceEvents[6] (\"backward\"): \"dur\" is 2e+13 us, more "
+                                     "than 1e+13 (115 days)");
   json no_phase = document;
   no_phase["traceEvents"][5].erase("ph");
   EXPECT_EQ(error_for(no_phase),
