@@ -34,6 +34,38 @@ std::string experiment_name(const fs::path& directory, const std::optional<Resul
   return fs::absolute(directory).lexically_normal().filename().string();
 }
 
+// figures.json's entries of the kinds not drawn this time, which it keeps; none where it is
+// missing or unreadable (rebuilt from what is drawn now).
+json kept_figures(const fs::path& plots, const std::vector<std::string>& kinds) {
+  json index = json::array();
+  if (!fs::exists(plots / "figures.json")) return index;
+  try {
+    for (const auto& entry : parse_json(read_file(plots / "figures.json"))) {
+      const std::string kind = entry.value("kind", "");
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) index.push_back(entry);
+    }
+  } catch (const json::exception&) {
+    return json::array();
+  }
+  return index;
+}
+
+FigureSet figures_of_kind(const std::string& kind, const fs::path& directory,
+                          const std::string& experiment, const std::optional<ResultSamples>& run) {
+  if (kind == "planner") return planner_figures(directory, experiment);
+  if (kind == "timeline") return timeline_figures(directory, experiment);
+  if (!run) {
+    FigureSet set;
+    set.unfit = "not a training results folder (no manifest.json)";
+    return set;
+  }
+  if (kind == "bucket_sweep") return bucket_sweep_figures(*run);
+  if (kind == "sweep") return sweep_figures(*run);
+  if (kind == "bandwidth") return bandwidth_figures(*run);
+  if (kind == "scaling") return scaling_figures(*run);
+  return cdf_figures(*run);
+}
+
 std::vector<std::string> all_kinds() { return {std::begin(kPlotKinds), std::end(kPlotKinds)}; }
 
 }  // namespace
@@ -71,42 +103,14 @@ size_t run_plots(const fs::path& directory, const std::vector<std::string>& requ
   const std::string experiment = experiment_name(directory, run);
   const fs::path plots = directory / "plots";
 
-  // figures.json keeps the figures of kinds not drawn this time.
-  json index = json::array();
-  if (fs::exists(plots / "figures.json")) {
-    try {
-      for (const auto& entry : parse_json(read_file(plots / "figures.json"))) {
-        const std::string kind = entry.value("kind", "");
-        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) index.push_back(entry);
-      }
-    } catch (const json::exception&) {
-      index = json::array();  // an unreadable index is rebuilt from what is drawn now
-    }
-  }
+  json index = kept_figures(plots, kinds);
   size_t drawn = 0;
   // Asked for every kind, a kind that does not fit is one name in a closing line, not a line of
   // its own; asked by name, it says why.
   const bool every_kind = requested.empty();
   std::vector<std::string> unfit_kinds, unfit_lines;
   for (const auto& kind : kinds) {
-    FigureSet set;
-    if (kind == "planner") {
-      set = planner_figures(directory, experiment);
-    } else if (kind == "timeline") {
-      set = timeline_figures(directory, experiment);
-    } else if (!run) {
-      set.unfit = "not a training results folder (no manifest.json)";
-    } else if (kind == "bucket_sweep") {
-      set = bucket_sweep_figures(*run);
-    } else if (kind == "sweep") {
-      set = sweep_figures(*run);
-    } else if (kind == "bandwidth") {
-      set = bandwidth_figures(*run);
-    } else if (kind == "scaling") {
-      set = scaling_figures(*run);
-    } else {
-      set = cdf_figures(*run);
-    }
+    const FigureSet set = figures_of_kind(kind, directory, experiment, run);
     for (const auto& note : set.notes) out << "plot " << kind << ": " << note << "\n";
     if (!set.unfit.empty()) {
       unfit_kinds.push_back(kind);
