@@ -23,10 +23,35 @@ set -euo pipefail
 # What the cluster is made of, removed by force: every process in its machines (slurmstepd and
 # the tasks under it outlive their slurmd), the machines, the state folder. The teardown ends
 # with it; a reaper runs it when this script was killed without running its trap (SIGKILL).
-remove_machines() {  # prefix nodes state
+# cluster_pids PREFIX NODES STATE: every process in its machines, and munged (in the host's
+# namespace, its pid in the state folder).
+cluster_pids() {
   local k
-  for k in $(seq "$2"); do ip netns pids "$1n$k" 2>/dev/null | xargs -r kill -KILL 2>/dev/null; done
-  ip netns pids "$1ctl" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+  for k in $(seq "$2"); do ip netns pids "$1n$k" 2>/dev/null; done
+  ip netns pids "$1ctl" 2>/dev/null
+  cat "$3/munge/pid" 2>/dev/null || true
+}
+# wait_gone PID...: until none of them is a process any more, not even one waiting to be reaped
+# (a daemon's children go to init when it dies, which reaps them in its own time), at most 10 s:
+# a caller that returns then leaves nothing of the cluster behind.
+wait_gone() {
+  local left=("$@") still pid
+  for _ in $(seq 100); do
+    still=()
+    for pid in "${left[@]}"; do [[ -e /proc/$pid ]] && still+=("$pid"); done
+    ((${#still[@]})) || return 0
+    left=("${still[@]}")
+    sleep 0.1
+  done
+  echo "emulated-slurm: processes of the cluster not reaped after 10 s: ${left[*]}" >&2
+}
+remove_machines() {  # prefix nodes state
+  local k pids
+  pids=$(cluster_pids "$@")
+  # shellcheck disable=SC2086
+  [[ -z $pids ]] || kill -KILL $pids 2>/dev/null
+  # shellcheck disable=SC2086
+  wait_gone $pids
   for k in $(seq "$2"); do ip netns del "$1n$k" 2>/dev/null; done
   ip netns del "$1ctl" 2>/dev/null
   ip netns del "$1sw" 2>/dev/null
@@ -87,6 +112,10 @@ teardown() {
   local code=$?
   trap - EXIT INT TERM
   set +e
+  # Every process of the cluster as it is now: the daemons' children that outlive them go to
+  # init, and are waited for (remove_machines) however they end.
+  local all_pids
+  all_pids=$(cluster_pids "$prefix" "$nodes" "$state")
   # Jobs first (their steps end with them), then the daemons, then the machines.
   if [[ -e $state/slurm.conf ]] && ((${#daemons[@]})); then
     SLURM_CONF=$state/slurm.conf nsenter --net="/run/netns/$login" scancel --quiet --full \
@@ -107,6 +136,8 @@ teardown() {
     mkdir -p "$keep_state" && cp -r "$state"/. "$keep_state"/ 2>/dev/null
   fi
   remove_machines "$prefix" "$nodes" "$state"
+  # shellcheck disable=SC2086
+  wait_gone $all_pids
   kill -KILL "$reaper" 2>/dev/null
   wait "$reaper" 2>/dev/null
   exit "$code"

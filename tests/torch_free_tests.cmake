@@ -104,7 +104,8 @@ add_test(NAME docs_links
 set_tests_properties(docs_links PROPERTIES LABELS torch-free)
 # The scripts' own tests, each a script in tests/scripts/ run by its interpreter: the house
 # rules' function-length reader on sources written in the test (check_house_test.py); the docs
-# check on a repository written in the test (check_docs_test.py); the
+# check on a repository written in the test (check_docs_test.py); the suite's check for processes
+# left behind, on processes started in the test (processes_left_test.sh); the
 # emulated studies' diagnostics, bench/emulated/transfer_delays.py and sched_waits.py, on traces
 # written in the test (transfer_diagnostics_test.py); the set-up script's package-set choice,
 # HARNESS_DEPS, refused before apt is touched (install_deps_choice.sh); PyPI's packages through
@@ -114,6 +115,7 @@ set_tests_properties(docs_links PROPERTIES LABELS torch-free)
 # before cmake runs (pypi_without_toolkit.sh; exit 77 = skipped).
 foreach(test house_rules_function_lengths:python3:check_house_test.py
         docs_links_rules:python3:check_docs_test.py
+        suite_processes_rules:bash:processes_left_test.sh
         bench_transfer_diagnostics:python3:transfer_diagnostics_test.py
         scripts_install_deps_choice:bash:install_deps_choice.sh
         scripts_uv_options:bash:uv_options.sh
