@@ -4,6 +4,7 @@
 
 #include "common/environment_info.h"
 #include "runtime/models/moe.h"
+#include "runtime/optim/optimizer.h"
 
 namespace runtime {
 namespace {
@@ -21,11 +22,7 @@ long long tensor_bytes(const std::vector<at::Tensor>& tensors) {
 nlohmann::json memory_report(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
   std::vector<at::Tensor> gradients, state;
   for (const auto& p : model.parameters()) gradients.push_back(p.grad());
-  for (const auto& [key, value] : optimizer.state()) {
-    if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(value.get())) {
-      state.push_back(sgd->momentum_buffer());
-    }
-  }
+  state = optimizer_state_tensors(optimizer);
   return {{"parameter_bytes", tensor_bytes(model.parameters())},
           {"expert_parameter_bytes", tensor_bytes(expert_parameters(model))},
           {"gradient_bytes", tensor_bytes(gradients)},

@@ -13,6 +13,7 @@
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
+#include "runtime/optim/optimizer.h"
 #include "runtime/pipeline/pipeline_executor.h"
 #include "runtime/protocol/sample_log.h"
 
@@ -138,9 +139,9 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
                       sample_of(pipeline_model.batch));
   if (device.on_gpu()) return_other_layers(model, assignment.first_layer, assignment.last_layer);
 
-  torch::optim::SGD optimizer(
-      stage.stage_parameters(),
-      torch::optim::SGDOptions(config.optimizer.lr).momentum(config.optimizer.momentum));
+  const std::unique_ptr<torch::optim::Optimizer> optimizer_owner =
+      make_optimizer(config.optimizer, stage.stage_parameters());
+  torch::optim::Optimizer& optimizer = *optimizer_owner;
 
   fs::create_directories(context.out_dir);
   SampleLog log;

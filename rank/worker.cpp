@@ -28,6 +28,7 @@
 #include "runtime/models/moe.h"
 #include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
+#include "runtime/optim/optimizer.h"
 #include "runtime/protocol/cpu_pinning.h"
 #include "runtime/protocol/fault_injection.h"
 #include "runtime/protocol/heap_policy.h"
@@ -303,9 +304,9 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
       expert_sync ? static_cast<GradientSync&>(*expert_sync) : *ddp_reducer;
   const auto mixtures = mixtures_of(*model);
 
-  torch::optim::SGD optimizer(
-      model->parameters(),
-      torch::optim::SGDOptions(config.optimizer.lr).momentum(config.optimizer.momentum));
+  const std::unique_ptr<torch::optim::Optimizer> optimizer_owner =
+      make_optimizer(config.optimizer, model->parameters());
+  torch::optim::Optimizer& optimizer = *optimizer_owner;
 
   fs::create_directories(args.out_dir);
   if (args.rank == 0 && config.log_buckets) {

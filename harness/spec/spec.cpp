@@ -1,6 +1,7 @@
 #include "harness/spec/spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -39,6 +40,51 @@ double read_bucket_mb(MapReader& reader, const std::string& key, double fallback
     return fallback;
   }
   return mb;
+}
+
+// AdamW's betas: two numbers in [0, 1), as PyTorch requires.
+void read_betas(MapReader& optimizer, OptimizerConfig& config) {
+  const YAML::Node betas = optimizer.child("betas");
+  if (!betas) return;
+  double values[2] = {0, 0};
+  bool ok = betas.IsSequence() && betas.size() == 2;
+  for (size_t i = 0; ok && i < 2; ++i) {
+    ok = YAML::convert<double>::decode(betas[i], values[i]) && std::isfinite(values[i]) &&
+         values[i] >= 0 && values[i] < 1;
+  }
+  if (!ok) {
+    optimizer.report(
+        betas, "betas",
+        "expected two numbers in [0, 1) (AdamW's beta1, beta2), got " + describe_node(betas));
+    return;
+  }
+  config.beta1 = values[0];
+  config.beta2 = values[1];
+}
+
+// `optimizer:`. Each optimizer's own keys are refused for the other: a momentum given to AdamW
+// or betas to SGD would be ignored without a word.
+void read_optimizer_section(MapReader& optimizer, OptimizerConfig& config) {
+  config.name = optimizer.get_string("name", "sgd", {"sgd", "adamw"});
+  config.lr = optimizer.get_double("lr", 0.001, 0.0);
+  const bool adamw = config.name == "adamw";
+  const char* own[] = {"momentum", "betas", "eps"};
+  for (const char* key : own) {
+    const bool belongs = adamw ? std::string(key) != "momentum" : std::string(key) == "momentum";
+    if (optimizer.has(key) && !belongs) {
+      optimizer.report(optimizer.child(key), key,
+                       "is not an " + config.name + " setting (sgd: momentum; adamw: betas, eps)");
+    }
+  }
+  if (adamw) {
+    read_betas(optimizer, config);
+    config.eps = optimizer.get_double("eps", 1e-8, 0.0);
+  } else {
+    config.momentum = optimizer.get_double("momentum", 0.0, MapReader::kZeroOrMore);
+  }
+  config.weight_decay =
+      optimizer.get_double("weight_decay", adamw ? 0.01 : 0.0, MapReader::kZeroOrMore);
+  optimizer.finish();
 }
 
 void read_model_section(MapReader& model, const LoadOptions& options, ModelConfig& config) {
@@ -176,12 +222,8 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
   };
   section("model", true,
           [&](MapReader& model) { read_model_section(model, options, config.model); });
-  section("optimizer", false, [&](MapReader& optimizer) {
-    config.optimizer.name = optimizer.get_string("name", "sgd", {"sgd"});
-    config.optimizer.lr = optimizer.get_double("lr", 0.001, 0.0);
-    config.optimizer.momentum = optimizer.get_double("momentum", 0.0, -1e-300);
-    optimizer.finish();
-  });
+  section("optimizer", false,
+          [&](MapReader& optimizer) { read_optimizer_section(optimizer, config.optimizer); });
   section("run", true, [&](MapReader& run) {
     read_run_section(run, options, config.run);
     // TF32 is a GPU's tensor-core math: a CPU run in "tf32" would be fp32 under another name.

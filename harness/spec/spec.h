@@ -39,10 +39,15 @@ struct ModelConfig {
 // `profile layers` commands take them.
 std::vector<std::string> rank_model_flags(const ModelConfig& model);
 
+// `optimizer:`: sgd (momentum) or adamw (betas, eps); weight decay for both (AdamW's decoupled).
 struct OptimizerConfig {
   std::string name = "sgd";
   double lr = 0.001;
   double momentum = 0.0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;  // 0.01 for adamw where the spec says nothing, as PyTorch's
 };
 
 // What an idle core of this machine does while the runs go (run.cpu_idle): whatever the OS

@@ -169,8 +169,9 @@ double MapReader::get_double(const std::string& key, std::optional<double> fallb
     return stand_in;
   }
   if (!(number > exclusive_min)) {
-    report(*value, key,
-           "must be > " + format_number(exclusive_min) + " (got " + format_number(number) + ")");
+    const std::string bound =
+        exclusive_min == kZeroOrMore ? ">= 0" : "> " + format_number(exclusive_min);
+    report(*value, key, "must be " + bound + " (got " + format_number(number) + ")");
     return stand_in;
   }
   return number;

@@ -69,6 +69,8 @@ class MapReader {
   long long get_int(const std::string& key, std::optional<long long> fallback, long long min_value,
                     long long max_value);
   double get_double(const std::string& key, std::optional<double> fallback, double exclusive_min);
+  // get_double's `exclusive_min` for a value that may be 0 but not below ("must be >= 0").
+  static constexpr double kZeroOrMore = -1e-300;
   bool get_bool(const std::string& key, bool fallback);
   std::vector<long long> get_int_list(const std::string& key,
                                       std::optional<std::vector<long long>> fallback,

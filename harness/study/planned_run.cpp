@@ -63,7 +63,9 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   config.model = {c.model.name,        c.model.batch_size, c.model.input_shape,
                   c.model.num_classes, c.model.loss,       c.model.depth,
                   c.model.width,       c.model.precision,  c.model.moe};
-  config.optimizer = {c.optimizer.name, c.optimizer.lr, c.optimizer.momentum};
+  config.optimizer = {c.optimizer.name,        c.optimizer.lr,    c.optimizer.momentum,
+                      c.optimizer.beta1,       c.optimizer.beta2, c.optimizer.eps,
+                      c.optimizer.weight_decay};
   config.iterations = c.run.iterations;
   config.warmup = c.run.warmup;
   config.seed = c.run.seed + run.repeat;

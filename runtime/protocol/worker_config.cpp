@@ -116,35 +116,39 @@ json to_json(const WorkerConfig& c) {
     system["micro_batches"] = c.system.micro_batches;
     system["stages"] = stages_json(c.system.stages);
   }
-  return {
-      {"model",
-       {{"name", c.model.name},
-        {"batch_size", c.model.batch_size},
-        {"input_shape", c.model.input_shape},
-        {"num_classes", c.model.num_classes},
-        {"loss", c.model.loss},
-        {"precision", c.model.precision},
-        {"depth", c.model.depth},
-        {"width", c.model.width},
-        {"moe",
-         {{"experts", c.model.moe.experts},
-          {"top_k", c.model.moe.top_k},
-          {"capacity_factor", c.model.moe.capacity_factor},
-          {"every", c.model.moe.every}}}}},
-      {"optimizer",
-       {{"name", c.optimizer.name}, {"lr", c.optimizer.lr}, {"momentum", c.optimizer.momentum}}},
-      {"iterations", c.iterations},
-      {"warmup", c.warmup},
-      {"seed", c.seed},
-      {"threads", c.threads},
-      {"pin_cpus", c.pin_cpus},
-      {"heap", c.heap},
-      {"device", c.device},
-      {"backend", c.backend},
-      {"collective_timeout_s", c.collective_timeout_s},
-      {"log_buckets", c.log_buckets},
-      {"trace_iteration", c.trace_iteration},
-      {"system", system}};
+  return {{"model",
+           {{"name", c.model.name},
+            {"batch_size", c.model.batch_size},
+            {"input_shape", c.model.input_shape},
+            {"num_classes", c.model.num_classes},
+            {"loss", c.model.loss},
+            {"precision", c.model.precision},
+            {"depth", c.model.depth},
+            {"width", c.model.width},
+            {"moe",
+             {{"experts", c.model.moe.experts},
+              {"top_k", c.model.moe.top_k},
+              {"capacity_factor", c.model.moe.capacity_factor},
+              {"every", c.model.moe.every}}}}},
+          {"optimizer",
+           {{"name", c.optimizer.name},
+            {"lr", c.optimizer.lr},
+            {"momentum", c.optimizer.momentum},
+            {"betas", {c.optimizer.beta1, c.optimizer.beta2}},
+            {"eps", c.optimizer.eps},
+            {"weight_decay", c.optimizer.weight_decay}}},
+          {"iterations", c.iterations},
+          {"warmup", c.warmup},
+          {"seed", c.seed},
+          {"threads", c.threads},
+          {"pin_cpus", c.pin_cpus},
+          {"heap", c.heap},
+          {"device", c.device},
+          {"backend", c.backend},
+          {"collective_timeout_s", c.collective_timeout_s},
+          {"log_buckets", c.log_buckets},
+          {"trace_iteration", c.trace_iteration},
+          {"system", system}};
 }
 
 WorkerConfig worker_config_from_json(const json& d) {
@@ -172,6 +176,14 @@ WorkerConfig worker_config_from_json(const json& d) {
   c.optimizer.name = read<std::string>(optimizer, "optimizer.", "name", c.optimizer.name);
   c.optimizer.lr = require<double>(optimizer, "optimizer.", "lr");
   c.optimizer.momentum = read<double>(optimizer, "optimizer.", "momentum", 0.0);
+  const auto betas = read<std::vector<double>>(optimizer, "optimizer.", "betas",
+                                               {c.optimizer.beta1, c.optimizer.beta2});
+  if (betas.size() != 2) throw std::invalid_argument("worker config: optimizer.betas: expected 2");
+  c.optimizer.beta1 = betas[0];
+  c.optimizer.beta2 = betas[1];
+  c.optimizer.eps = read<double>(optimizer, "optimizer.", "eps", c.optimizer.eps);
+  c.optimizer.weight_decay =
+      read<double>(optimizer, "optimizer.", "weight_decay", c.optimizer.weight_decay);
   c.iterations = require<long long>(d, "", "iterations");
   c.warmup = require<long long>(d, "", "warmup");
   c.seed = require<long long>(d, "", "seed");

@@ -35,10 +35,16 @@ struct WorkerModel {
   MoeShape moe;                    // mixture-of-experts models
 };
 
+// The optimizer (runtime/optim/optimizer.h): "sgd" (momentum, weight decay) or "adamw" (betas,
+// eps, decoupled weight decay), PyTorch's defaults where a spec says nothing.
 struct WorkerOptimizer {
   std::string name = "sgd";
   double lr = 0.001;
-  double momentum = 0.0;
+  double momentum = 0.0;      // sgd
+  double beta1 = 0.9;         // adamw
+  double beta2 = 0.999;       // adamw
+  double eps = 1e-8;          // adamw
+  double weight_decay = 0.0;  // both; the spec's default for adamw is 0.01, PyTorch's
 };
 
 struct WorkerSystem {

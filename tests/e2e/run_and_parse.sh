@@ -85,6 +85,7 @@ for rank in (0, 1):
     # Each rank reports what it actually trained on: its parameters' device, its communicator.
     memory = json.load(open(os.path.join(raw, f"memory_rank{rank}.json")))
     assert memory["placement"] == {"device": "cpu", "backend": "gloo", "precision": "fp32"}, memory
+    assert memory["optimizer_state_bytes"] == 0, memory  # SGD without momentum keeps nothing
 mean = sum(samples) / len(samples)
 reported = summary["points"][1]["systems"][1]["phases"]["iteration"]["mean"]
 assert abs(mean - reported) < 1e-3 * mean, (mean, reported)
@@ -139,5 +140,26 @@ assert riding["version"] == alone, (riding, alone)
 assert riding["forward_flops"] and len(riding["forward_flops"]) == len(riding["names"]), riding
 assert env["torch_version"] == alone["torch_version"], env["torch_version"]
 assert env["blas"]["path"] == alone["blas"]["path"], env["blas"]
+PY
+
+# AdamW (optimizer.name: adamw): the rank is given its settings and keeps its two moments, 8
+# bytes per fp32 parameter, which the memory table reports as optimizer state.
+cat > "$SCRATCH/adamw.yaml" <<YAML
+name: e2e_adamw
+output: $SCRATCH/results
+model: {name: mlp, batch_size: 16}
+optimizer: {name: adamw, lr: 0.001, betas: [0.8, 0.95], weight_decay: 0.1}
+run: {world_size: 1, iterations: 2, warmup: 1}
+systems: [overlap]
+YAML
+"$HARNESS" run "$SCRATCH/adamw.yaml" >"$SCRATCH/adamw.out" 2>&1 || fail "adamw: $(tail -5 "$SCRATCH/adamw.out")"
+"$PY" - "$(ls -d "$SCRATCH"/results/e2e_adamw/*/)raw/p000/overlap/rep0" <<'PY'
+import json, os, sys
+raw = sys.argv[1]
+config = json.load(open(os.path.join(raw, "config.json")))
+assert config["optimizer"] == {"name": "adamw", "lr": 0.001, "momentum": 0.0, "betas": [0.8, 0.95],
+                               "eps": 1e-08, "weight_decay": 0.1}, config["optimizer"]
+memory = json.load(open(os.path.join(raw, "memory_rank0.json")))
+assert memory["optimizer_state_bytes"] == 2 * memory["parameter_bytes"] > 0, memory
 PY
 echo "PASS run_and_parse"

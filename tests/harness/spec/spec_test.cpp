@@ -644,3 +644,58 @@ TEST(Sweep, MoreThanTheLimitOfPointsIsAnError) {
               "s.yaml:1:1: sweep: more than 10000 points (the product of its axes)");
   }
 }
+
+namespace {
+
+std::string with_optimizer(const std::string& optimizer) {
+  return replace(kValidSpec, "run:\n", "optimizer: " + optimizer + "\nrun:\n");
+}
+
+harness::OptimizerConfig optimizer_of(const std::string& optimizer) {
+  TempDir dir;
+  return harness::load_experiment(dir.write("s.yaml", with_optimizer(optimizer)).string(),
+                                  options_with())
+      .points[0]
+      .config.optimizer;
+}
+
+TEST(Optimizer, AdamWWithPyTorchsDefaultsOrItsOwn) {
+  const harness::OptimizerConfig defaults = optimizer_of("{name: adamw, lr: 0.0003}");
+  EXPECT_EQ(defaults.name, "adamw");
+  EXPECT_DOUBLE_EQ(defaults.lr, 0.0003);
+  EXPECT_DOUBLE_EQ(defaults.beta1, 0.9);
+  EXPECT_DOUBLE_EQ(defaults.beta2, 0.999);
+  EXPECT_DOUBLE_EQ(defaults.eps, 1e-8);
+  EXPECT_DOUBLE_EQ(defaults.weight_decay, 0.01);  // torch.optim.AdamW's
+  const harness::OptimizerConfig own =
+      optimizer_of("{name: adamw, betas: [0.8, 0.95], eps: 1e-6, weight_decay: 0.1}");
+  EXPECT_DOUBLE_EQ(own.beta1, 0.8);
+  EXPECT_DOUBLE_EQ(own.beta2, 0.95);
+  EXPECT_DOUBLE_EQ(own.eps, 1e-6);
+  EXPECT_DOUBLE_EQ(own.weight_decay, 0.1);
+  const harness::OptimizerConfig sgd = optimizer_of("{name: sgd, momentum: 0.9}");
+  EXPECT_DOUBLE_EQ(sgd.momentum, 0.9);
+  EXPECT_DOUBLE_EQ(sgd.weight_decay, 0.0);
+}
+
+TEST(Optimizer, BadValuesAndTheOtherOptimizersKeysAreRefused) {
+  EXPECT_EQ(
+      error_of(with_optimizer("{name: adam}")),
+      "spec.yaml:5:19: optimizer.name: unknown value 'adam' (expected one of: sgd, adamw); did you "
+      "mean 'adamw'?");
+  EXPECT_EQ(error_of(with_optimizer("{name: adamw, betas: [0.9, 1.0]}")),
+            "spec.yaml:5:33: optimizer.betas: expected two numbers in [0, 1) (AdamW's beta1, "
+            "beta2), got a list");
+  EXPECT_EQ(error_of(with_optimizer("{name: adamw, momentum: 0.9}")),
+            "spec.yaml:5:36: optimizer.momentum: is not an adamw setting (sgd: momentum; adamw: "
+            "betas, eps)");
+  EXPECT_EQ(error_of(with_optimizer("{betas: [0.9, 0.99]}")),
+            "spec.yaml:5:20: optimizer.betas: is not an sgd setting (sgd: momentum; adamw: betas, "
+            "eps)");
+  EXPECT_EQ(error_of(with_optimizer("{name: adamw, eps: 0}")),
+            "spec.yaml:5:31: optimizer.eps: must be > 0 (got 0)");
+  EXPECT_EQ(error_of(with_optimizer("{name: sgd, weight_decay: -1}")),
+            "spec.yaml:5:38: optimizer.weight_decay: must be >= 0 (got -1)");
+}
+
+}  // namespace

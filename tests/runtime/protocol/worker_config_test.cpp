@@ -91,6 +91,18 @@ TEST(WorkerConfig, ExpertParallelCarriesTheMixtureShape) {
   EXPECT_EQ(runtime::worker_config_from_json(without).model.moe, runtime::MoeShape{});
 }
 
+TEST(WorkerConfig, AdamWsSettingsRoundTrip) {
+  WorkerConfig c = pipeline_config();
+  c.optimizer = {"adamw", 3e-4, 0.0, 0.8, 0.95, 1e-6, 0.1};
+  const WorkerConfig d = runtime::worker_config_from_json(runtime::to_json(c));
+  EXPECT_EQ(d.optimizer.name, "adamw");
+  EXPECT_DOUBLE_EQ(d.optimizer.lr, 3e-4);
+  EXPECT_DOUBLE_EQ(d.optimizer.beta1, 0.8);
+  EXPECT_DOUBLE_EQ(d.optimizer.beta2, 0.95);
+  EXPECT_DOUBLE_EQ(d.optimizer.eps, 1e-6);
+  EXPECT_DOUBLE_EQ(d.optimizer.weight_decay, 0.1);
+}
+
 TEST(WorkerConfig, AHandWrittenConfigGetsTheDefaults) {
   const json minimal = {{"model", {{"name", "mlp"}, {"batch_size", 8}, {"input_shape", {64}}}},
                         {"optimizer", {{"lr", 0.1}}},
