@@ -22,6 +22,8 @@
 namespace harness {
 namespace {
 
+constexpr double kZeroOrMore = MapReader::kZeroOrMore;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -159,9 +161,8 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
     p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
     extras = read_profile_extras(p.model.profile);
-    p.model.step_ms = model.has("step_ms")
-                          ? model.get_double("step_ms", 0.0, MapReader::kZeroOrMore)
-                          : extras.step_ms;
+    p.model.step_ms =
+        model.has("step_ms") ? model.get_double("step_ms", 0.0, kZeroOrMore) : extras.step_ms;
     p.model.threads = extras.threads;
     if (model.get_bool("after_idle", true)) p.model.after_idle = extras.after_idle;
     model.finish();
@@ -178,26 +179,22 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.cluster.inter_bandwidth = optional_positive(cluster, "inter_bandwidth");
     p.cluster.inter_p2p_bandwidth = optional_positive(cluster, "inter_p2p_bandwidth");
     if (cluster.has("intra_latency_us")) {
-      p.cluster.intra_latency_us =
-          cluster.get_double("intra_latency_us", 0.0, MapReader::kZeroOrMore);
+      p.cluster.intra_latency_us = cluster.get_double("intra_latency_us", 0.0, kZeroOrMore);
     }
     if (cluster.has("inter_latency_us")) {
-      p.cluster.inter_latency_us =
-          cluster.get_double("inter_latency_us", 0.0, MapReader::kZeroOrMore);
+      p.cluster.inter_latency_us = cluster.get_double("inter_latency_us", 0.0, kZeroOrMore);
     }
     p.cluster.collective =
         cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
     p.cluster.p2p_duplex = cluster.get_string("p2p_duplex", "full", {"full", "half"});
     p.cluster.p2p_ready = cluster.get_string("p2p_ready", "separate", {"separate", "behind_sends"});
     p.cluster.p2p_sends = cluster.get_string("p2p_sends", "one", {"one", "per_peer"});
-    p.cluster.cpu_cores = cluster.has("cpu_cores")
-                              ? cluster.get_double("cpu_cores", 0.0, MapReader::kZeroOrMore)
-                              : 0.0;
-    p.cluster.inter_burst_bytes =
-        cluster.get_double("inter_burst_bytes", 0.0, MapReader::kZeroOrMore);
+    p.cluster.cpu_cores =
+        cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, kZeroOrMore) : 0.0;
+    p.cluster.inter_burst_bytes = cluster.get_double("inter_burst_bytes", 0.0, kZeroOrMore);
     if (cluster.has("inter_burst_latency_us")) {
       p.cluster.inter_burst_latency_us =
-          cluster.get_double("inter_burst_latency_us", 0.0, MapReader::kZeroOrMore);
+          cluster.get_double("inter_burst_latency_us", 0.0, kZeroOrMore);
     }
     p.cluster.inter_burst_bandwidth = optional_positive(cluster, "inter_burst_bandwidth");
     p.cluster.inter_send_call_us = read_send_calls(cluster);
@@ -214,7 +211,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.cluster.bucket_copy_bandwidth = optional_positive(cluster, "bucket_copy_bandwidth");
     if (cluster.has("bucket_copy_latency_us")) {
       p.cluster.bucket_copy_latency_us =
-          cluster.get_double("bucket_copy_latency_us", 0.0, MapReader::kZeroOrMore);
+          cluster.get_double("bucket_copy_latency_us", 0.0, kZeroOrMore);
     }
     cluster.finish();
   }
@@ -225,8 +222,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.run.iterations = run.get_int("iterations", 10, 1, 1 << 20);
     p.run.repeats = run.get_int("repeats", 1, 1, 1000);
     p.run.seed = run.get_int("seed", 0, 0, (1LL << 62));
-    p.run.noise_percent =
-        run.has("noise") ? run.get_double("noise", 0.0, MapReader::kZeroOrMore) : 0.0;
+    p.run.noise_percent = run.has("noise") ? run.get_double("noise", 0.0, kZeroOrMore) : 0.0;
     if (p.run.noise_percent >= 100) {
       run.fail(run.child("noise"), "noise", "must be a percentage below 100");
     }
