@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include "common/environment_info.h"
-#include "runtime/models/moe.h"
 #include "runtime/optim/optimizer.h"
 
 namespace runtime {
@@ -19,14 +18,15 @@ long long tensor_bytes(const std::vector<at::Tensor>& tensors) {
 
 }  // namespace
 
-nlohmann::json memory_report(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
-  std::vector<at::Tensor> gradients, state;
-  for (const auto& p : model.parameters()) gradients.push_back(p.grad());
-  state = optimizer_state_tensors(optimizer);
-  return {{"parameter_bytes", tensor_bytes(model.parameters())},
-          {"expert_parameter_bytes", tensor_bytes(expert_parameters(model))},
+nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
+                             const std::vector<torch::Tensor>& expert_parameters,
+                             torch::optim::Optimizer& optimizer) {
+  std::vector<at::Tensor> gradients;
+  for (const auto& p : parameters) gradients.push_back(p.grad());
+  return {{"parameter_bytes", tensor_bytes(parameters)},
+          {"expert_parameter_bytes", tensor_bytes(expert_parameters)},
           {"gradient_bytes", tensor_bytes(gradients)},
-          {"optimizer_state_bytes", tensor_bytes(state)},
+          {"optimizer_state_bytes", tensor_bytes(optimizer_state_tensors(optimizer))},
           {"peak_resident_bytes", harness::peak_resident_bytes()}};
 }
 

@@ -1,15 +1,18 @@
-// What a DDP or expert-parallel rank holds after training (memory_rank<r>.json): the bytes of
-// its parameters (of them, its experts'), their gradients and the optimizer's state, and the
-// process's peak resident memory.
+// What a rank holds after training (memory_rank<r>.json): the bytes of its parameters (of them,
+// its experts'; a pipeline stage's own layers'), their gradients and the optimizer's state, and
+// the process's peak resident memory.
 #pragma once
 
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace runtime {
 
-nlohmann::json memory_report(torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
+                             const std::vector<torch::Tensor>& expert_parameters,
+                             torch::optim::Optimizer& optimizer);
 
 }  // namespace runtime

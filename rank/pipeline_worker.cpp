@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "common/json_file.h"
+#include "rank/memory_report.h"
 #include "rank/rank_device.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/moe.h"
@@ -114,6 +115,17 @@ PipelineModel build_pipeline_model(const WorkerConfig& config, const RankDevice&
   return built;
 }
 
+// The stage's own parameters, gradients and optimizer state, as every rank reports them in
+// memory_rank<r>.json (its placement is in pipeline_rank<r>.json).
+void write_stage_memory(const RankContext& context, const PipelineStage& stage,
+                        torch::optim::Optimizer& optimizer, const RankDevice& device) {
+  json memory = memory_report(stage.stage_parameters(), {}, optimizer);
+  memory.update(device.memory_peaks());
+  write_text_atomic(
+      fs::path(context.out_dir) / ("memory_rank" + std::to_string(context.rank) + ".json"),
+      harness::json_text(memory, 1) + "\n");
+}
+
 }  // namespace
 
 void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
@@ -198,6 +210,7 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
   write_text_atomic(
       fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
       harness::json_text(info, 1) + "\n");
+  write_stage_memory(context, stage, optimizer, device);
   if (trace.size() > 0) {
     json other = {{"rank", context.rank},
                   {"world_size", context.world_size},

@@ -346,7 +346,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
     std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
     std::fflush(stdout);
   }
-  json memory = memory_report(*model, optimizer);
+  json memory = memory_report(model->parameters(), expert_parameters(*model), optimizer);
   memory.update(device.memory_peaks());
   memory["placement"] = used_placement(parameters.front(), *communicator);
   memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());

@@ -43,6 +43,7 @@ assert [s["ranks"] for s in gpipe_stages] == [[0, 1], [2, 3]], gpipe_stages
 cut = gpipe_stages[0]["last_layer"]
 assert gpipe_stages[0]["first_layer"] == 0 and gpipe_stages[1]["first_layer"] == cut + 1, gpipe_stages
 assert gpipe_stages[1]["last_layer"] == 5 and 1 <= cut <= 4, gpipe_stages
+stage_bytes = {}
 for system in ["dapple", "gpipe", "planned"]:
     per_iteration = [0.0] * 4
     split = [[0, cut], [cut + 1, 5]] if system == "gpipe" else [[0, 2], [3, 5]]
@@ -66,6 +67,14 @@ for system in ["dapple", "gpipe", "planned"]:
             assert it["bytes_sent"] == 2 * 4 * 256 * 4, (system, rank, it["bytes_sent"])
         if info["stage"] == 1:
             for i, it in enumerate(its): per_iteration[i] += it["loss"]
+        # Each rank reports its stage's own bytes: a stage of each replica holds the model's
+        # parameters between them, as a DDP rank holds them whole; SGD without momentum keeps no
+        # state.
+        memory = json.load(open(os.path.join(raw(system), f"memory_rank{rank}.json")))
+        assert memory["gradient_bytes"] == memory["parameter_bytes"] > 0, memory
+        assert memory["optimizer_state_bytes"] == 0, memory
+        if rank in (0, 2):
+            stage_bytes[system] = stage_bytes.get(system, 0) + memory["parameter_bytes"]
         rows = list(csv.DictReader(open(os.path.join(raw(system), f"rank{rank}.csv"))))
         assert len(rows) == 4
         trace = json.load(open(os.path.join(raw(system), f"trace_rank{rank}.json")))
@@ -74,6 +83,8 @@ for system in ["dapple", "gpipe", "planned"]:
         assert ("send" in cats) and ("recv" in cats) and ("allreduce" in cats), cats
         assert trace["otherData"]["stage"] == info["stage"]
     losses[system] = per_iteration
+whole = json.load(open(os.path.join(raw("overlap"), "memory_rank0.json")))["parameter_bytes"]
+assert stage_bytes == {"dapple": whole, "gpipe": whole, "planned": whole}, (stage_bytes, whole)
 # Same plan, same data, same seed: the schedules only reorder the work.
 for a, b in zip(losses["dapple"], losses["gpipe"]):
     assert abs(a - b) <= 1e-5 * abs(a), losses
