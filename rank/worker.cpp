@@ -150,12 +150,6 @@ WorkerArgs parse_args(const std::vector<std::string>& args) {
   return parsed;
 }
 
-torch::Tensor compute_loss(const std::string& loss, const torch::Tensor& output,
-                           const torch::Tensor& target) {
-  if (loss == "cross_entropy") return torch::nn::functional::cross_entropy(output, target);
-  return torch::mse_loss(output, target);
-}
-
 // The forward pass and its loss, in the model's precision on the input's device; a
 // mixture-of-experts model's load-balancing loss added, weighted as Switch Transformer's.
 struct ForwardResult {
@@ -166,7 +160,7 @@ ForwardResult forward_loss(ZooModel& model, const torch::Tensor& input, const to
                            const std::string& loss_name, Precision precision) {
   const PrecisionScope scope(precision, input.device().type());
   const torch::Tensor output = model.forward(input);
-  torch::Tensor loss = compute_loss(loss_name, output, target);
+  torch::Tensor loss = training_loss(loss_name, output, target);
   if (const torch::Tensor balance = model.auxiliary_loss(); balance.defined()) {
     loss = loss + kLoadBalanceLossWeight * balance;
   }

@@ -97,7 +97,10 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   }
   config.input_shape = model.get_int_list("input_shape", default_shape, 1);
   config.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
-  config.loss = model.get_string("loss", "mse", {"mse", "cross_entropy"});
+  // A language model learns the next token: its logits against an MSE target of their size
+  // (tokens x 32000 per sample) would be no study of anyone's.
+  config.loss = model.get_string("loss", config.name == "llama" ? "cross_entropy" : "mse",
+                                 {"mse", "cross_entropy"});
   config.depth = model.get_int("depth", 0, 0, kMaxModelDepth);
   config.width = model.get_int("width", 0, 0, kMaxModelWidth);
   config.precision = model.get_string("precision", "fp32", {"fp32", "tf32", "bf16"});

@@ -16,6 +16,10 @@ const std::vector<ModelEntry>& model_catalog() {
        "model.experts, top_k, capacity_factor, moe_every)",
        {128}},
       {"mlp", "3-layer MLP (in->256->256->classes), no BatchNorm", {64}},
+      {"llama",
+       "Llama-style decoder (2 blocks x 512 by default; model.depth, model.width): RMSNorm, "
+       "rotary embeddings, SwiGLU, causal attention, next-token logits over 32000 tokens",
+       {128}},
   };
   return catalog;
 }
@@ -64,7 +68,8 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
                                 " input_shape must be [channels, height, width]");
   }
   const bool bert = name == "bert" || name == "bert_moe";
-  if (bert && shape.size() != 1) {
+  const bool tokens = bert || name == "llama";
+  if (tokens && shape.size() != 1) {
     throw std::invalid_argument(name + " input_shape must be [sequence_length]");
   }
   double elements = 1;
@@ -78,7 +83,7 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
   if (name == "vgg19" && depth > 0) {
     throw std::invalid_argument("vgg19 has no depth option (it is 19)");
   }
-  if (bert && width > 0 && width % 64 != 0) {
+  if (tokens && width > 0 && width % 64 != 0) {
     throw std::invalid_argument(name + " width must be a multiple of 64 (heads of 64)");
   }
   if (width > 65536) throw std::invalid_argument(name + " width is at most 65536");

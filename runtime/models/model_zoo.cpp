@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "runtime/models/llama.h"
 #include "runtime/models/moe.h"
 
 namespace runtime {
@@ -357,6 +358,7 @@ std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions
   if (name == "vgg19") return std::make_shared<Vgg19>(options);
   if (name == "mlp") return std::make_shared<Mlp>(options);
   if (name == "bert") return std::make_shared<Bert>(options);
+  if (name == "llama") return make_llama(options);
   if (name == "bert_moe") {
     return std::make_shared<Bert>(options,
                                   MoeOptions{.experts = options.moe.experts,

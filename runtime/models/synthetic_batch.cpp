@@ -12,7 +12,7 @@ SyntheticBatch make_synthetic_batch(ZooModel& model, const ModelOptions& options
   batch.input = model.input_vocabulary() > 0
                     ? torch::randint(model.input_vocabulary(), shape, torch::kLong)
                     : torch::randn(shape);
-  int64_t classes = 0;
+  std::vector<int64_t> output_shape;
   {
     // BatchNorm cannot train on one sample; eval mode gives the same output width.
     torch::NoGradGuard no_grad;
@@ -23,12 +23,30 @@ SyntheticBatch make_synthetic_batch(ZooModel& model, const ModelOptions& options
     const auto parameters = model.parameters();
     const c10::Device device =
         parameters.empty() ? c10::Device(c10::kCPU) : parameters.front().device();
-    classes = model.forward(batch.input.narrow(0, 0, 1).to(device)).size(1);
+    output_shape = model.forward(batch.input.narrow(0, 0, 1).to(device)).sizes().vec();
     model.train(was_training);
   }
-  batch.target = loss == "cross_entropy" ? torch::randint(classes, {samples}, torch::kLong)
-                                         : torch::randn({samples, classes});
+  output_shape[0] = samples;
+  const int64_t classes = output_shape.back();
+  if (loss != "cross_entropy") {
+    batch.target = torch::randn(output_shape);
+  } else if (output_shape.size() == 3) {
+    // Next-token prediction: token t's target is token t + 1; the last one's is drawn.
+    const auto last = torch::randint(classes, {samples, 1}, torch::kLong);
+    batch.target = torch::cat({batch.input.narrow(1, 1, batch.input.size(1) - 1), last}, 1);
+  } else {
+    batch.target = torch::randint(classes, {samples}, torch::kLong);
+  }
   return batch;
+}
+
+at::Tensor training_loss(const std::string& loss, const at::Tensor& output,
+                         const at::Tensor& target) {
+  if (loss != "cross_entropy") return torch::mse_loss(output, target);
+  if (output.dim() == 3) {
+    return torch::nn::functional::cross_entropy(output.flatten(0, 1), target.flatten());
+  }
+  return torch::nn::functional::cross_entropy(output, target);
 }
 
 at::Tensor sample_of(const SyntheticBatch& batch) { return batch.input.narrow(0, 0, 1); }

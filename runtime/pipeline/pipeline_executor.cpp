@@ -11,6 +11,7 @@
 #include "runtime/compat/torch_compat.h"
 #include "runtime/device/cuda_support.h"
 #include "runtime/models/moe.h"
+#include "runtime/models/synthetic_batch.h"
 
 namespace runtime {
 
@@ -48,12 +49,6 @@ double elapsed_ms(double start_us, double end_us) { return (end_us - start_us) /
 
 long long bytes_of(const at::Tensor& t) {
   return t.defined() ? static_cast<long long>(t.numel() * t.element_size()) : 0;
-}
-
-torch::Tensor loss_of(const std::string& loss, const torch::Tensor& output,
-                      const torch::Tensor& target) {
-  if (loss == "cross_entropy") return torch::nn::functional::cross_entropy(output, target);
-  return torch::mse_loss(output, target);
 }
 
 int activation_tag(int micro_batch) { return 2 * micro_batch; }
@@ -365,7 +360,7 @@ PipelineIterationStats PipelineStage::run_iteration(const at::Tensor& global_inp
         if (s.last()) {
           const torch::Tensor target =
               global_target.narrow(0, rows.begin + mine.begin, mine.size());
-          output = loss_of(s.options.loss, output, target) * share;
+          output = training_loss(s.options.loss, output, target) * share;
         }
       }
       entry.auxiliary = s.auxiliary_loss(share);

@@ -699,3 +699,24 @@ TEST(Optimizer, BadValuesAndTheOtherOptimizersKeysAreRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// A language model learns the next token: llama's loss is cross-entropy unless a spec says
+// otherwise.
+TEST(Spec, LlamasLossIsCrossEntropyByDefault) {
+  TempDir dir;
+  LoadOptions options = options_with();
+  options.known_models.push_back("llama");
+  const std::string llama = replace(kValidSpec, "  name: mlp", "  name: llama");
+  const Experiment e = harness::load_experiment(dir.write("s.yaml", llama).string(), options);
+  EXPECT_EQ(e.points[0].config.model.loss, "cross_entropy");
+  EXPECT_EQ(e.points[0].config.model.input_shape, (std::vector<long long>{128}));
+  const Experiment mse = harness::load_experiment(
+      dir.write("m.yaml", replace(llama, "  batch_size: 8", "  batch_size: 8\n  loss: mse"))
+          .string(),
+      options);
+  EXPECT_EQ(mse.points[0].config.model.loss, "mse");
+}
+
+}  // namespace

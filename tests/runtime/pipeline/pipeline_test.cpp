@@ -32,8 +32,9 @@ struct ModelCase {
   runtime::ModelOptions options;
 };
 
-ModelCase mlp() { return {"mlp", {{16}, 4, /*depth=*/4, /*width=*/32}}; }   // 10 layers
-ModelCase bert() { return {"bert", {{6}, 3, /*depth=*/3, /*width=*/64}}; }  // 6 layers
+ModelCase mlp() { return {"mlp", {{16}, 4, /*depth=*/4, /*width=*/32}}; }     // 10 layers
+ModelCase bert() { return {"bert", {{6}, 3, /*depth=*/3, /*width=*/64}}; }    // 6 layers
+ModelCase llama() { return {"llama", {{6}, 0, /*depth=*/2, /*width=*/64}}; }  // 5 layers
 
 struct Case {
   std::string label;
@@ -168,6 +169,7 @@ std::vector<Case> cases() {
       {"mlp_3_stages_2_1_2", mlp(), {{{0, 2, {0, 1}}, {3, 6, {2}}, {7, 9, {3, 4}}}}, 5},
       {"bert_2_stages", bert(), {{{0, 2, {0}}, {3, 5, {1}}}}, 2},
       {"bert_3_stages_replicated", bert(), {{{0, 1, {0, 1}}, {2, 3, {2}}, {4, 5, {3}}}}, 4},
+      {"llama_2_stages", llama(), {{{0, 1, {0}}, {2, 4, {1}}}}, 2},
   };
 }
 

@@ -1,0 +1,171 @@
+#include "runtime/models/llama.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace runtime {
+
+namespace nn = torch::nn;
+
+namespace {
+
+// Root-mean-square normalisation with a learned scale (no mean subtracted, no bias).
+class RmsNormImpl : public nn::Module {
+ public:
+  explicit RmsNormImpl(int64_t width, double eps = 1e-5) : eps_(eps) {
+    weight = register_parameter("weight", torch::ones({width}));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return x * torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps_) * weight;
+  }
+  torch::Tensor weight;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(RmsNorm);
+
+// Rotary position embeddings on [batch, heads, tokens, head_width]: each half of a head's
+// features rotated against the other by the token's angle (the "rotate half" layout of Llama's
+// Hugging Face port), base 10000.
+torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  const torch::Tensor first = x.narrow(-1, 0, half), second = x.narrow(-1, half, half);
+  return x * cos + torch::cat({-second, first}, -1) * sin;
+}
+
+class AttentionImpl : public nn::Module {
+ public:
+  AttentionImpl(int64_t width, int64_t heads, int64_t kv_heads, int64_t tokens)
+      : heads_(heads), kv_heads_(kv_heads), head_width_(width / heads) {
+    q = register_module("q_proj", nn::Linear(nn::LinearOptions(width, width).bias(false)));
+    k = register_module("k_proj",
+                        nn::Linear(nn::LinearOptions(width, kv_heads * head_width_).bias(false)));
+    v = register_module("v_proj",
+                        nn::Linear(nn::LinearOptions(width, kv_heads * head_width_).bias(false)));
+    o = register_module("o_proj", nn::Linear(nn::LinearOptions(width, width).bias(false)));
+    // Angles of every position, [tokens, head_width], as buffers: they move with the model.
+    const auto frequencies = torch::pow(10000.0, -torch::arange(0, head_width_, 2, torch::kFloat) /
+                                                     static_cast<double>(head_width_));
+    const auto angles = torch::outer(torch::arange(tokens, torch::kFloat), frequencies);
+    const auto both = torch::cat({angles, angles}, -1);
+    cos_ = register_buffer("rope_cos", both.cos());
+    sin_ = register_buffer("rope_sin", both.sin());
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    const int64_t batch = x.size(0), tokens = x.size(1), width = x.size(2);
+    auto heads_of = [&](const torch::Tensor& t, int64_t count) {
+      return t.view({batch, tokens, count, head_width_}).transpose(1, 2);
+    };
+    const torch::Tensor cos = cos_.narrow(0, 0, tokens), sin = sin_.narrow(0, 0, tokens);
+    torch::Tensor queries = rotate(heads_of(q->forward(x), heads_), cos, sin);
+    torch::Tensor keys = rotate(heads_of(k->forward(x), kv_heads_), cos, sin);
+    torch::Tensor values = heads_of(v->forward(x), kv_heads_);
+    if (kv_heads_ < heads_) {  // grouped-query: each key/value head serves heads / kv_heads
+      keys = keys.repeat_interleave(heads_ / kv_heads_, 1);
+      values = values.repeat_interleave(heads_ / kv_heads_, 1);
+    }
+    torch::Tensor scores =
+        torch::matmul(queries, keys.transpose(-2, -1)) / std::sqrt(double(head_width_));
+    // Causal: token t attends to tokens 0..t. Made here, not kept as a buffer: a rank's
+    // buffers are broadcast from rank 0's, and Gloo carries no bool tensors.
+    const torch::Tensor future =
+        torch::ones({tokens, tokens}, x.options().dtype(torch::kBool)).triu(1);
+    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+    const torch::Tensor context = torch::matmul(torch::softmax(scores, -1), values);
+    return o->forward(context.transpose(1, 2).reshape({batch, tokens, width}));
+  }
+
+  nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+
+ private:
+  int64_t heads_, kv_heads_, head_width_;
+  torch::Tensor cos_, sin_;
+};
+TORCH_MODULE(Attention);
+
+// SwiGLU: down(silu(gate(x)) * up(x)).
+class FeedForwardImpl : public nn::Module {
+ public:
+  FeedForwardImpl(int64_t width, int64_t hidden) {
+    gate = register_module("gate_proj", nn::Linear(nn::LinearOptions(width, hidden).bias(false)));
+    up = register_module("up_proj", nn::Linear(nn::LinearOptions(width, hidden).bias(false)));
+    down = register_module("down_proj", nn::Linear(nn::LinearOptions(hidden, width).bias(false)));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return down->forward(torch::silu(gate->forward(x)) * up->forward(x));
+  }
+  nn::Linear gate{nullptr}, up{nullptr}, down{nullptr};
+};
+TORCH_MODULE(FeedForward);
+
+// One pre-norm decoder block; parameter names as Hugging Face's LlamaDecoderLayer.
+class DecoderLayerImpl : public nn::Module {
+ public:
+  DecoderLayerImpl(int64_t width, int64_t heads, int64_t kv_heads, int64_t tokens) {
+    input_norm = register_module("input_layernorm", RmsNorm(width));
+    attention = register_module("self_attn", Attention(width, heads, kv_heads, tokens));
+    attention_norm = register_module("post_attention_layernorm", RmsNorm(width));
+    mlp = register_module("mlp", FeedForward(width, llama_feed_forward_width(width)));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    x = x + attention->forward(input_norm->forward(x));
+    return x + mlp->forward(attention_norm->forward(x));
+  }
+  RmsNorm input_norm{nullptr}, attention_norm{nullptr};
+  Attention attention{nullptr};
+  FeedForward mlp{nullptr};
+};
+TORCH_MODULE(DecoderLayer);
+
+class Llama : public ZooModel {
+ public:
+  Llama(const ModelOptions& options, int64_t kv_heads) {
+    const int64_t depth = options.depth > 0 ? options.depth : kLlamaDefaultDepth;
+    const int64_t width = options.width > 0 ? options.width : kLlamaDefaultWidth;
+    const int64_t heads = width / kLlamaHeadWidth;
+    if (kv_heads <= 0) kv_heads = heads;
+    if (heads % kv_heads != 0) {
+      throw std::invalid_argument("llama: kv_heads must divide the heads (" +
+                                  std::to_string(heads) + ")");
+    }
+    const int64_t tokens = options.input_shape.at(0);
+    input_vocabulary_ = kLlamaVocabulary;
+    append_layer("embed_tokens", "Embedding",
+                 register_module("embed_tokens", nn::Embedding(input_vocabulary_, width)));
+    auto layers = register_module("layers", nn::ModuleList());
+    for (int64_t i = 0; i < depth; ++i) {
+      DecoderLayer layer(width, heads, kv_heads, tokens);
+      layers->push_back(layer);
+      append_layer("layers." + std::to_string(i), "DecoderLayer", layer);
+    }
+    append_layer("norm", "RMSNorm", register_module("norm", RmsNorm(width)));
+    append_layer(
+        "lm_head", "Linear",
+        register_module("lm_head",
+                        nn::Linear(nn::LinearOptions(width, input_vocabulary_).bias(false))));
+    // Llama's initialisation: N(0, 0.02) for every projection and the embeddings.
+    for (const auto& module : modules(/*include_self=*/false)) {
+      if (auto* linear = module->as<nn::Linear>()) nn::init::normal_(linear->weight, 0, 0.02);
+      if (auto* embedding = module->as<nn::Embedding>()) {
+        nn::init::normal_(embedding->weight, 0, 0.02);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+int64_t llama_feed_forward_width(int64_t width) {
+  const int64_t hidden = 2 * (4 * width) / 3;
+  return (hidden + 255) / 256 * 256;
+}
+
+std::shared_ptr<ZooModel> make_llama(const ModelOptions& options, int64_t kv_heads) {
+  return std::make_shared<Llama>(options, kv_heads);
+}
+
+}  // namespace runtime

@@ -1,0 +1,28 @@
+// A Llama-style decoder-only transformer, the model class today's systems papers train: token
+// embeddings, `depth` blocks of RMSNorm -> causal multi-head attention with rotary position
+// embeddings (grouped-query heads where kv_heads < heads) -> residual, RMSNorm -> SwiGLU
+// feed-forward -> residual; a last RMSNorm and an untied language-model head. Its output is the
+// next-token logits, [batch, tokens, vocabulary]; a chain of named layers like every zoo model,
+// so that the profiler times it layer by layer and a pipeline splits it into stages.
+#pragma once
+
+#include <memory>
+
+#include "runtime/models/model_zoo.h"
+
+namespace runtime {
+
+// The shape's defaults where ModelOptions leaves them 0: 2 blocks of width 512, heads of 64,
+// kv_heads = heads, a vocabulary of 32000 (Llama's).
+inline constexpr int64_t kLlamaDefaultDepth = 2;
+inline constexpr int64_t kLlamaDefaultWidth = 512;
+inline constexpr int64_t kLlamaHeadWidth = 64;
+inline constexpr int64_t kLlamaVocabulary = 32000;
+
+// The SwiGLU hidden width Llama uses for a model width: 2/3 of 4 x width, rounded up to a
+// multiple of 256.
+int64_t llama_feed_forward_width(int64_t width);
+
+std::shared_ptr<ZooModel> make_llama(const ModelOptions& options, int64_t kv_heads = 0);
+
+}  // namespace runtime
