@@ -1,5 +1,6 @@
 #include "harness/analysis/utilisation_table.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace harness {
@@ -11,6 +12,9 @@ std::string render_utilisation_markdown(const RunSummary& summary) {
     std::string rows;
     std::optional<double> peak;
     std::string precision;
+    // A point of a model that reads tokens adds tokens/s, in all and per rank.
+    const bool tokens = std::any_of(point.systems.begin(), point.systems.end(),
+                                    [](const SystemSummary& s) { return s.tokens_per_s; });
     for (const auto& system : point.systems) {
       const auto& u = system.utilisation;
       if (!u) continue;
@@ -20,10 +24,17 @@ std::string render_utilisation_markdown(const RunSummary& summary) {
       }
       char mfu[32] = "-";
       if (u->mfu) std::snprintf(mfu, sizeof mfu, "%.1f", *u->mfu * 100);
-      std::snprintf(row, sizeof row, "| %s | %.3f | %.3f | %.2f | %s | %zu |\n",
-                    system.name.c_str(), u->flops_per_rank / 1e9, u->iteration_p50_ms,
-                    u->gflops_per_rank, mfu, u->samples);
+      std::snprintf(row, sizeof row, "| %s | %.3f | %.3f | %.2f | %s | %zu |", system.name.c_str(),
+                    u->flops_per_rank / 1e9, u->iteration_p50_ms, u->gflops_per_rank, mfu,
+                    u->samples);
       rows += row;
+      if (tokens) {
+        const double all = system.tokens_per_s.value_or(0);
+        std::snprintf(row, sizeof row, " %.0f | %.0f |", all,
+                      all / double(std::max(1LL, system.ranks)));
+        rows += row;
+      }
+      rows += "\n";
     }
     if (rows.empty()) continue;
     out += "### " + summary.manifest.experiment + ": " + point.point.label +
@@ -42,8 +53,15 @@ std::string render_utilisation_markdown(const RunSummary& summary) {
           "(harness machine measures fp32, and bf16 where the CPU has it; GPUs: fp32, tf32, "
           "bf16).\n\n";
     }
-    out += "| system | GFLOP / iteration | p50 ms | GFLOP/s | MFU % | samples |\n";
-    out += "|---|---:|---:|---:|---:|---:|\n" + rows + "\n";
+    if (tokens) {
+      out +=
+          "tokens/s: every rank's batch of tokens (model.batch_size x tokens x ranks) over the "
+          "iteration p50; per rank, that over the ranks.\n\n";
+    }
+    out += "| system | GFLOP / iteration | p50 ms | GFLOP/s | MFU % | samples |";
+    out += tokens ? " tokens/s | tokens/s per rank |\n" : "\n";
+    out += "|---|---:|---:|---:|---:|---:|" + std::string(tokens ? "---:|---:|" : "") + "\n" +
+           rows + "\n";
   }
   return out;
 }

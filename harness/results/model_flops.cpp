@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "common/statistics.h"
+#include "runtime/models/model_catalog.h"
 
 namespace harness {
 
@@ -72,6 +73,22 @@ std::string trained_precision(const json& system_config) {
   if (!system_config.is_object()) return "fp32";
   const json model = system_config.value("model", json());
   return model.is_object() ? model.value("precision", "fp32") : "fp32";
+}
+
+std::optional<double> tokens_per_second(const json& system_config, long long world_size,
+                                        double iteration_p50_ms) {
+  if (!system_config.is_object() || !(iteration_p50_ms > 0) || world_size < 1) return std::nullopt;
+  const json model = system_config.value("model", json());
+  if (!model.is_object()) return std::nullopt;
+  const runtime::ModelEntry* entry = runtime::find_model(model.value("name", ""));
+  const json shape = model.value("input_shape", json());
+  const json batch = model.value("batch_size", json());
+  if (!entry || !entry->reads_tokens || !shape.is_array() || shape.size() != 1 ||
+      !shape[0].is_number_integer() || !batch.is_number_integer()) {
+    return std::nullopt;
+  }
+  const double tokens = batch.get<double>() * shape[0].get<double>() * double(world_size);
+  return tokens / (iteration_p50_ms / 1000.0);
 }
 
 std::optional<Utilisation> utilisation(const json& flops, const std::vector<double>& iteration_ms,

@@ -39,6 +39,12 @@ std::optional<double> rank_peak_gflops(const nlohmann::json& env, const std::str
 // The precision a system's config.json trained in (its model's; fp32 where it names none).
 std::string trained_precision(const nlohmann::json& system_config);
 
+// Tokens per second of the whole run (every rank's batch: model.batch_size x tokens per sample
+// x `world_size`) over the iteration p50, for a model that reads tokens (the zoo's bert,
+// bert_moe, llama); nothing for other models or a config.json that does not say.
+std::optional<double> tokens_per_second(const nlohmann::json& system_config, long long world_size,
+                                        double iteration_p50_ms);
+
 struct Utilisation {
   double flops_per_rank = 0;    // mean over ranks, per iteration
   double iteration_p50_ms = 0;  // pooled over ranks and repeats

@@ -97,6 +97,8 @@ RunSummary summarize_run_directory(const fs::path& run_directory) {
       if (auto it = system.phases.find("iteration"); it != system.phases.end()) {
         system_summary.utilisation =
             system_utilisation(env, system.flops, system.config, it->second);
+        system_summary.tokens_per_s = tokens_per_second(system.config, point.point.world_size,
+                                                        system_summary.phases.at("iteration").p50);
       }
       system_summary.memory = largest_rank_memory(system.memory);
       point_summary.systems.push_back(std::move(system_summary));
@@ -131,6 +133,10 @@ json summary_to_json(const RunSummary& summary) {
             {"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev},
             {"min", stats.min},     {"p50", stats.p50},   {"p90", stats.p90},
             {"p95", stats.p95},     {"p99", stats.p99},   {"max", stats.max}};
+      }
+      if (system.tokens_per_s) {
+        s["tokens_per_s"] = *system.tokens_per_s;
+        s["tokens_per_s_per_rank"] = *system.tokens_per_s / double(std::max(1LL, system.ranks));
       }
       if (const auto& u = system.utilisation) {
         s["utilisation"] = {{"flops_per_rank_iteration", u->flops_per_rank},

@@ -30,6 +30,8 @@ struct SystemSummary {
   std::map<std::string, SampleSummary> phases;  // empty when no run completed
   // Model FLOPs achieved and MFU (harness/results/model_flops.h): where the run has flops.json.
   std::optional<Utilisation> utilisation;
+  // Tokens per second of the whole run, for a model that reads tokens (model_flops.h).
+  std::optional<double> tokens_per_s;
   // What a rank held, the largest over ranks (harness/results/rank_memory.h).
   std::optional<RankMemory> memory;
 };

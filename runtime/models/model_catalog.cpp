@@ -10,16 +10,21 @@ const std::vector<ModelEntry>& model_catalog() {
       {"resnet50", "torchvision ResNet-50 (Bottleneck, V1.5)", {3, 224, 224}},
       {"resnet18", "torchvision ResNet-18 (BasicBlock)", {3, 224, 224}},
       {"vgg19", "torchvision VGG-19 (configuration E, no BatchNorm)", {3, 224, 224}},
-      {"bert", "BERT-style encoder (12 layers x 768 by default; model.depth, model.width)", {128}},
+      {"bert",
+       "BERT-style encoder (12 layers x 768 by default; model.depth, model.width)",
+       {128},
+       true},
       {"bert_moe",
        "BERT-style encoder, every other feed-forward a mixture of 4 experts (top-2, capacity 1.25; "
        "model.experts, top_k, capacity_factor, moe_every)",
-       {128}},
+       {128},
+       true},
       {"mlp", "3-layer MLP (in->256->256->classes), no BatchNorm", {64}},
       {"llama",
        "Llama-style decoder (2 blocks x 512 by default; model.depth, model.width): RMSNorm, "
        "rotary embeddings, SwiGLU, causal attention, next-token logits over 32000 tokens",
-       {128}},
+       {128},
+       true},
   };
   return catalog;
 }

@@ -25,6 +25,7 @@ struct ModelEntry {
   std::string name;
   std::string description;
   std::vector<int64_t> default_input_shape;
+  bool reads_tokens = false;  // input_shape is [tokens]: the tables add tokens/s
 };
 
 const std::vector<ModelEntry>& model_catalog();

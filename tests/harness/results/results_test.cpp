@@ -9,6 +9,7 @@
 #include "common/json_file.h"
 #include "harness/analysis/comparison_table.h"
 #include "harness/analysis/memory_table.h"
+#include "harness/analysis/utilisation_table.h"
 #include "harness/results/results_folder.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_status.h"
@@ -148,6 +149,48 @@ TEST(RunSummary, GpuRanksAddTheirDevicePeaks) {
       << md;
   EXPECT_NE(md.find("| fast | 1.0 | 0.0 | 1.0 | 0.0 | 200 | 320 | 400 | 2 |"), std::string::npos)
       << md;
+}
+
+// A model that reads tokens: tokens per second of the whole run (batch x tokens x ranks over
+// the iteration p50), in summary.json and as two more columns of the utilisation table.
+TEST(RunSummary, TokenModelsAddTokensPerSecond) {
+  const nlohmann::json llama = {
+      {"model", {{"name", "llama"}, {"batch_size", 2}, {"input_shape", {32}}}}};
+  EXPECT_DOUBLE_EQ(*harness::tokens_per_second(llama, 2, 100.0), 2 * 32 * 2 / 0.1);
+  EXPECT_FALSE(harness::tokens_per_second(
+      {{"model", {{"name", "mlp"}, {"batch_size", 2}, {"input_shape", {64}}}}}, 2, 100.0));
+  EXPECT_FALSE(harness::tokens_per_second(nlohmann::json(), 2, 100.0));  // an external system
+  EXPECT_FALSE(harness::tokens_per_second(llama, 2, 0.0));
+
+  TempDir dir;
+  const fs::path root = make_results_folder(dir);
+  for (const char* system : {"base", "fast"}) {
+    const fs::path raw = harness::run_raw_directory(root, "p000", system, 0);
+    nlohmann::json config = {
+        {"model", {{"name", "bert"}, {"batch_size", 4}, {"input_shape", {16}}}}};
+    harness::write_file_atomic(raw / "config.json", harness::json_text(config));
+    harness::write_file_atomic(raw / "flops.json", R"({"iteration_flops_per_rank": [1e9, 1e9]})");
+  }
+  const auto summary = harness::summarize_run_directory(root);
+  // fast: p50 12.5 ms, 4 x 16 tokens x 2 ranks = 128 tokens: 10240 tokens/s, 5120 per rank.
+  EXPECT_DOUBLE_EQ(*summary.points[0].systems[1].tokens_per_s, 128 / 0.0125);
+  const auto json = harness::summary_to_json(summary)["points"][0]["systems"][1];
+  EXPECT_DOUBLE_EQ(json["tokens_per_s"].get<double>(), 10240);
+  EXPECT_DOUBLE_EQ(json["tokens_per_s_per_rank"].get<double>(), 5120);
+  const std::string md = harness::render_utilisation_markdown(summary);
+  EXPECT_NE(md.find("| samples | tokens/s | tokens/s per rank |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 4 | 10240 | 5120 |"), std::string::npos) << md;
+  // Without a token model, the columns are not there.
+  TempDir other;
+  const fs::path plain = make_results_folder(other);
+  for (const char* system : {"base", "fast"}) {
+    harness::write_file_atomic(harness::run_raw_directory(plain, "p000", system, 0) / "flops.json",
+                               R"({"iteration_flops_per_rank": [1e9, 1e9]})");
+  }
+  const std::string no_tokens =
+      harness::render_utilisation_markdown(harness::summarize_run_directory(plain));
+  EXPECT_NE(no_tokens.find("| samples |\n"), std::string::npos) << no_tokens;
+  EXPECT_EQ(no_tokens.find("tokens/s"), std::string::npos) << no_tokens;
 }
 
 TEST(ComparisonTable, MarkdownHasDeltaAgainstTheBaseline) {
