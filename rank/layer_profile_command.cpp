@@ -346,6 +346,7 @@ struct LayerProfileOptions {
   runtime::ProfileMeeting meeting;  // where the processes meet (process 0 picks it)
   std::string stages_text, stage_result, range_text;
   std::string moe_text;                           // --moe, parsed into request.moe
+  std::string decoder_text;                       // --decoder, parsed into request.decoder
   std::string after_idle_text = "1,3,10,30,100";  // --after-idle-ms, into request.idle_gaps_ms
   std::string heap = "retain";
   std::string clock = "wall";
@@ -385,6 +386,7 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   layers.add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)")
       ->check(CLI::Range(0LL, kMaxModelWidth));
   layers.add_option("--moe", options.moe_text, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
+  layers.add_option("--decoder", options.decoder_text, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
   layers.add_option("--repetitions", request.repetitions, "Timed runs per layer")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000000));
@@ -458,6 +460,7 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
                                     {"--stages", options.stages_text},
                                     {"--layers", options.range_text},
                                     {"--moe", options.moe_text},
+                                    {"--decoder", options.decoder_text},
                                     {"--after-idle-ms", options.after_idle_text}}) {
     if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
   }
@@ -479,7 +482,7 @@ void check_ranges_against_model(const LayerProfileOptions& options,
   if ((!stages.empty() || !range_text.empty()) && request.torchscript.empty()) {
     const auto names =
         runtime::zoo_layer_names(request.model, request.input_shape, request.num_classes,
-                                 request.depth, request.width, request.moe);
+                                 request.depth, request.width, request.moe, request.decoder);
     if (request.last_layer >= static_cast<int>(names.size())) {
       throw InputError("--layers '" + range_text + "': " + request.model + "'s layers are 0-" +
                        std::to_string(names.size() - 1));
@@ -528,12 +531,13 @@ void read_request_flags(LayerProfileOptions& options) {
     throw InputError("profile layers: give exactly one of --model and --torchscript");
   }
   request.input_shape = parse_shape(options.shape_text);
-  if (!options.moe_text.empty()) {
-    try {
-      request.moe = runtime::parse_moe_flag(options.moe_text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(e.what());
+  try {
+    if (!options.moe_text.empty()) request.moe = runtime::parse_moe_flag(options.moe_text);
+    if (!options.decoder_text.empty()) {
+      request.decoder = runtime::parse_decoder_flag(options.decoder_text);
     }
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
   }
   request.idle_gaps_ms = parse_idle_gaps(options.after_idle_text);
   request.cpu_clock = options.clock == "cpu";

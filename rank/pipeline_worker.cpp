@@ -30,6 +30,7 @@ ModelOptions model_options_from(const WorkerModel& model) {
   options.depth = model.depth;
   options.width = model.width;
   options.moe = model.moe;
+  options.decoder = model.decoder;
   return options;
 }
 

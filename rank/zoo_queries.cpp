@@ -20,7 +20,8 @@ double milliseconds(std::chrono::steady_clock::duration d) {
 // The options a query builds `model` with; an empty input shape is the model's default, as
 // the profiler and the listing use.
 ModelOptions query_options(const std::string& model, const std::vector<int64_t>& input_shape,
-                           int64_t num_classes, int64_t depth, int64_t width, const MoeShape& moe) {
+                           int64_t num_classes, int64_t depth, int64_t width, const MoeShape& moe,
+                           const DecoderShape& decoder) {
   ModelOptions options;
   options.input_shape = input_shape;
   const ModelEntry* entry = find_model(model);
@@ -29,6 +30,7 @@ ModelOptions query_options(const std::string& model, const std::vector<int64_t>&
   options.depth = depth;
   options.width = width;
   options.moe = moe;
+  options.decoder = decoder;
   return options;
 }
 
@@ -49,8 +51,10 @@ std::vector<ModelListing> list_models() {
 std::vector<double> zoo_layer_forward_ms(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
-                                         int64_t batch, const MoeShape& moe) {
-  const ModelOptions options = query_options(model, input_shape, num_classes, depth, width, moe);
+                                         int64_t batch, const MoeShape& moe,
+                                         const DecoderShape& decoder) {
+  const ModelOptions options =
+      query_options(model, input_shape, num_classes, depth, width, moe, decoder);
   const int threads = torch::get_num_threads();
   torch::set_num_threads(1);
   torch::manual_seed(0);
@@ -80,8 +84,9 @@ std::vector<double> zoo_layer_forward_ms(const std::string& model,
 std::vector<std::string> zoo_layer_names(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
-                                         const MoeShape& moe) {
-  const ModelOptions options = query_options(model, input_shape, num_classes, depth, width, moe);
+                                         const MoeShape& moe, const DecoderShape& decoder) {
+  const ModelOptions options =
+      query_options(model, input_shape, num_classes, depth, width, moe, decoder);
   std::vector<std::string> names;
   const auto built = make_model(model, options);  // kept alive while its layers are read
   for (const auto& layer : built->layers()) names.push_back(layer.name);
@@ -91,8 +96,9 @@ std::vector<std::string> zoo_layer_names(const std::string& model,
 std::vector<double> zoo_layer_forward_flops(const std::string& model,
                                             const std::vector<int64_t>& input_shape,
                                             int64_t num_classes, int64_t depth, int64_t width,
-                                            const MoeShape& moe) {
-  const ModelOptions options = query_options(model, input_shape, num_classes, depth, width, moe);
+                                            const MoeShape& moe, const DecoderShape& decoder) {
+  const ModelOptions options =
+      query_options(model, input_shape, num_classes, depth, width, moe, decoder);
   torch::manual_seed(0);
   const auto built = make_model(model, options);
   built->eval();

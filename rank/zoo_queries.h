@@ -29,20 +29,23 @@ std::vector<ModelListing> list_models();
 std::vector<std::string> zoo_layer_names(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
-                                         const MoeShape& moe = {});
+                                         const MoeShape& moe = {},
+                                         const DecoderShape& decoder = {});
 
 // Forward time of each layer of that model on `batch` synthetic samples (median of 3 after a
 // warm-up, no autograd, one thread): the weights `stages: N` balances pipeline stages by.
 std::vector<double> zoo_layer_forward_ms(const std::string& model,
                                          const std::vector<int64_t>& input_shape,
                                          int64_t num_classes, int64_t depth, int64_t width,
-                                         int64_t batch, const MoeShape& moe = {});
+                                         int64_t batch, const MoeShape& moe = {},
+                                         const DecoderShape& decoder = {});
 
 // Forward FLOPs of each layer for one sample (runtime/models/flop_count.h).
 std::vector<double> zoo_layer_forward_flops(const std::string& model,
                                             const std::vector<int64_t>& input_shape,
                                             int64_t num_classes, int64_t depth, int64_t width,
-                                            const MoeShape& moe = {});
+                                            const MoeShape& moe = {},
+                                            const DecoderShape& decoder = {});
 
 // "1.13.1" etc.
 std::string torch_version();

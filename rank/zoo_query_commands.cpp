@@ -28,7 +28,8 @@ struct ModelQuery {
   int64_t num_classes = 0;
   int64_t depth = 0;
   int64_t width = 0;
-  std::string moe;  // --moe EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (mixture-of-experts models)
+  std::string moe;      // --moe EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (mixture-of-experts models)
+  std::string decoder;  // --decoder HEADS,KV_HEADS,VOCAB (llama)
   int64_t forward_ms_batch = 0;  // > 0: also time each layer's forward at this batch
   bool flops = false;            // also each layer's forward FLOPs per sample
   bool version = false;          // also what `harness-rank version` answers
@@ -69,6 +70,7 @@ void add_layers(CLI::App& app) {
   layers->add_option("--depth", query->depth, "bert/mlp layers (0: model default)");
   layers->add_option("--width", query->width, "bert/vgg19/mlp width (0: model default)");
   layers->add_option("--moe", query->moe, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
+  layers->add_option("--decoder", query->decoder, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
   layers->add_option("--forward-ms-batch", query->forward_ms_batch,
                      "Also time each layer's forward on this many samples");
   layers->add_flag("--flops", query->flops, "Also each layer's forward FLOPs per sample");
@@ -81,16 +83,19 @@ void add_layers(CLI::App& app) {
     try {
       const runtime::MoeShape moe =
           query->moe.empty() ? runtime::MoeShape{} : runtime::parse_moe_flag(query->moe);
+      const runtime::DecoderShape decoder = query->decoder.empty()
+                                                ? runtime::DecoderShape{}
+                                                : runtime::parse_decoder_flag(query->decoder);
       answer["names"] = runtime::zoo_layer_names(query->model, shape, query->num_classes,
-                                                 query->depth, query->width, moe);
+                                                 query->depth, query->width, moe, decoder);
       if (query->flops) {
         answer["forward_flops"] = runtime::zoo_layer_forward_flops(
-            query->model, shape, query->num_classes, query->depth, query->width, moe);
+            query->model, shape, query->num_classes, query->depth, query->width, moe, decoder);
       }
       if (query->forward_ms_batch > 0) {
         answer["forward_ms"] =
             runtime::zoo_layer_forward_ms(query->model, shape, query->num_classes, query->depth,
-                                          query->width, query->forward_ms_batch, moe);
+                                          query->width, query->forward_ms_batch, moe, decoder);
       }
     } catch (const std::invalid_argument& e) {
       throw InputError(query->model + ": " + e.what());

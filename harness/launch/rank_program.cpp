@@ -31,7 +31,8 @@ std::string last_line(const std::string& text) {
 std::string model_key(const ModelConfig& model) {
   std::string key = model.name + "/" + std::to_string(model.num_classes) + "/" +
                     std::to_string(model.depth) + "/" + std::to_string(model.width) + "/" +
-                    runtime::moe_flag_text(model.moe);
+                    runtime::moe_flag_text(model.moe) + "/" +
+                    runtime::decoder_flag_text(model.decoder);
   for (long long d : model.input_shape) key += "/" + std::to_string(d);
   return key;
 }

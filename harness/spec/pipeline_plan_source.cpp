@@ -185,7 +185,7 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
     const json committed = read_plan_file(profile.parent_path() / "profile.json");
     const bool same_model =
         point.model.depth == 0 && point.model.width == 0 && point.model.num_classes == 0 &&
-        point.model.moe == runtime::MoeShape{} &&
+        point.model.moe == runtime::MoeShape{} && point.model.decoder == runtime::DecoderShape{} &&
         (point.model.input_shape.empty() ||
          committed.value("input_shape", std::vector<long long>{}) == point.model.input_shape);
     if (same_model) profile_batch = committed.value("batch", 0);

@@ -111,11 +111,15 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.moe.capacity_factor =
       model.get_double("capacity_factor", moe_default.capacity_factor, 0.0);
   config.moe.every = model.get_int("moe_every", moe_default.every, 1, 1024);
+  // A decoder's heads and vocabulary (llama's; the zoo's rule decides, as for the mixture).
+  config.decoder.heads = model.get_int("heads", 0, 0, kMaxModelWidth);
+  config.decoder.kv_heads = model.get_int("kv_heads", 0, 0, kMaxModelWidth);
+  config.decoder.vocab = model.get_int("vocab", 0, 0, kMaxModelWidth);
   if (model.ok()) {
     try {
       runtime::check_model_options(
           config.name, std::vector<int64_t>(config.input_shape.begin(), config.input_shape.end()),
-          config.depth, config.width, config.moe);
+          config.depth, config.width, config.moe, config.decoder);
     } catch (const std::invalid_argument& e) {
       model.report_map(e.what());
     }
@@ -566,6 +570,9 @@ std::vector<std::string> rank_model_flags(const ModelConfig& model) {
   if (model.width > 0) flags.insert(flags.end(), {"--width", std::to_string(model.width)});
   if (runtime::is_mixture_of_experts(model.name)) {
     flags.insert(flags.end(), {"--moe", runtime::moe_flag_text(model.moe)});
+  }
+  if (!(model.decoder == runtime::DecoderShape{})) {
+    flags.insert(flags.end(), {"--decoder", runtime::decoder_flag_text(model.decoder)});
   }
   return flags;
 }

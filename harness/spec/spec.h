@@ -32,6 +32,7 @@ struct ModelConfig {
   long long width = 0;  // bert: hidden size, vgg19: base channels, mlp: hidden width
   std::string precision = "fp32";  // fp32 | bf16: forward under CPU autocast, fp32 weights
   runtime::MoeShape moe;           // bert_moe: experts, top_k, capacity_factor, moe_every
+  runtime::DecoderShape decoder;   // llama: heads, kv_heads, vocab (0: its defaults)
 };
 
 // The rank program's flags that build `model` (`--model` and the options that differ from the

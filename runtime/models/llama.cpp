@@ -123,17 +123,17 @@ TORCH_MODULE(DecoderLayer);
 
 class Llama : public ZooModel {
  public:
-  Llama(const ModelOptions& options, int64_t kv_heads) {
+  explicit Llama(const ModelOptions& options) {
     const int64_t depth = options.depth > 0 ? options.depth : kLlamaDefaultDepth;
     const int64_t width = options.width > 0 ? options.width : kLlamaDefaultWidth;
-    const int64_t heads = width / kLlamaHeadWidth;
-    if (kv_heads <= 0) kv_heads = heads;
-    if (heads % kv_heads != 0) {
-      throw std::invalid_argument("llama: kv_heads must divide the heads (" +
-                                  std::to_string(heads) + ")");
+    const DecoderShape& decoder = options.decoder;
+    const int64_t heads = decoder.heads > 0 ? decoder.heads : width / kLlamaHeadWidth;
+    const int64_t kv_heads = decoder.kv_heads > 0 ? decoder.kv_heads : heads;
+    if (width % heads != 0 || heads % kv_heads != 0) {
+      throw std::invalid_argument("llama: heads must divide the width and kv_heads the heads");
     }
     const int64_t tokens = options.input_shape.at(0);
-    input_vocabulary_ = kLlamaVocabulary;
+    input_vocabulary_ = decoder.vocab > 0 ? decoder.vocab : kLlamaVocabulary;
     append_layer("embed_tokens", "Embedding",
                  register_module("embed_tokens", nn::Embedding(input_vocabulary_, width)));
     auto layers = register_module("layers", nn::ModuleList());
@@ -164,8 +164,8 @@ int64_t llama_feed_forward_width(int64_t width) {
   return (hidden + 255) / 256 * 256;
 }
 
-std::shared_ptr<ZooModel> make_llama(const ModelOptions& options, int64_t kv_heads) {
-  return std::make_shared<Llama>(options, kv_heads);
+std::shared_ptr<ZooModel> make_llama(const ModelOptions& options) {
+  return std::make_shared<Llama>(options);
 }
 
 }  // namespace runtime

@@ -12,8 +12,8 @@
 
 namespace runtime {
 
-// The shape's defaults where ModelOptions leaves them 0: 2 blocks of width 512, heads of 64,
-// kv_heads = heads, a vocabulary of 32000 (Llama's).
+// The shape's defaults where ModelOptions leaves them 0 (its depth, width and decoder): 2 blocks
+// of width 512, heads of 64, kv_heads = heads, a vocabulary of 32000 (Llama's).
 inline constexpr int64_t kLlamaDefaultDepth = 2;
 inline constexpr int64_t kLlamaDefaultWidth = 512;
 inline constexpr int64_t kLlamaHeadWidth = 64;
@@ -23,6 +23,6 @@ inline constexpr int64_t kLlamaVocabulary = 32000;
 // multiple of 256.
 int64_t llama_feed_forward_width(int64_t width);
 
-std::shared_ptr<ZooModel> make_llama(const ModelOptions& options, int64_t kv_heads = 0);
+std::shared_ptr<ZooModel> make_llama(const ModelOptions& options);
 
 }  // namespace runtime

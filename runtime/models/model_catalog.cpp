@@ -51,6 +51,55 @@ std::string moe_flag_text(const MoeShape& moe) {
   return text.str();
 }
 
+std::string decoder_flag_text(const DecoderShape& decoder) {
+  return std::to_string(decoder.heads) + "," + std::to_string(decoder.kv_heads) + "," +
+         std::to_string(decoder.vocab);
+}
+
+DecoderShape parse_decoder_flag(const std::string& text) {
+  DecoderShape decoder;
+  std::istringstream in(text);
+  char c1 = 0, c2 = 0;
+  if (!(in >> decoder.heads >> c1 >> decoder.kv_heads >> c2 >> decoder.vocab) || c1 != ',' ||
+      c2 != ',' || !(in >> std::ws).eof()) {
+    throw std::invalid_argument("--decoder '" + text +
+                                "': expected HEADS,KV_HEADS,VOCAB (e.g. 8,2,32000; 0: default)");
+  }
+  return decoder;
+}
+
+namespace {
+
+// llama's heads, key/value heads and vocabulary against its width.
+void check_decoder(const std::string& name, int64_t width, const DecoderShape& decoder) {
+  if (name != "llama") {
+    if (!(decoder == DecoderShape{})) {
+      throw std::invalid_argument(name + " has no heads, kv_heads or vocab (they are llama's)");
+    }
+    return;
+  }
+  const int64_t model_width = width > 0 ? width : 512;
+  const int64_t heads = decoder.heads > 0 ? decoder.heads : model_width / 64;
+  if (decoder.heads < 0 || decoder.kv_heads < 0 || decoder.vocab < 0) {
+    throw std::invalid_argument(name + " heads, kv_heads and vocab must be >= 0");
+  }
+  if (model_width % heads != 0 || (model_width / heads) % 2 != 0) {
+    throw std::invalid_argument(name + " heads must divide the width " +
+                                std::to_string(model_width) +
+                                " into even head widths (rotary embeddings rotate pairs)");
+  }
+  const int64_t kv_heads = decoder.kv_heads > 0 ? decoder.kv_heads : heads;
+  if (heads % kv_heads != 0) {
+    throw std::invalid_argument(name + " kv_heads must divide the heads (" + std::to_string(heads) +
+                                ")");
+  }
+  if (decoder.vocab != 0 && (decoder.vocab < 2 || decoder.vocab > 1000000)) {
+    throw std::invalid_argument(name + " vocab must be in [2, 1000000]");
+  }
+}
+
+}  // namespace
+
 MoeShape parse_moe_flag(const std::string& text) {
   MoeShape moe;
   std::istringstream in(text);
@@ -64,8 +113,10 @@ MoeShape parse_moe_flag(const std::string& text) {
 }
 
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
-                         int64_t depth, int64_t width, const MoeShape& moe) {
+                         int64_t depth, int64_t width, const MoeShape& moe,
+                         const DecoderShape& decoder) {
   if (!find_model(name)) throw std::invalid_argument("unknown model '" + name + "'");
+  check_decoder(name, width, decoder);
   const std::vector<int64_t>& shape = input_shape;
   const bool resnet = name == "resnet50" || name == "resnet18";
   if ((resnet || name == "vgg19") && shape.size() != 3) {

@@ -21,6 +21,15 @@ struct MoeShape {
   bool operator==(const MoeShape&) const = default;
 };
 
+// A Llama-style decoder's heads (model.heads; 0: width / 64), key/value heads (model.kv_heads;
+// 0: as many as heads, fewer is grouped-query attention) and vocabulary (model.vocab; 0: 32000).
+struct DecoderShape {
+  int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t vocab = 0;
+  bool operator==(const DecoderShape&) const = default;
+};
+
 struct ModelEntry {
   std::string name;
   std::string description;
@@ -39,8 +48,11 @@ const ModelEntry* find_model(const std::string& name);
 // (at most 2^26 input elements per sample, width 65536, depth 1024). Throws
 // std::invalid_argument with the reason. A mixture's shape only for bert_moe: 1 <= top_k <=
 // experts <= 1024, capacity_factor > 0, every >= 1.
+// A decoder's shape only for llama: heads divide the width into even head widths, kv_heads
+// divide the heads, a vocabulary of 2..1,000,000 tokens.
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
-                         int64_t depth, int64_t width, const MoeShape& moe = {});
+                         int64_t depth, int64_t width, const MoeShape& moe = {},
+                         const DecoderShape& decoder = {});
 
 // Whether `name` has mixture-of-experts layers (and takes a MoeShape).
 bool is_mixture_of_experts(const std::string& name);
@@ -49,5 +61,10 @@ bool is_mixture_of_experts(const std::string& name);
 // back (std::invalid_argument for text of another form; values are checked where the model is).
 std::string moe_flag_text(const MoeShape& moe);
 MoeShape parse_moe_flag(const std::string& text);
+
+// The rank program's --decoder value, "HEADS,KV_HEADS,VOCAB" ("8,2,32000"; 0 for a default), and
+// back (std::invalid_argument for text of another form).
+std::string decoder_flag_text(const DecoderShape& decoder);
+DecoderShape parse_decoder_flag(const std::string& text);
 
 }  // namespace runtime

@@ -348,7 +348,8 @@ class Mlp : public ZooModel {
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
   // The options' rules live in one place, torch-free, so that the harness checks a spec by
   // the same rule (runtime/models/model_catalog.h); the constructors below assume them.
-  check_model_options(name, options.input_shape, options.depth, options.width, options.moe);
+  check_model_options(name, options.input_shape, options.depth, options.width, options.moe,
+                      options.decoder);
   if (name == "resnet50") {
     return std::make_shared<ResNet<Bottleneck, 4>>(std::vector<int64_t>{3, 4, 6, 3}, options);
   }

@@ -56,7 +56,8 @@ struct ModelOptions {
   // channel count (classifier width = 64 x it), mlp's hidden layers and width. ResNets have none.
   int64_t depth = 0;
   int64_t width = 0;
-  MoeShape moe;  // bert_moe
+  MoeShape moe;          // bert_moe
+  DecoderShape decoder;  // llama
   // bert_moe, how its ranks train it (runtime/models/moe.h): tokens routed in this many groups
   // (a single process standing for that many ranks); experts sharded, this rank's shard of
   // `expert_shards` (expert parallelism).

@@ -112,6 +112,7 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     options.depth = request.depth;
     options.width = request.width;
     options.moe = request.moe;
+    options.decoder = request.decoder;
     loaded.zoo = make_model(request.model, options);
     loaded.zoo->train();
     loaded.chain = zoo_chain(loaded.zoo);

@@ -20,6 +20,7 @@ struct LayerProfileRequest {
   int64_t depth = 0;  // zoo size knobs (ModelOptions): 0 = the model's default
   int64_t width = 0;
   MoeShape moe;          // mixture-of-experts models
+  DecoderShape decoder;  // llama
   int repetitions = 10;  // timed runs per layer; the median is reported
   int warmup = 2;
   int threads = 1;

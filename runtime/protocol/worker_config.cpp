@@ -129,7 +129,11 @@ json to_json(const WorkerConfig& c) {
              {{"experts", c.model.moe.experts},
               {"top_k", c.model.moe.top_k},
               {"capacity_factor", c.model.moe.capacity_factor},
-              {"every", c.model.moe.every}}}}},
+              {"every", c.model.moe.every}}},
+            {"decoder",
+             {{"heads", c.model.decoder.heads},
+              {"kv_heads", c.model.decoder.kv_heads},
+              {"vocab", c.model.decoder.vocab}}}}},
           {"optimizer",
            {{"name", c.optimizer.name},
             {"lr", c.optimizer.lr},
@@ -171,6 +175,13 @@ WorkerConfig worker_config_from_json(const json& d) {
     shape.capacity_factor =
         read<double>(moe, "model.moe.", "capacity_factor", shape.capacity_factor);
     shape.every = read<int64_t>(moe, "model.moe.", "every", shape.every);
+  }
+  if (model.contains("decoder")) {
+    const json& decoder = section(model, "decoder");
+    DecoderShape& shape = c.model.decoder;
+    shape.heads = read<int64_t>(decoder, "model.decoder.", "heads", 0);
+    shape.kv_heads = read<int64_t>(decoder, "model.decoder.", "kv_heads", 0);
+    shape.vocab = read<int64_t>(decoder, "model.decoder.", "vocab", 0);
   }
   const json& optimizer = section(d, "optimizer");
   c.optimizer.name = read<std::string>(optimizer, "optimizer.", "name", c.optimizer.name);

@@ -33,6 +33,7 @@ struct WorkerModel {
   long long width = 0;
   std::string precision = "fp32";  // fp32 | bf16 (runtime/models/precision.h)
   MoeShape moe;                    // mixture-of-experts models
+  DecoderShape decoder;            // llama: heads, kv_heads, vocab (0: its defaults)
 };
 
 // The optimizer (runtime/optim/optimizer.h): "sgd" (momentum, weight decay) or "adamw" (betas,

@@ -142,12 +142,14 @@ assert env["torch_version"] == alone["torch_version"], env["torch_version"]
 assert env["blas"]["path"] == alone["blas"]["path"], env["blas"]
 PY
 
-# AdamW (optimizer.name: adamw): the rank is given its settings and keeps its two moments, 8
-# bytes per fp32 parameter, which the memory table reports as optimizer state.
+# AdamW (optimizer.name: adamw) on a small Llama-style decoder (2 heads, 1 key/value head, 500
+# tokens): the rank is given both's settings, builds the decoder they describe (its parameters
+# counted here by hand) and keeps AdamW's two moments, 8 bytes per fp32 parameter, which the
+# memory table reports as optimizer state.
 cat > "$SCRATCH/adamw.yaml" <<YAML
 name: e2e_adamw
 output: $SCRATCH/results
-model: {name: mlp, batch_size: 16}
+model: {name: llama, batch_size: 2, input_shape: [8], depth: 1, width: 64, heads: 2, kv_heads: 1, vocab: 500}
 optimizer: {name: adamw, lr: 0.001, betas: [0.8, 0.95], weight_decay: 0.1}
 run: {world_size: 1, iterations: 2, warmup: 1}
 systems: [overlap]
@@ -159,7 +161,13 @@ raw = sys.argv[1]
 config = json.load(open(os.path.join(raw, "config.json")))
 assert config["optimizer"] == {"name": "adamw", "lr": 0.001, "momentum": 0.0, "betas": [0.8, 0.95],
                                "eps": 1e-08, "weight_decay": 0.1}, config["optimizer"]
+assert config["model"]["decoder"] == {"heads": 2, "kv_heads": 1, "vocab": 500}, config["model"]
+assert config["model"]["loss"] == "cross_entropy", config["model"]
 memory = json.load(open(os.path.join(raw, "memory_rank0.json")))
-assert memory["optimizer_state_bytes"] == 2 * memory["parameter_bytes"] > 0, memory
+# Embeddings and head 500 x 64; a block: q, o 64 x 64, k, v 64 x 32 (one head of 32), SwiGLU
+# 3 x 64 x 256 (2/3 of 4 x 64, to 256), two norms; a last norm.
+parameters = 2 * 500 * 64 + (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 256 + 2 * 64) + 64
+assert memory["parameter_bytes"] == 4 * parameters, (memory, parameters)
+assert memory["optimizer_state_bytes"] == 2 * memory["parameter_bytes"], memory
 PY
 echo "PASS run_and_parse"

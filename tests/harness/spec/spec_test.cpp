@@ -717,6 +717,22 @@ TEST(Spec, LlamasLossIsCrossEntropyByDefault) {
           .string(),
       options);
   EXPECT_EQ(mse.points[0].config.model.loss, "mse");
+  // Its heads, key/value heads and vocabulary, and the rank program's flag that carries them.
+  const Experiment sized = harness::load_experiment(
+      dir.write("h.yaml", replace(llama, "  batch_size: 8",
+                                  "  batch_size: 8\n  heads: 4\n  kv_heads: 2\n  vocab: 1000"))
+          .string(),
+      options);
+  const harness::ModelConfig& model = sized.points[0].config.model;
+  EXPECT_EQ(model.decoder, (runtime::DecoderShape{4, 2, 1000}));
+  const auto flags = harness::rank_model_flags(model);
+  EXPECT_EQ(std::vector<std::string>(flags.end() - 2, flags.end()),
+            (std::vector<std::string>{"--decoder", "4,2,1000"}));
+  EXPECT_EQ(harness_test::spec_load_error(
+                replace(llama, "  batch_size: 8", "  batch_size: 8\n  kv_heads: 3"), options),
+            "spec.yaml:3:3: model: llama kv_heads must divide the heads (8)");
+  EXPECT_EQ(error_of(replace(kValidSpec, "  batch_size: 8", "  batch_size: 8\n  vocab: 100")),
+            "spec.yaml:3:3: model: mlp has no heads, kv_heads or vocab (they are llama's)");
 }
 
 }  // namespace

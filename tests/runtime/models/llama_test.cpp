@@ -12,18 +12,21 @@ namespace {
 
 using runtime::ModelOptions;
 
-ModelOptions small(int64_t tokens = 8, int64_t depth = 2, int64_t width = 128) {
+ModelOptions small(int64_t tokens = 8, int64_t depth = 2, int64_t width = 128,
+                   runtime::DecoderShape decoder = {}) {
   ModelOptions options;
   options.input_shape = {tokens};
   options.depth = depth;
   options.width = width;
+  options.decoder = decoder;
   return options;
 }
 
-// Embeddings and head V x W; per block: q and o W x W, k and v W x (kv_heads x 64), the SwiGLU's
-// three W x F, two RMSNorm scales; a last RMSNorm.
-int64_t expected_parameters(int64_t depth, int64_t width, int64_t kv_heads) {
-  const int64_t vocabulary = runtime::kLlamaVocabulary, kv_width = kv_heads * 64;
+// Embeddings and head V x W; per block: q and o W x W, k and v W x (kv_heads x head width), the
+// SwiGLU's three W x F, two RMSNorm scales; a last RMSNorm.
+int64_t expected_parameters(int64_t depth, int64_t width, int64_t kv_heads, int64_t head_width = 64,
+                            int64_t vocabulary = runtime::kLlamaVocabulary) {
+  const int64_t kv_width = kv_heads * head_width;
   const int64_t hidden = runtime::llama_feed_forward_width(width);
   const int64_t block = 2 * width * width + 2 * width * kv_width + 3 * width * hidden + 2 * width;
   return 2 * vocabulary * width + depth * block + width;
@@ -34,10 +37,21 @@ TEST(Llama, ParametersAreTheArchitecturesWithGroupedQueryHeads) {
   EXPECT_EQ(runtime::llama_feed_forward_width(4096), 11008);  // Llama-7B's
   const auto full = runtime::make_llama(small(8, 2, 256));    // 4 heads, 4 key/value heads
   EXPECT_EQ(runtime::parameter_count(*full), expected_parameters(2, 256, 4));
-  const auto grouped = runtime::make_llama(small(8, 2, 256), /*kv_heads=*/2);
+  const auto grouped = runtime::make_llama(small(8, 2, 256, {0, 2, 0}));  // kv_heads 2 of 4
   EXPECT_EQ(runtime::parameter_count(*grouped), expected_parameters(2, 256, 2));
   EXPECT_LT(runtime::parameter_count(*grouped), runtime::parameter_count(*full));
-  EXPECT_THROW(runtime::make_llama(small(8, 2, 256), /*kv_heads=*/3), std::invalid_argument);
+  // 8 heads of 32 of which 2 key/value heads, over a vocabulary of 1000.
+  const auto own = runtime::make_llama(small(8, 2, 256, {8, 2, 1000}));
+  EXPECT_EQ(runtime::parameter_count(*own), expected_parameters(2, 256, 2, 32, 1000));
+  EXPECT_EQ(own->input_vocabulary(), 1000);
+  // The zoo's rule refuses what the shapes cannot be (make_model checks it).
+  for (const runtime::DecoderShape bad :
+       {runtime::DecoderShape{0, 3, 0}, runtime::DecoderShape{3, 0, 0},
+        runtime::DecoderShape{256, 0, 0}, runtime::DecoderShape{0, 0, 1}}) {
+    EXPECT_THROW(runtime::make_model("llama", small(8, 2, 256, bad)), std::invalid_argument);
+  }
+  EXPECT_THROW(runtime::make_model("mlp", {{8}, 2, 0, 0, {}, {0, 0, 1000}}),
+               std::invalid_argument);  // heads, kv_heads and vocab are llama's
   // The zoo builds it by name, a chain of named layers as every zoo model.
   const auto zoo = runtime::make_model("llama", small(8, 3, 128));
   std::vector<std::string> names;
@@ -53,7 +67,7 @@ TEST(Llama, ParametersAreTheArchitecturesWithGroupedQueryHeads) {
 // Token t's logits depend on tokens 0..t only: changing the last tokens leaves the others'.
 TEST(Llama, NoLogitSeesALaterToken) {
   torch::manual_seed(3);
-  const auto model = runtime::make_llama(small(8, 2, 128), /*kv_heads=*/1);
+  const auto model = runtime::make_llama(small(8, 2, 128, {0, 1, 0}));  // one key/value head
   model->eval();
   torch::NoGradGuard no_grad;
   const torch::Tensor ids = torch::randint(runtime::kLlamaVocabulary, {2, 8}, torch::kLong);
