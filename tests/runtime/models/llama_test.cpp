@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "runtime/models/flop_count.h"
 #include "runtime/models/synthetic_batch.h"
 
 namespace {
@@ -107,6 +108,28 @@ TEST(Llama, TrainsOnTheNextToken) {
   EXPECT_LT(runtime::training_loss("cross_entropy", model->forward(batch.input), batch.target)
                 .item<double>(),
             loss.item<double>());
+}
+
+// FLOPs per token as PaLM's appendix and torchtitan count a decoder's training step: 6 x its
+// parameters outside the embeddings + 12 x layers x heads x head width x tokens (attention's
+// two products, forward and backward). The ranks count 3 x the forward's matrix products
+// (runtime/models/flop_count.h): the same number but for the RMSNorm scales, which the formula
+// counts as parameters and no product multiplies. So MFU here is MFU there.
+TEST(Llama, FlopsPerTokenArePaLMsFormula) {
+  const int64_t tokens = 16, layers = 2, width = 128, heads = 4, vocabulary = 1000;
+  const ModelOptions options = small(tokens, layers, width, {heads, 2, vocabulary});
+  const auto model = runtime::make_model("llama", options);
+  const torch::Tensor input = torch::randint(vocabulary, {1, tokens}, torch::kLong);
+  double forward = 0;
+  for (const double f : runtime::layer_forward_flops(*model, input)) forward += f;
+  const double counted_per_token = 3 * forward / tokens;
+  const double norms = double((2 * layers + 1) * width);
+  const double outside_embeddings =
+      double(runtime::parameter_count(*model)) - double(vocabulary * width);
+  const double attention = 12.0 * layers * heads * (width / heads) * tokens;
+  EXPECT_DOUBLE_EQ(counted_per_token, 6 * (outside_embeddings - norms) + attention);
+  const double palm = 6 * outside_embeddings + attention;
+  EXPECT_NEAR(counted_per_token / palm, 1.0, 2e-3);  // the scales: 0.1% at this size
 }
 
 }  // namespace
