@@ -129,9 +129,6 @@ class Llama : public ZooModel {
     const DecoderShape& decoder = options.decoder;
     const int64_t heads = decoder.heads > 0 ? decoder.heads : width / kLlamaHeadWidth;
     const int64_t kv_heads = decoder.kv_heads > 0 ? decoder.kv_heads : heads;
-    if (width % heads != 0 || heads % kv_heads != 0) {
-      throw std::invalid_argument("llama: heads must divide the width and kv_heads the heads");
-    }
     const int64_t tokens = options.input_shape.at(0);
     input_vocabulary_ = decoder.vocab > 0 ? decoder.vocab : kLlamaVocabulary;
     append_layer("embed_tokens", "Embedding",

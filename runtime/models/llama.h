@@ -12,17 +12,12 @@
 
 namespace runtime {
 
-// The shape's defaults where ModelOptions leaves them 0 (its depth, width and decoder): 2 blocks
-// of width 512, heads of 64, kv_heads = heads, a vocabulary of 32000 (Llama's).
-inline constexpr int64_t kLlamaDefaultDepth = 2;
-inline constexpr int64_t kLlamaDefaultWidth = 512;
-inline constexpr int64_t kLlamaHeadWidth = 64;
-inline constexpr int64_t kLlamaVocabulary = 32000;
-
 // The SwiGLU hidden width Llama uses for a model width: 2/3 of 4 x width, rounded up to a
 // multiple of 256.
 int64_t llama_feed_forward_width(int64_t width);
 
+// make_model's for "llama": the options as check_model_options (model_catalog.h) took them,
+// defaults (kLlama* there) where they are 0. Build it through make_model.
 std::shared_ptr<ZooModel> make_llama(const ModelOptions& options);
 
 }  // namespace runtime

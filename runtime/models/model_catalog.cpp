@@ -78,11 +78,12 @@ void check_decoder(const std::string& name, int64_t width, const DecoderShape& d
     }
     return;
   }
-  const int64_t model_width = width > 0 ? width : 512;
-  const int64_t heads = decoder.heads > 0 ? decoder.heads : model_width / 64;
   if (decoder.heads < 0 || decoder.kv_heads < 0 || decoder.vocab < 0) {
     throw std::invalid_argument(name + " heads, kv_heads and vocab must be >= 0");
   }
+  // After the width's own checks: a multiple of 64, so that the default heads are >= 1.
+  const int64_t model_width = width > 0 ? width : kLlamaDefaultWidth;
+  const int64_t heads = decoder.heads > 0 ? decoder.heads : model_width / kLlamaHeadWidth;
   if (model_width % heads != 0 || (model_width / heads) % 2 != 0) {
     throw std::invalid_argument(name + " heads must divide the width " +
                                 std::to_string(model_width) +
@@ -116,7 +117,6 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
                          int64_t depth, int64_t width, const MoeShape& moe,
                          const DecoderShape& decoder) {
   if (!find_model(name)) throw std::invalid_argument("unknown model '" + name + "'");
-  check_decoder(name, width, decoder);
   const std::vector<int64_t>& shape = input_shape;
   const bool resnet = name == "resnet50" || name == "resnet18";
   if ((resnet || name == "vgg19") && shape.size() != 3) {
@@ -144,6 +144,7 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
   }
   if (width > 65536) throw std::invalid_argument(name + " width is at most 65536");
   if (depth > 1024) throw std::invalid_argument(name + " depth is at most 1024");
+  check_decoder(name, width, decoder);
   if (!is_mixture_of_experts(name)) {
     if (!(moe == MoeShape{})) {
       throw std::invalid_argument(name +

@@ -21,6 +21,13 @@ struct MoeShape {
   bool operator==(const MoeShape&) const = default;
 };
 
+// llama's defaults (runtime/models/llama.h) where ModelOptions leaves them 0: 2 blocks of width
+// 512, heads of 64, a vocabulary of 32000 (Llama's). Here, torch-free, for the one rule below.
+inline constexpr int64_t kLlamaDefaultDepth = 2;
+inline constexpr int64_t kLlamaDefaultWidth = 512;
+inline constexpr int64_t kLlamaHeadWidth = 64;
+inline constexpr int64_t kLlamaVocabulary = 32000;
+
 // A Llama-style decoder's heads (model.heads; 0: width / 64), key/value heads (model.kv_heads;
 // 0: as many as heads, fewer is grouped-query attention) and vocabulary (model.vocab; 0: 32000).
 struct DecoderShape {

@@ -731,6 +731,10 @@ TEST(Spec, LlamasLossIsCrossEntropyByDefault) {
   EXPECT_EQ(harness_test::spec_load_error(
                 replace(llama, "  batch_size: 8", "  batch_size: 8\n  kv_heads: 3"), options),
             "spec.yaml:3:3: model: llama kv_heads must divide the heads (8)");
+  // A width below one head's is refused by the width's rule (it divided by zero heads before).
+  EXPECT_EQ(harness_test::spec_load_error(
+                replace(llama, "  batch_size: 8", "  batch_size: 8\n  width: 32"), options),
+            "spec.yaml:3:3: model: llama width must be a multiple of 64 (heads of 64)");
   EXPECT_EQ(error_of(replace(kValidSpec, "  batch_size: 8", "  batch_size: 8\n  vocab: 100")),
             "spec.yaml:3:3: model: mlp has no heads, kv_heads or vocab (they are llama's)");
 }

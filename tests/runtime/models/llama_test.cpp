@@ -35,22 +35,24 @@ int64_t expected_parameters(int64_t depth, int64_t width, int64_t kv_heads, int6
 
 TEST(Llama, ParametersAreTheArchitecturesWithGroupedQueryHeads) {
   EXPECT_EQ(runtime::llama_feed_forward_width(512), 1536);  // Llama's rule: 2/3 of 4 x 512, to 256
-  EXPECT_EQ(runtime::llama_feed_forward_width(4096), 11008);  // Llama-7B's
-  const auto full = runtime::make_llama(small(8, 2, 256));    // 4 heads, 4 key/value heads
+  EXPECT_EQ(runtime::llama_feed_forward_width(4096), 11008);         // Llama-7B's
+  const auto full = runtime::make_model("llama", small(8, 2, 256));  // 4 heads, 4 key/value heads
   EXPECT_EQ(runtime::parameter_count(*full), expected_parameters(2, 256, 4));
-  const auto grouped = runtime::make_llama(small(8, 2, 256, {0, 2, 0}));  // kv_heads 2 of 4
+  const auto grouped =
+      runtime::make_model("llama", small(8, 2, 256, {0, 2, 0}));  // kv_heads 2 of 4
   EXPECT_EQ(runtime::parameter_count(*grouped), expected_parameters(2, 256, 2));
   EXPECT_LT(runtime::parameter_count(*grouped), runtime::parameter_count(*full));
   // 8 heads of 32 of which 2 key/value heads, over a vocabulary of 1000.
-  const auto own = runtime::make_llama(small(8, 2, 256, {8, 2, 1000}));
+  const auto own = runtime::make_model("llama", small(8, 2, 256, {8, 2, 1000}));
   EXPECT_EQ(runtime::parameter_count(*own), expected_parameters(2, 256, 2, 32, 1000));
   EXPECT_EQ(own->input_vocabulary(), 1000);
-  // The zoo's rule refuses what the shapes cannot be (make_model checks it).
+  // The zoo's rule refuses what the shapes cannot be, a width below a head's among them.
   for (const runtime::DecoderShape bad :
        {runtime::DecoderShape{0, 3, 0}, runtime::DecoderShape{3, 0, 0},
         runtime::DecoderShape{256, 0, 0}, runtime::DecoderShape{0, 0, 1}}) {
     EXPECT_THROW(runtime::make_model("llama", small(8, 2, 256, bad)), std::invalid_argument);
   }
+  EXPECT_THROW(runtime::make_model("llama", small(8, 2, 32)), std::invalid_argument);
   EXPECT_THROW(runtime::make_model("mlp", {{8}, 2, 0, 0, {}, {0, 0, 1000}}),
                std::invalid_argument);  // heads, kv_heads and vocab are llama's
   // The zoo builds it by name, a chain of named layers as every zoo model.
@@ -68,7 +70,8 @@ TEST(Llama, ParametersAreTheArchitecturesWithGroupedQueryHeads) {
 // Token t's logits depend on tokens 0..t only: changing the last tokens leaves the others'.
 TEST(Llama, NoLogitSeesALaterToken) {
   torch::manual_seed(3);
-  const auto model = runtime::make_llama(small(8, 2, 128, {0, 1, 0}));  // one key/value head
+  const auto model =
+      runtime::make_model("llama", small(8, 2, 128, {0, 1, 0}));  // one key/value head
   model->eval();
   torch::NoGradGuard no_grad;
   const torch::Tensor ids = torch::randint(runtime::kLlamaVocabulary, {2, 8}, torch::kLong);
