@@ -99,12 +99,8 @@ int harness_main(int argc, char** argv) {
   add_machine_command(app, rank_program);
   add_enter_machine_command(app);
   add_shape_link_command(app);
-  try {
-    refuse_unknown_command(app, argc, argv);
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+  // Before CLI11 reads the words: parse_and_run reports its InputError as every other one.
+  app.preparse_callback([&](std::size_t) { refuse_unknown_command(app, argc, argv); });
   const int code = parse_and_run(app, argc, argv);
   keep_new_answers(rank_program, answers_file, answers_before);
   return code;
