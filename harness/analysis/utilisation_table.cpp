@@ -29,9 +29,8 @@ std::string render_utilisation_markdown(const RunSummary& summary) {
                     u->samples);
       rows += row;
       if (tokens) {
-        const double all = system.tokens_per_s.value_or(0);
-        std::snprintf(row, sizeof row, " %.0f | %.0f |", all,
-                      all / double(std::max(1LL, system.ranks)));
+        std::snprintf(row, sizeof row, " %.0f | %.0f |", system.tokens_per_s.value_or(0),
+                      system.tokens_per_s_per_rank().value_or(0));
         rows += row;
       }
       rows += "\n";

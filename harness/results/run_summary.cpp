@@ -136,7 +136,7 @@ json summary_to_json(const RunSummary& summary) {
       }
       if (system.tokens_per_s) {
         s["tokens_per_s"] = *system.tokens_per_s;
-        s["tokens_per_s_per_rank"] = *system.tokens_per_s / double(std::max(1LL, system.ranks));
+        s["tokens_per_s_per_rank"] = *system.tokens_per_s_per_rank();
       }
       if (const auto& u = system.utilisation) {
         s["utilisation"] = {{"flops_per_rank_iteration", u->flops_per_rank},

@@ -32,6 +32,10 @@ struct SystemSummary {
   std::optional<Utilisation> utilisation;
   // Tokens per second of the whole run, for a model that reads tokens (model_flops.h).
   std::optional<double> tokens_per_s;
+  std::optional<double> tokens_per_s_per_rank() const {
+    if (!tokens_per_s) return std::nullopt;
+    return *tokens_per_s / double(ranks > 0 ? ranks : 1);
+  }
   // What a rank held, the largest over ranks (harness/results/rank_memory.h).
   std::optional<RankMemory> memory;
 };
