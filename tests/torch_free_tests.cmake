@@ -54,6 +54,7 @@ add_executable(runtime_protocol_tests
   runtime/pipeline/pipeline_plan_test.cpp
   runtime/profile/stage_profile_merge_test.cpp
   baselines/ddp/bucket_assignment_test.cpp
+  baselines/sharded/shard_layout_test.cpp
 )
 target_link_libraries(runtime_protocol_tests PRIVATE runtime_protocol baselines_bucketing
   GTest::gtest_main)

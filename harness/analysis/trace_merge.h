@@ -15,7 +15,8 @@ namespace harness {
 
 // The event categories of the contract: compute, then communication.
 inline constexpr const char* kTraceComputeCategories[] = {"forward", "backward", "step"};
-inline constexpr const char* kTraceCommCategories[] = {"send", "recv", "allreduce", "alltoall"};
+inline constexpr const char* kTraceCommCategories[] = {"send",     "recv",      "allreduce",
+                                                       "alltoall", "allgather", "reducescatter"};
 
 bool is_compute_category(const std::string& category);
 bool is_comm_category(const std::string& category);

@@ -22,6 +22,10 @@ const char* category_name(TraceCategory category) {
       return "allreduce";
     case TraceCategory::kAllToAll:
       return "alltoall";
+    case TraceCategory::kAllGather:
+      return "allgather";
+    case TraceCategory::kReduceScatter:
+      return "reducescatter";
   }
   return "unknown";
 }
@@ -36,6 +40,10 @@ int category_thread(TraceCategory category) {
       return 3;
     case TraceCategory::kAllToAll:
       return 4;
+    case TraceCategory::kAllGather:
+      return 5;
+    case TraceCategory::kReduceScatter:
+      return 6;
     default:
       return 0;
   }

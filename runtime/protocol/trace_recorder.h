@@ -14,10 +14,21 @@ namespace runtime {
 
 // Categories and the trace "thread" each is drawn on (the contract of experiments/README.md,
 // "Traces").
-enum class TraceCategory { kForward, kBackward, kStep, kSend, kRecv, kAllReduce, kAllToAll };
+enum class TraceCategory {
+  kForward,
+  kBackward,
+  kStep,
+  kSend,
+  kRecv,
+  kAllReduce,
+  kAllToAll,
+  kAllGather,
+  kReduceScatter
+};
 const char* category_name(TraceCategory category);
 // The trace's threads (Chrome trace tids), named: a category's events go on category_thread.
-inline constexpr const char* kTraceThreads[] = {"compute", "send", "recv", "allreduce", "alltoall"};
+inline constexpr const char* kTraceThreads[] = {
+    "compute", "send", "recv", "allreduce", "alltoall", "allgather", "reducescatter"};
 int category_thread(TraceCategory category);
 
 class TraceRecorder {
