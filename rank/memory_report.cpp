@@ -23,6 +23,13 @@ nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
                              torch::optim::Optimizer& optimizer) {
   std::vector<at::Tensor> gradients;
   for (const auto& p : parameters) gradients.push_back(p.grad());
+  return memory_report(parameters, gradients, expert_parameters, optimizer);
+}
+
+nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
+                             const std::vector<torch::Tensor>& gradients,
+                             const std::vector<torch::Tensor>& expert_parameters,
+                             torch::optim::Optimizer& optimizer) {
   return {{"parameter_bytes", tensor_bytes(parameters)},
           {"expert_parameter_bytes", tensor_bytes(expert_parameters)},
           {"gradient_bytes", tensor_bytes(gradients)},

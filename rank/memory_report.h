@@ -14,5 +14,10 @@ namespace runtime {
 nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
                              const std::vector<torch::Tensor>& expert_parameters,
                              torch::optim::Optimizer& optimizer);
+// The same where the gradients are not the parameters' own (sharded data parallelism's shards).
+nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
+                             const std::vector<torch::Tensor>& gradients,
+                             const std::vector<torch::Tensor>& expert_parameters,
+                             torch::optim::Optimizer& optimizer);
 
 }  // namespace runtime

@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "baselines/ddp/gradient_reducer.h"
 #include "baselines/moe/expert_parallel_sync.h"
+#include "baselines/sharded/sharded_data_parallel.h"
 #include "common/atomic_file.h"
 #include "common/child_process.h"
 #include "common/json_file.h"
@@ -22,6 +24,7 @@
 #include "rank/pipeline_worker.h"
 #include "rank/rank_device.h"
 #include "runtime/comm/communicator.h"
+#include "runtime/comm/counting_communicator.h"
 #include "runtime/comm/result_gather.h"
 #include "runtime/machine/blas_library.h"
 #include "runtime/models/model_zoo.h"
@@ -156,10 +159,12 @@ struct ForwardResult {
   torch::Tensor loss;
   at::ScalarType output_dtype;  // the model's output: bfloat16 where autocast ran it so
 };
-ForwardResult forward_loss(ZooModel& model, const torch::Tensor& input, const torch::Tensor& target,
-                           const std::string& loss_name, Precision precision) {
+using ForwardPass = std::function<torch::Tensor(const torch::Tensor&)>;
+ForwardResult forward_loss(const ForwardPass& forward, ZooModel& model, const torch::Tensor& input,
+                           const torch::Tensor& target, const std::string& loss_name,
+                           Precision precision) {
   const PrecisionScope scope(precision, input.device().type());
-  const torch::Tensor output = model.forward(input);
+  const torch::Tensor output = forward(input);
   torch::Tensor loss = training_loss(loss_name, output, target);
   if (const torch::Tensor balance = model.auxiliary_loss(); balance.defined()) {
     loss = loss + kLoadBalanceLossWeight * balance;
@@ -247,6 +252,65 @@ void record_ddp_iteration(const PhaseClock& clock, long long it, long long warmu
            clock.elapsed_ms(kStart, kStepped)});
 }
 
+// What one data-parallel iteration does, system by system: DDP's reducer, expert parallelism's,
+// or sharded data parallelism's gathers and shard steps.
+struct IterationSteps {
+  std::function<void()> zero_grad;
+  ForwardPass forward;
+  std::function<void()> finish_backward;
+  std::function<void()> step;
+  std::function<void(long long)> before_iteration;  // optional: told each iteration's index
+};
+
+// A rank's own synthetic shard, fixed for the run (generation stays out of timing).
+SyntheticBatch rank_batch(const WorkerConfig& config, int rank, ZooModel& model,
+                          const ModelOptions& options, c10::Device device) {
+  torch::manual_seed(config.seed * 1000003 + rank + 1);
+  const SyntheticBatch data =
+      make_synthetic_batch(model, options, config.model.batch_size, config.model.loss);
+  return {data.input.to(device), data.target.to(device)};
+}
+
+// Warm-up and measured iterations with heartbeats, each marked by the clock; the model's output
+// precision comes back (bfloat16 where autocast ran it so).
+at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& args,
+                                const RankDevice& device, ZooModel& model,
+                                const SyntheticBatch& data, const IterationSteps& steps,
+                                TraceRecorder& trace, SampleLog& log,
+                                const std::optional<Fault>& fault) {
+  const long long warmup = config.warmup;
+  const Precision precision = parse_precision(config.model.precision);
+  const std::unique_ptr<PhaseClock> clock = device.phase_clock(kDdpMarks);
+  at::ScalarType output_dtype = at::kFloat;
+  for (long long it = 0; it < warmup + config.iterations; ++it) {
+    maybe_inject_fault(fault, args.out_dir, args.rank, it);
+    trace.set_enabled(it == config.trace_iteration);
+    // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
+    std::printf("iteration %lld start\n", it);
+    std::fflush(stdout);
+    if (it == warmup) device.reset_memory_peaks();
+    if (steps.before_iteration) steps.before_iteration(it);
+    clock->mark(kStart);
+    steps.zero_grad();
+    clock->mark(kZeroed);
+    const auto [loss, dtype] =
+        forward_loss(steps.forward, model, data.input, data.target, config.model.loss, precision);
+    output_dtype = dtype;
+    clock->mark(kForwardDone);
+    loss.backward();
+    clock->mark(kBackwardDone);
+    steps.finish_backward();
+    clock->mark(kSynced);
+    steps.step();
+    clock->mark(kStepped);
+    clock->finish();
+    record_ddp_iteration(*clock, it, warmup, trace, log);
+    std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
+    std::fflush(stdout);
+  }
+  return output_dtype;
+}
+
 // A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own
 // synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
 // iterations with heartbeats, then its samples and trace in the run folder.
@@ -254,10 +318,6 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
                   Communicator& comm, Communicator* dense_group,
                   const std::optional<Fault>& fault) {
   const WorkerSystem& system = config.system;
-  const long long warmup = config.warmup;
-  const long long iterations = config.iterations;
-  const long long seed = config.seed;
-  Communicator* communicator = &comm;
   const bool expert_parallel = system.kind == SystemKind::kExpertParallel;
   ModelOptions model_options = model_options_from(config.model);
   if (expert_parallel) {
@@ -266,15 +326,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   }
   const auto model = build_rank_model(config, model_options, comm, device.device());
   const std::vector<at::Tensor> experts = expert_parameters(*model);
-
-  // Each rank its own synthetic shard, fixed for the run (generation stays out of timing).
-  torch::manual_seed(seed * 1000003 + args.rank + 1);
-  const long long batch = config.model.batch_size;
-  const std::string& loss_name = config.model.loss;
-  const Precision model_precision = parse_precision(config.model.precision);
-  const SyntheticBatch data = make_synthetic_batch(*model, model_options, batch, loss_name);
-  const torch::Tensor input = data.input.to(device.device());
-  const torch::Tensor target = data.target.to(device.device());
+  const SyntheticBatch data = rank_batch(config, args.rank, *model, model_options, device.device());
 
   std::vector<at::Tensor> parameters;
   std::vector<std::string> names;
@@ -290,7 +342,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
     expert_sync = std::make_unique<baselines::ExpertParallelSync>(
         parameters, names, experts, *dense_group, reducer_options_of(system));
   } else {
-    ddp_reducer = std::make_unique<baselines::GradientReducer>(parameters, names, *communicator,
+    ddp_reducer = std::make_unique<baselines::GradientReducer>(parameters, names, comm,
                                                                reducer_options_of(system));
   }
   baselines::GradientReducer& reducer = expert_sync ? expert_sync->dense_reducer() : *ddp_reducer;
@@ -298,9 +350,8 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
       expert_sync ? static_cast<GradientSync&>(*expert_sync) : *ddp_reducer;
   const auto mixtures = mixtures_of(*model);
 
-  const std::unique_ptr<torch::optim::Optimizer> optimizer_owner =
+  const std::unique_ptr<torch::optim::Optimizer> optimizer =
       make_optimizer(config.optimizer, model->parameters());
-  torch::optim::Optimizer& optimizer = *optimizer_owner;
 
   fs::create_directories(args.out_dir);
   if (args.rank == 0 && config.log_buckets) {
@@ -308,43 +359,83 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   }
 
   SampleLog log;
-  const std::unique_ptr<PhaseClock> clock = device.phase_clock(kDdpMarks);
-  const long long trace_iteration = config.trace_iteration;
   TraceRecorder trace;
   reducer.set_trace(&trace);
   for (size_t m = 0; m < mixtures.size(); ++m) {
     mixtures[m]->set_trace(&trace, "moe " + std::to_string(m));
   }
-  at::ScalarType output_dtype = at::kFloat;
-  for (long long it = 0; it < warmup + iterations; ++it) {
-    maybe_inject_fault(fault, args.out_dir, args.rank, it);
-    trace.set_enabled(it == trace_iteration);
-    // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
-    std::printf("iteration %lld start\n", it);
-    std::fflush(stdout);
-    if (it == warmup) device.reset_memory_peaks();
-    clock->mark(kStart);
-    optimizer.zero_grad();
-    clock->mark(kZeroed);
-    const auto [loss, dtype] = forward_loss(*model, input, target, loss_name, model_precision);
-    output_dtype = dtype;
-    clock->mark(kForwardDone);
-    loss.backward();
-    clock->mark(kBackwardDone);
-    gradient_sync.finish_backward();
-    clock->mark(kSynced);
-    optimizer.step();
-    clock->mark(kStepped);
-    clock->finish();
-    record_ddp_iteration(*clock, it, warmup, trace, log);
-    std::printf("iteration %lld done loss %.6f\n", it, loss.item<double>());
-    std::fflush(stdout);
-  }
-  json memory = memory_report(model->parameters(), expert_parameters(*model), optimizer);
+  const IterationSteps steps{[&] { optimizer->zero_grad(); },
+                             [&](const torch::Tensor& input) { return model->forward(input); },
+                             [&] { gradient_sync.finish_backward(); },
+                             [&] { optimizer->step(); },
+                             {}};
+  const at::ScalarType output_dtype =
+      train_iterations(config, args, device, *model, data, steps, trace, log, fault);
+  json memory = memory_report(model->parameters(), expert_parameters(*model), *optimizer);
   memory.update(device.memory_peaks());
-  memory["placement"] = used_placement(parameters.front(), *communicator);
+  memory["placement"] = used_placement(parameters.front(), comm);
   memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());
-  write_rank_files(args, system.name, log, trace, trace_iteration - warmup, memory,
+  write_rank_files(args, system.name, log, trace, config.trace_iteration - config.warmup, memory,
+                   device.on_gpu());
+}
+
+// The optimizer's state tensors per parameter element: AdamW's two moments, SGD's momentum.
+int optimizer_states_per_element(const WorkerOptimizer& optimizer) {
+  if (optimizer.name == "adamw") return 2;
+  return optimizer.momentum != 0 ? 1 : 0;
+}
+
+// A sharded rank (ZeRO stage 1, 2 or 3; baselines/sharded/): DDP's model, data and marks, its
+// collectives counted, so that its memory file carries the bytes it sent per measured
+// iteration beside what the stage's formula says it holds and sends.
+void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const RankDevice& device,
+                      Communicator& comm, const std::optional<Fault>& fault) {
+  const WorkerSystem& system = config.system;
+  const ModelOptions model_options = model_options_from(config.model);
+  const auto model = build_rank_model(config, model_options, comm, device.device());
+  const SyntheticBatch data = rank_batch(config, args.rank, *model, model_options, device.device());
+  CountingCommunicator counted(comm);
+  const baselines::ShardedOptions options{baselines::zero_stage_from(system.shard_stage),
+                                          baselines::parse_shard_unit(system.shard_unit),
+                                          system.shard_prefetch, reducer_options_of(system)};
+  baselines::ShardedDataParallel sharded(model, counted, options, config.optimizer);
+  fs::create_directories(args.out_dir);
+
+  SampleLog log;
+  TraceRecorder trace;
+  sharded.set_trace(&trace);
+  const IterationSteps steps{[&] { sharded.zero_grad(); },
+                             [&](const torch::Tensor& input) { return sharded.forward(input); },
+                             [&] { sharded.finish_backward(); }, [&] { sharded.step(); },
+                             [&](long long it) {
+                               if (it == config.warmup) counted.reset();
+                             }};
+  const at::ScalarType output_dtype =
+      train_iterations(config, args, device, *model, data, steps, trace, log, fault);
+  json memory =
+      memory_report(sharded.held_parameters(), sharded.held_gradients(), {}, sharded.optimizer());
+  const baselines::ShardLayout& layout = sharded.layout();
+  const int64_t element_bytes = model->parameters().front().element_size();
+  const auto formula = baselines::sharded_memory(layout, options.stage, element_bytes,
+                                                 optimizer_states_per_element(config.optimizer));
+  memory["sharded"] = {
+      {"stage", system.shard_stage},
+      {"unit", system.shard_unit},
+      {"units", layout.units.size()},
+      {"elements", layout.elements()},
+      {"shard_elements", layout.shard_elements()},
+      {"bytes_sent_per_iteration", ring_bytes_sent(counted.payload(), args.world_size) /
+                                       static_cast<double>(std::max(1LL, config.iterations))},
+      {"formula",
+       {{"parameter_bytes", formula.parameter_bytes},
+        {"gradient_bytes", formula.gradient_bytes},
+        {"optimizer_state_bytes", formula.optimizer_state_bytes},
+        {"bytes_sent_per_iteration",
+         baselines::sharded_traffic(layout, options.stage, element_bytes).total()}}}};
+  memory.update(device.memory_peaks());
+  memory["placement"] = used_placement(model->parameters().front(), comm);
+  memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());
+  write_rank_files(args, system.name, log, trace, config.trace_iteration - config.warmup, memory,
                    device.on_gpu());
 }
 
@@ -407,6 +498,10 @@ int run_worker(const WorkerArgs& args) {
   if (system.kind == SystemKind::kExpertParallel) {
     dense_group = device.communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
                                       args.rank, args.world_size, timeout, args.gloo_host);
+  }
+  if (system.kind == SystemKind::kSharded) {
+    run_sharded_rank(config, args, device, *communicator, fault);
+    return hand_in_results();
   }
   run_ddp_rank(config, args, device, *communicator, dense_group.get(), fault);
   return hand_in_results();

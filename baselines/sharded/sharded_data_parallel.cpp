@@ -366,11 +366,18 @@ void ShardedDataParallel::step() {
     }
   }
   if (!s.shards_parameters()) {
-    for (size_t u = 0; u < s.units.size(); ++u) {
-      s.units[u].gathered = false;
-      s.queue_gather(u);
+    // Every unit's all-gather in flight at once (the collective thread is idle here: backward's
+    // collectives are done), each in place: the shard is its own chunk of the buffer.
+    std::vector<std::unique_ptr<runtime::CommWork>> works;
+    const double start = runtime::TraceRecorder::now_us();
+    for (auto& unit : s.units) works.push_back(s.group->all_gather(unit.full, unit.shard.detach()));
+    for (size_t u = 0; u < works.size(); ++u) {
+      works[u]->wait();
+      if (s.trace != nullptr) {
+        s.trace->add("allgather " + s.layout.units[u].name, runtime::TraceCategory::kAllGather,
+                     start, runtime::TraceRecorder::now_us());
+      }
     }
-    for (size_t u = 0; u < s.units.size(); ++u) s.gather_now(u);
   }
   s.flush_timings();
 }
@@ -417,6 +424,9 @@ std::vector<at::Tensor> ShardedDataParallel::full_parameters() {
   return whole;
 }
 
-void ShardedDataParallel::set_trace(runtime::TraceRecorder* trace) { state_->trace = trace; }
+void ShardedDataParallel::set_trace(runtime::TraceRecorder* trace) {
+  state_->trace = trace;
+  if (state_->reducer) state_->reducer->set_trace(trace);
+}
 
 }  // namespace baselines

@@ -12,21 +12,26 @@ namespace {
 
 // A row's figures: the mean over a run's ranks.
 std::string breakdown_row(const std::string& system, const TraceBreakdown& breakdown) {
-  double span = 0, compute = 0, all_to_all = 0, all_reduce = 0, send = 0, recv = 0, idle = 0;
+  double span = 0, compute = 0, all_to_all = 0, all_reduce = 0, all_gather = 0, reduce_scatter = 0,
+         send = 0, recv = 0, idle = 0;
   for (const auto& rank : breakdown.ranks) {
     span += rank.span_ms;
     compute += rank.compute_ms;
     all_to_all += rank.alltoall_ms;
     all_reduce += rank.allreduce_ms;
+    all_gather += rank.allgather_ms;
+    reduce_scatter += rank.reducescatter_ms;
     send += rank.send_ms;
     recv += rank.recv_ms;
     idle += rank.idle_ms;
   }
   const double n = static_cast<double>(breakdown.ranks.size());
   char row[512];
-  std::snprintf(row, sizeof row, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %zu |\n",
-                system.c_str(), span / n, compute / n, all_to_all / n, all_reduce / n, send / n,
-                recv / n, idle / n, breakdown.ranks.size());
+  std::snprintf(row, sizeof row,
+                "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %zu |\n",
+                system.c_str(), span / n, compute / n, all_to_all / n, all_reduce / n,
+                all_gather / n, reduce_scatter / n, send / n, recv / n, idle / n,
+                breakdown.ranks.size());
   return row;
 }
 
@@ -49,8 +54,9 @@ std::string render_breakdown_markdown(const std::filesystem::path& run_directory
            "backward + step less the all-to-alls they waited in; communication kinds overlap "
            "compute where the system overlaps them; idle is neither. Per rank: `harness "
            "trace`.\n\n"
-           "| system | span | compute | all-to-all | all-reduce | send | recv | idle | ranks |\n"
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" +
+           "| system | span | compute | all-to-all | all-reduce | all-gather | reduce-scatter | "
+           "send | recv | idle | ranks |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n" +
            rows + "\n";
     rows.clear();
   };

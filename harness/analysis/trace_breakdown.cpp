@@ -123,6 +123,8 @@ RankBreakdown rank_breakdown(const RankTrace& rank) {
   row.recv_ms = category_ms(rank, "recv");
   row.allreduce_ms = category_ms(rank, "allreduce");
   row.alltoall_ms = interval_length(all_to_all) / 1000.0;
+  row.allgather_ms = category_ms(rank, "allgather");
+  row.reducescatter_ms = category_ms(rank, "reducescatter");
   return row;
 }
 
@@ -159,6 +161,8 @@ constexpr Column kColumns[] = {
     {"recv", &RankBreakdown::recv_ms},
     {"allreduce", &RankBreakdown::allreduce_ms},
     {"alltoall", &RankBreakdown::alltoall_ms},
+    {"allgather", &RankBreakdown::allgather_ms},
+    {"reducescatter", &RankBreakdown::reducescatter_ms},
     {"overlapped ms", &RankBreakdown::overlap_ms},
     {"exposed comm ms", &RankBreakdown::exposed_comm_ms},
     {"idle ms", &RankBreakdown::idle_ms},
@@ -193,7 +197,8 @@ std::string breakdown_markdown(const LoadedTrace& trace, const TraceBreakdown& b
               : ", schedule " + trace.ranks.front().schedule)
       << ", run span " << ms(breakdown.span_ms) << " ms; merged trace: " << merged_file << "\n\n"
       << "Times in ms. compute = forward + backward + step, less the all-to-alls they wait in; "
-         "comm = the union of send, recv, allreduce and alltoall intervals; overlapped = compute "
+         "comm = the union of send, recv, allreduce, alltoall, allgather and reducescatter "
+         "intervals; overlapped = compute "
          "and comm at once; exposed comm = comm - "
          "overlapped; idle = span - (compute + comm - overlapped).\n\n";
   out << "| rank |" << (staged ? " stage |" : "");

@@ -55,7 +55,8 @@ struct RankBreakdown {
   size_t events = 0;  // complete events counted
   double start_ms = 0, span_ms = 0;
   double compute_ms = 0, forward_ms = 0, backward_ms = 0, step_ms = 0;
-  double comm_ms = 0, send_ms = 0, recv_ms = 0, allreduce_ms = 0, alltoall_ms = 0;
+  double comm_ms = 0, send_ms = 0, recv_ms = 0, allreduce_ms = 0, alltoall_ms = 0, allgather_ms = 0,
+         reducescatter_ms = 0;
   double overlap_ms = 0;       // compute and communication at once
   double exposed_comm_ms = 0;  // communication with no compute beside it
   double idle_ms = 0;          // neither

@@ -423,7 +423,8 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
   }
   // The kinds' names are to_string's.
   constexpr SystemKind kKinds[] = {SystemKind::kDdp, SystemKind::kExpertParallel,
-                                   SystemKind::kExternal, SystemKind::kPipeline};
+                                   SystemKind::kExternal, SystemKind::kPipeline,
+                                   SystemKind::kSharded};
   std::vector<std::string> names;
   for (SystemKind k : kKinds) names.push_back(to_string(k));
   const std::string kind = reader.get_string("kind", "ddp", names);
@@ -435,6 +436,12 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
     system.external = read_external_system(reader, entry, origin);
   } else if (system.kind == SystemKind::kPipeline) {
     read_pipeline_system(reader, system, origin);
+  } else if (system.kind == SystemKind::kSharded) {
+    system.mode = "overlap";  // stage 1 all-reduces with DDP's overlapped buckets
+    system.shard_stage = static_cast<int>(reader.get_int("stage", 3, 1, 3));
+    system.shard_unit = reader.get_string("unit", "layer", {"layer", "model"});
+    system.shard_prefetch = reader.get_bool("prefetch", true);
+    if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
   } else {
     const bool experts = system.kind == SystemKind::kExpertParallel;
     system.mode = reader.get_string(
@@ -551,6 +558,8 @@ runtime::SystemKind worker_system_kind(SystemKind kind) {
       return runtime::SystemKind::kPipeline;
     case SystemKind::kExpertParallel:
       return runtime::SystemKind::kExpertParallel;
+    case SystemKind::kSharded:
+      return runtime::SystemKind::kSharded;
     case SystemKind::kDdp:
     case SystemKind::kExternal:
       break;

@@ -114,9 +114,11 @@ using PipelineStageSpec = runtime::StageAssignment;
 
 // What a train spec's system is: the harness's DDP-style ranks, an external program, or a
 // pipeline of the harness's ranks.
-// expert_parallel: the DDP ranks with a mixture-of-experts model's experts sharded over them.
-enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline };
-// "ddp" | "expert_parallel" | "external" | "pipeline" (the rank's names for the kinds it runs)
+// expert_parallel: the DDP ranks with a mixture-of-experts model's experts sharded over them;
+// sharded: ZeRO stage 1, 2 or 3 (FSDP) over the ranks.
+enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline, kSharded };
+// "ddp" | "expert_parallel" | "external" | "pipeline" | "sharded" (the rank's names for the
+// kinds it runs)
 std::string to_string(SystemKind kind);
 // The kind the rank program runs (kDdp for kExternal, which it does not run).
 runtime::SystemKind worker_system_kind(SystemKind kind);
@@ -132,6 +134,11 @@ struct SystemConfig {
   std::vector<PipelineStageSpec> stages;
   int stage_count = 0;  // `stages: N`: N stages of equal layer counts on equal rank groups
   std::string plan;
+  // kind: sharded -- the ZeRO stage (1 | 2 | 3), the unit of sharding (layer | model) and
+  // whether stage 3 prefetches the next unit's all-gather.
+  int shard_stage = 3;
+  std::string shard_unit = "layer";
+  bool shard_prefetch = true;
 };
 
 // Everything one point of the sweep needs; identical across systems and repeats.

@@ -89,6 +89,9 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   config.system.compression = c.ddp.compression;
   config.system.powersgd_rank = c.ddp.powersgd_rank;
   config.system.powersgd_warmup_steps = c.ddp.powersgd_warmup_steps;
+  config.system.shard_stage = run.system->shard_stage;
+  config.system.shard_unit = run.system->shard_unit;
+  config.system.shard_prefetch = run.system->shard_prefetch;
   if (config.system.kind == runtime::SystemKind::kPipeline) {
     // The stages resolved for this point (inline, from a plan file or planned now).
     config.system.schedule = runtime::parse_pipeline_schedule(run.system->schedule);

@@ -73,6 +73,9 @@ WorkerSystem system_from(const json& s) {
   system.powersgd_warmup_steps =
       read<long long>(s, "system.", "powersgd_warmup_steps", system.powersgd_warmup_steps);
   system.micro_batches = read<int>(s, "system.", "micro_batches", system.micro_batches);
+  system.shard_stage = read<int>(s, "system.", "shard_stage", system.shard_stage);
+  system.shard_unit = read<std::string>(s, "system.", "shard_unit", system.shard_unit);
+  system.shard_prefetch = read<bool>(s, "system.", "shard_prefetch", system.shard_prefetch);
   system.stages = stages_from(s);
   if (system.kind == SystemKind::kPipeline && system.stages.empty()) {
     throw std::invalid_argument("worker config: a pipeline system needs system.stages");
@@ -86,8 +89,9 @@ SystemKind parse_system_kind(const std::string& name) {
   if (name == "ddp") return SystemKind::kDdp;
   if (name == "expert_parallel") return SystemKind::kExpertParallel;
   if (name == "pipeline") return SystemKind::kPipeline;
+  if (name == "sharded") return SystemKind::kSharded;
   throw std::invalid_argument("unknown system kind '" + name +
-                              "' (expected ddp, expert_parallel or pipeline)");
+                              "' (expected ddp, expert_parallel, pipeline or sharded)");
 }
 
 std::string to_string(SystemKind kind) {
@@ -96,6 +100,8 @@ std::string to_string(SystemKind kind) {
       return "pipeline";
     case SystemKind::kExpertParallel:
       return "expert_parallel";
+    case SystemKind::kSharded:
+      return "sharded";
     case SystemKind::kDdp:
       break;
   }
@@ -115,6 +121,11 @@ json to_json(const WorkerConfig& c) {
     system["schedule"] = to_string(c.system.schedule);
     system["micro_batches"] = c.system.micro_batches;
     system["stages"] = stages_json(c.system.stages);
+  }
+  if (c.system.kind == SystemKind::kSharded) {
+    system["shard_stage"] = c.system.shard_stage;
+    system["shard_unit"] = c.system.shard_unit;
+    system["shard_prefetch"] = c.system.shard_prefetch;
   }
   return {{"model",
            {{"name", c.model.name},

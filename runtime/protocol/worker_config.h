@@ -16,10 +16,12 @@
 namespace runtime {
 
 // kDdp: every rank the whole model; kExpertParallel: the same, but a mixture-of-experts
-// model's experts sharded over the ranks (runtime/models/moe.h); kPipeline: stages.
-enum class SystemKind { kDdp, kExpertParallel, kPipeline };
+// model's experts sharded over the ranks (runtime/models/moe.h); kPipeline: stages; kSharded:
+// every rank the whole model's computation, its parameters, gradients and optimizer state
+// partitioned (ZeRO stages, baselines/sharded/).
+enum class SystemKind { kDdp, kExpertParallel, kPipeline, kSharded };
 
-// "ddp" | "expert_parallel" | "pipeline"; throws std::invalid_argument otherwise.
+// "ddp" | "expert_parallel" | "pipeline" | "sharded"; throws std::invalid_argument otherwise.
 SystemKind parse_system_kind(const std::string& name);
 std::string to_string(SystemKind kind);
 
@@ -59,6 +61,11 @@ struct WorkerSystem {
   std::string compression = "none";
   long long powersgd_rank = 1;
   long long powersgd_warmup_steps = 2;
+  // Sharded only (baselines/sharded/sharded_data_parallel.h): the ZeRO stage, the unit
+  // ("layer" | "model") and whether stage 3 prefetches the next unit's all-gather.
+  int shard_stage = 3;
+  std::string shard_unit = "layer";
+  bool shard_prefetch = true;
   // Pipelines only.
   PipelineSchedule schedule = PipelineSchedule::kDapple;
   int micro_batches = 1;

@@ -490,6 +490,41 @@ TEST(Spec, MixtureOfExpertsKeysAndTheExpertParallelSystem) {
             "(bert_moe), not mlp (at ddp.bucket_mb=1, model.batch_size=4)");
 }
 
+// kind: sharded: the ZeRO stage (default 3), the unit (default layer) and prefetch (default on),
+// carried into the rank's config; a stage beyond 3, an unknown unit and DDP's mode refused.
+TEST(Spec, ShardedSystemsAndTheirKeys) {
+  TempDir dir;
+  const auto error_of = [&](const std::string& text) {
+    const std::string all = harness_test::spec_load_error(text, options_with());
+    return all.substr(0, all.find('\n'));
+  };
+  const std::string systems = "systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]";
+  const std::string sharded =
+      "systems: [sync, {name: z3, kind: sharded}, {name: z1, kind: sharded, stage: 1, unit: "
+      "model, prefetch: false}]";
+  const Experiment e = harness::load_experiment(
+      dir.write("s.yaml", replace(kValidSpec, systems, sharded)).string(), options_with());
+  ASSERT_EQ(e.systems.size(), 3u);
+  EXPECT_EQ(e.systems[1].kind, harness::SystemKind::kSharded);
+  EXPECT_EQ(e.systems[1].shard_stage, 3);
+  EXPECT_EQ(e.systems[1].shard_unit, "layer");
+  EXPECT_TRUE(e.systems[1].shard_prefetch);
+  EXPECT_EQ(e.systems[2].shard_stage, 1);
+  EXPECT_EQ(e.systems[2].shard_unit, "model");
+  EXPECT_FALSE(e.systems[2].shard_prefetch);
+  EXPECT_EQ(harness::to_string(e.systems[1].kind), "sharded");
+
+  EXPECT_EQ(
+      error_of(replace(kValidSpec, systems, "systems: [sync, {name: z, kind: sharded, stage: 4}]")),
+      "spec.yaml:9:49: systems.stage: must be <= 3 (got 4)");
+  EXPECT_EQ(error_of(replace(kValidSpec, systems,
+                             "systems: [sync, {name: z, kind: sharded, unit: block}]")),
+            "spec.yaml:9:48: systems.unit: unknown value 'block' (expected one of: layer, model)");
+  EXPECT_EQ(error_of(replace(kValidSpec, systems,
+                             "systems: [sync, {name: z, kind: sharded, mode: async}]")),
+            "spec.yaml:9:42: unknown key 'systems.mode'");
+}
+
 TEST(Spec, EmulatedClusterIsReadAndChecked) {
   TempDir dir;
   const std::string text = std::string(kValidSpec) +

@@ -137,23 +137,29 @@ TEST(TraceRecorder, WritesCompleteEventsOnePidPerRankOneTidPerStream) {
   trace.add("recv gradients mb0", runtime::TraceCategory::kRecv, 350, 400);
   trace.add("allreduce stage 1", runtime::TraceCategory::kAllReduce, 400, 500);
   trace.add("moe 0 dispatch", runtime::TraceCategory::kAllToAll, 500, 520);
+  trace.add("allgather layers.0", runtime::TraceCategory::kAllGather, 520, 530);
+  trace.add("reducescatter layers.0", runtime::TraceCategory::kReduceScatter, 530, 540);
   const auto json = trace.to_json({{"rank", 3}, {"stage", 1}, {"system", "dapple"}});
   const auto& events = json.at("traceEvents");
-  ASSERT_EQ(events.size(), 7u + 4u);  // process name, sort index, 5 thread names, 4 events
+  ASSERT_EQ(events.size(), 9u + 6u);  // process name, sort index, 7 thread names, 6 events
   EXPECT_EQ(events[0].at("args").at("name"), "rank 3 (stage 1)");
   EXPECT_EQ(events[6].at("args").at("name"), "alltoall");
-  EXPECT_EQ(events[10].at("cat"), "alltoall");
-  EXPECT_EQ(events[10].at("tid"), 4);
-  const auto& forward = events[7];
+  EXPECT_EQ(events[8].at("args").at("name"), "reducescatter");
+  EXPECT_EQ(events[12].at("cat"), "alltoall");
+  EXPECT_EQ(events[12].at("tid"), 4);
+  EXPECT_EQ(events[13].at("cat"), "allgather");
+  EXPECT_EQ(events[13].at("tid"), 5);
+  EXPECT_EQ(events[14].at("tid"), 6);
+  const auto& forward = events[9];
   EXPECT_EQ(forward.at("ph"), "X");
   EXPECT_EQ(forward.at("cat"), "forward");
   EXPECT_DOUBLE_EQ(forward.at("ts").get<double>(), 100);
   EXPECT_DOUBLE_EQ(forward.at("dur").get<double>(), 250);
   EXPECT_EQ(forward.at("pid"), 3);
   EXPECT_EQ(forward.at("tid"), 0);
-  EXPECT_EQ(events[8].at("tid"), 2);
-  EXPECT_EQ(events[9].at("tid"), 3);
-  EXPECT_EQ(events[9].at("cat"), "allreduce");
+  EXPECT_EQ(events[10].at("tid"), 2);
+  EXPECT_EQ(events[11].at("tid"), 3);
+  EXPECT_EQ(events[11].at("cat"), "allreduce");
   EXPECT_EQ(json.at("otherData").at("clock"), "steady");
   EXPECT_EQ(json.at("displayTimeUnit"), "ms");
 }

@@ -91,6 +91,24 @@ TEST(WorkerConfig, ExpertParallelCarriesTheMixtureShape) {
   EXPECT_EQ(runtime::worker_config_from_json(without).model.moe, runtime::MoeShape{});
 }
 
+TEST(WorkerConfig, ShardedCarriesItsStageUnitAndPrefetch) {
+  WorkerConfig c = pipeline_config();
+  c.system.kind = runtime::SystemKind::kSharded;
+  c.system.shard_stage = 2;
+  c.system.shard_unit = "model";
+  c.system.shard_prefetch = false;
+  const json encoded = runtime::to_json(c);
+  EXPECT_EQ(encoded.at("system").at("kind"), "sharded");
+  const WorkerConfig d = runtime::worker_config_from_json(encoded);
+  EXPECT_EQ(d.system.kind, runtime::SystemKind::kSharded);
+  EXPECT_EQ(d.system.shard_stage, 2);
+  EXPECT_EQ(d.system.shard_unit, "model");
+  EXPECT_FALSE(d.system.shard_prefetch);
+  // Other kinds carry none of it.
+  c.system.kind = runtime::SystemKind::kDdp;
+  EXPECT_FALSE(runtime::to_json(c).at("system").contains("shard_stage"));
+}
+
 TEST(WorkerConfig, AdamWsSettingsRoundTrip) {
   WorkerConfig c = pipeline_config();
   c.optimizer = {"adamw", 3e-4, 0.0, 0.8, 0.95, 1e-6, 0.1};
@@ -138,8 +156,8 @@ TEST(WorkerConfig, ABadConfigNamesItsKey) {
   c = runtime::to_json(pipeline_config());
   c["system"]["kind"] = "zero";
   EXPECT_EQ(error_of(c),
-            "worker config: system: unknown system kind 'zero' (expected ddp, expert_parallel or "
-            "pipeline)");
+            "worker config: system: unknown system kind 'zero' (expected ddp, expert_parallel, "
+            "pipeline or sharded)");
   c = runtime::to_json(pipeline_config());
   c["system"].erase("stages");
   EXPECT_EQ(error_of(c), "worker config: a pipeline system needs system.stages");
