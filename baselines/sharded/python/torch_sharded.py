@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""One rank of PyTorch's own data parallelism on the harness's Llama-style decoder, sharded or not.
+
+The peer of the harness's `kind: sharded` systems: the same decoder as runtime/models/llama.cpp
+(token embeddings, pre-norm blocks of RMSNorm, causal attention with rotary embeddings and
+grouped-query heads, a SwiGLU feed-forward, a last RMSNorm, an untied head; N(0, 0.02)
+projections), the same synthetic next-token batch, cross-entropy loss, AdamW, backend and
+threads. Modes:
+  ddp    DistributedDataParallel (the harness's `overlap`);
+  zero1  DistributedDataParallel with ZeroRedundancyOptimizer around AdamW: each rank steps
+         its partition of the parameters and broadcasts it (the harness's stage 1);
+  fsdp2  fully_shard (FSDP2) on every decoder block, the embeddings and the head, then on the
+         root (the last norm), torchtitan's wrapping; bf16 through its MixedPrecisionPolicy
+         (bf16 parameters in compute, fp32 gradients reduced), fp32 shards (the harness's
+         stage 3).
+Reads the torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), prints the
+harness's timing line protocol (baselines/ddp/python/harness_timings.py) and, with
+--memory-out, writes what the rank held after training in the harness's memory_rank<r>.json
+form: the bytes of this rank's parameters (its shards under FSDP2), gradients and optimizer
+state, and the process's peak resident memory.
+"""
+import argparse
+import contextlib
+import json
+import math
+import os
+import resource
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
+from harness_timings import IterationTimer  # noqa: E402
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, width, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate(x, cos, sin):
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
+
+
+class Attention(nn.Module):
+    def __init__(self, width, heads, kv_heads, tokens):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_width = heads, kv_heads, width // heads
+        self.q_proj = nn.Linear(width, width, bias=False)
+        self.k_proj = nn.Linear(width, kv_heads * self.head_width, bias=False)
+        self.v_proj = nn.Linear(width, kv_heads * self.head_width, bias=False)
+        self.o_proj = nn.Linear(width, width, bias=False)
+        frequencies = 10000.0 ** (-torch.arange(0, self.head_width, 2).float() / self.head_width)
+        angles = torch.outer(torch.arange(tokens).float(), frequencies)
+        both = torch.cat([angles, angles], -1)
+        self.register_buffer("rope_cos", both.cos())
+        self.register_buffer("rope_sin", both.sin())
+
+    def forward(self, x):
+        batch, tokens, width = x.shape
+        heads_of = lambda t, n: t.view(batch, tokens, n, self.head_width).transpose(1, 2)
+        cos, sin = self.rope_cos[:tokens], self.rope_sin[:tokens]
+        q = rotate(heads_of(self.q_proj(x), self.heads), cos, sin)
+        k = rotate(heads_of(self.k_proj(x), self.kv_heads), cos, sin)
+        v = heads_of(self.v_proj(x), self.kv_heads)
+        if self.kv_heads < self.heads:
+            k = k.repeat_interleave(self.heads // self.kv_heads, 1)
+            v = v.repeat_interleave(self.heads // self.kv_heads, 1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_width)
+        future = torch.ones(tokens, tokens, dtype=torch.bool, device=x.device).triu(1)
+        context = torch.softmax(scores.masked_fill(future, float("-inf")), -1) @ v
+        return self.o_proj(context.transpose(1, 2).reshape(batch, tokens, width))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, width, hidden):
+        super().__init__()
+        self.gate_proj = nn.Linear(width, hidden, bias=False)
+        self.up_proj = nn.Linear(width, hidden, bias=False)
+        self.down_proj = nn.Linear(hidden, width, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+def feed_forward_width(width):
+    return (2 * (4 * width) // 3 + 255) // 256 * 256
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, width, heads, kv_heads, tokens):
+        super().__init__()
+        self.input_layernorm = RMSNorm(width)
+        self.self_attn = Attention(width, heads, kv_heads, tokens)
+        self.post_attention_layernorm = RMSNorm(width)
+        self.mlp = FeedForward(width, feed_forward_width(width))
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Llama(nn.Module):
+    def __init__(self, depth, width, heads, kv_heads, vocab, tokens):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, width)
+        self.layers = nn.ModuleList(DecoderLayer(width, heads, kv_heads, tokens) for _ in range(depth))
+        self.norm = RMSNorm(width)
+        self.lm_head = nn.Linear(width, vocab, bias=False)
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, 0, 0.02)
+
+    def forward(self, tokens):
+        x = self.embed_tokens(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return self.lm_head(self.norm(x))
+
+
+def local(tensor):
+    """A DTensor's shard on this rank, any other tensor as it is."""
+    return tensor.to_local() if hasattr(tensor, "to_local") else tensor
+
+
+def tensor_bytes(tensors):
+    return sum(local(t).numel() * local(t).element_size() for t in tensors if t is not None)
+
+
+def optimizer_state_bytes(optimizer):
+    inner = getattr(optimizer, "optim", optimizer)  # ZeroRedundancyOptimizer's own partition
+    return tensor_bytes(v for state in inner.state.values() for v in state.values()
+                        if torch.is_tensor(v) and v.dim() > 0)
+
+
+def arguments():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mode", choices=["ddp", "zero1", "fsdp2"], required=True)
+    # 0: the harness's defaults (runtime/models/model_catalog.h), as a spec leaving a key out.
+    p.add_argument("--depth", type=int, default=0, help="blocks (0: 2)")
+    p.add_argument("--width", type=int, default=0, help="0: 512")
+    p.add_argument("--heads", type=int, default=0, help="0: width / 64")
+    p.add_argument("--kv-heads", type=int, default=0, help="0: the heads")
+    p.add_argument("--vocab", type=int, default=0, help="0: 32000")
+    p.add_argument("--tokens", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=2)
+    p.add_argument("--lr", type=float, default=0.001)
+    p.add_argument("--betas", default="0.9,0.999")
+    p.add_argument("--eps", type=float, default=1e-8)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    p.add_argument("--bucket-mb", type=float, default=25)
+    p.add_argument("--memory-out", default="", help="where to write memory_rank<r>.json")
+    return p.parse_args()
+
+
+def wrap(model, args, device):
+    """The mode's model and optimizer."""
+    betas = tuple(float(b) for b in args.betas.split(","))
+    adamw = dict(lr=args.lr, betas=betas, eps=args.eps, weight_decay=args.weight_decay)
+    if args.mode == "fsdp2":
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
+            if args.precision == "bf16" else MixedPrecisionPolicy()
+        for module in [model.embed_tokens, *model.layers, model.lm_head]:
+            fully_shard(module, mp_policy=policy)
+        fully_shard(model, mp_policy=policy)
+        return model, torch.optim.AdamW(model.parameters(), **adamw)
+    from torch.nn.parallel import DistributedDataParallel
+    device_ids = [device.index] if device.type == "cuda" else None
+    net = DistributedDataParallel(model, device_ids=device_ids, bucket_cap_mb=args.bucket_mb)
+    if args.mode == "zero1":
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        return net, ZeroRedundancyOptimizer(net.parameters(), optimizer_class=torch.optim.AdamW,
+                                            **adamw)
+    return net, torch.optim.AdamW(net.parameters(), **adamw)
+
+
+def main():
+    args = arguments()
+    torch.set_num_threads(args.threads)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    dist.init_process_group(args.backend, rank=rank, world_size=world)
+    args.depth, args.width, args.vocab = args.depth or 2, args.width or 512, args.vocab or 32000
+    heads = args.heads or args.width // 64
+    torch.manual_seed(args.seed)
+    model = Llama(args.depth, args.width, heads, args.kv_heads or heads, args.vocab,
+                  args.tokens).to(device)
+    net, optimizer = wrap(model, args, device)
+    torch.manual_seed(args.seed * 1000003 + rank + 1)
+    tokens = torch.randint(0, args.vocab, (args.batch_size, args.tokens + 1), device=device)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    # FSDP2 casts itself; the other modes run forward under autocast, as the harness's ranks.
+    autocast = args.precision == "bf16" and args.mode != "fsdp2"
+    timer = IterationTimer(warmup=args.warmup)
+    for _ in range(args.warmup + args.iterations):
+        with timer.iteration():
+            with timer.phase("step"):
+                optimizer.zero_grad()
+            with timer.phase("forward"):
+                with torch.autocast(device.type, dtype=torch.bfloat16) if autocast else contextlib.nullcontext():
+                    logits = net(inputs)
+                loss = F.cross_entropy(logits.float().reshape(-1, args.vocab), targets.reshape(-1))
+            with timer.phase("backward"):
+                loss.backward()
+            with timer.phase("step"):
+                optimizer.step()
+    if args.memory_out:
+        memory = {"parameter_bytes": tensor_bytes(model.parameters()),
+                  "gradient_bytes": tensor_bytes(p.grad for p in model.parameters()),
+                  "optimizer_state_bytes": optimizer_state_bytes(optimizer),
+                  "expert_parameter_bytes": 0,
+                  "peak_resident_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+        with open(args.memory_out, "w") as out:
+            json.dump(memory, out, indent=1)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
