@@ -84,9 +84,17 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
         args["bytes"] = task.bytes;
         args["bucket"] = task.bucket;
         args["ranks"] = groups[task.group].size();
-        add("allreduce " + std::string(pipeline ? "stage " : "bucket ") +
-                std::to_string(task.bucket),
-            runtime::TraceCategory::kAllReduce, t, args);
+        if (task.category == TaskCategory::kAllGather) {
+          add("allgather unit " + std::to_string(task.bucket), runtime::TraceCategory::kAllGather,
+              t, args);
+        } else if (task.category == TaskCategory::kReduceScatter) {
+          add("reducescatter unit " + std::to_string(task.bucket),
+              runtime::TraceCategory::kReduceScatter, t, args);
+        } else {
+          add("allreduce " + std::string(pipeline ? "stage " : "bucket ") +
+                  std::to_string(task.bucket),
+              runtime::TraceCategory::kAllReduce, t, args);
+        }
         break;
       }
     }

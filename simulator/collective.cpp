@@ -126,6 +126,14 @@ std::vector<CollectivePhase> plan_allreduce(const Cluster& cluster, const std::v
   return {};
 }
 
+std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::vector<int>& ranks) {
+  const int n = static_cast<int>(ranks.size());
+  if (n < 2) return {};
+  StepEdges edges(cluster);
+  add_ring(edges, ranks);
+  return {edges.phase(n - 1, 1.0 / n)};
+}
+
 double idle_allreduce_seconds(const Cluster& cluster, const std::vector<int>& ranks,
                               CollectiveAlgorithm algorithm, double bytes) {
   const std::vector<double> bandwidth = cluster.link_bandwidths();

@@ -43,6 +43,10 @@ inline double tighter_cap(double a, double b) { return a > 0 && b > 0 ? std::min
 std::vector<CollectivePhase> plan_allreduce(const Cluster& cluster, const std::vector<int>& ranks,
                                             CollectiveAlgorithm algorithm);
 
+// The phases of an all-gather or a reduce-scatter of a buffer over `ranks`: one ring of n-1
+// steps of 1/n of it (what NCCL runs for both, whatever the all-reduce algorithm).
+std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::vector<int>& ranks);
+
 // Time of the all-reduce on an idle network, without contention (closed form of the phases:
 // sum of steps x (latency + fraction x bytes / slowest per-edge rate)). For tests and reports.
 double idle_allreduce_seconds(const Cluster& cluster, const std::vector<int>& ranks,

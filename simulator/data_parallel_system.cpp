@@ -175,9 +175,15 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
   }
   const int last_collective =
       add_bucket_collectives(graph, cluster, buckets, group, system, bucket_ready, last_backward);
+  std::vector<int> steps(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
-    const int step = graph.add_compute(r, TaskCategory::kStep, noise.apply(system.step_s));
-    if (last_collective >= 0) graph.depend(step, last_collective);
+    steps[r] = graph.add_compute(r, TaskCategory::kStep, noise.apply(system.step_s));
+    if (last_collective >= 0) graph.depend(steps[r], last_collective);
+  }
+  for (size_t g = 0; g < system.gathers_after_step.size(); ++g) {
+    const int gather = graph.add_collective(group, system.gathers_after_step[g],
+                                            static_cast<int>(g), TaskCategory::kAllGather);
+    for (int step : steps) graph.depend(gather, step);
   }
   result.times = run_tasks(cluster, graph);
   result.ranks = rank_phases(graph, result.times);

@@ -18,6 +18,9 @@ struct DataParallelSystem {
   double bucket_mb = 25, first_bucket_mb = 1;
   bool overlap = true;  // true: DDP's overlap mode; false: all buckets after backward (sync)
   double step_s = 0;    // optimizer step per iteration
+  // ZeRO-1 (simulator/sharded_system.h): all-gathers after the step, their whole buffers'
+  // bytes, each depending on every rank's step.
+  std::vector<double> gathers_after_step;
 };
 
 // Gradient buckets as the DDP reducer forms them (baselines/ddp/bucket_assignment.h), with one

@@ -25,7 +25,7 @@ class Engine {
         heads_reached_(graph.tasks().size(), 0),
         head_(graph.resource_queues().size(), 0),
         progress_(graph.tasks().size()),
-        group_phases_(graph.groups().size()),
+        group_phases_(2 * graph.groups().size()),
         idle_(static_cast<size_t>(graph.ranks())),
         streams_(graph.ranks()),
         buckets_(cluster.num_machines(), cluster.config().inter_burst_bytes,
@@ -190,11 +190,16 @@ class Engine {
     return graph_.after_idle_curves()[task.after_idle].ratio(stretch.gap, backward);
   }
 
-  const std::vector<CollectivePhase>& phases_of(int group) {
-    auto& slot = group_phases_[group];
+  // A group's all-reduce phases, or its all-gather's and reduce-scatter's (one ring each way).
+  const std::vector<CollectivePhase>& phases_of(const Task& task) {
+    const int group = task.group;
+    const bool half =
+        task.category == TaskCategory::kAllGather || task.category == TaskCategory::kReduceScatter;
+    auto& slot = group_phases_[2 * group + (half ? 1 : 0)];
     if (!slot) {
       slot = std::make_unique<std::vector<CollectivePhase>>(
-          plan_allreduce(cluster_, graph_.groups()[group], cluster_.config().algorithm));
+          half ? plan_ring_half(cluster_, graph_.groups()[group])
+               : plan_allreduce(cluster_, graph_.groups()[group], cluster_.config().algorithm));
       // Every member's thread works through every step (the measured rate, with a core each).
       const ClusterConfig& config = cluster_.config();
       const double per_core =
@@ -211,7 +216,7 @@ class Engine {
   // a phase keeps its links between steps (Network::complete) and is released with the phase.
   void begin_step(int id) {
     const Task& task = graph_.task(id);
-    const auto& phases = phases_of(task.group);
+    const auto& phases = phases_of(task);
     Progress& p = progress_[id];
     while (p.phase < static_cast<int>(phases.size()) && p.step >= phases[p.phase].steps) {
       if (p.flow >= 0) {
@@ -284,7 +289,7 @@ class Engine {
                      cluster_.p2p_cap(task.rank, task.peer), static_cast<std::uint32_t>(id));
       return;
     }
-    const CollectivePhase& phase = phases_of(task.group)[p.phase];
+    const CollectivePhase& phase = phases_of(task)[p.phase];
     const double bytes = phase.bytes_fraction * task.bytes;
     if (bytes <= 0) {
       flow_done(id, -1);

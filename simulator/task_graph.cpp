@@ -103,10 +103,10 @@ int TaskGraph::add_group(std::vector<int> ranks) {
   return static_cast<int>(groups_.size()) - 1;
 }
 
-int TaskGraph::add_collective(int group, double bytes, int bucket) {
+int TaskGraph::add_collective(int group, double bytes, int bucket, TaskCategory category) {
   Task task;
   task.kind = TaskKind::kCollective;
-  task.category = TaskCategory::kAllReduce;
+  task.category = category;
   task.rank = groups_.at(group).front();
   task.group = group;
   task.bytes = bytes;

@@ -27,6 +27,7 @@ enum class TaskKind : std::uint8_t { kCompute, kTransfer, kCollective, kReadyNot
 // out), on the compute stream; it counts as backward time, as the real ranks' timers see it.
 // kSendCall: a rank's send call of one transfer, on its compute stream right after the
 // compute that made the data (TaskGraph::add_send_call).
+// kAllGather, kReduceScatter: sharded data parallelism's collectives (ring, n-1 steps).
 enum class TaskCategory : std::uint8_t {
   kForward,
   kBackward,
@@ -34,7 +35,9 @@ enum class TaskCategory : std::uint8_t {
   kTransfer,
   kAllReduce,
   kBucketCopy,
-  kSendCall
+  kSendCall,
+  kAllGather,
+  kReduceScatter
 };
 
 struct Task {
@@ -69,7 +72,9 @@ class TaskGraph {
   // The notice `receiver` sends `sender` when it posts the receive of one transfer.
   int add_ready_notice(int receiver, int sender, int micro_batch = -1);
   int add_group(std::vector<int> ranks);  // distinct ranks, in ring order
-  int add_collective(int group, double bytes, int bucket = -1);
+  // `bytes`: the whole buffer (an all-gather's output, a reduce-scatter's input).
+  int add_collective(int group, double bytes, int bucket = -1,
+                     TaskCategory category = TaskCategory::kAllReduce);
   void depend(int task, int on);
   // A curve of compute after a wait (simulator/compute_after_idle.h), for set_after_idle: its
   // index, or -1 for an empty curve.

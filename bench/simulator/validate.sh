@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Simulated vs measured p50 iteration time on this machine's CPU (issue 8): DDP (overlap and
-# sync) and a 2-stage DAPPLE pipeline at world size 2, and a DAPPLE plan on 4 ranks (2 stages
+# sync), sharded data parallelism (ZeRO stages 1, 2 and 3) and a 2-stage DAPPLE pipeline at
+# world size 2, and a DAPPLE plan on 4 ranks (2 stages
 # x 2 replicas), for ResNet-18 and ResNet-50.
 #
 # This VM's speed drifts: the same real run's p50 moved by up to 50% within minutes (the
@@ -53,6 +54,8 @@ STAT_START=$(cpu_times)
 if [ $# -gt 0 ]; then MODELS=("$@"); else MODELS=(resnet18 resnet50); fi
 BATCH=8 MICRO_BATCHES=4
 MICRO=$((BATCH * 2 / MICRO_BATCHES))  # samples per replica and micro-batch: world 2 x 1 or 4 x 2
+# The sharded systems (ZeRO stages 1-3, one unit per layer) of the world-2 real runs.
+SHARDED="{name: zero1, kind: sharded, stage: 1}, {name: zero2, kind: sharded, stage: 2}, {name: zero3, kind: sharded, stage: 3}"
 STAGES_resnet18=${STAGES_resnet18:-0-7,8-13}
 STAGES_resnet50=${STAGES_resnet50:-0-12,13-21}
 stages_of() { local v="STAGES_$1"; echo "${!v:?no STAGES_$1: give the layers of the 2 stages, e.g. 0-7,8-13}"; }
@@ -141,7 +144,7 @@ measure_round() {  # model, dir
   mkdir -p "$dir"
   round_start=$(cpu_times)
   measure_inputs "$model" "$dir/before"
-  run_real2 "$model" "$dir" "overlap, sync, $(pipeline_system dapple "$model" 1)"
+  run_real2 "$model" "$dir" "overlap, sync, $SHARDED, $(pipeline_system dapple "$model" 1)"
   run_real4 "$model" "$dir"
   measure_inputs "$model" "$dir/after"
   steal_percent "$round_start" "$(cpu_times)" > "$dir/steal_percent"
@@ -196,7 +199,7 @@ mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print("%.3f
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
   local model=$1 round=$2 dir=$3 system world real solo co staged layout pbs extra when
   local -a solo_ms co_ms staged_ms layout_ms factor
-  for system in overlap sync dapple dapple4; do
+  for system in overlap sync zero1 zero2 zero3 dapple dapple4; do
     world=2 real=$dir/real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" layout="" pbs=$BATCH extra=()
     [ "$system" = dapple4 ] && world=4 real=$dir/real4 layout=profile-b$MICRO-stages-co2
     [ -d "$real" ] || continue
@@ -208,6 +211,10 @@ simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
              --set "simulate.baseline=$system")
     fi
     [ "$system" = dapple ] && co=$solo
+    case $system in zero[123])  # a sharded system, its stage its name's digit
+      extra=(--set "simulate.systems=[{name: $system, kind: sharded, stage: ${system#zero}}]"
+             --set "simulate.baseline=$system") ;;
+    esac
     solo_ms=() co_ms=() staged_ms=() layout_ms=() factor=()
     for when in before after; do
       # A profile the round did not measure leaves its column empty.
@@ -275,7 +282,8 @@ for model, system in keys:
     quiet = [r for r in mine if float(r["steal_percent"]) <= steal_max]
     rounds = " ".join(round_errors(r) for r in mine)
     label = {"overlap": "DDP overlap", "sync": "DDP sync", "dapple": "DAPPLE 2 stages",
-             "dapple4": "DAPPLE 2 stages x 2"}.get(system, system)
+             "dapple4": "DAPPLE 2 stages x 2", "zero1": "ZeRO-1", "zero2": "ZeRO-2",
+             "zero3": "ZeRO-3"}.get(system, system)
     if not quiet:
         print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
         continue

@@ -286,11 +286,15 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     return s;
   }
   MapReader r(node, path, origin);
-  s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline"});
+  s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline", "sharded"});
   // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
   if (!r.ok()) return std::nullopt;
   s.name = r.get_string("name", std::nullopt);
-  if (s.kind != "pipeline") {
+  if (s.kind == "sharded") {
+    s.shard_stage = r.get_int("stage", 3, 1, 3);
+    s.prefetch = r.get_bool("prefetch", true);
+    if (r.has("bucket_mb")) s.bucket_mb = r.get_double("bucket_mb", std::nullopt, 0.0);
+  } else if (s.kind != "pipeline") {
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
     if (r.has("bucket_mb")) s.bucket_mb = r.get_double("bucket_mb", std::nullopt, 0.0);
   }

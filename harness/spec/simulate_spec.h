@@ -106,8 +106,10 @@ struct InlineStage {
 
 struct SystemSettings {
   std::string name;
-  std::string kind;  // ddp | dp | pipeline
+  std::string kind;  // ddp | dp | pipeline | sharded
   std::string mode = "overlap";
+  long long shard_stage = 3;  // sharded: the ZeRO stage
+  bool prefetch = true;       // sharded: stage 3's next all-gather queued ahead
   std::optional<double> bucket_mb;
   long long accumulation = 1;
   std::optional<std::string> schedule, plan;

@@ -31,6 +31,7 @@
 #include "simulator/data_parallel_system.h"
 #include "simulator/layer_costs.h"
 #include "simulator/pipeline_system.h"
+#include "simulator/sharded_system.h"
 
 namespace harness {
 namespace {
@@ -394,8 +395,20 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   json& config = outcome.system_config;
   config = {{"name", s.name}, {"kind", s.kind}};
   std::optional<PipelineChoice> pipeline;
+  std::optional<sim::ShardedSystem> sharded;
   sim::DataParallelSystem dp;
-  if (s.kind == "pipeline") {
+  if (s.kind == "sharded") {
+    sharded = sim::ShardedSystem{world,
+                                 static_cast<double>(p.model.batch_size),
+                                 baselines::zero_stage_from(s.shard_stage),
+                                 s.prefetch,
+                                 s.bucket_mb.value_or(p.bucket_mb),
+                                 p.first_bucket_mb,
+                                 p.model.step_ms / 1000.0};
+    config["stage"] = s.shard_stage;
+    config["prefetch"] = s.prefetch;
+    config["units"] = sim::shard_layout_of(costs, world).units.size();
+  } else if (s.kind == "pipeline") {
     pipeline = choose_pipeline(s, p, resolved, inputs);
     config["schedule"] = runtime::to_string(pipeline->system.schedule);
     config["micro_batches"] = pipeline->system.micro_batches;
@@ -425,8 +438,9 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
     sim::ComputeNoise noise(p.run.noise_percent / 100.0, iteration_seed(p.run.seed, repeat, i));
     try {
       outcome.iterations.push_back(
-          pipeline ? sim::simulate_pipeline(cluster, costs, pipeline->system, world, noise)
-                   : sim::simulate_data_parallel(cluster, costs, dp, noise));
+          pipeline  ? sim::simulate_pipeline(cluster, costs, pipeline->system, world, noise)
+          : sharded ? sim::simulate_sharded(cluster, costs, *sharded, noise)
+                    : sim::simulate_data_parallel(cluster, costs, dp, noise));
     } catch (const std::logic_error& e) {
       throw RunFailure(e.what());
     }

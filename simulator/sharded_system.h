@@ -1,0 +1,32 @@
+// Sharded data parallelism on every rank of the cluster (baselines/sharded/): ZeRO stage 1 (DDP's
+// bucketed all-reduce, then a shard step and every unit's all-gather), stage 2 (each unit's
+// gradients reduce-scattered as backward finishes it) and stage 3 (each unit all-gathered
+// before its forward and again before its backward). A unit is a layer with parameters, as the
+// runtime's `unit: layer`; layers without parameters join the unit before them. The collectives
+// are queued in the runtime's order on each rank's collective channel, so a prefetched
+// all-gather waits behind the reduce-scatters queued before it, as on the real ranks.
+#pragma once
+
+#include "baselines/sharded/shard_layout.h"
+#include "simulator/cluster.h"
+#include "simulator/layer_costs.h"
+#include "simulator/system_result.h"
+
+namespace harness::simulator {
+
+struct ShardedSystem {
+  int world = 1;
+  double batch_per_rank = 1;
+  baselines::ZeroStage stage = baselines::ZeroStage::kParameters;
+  bool prefetch = true;
+  double bucket_mb = 25, first_bucket_mb = 1;  // stage 1's all-reduce buckets
+  double step_s = 0;  // the whole model's optimizer step; a rank steps 1/world of it
+};
+
+// The units' layout over the ranks, from the profile's parameter bytes (fp32 elements).
+baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world);
+
+SimulatedIteration simulate_sharded(const Cluster& cluster, const LayerCosts& costs,
+                                    const ShardedSystem& system, ComputeNoise& noise);
+
+}  // namespace harness::simulator

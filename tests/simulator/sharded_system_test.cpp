@@ -1,0 +1,92 @@
+// Sharded data parallelism in the simulator, by hand: 4 layers of 30 MiB parameters (forward
+// 5 ms, backward 10 ms), each its own unit, on 2 ranks of one machine at 10 GB/s, a 1 ms step
+// (each rank steps half). A = 30 MiB / 10 GB/s is one unit's all-reduce; its all-gather and its
+// reduce-scatter are one ring step of half of it each, A/2.
+#include "simulator/sharded_system.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/simulator/test_costs.h"
+
+namespace harness::simulator {
+namespace {
+
+using baselines::ZeroStage;
+
+struct FourUnits {
+  LayerCosts costs = testing::chain(4, 5e-3, 10e-3, 0, 30.0 * 1024 * 1024);
+  double a = 30.0 * 1024 * 1024 / 10e9;
+  ComputeNoise none;
+
+  SimulatedIteration run(ZeroStage stage, bool prefetch = true) {
+    ClusterConfig config;
+    config.gpus_per_machine = {2};
+    config.intra_bandwidth = 10e9;
+    config.intra_latency_s = 0;
+    ShardedSystem system;
+    system.world = 2;
+    system.stage = stage;
+    system.prefetch = prefetch;
+    system.step_s = 1e-3;
+    return simulate_sharded(Cluster(config), costs, system, none);
+  }
+};
+
+int count(const SimulatedIteration& iteration, TaskCategory category) {
+  int n = 0;
+  for (const Task& task : iteration.graph.tasks()) n += task.category == category;
+  return n;
+}
+
+TEST(ShardedSystem, StageThreeHidesPrefetchedGathersBehindCompute) {
+  FourUnits setup;
+  const double a = setup.a;
+  const SimulatedIteration it = setup.run(ZeroStage::kParameters);
+  // Forward: the first gather (A/2) is exposed, the others run under the layer before. Backward:
+  // the last unit is gathered again after forward (A/2) and the one before it behind it (A/2);
+  // each later gather and reduce-scatter hides under a backward; the last reduce-scatter
+  // (A/2) and the half step follow: 20 + 40 ms + A/2 + A/2 + A/2 + 0.5 ms.
+  EXPECT_NEAR(it.times.makespan, 60e-3 + 1.5 * a + 0.5e-3, 1e-12);
+  EXPECT_EQ(count(it, TaskCategory::kAllGather), 8);  // twice per unit
+  EXPECT_EQ(count(it, TaskCategory::kReduceScatter), 4);
+  EXPECT_NEAR(it.ranks[0].step_ms, 0.5, 1e-9);
+}
+
+TEST(ShardedSystem, StageThreeWithoutPrefetchWaitsForEveryGather) {
+  FourUnits setup;
+  // Every gather exposed (8 x A/2), and every reduce-scatter too (4 x A/2): each one delays
+  // the next unit's gather, queued behind it on the channel.
+  const SimulatedIteration it = setup.run(ZeroStage::kParameters, false);
+  EXPECT_NEAR(it.times.makespan, 60e-3 + 6 * setup.a + 0.5e-3, 1e-12);
+}
+
+TEST(ShardedSystem, StageTwoReduceScattersBehindBackwardAndGathersAfterTheStep) {
+  FourUnits setup;
+  // The last reduce-scatter (A/2) exposed, the half step, then four gathers in a row (4 x A/2).
+  const SimulatedIteration it = setup.run(ZeroStage::kGradients);
+  EXPECT_NEAR(it.times.makespan, 60e-3 + 0.5 * setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
+  EXPECT_EQ(count(it, TaskCategory::kAllGather), 4);
+  EXPECT_EQ(count(it, TaskCategory::kReduceScatter), 4);
+  EXPECT_EQ(count(it, TaskCategory::kAllReduce), 0);
+}
+
+TEST(ShardedSystem, StageOneIsDdpWithAHalfStepAndTheGathers) {
+  FourUnits setup;
+  // DDP's overlapped buckets (the last all-reduce, A, exposed), the half step, four gathers.
+  const SimulatedIteration it = setup.run(ZeroStage::kOptimizerState);
+  EXPECT_NEAR(it.times.makespan, 60e-3 + setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
+  EXPECT_EQ(count(it, TaskCategory::kAllReduce), 4);
+  EXPECT_EQ(count(it, TaskCategory::kAllGather), 4);
+}
+
+TEST(ShardedSystem, UnitsAreTheLayersWithParameters) {
+  LayerCosts costs = testing::chain(3, 1e-3, 1e-3, 0, 400);
+  costs.parameter_bytes[1] = 0;  // a ReLU
+  const baselines::ShardLayout layout = shard_layout_of(costs, 3);
+  ASSERT_EQ(layout.units.size(), 2u);
+  EXPECT_EQ(layout.units[0].name, "node0");
+  EXPECT_EQ(layout.units[0].shard_elements, 34);  // ceil(100 / 3)
+}
+
+}  // namespace
+}  // namespace harness::simulator
