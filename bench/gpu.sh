@@ -11,6 +11,8 @@
 #   3b. BERT in DAPPLE's and GPipe's schedules (2 stages, 4 micro-batches) and BERT-MoE with
 #      expert parallelism, each beside DDP on the same 2 ranks sharing GPU 0 over Gloo, in fp32
 #      and bf16;
+#   3c. a Llama-style decoder with AdamW under DDP and ZeRO stages 1, 2 and 3 (kind: sharded) on
+#      the same 2 ranks, fp32 and bf16; in fp32 each stage's losses must equal DDP's;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
 #      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds, in each precision; the peer is
 #      the Python whose torch is the rank program's LibTorch, with the same math): iteration p50
@@ -97,7 +99,7 @@ study() {
 name: $1
 output: $work/results
 model: $2
-optimizer: {name: sgd, lr: 0.001}
+optimizer: ${optimizer:-{name: sgd, lr: 0.001}}
 run: {world_size: $3, iterations: $iterations, warmup: $warmup, device: $device, backend: $4}
 ddp: {bucket_mb: 25}
 systems: ${5:-[overlap]}
@@ -165,6 +167,36 @@ for precision in fp32 bf16; do
   for system in ddp expert_parallel; do
     row "BERT-MoE (4 experts) $system, 2 ranks sharing a device, gloo, $precision" "$folder" "$system"
   done
+done
+
+# Sharded data parallelism beside DDP on the device, 2 ranks sharing it over Gloo: a Llama-style
+# decoder with AdamW, ZeRO stages 1, 2 and 3, fp32 and bf16; in fp32 each stage's losses must
+# equal DDP's (the same seed and data: only the rounding of the sums differs).
+if [[ $device == cuda ]]; then
+  decoder="{name: llama, depth: 4, width: 512, input_shape: [256], batch_size: 4, precision: PRECISION}"
+else
+  decoder="{name: llama, depth: 2, width: 64, input_shape: [16], vocab: 500, batch_size: 2, precision: PRECISION}"
+fi
+sharded="[{name: ddp, kind: ddp, mode: overlap}, {name: zero1, kind: sharded, stage: 1}, {name: zero2, kind: sharded, stage: 2}, {name: zero3, kind: sharded, stage: 3}]"
+for precision in fp32 bf16; do
+  folder=$(optimizer="{name: adamw, lr: 0.001}" study "sharded_$precision" "${decoder/PRECISION/$precision}" 2 gloo "$sharded") || folder=""
+  for system in ddp zero1 zero2 zero3; do
+    row "Llama-style decoder $system (AdamW), 2 ranks sharing a device, gloo, $precision" "$folder" "$system"
+  done
+  if [[ $precision == fp32 && -n $folder ]]; then
+    sharded_check=$(python3 - "$folder" <<'PY'
+import glob, re, sys
+def losses(system):
+    text = open(glob.glob(f"{sys.argv[1]}/raw/*/{system}/rep0/rank0.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+ddp = losses("ddp")
+worst = max(abs(a - b) / max(abs(b), 1e-12) for s in ("zero1", "zero2", "zero3") for a, b in zip(losses(s), ddp))
+print(f"{len(ddp)} iterations, largest relative difference from DDP's loss {worst:.1e}" + (" FAILED" if worst > 1e-4 else ""))
+PY
+) || sharded_check="FAILED (the comparison)"
+    [[ $sharded_check == *FAILED* ]] && failures=$((failures + 1))
+    echo "ZeRO-1/2/3 losses vs DDP's on the device: $sharded_check" >&2
+  fi
 done
 
 # The device's pipeline trains what the host CPU's does: DAPPLE's last stage's loss in the first
@@ -279,6 +311,7 @@ echo "|---|---|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the device and on the CPU, same seed: $pipeline_check"
+echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${sharded_check:-(not run)}"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
 echo

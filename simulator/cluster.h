@@ -33,6 +33,10 @@ struct ClusterConfig {
   // per-edge rate of collective steps (0: none) and a per-step latency (< 0: the links').
   double collective_rate_cap = 0.0;
   double collective_step_latency_s = -1.0;
+  // The same for all-gathers and reduce-scatters where they were measured on their own
+  // (comm.json's allgather and reducescatter fits; < 0 and 0: as the all-reduce's).
+  double gather_step_latency_s = -1.0, gather_rate_cap = 0.0;
+  double scatter_step_latency_s = -1.0, scatter_rate_cap = 0.0;
   // The all-reduce bus bandwidth measured among one machine's ranks: a cap on the per-edge
   // rate of collective steps that stay inside a machine (0: none, the ports decide). CPU ranks
   // reduce on their own cores, so their all-reduce over loopback runs well below send/recv.

@@ -126,12 +126,18 @@ std::vector<CollectivePhase> plan_allreduce(const Cluster& cluster, const std::v
   return {};
 }
 
-std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::vector<int>& ranks) {
+std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::vector<int>& ranks,
+                                            RingHalf op) {
   const int n = static_cast<int>(ranks.size());
   if (n < 2) return {};
   StepEdges edges(cluster);
   add_ring(edges, ranks);
-  return {edges.phase(n - 1, 1.0 / n)};
+  CollectivePhase phase = edges.phase(n - 1, 1.0 / n);
+  const ClusterConfig& config = cluster.config();
+  const double measured =
+      op == RingHalf::kAllGather ? config.gather_step_latency_s : config.scatter_step_latency_s;
+  if (measured >= 0) phase.latency_s = measured;
+  return {phase};
 }
 
 double idle_allreduce_seconds(const Cluster& cluster, const std::vector<int>& ranks,

@@ -44,8 +44,11 @@ std::vector<CollectivePhase> plan_allreduce(const Cluster& cluster, const std::v
                                             CollectiveAlgorithm algorithm);
 
 // The phases of an all-gather or a reduce-scatter of a buffer over `ranks`: one ring of n-1
-// steps of 1/n of it (what NCCL runs for both, whatever the all-reduce algorithm).
-std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::vector<int>& ranks);
+// steps of 1/n of it (what NCCL runs for both, whatever the all-reduce algorithm), each step
+// waiting the op's measured step latency where there is one.
+enum class RingHalf { kAllGather, kReduceScatter };
+std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::vector<int>& ranks,
+                                            RingHalf op);
 
 // Time of the all-reduce on an idle network, without contention (closed form of the phases:
 // sum of steps x (latency + fraction x bytes / slowest per-edge rate)). For tests and reports.

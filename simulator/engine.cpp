@@ -25,7 +25,7 @@ class Engine {
         heads_reached_(graph.tasks().size(), 0),
         head_(graph.resource_queues().size(), 0),
         progress_(graph.tasks().size()),
-        group_phases_(2 * graph.groups().size()),
+        group_phases_(3 * graph.groups().size()),
         idle_(static_cast<size_t>(graph.ranks())),
         streams_(graph.ranks()),
         buckets_(cluster.num_machines(), cluster.config().inter_burst_bytes,
@@ -193,13 +193,15 @@ class Engine {
   // A group's all-reduce phases, or its all-gather's and reduce-scatter's (one ring each way).
   const std::vector<CollectivePhase>& phases_of(const Task& task) {
     const int group = task.group;
-    const bool half =
-        task.category == TaskCategory::kAllGather || task.category == TaskCategory::kReduceScatter;
-    auto& slot = group_phases_[2 * group + (half ? 1 : 0)];
+    const bool gather = task.category == TaskCategory::kAllGather;
+    const bool scatter = task.category == TaskCategory::kReduceScatter;
+    auto& slot = group_phases_[3 * group + (gather ? 1 : scatter ? 2 : 0)];
     if (!slot) {
+      const std::vector<int>& ranks = graph_.groups()[group];
       slot = std::make_unique<std::vector<CollectivePhase>>(
-          half ? plan_ring_half(cluster_, graph_.groups()[group])
-               : plan_allreduce(cluster_, graph_.groups()[group], cluster_.config().algorithm));
+          gather    ? plan_ring_half(cluster_, ranks, RingHalf::kAllGather)
+          : scatter ? plan_ring_half(cluster_, ranks, RingHalf::kReduceScatter)
+                    : plan_allreduce(cluster_, ranks, cluster_.config().algorithm));
       // Every member's thread works through every step (the measured rate, with a core each).
       const ClusterConfig& config = cluster_.config();
       const double per_core =
@@ -210,6 +212,18 @@ class Engine {
       }
     }
     return *slot;
+  }
+
+  // The measured per-edge rate of a collective's steps: its own op's fit where there is one.
+  double collective_cap(const Task& task) const {
+    const ClusterConfig& config = cluster_.config();
+    if (task.category == TaskCategory::kAllGather && config.gather_rate_cap > 0) {
+      return config.gather_rate_cap;
+    }
+    if (task.category == TaskCategory::kReduceScatter && config.scatter_rate_cap > 0) {
+      return config.scatter_rate_cap;
+    }
+    return config.collective_rate_cap;
   }
 
   // Starts the current step of a collective (skipping empty phases), or ends it. The flow of
@@ -299,10 +313,9 @@ class Engine {
       network_.resume(now_, static_cast<std::uint32_t>(p.flow), bytes);
       return;
     }
-    p.flow = static_cast<int>(
-        network_.start(now_, bytes, phase.links.data(), static_cast<int>(phase.links.size()),
-                       tighter_cap(cluster_.config().collective_rate_cap, phase.rate_cap),
-                       static_cast<std::uint32_t>(id)));
+    p.flow = static_cast<int>(network_.start(
+        now_, bytes, phase.links.data(), static_cast<int>(phase.links.size()),
+        tighter_cap(collective_cap(task), phase.rate_cap), static_cast<std::uint32_t>(id)));
   }
 
   void flow_done(int id, long long flow) {

@@ -94,7 +94,8 @@ d=[y-x for x,y in zip(a,b)]; print("%.1f" % (100*d[7]/max(1,sum(d))))' "$1" "$2"
 echo "model,system,world,round,steal_percent,corunning_factor,measured_p50_ms,simulated_p50_ms,simulated_colocated_p50_ms,simulated_stages_p50_ms,simulated_layout_p50_ms,solo_before_ms,solo_after_ms,colocated_before_ms,colocated_after_ms,stages_before_ms,stages_after_ms,layout_before_ms,layout_after_ms,samples_dir" \
   > "$OUT/rounds.csv"
 profile_comm() {  # dir: the Gloo profile, into dir/comm
-  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy --sizes 64K:64M:x4 \
+  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy,allgather,reducescatter \
+    --sizes 64K:64M:x4 \
     --iterations 8 --warmup 2 --out "$1/comm" > "$1/comm.log"
 }
 profile_layers() {  # model, dir, name, batch, more flags...: a layer profile into dir/name

@@ -56,6 +56,9 @@ struct ProfiledComm {
   double sendrecv_latency_s = 0, sendrecv_bandwidth = 0;
   double copy_latency_s = 0, copy_bandwidth = 0;  // 0: comm.json has no `copy` fit
   double allreduce_cpu_cores = 0;                 // 0: not measured (older comm.json)
+  // All-gather and reduce-scatter fits (sharded systems), where measured: latency < 0 none.
+  double allgather_latency_s = -1, allgather_bus_bandwidth = 0;
+  double reducescatter_latency_s = -1, reducescatter_bus_bandwidth = 0;
   long long world = 0;
 };
 
@@ -79,6 +82,12 @@ ProfiledComm read_comm_profile(const std::string& path) {
       fit.has_sendrecv = true;
       fit.sendrecv_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
       fit.sendrecv_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
+    } else if (op == "allgather") {
+      fit.allgather_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.allgather_bus_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
+    } else if (op == "reducescatter") {
+      fit.reducescatter_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
+      fit.reducescatter_bus_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
     } else if (op == "copy") {
       fit.copy_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
       fit.copy_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
@@ -166,6 +175,15 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
     const ProfiledComm& fit = inputs.comm(c.comm_profile);
     config.collective_step_latency_s = fit.allreduce_latency_s / (2.0 * (fit.world - 1));
     config.collective_rate_cap = fit.allreduce_bus_bandwidth;
+    // An all-gather or reduce-scatter = L + S x (n-1)/n / busbw: n-1 steps of L / (n-1).
+    if (fit.allgather_latency_s >= 0) {
+      config.gather_step_latency_s = fit.allgather_latency_s / (fit.world - 1.0);
+      config.gather_rate_cap = fit.allgather_bus_bandwidth;
+    }
+    if (fit.reducescatter_latency_s >= 0) {
+      config.scatter_step_latency_s = fit.reducescatter_latency_s / (fit.world - 1.0);
+      config.scatter_rate_cap = fit.reducescatter_bus_bandwidth;
+    }
     if (fit.has_sendrecv && fit.sendrecv_bandwidth > 0) {
       config.intra_bandwidth = fit.sendrecv_bandwidth;
       config.intra_latency_s = fit.sendrecv_latency_s;
@@ -385,6 +403,9 @@ struct RunOutcome {
   std::uint64_t events = 0;
 };
 
+// The optimizer states per parameter a simulated rank's memory is counted with: AdamW's.
+constexpr int kSimulatedOptimizerStates = 2;
+
 RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long long repeat,
                         Inputs& inputs) {
   const sim::LayerCosts& costs = inputs.costs(p.model);
@@ -407,7 +428,16 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
                                  p.model.step_ms / 1000.0};
     config["stage"] = s.shard_stage;
     config["prefetch"] = s.prefetch;
-    config["units"] = sim::shard_layout_of(costs, world).units.size();
+    const baselines::ShardLayout layout = sim::shard_layout_of(costs, world);
+    config["units"] = layout.units.size();
+    // What a rank holds, by the stage's formula: fp32, with AdamW's two moments (the profile
+    // names no optimizer; SGD's would be none or one).
+    const baselines::ShardMemory memory =
+        baselines::sharded_memory(layout, sharded->stage, 4, kSimulatedOptimizerStates);
+    config["memory_per_rank"] = {{"parameter_bytes", memory.parameter_bytes},
+                                 {"gradient_bytes", memory.gradient_bytes},
+                                 {"optimizer_state_bytes", memory.optimizer_state_bytes},
+                                 {"optimizer", "adamw"}};
   } else if (s.kind == "pipeline") {
     pipeline = choose_pipeline(s, p, resolved, inputs);
     config["schedule"] = runtime::to_string(pipeline->system.schedule);

@@ -18,11 +18,15 @@ struct FourUnits {
   double a = 30.0 * 1024 * 1024 / 10e9;
   ComputeNoise none;
 
+  ClusterConfig config = [] {
+    ClusterConfig c;
+    c.gpus_per_machine = {2};
+    c.intra_bandwidth = 10e9;
+    c.intra_latency_s = 0;
+    return c;
+  }();
+
   SimulatedIteration run(ZeroStage stage, bool prefetch = true) {
-    ClusterConfig config;
-    config.gpus_per_machine = {2};
-    config.intra_bandwidth = 10e9;
-    config.intra_latency_s = 0;
     ShardedSystem system;
     system.world = 2;
     system.stage = stage;
@@ -77,6 +81,16 @@ TEST(ShardedSystem, StageOneIsDdpWithAHalfStepAndTheGathers) {
   EXPECT_NEAR(it.times.makespan, 60e-3 + setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
   EXPECT_EQ(count(it, TaskCategory::kAllReduce), 4);
   EXPECT_EQ(count(it, TaskCategory::kAllGather), 4);
+}
+
+TEST(ShardedSystem, MeasuredReduceScatterFitPricesItsSteps) {
+  FourUnits setup;
+  // A reduce-scatter fit of 1 ms per step and 5 GB/s (comm.json's reducescatter): each one
+  // takes 1 ms + A; the last one is exposed. The gathers keep the links' A/2.
+  setup.config.scatter_step_latency_s = 1e-3;
+  setup.config.scatter_rate_cap = 5e9;
+  const SimulatedIteration it = setup.run(ZeroStage::kGradients);
+  EXPECT_NEAR(it.times.makespan, 60e-3 + 1e-3 + setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
 }
 
 TEST(ShardedSystem, UnitsAreTheLayersWithParameters) {

@@ -233,6 +233,38 @@ void expect_cluster_key_refused(const std::string& bad) {
   EXPECT_NE(error.find(bad.substr(0, bad.find(':'))), std::string::npos) << "got: " << error;
 }
 
+// kind: sharded, stage 3 without prefetch on 4 ranks of one machine (10 GB/s, no latency): each
+// 1 MB layer's all-gather and reduce-scatter is 3 ring steps of 0.25 MB, 75 us. Forward: each
+// layer gathered before it, 10 ms + 4 x 75 us; backward: the last layer gathered again (75 us),
+// then each layer's reduce-scatter and the next one's gather (150 us) between the backwards
+// (20 ms), the last reduce-scatter (75 us), then a quarter of the 0.5 ms step: 31.025 ms.
+TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
+  Study study;
+  const std::string systems =
+      "    - {name: zero3, kind: sharded, stage: 3, prefetch: false}\n"
+      "    - {name: zero1, kind: sharded, stage: 1}\n";
+  ASSERT_EQ(study.run(in_dir(spec_text(systems, "  baseline: zero3\n"), study.dir.path()), nullptr,
+                      {"simulate.cluster.gpus_per_machine=4"}),
+            0);
+  const fs::path raw = study.results() / "raw" / "p000" / "zero3" / "rep0";
+  EXPECT_NEAR(read_sample_file(raw / "rank3.csv").at("iteration")[0], 31.025, 1e-6);
+  const json config = parse_json(read_file(raw / "config.json"));
+  EXPECT_EQ(config["system"]["stage"], 3);
+  EXPECT_EQ(config["system"]["prefetch"], false);
+  EXPECT_EQ(config["system"]["units"], 4);
+  // Stage 3 on 4 ranks: a quarter of the 4 MB of parameters, of their gradients, and AdamW's two
+  // moments of that quarter.
+  EXPECT_EQ(config["system"]["memory_per_rank"]["parameter_bytes"], 1000000);
+  EXPECT_EQ(config["system"]["memory_per_rank"]["gradient_bytes"], 1000000);
+  EXPECT_EQ(config["system"]["memory_per_rank"]["optimizer_state_bytes"], 2000000);
+  std::string error;
+  EXPECT_EQ(
+      study.run(in_dir(spec_text("    - {name: z, kind: sharded, stage: 5}\n"), study.dir.path()),
+                &error),
+      2);
+  EXPECT_NE(error.find("simulate.systems.stage: must be <= 3 (got 5)"), std::string::npos) << error;
+}
+
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
   // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
