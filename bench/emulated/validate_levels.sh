@@ -15,8 +15,8 @@
 # simulated p50s and, last, the error of the simulation against the median of the runs.
 #
 # SHAPE picks the study:
-#   2x1 (default): experiments/emulated_simulator_levels.yaml, DDP overlap and DAPPLE 2 stages on
-#       2 machines at four bandwidths, simulated by experiments/simulate_emulated_levels.yaml.
+#   2x1 (default): experiments/emulated_simulator_levels.yaml, DDP overlap, DAPPLE 2 stages and
+#       ZeRO stages 1-3 (priced from DDP's profile) on 2 machines at four bandwidths, simulated by experiments/simulate_emulated_levels.yaml.
 #       DDP's profile at the rank's batch (32) with two copies in lockstep (both ranks compute at
 #       once on this host's cores), the pipeline's at its micro-batch (16: the global batch of
 #       2 x 32 in 4 micro-batches) with both stages timing their layers at once, on the wall clock.
@@ -93,7 +93,7 @@ case "${SHAPE:-2x1}" in
   2x1)
     STUDY=emulated_simulator_levels SIMULATION=simulate_emulated_levels
     MODEL=(--model mlp --width 1024 --input-shape 64 --repetitions 20 --warmup 2)
-    PROFILE_SET=("profile-b32-co2 32 overlap --co-located 2"
+    PROFILE_SET=("profile-b32-co2 32 overlap,zero1,zero2,zero3 --co-located 2"
                  "profile-b16-stages 16 dapple_2 --stages 0-2,3-5") ;;
   4x1)
     STUDY=emulated_simulator_levels_4 SIMULATION=simulate_emulated_levels_4
