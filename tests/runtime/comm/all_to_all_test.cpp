@@ -79,18 +79,21 @@ TEST(AllToAll, EqualSplitsWithoutSplitLists) {
 
 TEST(ReduceScatter, RankRGetsTheSumOfChunkR) {
   // Rank r's input element i is i + 10 r (6 elements, chunks of 2): rank r gets elements
-  // 2r, 2r+1 summed over the 3 ranks, 3 i + 30.
-  std::vector<at::Tensor> received(kWorld);
-  const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
-    at::Tensor output = torch::empty({2});
-    comm.reduce_scatter_sum(output, torch::arange(6, torch::kFloat) + 10.0 * r);
-    received[r] = output;
-  });
-  for (const auto& e : errors) ASSERT_EQ(e, "");
-  for (int r = 0; r < kWorld; ++r) {
-    EXPECT_TRUE(
-        torch::equal(received[r], torch::arange(2 * r, 2 * r + 2, torch::kFloat) * 3.0 + 30.0))
-        << received[r];
+  // 2r, 2r+1 summed over the 3 ranks, 3 i + 30. Float and double go by all-to-all, bfloat16
+  // (small integers: exact) by the point-to-point ring.
+  for (const auto dtype : {torch::kFloat, torch::kDouble, torch::kBFloat16}) {
+    std::vector<at::Tensor> received(kWorld);
+    const auto errors =
+        runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
+          at::Tensor output = torch::empty({2}, dtype);
+          comm.reduce_scatter_sum(output, (torch::arange(6, torch::kFloat) + 10.0 * r).to(dtype));
+          received[r] = output;
+        });
+    for (const auto& e : errors) ASSERT_EQ(e, "");
+    for (int r = 0; r < kWorld; ++r) {
+      const at::Tensor expected = torch::arange(2 * r, 2 * r + 2, torch::kFloat) * 3.0 + 30.0;
+      EXPECT_TRUE(torch::equal(received[r], expected.to(dtype))) << dtype << received[r];
+    }
   }
 }
 
