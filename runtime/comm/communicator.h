@@ -34,8 +34,7 @@ class Communicator {
   // `output` holds world_size chunks of `input`'s size; chunk r receives rank r's input.
   virtual std::unique_ptr<CommWork> all_gather(at::Tensor output, at::Tensor input) = 0;
   // Sums `input` (world_size equal chunks) across ranks; this rank's chunk lands in `output`.
-  // Blocking where the backend has no native reduce-scatter (Gloo: an all-to-all of the
-  // chunks, each rank adding what arrives).
+  // Blocking where the backend has no native reduce-scatter (Gloo: a ring over send/recv).
   virtual void reduce_scatter_sum(at::Tensor output, at::Tensor input) = 0;
   // All-to-all along dim 0: rank s receives the `input_splits[s]` rows of `input` that follow
   // those for ranks before it, and this rank's `output` gets, in rank order, the

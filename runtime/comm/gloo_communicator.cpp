@@ -73,24 +73,10 @@ class GlooCommunicator : public Communicator {
     return c10d_work(group_->allgather(outputs, inputs));
   }
 
-  // ProcessGroupGloo (1.13) has no reduce_scatter. Equal float chunks go by all-to-all, on
-  // Gloo's collective path, which keeps both directions of a pair busy at once (its
-  // point-to-point path carries one at a time: a ring over it took twice a collective's time
-  // between 2 emulated machines): chunk j of every rank arrives at rank j, which adds them.
-  // Each rank sends (n-1)/n of the input, as a ring does. Anything else: the ring below.
+  // ProcessGroupGloo (1.13) has no reduce_scatter: the ring over point-to-point below.
   void reduce_scatter_sum(at::Tensor output, at::Tensor input) override {
-    const int n = group_->getSize();
-    const bool floats = input.scalar_type() == at::kFloat || input.scalar_type() == at::kDouble;
-    if (n > 1 && floats && input.numel() % n == 0) {
-      at::Tensor flat = input.reshape({-1}).contiguous();
-      at::Tensor received = at::empty_like(flat);
-      std::vector<int64_t> equal_splits;  // empty: n equal chunks
-      group_->alltoall_base(received, flat, equal_splits, equal_splits)->wait();
-      output.view({-1}).copy_(received.view({n, -1}).sum(0));
-      return;
-    }
-    std::vector<at::Tensor> chunks = input.clone().chunk(n);
-    if (n > 1) ring_reduce_scatter(chunks, kReduceScatterTag);
+    std::vector<at::Tensor> chunks = input.clone().chunk(group_->getSize());
+    if (group_->getSize() > 1) ring_reduce_scatter(chunks, kReduceScatterTag);
     output.copy_(chunks[group_->getRank()]);
   }
 

@@ -79,8 +79,8 @@ TEST(AllToAll, EqualSplitsWithoutSplitLists) {
 
 TEST(ReduceScatter, RankRGetsTheSumOfChunkR) {
   // Rank r's input element i is i + 10 r (6 elements, chunks of 2): rank r gets elements
-  // 2r, 2r+1 summed over the 3 ranks, 3 i + 30. Float and double go by all-to-all, bfloat16
-  // (small integers: exact) by the point-to-point ring.
+  // 2r, 2r+1 summed over the 3 ranks, 3 i + 30, in float, double and bfloat16 (small
+  // integers: exact).
   for (const auto dtype : {torch::kFloat, torch::kDouble, torch::kBFloat16}) {
     std::vector<at::Tensor> received(kWorld);
     const auto errors =
