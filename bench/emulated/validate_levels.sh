@@ -331,6 +331,11 @@ def simulate(real, n, link, label):
     # What a message longer than the bucket took beyond the burst model of it (older runs have
     # none); PAST_BUCKET=0 leaves it out.
     past_bucket = link["inter_machine_measured"].get("past_bucket_latency_us")
+    # The all-gather's and reduce-scatter's own fits, where the probe measured them (a study
+    # with sharded systems; older runs have none): the sharded systems' collectives.
+    gathers = [(key, link["inter_machine_measured"].get(f"{op}_latency_us"),
+                (link["inter_machine_measured"].get(f"{op}_bus_bits_per_s") or 0) / 8)
+               for key, op in (("gather", "allgather"), ("scatter", "reducescatter"))]
     point_id = point_id_of(real, label)
     # Where the simulation shares a host's cores among its machines (4x1, planner: the spec's
     # cluster.machines_per_host), the host has the cores the run's machine had (env.json): 2
@@ -367,6 +372,10 @@ def simulate(real, n, link, label):
                     command += ["--set", f"simulate.cluster.inter_burst_bandwidth={burst_bandwidth}"]
                 if past_bucket is not None and os.environ.get("PAST_BUCKET") != "0":
                     command += ["--set", f"simulate.cluster.inter_past_bucket_latency_us={past_bucket}"]
+            for key, gather_latency, gather_bandwidth in gathers:
+                if gather_latency is not None and gather_bandwidth > 0:
+                    command += ["--set", f"simulate.cluster.{key}_latency_us={gather_latency}",
+                                "--set", f"simulate.cluster.{key}_bandwidth={gather_bandwidth}"]
             if send_call is not None and os.environ.get("SEND_CALL") != "0":
                 command += ["--set", f"simulate.cluster.inter_send_call_us={send_call}"]
             # Compute after a wait (profile.json after_idle, measured with the profiles; older

@@ -257,6 +257,15 @@ MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<C
     if (fit.op == "allreduce" && fit.cpu_cores > 0)
       link.allreduce_cpu_cores_per_rank = fit.cpu_cores;
   }
+  for (const auto& fit : fits) {
+    if (fit.op == "allgather") {
+      link.allgather_latency_us = std::max(0.0, fit.latency_us);
+      link.allgather_bus_bytes_per_s = fit.bus_bandwidth;
+    } else if (fit.op == "reducescatter") {
+      link.reducescatter_latency_us = std::max(0.0, fit.latency_us);
+      link.reducescatter_bus_bytes_per_s = fit.bus_bandwidth;
+    }
+  }
   for (const auto& fit : intra_fits) {
     if (fit.op == "allreduce" && fit.cpu_cores > 0)
       link.intra_allreduce_cpu_cores_per_rank = fit.cpu_cores;
@@ -306,21 +315,29 @@ std::optional<double> past_bucket_latency_us(const MeasuredLink& link,
 }
 
 nlohmann::json to_json(const MeasuredLink& link) {
-  return {{"p2p_bits_per_s", link.p2p_bytes_per_s * 8},
-          {"allreduce_bus_bits_per_s", link.allreduce_bus_bytes_per_s * 8},
-          {"one_way_latency_us",
-           link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()},
-          {"allreduce_cpu_cores_per_rank", link.allreduce_cpu_cores_per_rank
-                                               ? nlohmann::json(*link.allreduce_cpu_cores_per_rank)
-                                               : nlohmann::json()},
-          {"burst_latency_us",
-           link.burst_latency_us ? nlohmann::json(*link.burst_latency_us) : nlohmann::json()},
-          {"burst_bits_per_s", link.burst_bytes_per_s * 8},
-          {"send_call_us",
-           link.send_call_us.empty() ? nlohmann::json() : nlohmann::json(link.send_call_us)},
-          {"past_bucket_latency_us", link.past_bucket_latency_us
-                                         ? nlohmann::json(*link.past_bucket_latency_us)
-                                         : nlohmann::json()}};
+  return {
+      {"p2p_bits_per_s", link.p2p_bytes_per_s * 8},
+      {"allreduce_bus_bits_per_s", link.allreduce_bus_bytes_per_s * 8},
+      {"one_way_latency_us",
+       link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()},
+      {"allreduce_cpu_cores_per_rank", link.allreduce_cpu_cores_per_rank
+                                           ? nlohmann::json(*link.allreduce_cpu_cores_per_rank)
+                                           : nlohmann::json()},
+      {"burst_latency_us",
+       link.burst_latency_us ? nlohmann::json(*link.burst_latency_us) : nlohmann::json()},
+      {"burst_bits_per_s", link.burst_bytes_per_s * 8},
+      {"send_call_us",
+       link.send_call_us.empty() ? nlohmann::json() : nlohmann::json(link.send_call_us)},
+      {"past_bucket_latency_us", link.past_bucket_latency_us
+                                     ? nlohmann::json(*link.past_bucket_latency_us)
+                                     : nlohmann::json()},
+      {"allgather_latency_us",
+       link.allgather_latency_us ? nlohmann::json(*link.allgather_latency_us) : nlohmann::json()},
+      {"allgather_bus_bits_per_s", link.allgather_bus_bytes_per_s * 8},
+      {"reducescatter_latency_us", link.reducescatter_latency_us
+                                       ? nlohmann::json(*link.reducescatter_latency_us)
+                                       : nlohmann::json()},
+      {"reducescatter_bus_bits_per_s", link.reducescatter_bus_bytes_per_s * 8}};
 }
 
 nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured) {

@@ -123,6 +123,10 @@ struct MeasuredLink {
   // sizes past the bucket (past_bucket_latency_us below), microseconds, negative where faster.
   // The simulator's inter_past_bucket_latency_us. Unset where not measured.
   std::optional<double> past_bucket_latency_us;
+  // The all-gather's and reduce-scatter's fits (latency of the whole op, bus bandwidth), where
+  // the probe measured them (a study with sharded systems).
+  std::optional<double> allgather_latency_us, reducescatter_latency_us;
+  double allgather_bus_bytes_per_s = 0, reducescatter_bus_bytes_per_s = 0;
 };
 MeasuredLink measured_link(const std::vector<CommFit>& fits, const std::vector<CommRow>& rows,
                            const std::vector<CommFit>& intra_fits = {});

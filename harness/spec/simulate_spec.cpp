@@ -147,6 +147,16 @@ void require_readable(MapReader& reader, const std::string& key, const std::stri
   }
 }
 
+// The sharded systems' all-gather and reduce-scatter fits, where the spec gives them.
+void read_measured_gathers(MapReader& cluster, ClusterSettings& settings) {
+  for (const auto& [key, slot] : {std::pair{"gather_latency_us", &settings.gather_latency_us},
+                                  std::pair{"scatter_latency_us", &settings.scatter_latency_us}}) {
+    if (cluster.has(key)) *slot = cluster.get_double(key, 0.0, kZeroOrMore);
+  }
+  settings.gather_bandwidth = optional_positive(cluster, "gather_bandwidth");
+  settings.scatter_bandwidth = optional_positive(cluster, "scatter_bandwidth");
+}
+
 PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   const std::string base = kSection;
   PointSettings p;
@@ -200,6 +210,7 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     p.cluster.inter_send_call_us = read_send_calls(cluster);
     p.cluster.inter_past_bucket_latency_us =
         cluster.get_double("inter_past_bucket_latency_us", 0.0, -1e9);
+    read_measured_gathers(cluster, p.cluster);
     p.cluster.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);
     if (cluster.has("comm_cores_per_rank")) {
       p.cluster.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);
@@ -414,6 +425,10 @@ const std::vector<std::string>& simulate_sweepable() {
                                                  "cluster.inter_burst_bytes",
                                                  "cluster.inter_burst_latency_us",
                                                  "cluster.inter_burst_bandwidth",
+                                                 "cluster.gather_latency_us",
+                                                 "cluster.gather_bandwidth",
+                                                 "cluster.scatter_latency_us",
+                                                 "cluster.scatter_bandwidth",
                                                  "cluster.cpu_cores",
                                                  "cluster.machines_per_host",
                                                  "cluster.comm_cores_per_rank",

@@ -57,6 +57,10 @@ struct ClusterSettings {
   // What passing the bucket adds to a longer transfer, microseconds (may be negative); the link
   // probe's `past_bucket_latency_us` (simulator/cluster.h).
   double inter_past_bucket_latency_us = 0;
+  // Sharded systems' all-gathers and reduce-scatters as measured on their own (the link
+  // probe's or comm_profile's fits): the whole op's latency, microseconds, and its bus
+  // bandwidth, bytes/s; unset: priced as the all-reduce's steps.
+  std::optional<double> gather_latency_us, gather_bandwidth, scatter_latency_us, scatter_bandwidth;
   // What a send call across machines holds its thread for when it writes its own message (its
   // receive posted): [bytes, microseconds] pairs, ascending; empty: free. The link probe's
   // `send_call_us` (simulator/cluster.h).

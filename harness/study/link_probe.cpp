@@ -1,6 +1,7 @@
 #include "harness/study/link_probe.h"
 
 #include <unistd.h>
+#include <algorithm>
 
 #include <cstdio>
 #include <memory>
@@ -65,8 +66,9 @@ std::vector<int64_t> send_call_sizes(double bits_per_second) {
   return {bucket * 2 / 4 * 4, bucket * 8 / 4 * 4};
 }
 
+// `gathers`: also the all-gather and reduce-scatter (a study with sharded systems).
 ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
-                     RankProgram& rank_program) {
+                     RankProgram& rank_program, bool gathers) {
   EmulatedNetwork network(plan_network(shape, static_cast<int>(getpid())));
   CommRequest request;
   request.world = shape.machines * shape.ranks_per_machine;
@@ -90,16 +92,23 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
     phases.push_back(
         {"burst", send_call_sizes(*shape.inter_machine.rate_bits_per_s), 3, 1, out / "send_call"});
   }
+  const size_t first_gather = phases.size();
+  if (gathers) {
+    for (const char* op : {"allgather", "reducescatter"}) {
+      phases.push_back({op, allreduce_sizes(shape.inter_machine), 3, 2, out / op});
+    }
+  }
   const CommSeries measured = measure_comm_phases(request, phases, out, rank_program);
   if (measured.exit_code != 0) {
     throw std::runtime_error("measuring the emulated links failed (" + out.string() + ")");
   }
   const nlohmann::json &bandwidth = measured.raw[0], &allreduce = measured.raw[1],
                        &latency = measured.raw[2];
+  const bool shaped = shape.inter_machine.rate_bits_per_s.has_value();
   const std::vector<CommRow> burst_rows =
-      measured.raw.size() > 3 ? comm_rows(measured.raw[3]) : std::vector<CommRow>{};
+      shaped ? comm_rows(measured.raw[3]) : std::vector<CommRow>{};
   const std::vector<CommRow> send_call_rows =
-      measured.raw.size() > 4 ? comm_rows(measured.raw[4]) : std::vector<CommRow>{};
+      shaped ? comm_rows(measured.raw[4]) : std::vector<CommRow>{};
   std::vector<CommFit> intra_fits;
   if (shape.ranks_per_machine > 1) {
     request.iterations = 5;
@@ -113,9 +122,14 @@ ProbedLink probe_one(const EmulatedClusterShape& shape, const fs::path& out,
   const std::vector<CommRow> allreduce_rows = comm_rows(allreduce);
   rows.insert(rows.end(), allreduce_rows.begin(), allreduce_rows.end());
   rows.insert(rows.end(), burst_rows.begin(), burst_rows.end());
-  const std::vector<CommFit> fits = {fit_comm_model(rows, "pingpong", request.world),
-                                     fit_comm_model(rows, "allreduce", request.world),
-                                     fit_comm_model(rows, "burst", request.world)};
+  std::vector<CommFit> fits = {fit_comm_model(rows, "pingpong", request.world),
+                               fit_comm_model(rows, "allreduce", request.world),
+                               fit_comm_model(rows, "burst", request.world)};
+  for (size_t k = first_gather; k < measured.raw.size(); ++k) {
+    const std::vector<CommRow> gather_rows = comm_rows(measured.raw[k]);
+    rows.insert(rows.end(), gather_rows.begin(), gather_rows.end());
+    fits.push_back(fit_comm_model(rows, phases[k].ops, request.world));
+  }
   const std::vector<CommRow> latency_rows = comm_rows(latency);
   rows.insert(rows.end(), latency_rows.begin(), latency_rows.end());
   rows.insert(rows.end(), send_call_rows.begin(), send_call_rows.end());
@@ -169,6 +183,11 @@ ProbedLinks probe_emulated_links(const Experiment& experiment, const fs::path& d
                                  RankProgram& rank_program, std::ostream& log) {
   ProbedLinks probed;
   bool said_unprobed = false;
+  // Sharded systems move their gradients and parameters by all-gather and reduce-scatter,
+  // which Gloo runs at other rates than its all-reduce: measured where a study has them.
+  const bool gathers =
+      std::any_of(experiment.systems.begin(), experiment.systems.end(),
+                  [](const SystemConfig& system) { return system.kind == SystemKind::kSharded; });
   for (const auto& point : experiment.points) {
     const auto shape = emulated_cluster_of(point);
     if (!shape) continue;
@@ -184,7 +203,7 @@ ProbedLinks probe_emulated_links(const Experiment& experiment, const fs::path& d
     if (index == probed.links.size()) {
       const fs::path out = directory / "links" / ("link" + std::to_string(index));
       log << "measuring the emulated links of " << point.label << " ..." << std::endl;
-      probed.links.push_back(probe_one(*shape, out, rank_program));
+      probed.links.push_back(probe_one(*shape, out, rank_program, gathers));
       const MeasuredLink& m = probed.links.back().measured;
       char line[160];
       std::snprintf(line, sizeof line,

@@ -209,6 +209,12 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   if (c.inter_burst_latency_us) config.inter_burst_latency_s = *c.inter_burst_latency_us * 1e-6;
   if (c.inter_burst_bandwidth) config.inter_burst_bandwidth = *c.inter_burst_bandwidth;
   config.inter_past_bucket_latency_s = c.inter_past_bucket_latency_us * 1e-6;
+  // A measured all-gather or reduce-scatter, L + S (n-1)/n / busbw: n-1 ring steps of L/(n-1).
+  const double steps = std::max(1.0, static_cast<double>(p.run.world_size - 1));
+  if (c.gather_latency_us) config.gather_step_latency_s = *c.gather_latency_us * 1e-6 / steps;
+  if (c.gather_bandwidth) config.gather_rate_cap = *c.gather_bandwidth;
+  if (c.scatter_latency_us) config.scatter_step_latency_s = *c.scatter_latency_us * 1e-6 / steps;
+  if (c.scatter_bandwidth) config.scatter_rate_cap = *c.scatter_bandwidth;
   for (const auto& [bytes, us] : c.inter_send_call_us)
     config.inter_send_call.emplace_back(bytes, us * 1e-6);
   config.cpu_cores_per_machine = c.cpu_cores;

@@ -257,6 +257,18 @@ TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
   EXPECT_EQ(config["system"]["memory_per_rank"]["parameter_bytes"], 1000000);
   EXPECT_EQ(config["system"]["memory_per_rank"]["gradient_bytes"], 1000000);
   EXPECT_EQ(config["system"]["memory_per_rank"]["optimizer_state_bytes"], 2000000);
+  // A measured all-gather (the link probe's fit): 300 us and 5 GB/s of bus bandwidth, so each
+  // gather takes 3 steps of 100 us + 0.25 MB / 5 GB/s = 450 us; the 8 gathers are exposed:
+  // 31.025 + 8 x (0.45 - 0.075) = 34.025 ms.
+  Study measured;
+  ASSERT_EQ(
+      measured.run(in_dir(spec_text(systems, "  baseline: zero3\n"), measured.dir.path()), nullptr,
+                   {"simulate.cluster.gpus_per_machine=4", "simulate.cluster.gather_latency_us=300",
+                    "simulate.cluster.gather_bandwidth=5e9"}),
+      0);
+  EXPECT_NEAR(read_sample_file(measured.results() / "raw" / "p000" / "zero3" / "rep0" / "rank3.csv")
+                  .at("iteration")[0],
+              34.025, 1e-6);
   std::string error;
   EXPECT_EQ(
       study.run(in_dir(spec_text("    - {name: z, kind: sharded, stage: 5}\n"), study.dir.path()),
