@@ -311,6 +311,20 @@ at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& ar
   return output_dtype;
 }
 
+// The end of every data-parallel rank: its memory report completed with the device's peaks and
+// where (and in what precision) it trained, then its result files.
+void write_data_parallel_results(const WorkerArgs& args, const WorkerSystem& system,
+                                 const RankDevice& device, const Communicator& comm,
+                                 const at::Tensor& parameter, at::ScalarType output_dtype,
+                                 const WorkerConfig& config, const SampleLog& log,
+                                 const TraceRecorder& trace, json memory) {
+  memory.update(device.memory_peaks());
+  memory["placement"] = used_placement(parameter, comm);
+  memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());
+  write_rank_files(args, system.name, log, trace, config.trace_iteration - config.warmup, memory,
+                   device.on_gpu());
+}
+
 // A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own
 // synthetic shard, the bucketed reducer of the configured mode, warm-up and measured
 // iterations with heartbeats, then its samples and trace in the run folder.
@@ -371,18 +385,9 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
                              {}};
   const at::ScalarType output_dtype =
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
-  json memory = memory_report(model->parameters(), expert_parameters(*model), *optimizer);
-  memory.update(device.memory_peaks());
-  memory["placement"] = used_placement(parameters.front(), comm);
-  memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());
-  write_rank_files(args, system.name, log, trace, config.trace_iteration - config.warmup, memory,
-                   device.on_gpu());
-}
-
-// The optimizer's state tensors per parameter element: AdamW's two moments, SGD's momentum.
-int optimizer_states_per_element(const WorkerOptimizer& optimizer) {
-  if (optimizer.name == "adamw") return 2;
-  return optimizer.momentum != 0 ? 1 : 0;
+  write_data_parallel_results(
+      args, system, device, comm, parameters.front(), output_dtype, config, log, trace,
+      memory_report(model->parameters(), expert_parameters(*model), *optimizer));
 }
 
 // A sharded rank (ZeRO stage 1, 2 or 3; baselines/sharded/): DDP's model, data and marks, its
@@ -432,11 +437,8 @@ void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const 
         {"optimizer_state_bytes", formula.optimizer_state_bytes},
         {"bytes_sent_per_iteration",
          baselines::sharded_traffic(layout, options.stage, element_bytes).total()}}}};
-  memory.update(device.memory_peaks());
-  memory["placement"] = used_placement(model->parameters().front(), comm);
-  memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());
-  write_rank_files(args, system.name, log, trace, config.trace_iteration - config.warmup, memory,
-                   device.on_gpu());
+  write_data_parallel_results(args, system, device, comm, model->parameters().front(), output_dtype,
+                              config, log, trace, std::move(memory));
 }
 
 int run_worker(const WorkerArgs& args) {

@@ -109,7 +109,7 @@ struct ShardedDataParallel::State {
   void release(size_t u);
   void on_gradient_ready(size_t parameter);
   void reduce_scatter(size_t u);
-  void shard_gradients_from_full(UnitState& unit);
+  void shard_gradients_from_full(size_t u);
 };
 
 // Units in chain order: each layer with parameters (or the whole chain as one), their members
@@ -262,8 +262,8 @@ void ShardedDataParallel::State::reduce_scatter(size_t u) {
 
 // Stage 1: the shard's slice of the all-reduced gradients, gathered from the parameters it
 // overlaps.
-void ShardedDataParallel::State::shard_gradients_from_full(UnitState& unit) {
-  const size_t u = static_cast<size_t>(&unit - units.data());
+void ShardedDataParallel::State::shard_gradients_from_full(size_t u) {
+  UnitState& unit = units[u];
   const int64_t c = layout.units[u].shard_elements;
   const int64_t begin = rank() * c, end = begin + c;
   unit.shard_grad = at::zeros({c}, unit.full.options());
@@ -338,7 +338,7 @@ void ShardedDataParallel::finish_backward() {
   State& s = *state_;
   if (s.reducer) {
     s.reducer->finish_backward();
-    for (auto& unit : s.units) s.shard_gradients_from_full(unit);
+    for (size_t u = 0; u < s.units.size(); ++u) s.shard_gradients_from_full(u);
     return;
   }
   // A unit some of whose parameters got no gradient is reduced now, the missing ones as zeros.
@@ -350,6 +350,8 @@ void ShardedDataParallel::finish_backward() {
     unit.scattering = {};
     unit.pending = unit.members.size();
   }
+  // Every unit was released by its reduce-scatter; one prefetched after it (a forward whose
+  // loss skips later units, so that backward reaches them out of order) is waited for and freed.
   for (size_t u = 0; u < s.units.size(); ++u) s.release(u);
   s.flush_timings();
 }

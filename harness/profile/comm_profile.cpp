@@ -314,50 +314,46 @@ std::optional<double> past_bucket_latency_us(const MeasuredLink& link,
   return summarize(past).p50;
 }
 
+namespace {
+
+// A measured figure, or null where it was not measured.
+nlohmann::json or_null(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+}  // namespace
+
 nlohmann::json to_json(const MeasuredLink& link) {
-  return {
-      {"p2p_bits_per_s", link.p2p_bytes_per_s * 8},
-      {"allreduce_bus_bits_per_s", link.allreduce_bus_bytes_per_s * 8},
-      {"one_way_latency_us",
-       link.one_way_latency_us ? nlohmann::json(*link.one_way_latency_us) : nlohmann::json()},
-      {"allreduce_cpu_cores_per_rank", link.allreduce_cpu_cores_per_rank
-                                           ? nlohmann::json(*link.allreduce_cpu_cores_per_rank)
-                                           : nlohmann::json()},
-      {"burst_latency_us",
-       link.burst_latency_us ? nlohmann::json(*link.burst_latency_us) : nlohmann::json()},
-      {"burst_bits_per_s", link.burst_bytes_per_s * 8},
-      {"send_call_us",
-       link.send_call_us.empty() ? nlohmann::json() : nlohmann::json(link.send_call_us)},
-      {"past_bucket_latency_us", link.past_bucket_latency_us
-                                     ? nlohmann::json(*link.past_bucket_latency_us)
-                                     : nlohmann::json()},
-      {"allgather_latency_us",
-       link.allgather_latency_us ? nlohmann::json(*link.allgather_latency_us) : nlohmann::json()},
-      {"allgather_bus_bits_per_s", link.allgather_bus_bytes_per_s * 8},
-      {"reducescatter_latency_us", link.reducescatter_latency_us
-                                       ? nlohmann::json(*link.reducescatter_latency_us)
-                                       : nlohmann::json()},
-      {"reducescatter_bus_bits_per_s", link.reducescatter_bus_bytes_per_s * 8}};
+  return {{"p2p_bits_per_s", link.p2p_bytes_per_s * 8},
+          {"allreduce_bus_bits_per_s", link.allreduce_bus_bytes_per_s * 8},
+          {"one_way_latency_us", or_null(link.one_way_latency_us)},
+          {"allreduce_cpu_cores_per_rank", or_null(link.allreduce_cpu_cores_per_rank)},
+          {"burst_latency_us", or_null(link.burst_latency_us)},
+          {"burst_bits_per_s", link.burst_bytes_per_s * 8},
+          {"send_call_us",
+           link.send_call_us.empty() ? nlohmann::json() : nlohmann::json(link.send_call_us)},
+          {"past_bucket_latency_us", or_null(link.past_bucket_latency_us)},
+          {"allgather_latency_us", or_null(link.allgather_latency_us)},
+          {"allgather_bus_bits_per_s", link.allgather_bus_bytes_per_s * 8},
+          {"reducescatter_latency_us", or_null(link.reducescatter_latency_us)},
+          {"reducescatter_bus_bits_per_s", link.reducescatter_bus_bytes_per_s * 8}};
 }
 
 nlohmann::json emulated_link_json(const EmulatedClusterShape& shape, const MeasuredLink& measured) {
   const LinkShape& link = shape.inter_machine;
-  return {{"machines", shape.machines},
-          {"ranks_per_machine", shape.ranks_per_machine},
-          {"inter_machine_configured",
-           {{"rate_bits_per_s",
-             link.rate_bits_per_s ? nlohmann::json(*link.rate_bits_per_s) : nlohmann::json()},
-            {"token_bucket_bytes", link.rate_bits_per_s
-                                       ? nlohmann::json(token_bucket_bytes(*link.rate_bits_per_s))
-                                       : nlohmann::json()},
-            {"delay_s", link.delay_s},
-            {"loss_percent", link.loss_percent}}},
-          {"inter_machine_measured", to_json(measured)},
-          {"intra_machine_measured",
-           {{"allreduce_cpu_cores_per_rank",
-             measured.intra_allreduce_cpu_cores_per_rank
-                 ? nlohmann::json(*measured.intra_allreduce_cpu_cores_per_rank)
-                 : nlohmann::json()}}}};
+  return {
+      {"machines", shape.machines},
+      {"ranks_per_machine", shape.ranks_per_machine},
+      {"inter_machine_configured",
+       {{"rate_bits_per_s", or_null(link.rate_bits_per_s)},
+        {"token_bucket_bytes", link.rate_bits_per_s
+                                   ? nlohmann::json(token_bucket_bytes(*link.rate_bits_per_s))
+                                   : nlohmann::json()},
+        {"delay_s", link.delay_s},
+        {"loss_percent", link.loss_percent}}},
+      {"inter_machine_measured", to_json(measured)},
+      {"intra_machine_measured",
+       {{"allreduce_cpu_cores_per_rank", or_null(measured.intra_allreduce_cpu_cores_per_rank)}}}};
 }
 
 TopologyFigures emulated_topology(const MeasuredLink& link, const std::vector<CommFit>& intra_fits,

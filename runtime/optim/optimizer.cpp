@@ -39,4 +39,9 @@ std::vector<torch::Tensor> optimizer_state_tensors(torch::optim::Optimizer& opti
   return state;
 }
 
+int optimizer_states_per_element(const WorkerOptimizer& config) {
+  if (config.name == "adamw") return 2;
+  return config.momentum != 0 ? 1 : 0;
+}
+
 }  // namespace runtime

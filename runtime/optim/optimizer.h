@@ -20,4 +20,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const WorkerOptimizer& c
 // before the first step: LibTorch makes them lazily).
 std::vector<torch::Tensor> optimizer_state_tensors(torch::optim::Optimizer& optimizer);
 
+// How many parameter-sized state tensors it keeps once it has stepped: AdamW's two moments,
+// SGD's momentum buffer (none without momentum). The formulas of a rank's memory use it.
+int optimizer_states_per_element(const WorkerOptimizer& config);
+
 }  // namespace runtime

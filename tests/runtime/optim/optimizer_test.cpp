@@ -79,9 +79,17 @@ TEST(Optimizer, StateIsWhatTheUpdateKeeps) {
     }
     return bytes;
   };
-  EXPECT_EQ(state_bytes({"adamw", 0.1, 0.0, 0.9, 0.999, 1e-8, 0.01}), 2 * 17 * 4);
-  EXPECT_EQ(state_bytes({"sgd", 0.1, 0.9}), 17 * 4);
-  EXPECT_EQ(state_bytes({"sgd", 0.1, 0.0}), 0);
+  const WorkerOptimizer adamw{"adamw", 0.1, 0.0, 0.9, 0.999, 1e-8, 0.01};
+  const WorkerOptimizer momentum{"sgd", 0.1, 0.9};
+  const WorkerOptimizer plain{"sgd", 0.1, 0.0};
+  EXPECT_EQ(state_bytes(adamw), 2 * 17 * 4);
+  EXPECT_EQ(state_bytes(momentum), 17 * 4);
+  EXPECT_EQ(state_bytes(plain), 0);
+  // What the memory formulas count per element is what each one kept.
+  for (const auto& config : {adamw, momentum, plain}) {
+    EXPECT_EQ(state_bytes(config), runtime::optimizer_states_per_element(config) * 17 * 4)
+        << config.name << " momentum " << config.momentum;
+  }
 }
 
 TEST(Optimizer, AnUnknownNameIsRefused) {
