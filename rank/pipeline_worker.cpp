@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -45,11 +46,14 @@ json iteration_metrics(long long iteration, double iteration_ms, double step_ms,
           {"iteration_ms", iteration_ms},
           {"forward_ms", stats.forward_ms},
           {"backward_ms", stats.backward_ms},
+          {"backward_weight_ms", stats.backward_weight_ms},
           {"allreduce_ms", stats.allreduce_ms},
           {"step_ms", step_ms},
           {"recv_wait_ms", stats.recv_wait_ms},
           {"send_ms", stats.send_ms},
           {"bubble_ms", std::max(0.0, iteration_ms - busy)},
+          {"actions_start_us", stats.actions_start_us},
+          {"compute_end_us", stats.compute_end_us},
           {"bytes_sent", stats.bytes_sent},
           {"peak_in_flight", stats.peak_in_flight},
           {"peak_boundary_bytes", stats.peak_boundary_bytes},
@@ -71,12 +75,24 @@ std::unique_ptr<Communicator> replica_communicator(const PipelineLayout& layout,
                              context.gloo_host);
 }
 
-// Every layer outside [first, last] back on the CPU: the stage was built with the whole model
-// on its device (PipelineStage's constructor says why), and the rank keeps only its own there.
-void return_other_layers(ZooModel& model, int first, int last) {
+// Every layer outside the rank's stages back on the CPU: the stages were built with the whole
+// model on its device (PipelineStage's constructor says why), and the rank keeps only its own.
+void return_other_layers(ZooModel& model, const PipelineLayout& layout,
+                         const std::vector<int>& stages_here) {
   for (int i = 0; i < static_cast<int>(model.layers().size()); ++i) {
-    if (i < first || i > last) model.layers()[i].module.ptr()->to(torch::kCPU);
+    const bool mine = std::any_of(stages_here.begin(), stages_here.end(), [&](int c) {
+      return i >= layout.stages[c].first_layer && i <= layout.stages[c].last_layer;
+    });
+    if (!mine) model.layers()[i].module.ptr()->to(torch::kCPU);
   }
+}
+
+// The rank's layer ranges, one [first, last] per stage it serves.
+json layer_ranges(const PipelineLayout& layout, const std::vector<int>& stages_here) {
+  json ranges = json::array();
+  for (int c : stages_here)
+    ranges.push_back({layout.stages[c].first_layer, layout.stages[c].last_layer});
+  return ranges;
 }
 
 // The runtime's options for this worker config: stages, schedule, loss, precision, device, the
@@ -86,6 +102,7 @@ PipelineOptions pipeline_options_of(const WorkerConfig& config, const RankDevice
   PipelineOptions options;
   options.layout.stages = system.stages;
   options.schedule = system.schedule;
+  options.schedule_csv = system.schedule_csv;
   options.micro_batches = system.micro_batches;
   options.loss = config.model.loss;
   options.replica_sync = baselines::replica_sum_factory(system.bucket_mb, system.first_bucket_mb);
@@ -127,6 +144,32 @@ void write_stage_memory(const RankContext& context, const PipelineStage& stage,
       harness::json_text(memory, 1) + "\n");
 }
 
+// pipeline_rank<r>.json: where the rank sits in the pipeline, its action list, every measured
+// iteration.
+json rank_info(const WorkerConfig& config, const RankContext& context, const RankDevice& device,
+               const PipelineOptions& options, const PipelineStage& stage, json per_iteration) {
+  const PipelineLayout& layout = options.layout;
+  const StageAssignment& first = layout.stages[stage.stages().front()];
+  return {{"rank", context.rank},
+          {"world_size", context.world_size},
+          {"system", config.system.name},
+          {"stage", stage.position()},
+          {"stages_here", stage.stages()},
+          {"replica", stage.replica()},
+          {"stages", stage.schedule().ranks},
+          {"model_stages", layout.stage_count()},
+          {"replicas", first.ranks.size()},
+          {"layers", {first.first_layer, layout.stages[stage.stages().back()].last_layer}},
+          {"layer_ranges", layer_ranges(layout, stage.stages())},
+          {"schedule", to_string(options.schedule)},
+          {"schedule_order", describe_actions(stage.schedule().actions[stage.position()])},
+          {"micro_batches", options.micro_batches},
+          {"global_batch", config.model.batch_size * context.world_size},
+          {"placement", used_placement(stage.stage_parameters().front(), *context.world)},
+          {"device_memory", device.memory_peaks()},
+          {"iterations", std::move(per_iteration)}};
+}
+
 }  // namespace
 
 void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
@@ -145,12 +188,11 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
 
   // The stage's replicas get their own process group, through a prefix of the same store.
   const int stage_index = options.layout.stage_of(context.rank);
-  const StageAssignment& assignment = options.layout.stages[stage_index];
   const std::unique_ptr<Communicator> replicas =
       replica_communicator(options.layout, context, device, stage_index);
   PipelineStage stage(model, options, *context.world, replicas.get(),
                       sample_of(pipeline_model.batch));
-  if (device.on_gpu()) return_other_layers(model, assignment.first_layer, assignment.last_layer);
+  if (device.on_gpu()) return_other_layers(model, options.layout, stage.stages());
 
   const std::unique_ptr<torch::optim::Optimizer> optimizer_owner =
       make_optimizer(config.optimizer, stage.stage_parameters());
@@ -192,22 +234,7 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
     std::fflush(stdout);
   }
   log.write(fs::path(context.out_dir) / ("rank" + std::to_string(context.rank) + ".csv"));
-  const json info = {
-      {"rank", context.rank},
-      {"world_size", context.world_size},
-      {"system", system.name},
-      {"stage", stage.stage()},
-      {"replica", stage.replica()},
-      {"stages", options.layout.stage_count()},
-      {"replicas", assignment.ranks.size()},
-      {"layers", {assignment.first_layer, assignment.last_layer}},
-      {"schedule", to_string(options.schedule)},
-      {"schedule_order", describe_schedule(stage.schedule())},
-      {"micro_batches", options.micro_batches},
-      {"global_batch", global_batch},
-      {"placement", used_placement(stage.stage_parameters().front(), *context.world)},
-      {"device_memory", device.memory_peaks()},
-      {"iterations", per_iteration}};
+  const json info = rank_info(config, context, device, options, stage, per_iteration);
   write_text_atomic(
       fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
       harness::json_text(info, 1) + "\n");
@@ -217,7 +244,8 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
                   {"world_size", context.world_size},
                   {"system", system.name},
                   {"iteration", trace_iteration - warmup},
-                  {"stage", stage.stage()},
+                  {"stage", stage.position()},
+                  {"stages_here", stage.stages()},
                   {"schedule", to_string(options.schedule)},
                   {"micro_batches", options.micro_batches},
                   {"phase_clock", device.on_gpu() ? "steady, stream drained" : "steady"}};

@@ -17,6 +17,8 @@ runtime::TraceCategory compute_category(TaskCategory category) {
     case TaskCategory::kBackward:
     case TaskCategory::kBucketCopy:
       return runtime::TraceCategory::kBackward;
+    case TaskCategory::kBackwardWeight:
+      return runtime::TraceCategory::kBackwardWeight;
     case TaskCategory::kAllReduce:
       return runtime::TraceCategory::kAllReduce;
     case TaskCategory::kSendCall:

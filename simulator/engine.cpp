@@ -182,7 +182,8 @@ class Engine {
       stretch.gap = now_ - stretch.last_end;
       stretch.forward_priced = stretch.backward_priced = false;
     }
-    const bool backward = task.category == TaskCategory::kBackward;
+    const bool backward =
+        task.category == TaskCategory::kBackward || task.category == TaskCategory::kBackwardWeight;
     if (task.after_idle < 0) return 1.0;
     bool& priced = backward ? stretch.backward_priced : stretch.forward_priced;
     if (priced) return 1.0;

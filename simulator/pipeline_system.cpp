@@ -1,12 +1,15 @@
 #include "simulator/pipeline_system.h"
 
+#include "runtime/pipeline/layout_schedule.h"
 #include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/pipeline/schedule_check.h"
 
 #include <algorithm>
-#include <array>
+#include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
+#include <tuple>
 
 namespace harness::simulator {
 
@@ -67,7 +70,7 @@ void validate_pipeline(const LayerCosts& costs, const PipelineSystem& system, in
       }
     }
   }
-  std::set<int> seen;
+  std::map<int, size_t> seen;  // rank -> its first stage
   for (size_t s = 0; s < system.stages.size(); ++s) {
     if (system.stages[s].ranks.empty()) {
       throw std::invalid_argument("stage " + std::to_string(s) + " has no ranks");
@@ -78,7 +81,8 @@ void validate_pipeline(const LayerCosts& costs, const PipelineSystem& system, in
                                     std::to_string(r) + " outside the world of " +
                                     std::to_string(world));
       }
-      if (!seen.insert(r).second) {
+      const auto [first, added] = seen.emplace(r, s);
+      if (!added && system.stages[first->second].ranks != system.stages[s].ranks) {
         throw std::invalid_argument("rank " + std::to_string(r) + " is in two stages");
       }
     }
@@ -100,206 +104,275 @@ std::vector<double> boundary_bytes(const LayerCosts& costs, const PipelineSystem
 
 namespace {
 
-// The activations a stage's replica sends down after each forward and the gradients it sends
-// up after each backward, split over the next (previous) stage's replicas by the real
-// hand-over mapping; each transfer depends on the compute that made it and feeds the one that
-// needs it, and its send call follows that compute on the sender's stream (the executor sends
-// an action's output before its next action). ids[s][replica][micro_batch]: the compute tasks
-// of pass 1.
-//
-// Point-to-point is a rendezvous, not an eager send: Gloo's TCP pair writes a message only once
-// the receiver has posted its receive (the sender announces it and waits for the receiver's
-// "ready"), and the runtime posts a receive when its schedule reaches the action that needs it
-// (runtime/pipeline/pipeline_executor.cpp). So a transfer also waits for the receiver to end
-// the action before that one: an activation sent early does not cross the link while the next
-// stage still computes its previous backward. With ClusterConfig::p2p_ready_behind_sends the
-// receiver's "ready" is a task of its own, a notice that may queue behind the receiver's own
-// sends to the same peer (simulator/engine.cpp). Returns the transfers each rank sends.
-std::vector<std::vector<int>> add_stage_transfers(
-    TaskGraph& graph, const LayerCosts& costs, const PipelineSystem& system, bool ready_notices,
-    const std::vector<double>& boundary,
-    const std::vector<std::vector<runtime::PipelineAction>>& orders,
-    const std::vector<std::vector<std::vector<int>>>& forward_id,
-    const std::vector<std::vector<std::vector<int>>>& backward_id) {
-  const int p = static_cast<int>(system.stages.size());
-  const double micro_samples = system.global_batch / system.micro_batches;
-  std::vector<std::vector<int>> sent(static_cast<size_t>(graph.ranks()));
-  // The compute task after which replica i of stage s posts the receive for its action
-  // (forward or backward of micro-batch k): the action before it in its order; -1 for the first.
-  // previous[s][forward ? 0 : 1][k]: the action before that one in stage s's order (null: none).
-  std::vector<std::array<std::vector<const runtime::PipelineAction*>, 2>> previous(p);
-  for (int s = 0; s < p; ++s) {
-    for (auto& slots : previous[s]) slots.assign(system.micro_batches, nullptr);
-    for (size_t j = 1; j < orders[s].size(); ++j) {
-      const runtime::PipelineAction& op = orders[s][j];
-      previous[s][op.kind == runtime::PipelineAction::Kind::kForward ? 0 : 1][op.micro_batch] =
-          &orders[s][j - 1];
-    }
-  }
-  // The last task of an action on its rank's stream: its compute, or the last send call after it
-  // (the executor sends an action's outputs before it posts the next action's receive).
-  std::unordered_map<int, int> action_end;
-  const auto posted_after = [&](int s, int i, bool forward, int k) {
-    const runtime::PipelineAction* before = previous[s][forward ? 0 : 1][k];
-    if (before == nullptr) return -1;
-    const int compute = (before->kind == runtime::PipelineAction::Kind::kForward
-                             ? forward_id
-                             : backward_id)[s][i][before->micro_batch];
-    const auto end = action_end.find(compute);
-    return end == action_end.end() ? compute : end->second;
-  };
-  // Transfer t may start once its receiver (replica i of stage s) has posted the receive; added
-  // once every send call exists.
-  struct Receive {
-    int transfer, stage, replica;
-    bool forward;
-    int micro_batch;
-  };
-  std::vector<Receive> receives;
-  const auto after_receive_posted = [&](int t, int s, int i, bool forward, int k) {
-    const int posted = posted_after(s, i, forward, k);
-    if (ready_notices) {
-      const int sender = graph.task(t).rank, receiver = graph.task(t).peer;
-      const int notice = graph.add_ready_notice(receiver, sender, k);
-      if (posted >= 0) graph.depend(notice, posted);
-      graph.depend(t, notice);
-    } else if (posted >= 0) {
-      graph.depend(t, posted);
-    }
-  };
-  for (int s = 0; s < p; ++s) {
-    const int replicas = static_cast<int>(system.stages[s].ranks.size());
-    std::vector<Handover> down, up;  // to stage s+1 (activations), to s-1 (gradients)
-    if (s + 1 < p) down = handovers(replicas, static_cast<int>(system.stages[s + 1].ranks.size()));
-    if (s > 0) up = handovers(static_cast<int>(system.stages[s - 1].ranks.size()), replicas);
-    for (int i = 0; i < replicas; ++i) {
-      const int rank = system.stages[s].ranks[i];
-      for (const runtime::PipelineAction& op : orders[s]) {
-        const int k = op.micro_batch;
-        const bool forward = op.kind == runtime::PipelineAction::Kind::kForward;
-        if (forward && s + 1 < p) {
-          for (const Handover& h : down) {
-            if (h.from != i) continue;
-            const double bytes = boundary[s] * micro_samples / costs.profile_batch * h.fraction;
-            const int t = graph.add_transfer(rank, system.stages[s + 1].ranks[h.to], bytes, k);
-            sent[rank].push_back(t);
-            graph.depend(t, forward_id[s][i][k]);
-            action_end[forward_id[s][i][k]] = graph.add_send_call(t, forward_id[s][i][k]);
-            receives.push_back({t, s + 1, h.to, true, k});
-            graph.depend(forward_id[s + 1][h.to][k], t);
-          }
-        } else if (!forward && s > 0) {
-          for (const Handover& h : up) {
-            if (h.to != i) continue;
-            const double bytes = boundary[s - 1] * micro_samples / costs.profile_batch * h.fraction;
-            const int t = graph.add_transfer(rank, system.stages[s - 1].ranks[h.from], bytes, k);
-            sent[rank].push_back(t);
-            graph.depend(t, backward_id[s][i][k]);
-            action_end[backward_id[s][i][k]] = graph.add_send_call(t, backward_id[s][i][k]);
-            receives.push_back({t, s - 1, h.from, false, k});
-            graph.depend(backward_id[s - 1][h.from][k], t);
-          }
-        }
-      }
-    }
-  }
-  for (const Receive& r : receives)
-    after_receive_posted(r.transfer, r.stage, r.replica, r.forward, r.micro_batch);
-  return sent;
+using Kind = runtime::PipelineAction::Kind;
+
+// A compute action's task: the pass (0 forward, 1 the backward that makes the input gradient,
+// 2 W), the stage, the micro-batch.
+using PassKey = std::tuple<int, int, int>;
+int pass_of(const runtime::PipelineAction& a) {
+  return a.kind == Kind::kForward ? 0 : a.kind == Kind::kBackwardWeight ? 2 : 1;
 }
 
-}  // namespace
+// The graph of one iteration under way: every compute task per replica, keyed by its pass.
+struct PipelineGraph {
+  const PipelineSystem& system;
+  const runtime::ScheduleTable& table;  // with sends and receives
+  TaskGraph& graph;
+  std::vector<runtime::StageCosts> costs;       // per stage, one replica's share of a micro-batch
+  std::map<std::pair<PassKey, int>, int> task;  // (pass, replica) -> compute task
+  // The compute action before each one in its rank's list (its receive is posted after it).
+  std::map<PassKey, PassKey> before;
+  std::map<int, int> action_end;       // compute task -> the last send call after it
+  std::vector<std::vector<int>> sent;  // transfers each rank sends
 
-SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& costs,
-                                     const PipelineSystem& system, int world, ComputeNoise& noise) {
-  validate_pipeline(costs, system, world);
-  if (world > cluster.num_gpus()) throw std::invalid_argument("world size outside the cluster");
-  const int p = static_cast<int>(system.stages.size());
-  const int m = system.micro_batches;
-  const double micro_samples = system.global_batch / m;
-  const std::vector<double> boundary = boundary_bytes(costs, system);
+  const std::vector<int>& ranks_of(int stage) const { return system.stages[stage].ranks; }
+};
 
-  SimulatedIteration result;
-  result.graph = TaskGraph(world, cluster.config().p2p_send_channel_per_peer);
-  result.schedule = to_string(system.schedule);
-  result.stage_of_rank.assign(static_cast<size_t>(world), -1);
-  TaskGraph& graph = result.graph;
-
-  // Pass 1: compute tasks, per rank in schedule order. ids[s][i][k]: forward, backward.
-  std::vector<std::vector<std::vector<int>>> forward_id(p), backward_id(p);
-  std::vector<std::vector<runtime::PipelineAction>> orders(p);
-  for (int s = 0; s < p; ++s) {
-    const PipelineStage& stage = system.stages[s];
-    const int replicas = static_cast<int>(stage.ranks.size());
+// Each stage's F, I and W seconds for one replica's share of a micro-batch, from the profile.
+std::vector<runtime::StageCosts> stage_costs(const PipelineSystem& system,
+                                             const LayerCosts& costs) {
+  const double micro_samples = system.global_batch / system.micro_batches;
+  std::vector<runtime::StageCosts> out;
+  for (const PipelineStage& stage : system.stages) {
     double f = 0, b = 0;
     for (int layer : stage.layers) {
       f += costs.forward_s[layer];
       b += costs.backward_s[layer];
     }
-    const double scale = micro_samples / replicas / costs.profile_batch;
-    const int after_idle = graph.add_after_idle_curve(costs.after_idle_of(stage.layers));
-    orders[s] = runtime::make_stage_schedule(system.schedule, p, s, m);
-    forward_id[s].assign(replicas, std::vector<int>(m));
-    backward_id[s].assign(replicas, std::vector<int>(m));
-    for (int i = 0; i < replicas; ++i) {
-      const int rank = stage.ranks[i];
-      result.stage_of_rank[rank] = s;
-      for (const runtime::PipelineAction& op : orders[s]) {
-        const bool forward = op.kind == runtime::PipelineAction::Kind::kForward;
-        const int id =
-            graph.add_compute(rank, forward ? TaskCategory::kForward : TaskCategory::kBackward,
-                              noise.apply((forward ? f : b) * scale), op.micro_batch);
-        graph.set_after_idle(id, after_idle);
-        (forward ? forward_id : backward_id)[s][i][op.micro_batch] = id;
+    const double scale =
+        micro_samples / static_cast<double>(stage.ranks.size()) / costs.profile_batch;
+    out.push_back({f * scale, b * system.backward_input_share * scale,
+                   b * (1.0 - system.backward_input_share) * scale});
+  }
+  return out;
+}
+
+// Pass 1: compute tasks, per rank in its list's order, with the stage's profiled times.
+void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& noise,
+                       std::vector<int>& stage_of_rank) {
+  for (int p = 0; p < g.table.ranks; ++p) {
+    const int first_stage = g.table.stages_of(p).front();
+    const std::vector<int>& ranks = g.ranks_of(first_stage);
+    std::optional<PassKey> previous;
+    for (const runtime::PipelineAction& a : g.table.actions[p]) {
+      if (!a.is_compute()) continue;
+      const PassKey key{pass_of(a), a.stage, a.micro_batch};
+      if (previous) g.before[key] = *previous;
+      previous = key;
+      const PipelineStage& stage = g.system.stages[a.stage];
+      const runtime::StageCosts& c = g.costs[a.stage];
+      const double seconds = a.kind == Kind::kForward         ? c.forward
+                             : a.kind == Kind::kBackward      ? c.backward_input + c.backward_weight
+                             : a.kind == Kind::kBackwardInput ? c.backward_input
+                                                              : c.backward_weight;
+      const TaskCategory category = a.kind == Kind::kForward ? TaskCategory::kForward
+                                    : a.kind == Kind::kBackwardWeight
+                                        ? TaskCategory::kBackwardWeight
+                                        : TaskCategory::kBackward;
+      const int after_idle = g.graph.add_after_idle_curve(costs.after_idle_of(stage.layers));
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        stage_of_rank[ranks[i]] = p;
+        const int id = g.graph.add_compute(ranks[i], category, noise.apply(seconds), a.micro_batch);
+        g.graph.set_after_idle(id, after_idle);
+        g.task[{key, static_cast<int>(i)}] = id;
       }
     }
   }
-  // Pass 2: transfers, on each sender's channel in its schedule order.
-  const std::vector<std::vector<int>> sent =
-      add_stage_transfers(graph, costs, system, cluster.config().p2p_ready_behind_sends, boundary,
-                          orders, forward_id, backward_id);
-  // Gradient all-reduce per stage after its last backward and once every send of its ranks is
-  // complete (the runtime waits for its sends before the all-reduce:
-  // runtime/pipeline/pipeline_executor.cpp, finish_iteration), then the step: an optimizer step
-  // is a pass over the parameters, so a stage runs the whole model's step time scaled by its
-  // share of the parameter bytes.
+}
+
+// Pass 2: the activations a stage's replica sends down after each forward and the gradients it
+// sends up after each backward (B or I), split over the receiving stage's replicas by the real
+// hand-over mapping; each transfer depends on the compute that made it and feeds the one that
+// needs it, and its send call follows that compute on the sender's stream (the executor sends
+// an action's output before its next action). Stages of one rank hand over in memory.
+//
+// Point-to-point is a rendezvous, not an eager send: Gloo's TCP pair writes a message only once
+// the receiver has posted its receive (the sender announces it and waits for the receiver's
+// "ready"), and the runtime posts a receive right before the action that needs it
+// (runtime/pipeline/pipeline_schedule.h, with_communication). So a transfer also waits for the
+// receiver to end the action before that one: an activation sent early does not cross the link
+// while the next stage still computes its previous backward. With
+// ClusterConfig::p2p_ready_behind_sends the receiver's "ready" is a task of its own, a notice
+// that may queue behind the receiver's own sends to the same peer (simulator/engine.cpp).
+//
+// A send channel carries its transfers one at a time in the order they were added, but Gloo
+// holds a send whose receive is not posted aside and writes the next (its pair keeps pending
+// sends per tag): a rank's sends go in the order they become ready, not the order it posted
+// them. ZB-V shows the difference -- rank 0 posts stage 0's activations before stage 3's input
+// gradient, whose receiver needs the gradient first. So each sender's sends are added in the
+// order of when they can go in the schedule's own timing (free links, the stages' costs):
+// the later of the send's making and its receive's posting, the list order among equals.
+std::vector<std::pair<int, const runtime::PipelineAction*>> sends_in_ready_order(
+    const PipelineGraph& g) {
+  const runtime::ScheduleTimes own = runtime::time_schedule(g.table, g.costs);
+  std::map<PassKey, double> ended;
+  for (int p = 0; p < g.table.ranks; ++p) {
+    size_t k = 0;
+    for (const auto& a : g.table.actions[p]) {
+      if (a.is_compute()) ended[{pass_of(a), a.stage, a.micro_batch}] = own.end[p][k++];
+    }
+  }
+  struct Ready {
+    double at;
+    size_t order;
+    int rank;
+    const runtime::PipelineAction* send;
+  };
+  std::vector<Ready> ready;
+  for (int p = 0; p < g.table.ranks; ++p) {
+    for (const auto& a : g.table.actions[p]) {
+      const bool down = a.kind == Kind::kSendActivations;
+      if (!down && a.kind != Kind::kSendGradients) continue;
+      const PassKey consumer{down ? 0 : 1, down ? a.stage + 1 : a.stage - 1, a.micro_batch};
+      const auto before = g.before.find(consumer);
+      const double posted = before == g.before.end() ? 0.0 : ended.at(before->second);
+      ready.push_back({std::max(ended.at({down ? 0 : 1, a.stage, a.micro_batch}), posted),
+                       ready.size(), p, &a});
+    }
+  }
+  std::sort(ready.begin(), ready.end(), [](const Ready& x, const Ready& y) {
+    return x.at != y.at ? x.at < y.at : x.order < y.order;
+  });
+  std::vector<std::pair<int, const runtime::PipelineAction*>> sends;
+  for (const Ready& r : ready) sends.emplace_back(r.rank, r.send);
+  return sends;
+}
+
+void add_transfers(PipelineGraph& g, const LayerCosts& costs, bool ready_notices,
+                   const std::vector<double>& boundary) {
+  const double micro_samples = g.system.global_batch / g.system.micro_batches;
+  struct Receive {
+    int transfer, replica;
+    PassKey consumer;
+  };
+  std::vector<Receive> receives;
+  {
+    for (const auto& [p, send] : sends_in_ready_order(g)) {
+      const runtime::PipelineAction& a = *send;
+      const bool down = a.kind == Kind::kSendActivations;
+      const int from = a.stage, to = down ? a.stage + 1 : a.stage - 1, m = a.micro_batch;
+      const PassKey made{down ? 0 : 1, from, m}, consumer{down ? 0 : 1, to, m};
+      const int upper = down ? from : to;  // the boundary crossed is after this stage
+      const std::vector<int>& senders = g.ranks_of(from);
+      const std::vector<int>& receivers = g.ranks_of(to);
+      const int64_t rows = static_cast<int64_t>(senders.size() * receivers.size());
+      const int upper_replicas = static_cast<int>(g.ranks_of(upper).size());
+      const int lower_replicas = static_cast<int>(g.ranks_of(upper + 1).size());
+      for (const auto& t : runtime::slice_transfers(rows, upper_replicas, lower_replicas)) {
+        const int sender = down ? t.source_replica : t.destination_replica;
+        const int receiver = down ? t.destination_replica : t.source_replica;
+        const double fraction = static_cast<double>(t.rows.size()) / static_cast<double>(rows);
+        const double bytes = boundary[upper] * micro_samples / costs.profile_batch * fraction;
+        const int made_task = g.task.at({made, sender});
+        const int id = g.graph.add_transfer(senders[sender], receivers[receiver], bytes, m);
+        g.sent[senders[sender]].push_back(id);
+        g.graph.depend(id, made_task);
+        g.action_end[made_task] = g.graph.add_send_call(id, made_task);
+        receives.push_back({id, receiver, consumer});
+        g.graph.depend(g.task.at({consumer, receiver}), id);
+      }
+    }
+  }
+  // A transfer starts once its receiver has posted the receive: after the action before the
+  // consumer and that action's sends.
+  for (const Receive& r : receives) {
+    int posted = -1;
+    const auto before = g.before.find(r.consumer);
+    if (before != g.before.end()) {
+      const int compute = g.task.at({before->second, r.replica});
+      const auto end = g.action_end.find(compute);
+      posted = end == g.action_end.end() ? compute : end->second;
+    }
+    if (ready_notices) {
+      const int sender = g.graph.task(r.transfer).rank, receiver = g.graph.task(r.transfer).peer;
+      const int notice = g.graph.add_ready_notice(receiver, sender, std::get<2>(r.consumer));
+      if (posted >= 0) g.graph.depend(notice, posted);
+      g.graph.depend(r.transfer, notice);
+    } else if (posted >= 0) {
+      g.graph.depend(r.transfer, posted);
+    }
+  }
+}
+
+// Gradient all-reduce per pipeline rank after its last action and once every send of its ranks
+// is complete (the runtime waits for its sends before the all-reduce:
+// runtime/pipeline/pipeline_executor.cpp, finish_iteration), then the step: an optimizer step
+// is a pass over the parameters, so a rank runs the whole model's step time scaled by its share
+// of the parameter bytes.
+void add_reductions(PipelineGraph& g, const Cluster& cluster, const LayerCosts& costs,
+                    ComputeNoise& noise) {
   const double total_parameters = costs.total_parameter_bytes();
-  for (int s = 0; s < p; ++s) {
-    const PipelineStage& stage = system.stages[s];
+  for (int p = 0; p < g.table.ranks; ++p) {
+    const std::vector<int> stages_here = g.table.stages_of(p);
+    const std::vector<int>& ranks = g.ranks_of(stages_here.front());
     double parameters = 0;
-    for (int layer : stage.layers) parameters += costs.parameter_bytes[layer];
-    const int group = graph.add_group(stage.ranks);
+    for (int c : stages_here) {
+      for (int layer : g.system.stages[c].layers) parameters += costs.parameter_bytes[layer];
+    }
+    const int group = g.graph.add_group(ranks);
     // A replicated stage's reducer sums (no scaling): it copies the gradients in and back out
     // around the all-reduce, on the compute stream; a single replica has no reducer.
-    const bool copies = cluster.models_bucket_copies() && stage.ranks.size() > 1;
+    const bool copies = cluster.models_bucket_copies() && ranks.size() > 1;
     const double copy_s = cluster.bucket_copy_seconds(parameters);
-    std::vector<int> ready(stage.ranks.size());
-    for (size_t i = 0; i < stage.ranks.size(); ++i) {
-      const runtime::PipelineAction& final_op = orders[s].back();
-      ready[i] = final_op.kind == runtime::PipelineAction::Kind::kForward
-                     ? forward_id[s][i][final_op.micro_batch]
-                     : backward_id[s][i][final_op.micro_batch];
-      if (copies) {
-        ready[i] = graph.add_compute(stage.ranks[i], TaskCategory::kBucketCopy, copy_s, -1, s);
-      }
+    PassKey last{};
+    for (const auto& a : g.table.actions[p]) {
+      if (a.is_compute()) last = {pass_of(a), a.stage, a.micro_batch};
     }
-    const int collective = graph.add_collective(group, parameters, s);
-    for (int task : ready) graph.depend(collective, task);
-    for (int rank : stage.ranks) {
-      for (int transfer : sent[rank]) graph.depend(collective, transfer);
+    std::vector<int> ready(ranks.size());
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      ready[i] = g.task.at({last, static_cast<int>(i)});
+      if (copies)
+        ready[i] = g.graph.add_compute(ranks[i], TaskCategory::kBucketCopy, copy_s, -1, p);
     }
-    for (int rank : stage.ranks) {
+    const int collective = g.graph.add_collective(group, parameters, p);
+    for (int task : ready) g.graph.depend(collective, task);
+    for (int rank : ranks) {
+      for (int transfer : g.sent[rank]) g.graph.depend(collective, transfer);
+    }
+    for (int rank : ranks) {
       if (copies) {
-        graph.depend(graph.add_compute(rank, TaskCategory::kBucketCopy, copy_s, -1, s), collective);
+        g.graph.depend(g.graph.add_compute(rank, TaskCategory::kBucketCopy, copy_s, -1, p),
+                       collective);
       }
-      const double share = total_parameters > 0 ? parameters / total_parameters : 1.0 / p;
+      const double share =
+          total_parameters > 0 ? parameters / total_parameters : 1.0 / g.table.ranks;
       const int step =
-          graph.add_compute(rank, TaskCategory::kStep, noise.apply(system.step_s * share));
-      graph.depend(step, collective);
+          g.graph.add_compute(rank, TaskCategory::kStep, noise.apply(g.system.step_s * share));
+      g.graph.depend(step, collective);
     }
   }
-  result.times = run_tasks(cluster, graph);
-  result.ranks = rank_phases(graph, result.times);
+}
+
+}  // namespace
+
+std::vector<int> stage_positions(const PipelineSystem& system) {
+  runtime::PipelineLayout layout;
+  for (const PipelineStage& stage : system.stages) layout.stages.push_back({0, 0, stage.ranks});
+  return layout.stage_positions();
+}
+
+runtime::ScheduleTable pipeline_schedule_of(const PipelineSystem& system) {
+  return runtime::with_communication(runtime::positioned_schedule(
+      system.schedule, stage_positions(system), system.micro_batches, system.schedule_csv));
+}
+
+SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& costs,
+                                     const PipelineSystem& system, int world, ComputeNoise& noise) {
+  validate_pipeline(costs, system, world);
+  if (world > cluster.num_gpus()) throw std::invalid_argument("world size outside the cluster");
+  const runtime::ScheduleTable table = pipeline_schedule_of(system);
+
+  SimulatedIteration result;
+  result.graph = TaskGraph(world, cluster.config().p2p_send_channel_per_peer);
+  result.schedule = to_string(system.schedule);
+  result.stage_of_rank.assign(static_cast<size_t>(world), -1);
+  PipelineGraph g{system, table, result.graph, stage_costs(system, costs), {}, {}, {}, {}};
+  g.sent.assign(static_cast<size_t>(world), {});
+  add_compute_tasks(g, costs, noise, result.stage_of_rank);
+  add_transfers(g, costs, cluster.config().p2p_ready_behind_sends, boundary_bytes(costs, system));
+  add_reductions(g, cluster, costs, noise);
+  result.times = run_tasks(cluster, result.graph);
+  result.ranks = rank_phases(result.graph, result.times);
   return result;
 }
 

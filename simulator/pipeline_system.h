@@ -1,8 +1,9 @@
 // Pipeline parallelism: stages of layers, each run data-parallel on its ranks (replicas split
-// every micro-batch), micro-batches flowing forward through the stages and gradients back, the
-// DAPPLE (1F1B: warm-up forwards, then one forward one backward, then the remaining backwards)
-// or GPipe (all forwards, then all backwards) schedule, then every stage all-reduces its
-// gradients over its replicas and steps. The execution model of the planner's plan.json.
+// every micro-batch), micro-batches flowing forward through the stages and gradients back in the
+// order of the runtime's own schedule (runtime/pipeline/layout_schedule.h: GPipe, DAPPLE's 1F1B,
+// interleaved 1F1B, ZB-H1, ZB-V or a schedule CSV; a rank may hold several stages), then every
+// rank all-reduces its gradients over its replicas and steps. The execution model of the
+// planner's plan.json.
 #pragma once
 
 #include <string>
@@ -15,31 +16,40 @@
 
 namespace harness::simulator {
 
-// The runtime's schedules (runtime/pipeline/pipeline_schedule.h): a simulated stage runs exactly
-// the order a real one does.
+// The runtime's schedules (runtime/pipeline/pipeline_schedule.h): a simulated rank runs exactly
+// the action list a real one does.
 using PipelineSchedule = runtime::PipelineSchedule;
 
 struct PipelineStage {
   std::vector<int> layers;  // layer indices (LayerCosts)
-  std::vector<int> ranks;   // its replicas
+  std::vector<int> ranks;   // its replicas; stages of one rank list the same ones
 };
 
 struct PipelineSystem {
   std::vector<PipelineStage> stages;
   PipelineSchedule schedule = PipelineSchedule::kDapple;
+  std::string schedule_csv;  // the CSV's text, for PipelineSchedule::kCsv
   int micro_batches = 1;
+  // I's share of a stage's backward where the schedule splits it (W the rest): the profile
+  // times the backward whole, and a linear layer's input and weight gradients cost a matmul each.
+  double backward_input_share = 0.5;
   double global_batch = 1;  // samples per iteration over the whole pipeline
   double step_s = 0;        // the whole model's optimizer step; a stage runs its parameters' share
 };
 
 // Checks the stages against the profile and the world: every layer in exactly one stage, no
-// edge from a later stage to an earlier one, ranks distinct and below `world`. Throws
-// std::invalid_argument with the reason.
+// edge from a later stage to an earlier one, ranks below `world`, a rank in several stages only
+// with the same replicas. Throws std::invalid_argument with the reason.
 void validate_pipeline(const LayerCosts& costs, const PipelineSystem& system, int world);
 
 // Bytes (at the profile batch) crossing the boundary after stage s: the output activations of
 // layers in stages <= s that feed a layer in a later stage.
 std::vector<double> boundary_bytes(const LayerCosts& costs, const PipelineSystem& system);
+
+// Each stage's pipeline position (stages with the same ranks share one) and the schedule the
+// system runs, with its sends and receives: the runtime's own (layout_schedule.h).
+std::vector<int> stage_positions(const PipelineSystem& system);
+runtime::ScheduleTable pipeline_schedule_of(const PipelineSystem& system);
 
 SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& costs,
                                      const PipelineSystem& system, int world, ComputeNoise& noise);

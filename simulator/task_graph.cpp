@@ -130,7 +130,8 @@ int TaskGraph::add_after_idle_curve(AfterIdleCurve curve) {
 void TaskGraph::set_after_idle(int task, int curve) {
   Task& t = tasks_.at(task);
   if (t.kind != TaskKind::kCompute ||
-      (t.category != TaskCategory::kForward && t.category != TaskCategory::kBackward)) {
+      (t.category != TaskCategory::kForward && t.category != TaskCategory::kBackward &&
+       t.category != TaskCategory::kBackwardWeight)) {
     throw std::invalid_argument("only forward and backward tasks are priced after a wait");
   }
   if (curve < -1 || curve >= static_cast<int>(after_idle_curves_.size())) {

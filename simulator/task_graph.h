@@ -37,7 +37,8 @@ enum class TaskCategory : std::uint8_t {
   kBucketCopy,
   kSendCall,
   kAllGather,
-  kReduceScatter
+  kReduceScatter,
+  kBackwardWeight,  // a pipeline's W: the weight gradients apart from the input's
 };
 
 struct Task {

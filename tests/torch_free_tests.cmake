@@ -52,12 +52,15 @@ add_executable(runtime_protocol_tests
   runtime/protocol/rank_identity_test.cpp
   runtime/protocol/worker_config_test.cpp
   runtime/pipeline/pipeline_plan_test.cpp
+  runtime/pipeline/pipeline_schedule_test.cpp
   runtime/profile/stage_profile_merge_test.cpp
   baselines/ddp/bucket_assignment_test.cpp
   baselines/sharded/shard_layout_test.cpp
 )
 target_link_libraries(runtime_protocol_tests PRIVATE runtime_protocol baselines_bucketing
   GTest::gtest_main)
+target_compile_definitions(runtime_protocol_tests PRIVATE
+  HARNESS_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")
 gtest_discover_tests(runtime_protocol_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS torch-free)
 
 # The harness alone, without harness-rank beside it: the end-to-end tests that need no rank run

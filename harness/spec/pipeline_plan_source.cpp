@@ -11,6 +11,7 @@
 #include "common/json_file.h"
 #include "common/text_util.h"
 #include "harness/cli/plan_command.h"
+#include "harness/spec/pipeline_schedule_source.h"
 
 namespace harness {
 
@@ -162,11 +163,12 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   const long long global_batch = point.model.batch_size * point.run.world_size;
   const auto layer_names = context.model_layer_names(point.model);
   if (system.stage_count > 0) {
-    if (!context.model_layer_costs) {
-      return equal_stages(system.stage_count, layer_names.size(), point.run.world_size);
-    }
-    return balanced_stages(system.stage_count, context.model_layer_costs(point.model),
-                           point.run.world_size);
+    // N positions x stages per rank, each split stage on one rank for now, then placed.
+    const int stages = static_cast<int>(known_stage_positions(system)->size());
+    auto split = context.model_layer_costs
+                     ? balanced_stages(stages, context.model_layer_costs(point.model), stages)
+                     : equal_stages(stages, layer_names.size(), stages);
+    return placed_stages(system, std::move(split), point.run.world_size);
   }
   if (system.plan != "auto") {
     return stages_from_plan_json(read_plan_file(system.plan), layer_names, global_batch,

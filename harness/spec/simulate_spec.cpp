@@ -18,6 +18,7 @@
 #include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
 #include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/pipeline/pipeline_schedule.h"
 
 namespace harness {
 namespace {
@@ -250,7 +251,8 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
     MapReader pipeline(node, base + ".pipeline", origin);
     p.pipeline.micro_batches = pipeline.get_int("micro_batches", 0, 1, 1 << 20);
     p.pipeline.plan = pipeline.get_string("plan", "");
-    p.pipeline.schedule = pipeline.get_string("schedule", "dapple", {"dapple", "gpipe"});
+    p.pipeline.schedule =
+        pipeline.get_string("schedule", "dapple", runtime::pipeline_schedule_names());
     pipeline.finish();
   }
   return p;
@@ -312,7 +314,12 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
   if (s.kind == "dp") s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
   if (s.kind == "pipeline") {
     s.mode = "";
-    if (r.has("schedule")) s.schedule = r.get_string("schedule", std::nullopt, {"dapple", "gpipe"});
+    if (r.has("schedule")) {
+      s.schedule = r.get_string("schedule", std::nullopt, runtime::pipeline_schedule_names());
+    }
+    if (r.has("stages_per_rank")) {
+      s.stages_per_rank = static_cast<int>(r.get_int("stages_per_rank", 1, 1, 64));
+    }
     if (r.has("plan")) s.plan = r.get_string("plan", std::nullopt);
     if (r.has("micro_batches")) s.micro_batches = r.get_int("micro_batches", 1, 1, 1 << 20);
     if (YAML::Node stages = r.child("stages")) {

@@ -117,6 +117,9 @@ struct SystemSettings {
   std::optional<double> bucket_mb;
   long long accumulation = 1;
   std::optional<std::string> schedule, plan;
+  // Inline stages without ranks: the list is ranks x this many stages, placed as the schedule
+  // places them (interleaved: stage c on rank c mod p; zbv: the V).
+  int stages_per_rank = 1;
   std::optional<long long> micro_batches;
   std::vector<InlineStage> stages;
   std::string where;  // spec location, for errors found while simulating

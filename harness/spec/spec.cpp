@@ -17,11 +17,14 @@
 #include "harness/external/external_system.h"
 #include "harness/plot/kinds.h"
 #include "harness/results/results_folder.h"
+#include "harness/spec/pipeline_schedule_source.h"
 #include "harness/spec/spec_errors.h"
 #include "harness/spec/yaml_paths.h"
 #include "runtime/device/device_placement.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/pipeline/pipeline_schedule.h"
+#include "runtime/pipeline/schedule_csv.h"
 
 namespace harness {
 namespace {
@@ -261,10 +264,39 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
   return config;
 }
 
-// `kind: pipeline`: a schedule and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]` or
-// `plan: auto | FILE` (a planner plan.json); bucket_mb caps the replicas' all-reduce buckets.
+// `kind: pipeline`: a schedule (a name, or `schedule_csv: FILE` in torch.distributed.pipelining's
+// format) and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]`, `stages: N` (with
+// `stages_per_rank: v`) or `plan: auto | FILE` (a planner plan.json); bucket_mb caps the
+// replicas' all-reduce buckets.
 void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
-  system.schedule = reader.get_string("schedule", "dapple", {"dapple", "gpipe"});
+  system.schedule = reader.get_string("schedule", "dapple", runtime::pipeline_schedule_names());
+  if (reader.has("schedule_csv")) {
+    if (reader.has("schedule")) {
+      reader.fail(reader.child("schedule_csv"), "schedule_csv",
+                  "give a schedule's name or schedule_csv, not both");
+    }
+    system.schedule_csv_path = reader.get_string("schedule_csv", std::nullopt);
+    const std::optional<std::string> text = read_input_file(system.schedule_csv_path);
+    if (!text) {
+      reader.fail(reader.child("schedule_csv"), "schedule_csv",
+                  "cannot open '" + system.schedule_csv_path + "'");
+    }
+    try {
+      runtime::read_schedule_csv(*text, system.schedule_csv_path);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());  // the CSV's own file:line:column
+    }
+    system.schedule = "csv";
+    system.schedule_csv = *text;
+  }
+  if (reader.has("stages_per_rank")) {
+    system.stages_per_rank = static_cast<int>(reader.get_int("stages_per_rank", 1, 1, 64));
+    if (!reader.has("stages") || !reader.child("stages").IsScalar()) {
+      reader.fail(reader.child("stages_per_rank"), "stages_per_rank",
+                  "goes with 'stages: N' (an inline list places its stages itself; a plan has "
+                  "one stage per rank)");
+    }
+  }
   if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
   const bool has_stages = reader.has("stages"), has_plan = reader.has("plan");
   if (has_stages == has_plan) {
@@ -378,9 +410,20 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
       fail(std::to_string(system.stage_count) + " stages do not divide the " +
            std::to_string(config.run.world_size) + " ranks evenly");
     }
+  }
+  // The schedule, where it is known now: one that does not take these counts, or cannot run
+  // (a deadlock, a micro-batch missing), is refused with its rank and step.
+  const auto check_schedule = [&] {
+    try {
+      known_schedule(system, config);
+    } catch (const std::invalid_argument& e) {
+      fail(std::string("schedule: ") + e.what());
+    }
+  };
+  if (system.stage_count > 0 || system.stages.empty()) {
+    check_schedule();
     return;
   }
-  if (system.stages.empty()) return;
   int layers = system.stages.back().last_layer + 1;
   if (options.model_layer_count) {
     try {
@@ -394,6 +437,7 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
   } catch (const std::invalid_argument& e) {
     fail(e.what());
   }
+  check_schedule();
 }
 
 // One entry of `systems:`: a ddp mode's name, or a map of a system of any kind. Nothing when

@@ -130,9 +130,12 @@ struct SystemConfig {
   std::optional<double> bucket_mb;         // overrides ddp.bucket_mb for this system
   std::optional<ExternalSystem> external;  // kind: external
   // kind: pipeline -- the schedule and either inline stages or a plan ("auto" or a plan.json).
+  // `schedule_csv: FILE` sets schedule "csv" and holds the file's path and text.
   std::string schedule;
-  std::vector<PipelineStageSpec> stages;
-  int stage_count = 0;  // `stages: N`: N stages of equal layer counts on equal rank groups
+  std::string schedule_csv_path, schedule_csv;
+  std::vector<PipelineStageSpec> stages;  // in model order; a rank may serve several
+  int stage_count = 0;  // `stages: N`: N pipeline ranks of equal layer counts on equal rank groups
+  int stages_per_rank = 1;  // with `stages: N`: the model cut into N x this many stages
   std::string plan;
   // kind: sharded -- the ZeRO stage (1 | 2 | 3), the unit of sharding (layer | model) and
   // whether stage 3 prefetches the next unit's all-gather.

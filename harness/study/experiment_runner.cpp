@@ -1,5 +1,6 @@
 #include "harness/study/experiment_runner.h"
 #include "common/ports.h"
+#include "harness/spec/pipeline_schedule_source.h"
 
 #include <unistd.h>
 
@@ -110,11 +111,17 @@ std::string describe_matrix(const Experiment& experiment) {
     // Pipelines: schedule, micro-batches and where the stages come from.
     std::string how = "bucket " + format_number(system_bucket_mb(run)) + " MiB";
     if (run.system->kind == harness::SystemKind::kPipeline) {
-      how = run.system->schedule + " pipeline, " + std::to_string(c.pipeline.micro_batches) +
-            " micro-batches, " +
+      const std::string per_rank =
+          run.system->stages_per_rank > 1
+              ? " x " + std::to_string(run.system->stages_per_rank) + " per rank"
+              : "";
+      how = (run.system->schedule_csv_path.empty()
+                 ? run.system->schedule
+                 : "schedule_csv " + run.system->schedule_csv_path) +
+            " pipeline, " + std::to_string(c.pipeline.micro_batches) + " micro-batches, " +
             (!run.system->plan.empty() ? "plan " + run.system->plan
              : run.system->stage_count > 0
-                 ? std::to_string(run.system->stage_count) + " balanced stages"
+                 ? std::to_string(run.system->stage_count) + " balanced stages" + per_rank
                  : std::to_string(run.system->stages.size()) + " stages");
     }
     char line[640];
@@ -125,6 +132,10 @@ std::string describe_matrix(const Experiment& experiment) {
                   run.repeat, c.model.name.c_str(), c.model.batch_size, c.run.world_size,
                   c.run.warmup, c.run.iterations, how.c_str(), c.run.threads_per_rank);
     out << line;
+    // A pipeline's action lists, once per point and system.
+    if (run.system->kind == harness::SystemKind::kPipeline && run.repeat == 0) {
+      out << describe_known_schedule(*run.system, c);
+    }
   }
   return out.str();
 }

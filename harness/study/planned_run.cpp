@@ -95,6 +95,7 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   if (config.system.kind == runtime::SystemKind::kPipeline) {
     // The stages resolved for this point (inline, from a plan file or planned now).
     config.system.schedule = runtime::parse_pipeline_schedule(run.system->schedule);
+    config.system.schedule_csv = run.system->schedule_csv;
     config.system.micro_batches = static_cast<int>(c.pipeline.micro_batches);
     config.system.stages = run.stages;
   }

@@ -26,6 +26,7 @@
 #include "planner/cluster/topology.h"
 #include "planner/model/model_profile.h"
 #include "planner/search/planner.h"
+#include "runtime/pipeline/layout_schedule.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "simulator/chrome_trace.h"
 #include "simulator/data_parallel_system.h"
@@ -258,6 +259,24 @@ void inline_stages(const SystemSettings& s, const sim::LayerCosts& costs, long l
     }
     out.ranks = stage.ranks;
     long long replicas = stage.replicas;
+    if (out.ranks.empty() && s.stages_per_rank > 1) {  // placed: world / positions per stage
+      const int positions = static_cast<int>(s.stages.size()) / s.stages_per_rank;
+      if (positions * s.stages_per_rank != static_cast<int>(s.stages.size()) ||
+          world % positions != 0) {
+        throw InputError(s.where + ": " + std::to_string(s.stages.size()) +
+                         " stages at stages_per_rank " + std::to_string(s.stages_per_rank) +
+                         " do not place evenly on " + std::to_string(world) + " ranks");
+      }
+      const auto placement = runtime::placement_for(choice.system.schedule, positions,
+                                                    static_cast<int>(s.stages.size()));
+      const long long per_position = world / positions;
+      const int c = static_cast<int>(choice.system.stages.size());
+      for (long long i = 0; i < per_position; ++i) {
+        out.ranks.push_back(static_cast<int>(placement[c] * per_position + i));
+      }
+      choice.system.stages.push_back(std::move(out));
+      continue;
+    }
     if (out.ranks.empty() && replicas == 0) {  // neither ranks nor replicas: world / stages
       const long long stages = static_cast<long long>(s.stages.size());
       if (world % stages != 0) {
@@ -386,6 +405,13 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
     sim::validate_pipeline(costs, choice.system, static_cast<int>(world));
   } catch (const std::invalid_argument& e) {
     throw RunFailure("pipeline of system '" + s.name + "' (" + choice.source + "): " + e.what());
+  }
+  // The schedule on these stages: counts it does not take, or a schedule that cannot run.
+  try {
+    sim::pipeline_schedule_of(choice.system);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(s.where + ": pipeline system '" + s.name + "' (" + choice.source +
+                     "): schedule: " + e.what());
   }
   if (choice.summary.empty()) {
     for (const auto& stage : choice.system.stages) {

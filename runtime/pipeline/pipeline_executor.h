@@ -1,7 +1,11 @@
-// Runs one rank's pipeline stage: the rank's contiguous layers of the model, fed by the
-// previous stage's activations and feeding the next stage, over point-to-point send/recv on
-// the world communicator, micro-batch by micro-batch in the order of a PipelineSchedule.
-// After the last backward, the stage's gradients are summed over its replicas by the
+// Runs one rank's part of a pipeline: its stages (one, or several for interleaved and ZB-V
+// schedules), each a contiguous range of the model's layers fed by the previous stage's
+// activations and feeding the next, over point-to-point send/recv on the world communicator
+// (stages on the same rank hand over in memory), action by action in the order of the rank's
+// list in the schedule (layout_schedule.h). A stage whose list splits its backward into I and W
+// cuts its autograd graph at every layer: I differentiates each layer's output with respect to
+// its input alone, keeping the graph, and W each layer's weights from the output gradients I
+// kept. After the last action, the rank's gradients are summed over its replicas by the
 // GradientSync the caller supplies (the rank program uses baselines/ddp's bucketed reducer). The
 // optimizer step is the caller's (on stage_parameters()).
 //
@@ -30,6 +34,7 @@ namespace runtime {
 struct PipelineOptions {
   PipelineLayout layout;
   PipelineSchedule schedule = PipelineSchedule::kDapple;
+  std::string schedule_csv;  // the CSV's text, for PipelineSchedule::kCsv
   int micro_batches = 1;
   std::string loss = "mse";  // mse | cross_entropy
   // Sums a stage's gradients over its replicas after the last backward (the sum, not the
@@ -52,14 +57,21 @@ struct PipelineIterationStats {
   // This replica's share of the global mean loss (the last stage's task loss; every stage's
   // weighted balancing loss): summed over every rank, the loss one process computes.
   double loss = 0;
-  double forward_ms = 0;    // forward compute, summed over micro-batches
-  double backward_ms = 0;   // backward compute, summed over micro-batches
-  double recv_wait_ms = 0;  // blocked receiving activations or gradients
-  double send_ms = 0;       // posting sends plus the final wait for them
-  double allreduce_ms = 0;  // the replicas' gradient all-reduce
-  double span_ms = 0;       // first action to all-reduce done
+  double forward_ms = 0;          // forward compute, summed over micro-batches
+  double backward_ms = 0;         // backward compute (B, I and W), summed over micro-batches
+  double backward_weight_ms = 0;  // of which W
+  double recv_wait_ms = 0;        // blocked receiving activations or gradients
+  double send_ms = 0;             // posting sends plus the final wait for them
+  double allreduce_ms = 0;        // the replicas' gradient all-reduce
+  double span_ms = 0;             // first action to all-reduce done
+  // The steady clock (microseconds) at the first action and at the end of the last compute
+  // action: the part of the iteration the schedule's bubble is a share of.
+  double actions_start_us = 0;
+  double compute_end_us = 0;
   long long bytes_sent = 0;
-  int peak_in_flight = 0;  // micro-batches forwarded and not yet backwarded, at most
+  // Micro-batches (over the rank's stages) forwarded and not yet through their last backward
+  // (B, or W after I), at most.
+  int peak_in_flight = 0;
   // Bytes of the stage's boundary tensors (received inputs, outputs) kept for backward, peak.
   long long peak_boundary_bytes = 0;
   // Peak memory allocated on the stage's device by this thread during the iteration above its
@@ -86,18 +98,23 @@ class PipelineStage {
   PipelineIterationStats run_iteration(const at::Tensor& global_input,
                                        const at::Tensor& global_target, TraceRecorder& trace);
 
+  // The parameters of every stage the rank serves, in stage order.
   std::vector<at::Tensor> stage_parameters() const;
   std::vector<std::string> stage_parameter_names() const;
-  int stage() const { return stage_; }
+  int stage() const { return stages_.front(); }  // the first stage the rank serves
+  const std::vector<int>& stages() const { return stages_; }
+  int position() const { return position_; }  // the rank's pipeline position
   int replica() const { return replica_; }
-  const std::vector<PipelineAction>& schedule() const { return actions_; }
+  // The whole schedule with its sends and receives; this rank runs actions[position()].
+  const ScheduleTable& schedule() const { return table_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  int stage_ = 0;
+  std::vector<int> stages_;
+  int position_ = 0;
   int replica_ = 0;
-  std::vector<PipelineAction> actions_;
+  ScheduleTable table_;
 };
 
 }  // namespace runtime

@@ -19,6 +19,34 @@ int PipelineLayout::replica_of(int rank) const {
   return static_cast<int>(std::find(ranks.begin(), ranks.end(), rank) - ranks.begin());
 }
 
+std::vector<int> PipelineLayout::stages_of(int rank) const {
+  std::vector<int> served;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const auto& ranks = stages[s].ranks;
+    if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) {
+      served.push_back(static_cast<int>(s));
+    }
+  }
+  return served;
+}
+
+std::vector<int> PipelineLayout::stage_positions() const {
+  std::vector<int> positions(stages.size(), -1);
+  std::vector<const std::vector<int>*> seen;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const auto found = std::find_if(seen.begin(), seen.end(),
+                                    [&](const auto* ranks) { return *ranks == stages[s].ranks; });
+    positions[s] = static_cast<int>(found - seen.begin());
+    if (found == seen.end()) seen.push_back(&stages[s].ranks);
+  }
+  return positions;
+}
+
+int PipelineLayout::position_count() const {
+  const auto positions = stage_positions();
+  return positions.empty() ? 0 : *std::max_element(positions.begin(), positions.end()) + 1;
+}
+
 void validate_layout(const PipelineLayout& layout, int layer_count, int world_size) {
   if (layout.stages.empty()) throw std::invalid_argument("a pipeline needs at least one stage");
   int next_layer = 0;
@@ -47,11 +75,14 @@ void validate_layout(const PipelineLayout& layout, int layer_count, int world_si
                                     " is outside the world of " + std::to_string(world_size) +
                                     " ranks");
       }
-      if (served[rank] >= 0) {
+      if (std::count(stage.ranks.begin(), stage.ranks.end(), rank) > 1) {
+        throw std::invalid_argument(where + "rank " + std::to_string(rank) + " is listed twice");
+      }
+      if (served[rank] >= 0 && layout.stages[served[rank]].ranks != stage.ranks) {
         throw std::invalid_argument(where + "rank " + std::to_string(rank) +
                                     " already serves stage " + std::to_string(served[rank]));
       }
-      served[rank] = static_cast<int>(s);
+      if (served[rank] < 0) served[rank] = static_cast<int>(s);
     }
     next_layer = stage.last_layer + 1;
   }

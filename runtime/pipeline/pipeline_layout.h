@@ -23,18 +23,25 @@ struct StageAssignment {
   std::vector<int> ranks;  // the stage's replicas, in replica order
 };
 
+// A rank may serve several stages (interleaved schedules, ZB-V), always with the same replicas:
+// the ranks serving the same stages form one pipeline position, numbered by their first stage.
 struct PipelineLayout {
   std::vector<StageAssignment> stages;
 
   int stage_count() const { return static_cast<int>(stages.size()); }
-  // The stage `rank` serves and its replica index there; throws if the rank serves none.
+  // The first stage `rank` serves and its replica index there; throws if the rank serves none.
   int stage_of(int rank) const;
   int replica_of(int rank) const;
+  // Every stage `rank` serves, in model order.
+  std::vector<int> stages_of(int rank) const;
+  // The pipeline position of each stage, and how many positions there are.
+  std::vector<int> stage_positions() const;
+  int position_count() const;
 };
 
 // Throws std::invalid_argument (a sentence naming the stage) unless the stages cover layers
-// 0..layer_count-1 in order without gaps or overlaps, and every rank 0..world_size-1 serves
-// exactly one stage.
+// 0..layer_count-1 in order without gaps or overlaps, every rank 0..world_size-1 serves a stage,
+// and a rank serving several serves them all with the same replicas.
 void validate_layout(const PipelineLayout& layout, int layer_count, int world_size);
 
 struct SampleRange {

@@ -26,6 +26,8 @@ const char* category_name(TraceCategory category) {
       return "allgather";
     case TraceCategory::kReduceScatter:
       return "reducescatter";
+    case TraceCategory::kBackwardWeight:
+      return "backward_weight";
   }
   return "unknown";
 }

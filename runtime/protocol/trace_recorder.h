@@ -23,7 +23,8 @@ enum class TraceCategory {
   kAllReduce,
   kAllToAll,
   kAllGather,
-  kReduceScatter
+  kReduceScatter,
+  kBackwardWeight,  // a pipeline's W (weight gradients apart from the input's), on the compute lane
 };
 const char* category_name(TraceCategory category);
 // The trace's threads (Chrome trace tids), named: a category's events go on category_thread.

@@ -73,6 +73,7 @@ WorkerSystem system_from(const json& s) {
   system.powersgd_warmup_steps =
       read<long long>(s, "system.", "powersgd_warmup_steps", system.powersgd_warmup_steps);
   system.micro_batches = read<int>(s, "system.", "micro_batches", system.micro_batches);
+  system.schedule_csv = read<std::string>(s, "system.", "schedule_csv", "");
   system.shard_stage = read<int>(s, "system.", "shard_stage", system.shard_stage);
   system.shard_unit = read<std::string>(s, "system.", "shard_unit", system.shard_unit);
   system.shard_prefetch = read<bool>(s, "system.", "shard_prefetch", system.shard_prefetch);
@@ -121,6 +122,7 @@ json to_json(const WorkerConfig& c) {
     system["schedule"] = to_string(c.system.schedule);
     system["micro_batches"] = c.system.micro_batches;
     system["stages"] = stages_json(c.system.stages);
+    if (!c.system.schedule_csv.empty()) system["schedule_csv"] = c.system.schedule_csv;
   }
   if (c.system.kind == SystemKind::kSharded) {
     system["shard_stage"] = c.system.shard_stage;

@@ -68,8 +68,9 @@ struct WorkerSystem {
   bool shard_prefetch = true;
   // Pipelines only.
   PipelineSchedule schedule = PipelineSchedule::kDapple;
+  std::string schedule_csv;  // the text of a `schedule_csv:` file (schedule kCsv)
   int micro_batches = 1;
-  std::vector<StageAssignment> stages;
+  std::vector<StageAssignment> stages;  // in model order; a rank may serve several
 };
 
 struct WorkerConfig {

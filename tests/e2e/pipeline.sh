@@ -53,8 +53,12 @@ for system in ["dapple", "gpipe", "planned"]:
         assert info["layers"] == split[rank // 2], (system, info["layers"])
         assert info["micro_batches"] == 2 and info["global_batch"] == 16
         assert info["placement"] == {"device": "cpu", "backend": "gloo"}, info["placement"]
-        expected_order = {"dapple": ["F0 F1 B0 B1", "F0 B0 F1 B1"], "gpipe": ["F0 F1 B0 B1"] * 2,
-                          "planned": ["F0 F1 B0 B1", "F0 B0 F1 B1"]}[system][info["stage"]]
+        # The rank's action list, its sends and receives in place (torch's notation).
+        first = "0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1"
+        one_f_one_b = "1RECV_F0 1F0 1B0 1SEND_B0 1RECV_F1 1F1 1B1 1SEND_B1"
+        all_forwards = "1RECV_F0 1F0 1RECV_F1 1F1 1B0 1SEND_B0 1B1 1SEND_B1"
+        expected_order = {"dapple": [first, one_f_one_b], "gpipe": [first, all_forwards],
+                          "planned": [first, one_f_one_b]}[system][info["stage"]]
         assert info["schedule_order"] == expected_order, (system, info["schedule_order"])
         its = info["iterations"]
         assert len(its) == 4
@@ -157,6 +161,6 @@ bad "error: $f:7:5: systems: p: 3 stages do not divide the 4 ranks evenly" \
   '  - {name: p, kind: pipeline, stages: 3}'
 bad "error: $f:7:49: systems.stages.layers: layer range '2-0' ends before it starts" \
   '  - {name: p, kind: pipeline, stages: [{layers: "2-0", ranks: [0, 1, 2, 3]}]}'
-bad "error: $f:7:41: systems.schedule: unknown value '1f1b' (expected one of: dapple, gpipe)" \
+bad "error: $f:7:41: systems.schedule: unknown value '1f1b' (expected one of: dapple, gpipe, interleaved_1f1b, zb_h1, zbv)" \
   '  - {name: p, kind: pipeline, schedule: 1f1b, stages: 2}'
 echo "pipeline e2e: ok"

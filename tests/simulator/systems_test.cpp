@@ -1,6 +1,9 @@
 // Systems against closed forms: pipelines of equal stages, schedule orders, DDP buckets.
 #include <gtest/gtest.h>
 
+#include "runtime/pipeline/layout_schedule.h"
+#include "runtime/pipeline/schedule_check.h"
+
 #include <array>
 #include <vector>
 
@@ -262,18 +265,36 @@ TEST(Pipeline, ASendCallWritingItsMessageHoldsItsRankBeforeItPostsTheNextReceive
               1e-12);
 }
 
-TEST(Pipeline, DappleAndGpipeOrders) {
-  // The simulator runs the runtime's schedules; these are the orders it simulates.
-  const auto order = [](PipelineSchedule schedule, int stages, int stage, int m) {
-    return runtime::describe_schedule(runtime::make_stage_schedule(schedule, stages, stage, m));
+// The simulator runs the runtime's action lists: with free links its makespan is the schedule's
+// own (runtime::time_schedule) for every schedule, stages of one layer, F = 1 ms, B = 2 ms.
+TEST(Pipeline, FreeLinksGiveTheSchedulesOwnMakespan) {
+  struct Case {
+    PipelineSchedule schedule;
+    int per_rank;
   };
-  // p = 4, m = 6. DAPPLE stage 0: 3 warm-up forwards, 1F1B, drain.
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 0, 6), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
-  // Last stage: no warm-up, strict alternation.
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 3, 6), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
-  // Fewer micro-batches than warm-up slots: all forwards, then all backwards.
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 0, 2), "F0 F1 B0 B1");
-  EXPECT_EQ(order(PipelineSchedule::kGpipe, 4, 1, 3), "F0 F1 F2 B0 B1 B2");
+  for (const Case c : {Case{PipelineSchedule::kGpipe, 1}, Case{PipelineSchedule::kDapple, 1},
+                       Case{PipelineSchedule::kInterleaved1F1B, 2},
+                       Case{PipelineSchedule::kZbH1, 1}, Case{PipelineSchedule::kZbv, 2}}) {
+    for (int p : {2, 4}) {
+      const int m = 8, stages = p * c.per_rank;
+      const LayerCosts costs = chain(stages, 1e-3, 2e-3);
+      PipelineSystem system = equal_stages(stages, 1, 1, m, c.schedule);
+      const auto placement = runtime::placement_for(c.schedule, p, stages);
+      for (int s = 0; s < stages; ++s) system.stages[s].ranks = {placement[s]};
+      ComputeNoise none;
+      SimulatedIteration it;
+      try {
+        it = simulate_pipeline(Cluster(idle_machine(p)), costs, system, p, none);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << runtime::to_string(c.schedule) << " p " << p << ": " << e.what();
+        continue;
+      }
+      const auto own = runtime::time_schedule(runtime::make_schedule(c.schedule, p, c.per_rank, m),
+                                              runtime::StageCosts{1e-3, 1e-3, 1e-3});
+      EXPECT_NEAR(it.times.makespan, own.makespan, 1e-12)
+          << runtime::to_string(c.schedule) << " p " << p;
+    }
+  }
 }
 
 TEST(Pipeline, SimulatedComputeFollowsTheScheduleOrder) {
@@ -317,8 +338,8 @@ TEST(Pipeline, RejectsBadStages) {
   EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // layer 2 missing
   system.stages = {{{1, 2}, {0}}, {{0}, {1}}};
   EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // edge backwards
-  system.stages = {{{0, 1}, {0}}, {{2}, {0}}};
-  EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // rank twice
+  system.stages = {{{0, 1}, {0, 1}}, {{2}, {1}}};
+  EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // other replicas
   system.stages = {{{0, 1}, {0}}, {{2}, {5}}};
   EXPECT_THROW(validate_pipeline(costs, system, 2), std::invalid_argument);  // rank outside
 }

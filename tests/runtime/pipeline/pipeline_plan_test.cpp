@@ -1,68 +1,11 @@
-// The pipeline's plan as data: schedules (orders and warm-up counts), stage layouts and the
-// replica-to-replica row mapping, layer ranges, and the Chrome trace a rank writes.
+// The pipeline's plan as data: stage layouts and the replica-to-replica row mapping, layer
+// ranges, and the Chrome trace a rank writes (schedules: pipeline_schedule_test.cpp).
 #include <gtest/gtest.h>
 
 #include "runtime/pipeline/pipeline_layout.h"
-#include "runtime/pipeline/pipeline_schedule.h"
 #include "runtime/protocol/trace_recorder.h"
 
 namespace {
-
-using runtime::PipelineSchedule;
-
-std::string order(PipelineSchedule schedule, int stages, int stage, int micro_batches) {
-  return runtime::describe_schedule(
-      runtime::make_stage_schedule(schedule, stages, stage, micro_batches));
-}
-
-TEST(PipelineSchedule, DappleRunsStagesMinusStageMinusOneWarmupForwardsThenOneForwardOneBackward) {
-  // 4 stages, 6 micro-batches: warm-up 3, 2, 1, 0.
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 0, 6), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 1, 6), "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 2, 6), "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 3, 6), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
-  for (int stage = 0; stage < 4; ++stage) {
-    const auto actions = runtime::make_stage_schedule(PipelineSchedule::kDapple, 4, stage, 6);
-    EXPECT_EQ(runtime::warmup_forwards(actions), 4 - stage);  // warm-up + the first 1F1B forward
-    EXPECT_EQ(runtime::peak_in_flight(actions), 4 - stage);
-  }
-}
-
-TEST(PipelineSchedule, DappleWithFewerMicroBatchesThanStagesForwardsAllThenDrains) {
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 4, 0, 2), "F0 F1 B0 B1");
-  EXPECT_EQ(order(PipelineSchedule::kDapple, 1, 0, 3), "F0 B0 F1 B1 F2 B2");
-}
-
-TEST(PipelineSchedule, GpipeRunsEveryForwardThenEveryBackward) {
-  EXPECT_EQ(order(PipelineSchedule::kGpipe, 3, 1, 4), "F0 F1 F2 F3 B0 B1 B2 B3");
-  for (int m : {1, 2, 8, 16}) {
-    const auto actions = runtime::make_stage_schedule(PipelineSchedule::kGpipe, 2, 1, m);
-    EXPECT_EQ(runtime::peak_in_flight(actions), m);
-    EXPECT_EQ(runtime::warmup_forwards(actions), m);
-  }
-}
-
-TEST(PipelineSchedule, DappleKeepsAtMostStageCountMicroBatchesInFlightGpipeKeepsAll) {
-  for (int m : {2, 4, 8, 16}) {
-    for (int stage = 0; stage < 3; ++stage) {
-      const int dapple = runtime::peak_in_flight(
-          runtime::make_stage_schedule(PipelineSchedule::kDapple, 3, stage, m));
-      EXPECT_LE(dapple, 3);
-      EXPECT_EQ(dapple, std::min(3 - stage, m));
-    }
-  }
-}
-
-TEST(PipelineSchedule, ParsesNamesAndRejectsOthers) {
-  EXPECT_EQ(runtime::parse_pipeline_schedule("dapple"), PipelineSchedule::kDapple);
-  EXPECT_EQ(runtime::parse_pipeline_schedule("gpipe"), PipelineSchedule::kGpipe);
-  try {
-    runtime::parse_pipeline_schedule("1f1b");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "unknown pipeline schedule '1f1b' (expected dapple or gpipe)");
-  }
-}
 
 TEST(PipelineLayout, ReplicasSplitAMicroBatchIntoContiguousRows) {
   using runtime::SampleRange;

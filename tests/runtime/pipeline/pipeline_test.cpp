@@ -1,9 +1,11 @@
 // The pipeline runtime over real Gloo (one thread per rank, a shared c10d HashStore):
-// for 2- and 3-stage plans, with and without replicated stages, both schedules and several
-// micro-batch counts, the loss and the parameters after one SGD step equal single-process
-// training on the same global batch (relative 1e-5, float64, models without BatchNorm).
-// Then the memory claim: DAPPLE's stashed activations stay bounded by the stage count while
-// GPipe's grow with the number of micro-batches.
+// for 2- and 3-stage plans, with and without replicated stages, every schedule (GPipe, DAPPLE,
+// interleaved 1F1B and ZB-V at two stages per rank, ZB-H1 with its backward split into I and
+// W) at 2 and 4 pipeline ranks and several micro-batch counts, the loss and the parameters after
+// one SGD step equal single-process training on the same global batch (relative 1e-5, float64,
+// models without BatchNorm). Then the memory claims: DAPPLE's stashed activations stay bounded
+// by the stage count while GPipe's grow with the number of micro-batches, and each schedule's
+// measured in-flight count is its action list's.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -17,6 +19,7 @@
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
+#include "runtime/pipeline/layout_schedule.h"
 #include "runtime/pipeline/pipeline_executor.h"
 
 namespace {
@@ -143,7 +146,7 @@ std::vector<RankResult> run_pipeline(const Case& c, PipelineSchedule schedule, i
           sgd.step();
         }
         results[r].loss = results[r].stats.loss;
-        results[r].last_stage = stage + 1 == c.layout.stage_count();
+        results[r].last_stage = executor.stages().back() + 1 == c.layout.stage_count();
         const auto names = executor.stage_parameter_names();
         const auto params = executor.stage_parameters();
         for (size_t i = 0; i < names.size(); ++i) results[r].parameters[names[i]] = params[i];
@@ -220,6 +223,86 @@ std::vector<Param> params() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Plans, PipelineEquivalence, testing::ValuesIn(params()), param_name);
+
+// A model of `layers` layers cut into positions x stages-per-rank stages of (nearly) equal
+// layer counts, placed as `schedule` places them, each position on `replicas` ranks.
+PipelineLayout placed_layout(int layers, int positions, int replicas, PipelineSchedule schedule) {
+  const bool two_per_rank =
+      schedule == PipelineSchedule::kInterleaved1F1B || schedule == PipelineSchedule::kZbv;
+  const int stages = positions * (two_per_rank ? 2 : 1);
+  const std::vector<int> placement = runtime::placement_for(schedule, positions, stages);
+  PipelineLayout layout;
+  for (int c = 0; c < stages; ++c) {
+    runtime::StageAssignment stage{layers * c / stages, layers * (c + 1) / stages - 1, {}};
+    for (int i = 0; i < replicas; ++i) stage.ranks.push_back(placement[c] * replicas + i);
+    layout.stages.push_back(stage);
+  }
+  return layout;
+}
+
+struct ScheduledCase {
+  std::string label;
+  ModelCase model;
+  int layers, positions, replicas;
+};
+
+std::vector<ScheduledCase> scheduled_cases() {
+  return {
+      {"mlp_2_ranks", mlp(), 10, 2, 1},
+      {"mlp_4_ranks", mlp(), 10, 4, 1},
+      {"mlp_2_ranks_replicated", mlp(), 10, 2, 2},
+      {"bert_2_ranks", bert(), 6, 2, 1},
+      {"llama_2_ranks", llama(), 5, 2, 1},
+  };
+}
+
+class ScheduleEquivalence : public testing::TestWithParam<Param> {};
+
+TEST_P(ScheduleEquivalence, LossAndUpdatedParametersEqualSingleProcessTraining) {
+  DoubleDefault double_precision;
+  const Param p = GetParam();
+  const ScheduledCase sc = scheduled_cases()[p.case_index];
+  const Case c{sc.label, sc.model, placed_layout(sc.layers, sc.positions, sc.replicas, p.schedule),
+               sc.positions * sc.replicas};
+  const Reference reference = single_process(c.model);
+  const auto results = run_pipeline(c, p.schedule, p.micro_batches);
+  double loss = 0;
+  std::map<std::string, int> covered;
+  for (size_t r = 0; r < results.size(); ++r) {
+    ASSERT_EQ(results[r].error, "") << "rank " << r;
+    if (results[r].last_stage) loss += results[r].loss;
+    for (const auto& [name, value] : results[r].parameters) {
+      ++covered[name];
+      const torch::Tensor& expected = reference.parameters.at(name);
+      EXPECT_TRUE(torch::allclose(value, expected, 1e-5, 1e-12))
+          << "rank " << r << " " << name << " max diff "
+          << (value - expected).abs().max().item<double>();
+    }
+  }
+  EXPECT_NEAR(loss, reference.loss, 1e-5 * std::abs(reference.loss));
+  EXPECT_EQ(covered.size(), reference.parameters.size()) << "every parameter lives on a stage";
+}
+
+std::vector<Param> scheduled_params() {
+  std::vector<Param> all;
+  for (size_t i = 0; i < scheduled_cases().size(); ++i) {
+    for (auto schedule :
+         {PipelineSchedule::kGpipe, PipelineSchedule::kDapple, PipelineSchedule::kInterleaved1F1B,
+          PipelineSchedule::kZbH1, PipelineSchedule::kZbv}) {
+      for (int m : {1, 4, 6}) all.push_back({i, schedule, m});
+    }
+  }
+  return all;
+}
+
+std::string scheduled_name(const testing::TestParamInfo<Param>& info) {
+  return scheduled_cases()[info.param.case_index].label + "_" +
+         runtime::to_string(info.param.schedule) + "_" + std::to_string(info.param.micro_batches) +
+         "mb";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, ScheduleEquivalence, testing::ValuesIn(scheduled_params()),
+                         scheduled_name);
 
 // Loss and parameters of a pipeline against one process; the loss summed over every rank
 // (the last stage's task loss, every stage's balancing loss).
