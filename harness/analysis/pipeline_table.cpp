@@ -9,6 +9,7 @@
 #include "common/atomic_file.h"
 #include "common/json_file.h"
 #include "common/text_util.h"
+#include "harness/analysis/pipeline_bubble.h"
 #include "harness/results/report_samples.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_status.h"
@@ -32,6 +33,10 @@ std::optional<json> read_json(const fs::path& path) {
 
 std::string optional_text(const std::optional<double>& value, int digits, double scale = 1) {
   return value ? format_fixed(*value * scale, digits) : "-";
+}
+
+std::string percent(const std::optional<double>& fraction) {
+  return fraction ? format_fixed(*fraction * 100, 1) + "%" : "-";
 }
 
 }  // namespace
@@ -61,13 +66,17 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       double bubble_sum = 0, sent_sum = 0;
       long long bubble_count = 0, sent_count = 0;
       double peak_activation_bytes = 0;
+      double pipeline_bubble_sum = 0;
+      long long pipeline_bubble_runs = 0;
       long long widest = 1;  // replicas of the most replicated stage
       for (long long repeat = 0; repeat < point.point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(run_directory, point.point.id, system.name, repeat);
         if (read_run_outcome(raw) != RunOutcome::kComplete) continue;
+        std::vector<json> run_ranks;
         for (long long rank = 0; rank < point.point.world_size; ++rank) {
           const auto info = read_json(raw / ("pipeline_rank" + std::to_string(rank) + ".json"));
           if (!info) continue;
+          run_ranks.push_back(*info);
           any_pipeline = true;
           row.schedule = info->value("schedule", "-");
           row.micro_batches = info->value("micro_batches", 0LL);
@@ -86,6 +95,17 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
                 std::max(peak_activation_bytes, it.value("peak_allocated_bytes", 0.0));
           }
         }
+        if (run_ranks.empty()) continue;
+        if (const auto measured = measured_pipeline_bubble(run_ranks)) {
+          pipeline_bubble_sum += *measured;
+          ++pipeline_bubble_runs;
+        }
+        if (!row.schedule_bubble_fraction)
+          row.schedule_bubble_fraction = schedule_bubble(run_ranks);
+      }
+      if (pipeline_bubble_runs > 0) {
+        row.pipeline_bubble_fraction =
+            pipeline_bubble_sum / static_cast<double>(pipeline_bubble_runs);
       }
       if (bubble_count > 0) row.bubble_fraction = bubble_sum / bubble_count;
       if (sent_count > 0) row.mib_sent_per_iteration = sent_sum / sent_count / (1024.0 * 1024.0);
@@ -114,10 +134,14 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
       "peak of memory allocated on the rank's device (the CPU or its GPU) above the iteration's "
       "start on any rank. n = samples the "
       "percentiles rest on (ranks x iterations x repeats). MFU = model FLOPs per rank / p50 / the "
-      "rank's measured GEMM peak, mean over ranks (table.md's compute utilisation).\n\n"
+      "rank's measured GEMM peak, mean over ranks (table.md's compute utilisation). Pipeline "
+      "bubble = a rank's idle share of the pipeline's span (first action on any rank to the last "
+      "compute on any rank, the all-reduce and step left out), mean over ranks and iterations; "
+      "schedule's = the same from the schedule's action lists at F = I = W (free links).\n\n"
       "| point | system | layout | schedule | micro-batches | samples/s | p50 ms | p90 ms | p99 ms "
-      "| n | bubble | peak activations MiB | MiB sent/iter | MFU |\n"
-      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| n | bubble | pipeline bubble | schedule's bubble | peak activations MiB | MiB sent/iter "
+      "| MFU |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& row : rows) {
     text += "| " + row.point_id + " " + row.point_label + " | " + row.system + " | " + row.layout +
             " | " + row.schedule + " | " +
@@ -125,10 +149,9 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
             format_fixed(row.samples_per_s, 1) + " | " + format_fixed(row.iteration_ms.p50, 1) +
             " | " + format_fixed(row.iteration_ms.p90, 1) + " | " +
             format_fixed(row.iteration_ms.p99, 1) + " | " + std::to_string(row.iteration_ms.count) +
-            " | " +
-            (row.bubble_fraction ? format_fixed(*row.bubble_fraction * 100, 1) + "%"
-                                 : std::string("-")) +
-            " | " + optional_text(row.peak_activation_mib, 1) + " | " +
+            " | " + percent(row.bubble_fraction) + " | " + percent(row.pipeline_bubble_fraction) +
+            " | " + percent(row.schedule_bubble_fraction) + " | " +
+            optional_text(row.peak_activation_mib, 1) + " | " +
             optional_text(row.mib_sent_per_iteration, 2) + " | " +
             (row.mfu ? format_fixed(*row.mfu * 100, 1) + "%" : std::string("-")) + " |\n";
   }
@@ -138,7 +161,8 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
 std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
   std::string text =
       "point,label,system,layout,schedule,micro_batches,global_batch,samples_per_s,p50_ms,p90_ms,"
-      "p99_ms,n,bubble_fraction,peak_activation_mib,mib_sent_per_iteration,mfu\n";
+      "p99_ms,n,bubble_fraction,peak_activation_mib,mib_sent_per_iteration,mfu,"
+      "pipeline_bubble_fraction,schedule_bubble_fraction\n";
   for (const auto& row : rows) {
     text += row.point_id + ",\"" + row.point_label + "\"," + row.system + "," + row.layout + "," +
             row.schedule + "," + std::to_string(row.micro_batches) + "," +
@@ -147,7 +171,9 @@ std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
             "," + format_fixed(row.iteration_ms.p99, 3) + "," +
             std::to_string(row.iteration_ms.count) + "," + optional_text(row.bubble_fraction, 4) +
             "," + optional_text(row.peak_activation_mib, 3) + "," +
-            optional_text(row.mib_sent_per_iteration, 4) + "," + optional_text(row.mfu, 4) + "\n";
+            optional_text(row.mib_sent_per_iteration, 4) + "," + optional_text(row.mfu, 4) + "," +
+            optional_text(row.pipeline_bubble_fraction, 4) + "," +
+            optional_text(row.schedule_bubble_fraction, 4) + "\n";
   }
   return text;
 }

@@ -22,9 +22,11 @@ struct PipelineTableRow {
   std::string schedule;         // dapple | gpipe | "-" (DDP)
   long long micro_batches = 0;  // 0: not a pipeline
   long long global_batch = 0;
-  SampleSummary iteration_ms;                    // pooled over ranks, iterations and repeats
-  double samples_per_s = 0;                      // global batch / p50 iteration time
-  std::optional<double> bubble_fraction;         // mean over ranks and iterations
+  SampleSummary iteration_ms;             // pooled over ranks, iterations and repeats
+  double samples_per_s = 0;               // global batch / p50 iteration time
+  std::optional<double> bubble_fraction;  // mean over ranks and iterations
+  // The pipeline's own bubble, measured and as its schedule gives it (pipeline_bubble.h).
+  std::optional<double> pipeline_bubble_fraction, schedule_bubble_fraction;
   std::optional<double> peak_activation_mib;     // max over ranks of the allocator's peak
   std::optional<double> mib_sent_per_iteration;  // mean per rank
   std::optional<double> mfu;  // model FLOPs utilisation (harness/results/model_flops.h)

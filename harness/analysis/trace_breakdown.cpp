@@ -117,7 +117,8 @@ RankBreakdown rank_breakdown(const RankTrace& rank) {
   row.idle_ms = interval_length(idle_intervals(rank)) / 1000.0;
   row.idle_fraction = row.span_ms > 0 ? row.idle_ms / row.span_ms : 0;
   row.forward_ms = category_ms(rank, "forward");
-  row.backward_ms = category_ms(rank, "backward");
+  // B and I, and a zero-bubble schedule's W.
+  row.backward_ms = category_ms(rank, "backward") + category_ms(rank, "backward_weight");
   row.step_ms = category_ms(rank, "step");
   row.send_ms = category_ms(rank, "send");
   row.recv_ms = category_ms(rank, "recv");

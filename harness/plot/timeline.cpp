@@ -33,6 +33,7 @@ struct Category {
 constexpr Category kCategories[] = {
     {"forward", "forward", "#0072B2", "#FFFFFF"},
     {"backward", "backward", "#E69F00", "#000000"},
+    {"backward_weight", "backward (W)", "#F0E442", "#000000"},
     {"step", "optimizer step", "#CC79A7", "#000000"},
     {"send", "send", "#009E73", "#FFFFFF"},
     {"recv", "recv", "#56B4E9", "#000000"},

@@ -70,6 +70,15 @@ for system, values in losses.items():
 assert peaks[("dapple", 0)] == {2} and peaks[("dapple", 1)] == {1}, peaks
 for rank in range(2):
     assert peaks[("zb_h1", rank)] == {2} and peaks[("mine", rank)] == {2}, peaks
+# pipeline.csv: each schedule's own bubble from its lists at F = I = W, p = 2, m = 4 -- 1F1B
+# (p-1)/(m+p-1) = 1/5, interleaved (p-1)/(vm+p-1) = 1/9, ZB-H1 (p-1)/(3m+p-1) = 1/13 -- beside
+# the measured one, a share.
+import csv
+rows = {r["system"]: r for r in csv.DictReader(open(os.path.join(d, "pipeline.csv")))}
+for system, want in [("dapple", 1 / 5), ("interleaved", 1 / 9), ("zb_h1", 1 / 13), ("mine", 1 / 13)]:
+    assert abs(float(rows[system]["schedule_bubble_fraction"]) - want) < 1e-4, (system, rows[system])
+for system in rows:
+    assert 0 <= float(rows[system]["pipeline_bubble_fraction"]) < 1, rows[system]
 PY
 [[ $? == 0 ]] || fail "results did not parse back"
 

@@ -402,3 +402,35 @@ TEST(PipelineMemory, DappleStashBoundedByStagesGpipeGrowsWithMicroBatches) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PipelineMemory, EveryScheduleHoldsWhatItsActionListKeepsInFlight) {
+  // 2 ranks, 8 micro-batches of 256 samples: the peak of micro-batches forwarded and not yet
+  // through their last backward is the list's own count on every rank, and the allocator sees
+  // the difference: ZB-H1's last rank defers its W's and holds 2 micro-batches where 1F1B's
+  // holds 1.
+  constexpr int64_t kMicroBatch = 256;
+  constexpr int kMicroBatches = 8;
+  const ModelCase model{"mlp", {{128}, 8, /*depth=*/4, /*width=*/128}};
+  std::map<PipelineSchedule, std::vector<RankResult>> runs;
+  for (auto schedule : {PipelineSchedule::kDapple, PipelineSchedule::kZbH1,
+                        PipelineSchedule::kInterleaved1F1B, PipelineSchedule::kZbv}) {
+    const Case c{"memory", model, placed_layout(10, 2, 1, schedule), 2};
+    runs[schedule] =
+        run_pipeline(c, schedule, kMicroBatches, /*iterations=*/2, kMicroBatch * kMicroBatches);
+    const PipelineLayout layout = placed_layout(10, 2, 1, schedule);
+    const auto table = runtime::layout_schedule(schedule, layout, kMicroBatches);
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(runs[schedule][r].error, "");
+      EXPECT_EQ(runs[schedule][r].stats.peak_in_flight, runtime::peak_in_flight(table.actions[r]))
+          << runtime::to_string(schedule) << " rank " << r;
+    }
+  }
+  EXPECT_EQ(runs[PipelineSchedule::kDapple][1].stats.peak_in_flight, 1);
+  EXPECT_EQ(runs[PipelineSchedule::kZbH1][1].stats.peak_in_flight, 2);
+  EXPECT_GT(runs[PipelineSchedule::kZbH1][1].stats.peak_allocated_bytes,
+            runs[PipelineSchedule::kDapple][1].stats.peak_allocated_bytes * 3 / 2);
+}
+
+}  // namespace
