@@ -120,8 +120,9 @@ struct PipelineGraph {
   TaskGraph& graph;
   std::vector<runtime::StageCosts> costs;       // per stage, one replica's share of a micro-batch
   std::map<std::pair<PassKey, int>, int> task;  // (pass, replica) -> compute task
-  // The compute action before each one in its rank's list (its receive is posted after it).
-  std::map<PassKey, PassKey> before;
+  // Where each receive is posted: after this compute action of the receiver's list (the last
+  // one before the receive in it); absent for a receive posted before any compute.
+  std::map<PassKey, PassKey> posted_after;
   std::map<int, int> action_end;       // compute task -> the last send call after it
   std::vector<std::vector<int>> sent;  // transfers each rank sends
 
@@ -155,9 +156,12 @@ void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& 
     const std::vector<int>& ranks = g.ranks_of(first_stage);
     std::optional<PassKey> previous;
     for (const runtime::PipelineAction& a : g.table.actions[p]) {
+      if (a.kind == Kind::kRecvActivations || a.kind == Kind::kRecvGradients) {
+        const PassKey consumer{a.kind == Kind::kRecvActivations ? 0 : 1, a.stage, a.micro_batch};
+        if (previous) g.posted_after[consumer] = *previous;
+      }
       if (!a.is_compute()) continue;
       const PassKey key{pass_of(a), a.stage, a.micro_batch};
-      if (previous) g.before[key] = *previous;
       previous = key;
       const PipelineStage& stage = g.system.stages[a.stage];
       const runtime::StageCosts& c = g.costs[a.stage];
@@ -188,10 +192,11 @@ void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& 
 //
 // Point-to-point is a rendezvous, not an eager send: Gloo's TCP pair writes a message only once
 // the receiver has posted its receive (the sender announces it and waits for the receiver's
-// "ready"), and the runtime posts a receive right before the action that needs it
-// (runtime/pipeline/pipeline_schedule.h, with_communication). So a transfer also waits for the
-// receiver to end the action before that one: an activation sent early does not cross the link
-// while the next stage still computes its previous backward. With
+// "ready"), and the runtime posts a receive where its list has it -- one compute action ahead
+// of the action that needs it (runtime/pipeline/pipeline_schedule.h, with_communication). So a
+// transfer also waits for the receiver to end the compute action before the receive: an
+// activation sent early does not cross the link while the next stage still computes the
+// backward before that. With
 // ClusterConfig::p2p_ready_behind_sends the receiver's "ready" is a task of its own, a notice
 // that may queue behind the receiver's own sends to the same peer (simulator/engine.cpp).
 //
@@ -224,8 +229,8 @@ std::vector<std::pair<int, const runtime::PipelineAction*>> sends_in_ready_order
       const bool down = a.kind == Kind::kSendActivations;
       if (!down && a.kind != Kind::kSendGradients) continue;
       const PassKey consumer{down ? 0 : 1, down ? a.stage + 1 : a.stage - 1, a.micro_batch};
-      const auto before = g.before.find(consumer);
-      const double posted = before == g.before.end() ? 0.0 : ended.at(before->second);
+      const auto before = g.posted_after.find(consumer);
+      const double posted = before == g.posted_after.end() ? 0.0 : ended.at(before->second);
       ready.push_back({std::max(ended.at({down ? 0 : 1, a.stage, a.micro_batch}), posted),
                        ready.size(), p, &a});
     }
@@ -273,12 +278,12 @@ void add_transfers(PipelineGraph& g, const LayerCosts& costs, bool ready_notices
       }
     }
   }
-  // A transfer starts once its receiver has posted the receive: after the action before the
-  // consumer and that action's sends.
+  // A transfer starts once its receiver has posted the receive: after the compute action before
+  // the receive in the receiver's list and that action's sends.
   for (const Receive& r : receives) {
     int posted = -1;
-    const auto before = g.before.find(r.consumer);
-    if (before != g.before.end()) {
+    const auto before = g.posted_after.find(r.consumer);
+    if (before != g.posted_after.end()) {
       const int compute = g.task.at({before->second, r.replica});
       const auto end = g.action_end.find(compute);
       posted = end == g.action_end.end() ? compute : end->second;

@@ -66,8 +66,8 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       double bubble_sum = 0, sent_sum = 0;
       long long bubble_count = 0, sent_count = 0;
       double peak_activation_bytes = 0;
-      double pipeline_bubble_sum = 0;
-      long long pipeline_bubble_runs = 0;
+      double pipeline_bubble_sum = 0, costed_sum = 0;
+      long long pipeline_bubble_runs = 0, costed_runs = 0;
       long long widest = 1;  // replicas of the most replicated stage
       for (long long repeat = 0; repeat < point.point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(run_directory, point.point.id, system.name, repeat);
@@ -102,7 +102,13 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
         }
         if (!row.schedule_bubble_fraction)
           row.schedule_bubble_fraction = schedule_bubble(run_ranks);
+        if (const auto costed = costed_schedule_bubble(run_ranks)) {
+          costed_sum += *costed;
+          ++costed_runs;
+        }
       }
+      if (costed_runs > 0)
+        row.costed_bubble_fraction = costed_sum / static_cast<double>(costed_runs);
       if (pipeline_bubble_runs > 0) {
         row.pipeline_bubble_fraction =
             pipeline_bubble_sum / static_cast<double>(pipeline_bubble_runs);
@@ -135,13 +141,14 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
       "start on any rank. n = samples the "
       "percentiles rest on (ranks x iterations x repeats). MFU = model FLOPs per rank / p50 / the "
       "rank's measured GEMM peak, mean over ranks (table.md's compute utilisation). Pipeline "
-      "bubble = a rank's idle share of the pipeline's span (first action on any rank to the last "
+      "bubble = a rank's idle share of the pipeline's span (first compute on any rank to the last "
       "compute on any rank, the all-reduce and step left out), mean over ranks and iterations; "
-      "schedule's = the same from the schedule's action lists at F = I = W (free links).\n\n"
+      "schedule's = the same from the schedule's action lists at F = I = W (free links); at run's "
+      "costs = the lists at each rank's measured mean F, I and W (free links).\n\n"
       "| point | system | layout | schedule | micro-batches | samples/s | p50 ms | p90 ms | p99 ms "
-      "| n | bubble | pipeline bubble | schedule's bubble | peak activations MiB | MiB sent/iter "
-      "| MFU |\n"
-      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| n | bubble | pipeline bubble | schedule's bubble | at run's costs | peak activations MiB "
+      "| MiB sent/iter | MFU |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& row : rows) {
     text += "| " + row.point_id + " " + row.point_label + " | " + row.system + " | " + row.layout +
             " | " + row.schedule + " | " +
@@ -151,6 +158,7 @@ std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) 
             format_fixed(row.iteration_ms.p99, 1) + " | " + std::to_string(row.iteration_ms.count) +
             " | " + percent(row.bubble_fraction) + " | " + percent(row.pipeline_bubble_fraction) +
             " | " + percent(row.schedule_bubble_fraction) + " | " +
+            percent(row.costed_bubble_fraction) + " | " +
             optional_text(row.peak_activation_mib, 1) + " | " +
             optional_text(row.mib_sent_per_iteration, 2) + " | " +
             (row.mfu ? format_fixed(*row.mfu * 100, 1) + "%" : std::string("-")) + " |\n";
@@ -162,7 +170,7 @@ std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
   std::string text =
       "point,label,system,layout,schedule,micro_batches,global_batch,samples_per_s,p50_ms,p90_ms,"
       "p99_ms,n,bubble_fraction,peak_activation_mib,mib_sent_per_iteration,mfu,"
-      "pipeline_bubble_fraction,schedule_bubble_fraction\n";
+      "pipeline_bubble_fraction,schedule_bubble_fraction,costed_bubble_fraction\n";
   for (const auto& row : rows) {
     text += row.point_id + ",\"" + row.point_label + "\"," + row.system + "," + row.layout + "," +
             row.schedule + "," + std::to_string(row.micro_batches) + "," +
@@ -173,7 +181,8 @@ std::string render_pipeline_csv(const std::vector<PipelineTableRow>& rows) {
             "," + optional_text(row.peak_activation_mib, 3) + "," +
             optional_text(row.mib_sent_per_iteration, 4) + "," + optional_text(row.mfu, 4) + "," +
             optional_text(row.pipeline_bubble_fraction, 4) + "," +
-            optional_text(row.schedule_bubble_fraction, 4) + "\n";
+            optional_text(row.schedule_bubble_fraction, 4) + "," +
+            optional_text(row.costed_bubble_fraction, 4) + "\n";
   }
   return text;
 }

@@ -27,6 +27,7 @@ struct PipelineTableRow {
   std::optional<double> bubble_fraction;  // mean over ranks and iterations
   // The pipeline's own bubble, measured and as its schedule gives it (pipeline_bubble.h).
   std::optional<double> pipeline_bubble_fraction, schedule_bubble_fraction;
+  std::optional<double> costed_bubble_fraction;  // mean over complete repeats
   std::optional<double> peak_activation_mib;     // max over ranks of the allocator's peak
   std::optional<double> mib_sent_per_iteration;  // mean per rank
   std::optional<double> mfu;  // model FLOPs utilisation (harness/results/model_flops.h)

@@ -14,8 +14,8 @@
 namespace harness {
 
 // The event categories of the contract: compute, then communication.
-inline constexpr const char* kTraceComputeCategories[] = {"forward", "backward",
-                                                           "backward_weight", "step"};
+inline constexpr const char* kTraceComputeCategories[] = {"forward", "backward", "backward_weight",
+                                                          "step"};
 inline constexpr const char* kTraceCommCategories[] = {"send",     "recv",      "allreduce",
                                                        "alltoall", "allgather", "reducescatter"};
 

@@ -59,7 +59,8 @@ std::map<std::string, std::string> point_values(const PointConfig& c) {
           {"ddp.bucket_mb", format_number(c.ddp.bucket_mb)},
           {"ddp.first_bucket_mb", format_number(c.ddp.first_bucket_mb)},
           {"ddp.compression", c.ddp.compression},
-          {"ddp.powersgd_rank", std::to_string(c.ddp.powersgd_rank)}};
+          {"ddp.powersgd_rank", std::to_string(c.ddp.powersgd_rank)},
+          {"pipeline.micro_batches", std::to_string(c.pipeline.micro_batches)}};
 }
 
 const std::vector<std::string> kRunPlaceholders = {

@@ -307,6 +307,7 @@ void PipelineStage::Impl::forward(Stage& stage, int m, const at::Tensor& global_
     if (entry.input.is_floating_point()) entry.input.requires_grad_(true);
   }
   const double start = TraceRecorder::now_us();
+  if (stats.compute_start_us == 0) stats.compute_start_us = start;
   const double share = static_cast<double>(mine.size()) / static_cast<double>(global_batch);
   torch::Tensor output;
   {

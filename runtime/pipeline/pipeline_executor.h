@@ -64,9 +64,11 @@ struct PipelineIterationStats {
   double send_ms = 0;             // posting sends plus the final wait for them
   double allreduce_ms = 0;        // the replicas' gradient all-reduce
   double span_ms = 0;             // first action to all-reduce done
-  // The steady clock (microseconds) at the first action and at the end of the last compute
-  // action: the part of the iteration the schedule's bubble is a share of.
+  // The steady clock (microseconds) at the first action, at the start of the first compute (its
+  // input received) and at the end of the last: the part of the iteration the schedule's bubble
+  // is a share of runs from the earliest rank's first compute to the latest's last.
   double actions_start_us = 0;
+  double compute_start_us = 0;
   double compute_end_us = 0;
   long long bytes_sent = 0;
   // Micro-batches (over the rank's stages) forwarded and not yet through their last backward

@@ -133,6 +133,7 @@ ScheduleTable with_communication(const ScheduleTable& compute) {
   };
   for (int r = 0; r < compute.ranks; ++r) {
     std::vector<PipelineAction> lowered;
+    size_t previous_compute = 0;  // where the compute action before this one sits in `lowered`
     for (const PipelineAction& a : compute.actions[r]) {
       if (!a.is_compute()) continue;  // a list given with its own: they are made again here
       const bool forward = a.kind == Kind::kForward;
@@ -140,9 +141,11 @@ ScheduleTable with_communication(const ScheduleTable& compute) {
       const int to = forward ? a.stage + 1 : a.stage - 1;
       const bool moves = forward || a.carries_gradient();
       if (moves && remote(r, from)) {
-        lowered.push_back(
+        lowered.insert(
+            lowered.begin() + static_cast<std::ptrdiff_t>(previous_compute),
             {forward ? Kind::kRecvActivations : Kind::kRecvGradients, a.stage, a.micro_batch});
       }
+      previous_compute = lowered.size();
       lowered.push_back(a);
       if (moves && remote(r, to)) {
         lowered.push_back(

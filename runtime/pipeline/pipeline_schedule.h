@@ -76,9 +76,11 @@ std::vector<int> v_placement(int ranks);
 ScheduleTable make_schedule(PipelineSchedule schedule, int ranks, int stages_per_rank,
                             int micro_batches);
 
-// The same table with the sends and receives between ranks made explicit: a receive right
-// before the action that needs it, a send right after the action that made it (how the runtime
-// posts them). Stages on one rank hand over in memory, without either.
+// The same table with the sends and receives between ranks made explicit (how the runtime posts
+// them): a send right after the action that made it, a receive one compute action ahead of the
+// action that needs it -- before the action before it -- so that the hand-over (a rendezvous:
+// Gloo moves the data once the receive is posted) crosses while the rank computes. Stages on
+// one rank hand over in memory, without either.
 ScheduleTable with_communication(const ScheduleTable& compute);
 
 // "0F0", "1SEND_B3" (torch.distributed.pipelining's notation).

@@ -54,9 +54,9 @@ for system in ["dapple", "gpipe", "planned"]:
         assert info["micro_batches"] == 2 and info["global_batch"] == 16
         assert info["placement"] == {"device": "cpu", "backend": "gloo"}, info["placement"]
         # The rank's action list, its sends and receives in place (torch's notation).
-        first = "0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1"
-        one_f_one_b = "1RECV_F0 1F0 1B0 1SEND_B0 1RECV_F1 1F1 1B1 1SEND_B1"
-        all_forwards = "1RECV_F0 1F0 1RECV_F1 1F1 1B0 1SEND_B0 1B1 1SEND_B1"
+        first = "0F0 0SEND_F0 0RECV_B0 0F1 0SEND_F1 0RECV_B1 0B0 0B1"
+        one_f_one_b = "1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1SEND_B1"
+        all_forwards = "1RECV_F0 1RECV_F1 1F0 1F1 1B0 1SEND_B0 1B1 1SEND_B1"
         expected_order = {"dapple": [first, one_f_one_b], "gpipe": [first, all_forwards],
                           "planned": [first, one_f_one_b]}[system][info["stage"]]
         assert info["schedule_order"] == expected_order, (system, info["schedule_order"])

@@ -159,17 +159,19 @@ TEST(Pipeline, ActivationTransfersDelayTheNextStage) {
 
 TEST(Pipeline, ATransferWaitsForItsReceiverToPostTheReceive) {
   // Point-to-point is a rendezvous (Gloo writes a message once its receiver posted the receive;
-  // the runtime posts it when its schedule reaches the action). As above with m = 2: stage 0
-  // F0 F1 B0 B1, stage 1 F0 B0 F1 B1. Stage 0's F1 ends at 2 ms, but stage 1 posts the receive
-  // for it only after B0, at 4 ms: activation 1 crosses 4-5, F1 5-6, B1 6-7; gradient 1
-  // crosses 7-8 (stage 0 posted at 6, after B0 5-6) and stage 0's B1 ends the iteration at
-  // 9 ms. An eager send (activation 1 crossing 2-3, while stage 1 computes) would end it at 8 ms.
+  // the runtime posts it where its list has it, one compute action ahead of its use). As above
+  // with m = 2: stage 0 runs 0F0 0SEND_F0 0RECV_B0 0F1 0SEND_F1 0RECV_B1 0B0 0B1, stage 1
+  // 1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1SEND_B1. Stage 0's F1 ends at 2 ms, but stage
+  // 1 posts the receive for it only after its F0 (2-3): activation 1 crosses 3-4 while stage 1
+  // runs B0 3-4; gradient 0 crosses 4-5 (posted at 1), F1 4-5, B1 5-6, gradient 1 6-7 (posted
+  // at 2); stage 0's B0 5-6, B1 7-8 ends the iteration at 8 ms. A receive posted right before
+  // its use (after B0, at 4 ms) would hold activation 1 until 4-5 and end it at 9 ms.
   const SimulatedIteration it = two_stages_of_one_ms(2);
-  EXPECT_NEAR(it.times.makespan, 9e-3, 1e-12);
+  EXPECT_NEAR(it.times.makespan, 8e-3, 1e-12);
   const int activation1 = transfer_of(it, 0, 1);
   ASSERT_GE(activation1, 0);
-  EXPECT_NEAR(it.times.start[activation1], 4e-3, 1e-12);
-  EXPECT_NEAR(it.times.end[activation1], 5e-3, 1e-12);
+  EXPECT_NEAR(it.times.start[activation1], 3e-3, 1e-12);
+  EXPECT_NEAR(it.times.end[activation1], 4e-3, 1e-12);
 }
 
 TEST(Pipeline, AStageStepsOnceItsSendsAreComplete) {
@@ -189,20 +191,20 @@ TEST(Pipeline, AStageStepsOnceItsSendsAreComplete) {
 
 TEST(Pipeline, AReadyNoticeQueuesBehindTheSendsItsRankIssuedFirst) {
   // As above, with the receiver's "ready" sent as Gloo's TCP pair sends it: into the pair's one
-  // connection, behind the bytes its rank already sends the same peer. Stage 1 ends B0 at 4 ms,
-  // sends gradient 0 (stage 0 posted that receive after F1, at 2 ms: its notice came then) and
-  // only then posts the receive of activation 1: that notice follows gradient 0's bytes and
-  // arrives with them at 5 ms. Activation 1 crosses 5-6 instead of 4-5, so F1 6-7, B1 7-8;
-  // gradient 1 8-9 (stage 0 posted at 6, after B0 5-6: activation 1 had arrived), B1 9-10.
+  // connection, behind the bytes its rank already sends the same peer. Stage 0 sends activation
+  // 1 (made at 2 ms) before it posts the receive of gradient 1: that notice follows activation
+  // 1's bytes, which cross 3-4 once stage 1 posts their receive after its F0, and arrives with
+  // them at 4 ms -- before gradient 1 is made (6 ms), so the iteration still ends at 8 ms.
+  // Gradient 0's notice (posted at 1, behind activation 0's bytes crossing 1-2) arrived at 2.
   const SimulatedIteration it = two_stages_of_one_ms(2, /*ready_behind_sends=*/true);
-  EXPECT_NEAR(it.times.makespan, 10e-3, 1e-12);
+  EXPECT_NEAR(it.times.makespan, 8e-3, 1e-12);
   const int activation1 = transfer_of(it, 0, 1), gradient0 = transfer_of(it, 1, 0);
   ASSERT_GE(activation1, 0);
   ASSERT_GE(gradient0, 0);
   EXPECT_NEAR(it.times.start[gradient0], 4e-3, 1e-12);
   EXPECT_NEAR(it.times.end[gradient0], 5e-3, 1e-12);
-  EXPECT_NEAR(it.times.start[activation1], 5e-3, 1e-12);
-  EXPECT_NEAR(it.times.end[activation1], 6e-3, 1e-12);
+  EXPECT_NEAR(it.times.start[activation1], 3e-3, 1e-12);
+  EXPECT_NEAR(it.times.end[activation1], 4e-3, 1e-12);
   // With one micro-batch nothing is in flight when a receive is posted: the notices change
   // nothing (6 ms, as ActivationTransfersDelayTheNextStage).
   EXPECT_NEAR(two_stages_of_one_ms(1, true).times.makespan, 6e-3, 1e-12);
@@ -224,12 +226,12 @@ std::vector<std::array<double, 3>> send_calls(const SimulatedIteration& it) {
 TEST(Pipeline, ASendCallWritingItsMessageHoldsItsRankBeforeItPostsTheNextReceive) {
   // two_stages_of_one_ms(2) on two machines (their link 10 GB/s, no latency), every send call
   // that writes its own message holding its thread 0.5 ms (ClusterConfig::inter_send_call).
-  // Stage 0 F0 0-1; activation 0 leaves at once (stage 1's F0 posts its receive at the start),
-  // so its call writes it: 1-1.5, and F1 1.5-2.5. Activation 1 waits for stage 1 to post its
-  // receive after B0, so its call only queues it (no time). Stage 1: F0 2-3, B0 3-4, gradient
-  // 0's call 4-4.5 (stage 0 posted after F1): stage 1 posts the receive of activation 1 at
-  // 4.5, not 4; activation 1 crosses 4.5-5.5, F1 5.5-6.5, B1 6.5-7.5, gradient 1's call
-  // 7.5-8 while it crosses 7.5-8.5 (stage 0 posted after B0, 5-6); stage 0's B1 8.5-9.5.
+  // Stage 0 F0 0-1; activation 0 leaves at once (stage 1 posted its receive at the start), so
+  // its call writes it: 1-1.5, and F1 1.5-2.5. Activation 1 waits for stage 1 to post its
+  // receive after F0 (2-3), so its call only queues it (no time); it crosses 3-4. Stage 1: B0
+  // 3-4, gradient 0's call 4-4.5 (stage 0 posted at 1.5) while it crosses 4-5, F1 4.5-5.5, B1
+  // 5.5-6.5, gradient 1's call 6.5-7 while it crosses 6.5-7.5 (posted at 2.5); stage 0's B0
+  // 5-6 and B1 7.5-8.5.
   const LayerCosts costs = chain(2, 1e-3, 1e-3, 10e6, 0);
   ClusterConfig config;
   config.gpus_per_machine = {1, 1};
@@ -240,10 +242,10 @@ TEST(Pipeline, ASendCallWritingItsMessageHoldsItsRankBeforeItPostsTheNextReceive
   ComputeNoise none;
   const PipelineSystem system = equal_stages(2, 1, 1, 2, PipelineSchedule::kDapple);
   const SimulatedIteration it = simulate_pipeline(Cluster(config), costs, system, 2, none);
-  EXPECT_NEAR(it.times.makespan, 9.5e-3, 1e-12);
+  EXPECT_NEAR(it.times.makespan, 8.5e-3, 1e-12);
   const int activation1 = transfer_of(it, 0, 1);
   ASSERT_GE(activation1, 0);
-  EXPECT_NEAR(it.times.start[activation1], 4.5e-3, 1e-12);
+  EXPECT_NEAR(it.times.start[activation1], 3e-3, 1e-12);
   const auto calls = send_calls(it);  // activations 0 and 1, then gradients 0 and 1
   ASSERT_EQ(calls.size(), 4u);
   const std::vector<std::array<double, 3>> expected = {
@@ -253,15 +255,15 @@ TEST(Pipeline, ASendCallWritingItsMessageHoldsItsRankBeforeItPostsTheNextReceive
     EXPECT_EQ(calls[i][1], expected[i][1]) << i;
     EXPECT_NEAR(calls[i][2], expected[i][2], 1e-12) << i;
   }
-  // Free calls (the default): the 9 ms of ATransferWaitsForItsReceiverToPostTheReceive, across
+  // Free calls (the default): the 8 ms of ATransferWaitsForItsReceiverToPostTheReceive, across
   // machines as inside one.
   config.inter_send_call.clear();
-  EXPECT_NEAR(simulate_pipeline(Cluster(config), costs, system, 2, none).times.makespan, 9e-3,
+  EXPECT_NEAR(simulate_pipeline(Cluster(config), costs, system, 2, none).times.makespan, 8e-3,
               1e-12);
   // Inside one machine the calls are not measured and cost nothing.
   ClusterConfig one_machine = idle_machine(2);
   one_machine.inter_send_call = {{0.0, 0.5e-3}};
-  EXPECT_NEAR(simulate_pipeline(Cluster(one_machine), costs, system, 2, none).times.makespan, 9e-3,
+  EXPECT_NEAR(simulate_pipeline(Cluster(one_machine), costs, system, 2, none).times.makespan, 8e-3,
               1e-12);
 }
 

@@ -181,21 +181,23 @@ TEST(ScheduleTiming, BubblesMatchTheClosedForms) {
   }
 }
 
-TEST(ScheduleCommunication, ReceivesBeforeTheirUseSendsAfterTheirMakingNoneWithinARank) {
+TEST(ScheduleCommunication, ReceivesOneComputeAheadSendsAfterTheirMakingNoneWithinARank) {
+  // A receive goes before the compute action before its use (the first one at the start), a
+  // send right after the action that made it.
   const auto dapple =
       runtime::with_communication(runtime::make_schedule(PipelineSchedule::kDapple, 2, 1, 2));
   EXPECT_EQ(runtime::describe_actions(dapple.actions[0]),
-            "0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1");
+            "0F0 0SEND_F0 0RECV_B0 0F1 0SEND_F1 0RECV_B1 0B0 0B1");
   EXPECT_EQ(runtime::describe_actions(dapple.actions[1]),
-            "1RECV_F0 1F0 1B0 1SEND_B0 1RECV_F1 1F1 1B1 1SEND_B1");
+            "1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1SEND_B1");
   // ZB-V on 2 ranks: rank 0 holds stages 0 and 3, so 3's loss and backward start at home, and
   // only the hops 0 -> 1 and 2 -> 3 cross ranks. W moves nothing.
   const auto zbv =
       runtime::with_communication(runtime::make_schedule(PipelineSchedule::kZbv, 2, 2, 1));
   EXPECT_EQ(runtime::describe_actions(zbv.actions[0]),
-            "0F0 0SEND_F0 3RECV_F0 3F0 3I0 3SEND_B0 3W0 0RECV_B0 0I0 0W0");
+            "3RECV_F0 0F0 0SEND_F0 3F0 3I0 3SEND_B0 0RECV_B0 3W0 0I0 0W0");
   EXPECT_EQ(runtime::describe_actions(zbv.actions[1]),
-            "1RECV_F0 1F0 2F0 2SEND_F0 2RECV_B0 2I0 2W0 1I0 1SEND_B0 1W0");
+            "1RECV_F0 1F0 2RECV_B0 2F0 2SEND_F0 2I0 2W0 1I0 1SEND_B0 1W0");
 }
 
 TEST(ScheduleCheck, RefusesWithTheRankAndStep) {
