@@ -145,7 +145,9 @@ row "ResNet-50 DDP, batch $batch, 2 ranks sharing a device, gloo, fp32" "$shared
 
 # The pipelines and expert parallelism on the device, 2 ranks sharing it over Gloo (over NCCL
 # each rank needs a GPU of its own), beside DDP on the same ranks: BERT in DAPPLE's and GPipe's
-# schedules, 2 stages of 4 micro-batches; BERT-MoE with 4 experts, 2 per rank.
+# schedules, 2 stages of 4 micro-batches, and today's schedules on the same 2 ranks: ZB-H1 (I
+# and W split), interleaved 1F1B and ZB-V at 2 stages per rank; BERT-MoE with 4 experts, 2 per
+# rank.
 if [[ $device == cuda ]]; then
   bert_pipe="{name: bert, batch_size: 16, precision: PRECISION}"
   moe="{name: bert_moe, depth: 4, width: 512, input_shape: [128], batch_size: 16, loss: cross_entropy, experts: 4, precision: PRECISION}"
@@ -153,14 +155,14 @@ else
   bert_pipe="{name: bert, depth: 2, width: 64, input_shape: [16], batch_size: 4, precision: PRECISION}"
   moe="{name: bert_moe, depth: 2, width: 64, input_shape: [16], batch_size: 4, loss: cross_entropy, experts: 4, precision: PRECISION}"
 fi
-pipelines="[overlap, {name: dapple, kind: pipeline, schedule: dapple, stages: 2}, {name: gpipe, kind: pipeline, schedule: gpipe, stages: 2}]"
+pipelines="[overlap, {name: dapple, kind: pipeline, schedule: dapple, stages: 2}, {name: gpipe, kind: pipeline, schedule: gpipe, stages: 2}, {name: zb_h1, kind: pipeline, schedule: zb_h1, stages: 2}, {name: interleaved, kind: pipeline, schedule: interleaved_1f1b, stages: 2, stages_per_rank: 2}, {name: zbv, kind: pipeline, schedule: zbv, stages: 2, stages_per_rank: 2}]"
 pipeline_fp32=""
 for precision in fp32 bf16; do
   folder=$(study "pipelines_$precision" "${bert_pipe/PRECISION/$precision}" 2 gloo "$pipelines" \
     "pipeline: {micro_batches: 4}") || folder=""
   [[ $precision == fp32 ]] && pipeline_fp32=$folder
-  for system in overlap dapple gpipe; do
-    row "BERT $system (DDP: overlap; pipelines: 2 stages, 4 micro-batches), 2 ranks sharing a device, gloo, $precision" "$folder" "$system"
+  for system in overlap dapple gpipe zb_h1 interleaved zbv; do
+    row "BERT $system (DDP: overlap; pipelines: 2 ranks, 4 micro-batches), 2 ranks sharing a device, gloo, $precision" "$folder" "$system"
   done
   folder=$(study "moe_$precision" "${moe/PRECISION/$precision}" 2 gloo \
     "[{name: ddp, kind: ddp, mode: overlap}, {name: expert_parallel, kind: expert_parallel, mode: overlap}]") || folder=""

@@ -432,3 +432,37 @@ TEST(TimelinePlot, SaysSoWithoutTracesAndLimitsTheCount) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TimelinePlot, ZeroBubbleWeightPassesAreDrawnApartAndCountedAsBackward) {
+  // Rank 1's backward of micro-batch 1 split as a zero-bubble schedule runs it: I for the
+  // first 600 us, W for the last 400. The breakdown still counts both as backward; the
+  // timeline draws W in its own colour on the compute lane.
+  TempDir dir;
+  const fs::path run = copy_fixture(dir);
+  const fs::path rank1 = run / "raw/p000/gpipe_2x1/rep0/trace_rank1.json";
+  json document = harness::parse_json(read_file(rank1));
+  for (auto& event : document["traceEvents"]) {
+    if (event.value("name", "") != "backward mb1") continue;
+    event["name"] = "backward-input mb1";
+    event["dur"] = 600;
+    json weight = event;
+    weight["name"] = "backward-weight mb1";
+    weight["cat"] = "backward_weight";
+    weight["ts"] = event["ts"].get<double>() + 600;
+    weight["dur"] = 400;
+    document["traceEvents"].push_back(weight);
+    break;
+  }
+  harness::write_file_atomic(rank1, harness::json_text(document));
+  const auto breakdown = harness::trace_breakdown(load(run, "gpipe_2x1"));
+  EXPECT_NEAR(breakdown.ranks[1].backward_ms, 2.0, 1e-9);  // 1.0 + 0.6 + 0.4
+  if (!harness_test::have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  std::ostringstream out;
+  EXPECT_EQ(harness::run_plots(run, {"timeline"}, out), 2u);
+  const std::string script = read_file(run / "plots" / "timeline_p000_gpipe_2x1_rep0.gp");
+  EXPECT_NE(script.find("title \"backward (W)\""), std::string::npos) << script;
+}
+
+}  // namespace
