@@ -27,6 +27,19 @@ expect_refused() {  # spec want args...
     fail "exit $code for $*: $(cat "$SCRATCH/refused.err")"
   expect_contains "$(cat "$SCRATCH/refused.err")" "$want"
 }
+# `harness run SPEC --set output=OUT` refused: exit 2, stderr exactly WANT, nothing under OUT.
+expect_refused_exactly() {  # spec want out
+  local spec=$1 want=$2 out=$3 code
+  rm -rf "$out"
+  set +e
+  "$HARNESS" run "$spec" --set output="$out" >/dev/null 2>"$SCRATCH/refused.err"
+  code=$?
+  set -e
+  [[ $code == 2 ]] || fail "exit $code for: $want ($(cat "$SCRATCH/refused.err"))"
+  [[ "$(cat "$SCRATCH/refused.err")" == "$want" ]] ||
+    fail "stderr '$(cat "$SCRATCH/refused.err")', want '$want'"
+  [[ ! -e "$out" ]] || fail "a bad spec wrote results"
+}
 # Where this machine cannot build emulated machines (no root, no qdisc), skips the test (77) with
 # the one line (exit 2) a probe of two of them at RATE says why, having written no folder; fails
 # if the probe fails else. The probe's report is left in $SCRATCH/machines-probe.out.

@@ -143,14 +143,7 @@ PY
 # Bad pipeline specs: one line, exit 2, nothing written.
 bad() {  # $1: expected stderr, $2: the systems line
   sed "s|^  - overlap$|$2|" "$SCRATCH/spec.yaml" | grep -v "kind: pipeline, schedule: gpipe\|planned\|name: dapple" > "$SCRATCH/bad.yaml"
-  rm -rf "$SCRATCH/bad_results"
-  set +e
-  "$HARNESS" run "$SCRATCH/bad.yaml" --set output="$SCRATCH/bad_results" > /dev/null 2> "$SCRATCH/err"
-  local code=$?
-  set -e
-  [[ $code == 2 ]] || fail "exit $code for: $1 ($(cat "$SCRATCH/err"))"
-  [[ "$(cat "$SCRATCH/err")" == "$1" ]] || fail "stderr '$(cat "$SCRATCH/err")', want '$1'"
-  [[ ! -e "$SCRATCH/bad_results" ]] || fail "a bad spec wrote results"
+  expect_refused_exactly "$SCRATCH/bad.yaml" "$1" "$SCRATCH/bad_results"
 }
 f="$SCRATCH/bad.yaml"
 bad "error: $f:7:5: systems: p: stage 1: layer 6 does not exist (the model has 6 layers, 0-5)" \

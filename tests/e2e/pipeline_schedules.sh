@@ -85,14 +85,7 @@ PY
 # Bad schedules: one line, exit 2, nothing written.
 bad() {  # $1: expected stderr, $2: the system's line
   sed "/kind: pipeline/d; s|^systems:$|systems:\n$2|" "$SCRATCH/spec.yaml" > "$SCRATCH/bad.yaml"
-  rm -rf "$SCRATCH/bad_results"
-  set +e
-  "$HARNESS" run "$SCRATCH/bad.yaml" --set output="$SCRATCH/bad_results" > /dev/null 2> "$SCRATCH/err"
-  local code=$?
-  set -e
-  [[ $code == 2 ]] || fail "exit $code for: $1 ($(cat "$SCRATCH/err"))"
-  [[ "$(cat "$SCRATCH/err")" == "$1" ]] || fail "stderr '$(cat "$SCRATCH/err")', want '$1'"
-  [[ ! -e "$SCRATCH/bad_results" ]] || fail "a bad spec wrote results"
+  expect_refused_exactly "$SCRATCH/bad.yaml" "$1" "$SCRATCH/bad_results"
 }
 f="$SCRATCH/bad.yaml"
 printf '0F0,0B0,0F1,0F2,0F3,0B1,0B2,0B3\n1F0,1F1,1B0,1B1,1F2,1B2,1F3,1B3\n' > "$SCRATCH/deadlock.csv"

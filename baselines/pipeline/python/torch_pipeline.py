@@ -17,17 +17,15 @@ step, iteration by iteration -- and with --memory-out writes the rank's memory_r
 (its stages' parameter and gradient bytes, the process's peak resident memory).
 """
 import argparse
-import json
 import os
-import resource
 import sys
 
 import torch
-import torch.distributed as dist
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
 from harness_timings import IterationTimer  # noqa: E402
+from torchrun_rank import finish_rank, start_rank, write_memory  # noqa: E402
 
 SCHEDULES = {
     "gpipe": "ScheduleGPipe",
@@ -86,13 +84,7 @@ def rank_of_stage(schedule, stages, world):
 
 def main():
     args = arguments()
-    torch.set_num_threads(args.threads)
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    device = torch.device("cpu")
-    if args.device == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count())
-        torch.cuda.set_device(device)
-    dist.init_process_group(args.backend, rank=rank, world_size=world)
+    rank, world, device = start_rank(args.threads, args.device, args.backend)
     from torch.distributed import pipelining
     torch.manual_seed(args.seed)
     layers = mlp_layers(args)
@@ -127,16 +119,10 @@ def main():
             with timer.phase("step"):
                 optimizer.step()
     if args.memory_out:
-        memory = {"parameter_bytes": sum(p.numel() * p.element_size() for p in parameters),
-                  "gradient_bytes": sum(p.grad.numel() * p.grad.element_size()
-                                        for p in parameters if p.grad is not None),
-                  "optimizer_state_bytes": 0, "expert_parameter_bytes": 0,
-                  "peak_resident_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
-        with open(args.memory_out, "w") as out:
-            json.dump(memory, out, indent=1)
-    dist.barrier()
-    dist.destroy_process_group()
-
+        write_memory(args.memory_out, sum(p.numel() * p.element_size() for p in parameters),
+                     sum(p.grad.numel() * p.grad.element_size()
+                         for p in parameters if p.grad is not None), 0)
+    finish_rank()
 
 if __name__ == "__main__":
     sys.exit(main())

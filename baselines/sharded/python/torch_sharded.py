@@ -21,19 +21,17 @@ state, and the process's peak resident memory.
 """
 import argparse
 import contextlib
-import json
 import math
 import os
-import resource
 import sys
 
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
 from harness_timings import IterationTimer  # noqa: E402
+from torchrun_rank import finish_rank, start_rank, write_memory  # noqa: E402
 
 
 class RMSNorm(nn.Module):
@@ -193,13 +191,7 @@ def wrap(model, args, device):
 
 def main():
     args = arguments()
-    torch.set_num_threads(args.threads)
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    device = torch.device("cpu")
-    if args.device == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count())
-        torch.cuda.set_device(device)
-    dist.init_process_group(args.backend, rank=rank, world_size=world)
+    rank, world, device = start_rank(args.threads, args.device, args.backend)
     args.depth, args.width, args.vocab = args.depth or 2, args.width or 512, args.vocab or 32000
     heads = args.heads or args.width // 64
     torch.manual_seed(args.seed)
@@ -225,16 +217,10 @@ def main():
             with timer.phase("step"):
                 optimizer.step()
     if args.memory_out:
-        memory = {"parameter_bytes": tensor_bytes(model.parameters()),
-                  "gradient_bytes": tensor_bytes(p.grad for p in model.parameters()),
-                  "optimizer_state_bytes": optimizer_state_bytes(optimizer),
-                  "expert_parameter_bytes": 0,
-                  "peak_resident_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
-        with open(args.memory_out, "w") as out:
-            json.dump(memory, out, indent=1)
-    dist.barrier()
-    dist.destroy_process_group()
-
+        write_memory(args.memory_out, tensor_bytes(model.parameters()),
+                     tensor_bytes(p.grad for p in model.parameters()),
+                     optimizer_state_bytes(optimizer))
+    finish_rank()
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -182,14 +182,11 @@ struct Param {
   int micro_batches;
 };
 
-class PipelineEquivalence : public testing::TestWithParam<Param> {};
-
-TEST_P(PipelineEquivalence, LossAndUpdatedParametersEqualSingleProcessTraining) {
-  DoubleDefault double_precision;
-  const Param p = GetParam();
-  const Case c = cases()[p.case_index];
+// The pipeline's last-stage loss and every parameter after one step against one process's
+// (relative 1e-5); every parameter on some stage.
+void expect_single_process_training(const Case& c, PipelineSchedule schedule, int micro_batches) {
   const Reference reference = single_process(c.model);
-  const auto results = run_pipeline(c, p.schedule, p.micro_batches);
+  const auto results = run_pipeline(c, schedule, micro_batches);
   double loss = 0;
   std::map<std::string, int> covered;
   for (size_t r = 0; r < results.size(); ++r) {
@@ -205,6 +202,15 @@ TEST_P(PipelineEquivalence, LossAndUpdatedParametersEqualSingleProcessTraining) 
   }
   EXPECT_NEAR(loss, reference.loss, 1e-5 * std::abs(reference.loss));
   EXPECT_EQ(covered.size(), reference.parameters.size()) << "every parameter lives on a stage";
+}
+
+class PipelineEquivalence : public testing::TestWithParam<Param> {};
+
+TEST_P(PipelineEquivalence, LossAndUpdatedParametersEqualSingleProcessTraining) {
+  DoubleDefault double_precision;
+  const Param p = GetParam();
+  const Case c = cases()[p.case_index];
+  expect_single_process_training(c, p.schedule, p.micro_batches);
 }
 
 std::string param_name(const testing::TestParamInfo<Param>& info) {
@@ -264,23 +270,7 @@ TEST_P(ScheduleEquivalence, LossAndUpdatedParametersEqualSingleProcessTraining) 
   const ScheduledCase sc = scheduled_cases()[p.case_index];
   const Case c{sc.label, sc.model, placed_layout(sc.layers, sc.positions, sc.replicas, p.schedule),
                sc.positions * sc.replicas};
-  const Reference reference = single_process(c.model);
-  const auto results = run_pipeline(c, p.schedule, p.micro_batches);
-  double loss = 0;
-  std::map<std::string, int> covered;
-  for (size_t r = 0; r < results.size(); ++r) {
-    ASSERT_EQ(results[r].error, "") << "rank " << r;
-    if (results[r].last_stage) loss += results[r].loss;
-    for (const auto& [name, value] : results[r].parameters) {
-      ++covered[name];
-      const torch::Tensor& expected = reference.parameters.at(name);
-      EXPECT_TRUE(torch::allclose(value, expected, 1e-5, 1e-12))
-          << "rank " << r << " " << name << " max diff "
-          << (value - expected).abs().max().item<double>();
-    }
-  }
-  EXPECT_NEAR(loss, reference.loss, 1e-5 * std::abs(reference.loss));
-  EXPECT_EQ(covered.size(), reference.parameters.size()) << "every parameter lives on a stage";
+  expect_single_process_training(c, p.schedule, p.micro_batches);
 }
 
 std::vector<Param> scheduled_params() {

@@ -1,0 +1,38 @@
+"""The start every PyTorch peer of the harness shares: this process's rank under torchrun's
+variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), its device and its process
+group, with `threads` intra-op threads. Imported by the peers beside harness_timings."""
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def start_rank(threads, device_kind, backend):
+    """Returns (rank, world_size, device) once the default process group is up."""
+    torch.set_num_threads(threads)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    device = torch.device("cpu")
+    if device_kind == "cuda":
+        local = int(os.environ.get("LOCAL_RANK", rank))
+        device = torch.device("cuda", local % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, rank=rank, world_size=world)
+    return rank, world, device
+
+
+def write_memory(path, parameter_bytes, gradient_bytes, optimizer_state_bytes):
+    """The rank's memory_rank<r>.json, as the harness's ranks write it, with the process's peak
+    resident memory."""
+    import json
+    import resource
+    memory = {"parameter_bytes": parameter_bytes, "gradient_bytes": gradient_bytes,
+              "optimizer_state_bytes": optimizer_state_bytes, "expert_parameter_bytes": 0,
+              "peak_resident_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    with open(path, "w") as out:
+        json.dump(memory, out, indent=1)
+
+
+def finish_rank():
+    """Every rank done before the process group goes."""
+    dist.barrier()
+    dist.destroy_process_group()
