@@ -14,6 +14,7 @@
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/pipeline/layout_schedule.h"
+#include "runtime/pipeline/weight_pass.h"
 
 namespace runtime {
 
@@ -80,6 +81,8 @@ struct PipelineStage::Impl {
     // A stage that splits its backward: each layer's input (a leaf cut from the layer before)
     // and output, and after I the gradient of each output, which W differentiates with.
     std::vector<torch::Tensor> layer_inputs, layer_outputs, output_gradients;
+    // Per layer with weights: its weight nodes, captured during I and run alone in W.
+    std::vector<std::shared_ptr<WeightPass>> weight_passes;
     long long boundary_bytes = 0;
   };
   // One of the rank's stages.
@@ -279,6 +282,7 @@ struct PipelineStage::Impl {
   void build_stages(const ScheduleTable& table, int position, const at::Tensor& sample_input);
   void input_gradients(Stash& entry, const torch::Tensor& output_gradient);
   void weight_gradients(Stage& stage, Stash& entry);
+  void find_weight_nodes(const Stage& stage, Stash& entry) const;
   void run_action(const PipelineAction& action, const at::Tensor& global_input,
                   const at::Tensor& global_target, PipelineIterationStats& stats,
                   TraceRecorder& trace);
@@ -319,6 +323,7 @@ void PipelineStage::Impl::forward(Stage& stage, int m, const at::Tensor& global_
       if (stage.split_backward) entry.layer_outputs.back() = output;  // the loss is its end
     }
   }
+  if (stage.split_backward) find_weight_nodes(stage, entry);
   entry.auxiliary = auxiliary_loss(share);
   if (entry.auxiliary.defined()) stats.loss += entry.auxiliary.item<double>();
   if (stage.last()) {
@@ -353,11 +358,29 @@ void PipelineStage::Impl::input_gradients(Stash& entry, const torch::Tensor& out
     const torch::autograd::variable_list seed = gradient.defined()
                                                     ? torch::autograd::variable_list{gradient}
                                                     : torch::autograd::variable_list{};
+    const auto& pass = entry.weight_passes[l];
+    if (pass) pass->arm(true);
     gradient = torch::autograd::grad({out}, {in}, seed, /*retain_graph=*/true,
                                      /*create_graph=*/false, /*allow_unused=*/true)[0];
+    if (pass) pass->arm(false);
     if (!gradient.defined()) gradient = torch::zeros_like(in);
   }
   if (entry.input.defined() && entry.input.requires_grad()) entry.input.mutable_grad() = gradient;
+}
+
+void PipelineStage::Impl::find_weight_nodes(const Stage& stage, Stash& entry) const {
+  entry.weight_passes.assign(entry.layer_outputs.size(), nullptr);
+  for (size_t l = 0; l < entry.layer_outputs.size(); ++l) {
+    const torch::Tensor& out = entry.layer_outputs[l];
+    // A layer whose input needs no gradient (the model's first) has no I: its W is its whole
+    // backward, run as one.
+    if (stage.layer_parameters[l].empty() || !out.requires_grad() ||
+        !entry.layer_inputs[l].requires_grad()) {
+      continue;
+    }
+    entry.weight_passes[l] =
+        std::make_shared<WeightPass>(out, entry.layer_inputs[l], stage.layer_parameters[l]);
+  }
 }
 
 void PipelineStage::Impl::weight_gradients(Stage& stage, Stash& entry) {
@@ -365,6 +388,7 @@ void PipelineStage::Impl::weight_gradients(Stage& stage, Stash& entry) {
     const torch::Tensor& out = entry.layer_outputs[l];
     const auto& weights = stage.layer_parameters[l];
     if (weights.empty() || !out.requires_grad()) continue;
+    if (entry.weight_passes[l] && entry.weight_passes[l]->run()) continue;
     const torch::Tensor& gradient = entry.output_gradients[l];
     torch::autograd::backward({out},
                               gradient.defined() ? torch::autograd::variable_list{gradient}
