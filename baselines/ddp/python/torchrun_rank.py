@@ -7,6 +7,18 @@ import torch
 import torch.distributed as dist
 
 
+def add_run_arguments(parser):
+    """The options every peer takes from the harness's run: iterations, warm-up, threads, seed,
+    device, backend and where the memory file goes."""
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
+    parser.add_argument("--memory-out", default="", help="where to write memory_rank<r>.json")
+
+
 def start_rank(threads, device_kind, backend):
     """Returns (rank, world_size, device) once the default process group is up."""
     torch.set_num_threads(threads)

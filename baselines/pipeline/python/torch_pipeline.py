@@ -25,7 +25,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
 from harness_timings import IterationTimer  # noqa: E402
-from torchrun_rank import finish_rank, start_rank, write_memory  # noqa: E402
+from torchrun_rank import add_run_arguments, finish_rank, start_rank, write_memory  # noqa: E402
 
 SCHEDULES = {
     "gpipe": "ScheduleGPipe",
@@ -47,13 +47,7 @@ def arguments():
     p.add_argument("--classes", type=int, default=10)
     p.add_argument("--batch-size", type=int, required=True, help="samples per rank")
     p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--iterations", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
-    p.add_argument("--memory-out", default="", help="where to write memory_rank<r>.json")
+    add_run_arguments(p)
     return p.parse_args()
 
 

@@ -31,7 +31,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
 from harness_timings import IterationTimer  # noqa: E402
-from torchrun_rank import finish_rank, start_rank, write_memory  # noqa: E402
+from torchrun_rank import add_run_arguments, finish_rank, start_rank, write_memory  # noqa: E402
 
 
 class RMSNorm(nn.Module):
@@ -155,15 +155,9 @@ def arguments():
     p.add_argument("--betas", default="0.9,0.999")
     p.add_argument("--eps", type=float, default=1e-8)
     p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--iterations", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
+    add_run_arguments(p)
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--bucket-mb", type=float, default=25)
-    p.add_argument("--memory-out", default="", help="where to write memory_rank<r>.json")
     return p.parse_args()
 
 
