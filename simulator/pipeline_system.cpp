@@ -34,23 +34,6 @@ std::vector<int> stage_of_layers(const LayerCosts& costs, const PipelineSystem& 
   return stage;
 }
 
-// Pairs (i, j, fraction): replica i of a stage of `a` replicas hands `fraction` of a
-// micro-batch to replica j of a stage of `b` replicas -- the runtime's row mapping
-// (runtime/pipeline/pipeline_layout.h) on a micro-batch of a x b rows, where every slice is whole.
-struct Handover {
-  int from, to;
-  double fraction;
-};
-std::vector<Handover> handovers(int a, int b) {
-  const int64_t rows = static_cast<int64_t>(a) * b;
-  std::vector<Handover> out;
-  for (const auto& t : runtime::slice_transfers(rows, a, b)) {
-    out.push_back({t.source_replica, t.destination_replica,
-                   static_cast<double>(t.rows.size()) / static_cast<double>(rows)});
-  }
-  return out;
-}
-
 }  // namespace
 
 void validate_pipeline(const LayerCosts& costs, const PipelineSystem& system, int world) {
@@ -151,9 +134,15 @@ std::vector<runtime::StageCosts> stage_costs(const PipelineSystem& system,
 // Pass 1: compute tasks, per rank in its list's order, with the stage's profiled times.
 void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& noise,
                        std::vector<int>& stage_of_rank) {
+  // Each stage's compute-after-a-wait curve, added once and shared by its tasks.
+  std::vector<int> after_idle(g.system.stages.size());
+  for (size_t c = 0; c < g.system.stages.size(); ++c) {
+    after_idle[c] = g.graph.add_after_idle_curve(costs.after_idle_of(g.system.stages[c].layers));
+  }
   for (int p = 0; p < g.table.ranks; ++p) {
     const int first_stage = g.table.stages_of(p).front();
     const std::vector<int>& ranks = g.ranks_of(first_stage);
+    for (int rank : ranks) stage_of_rank[rank] = p;
     std::optional<PassKey> previous;
     for (const runtime::PipelineAction& a : g.table.actions[p]) {
       if (a.kind == Kind::kRecvActivations || a.kind == Kind::kRecvGradients) {
@@ -163,7 +152,6 @@ void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& 
       if (!a.is_compute()) continue;
       const PassKey key{pass_of(a), a.stage, a.micro_batch};
       previous = key;
-      const PipelineStage& stage = g.system.stages[a.stage];
       const runtime::StageCosts& c = g.costs[a.stage];
       const double seconds = a.kind == Kind::kForward         ? c.forward
                              : a.kind == Kind::kBackward      ? c.backward_input + c.backward_weight
@@ -173,11 +161,9 @@ void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& 
                                     : a.kind == Kind::kBackwardWeight
                                         ? TaskCategory::kBackwardWeight
                                         : TaskCategory::kBackward;
-      const int after_idle = g.graph.add_after_idle_curve(costs.after_idle_of(stage.layers));
       for (size_t i = 0; i < ranks.size(); ++i) {
-        stage_of_rank[ranks[i]] = p;
         const int id = g.graph.add_compute(ranks[i], category, noise.apply(seconds), a.micro_batch);
-        g.graph.set_after_idle(id, after_idle);
+        g.graph.set_after_idle(id, after_idle[a.stage]);
         g.task[{key, static_cast<int>(i)}] = id;
       }
     }
@@ -260,6 +246,8 @@ void add_transfers(PipelineGraph& g, const LayerCosts& costs, bool ready_notices
       const int upper = down ? from : to;  // the boundary crossed is after this stage
       const std::vector<int>& senders = g.ranks_of(from);
       const std::vector<int>& receivers = g.ranks_of(to);
+      // The runtime's row mapping (runtime/pipeline/pipeline_layout.h) on a micro-batch of
+      // a x b rows, where every slice is whole: each transfer's share of the micro-batch.
       const int64_t rows = static_cast<int64_t>(senders.size() * receivers.size());
       const int upper_replicas = static_cast<int>(g.ranks_of(upper).size());
       const int lower_replicas = static_cast<int>(g.ranks_of(upper + 1).size());

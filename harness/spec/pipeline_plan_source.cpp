@@ -164,11 +164,12 @@ std::vector<PipelineStageSpec> resolve_pipeline_stages(const SystemConfig& syste
   const auto layer_names = context.model_layer_names(point.model);
   if (system.stage_count > 0) {
     // N positions x stages per rank, each split stage on one rank for now, then placed.
-    const int stages = static_cast<int>(known_stage_positions(system)->size());
+    const std::vector<int> positions = *known_stage_positions(system);
+    const int stages = static_cast<int>(positions.size());
     auto split = context.model_layer_costs
                      ? balanced_stages(stages, context.model_layer_costs(point.model), stages)
                      : equal_stages(stages, layer_names.size(), stages);
-    return placed_stages(system, std::move(split), point.run.world_size);
+    return placed_stages(system, positions, std::move(split), point.run.world_size);
   }
   if (system.plan != "auto") {
     return stages_from_plan_json(read_plan_file(system.plan), layer_names, global_batch,

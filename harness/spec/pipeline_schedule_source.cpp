@@ -8,20 +8,10 @@
 
 namespace harness {
 
-namespace {
-
-bool one_stage_per_rank(runtime::PipelineSchedule schedule) {
-  return schedule == runtime::PipelineSchedule::kGpipe ||
-         schedule == runtime::PipelineSchedule::kDapple ||
-         schedule == runtime::PipelineSchedule::kZbH1;
-}
-
-}  // namespace
-
 std::optional<std::vector<int>> known_stage_positions(const SystemConfig& system) {
   const auto schedule = runtime::parse_pipeline_schedule(system.schedule);
   if (!system.plan.empty()) {
-    if (!one_stage_per_rank(schedule)) {
+    if (!runs_one_stage_per_rank(schedule)) {
       throw std::invalid_argument("a plan gives one stage per rank, which " + system.schedule +
                                   " does not run (give stages: N and stages_per_rank)");
     }
@@ -67,9 +57,9 @@ std::string describe_known_schedule(const SystemConfig& system, const PointConfi
 }
 
 std::vector<PipelineStageSpec> placed_stages(const SystemConfig& system,
+                                             const std::vector<int>& positions,
                                              std::vector<PipelineStageSpec> split,
                                              long long world_size) {
-  const std::vector<int> positions = *known_stage_positions(system);
   if (positions.size() != split.size()) {
     throw std::logic_error("placed_stages: the split has another stage count");
   }

@@ -26,10 +26,11 @@ std::optional<runtime::ScheduleTable> known_schedule(const SystemConfig& system,
 // `harness run --dry-run` prints them; for a plan, a line saying they follow once it is made.
 std::string describe_known_schedule(const SystemConfig& system, const PointConfig& point);
 
-// `stages: N` cut into N x stages-per-rank stages: `layers_of` splits the layers into that many
-// (equal_stages or balanced_stages), each stage placed at its position's ranks
-// (world_size / N of them).
+// `stages: N` cut into N x stages-per-rank stages: `split` holds their layers (equal_stages or
+// balanced_stages), each placed at its position's ranks (`positions`, known_stage_positions;
+// world_size / N ranks each).
 std::vector<PipelineStageSpec> placed_stages(const SystemConfig& system,
+                                             const std::vector<int>& positions,
                                              std::vector<PipelineStageSpec> split,
                                              long long world_size);
 

@@ -64,7 +64,6 @@ struct PipelineStage::Impl {
   Communicator& world;
   Communicator* replicas;
   int micro_batches = 1;
-  int stages_total = 1;
   int replica = 0;
   std::vector<PipelineAction> actions;  // this rank's, with sends and receives
   std::vector<at::Tensor> parameters;

@@ -4,10 +4,10 @@
 // (stages on the same rank hand over in memory), action by action in the order of the rank's
 // list in the schedule (layout_schedule.h). A stage whose list splits its backward into I and W
 // cuts its autograd graph at every layer: I differentiates each layer's output with respect to
-// its input alone, keeping the graph, and W each layer's weights from the output gradients I
-// kept. After the last action, the rank's gradients are summed over its replicas by the
-// GradientSync the caller supplies (the rank program uses baselines/ddp's bucketed reducer). The
-// optimizer step is the caller's (on stage_parameters()).
+// its input alone, keeping the graph, and W runs the layer's weight nodes alone from the
+// gradients I passed them (weight_pass.h). After the last action, the rank's gradients are summed
+// over its replicas by the GradientSync the caller supplies (the rank program uses baselines/ddp's
+// bucketed reducer). The optimizer step is the caller's (on stage_parameters()).
 //
 // Gradient scaling: the last stage weights each micro-batch's loss by its rows' share of the
 // global batch (rows / global_batch), so the gradients summed over micro-batches and replicas

@@ -46,6 +46,11 @@ const std::vector<std::string>& pipeline_schedule_names() {
   return names;
 }
 
+bool runs_one_stage_per_rank(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kGpipe || schedule == PipelineSchedule::kDapple ||
+         schedule == PipelineSchedule::kZbH1;
+}
+
 bool PipelineAction::is_compute() const {
   return kind == Kind::kForward || kind == Kind::kBackward || kind == Kind::kBackwardInput ||
          kind == Kind::kBackwardWeight;
@@ -78,10 +83,7 @@ ScheduleTable make_schedule(PipelineSchedule schedule, int ranks, int stages_per
         "a pipeline schedule needs ranks, stages per rank and micro-batches >= 1");
   }
   const std::string name = to_string(schedule);
-  const bool one_per_rank = schedule == PipelineSchedule::kGpipe ||
-                            schedule == PipelineSchedule::kDapple ||
-                            schedule == PipelineSchedule::kZbH1;
-  if (one_per_rank && stages_per_rank != 1) {
+  if (runs_one_stage_per_rank(schedule) && stages_per_rank != 1) {
     throw std::invalid_argument(
         name + " runs one stage per rank (stages_per_rank: " + std::to_string(stages_per_rank) +
         "); several need interleaved_1f1b or zbv");

@@ -33,6 +33,8 @@ PipelineSchedule parse_pipeline_schedule(const std::string& name);
 std::string to_string(PipelineSchedule schedule);
 // The names a spec may give (without "csv", which `schedule_csv:` selects).
 const std::vector<std::string>& pipeline_schedule_names();
+// gpipe, dapple and zb_h1: one stage per rank (a plan's stages can run under them).
+bool runs_one_stage_per_rank(PipelineSchedule schedule);
 
 struct PipelineAction {
   enum class Kind {
