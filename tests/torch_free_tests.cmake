@@ -22,6 +22,9 @@ add_executable(harness_tests
   harness/analysis/trace_test.cpp
   harness/study/simulate_spec_test.cpp
   harness/external/external_test.cpp
+  harness/history/change_points_test.cpp
+  harness/history/history_check_test.cpp
+  harness/history/history_store_test.cpp
   harness/launch/launcher_test.cpp
   harness/launch/rank_answers_file_test.cpp
   harness/launch/rank_program_test.cpp
@@ -36,6 +39,9 @@ add_executable(harness_tests
   harness/spec/spec_test.cpp
 )
 target_link_libraries(harness_tests PRIVATE harness_cli harness_emulation GTest::gtest_main)
+# The change-point detector as a filter, for the test against Apache Otava (e2e/history.sh).
+add_executable(change_points_tool harness/history/change_points_tool.cpp)
+target_link_libraries(change_points_tool PRIVATE harness_history)
 target_compile_definitions(harness_tests PRIVATE
   HARNESS_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data" SIMULATOR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   HARNESS_REFERENCE_RESULTS="${PROJECT_SOURCE_DIR}/results/reference/ci_regression")

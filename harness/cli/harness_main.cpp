@@ -15,6 +15,7 @@
 #include "harness/cli/ab_command.h"
 #include "harness/cli/compare_command.h"
 #include "harness/cli/enter_machine_command.h"
+#include "harness/cli/history_command.h"
 #include "harness/cli/machine_command.h"
 #include "harness/cli/models_command.h"
 #include "harness/cli/plan_command.h"
@@ -95,6 +96,7 @@ int harness_main(int argc, char** argv) {
   add_plot_command(app);
   add_compare_command(app);
   add_ab_command(app);
+  add_history_command(app);
   add_trace_command(app);
   add_machine_command(app, rank_program);
   add_enter_machine_command(app);

@@ -1,0 +1,231 @@
+#include "harness/history/history_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/input_error.h"
+#include "common/text_util.h"
+#include "harness/history/report_paths.h"
+
+namespace harness {
+
+namespace {
+
+size_t find_commit(const History& history, const std::string& since) {
+  if (since.empty()) return history.commits.size() - 1;
+  std::vector<size_t> matches;
+  for (size_t c = 0; c < history.commits.size(); ++c) {
+    const std::string& sha = history.commits[c].sha;
+    if (sha == since || (since.size() >= 7 && sha.rfind(since, 0) == 0)) matches.push_back(c);
+  }
+  if (matches.size() == 1) return matches.front();
+  if (matches.empty()) {
+    throw InputError("--since " + since + ": the history holds no such commit (" +
+                     std::to_string(history.commits.size()) + " commits, the newest " +
+                     history.commits.back().sha.substr(0, 12) + ")");
+  }
+  throw InputError("--since " + since + ": names " + std::to_string(matches.size()) +
+                   " commits; give more of the sha");
+}
+
+bool is_judged(const MetricKey& key, const CheckOptions& options) {
+  if (!options.metrics.empty()) {
+    return std::find(options.metrics.begin(), options.metrics.end(), key.metric) !=
+           options.metrics.end();
+  }
+  if (key.unit.empty()) return true;  // an exact counter
+  return std::any_of(std::begin(kDefaultCheckedMetrics), std::end(kDefaultCheckedMetrics),
+                     [&](const char* name) { return key.metric == name; });
+}
+
+CheckRow judge(const MetricSeries& series, size_t since, const CheckOptions& options) {
+  CheckRow row;
+  for (const CommitRuns& commit : series.commits) row.commits_before += commit.commit < since;
+  if (row.commits_before < options.min_commits_before) {
+    row.verdict = SeriesVerdict::too_short;
+    return row;
+  }
+  const SeriesAnalysis analysis = analyse_series(series, options.detector, options.alpha);
+  for (const SeriesChange& change : analysis.changes) {
+    if (series.commits[change.position].commit < since) continue;
+    row.changes.push_back(change);
+    const bool beyond = std::fabs(change.change_pct) > options.threshold_pct;
+    const SeriesVerdict verdict = !beyond        ? SeriesVerdict::within_threshold
+                                  : change.worse ? SeriesVerdict::regression
+                                                 : SeriesVerdict::improvement;
+    // A regression outweighs an improvement, which outweighs a change within the threshold.
+    if (!row.change || int(verdict) < int(row.verdict)) {
+      row.verdict = verdict;
+      row.change = change;
+    }
+  }
+  return row;
+}
+
+std::string format_pct(double pct) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", pct);
+  return text;
+}
+
+std::string change_text(const SeriesChange& change) {
+  std::string text = format_pct(change.change_pct);
+  if (change.low_pct && change.high_pct) {
+    char interval[64];
+    std::snprintf(interval, sizeof interval, " [%+.1f, %+.1f]", *change.low_pct, *change.high_pct);
+    text += interval;
+  }
+  return text;
+}
+
+std::string link_to(const MetricSeries& series, const CheckOptions& options) {
+  if (options.link.empty()) return "";
+  std::string base = options.link;
+  if (base.back() != '/') base += '/';
+  return base + benchmark_page(series.key.benchmark, series.environment) + "#" +
+         chart_anchor(series.key.metric);
+}
+
+nlohmann::json change_json(const History& history, const MetricSeries& series,
+                           const SeriesChange& change) {
+  const auto optional = [](const std::optional<double>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json();
+  };
+  return {{"commit", history.commits[series.commits[change.position].commit].sha},
+          {"index", change.position},
+          {"median_before", change.median_before},
+          {"median_after", change.median_after},
+          {"change_pct", change.change_pct},
+          {"low_pct", optional(change.low_pct)},
+          {"high_pct", optional(change.high_pct)},
+          {"pvalue", change.point.pvalue}};
+}
+
+}  // namespace
+
+const char* verdict_name(SeriesVerdict verdict) {
+  switch (verdict) {
+    case SeriesVerdict::regression:
+      return "regression";
+    case SeriesVerdict::improvement:
+      return "improvement";
+    case SeriesVerdict::within_threshold:
+      return "change within threshold";
+    case SeriesVerdict::no_change:
+      return "no change";
+    case SeriesVerdict::too_short:
+      return "too short to say";
+  }
+  return "?";
+}
+
+CheckResult check_history(const History& history, const CheckOptions& options) {
+  if (history.commits.empty()) throw InputError("history check: the history holds no commit");
+  CheckResult result;
+  result.since = find_commit(history, options.since);
+  for (size_t s = 0; s < history.series.size(); ++s) {
+    const MetricSeries& series = history.series[s];
+    if (!is_judged(series.key, options)) continue;
+    // A metric not measured at or after `since` (an environment that did not run it) says
+    // nothing of it.
+    if (series.commits.empty() || series.commits.back().commit < result.since) continue;
+    CheckRow row = judge(series, result.since, options);
+    row.series = s;
+    result.rows.push_back(std::move(row));
+  }
+  return result;
+}
+
+int check_exit_code(const CheckResult& result) {
+  const auto any = [&](SeriesVerdict verdict) {
+    return std::any_of(result.rows.begin(), result.rows.end(),
+                       [&](const CheckRow& row) { return row.verdict == verdict; });
+  };
+  if (any(SeriesVerdict::regression)) return 1;
+  if (any(SeriesVerdict::too_short) || result.rows.empty()) return 3;
+  return 0;
+}
+
+std::string check_markdown(const History& history, const CheckResult& result,
+                           const CheckOptions& options) {
+  std::ostringstream out;
+  size_t counts[5] = {};
+  for (const CheckRow& row : result.rows) ++counts[int(row.verdict)];
+  const StoredCommit& since = history.commits[result.since];
+  const int code = check_exit_code(result);
+  out << "### Benchmark history: "
+      << (code == 1   ? "regression"
+          : code == 3 ? "inconclusive"
+                      : "no regression")
+      << "\n\n";
+  out << "At or after `" << since.sha.substr(0, 12) << "` (commit " << result.since + 1 << " of "
+      << history.commits.size() << "): " << result.rows.size() << " series judged, "
+      << counts[int(SeriesVerdict::regression)] << " regressed, "
+      << counts[int(SeriesVerdict::improvement)] << " improved, "
+      << counts[int(SeriesVerdict::within_threshold)] << " changed within "
+      << format_number(options.threshold_pct) << "%, " << counts[int(SeriesVerdict::too_short)]
+      << " too short to say (fewer than " << options.min_commits_before
+      << " commits before it). E-divisive means, window " << options.detector.window << ", p < "
+      << format_general(options.detector.max_pvalue)
+      << "; a change is after/before of the commits' medians on its two sides (Hodges-Lehmann, "
+      << format_number((1 - options.alpha) * 100) << "% interval).\n\n";
+  bool header = false;
+  for (const CheckRow& row : result.rows) {
+    if (row.verdict == SeriesVerdict::no_change) continue;
+    if (!header) {
+      out << "| verdict | benchmark | metric | environment | changed at | before | after | "
+             "change | p |\n|---|---|---|---|---|---:|---:|---:|---:|\n";
+      header = true;
+    }
+    const MetricSeries& series = history.series[row.series];
+    const std::string link = link_to(series, options);
+    out << "| " << verdict_name(row.verdict) << " | " << series.key.benchmark << " | "
+        << (link.empty() ? series.key.metric : "[" + series.key.metric + "](" + link + ")") << " | "
+        << history.environments[series.environment].key.substr(0, 8) << " | ";
+    if (row.change) {
+      const SeriesChange& change = *row.change;
+      const std::string unit = series.key.unit.empty() ? "" : " " + series.key.unit;
+      out << "`" << history.commits[series.commits[change.position].commit].sha.substr(0, 12)
+          << "` | " << format_general(change.median_before) << unit << " | "
+          << format_general(change.median_after) << unit << " | " << change_text(change) << " | "
+          << format_general(change.point.pvalue) << " |\n";
+    } else {
+      out << "- | " << row.commits_before << " commits before | | | |\n";
+    }
+  }
+  if (header) out << "\n";
+  for (size_t e = 0; e < history.environments.size(); ++e) {
+    out << "Environment `" << history.environments[e].key.substr(0, 8)
+        << "`: " << history.environments[e].description << ".\n";
+  }
+  if (!options.link.empty()) out << "\nTrends: " << options.link << "\n";
+  return out.str();
+}
+
+std::string check_json(const History& history, const CheckResult& result) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const CheckRow& row : result.rows) {
+    const MetricSeries& series = history.series[row.series];
+    nlohmann::json out = {{"verdict", verdict_name(row.verdict)},
+                          {"benchmark", series.key.benchmark},
+                          {"metric", series.key.metric},
+                          {"environment", history.environments[series.environment].key},
+                          {"commits_before", row.commits_before}};
+    nlohmann::json changes = nlohmann::json::array();
+    for (const SeriesChange& change : row.changes) {
+      changes.push_back(change_json(history, series, change));
+    }
+    out["changes"] = changes;
+    if (row.change) out["change"] = change_json(history, series, *row.change);
+    rows.push_back(std::move(out));
+  }
+  return nlohmann::json{{"exit_code", check_exit_code(result)},
+                        {"since", history.commits[result.since].sha},
+                        {"rows", rows}}
+             .dump(2) +
+         "\n";
+}
+
+}  // namespace harness

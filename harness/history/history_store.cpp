@@ -1,0 +1,257 @@
+#include "harness/history/history_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "common/input_error.h"
+#include "common/utc_time.h"
+#include "harness/history/postgres_connection.h"
+
+namespace harness {
+
+namespace {
+
+std::vector<std::string> schema_statements(const std::string& key) {
+  return {
+      "CREATE TABLE IF NOT EXISTS history_schema (version INTEGER NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS commits (id " + key +
+          ", sha TEXT NOT NULL UNIQUE, branch TEXT NOT NULL, committed_utc TEXT NOT NULL, "
+          "added_utc TEXT NOT NULL, position INTEGER NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS environments (id " + key +
+          ", fingerprint TEXT NOT NULL UNIQUE, description TEXT NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS metrics (id " + key +
+          ", benchmark TEXT NOT NULL, metric TEXT NOT NULL, unit TEXT NOT NULL, "
+          "better TEXT NOT NULL, UNIQUE (benchmark, metric))",
+      "CREATE TABLE IF NOT EXISTS additions (id " + key +
+          ", commit_id BIGINT NOT NULL REFERENCES commits (id), environment_id BIGINT NOT NULL "
+          "REFERENCES environments (id), results TEXT NOT NULL, added_utc TEXT NOT NULL, "
+          "UNIQUE (commit_id, environment_id))",
+      "CREATE TABLE IF NOT EXISTS run_values (addition_id BIGINT NOT NULL REFERENCES additions "
+      "(id), metric_id BIGINT NOT NULL REFERENCES metrics (id), run INTEGER NOT NULL, value "
+      "DOUBLE PRECISION NOT NULL)",
+      "CREATE INDEX IF NOT EXISTS run_values_by_addition ON run_values (addition_id)",
+  };
+}
+
+const char* const kTables[] = {"history_schema", "commits",   "environments",
+                               "metrics",        "additions", "run_values"};
+
+std::string text_of(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+long long integer_of(const SqlValue& value) { return value ? std::stoll(*value) : 0; }
+
+// The tables of the database: a query both engines answer.
+std::vector<std::string> table_names(SqlConnection& connection, bool postgres) {
+  const std::string sql =
+      postgres ? "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                 "current_schema()"
+               : "SELECT name FROM sqlite_master WHERE type = 'table'";
+  std::vector<std::string> names;
+  for (const SqlRow& row : connection.query(sql, {})) names.push_back(row[0].value_or(""));
+  return names;
+}
+
+// Every statement of an add inside one transaction, rolled back when anything throws.
+class Transaction {
+ public:
+  explicit Transaction(SqlConnection& connection) : connection_(connection) { connection.begin(); }
+  ~Transaction() {
+    if (!done_) {
+      try {
+        connection_.rollback();
+      } catch (...) {
+      }
+    }
+  }
+  void commit() {
+    connection_.commit();
+    done_ = true;
+  }
+
+ private:
+  SqlConnection& connection_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+const char* to_string(Better better) { return better == Better::lower ? "lower" : "higher"; }
+
+Better better_from_string(const std::string& text) {
+  if (text == "lower") return Better::lower;
+  if (text == "higher") return Better::higher;
+  throw InputError("history: a metric's direction '" + text + "' is neither lower nor higher");
+}
+
+HistoryStore::HistoryStore(std::unique_ptr<SqlConnection> connection, OpenIntent intent)
+    : connection_(std::move(connection)) {
+  create_or_check_schema(intent);
+}
+
+void HistoryStore::create_or_check_schema(OpenIntent intent) {
+  const bool postgres = connection_->auto_key() != "INTEGER PRIMARY KEY";
+  std::vector<std::string> tables = table_names(*connection_, postgres);
+  const auto has = [&](const std::string& name) {
+    return std::find(tables.begin(), tables.end(), name) != tables.end();
+  };
+  if (!has("history_schema")) {
+    if (!tables.empty()) {
+      throw InputError("--db " + description() + ": holds tables (" + tables.front() +
+                       ", ...) but no history_schema: not a history");
+    }
+    if (intent == OpenIntent::read) {
+      throw InputError("--db " + description() +
+                       ": an empty database, not a history yet "
+                       "(harness history add makes one)");
+    }
+    Transaction transaction(*connection_);
+    for (const std::string& sql : schema_statements(connection_->auto_key())) {
+      connection_->query(sql, {});
+    }
+    if (connection_->query("SELECT version FROM history_schema", {}).empty()) {
+      connection_->query("INSERT INTO history_schema (version) VALUES (?)",
+                         {std::to_string(kHistorySchemaVersion)});
+    }
+    transaction.commit();
+    return;
+  }
+  const std::vector<SqlRow> rows = connection_->query("SELECT version FROM history_schema", {});
+  if (rows.size() != 1 || !rows[0][0]) {
+    throw InputError("--db " + description() + ": history_schema holds " +
+                     std::to_string(rows.size()) + " rows, not one version");
+  }
+  const long long version = integer_of(rows[0][0]);
+  if (version != kHistorySchemaVersion) {
+    throw InputError("--db " + description() + ": a history of schema version " +
+                     std::to_string(version) + "; this harness reads version " +
+                     std::to_string(kHistorySchemaVersion));
+  }
+  for (const char* table : kTables) {
+    if (!has(table)) {
+      throw InputError("--db " + description() + ": a history without its table " + table);
+    }
+  }
+}
+
+long long HistoryStore::commit_id(const CommitInfo& commit) {
+  const auto found = connection_->query("SELECT id FROM commits WHERE sha = ?", {commit.sha});
+  if (!found.empty()) return integer_of(found[0][0]);
+  const auto last = connection_->query("SELECT MAX(position) FROM commits", {});
+  const long long position = last.empty() || !last[0][0] ? 0 : integer_of(last[0][0]) + 1;
+  return integer_of(connection_->query(
+      "INSERT INTO commits (sha, branch, committed_utc, added_utc, position) VALUES (?, ?, ?, ?, "
+      "?) RETURNING id",
+      {commit.sha, commit.branch, commit.committed_utc, utc_timestamp_compact(),
+       std::to_string(position)})[0][0]);
+}
+
+long long HistoryStore::environment_id(const EnvironmentFingerprint& environment) {
+  const auto found =
+      connection_->query("SELECT id FROM environments WHERE fingerprint = ?", {environment.key});
+  if (!found.empty()) return integer_of(found[0][0]);
+  return integer_of(connection_->query(
+      "INSERT INTO environments (fingerprint, description) VALUES (?, ?) RETURNING id",
+      {environment.key, environment.description})[0][0]);
+}
+
+long long HistoryStore::metric_id(const MetricKey& key) {
+  const auto found = connection_->query("SELECT id FROM metrics WHERE benchmark = ? AND metric = ?",
+                                        {key.benchmark, key.metric});
+  if (!found.empty()) return integer_of(found[0][0]);
+  return integer_of(connection_->query(
+      "INSERT INTO metrics (benchmark, metric, unit, better) VALUES (?, ?, ?, ?) RETURNING id",
+      {key.benchmark, key.metric, key.unit, std::string(to_string(key.better))})[0][0]);
+}
+
+void HistoryStore::add(const HistoryAddition& addition, bool replace) {
+  Transaction transaction(*connection_);
+  const long long commit = commit_id(addition.commit);
+  const long long environment = environment_id(addition.environment);
+  const auto existing = connection_->query(
+      "SELECT id, results FROM additions WHERE commit_id = ? AND environment_id = ?",
+      {std::to_string(commit), std::to_string(environment)});
+  if (!existing.empty()) {
+    if (!replace) {
+      throw InputError("commit " + addition.commit.sha +
+                       " is in the history already for this environment (from " +
+                       existing[0][1].value_or("?") +
+                       "); --replace replaces its values, the history otherwise unchanged");
+    }
+    const std::string id = existing[0][0].value_or("0");
+    connection_->query("DELETE FROM run_values WHERE addition_id = ?", {id});
+    connection_->query("DELETE FROM additions WHERE id = ?", {id});
+  }
+  const long long added = integer_of(connection_->query(
+      "INSERT INTO additions (commit_id, environment_id, results, added_utc) VALUES (?, ?, ?, ?) "
+      "RETURNING id",
+      {std::to_string(commit), std::to_string(environment), addition.results,
+       utc_timestamp_compact()})[0][0]);
+  std::map<MetricKey, long long> metrics;
+  std::vector<std::vector<SqlValue>> rows;
+  rows.reserve(addition.values.size());
+  for (const RunValue& value : addition.values) {
+    auto found = metrics.find(value.key);
+    if (found == metrics.end()) found = metrics.emplace(value.key, metric_id(value.key)).first;
+    rows.push_back({std::to_string(added), std::to_string(found->second), std::to_string(value.run),
+                    text_of(value.value)});
+  }
+  connection_->execute_many(
+      "INSERT INTO run_values (addition_id, metric_id, run, value) VALUES (?, ?, ?, ?)", rows);
+  transaction.commit();
+}
+
+History HistoryStore::read() {
+  History history;
+  std::map<long long, size_t> commit_index, environment_index;
+  for (const SqlRow& row : connection_->query(
+           "SELECT id, sha, branch, committed_utc, added_utc FROM commits ORDER BY position, id",
+           {})) {
+    commit_index[integer_of(row[0])] = history.commits.size();
+    history.commits.push_back(
+        {row[1].value_or(""), row[2].value_or(""), row[3].value_or(""), row[4].value_or("")});
+  }
+  for (const SqlRow& row : connection_->query(
+           "SELECT id, fingerprint, description FROM environments ORDER BY id", {})) {
+    environment_index[integer_of(row[0])] = history.environments.size();
+    history.environments.push_back({row[1].value_or(""), row[2].value_or("")});
+  }
+  std::map<long long, MetricKey> metrics;
+  for (const SqlRow& row :
+       connection_->query("SELECT id, benchmark, metric, unit, better FROM metrics", {})) {
+    metrics[integer_of(row[0])] = {row[1].value_or(""), row[2].value_or(""), row[3].value_or(""),
+                                   better_from_string(row[4].value_or(""))};
+  }
+  // (environment, metric) -> commit -> runs, gathered in one pass over the values.
+  std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>> gathered;
+  for (const SqlRow& row : connection_->query(
+           "SELECT a.environment_id, a.commit_id, v.metric_id, v.value FROM run_values v JOIN "
+           "additions a ON v.addition_id = a.id ORDER BY v.addition_id, v.metric_id, v.run",
+           {})) {
+    const size_t environment = environment_index.at(integer_of(row[0]));
+    const size_t commit = commit_index.at(integer_of(row[1]));
+    gathered[{environment, integer_of(row[2])}][commit].push_back(std::stod(row[3].value_or("0")));
+  }
+  for (auto& [where, by_commit] : gathered) {
+    MetricSeries series{where.first, metrics.at(where.second), {}};
+    for (auto& [commit, runs] : by_commit) series.commits.push_back({commit, std::move(runs)});
+    history.series.push_back(std::move(series));
+  }
+  std::sort(history.series.begin(), history.series.end(),
+            [](const MetricSeries& a, const MetricSeries& b) {
+              if (a.environment != b.environment) return a.environment < b.environment;
+              return a.key < b.key;
+            });
+  return history;
+}
+
+HistoryStore open_history(const std::string& db, OpenIntent intent) {
+  if (is_postgres_uri(db)) return HistoryStore(open_postgres(db), intent);
+  return HistoryStore(open_sqlite(db, intent), intent);
+}
+
+}  // namespace harness

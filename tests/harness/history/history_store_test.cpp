@@ -1,0 +1,157 @@
+#include "harness/history/history_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/input_error.h"
+
+namespace harness {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class HistoryStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() /
+              ("harness-history-" + std::to_string(::getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+    db_ = (folder_ / "history.sqlite").string();
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+
+  static HistoryAddition addition(const std::string& sha, double base, int runs = 3,
+                                  const std::string& environment = "e1") {
+    HistoryAddition out;
+    out.commit = {sha, "main", "2026-12-01T10:00:00+00:00"};
+    out.environment = {environment, "machine " + environment};
+    out.results = "results/" + sha;
+    for (int run = 0; run < runs; ++run) {
+      out.values.push_back(
+          {{"exp / p / sys", "iteration p50", "ms", Better::lower}, run, base + run * 0.125});
+    }
+    out.values.push_back({{"exp / p / sys", "MFU", "%", Better::higher}, 0, 12.5});
+    return out;
+  }
+
+  fs::path folder_;
+  std::string db_;
+};
+
+TEST_F(HistoryStoreTest, ReadsBackWhatWasAddedInOrder) {
+  {
+    HistoryStore store = open_history(db_, OpenIntent::write);
+    store.add(addition("c2", 10), false);
+    store.add(addition("c1", 20, 2), false);
+    store.add(addition("c1", 30, 1, "e2"), false);  // the same commit, another environment
+  }
+  HistoryStore store = open_history(db_, OpenIntent::read);
+  const History history = store.read();
+  ASSERT_EQ(history.commits.size(), 2u);
+  EXPECT_EQ(history.commits[0].sha, "c2");  // the order of adds, not of names
+  EXPECT_EQ(history.commits[1].sha, "c1");
+  EXPECT_EQ(history.commits[0].branch, "main");
+  EXPECT_EQ(history.commits[0].committed_utc, "2026-12-01T10:00:00+00:00");
+  ASSERT_EQ(history.environments.size(), 2u);
+  ASSERT_EQ(history.series.size(), 4u);  // 2 metrics x 2 environments
+  const MetricSeries& p50 = history.series[1];
+  EXPECT_EQ(p50.environment, 0u);
+  EXPECT_EQ(p50.key.metric, "iteration p50");
+  EXPECT_EQ(p50.key.unit, "ms");
+  EXPECT_EQ(p50.key.better, Better::lower);
+  ASSERT_EQ(p50.commits.size(), 2u);
+  EXPECT_EQ(p50.commits[0].commit, 0u);
+  EXPECT_EQ(p50.commits[0].runs, (std::vector<double>{10, 10.125, 10.25}));
+  EXPECT_EQ(p50.commits[1].runs, (std::vector<double>{20, 20.125}));
+  EXPECT_EQ(history.series[0].key.better, Better::higher);  // MFU
+  EXPECT_EQ(history.series[3].commits.size(), 1u);          // e2 measured c1 only
+  EXPECT_EQ(history.series[3].commits[0].runs, (std::vector<double>{30}));
+}
+
+TEST_F(HistoryStoreTest, ACommitTwiceIsRefusedUnlessReplacedAndNothingChanges) {
+  HistoryStore store = open_history(db_, OpenIntent::write);
+  store.add(addition("c1", 10), false);
+  store.add(addition("c2", 11), false);
+  try {
+    store.add(addition("c1", 99), false);
+    FAIL() << "a commit added twice";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("commit c1 is in the history already"));
+    EXPECT_THAT(e.what(), HasSubstr("--replace"));
+  }
+  History history = store.read();
+  EXPECT_EQ(history.series[1].commits[0].runs.front(), 10);
+  store.add(addition("c1", 99, 1), true);
+  history = store.read();
+  ASSERT_EQ(history.commits.size(), 2u);
+  EXPECT_EQ(history.commits[0].sha, "c1");  // keeps its place
+  EXPECT_EQ(history.series[1].commits[0].runs, (std::vector<double>{99}));
+}
+
+TEST_F(HistoryStoreTest, ConcurrentAddsLoseNothing) {
+  // Two writers (two connections, as two processes would have) at once.
+  open_history(db_, OpenIntent::write);
+  const auto writer = [&](const std::string& prefix) {
+    HistoryStore store = open_history(db_, OpenIntent::write);
+    for (int k = 0; k < 25; ++k) store.add(addition(prefix + std::to_string(k), k), false);
+  };
+  std::thread a(writer, "a"), b(writer, "b");
+  a.join();
+  b.join();
+  const History history = open_history(db_, OpenIntent::read).read();
+  EXPECT_EQ(history.commits.size(), 50u);
+  EXPECT_EQ(history.series[1].commits.size(), 50u);
+}
+
+TEST_F(HistoryStoreTest, AnotherSchemaVersionIsRefused) {
+  open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
+  open_sqlite(db_, OpenIntent::write)->query("UPDATE history_schema SET version = 7", {});
+  try {
+    open_history(db_, OpenIntent::write);
+    FAIL() << "schema 7 opened";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("schema version 7; this harness reads version 1"));
+  }
+}
+
+TEST_F(HistoryStoreTest, ACorruptFileIsRefusedAndLeftAsItWas) {
+  {
+    std::ofstream out(db_);
+    out << "this is not a database, though it is long enough to look like one at a glance....";
+  }
+  const auto size = fs::file_size(db_);
+  try {
+    open_history(db_, OpenIntent::write);
+    FAIL() << "a corrupt file opened";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("file is not a database"));
+  }
+  EXPECT_EQ(fs::file_size(db_), size);
+}
+
+TEST_F(HistoryStoreTest, AnotherDatabaseOrNoneIsNotAHistory) {
+  open_sqlite(db_, OpenIntent::write)->query("CREATE TABLE people (name TEXT)", {});
+  try {
+    open_history(db_, OpenIntent::write);
+    FAIL() << "another database opened as a history";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("holds tables (people, ...) but no history_schema"));
+  }
+  try {
+    open_history((folder_ / "none.sqlite").string(), OpenIntent::read);
+    FAIL() << "a missing history opened for reading";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no such history"));
+  }
+  EXPECT_FALSE(fs::exists(folder_ / "none.sqlite"));
+}
+
+}  // namespace
+}  // namespace harness
