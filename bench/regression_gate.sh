@@ -11,6 +11,10 @@
 #
 #   PAIRS=20 ROUNDS=24 bash bench/regression_gate.sh [BUILD_DIR]
 #
+# UNTIL_RESOLVED=MAX runs each comparison as `harness ab --rounds ROUNDS --until-resolved
+# --max-rounds MAX` (more rounds while a row is unresolved, alpha spent over the looks), and the
+# table adds the rounds each comparison used.
+#
 # Cost: PAIRS x 2 x ROUNDS x 2 studies of ~3.5 s per scenario (20 pairs, 24 rounds: ~2.6 h for
 # each of quiet and loaded). Writes its folders under $OUT (default a new temporary folder).
 set -euo pipefail
@@ -21,6 +25,8 @@ ROUNDS=${ROUNDS:-24}
 LOAD=${LOAD:-both}
 SLOW_BATCH=${SLOW_BATCH:-35}
 SPEC=${SPEC:-experiments/ci_regression.yaml}
+sequential=()
+if [[ -n ${UNTIL_RESOLVED:-} ]]; then sequential=(--until-resolved --max-rounds "$UNTIL_RESOLVED"); fi
 OUT=${OUT:-$(mktemp -d /tmp/regression-gate-XXXXXX)}
 [[ -x "$BUILD/harness" ]] || { echo "error: no harness in $BUILD (build it first)" >&2; exit 2; }
 mkdir -p "$OUT"
@@ -30,7 +36,7 @@ trap '[[ -n "$load_pid" ]] && kill "$load_pid" 2>/dev/null; true' EXIT
 scenarios=()
 [[ $LOAD == quiet || $LOAD == both ]] && scenarios+=(quiet)
 [[ $LOAD == loaded || $LOAD == both ]] && scenarios+=(loaded)
-echo "regression gate: $PAIRS pairs x $ROUNDS rounds of $SPEC per scenario; folders in $OUT"
+echo "regression gate: $PAIRS pairs x $ROUNDS rounds${UNTIL_RESOLVED:+ (until resolved, at most $UNTIL_RESOLVED)} of $SPEC per scenario; folders in $OUT"
 for scenario in "${scenarios[@]}"; do
   if [[ $scenario == loaded ]]; then
     (while :; do :; done) &
@@ -43,7 +49,7 @@ for scenario in "${scenarios[@]}"; do
       start=$SECONDS
       set +e
       "$BUILD/harness" ab "$SPEC" --base "$BUILD" --new "$BUILD" --rounds "$ROUNDS" \
-        "${extra[@]}" --out "$OUT/$scenario/$kind$pair" >/dev/null 2>"$OUT/$scenario-$kind$pair.err"
+        ${sequential[@]+"${sequential[@]}"} "${extra[@]}" --out "$OUT/$scenario/$kind$pair" >/dev/null 2>"$OUT/$scenario-$kind$pair.err"
       code=$?
       set -e
       echo "$scenario $kind $pair: exit $code, $((SECONDS - start)) s" >&2
@@ -80,8 +86,13 @@ def old_rule(a, b):  # U over pooled iterations, normal approximation, p < 0.05 
     return p < 0.05 and change > 0.05
 
 print(f"\n| scenario | comparisons | false alarms (A/A) | old rule on the same A/A | detections (A/B) "
-      f"| A/B change, median [range] | A/A interval width, median | minutes each |")
-print("|---|---:|---:|---:|---:|---|---:|---:|")
+      f"| A/B change, median [range] | A/A interval width, median | minutes each | rounds used, A/A; A/B "
+      f"(median [range]) |")
+print("|---|---:|---:|---:|---:|---|---:|---:|---|")
+
+def rounds_used(folders):
+    used = [len(glob.glob(f + "/logs/round*_base.log")) for f in folders]
+    return f"{statistics.median(used):g} [{min(used)}, {max(used)}]"
 for scenario in sorted(os.listdir(out)):
     if not os.path.isdir(os.path.join(out, scenario)):
         continue
@@ -104,5 +115,5 @@ for scenario in sorted(os.listdir(out)):
     print(f"| {scenario} | {len(aa)} + {len(ab)} | {alarms}/{len(aa)} | {old}/{len(aa)} "
           f"| {found}/{len(ab)} | {statistics.median(changes):+.1f}% [{min(changes):+.1f}, "
           f"{max(changes):+.1f}] | {statistics.median(widths):.1f} points "
-          f"| {statistics.median(minutes):.1f} |")
+          f"| {statistics.median(minutes):.1f} | {rounds_used(aa)}; {rounds_used(ab)} |")
 PY

@@ -24,6 +24,7 @@ packages=(
   libtorch-dev libgloo-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libboost1.81-dev            # Boost.Process v2, header-only: the process layer (common/child_process.cpp)
+  libsqlite3-dev libpq-dev    # harness history's databases: SQLite embedded, PostgreSQL's client
   gnuplot-nox python3
   libopenblas0-openmp         # the BLAS LibTorch loads (below)
   # The compiler's cache, here too: CMake puts it in every compile command when it finds it, so
@@ -42,6 +43,9 @@ if [[ $deps == all ]]; then
     openmpi-bin
     iproute2                    # emulated machines and the two-namespace rendezvous test (ip netns)
     slurmd slurmctld slurm-client munge  # a real Slurm on emulated machines (scripts/emulated-slurm.sh)
+    # harness history's tests: a real PostgreSQL server (a private cluster each test starts; no
+    # main cluster is made, see below) and a real browser for the trend site
+    postgresql chromium
   )
 fi
 # A LibTorch other than Debian's (PyPI's torch) goes into a virtual environment.
@@ -83,10 +87,19 @@ if ((${#missing[@]} == 0)); then
 else
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Debian's postgresql makes and starts a cluster on port 5432 when it installs; the tests start
+  # their own in a temporary folder, so none is made (postgresql-common's createcluster.conf).
+  if [[ " ${missing[*]} " == *" postgresql "* && ! -e /etc/postgresql-common/createcluster.conf ]]; then
+    "${sudo_cmd[@]}" mkdir -p /etc/postgresql-common
+    echo "create_main_cluster = false" | "${sudo_cmd[@]}" tee /etc/postgresql-common/createcluster.conf >/dev/null
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 select_blas
+# The change-point peer, Apache Otava, in a virtual environment of its own beside PyPI's torch
+# (tests/e2e/history.sh runs it against the harness's detector).
+if [[ $deps == all ]]; then otava_install; fi
 for choice in ${HARNESS_LIBTORCH:-debian}; do
   if [[ $choice == pypi ]]; then libtorch_install_pypi; fi
 done

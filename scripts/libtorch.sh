@@ -127,6 +127,23 @@ sys.exit(packages.version('torch').split('+')[0] != '$HARNESS_PYPI_TORCH')" 2>/d
   libtorch_install_cuda_toolkit "$venv"
 }
 
+# The pinned Apache Otava (the change-point peer of harness history) in its own virtual
+# environment, $HARNESS_CACHE/otava-$HARNESS_OTAVA; quiet when it is there.
+HARNESS_OTAVA=0.8.0
+otava_venv() {
+  echo "${HARNESS_CACHE:-$HOME/.cache/harness}/otava-$HARNESS_OTAVA"
+}
+otava_install() {
+  local venv
+  venv=$(otava_venv)
+  if ! "$venv/bin/python" -c "import importlib.metadata as packages, sys
+sys.exit(packages.version('apache-otava') != '$HARNESS_OTAVA')" 2>/dev/null; then
+    echo "install-deps: apache-otava $HARNESS_OTAVA from PyPI into $venv"
+    /usr/bin/python3 -m venv "$venv"
+    libtorch_pip_install "$venv" "apache-otava==$HARNESS_OTAVA"
+  fi
+}
+
 # libtorch_pip_install VENV REQUIREMENT...: installs into VENV with uv (from PyPI, into VENV
 # itself), else with VENV's pip. uv fetches the wheels in parallel and unpacks them natively:
 # libtorch_install_pypi into an empty HARNESS_CACHE in about half of pip's CPU (docs/install.md),

@@ -18,6 +18,7 @@ add_executable(harness_tests
   harness/emulation/network_plan_test.cpp
   harness/analysis/compare_mann_whitney_test.cpp
   harness/analysis/compare_test.cpp
+  harness/analysis/sequential_gate_test.cpp
   harness/analysis/shift_interval_test.cpp
   harness/analysis/trace_test.cpp
   harness/study/simulate_spec_test.cpp
@@ -97,6 +98,20 @@ add_test(NAME e2e_machines_in_chroot
           bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/machines_in_chroot.sh)
 set_tests_properties(e2e_machines_in_chroot PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
   LABELS torch-free)
+
+# harness history: SQLite end to end, a real PostgreSQL server, the trend site in a real browser,
+# and the change points against Apache Otava's.
+foreach(test e2e_history:history.sh e2e_history_postgres:history_postgres.sh
+        e2e_history_report:history_report.sh e2e_history_otava:history_otava.sh)
+  string(REPLACE ":" ";" test "${test}")
+  list(GET test 0 name)
+  list(GET test 1 script)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
+            CHANGE_POINTS_TOOL=$<TARGET_FILE:change_points_tool>
+            bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${script})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 300 LABELS torch-free)
+endforeach()
 
 add_subdirectory(planner)
 add_subdirectory(simulator)

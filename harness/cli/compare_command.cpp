@@ -54,7 +54,7 @@ CompareOptions compare_options_of(const CompareRequest& request) {
   return options;
 }
 
-int run_compare(const CompareRequest& request, std::ostream& out) {
+Comparison compare_request(const CompareRequest& request) {
   const CompareOptions options = compare_options_of(request);
   Comparison comparison;
   if (request.gbench) {
@@ -69,6 +69,11 @@ int run_compare(const CompareRequest& request, std::ostream& out) {
   }
   comparison.base_label = request.base;
   comparison.new_label = request.candidate;
+  return comparison;
+}
+
+int run_compare(const CompareRequest& request, std::ostream& out) {
+  const Comparison comparison = compare_request(request);
   if (request.format == "json") {
     out << json_text(comparison_to_json(comparison), 2) << "\n";
   } else {

@@ -31,6 +31,9 @@ struct CompareRequest {
 // The comparison's options; throws InputError for a bad threshold, phase, floor or tolerance.
 CompareOptions compare_options_of(const CompareRequest& request);
 
+// The comparison the request asks for. Throws InputError for unusable input.
+Comparison compare_request(const CompareRequest& request);
+
 // Prints the comparison and returns its exit code (harness/analysis/compare_samples.h
 // comparison_exit_code). Throws InputError for unusable input.
 int run_compare(const CompareRequest& request, std::ostream& out);

@@ -80,8 +80,8 @@ int run_check(CheckFlags flags) {
   CheckOptions options = flags.options;
   options.threshold_pct = parse_threshold_percent(flags.threshold);
   options.detector = flags.detector.options();
-  if (flags.min_commits < 2 || flags.min_commits > 100000) {
-    throw InputError("--min-commits: expected 2 to 100000");
+  if (flags.min_commits < 1 || flags.min_commits > 100000) {
+    throw InputError("--min-commits: expected 1 to 100000");
   }
   options.min_commits_before = size_t(flags.min_commits);
   HistoryStore store = open_history(flags.db, OpenIntent::read);

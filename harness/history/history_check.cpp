@@ -173,7 +173,9 @@ std::string check_markdown(const History& history, const CheckResult& result,
       << format_number((1 - options.alpha) * 100) << "% interval).\n\n";
   bool header = false;
   for (const CheckRow& row : result.rows) {
-    if (row.verdict == SeriesVerdict::no_change) continue;
+    if (row.verdict == SeriesVerdict::no_change || row.verdict == SeriesVerdict::too_short) {
+      continue;
+    }
     if (!header) {
       out << "| verdict | benchmark | metric | environment | changed at | before | after | "
              "change | p |\n|---|---|---|---|---|---:|---:|---:|---:|\n";
@@ -184,18 +186,28 @@ std::string check_markdown(const History& history, const CheckResult& result,
     out << "| " << verdict_name(row.verdict) << " | " << series.key.benchmark << " | "
         << (link.empty() ? series.key.metric : "[" + series.key.metric + "](" + link + ")") << " | "
         << history.environments[series.environment].key.substr(0, 8) << " | ";
-    if (row.change) {
-      const SeriesChange& change = *row.change;
-      const std::string unit = series.key.unit.empty() ? "" : " " + series.key.unit;
-      out << "`" << history.commits[series.commits[change.position].commit].sha.substr(0, 12)
-          << "` | " << format_general(change.median_before) << unit << " | "
-          << format_general(change.median_after) << unit << " | " << change_text(change) << " | "
-          << format_general(change.point.pvalue) << " |\n";
-    } else {
-      out << "- | " << row.commits_before << " commits before | | | |\n";
-    }
+    const SeriesChange& change = *row.change;
+    const std::string unit = series.key.unit.empty() ? "" : " " + series.key.unit;
+    out << "`" << history.commits[series.commits[change.position].commit].sha.substr(0, 12)
+        << "` | " << format_general(change.median_before) << unit << " | "
+        << format_general(change.median_after) << unit << " | " << change_text(change) << " | "
+        << format_general(change.point.pvalue) << " |\n";
   }
   if (header) out << "\n";
+  if (const size_t short_series = counts[int(SeriesVerdict::too_short)]; short_series > 0) {
+    size_t fewest = options.min_commits_before;
+    for (const CheckRow& row : result.rows) {
+      if (row.verdict == SeriesVerdict::too_short) fewest = std::min(fewest, row.commits_before);
+    }
+    out << "Too short to say: " << short_series << " series (as few as " << fewest
+        << " commits before it); they are judged once they have " << options.min_commits_before
+        << ".\n\n";
+  }
+  if (history.environments.size() > 1) {
+    out << "Values of the " << history.environments.size()
+        << " environments below are never compared with one another (incomparable: other "
+           "machines, libraries or specs); each is judged against its own history.\n";
+  }
   for (size_t e = 0; e < history.environments.size(); ++e) {
     out << "Environment `" << history.environments[e].key.substr(0, 8)
         << "`: " << history.environments[e].description << ".\n";

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <map>
 
 #include "common/input_error.h"
@@ -45,7 +46,15 @@ class SqliteConnection final : public SqlConnection {
       const int columns = sqlite3_column_count(statement);
       SqlRow row(static_cast<size_t>(columns));
       for (int c = 0; c < columns; ++c) {
-        if (sqlite3_column_type(statement, c) == SQLITE_NULL) continue;
+        const int type = sqlite3_column_type(statement, c);
+        if (type == SQLITE_NULL) continue;
+        if (type == SQLITE_FLOAT) {
+          // SQLite's own text of a REAL keeps 15 digits; 17 give the double back exactly.
+          char text[32];
+          std::snprintf(text, sizeof text, "%.17g", sqlite3_column_double(statement, c));
+          row[size_t(c)] = text;
+          continue;
+        }
         row[size_t(c)] = reinterpret_cast<const char*>(sqlite3_column_text(statement, c));
       }
       rows.push_back(std::move(row));

@@ -206,6 +206,10 @@ std::string trend_chart_svg(const History& history, const MetricSeries& series,
   draw_runs(svg, frame, history, series, analysis);
   draw_changes(svg, frame, analysis);
   draw_commit_labels(svg, frame, history, series, analysis);
+  svg << "<text x=\"" << kLeft << "\" y=\"" << kHeight - 8
+      << "\" font-size=\"11\" fill=\"#444\">points: runs; line: each commit's median; dashed: "
+         "each level's median, shaded its p10-p90; vertical: change points (red worse, green "
+         "better)</text>\n";
   svg << "</svg>\n";
   return svg.str();
 }

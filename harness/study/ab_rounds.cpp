@@ -71,7 +71,7 @@ void check_ab_spec(const AbRequest& request) {
 int run_ab_rounds(const AbRequest& request, std::ostream& progress) {
   const Side base{"base", &request.base_program}, candidate{"new", &request.new_program};
   fs::create_directories(request.out / "logs");
-  for (long long round = 0; round < request.rounds; ++round) {
+  for (long long round = request.first_round; round < request.rounds; ++round) {
     const bool base_first = round % 2 == 0;
     progress << "ab: round " << round + 1 << "/" << request.rounds << ":";
     for (const Side& side : {base_first ? base : candidate, base_first ? candidate : base}) {

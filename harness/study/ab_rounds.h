@@ -17,6 +17,7 @@ struct AbRequest {
   std::filesystem::path base_program;  // the baseline build's harness executable
   std::filesystem::path new_program;   // the candidate build's
   long long rounds = 10;
+  long long first_round = 0;          // rounds already run (harness ab --until-resolved adds more)
   std::vector<std::string> sets;      // --set for both sides
   std::vector<std::string> new_sets;  // --set for the new side only
   std::filesystem::path out;          // holds base/, new/ and logs/; made by the caller
@@ -29,7 +30,7 @@ std::filesystem::path harness_program(const std::string& build, const std::strin
 // before anything runs. Throws InputError with the build's own error lines.
 void check_ab_spec(const AbRequest& request);
 
-// Runs the rounds into request.out/base and request.out/new, each study's output in
+// Runs rounds first_round to rounds - 1 into request.out/base and request.out/new, each study's output in
 // request.out/logs/, and each side's rank program's answers in request.out/<side>.rank_answers.json
 // (asked in its first round, given to the rounds after it; a build too old to read the file
 // asks again). Returns 0 when every study finished, else the exit code of the first that

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # harness ab on the real binaries: one build against itself in alternating rounds (A/A) passes
 # and writes both sides, the comparison and the logs; a slowdown given as a configuration
-# change on the new side is a regression (exit 1); bad input launches nothing (exit 2); an
+# change on the new side is a regression (exit 1), found by --until-resolved after the looks
+# that could not decide; bad input launches nothing (exit 2); an
 # interrupted ab exits 130 and leaves no study or rank running.
 source "$(dirname "$0")/common.sh"
 
@@ -90,18 +91,30 @@ ls "$SCRATCH"/unkept/e2e_ab/*/summary.json >/dev/null || fail "no results beside
 # A/B: the new side's batch is 512x larger, its iterations far slower: a regression, and the
 # counters say the work changed (FLOPs per iteration grow 512x). (64x was too little on
 # LibTorch 2.11's MKL: the MLP's iteration grew 2.5 -> 4.1 ms, one round in four overlapped.)
+# Until resolved: looks after 2, 4 and 5 rounds, each at alpha 0.05 / 3; 2 and 4 runs a side
+# allow no interval at that level (4 against 4: P(U <= 0) = 1/70 > 0.0083), 5 do (P(U <= 1) =
+# 2/252 <= 0.0083), so the rounds go on to 5 and stop there with the verdict.
 set +e
-"$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --rounds 4 \
-  --new-set model.batch_size=4096 --out "$SCRATCH/ab" >"$SCRATCH/ab.out" 2>&1
+"$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --rounds 2 --until-resolved \
+  --max-rounds 5 --new-set model.batch_size=4096 --out "$SCRATCH/ab" >"$SCRATCH/ab.out" 2>&1
 code=$?
 set -e
 [[ $code == 1 ]] || fail "A/B exited $code: $(cat "$SCRATCH/ab.out")"
+expect_contains "$(cat "$SCRATCH/ab.out")" "ab: up to 5 round(s) of $SCRATCH/spec.yaml into $SCRATCH/ab (looks after 2, 4, 5)"
 expect_contains "$(cat "$SCRATCH/ab.out")" "Note: base and new ran different studies (p000 / overlap: model.batch_size 8 vs 4096)"
+expect_contains "$(cat "$SCRATCH/ab/compare.md")" "- look 1 of 3, 2 rounds, alpha 0.0166667: undecided"
+expect_contains "$(cat "$SCRATCH/ab/compare.md")" "- look 2 of 3, 4 rounds, alpha 0.0166667: undecided"
+expect_contains "$(cat "$SCRATCH/ab/compare.md")" "- look 3 of 3, 5 rounds, alpha 0.0166667: decided"
+[[ $(ls "$SCRATCH"/ab/logs/ | wc -l) == 10 ]] || fail "not 10 logs: $(ls "$SCRATCH/ab/logs")"
 "$PY" - "$SCRATCH/ab/compare.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 row = next(r for r in report["rows"] if r["phase"] == "iteration")
 assert row["verdict"] == "regression" and row["change_low_pct"] > 5, row
+assert row["runs_base"] == 5 and row["runs_new"] == 5, row
+# The last look's interval, at 5 against 5 from the 2nd smallest to the 2nd largest of the 25
+# differences: confidence 1 - 2 P(U <= 1) = 1 - 4/252.
+assert abs(row["confidence"] - (1 - 4 / 252)) < 1e-12, row
 flops = next(c for c in report["counters"] if c["counter"].startswith("model FLOPs"))
 assert flops["verdict"] == "regression" and abs(flops["change_pct"] - 51100) < 1e-6, flops
 PY
@@ -126,6 +139,11 @@ bad "error: new build: --set model.batch_sise=4: unknown key 'model.batch_sise' 
   "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --new-set model.batch_sise=4 --out "$SCRATCH/never"
 bad "error: --threshold: expected a percentage such as 5% (got 'x')" \
   "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --threshold x --out "$SCRATCH/never"
+bad "error: --max-rounds: only with --until-resolved" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --max-rounds 8 --out "$SCRATCH/never"
+bad "error: --max-rounds: expected --rounds (4) to 500 (got 2)" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --rounds 4 --until-resolved --max-rounds 2 \
+  --out "$SCRATCH/never"
 bad "error: --out: $SCRATCH/aa exists and is not an empty folder" \
   "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --out "$SCRATCH/aa"
 

@@ -3,11 +3,12 @@
 # setup), writes the daemons and rank programs alive before it: a host's own Slurm or munge
 # services are not the suite's. `check FILE`, its last (the fixture's cleanup, after every test
 # that requires it), waits up to 15 s for every slurmd, slurmctld, slurmstepd, slurmscriptd,
-# munged, prted, orted, mpirun, prterun or harness-rank that was not there before to be gone,
+# munged, prted, orted, mpirun, prterun, harness-rank, postgres, chromium or chrome_crashpad (its
+# crash handler) that was not there before to be gone,
 # zombies included (a daemon's children go to init when it dies, and init reaps them in its own
 # time), and fails naming those that are still running. PROCESSES_LEFT_WAIT_S sets the wait.
 set -euo pipefail
-names='^(slurmd|slurmctld|slurmstepd|slurmscriptd|munged|prted|orted|mpirun|prterun|harness-rank)$'
+names='^(slurmd|slurmctld|slurmstepd|slurmscriptd|munged|prted|orted|mpirun|prterun|harness-rank|postgres|chromium|chrome_crashpad)$'
 mode=${1:-} file=${2:-}
 [[ ($mode == record || $mode == check) && -n $file ]] || {
   echo "usage: processes_left.sh record|check FILE" >&2

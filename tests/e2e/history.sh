@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# harness history on SQLite, end to end on results folders of known timings (history_common.sh):
+# add, check's three answers (3 too short, 0 no change, 1 a regression at its commit) in Markdown
+# and JSON, two adds at once losing nothing, and bad input refused in one line with exit 2 and
+# the database unchanged (a commit twice, --replace, a folder that is no results folder, a corrupt
+# file, another schema version, an unknown --since).
+source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/history_common.sh"
+db=$SCRATCH/history.sqlite
+
+# Three commits: too short to say.
+add_history "$db" 1 3 99 0
+set +e
+"$HARNESS" history check --db "$db" > "$SCRATCH/check.md"
+code=$?
+set -e
+[[ $code == 3 ]] || fail "check of 3 commits: exit $code, want 3: $(cat "$SCRATCH/check.md")"
+expect_contains "$(cat "$SCRATCH/check.md")" "### Benchmark history: inconclusive"
+
+# Sixteen commits of noise: no change.
+add_history "$db" 4 16 99 0
+"$HARNESS" history check --db "$db" --since c10 > "$SCRATCH/check.md" ||
+  fail "A/A check: exit $?: $(cat "$SCRATCH/check.md")"
+expect_contains "$(cat "$SCRATCH/check.md")" "### Benchmark history: no regression"
+expect_contains "$(cat "$SCRATCH/check.md")" "0 regressed, 0 improved"
+
+# Then 12% slower from c17 on: a regression at c17, with the medians on both sides.
+add_history "$db" 17 22 17 0.12
+set +e
+"$HARNESS" history check --db "$db" --since c15 --link https://ci.example/history \
+  --json "$SCRATCH/check.json" --out "$SCRATCH/comment.md" > "$SCRATCH/check.md"
+code=$?
+set -e
+[[ $code == 1 ]] || fail "a 12% step: exit $code, want 1: $(cat "$SCRATCH/check.md")"
+cmp -s "$SCRATCH/check.md" "$SCRATCH/comment.md" || fail "--out differs from what check printed"
+expect_contains "$(cat "$SCRATCH/check.md")" "| regression | ci_regression / default / overlap | [iteration p50](https://ci.example/history/b-ci-regression-default-overlap-"
+"$PY" - "$SCRATCH/check.json" "$REFERENCE_RESULTS" <<'PY' || fail "check.json"
+import csv, glob, json, statistics, sys
+check = json.load(open(sys.argv[1]))
+assert check["exit_code"] == 1 and check["since"] == "c15", check
+rows = {(r["benchmark"], r["metric"]): r for r in check["rows"]}
+for system in ("overlap", "sync"):
+    row = rows[(f"ci_regression / default / {system}", "iteration p50")]
+    assert row["verdict"] == "regression", row
+    change = row["change"]
+    assert change["commit"] == "c17" and change["index"] == 16, change
+    # The reference run's iteration p50 (its one run, ranks pooled) is the level before, times
+    # the commits' noise (median over c01..c16 of 1 + 0.005 ((5k mod 7) - 3)).
+    times = []
+    for path in glob.glob(f"{sys.argv[2]}/raw/p000/{system}/rep0/rank*.csv"):
+        times += [float(r["iteration_ms"]) for r in csv.DictReader(open(path))]
+    p50 = statistics.median(times)
+    noise = statistics.median(1 + 0.005 * ((5 * k) % 7 - 3) for k in range(1, 17))
+    assert abs(change["median_before"] / (p50 * noise) - 1) < 2e-3, (change, p50)
+    assert abs(change["change_pct"] - 12) < 1.5, change
+    assert change["low_pct"] <= change["change_pct"] <= change["high_pct"], change
+    assert change["pvalue"] < 0.001, change
+    # The exact counters did not change.
+    counter = rows[(f"ci_regression / default / {system}", "all-reduces per iteration")]
+    assert counter["verdict"] == "no change" and not counter["changes"], counter
+PY
+# After the step, nothing new.
+"$HARNESS" history check --db "$db" --since c20 > /dev/null || fail "check after the step: exit $?"
+
+# Two adds at once: both land.
+before=$(dump_db "$db" | grep -c "INSERT INTO \"commits\"")
+add_history "$db" 23 28 1 0.12 &
+add_history "$db" 29 34 1 0.12 &
+wait %1 || fail "the first concurrent add failed"
+wait %2 || fail "the second concurrent add failed"
+after=$(dump_db "$db" | grep -c "INSERT INTO \"commits\"")
+((after == before + 12)) || fail "concurrent adds: $before commits, then $after (want $((before + 12)))"
+
+# Bad input: one line, exit 2, the database as it was.
+dump_db "$db" > "$SCRATCH/before.sql"
+expect_history_refused "commit c05 is in the history already for this environment" \
+  history add "$SCRATCH/commits/c5" --commit c05 --db "$db"
+expect_history_refused "$SCRATCH/nothing: no such folder" \
+  history add "$SCRATCH/nothing" --commit c99 --db "$db"
+mkdir -p "$SCRATCH/not-results" && echo hello > "$SCRATCH/not-results/notes.txt"
+expect_history_refused "not-results" history add "$SCRATCH/not-results" --commit c99 --db "$db"
+expect_history_refused "--since c77: the history holds no such commit" \
+  history check --db "$db" --since c77
+dump_db "$db" > "$SCRATCH/after.sql"
+cmp -s "$SCRATCH/before.sql" "$SCRATCH/after.sql" || fail "a refused command changed the database"
+
+# --replace swaps a commit's values and keeps its place.
+make_results "$SCRATCH/replacement" 2
+"$HARNESS" history add "$SCRATCH/replacement" --commit c05 --db "$db" --replace > /dev/null
+"$PY" - "$db" <<'PY' || fail "--replace"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+order = [sha for (sha,) in db.execute("SELECT sha FROM commits ORDER BY position")]
+assert order[4] == "c05" and len(order) == 34, order
+(results,) = db.execute("SELECT a.results FROM additions a JOIN commits c ON a.commit_id = c.id "
+                        "WHERE c.sha = 'c05'").fetchone()
+assert results.endswith("replacement"), results
+PY
+
+# Corrupt files and other schemas are refused, and left as they were.
+head -c 4096 /dev/urandom > "$SCRATCH/corrupt.sqlite"
+cp "$SCRATCH/corrupt.sqlite" "$SCRATCH/corrupt.copy"
+expect_history_refused "file is not a database" \
+  history add "$SCRATCH/commits/c5" --commit c05 --db "$SCRATCH/corrupt.sqlite"
+expect_history_refused "file is not a database" history check --db "$SCRATCH/corrupt.sqlite"
+cmp -s "$SCRATCH/corrupt.sqlite" "$SCRATCH/corrupt.copy" || fail "a corrupt file was changed"
+cp "$db" "$SCRATCH/v9.sqlite"
+"$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE history_schema SET version = 9"); c.commit()' "$SCRATCH/v9.sqlite"
+dump_db "$SCRATCH/v9.sqlite" > "$SCRATCH/v9.before"
+expect_history_refused "a history of schema version 9; this harness reads version 1" \
+  history add "$SCRATCH/commits/c5" --commit c99 --db "$SCRATCH/v9.sqlite"
+dump_db "$SCRATCH/v9.sqlite" > "$SCRATCH/v9.after"
+cmp -s "$SCRATCH/v9.before" "$SCRATCH/v9.after" || fail "a history of another schema was changed"
+expect_history_refused "no such history" history check --db "$SCRATCH/none.sqlite"
+[[ ! -e $SCRATCH/none.sqlite ]] || fail "check made a database"
+echo "history: ok"
