@@ -90,6 +90,29 @@ std::string format_general(double value) {
   return buffer;
 }
 
+std::string markup_escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 static_assert(kMaxNameLength == 128, "kFolderNameRule states the limit");
 
 std::string folder_name_problem(std::string_view name) {

@@ -37,6 +37,9 @@ std::string format_number(double value, int max_decimals = 6);
 // "2.5", "1.25e-07"): a value from a file that may be anything, in an error message.
 std::string format_general(double value);
 
+// `text` with &, <, > and " as entities: safe inside HTML and SVG text and attribute values.
+std::string markup_escaped(std::string_view text);
+
 // Fixed-point formatting with exactly `decimals` digits after the point ("2.50"), as tables
 // print their columns.
 std::string format_fixed(double value, int decimals);

@@ -74,6 +74,7 @@ struct CheckFlags {
   DetectorFlags detector;
   CheckOptions options;
   long long min_commits = kDefaultMinCommitsBefore;
+  long long min_runs = kDefaultMinRunsAfter;
 };
 
 int run_check(CheckFlags flags) {
@@ -84,6 +85,10 @@ int run_check(CheckFlags flags) {
     throw InputError("--min-commits: expected 1 to 100000");
   }
   options.min_commits_before = size_t(flags.min_commits);
+  if (flags.min_runs < 1 || flags.min_runs > 100000) {
+    throw InputError("--min-runs-after: expected 1 to 100000");
+  }
+  options.min_runs_after = size_t(flags.min_runs);
   HistoryStore store = open_history(flags.db, OpenIntent::read);
   const History history = store.read();
   const CheckResult result = check_history(history, options);
@@ -151,6 +156,9 @@ void add_check(CLI::App* history) {
                   "exact counters)");
   sub->add_option("--min-commits", flags->min_commits,
                   "Commits a series needs before --since (fewer: exit 3)")
+      ->capture_default_str();
+  sub->add_option("--min-runs-after", flags->min_runs,
+                  "Runs a worse change needs after it to be a regression (fewer: exit 3)")
       ->capture_default_str();
   sub->add_option("--alpha", flags->options.alpha, "1 - the change interval's confidence")
       ->capture_default_str();

@@ -52,9 +52,11 @@ CheckRow judge(const MetricSeries& series, size_t since, const CheckOptions& opt
     if (series.commits[change.position].commit < since) continue;
     row.changes.push_back(change);
     const bool beyond = std::fabs(change.change_pct) > options.threshold_pct;
-    const SeriesVerdict verdict = !beyond        ? SeriesVerdict::within_threshold
-                                  : change.worse ? SeriesVerdict::regression
-                                                 : SeriesVerdict::improvement;
+    const bool confirmed = change.runs_after >= options.min_runs_after;
+    const SeriesVerdict verdict = !beyond         ? SeriesVerdict::within_threshold
+                                  : !change.worse ? SeriesVerdict::improvement
+                                  : confirmed     ? SeriesVerdict::regression
+                                                  : SeriesVerdict::unconfirmed;
     // A regression outweighs an improvement, which outweighs a change within the threshold.
     if (!row.change || int(verdict) < int(row.verdict)) {
       row.verdict = verdict;
@@ -100,7 +102,8 @@ nlohmann::json change_json(const History& history, const MetricSeries& series,
           {"change_pct", change.change_pct},
           {"low_pct", optional(change.low_pct)},
           {"high_pct", optional(change.high_pct)},
-          {"pvalue", change.point.pvalue}};
+          {"pvalue", change.point.pvalue},
+          {"runs_after", change.runs_after}};
 }
 
 }  // namespace
@@ -109,6 +112,8 @@ const char* verdict_name(SeriesVerdict verdict) {
   switch (verdict) {
     case SeriesVerdict::regression:
       return "regression";
+    case SeriesVerdict::unconfirmed:
+      return "unconfirmed";
     case SeriesVerdict::improvement:
       return "improvement";
     case SeriesVerdict::within_threshold:
@@ -144,14 +149,16 @@ int check_exit_code(const CheckResult& result) {
                        [&](const CheckRow& row) { return row.verdict == verdict; });
   };
   if (any(SeriesVerdict::regression)) return 1;
-  if (any(SeriesVerdict::too_short) || result.rows.empty()) return 3;
+  if (any(SeriesVerdict::too_short) || any(SeriesVerdict::unconfirmed) || result.rows.empty()) {
+    return 3;
+  }
   return 0;
 }
 
 std::string check_markdown(const History& history, const CheckResult& result,
                            const CheckOptions& options) {
   std::ostringstream out;
-  size_t counts[5] = {};
+  size_t counts[6] = {};
   for (const CheckRow& row : result.rows) ++counts[int(row.verdict)];
   const StoredCommit& since = history.commits[result.since];
   const int code = check_exit_code(result);
@@ -163,6 +170,8 @@ std::string check_markdown(const History& history, const CheckResult& result,
   out << "At or after `" << since.sha.substr(0, 12) << "` (commit " << result.since + 1 << " of "
       << history.commits.size() << "): " << result.rows.size() << " series judged, "
       << counts[int(SeriesVerdict::regression)] << " regressed, "
+      << counts[int(SeriesVerdict::unconfirmed)] << " worse on fewer than "
+      << options.min_runs_after << " runs after the change (unconfirmed), "
       << counts[int(SeriesVerdict::improvement)] << " improved, "
       << counts[int(SeriesVerdict::within_threshold)] << " changed within "
       << format_number(options.threshold_pct) << "%, " << counts[int(SeriesVerdict::too_short)]
@@ -183,7 +192,11 @@ std::string check_markdown(const History& history, const CheckResult& result,
     }
     const MetricSeries& series = history.series[row.series];
     const std::string link = link_to(series, options);
-    out << "| " << verdict_name(row.verdict) << " | " << series.key.benchmark << " | "
+    const std::string verdict =
+        row.verdict == SeriesVerdict::unconfirmed
+            ? "unconfirmed (" + std::to_string(row.change->runs_after) + " runs after)"
+            : verdict_name(row.verdict);
+    out << "| " << verdict << " | " << series.key.benchmark << " | "
         << (link.empty() ? series.key.metric : "[" + series.key.metric + "](" + link + ")") << " | "
         << history.environments[series.environment].key.substr(0, 8) << " | ";
     const SeriesChange& change = *row.change;

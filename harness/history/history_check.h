@@ -1,8 +1,9 @@
 // `harness history check`: has a metric changed for the worse at or after a commit? Every judged
 // metric's history (per environment: values of different fingerprints are never compared) is
 // analysed (series_analysis.h); a change point at or after `since` that moves the metric the
-// worse way by more than the threshold is a regression. Exit 1 then; else 3 when a judged series
-// holds too few commits before `since` to say; else 0.
+// worse way by more than the threshold is a regression, once at least min_runs_after runs follow
+// it. Exit 1 then; else 3 when a judged series holds too few commits before `since` to say, or a
+// worse change too few runs after it; else 0.
 #pragma once
 
 #include <optional>
@@ -18,6 +19,9 @@ namespace harness {
 inline constexpr const char* kDefaultCheckedMetrics[] = {"iteration p50", "MFU", "tokens/s"};
 // Fewer commits than this before `since`: too short a history to find a change at it.
 inline constexpr size_t kDefaultMinCommitsBefore = 4;
+// A worse change resting on fewer runs than this after it is not called a regression: one slow
+// run at the newest commit cannot be told from a slow build (inconclusive instead).
+inline constexpr size_t kDefaultMinRunsAfter = 3;
 
 struct CheckOptions {
   std::string since;  // a commit's sha (or a prefix of 7 or more); "": the newest commit
@@ -26,10 +30,19 @@ struct CheckOptions {
   ChangePointOptions detector;
   std::vector<std::string> metrics;  // empty: the defaults above and the counters
   size_t min_commits_before = kDefaultMinCommitsBefore;
+  size_t min_runs_after = kDefaultMinRunsAfter;
   std::string link;  // the published report's URL (or folder): each row links to its chart
 };
 
-enum class SeriesVerdict { regression, improvement, within_threshold, no_change, too_short };
+// In the order they outweigh one another for a series with several changes.
+enum class SeriesVerdict {
+  regression,
+  unconfirmed,  // worse beyond the threshold, on fewer than min_runs_after runs after the change
+  improvement,
+  within_threshold,
+  no_change,
+  too_short,
+};
 const char* verdict_name(SeriesVerdict verdict);
 
 struct CheckRow {

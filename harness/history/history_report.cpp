@@ -16,29 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string html_escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // Each page marks whether its charts loaded (data-charts="loaded/total" on <body>), which a
 // browser test reads back; nothing else runs.
 constexpr const char* kPageHead =
@@ -86,11 +63,11 @@ void write_benchmark_page(const fs::path& folder, const History& history,
                           const std::map<size_t, SeriesAnalysis>& analyses,
                           const ReportOptions& options) {
   std::ostringstream page;
-  page << kPageHead << "<title>" << html_escaped(entry.benchmark) << "</title></head><body>\n"
-       << "<p><a href=\"" << report_index_page() << "\">" << html_escaped(options.title)
-       << "</a></p>\n<h1>" << html_escaped(entry.benchmark) << "</h1>\n<p>Environment <code>"
+  page << kPageHead << "<title>" << markup_escaped(entry.benchmark) << "</title></head><body>\n"
+       << "<p><a href=\"" << report_index_page() << "\">" << markup_escaped(options.title)
+       << "</a></p>\n<h1>" << markup_escaped(entry.benchmark) << "</h1>\n<p>Environment <code>"
        << history.environments[entry.environment].key.substr(0, 8)
-       << "</code>: " << html_escaped(history.environments[entry.environment].description)
+       << "</code>: " << markup_escaped(history.environments[entry.environment].description)
        << "</p>\n";
   for (const size_t s : entry.series) {
     const MetricSeries& series = history.series[s];
@@ -98,14 +75,14 @@ void write_benchmark_page(const fs::path& folder, const History& history,
     size_t runs = 0;
     for (const CommitRuns& commit : series.commits) runs += commit.runs.size();
     page << "<h2 id=\"" << chart_anchor(series.key.metric) << "\">"
-         << html_escaped(series.key.metric) << "</h2>\n<p>" << series.commits.size() << " commits, "
-         << runs << " runs; " << analysis.changes.size() << " change point(s)";
+         << markup_escaped(series.key.metric) << "</h2>\n<p>" << series.commits.size()
+         << " commits, " << runs << " runs; " << analysis.changes.size() << " change point(s)";
     for (const SeriesChange& change : analysis.changes) {
       page << "; " << change_cell(history, series, change) << " (p "
            << format_general(change.point.pvalue) << ")";
     }
     page << "</p>\n<img src=\"" << chart_file(series.key, entry.environment) << "\" alt=\""
-         << html_escaped(series.key.metric) << "\">\n";
+         << markup_escaped(series.key.metric) << "\">\n";
   }
   page << "</body></html>\n";
   write_file_atomic(folder / benchmark_page(entry.benchmark, entry.environment), page.str());
@@ -115,8 +92,8 @@ void write_index(const fs::path& folder, const History& history,
                  const std::vector<BenchmarkEntry>& entries,
                  const std::map<size_t, SeriesAnalysis>& analyses, const ReportOptions& options) {
   std::ostringstream page;
-  page << kPageHead << "<title>" << html_escaped(options.title) << "</title></head><body>\n<h1>"
-       << html_escaped(options.title) << "</h1>\n<p>" << history.commits.size()
+  page << kPageHead << "<title>" << markup_escaped(options.title) << "</title></head><body>\n<h1>"
+       << markup_escaped(options.title) << "</h1>\n<p>" << history.commits.size()
        << " commits, from <code>" << history.commits.front().sha.substr(0, 12)
        << "</code> to <code>" << history.commits.back().sha.substr(0, 12)
        << "</code>. Change points by E-divisive means (window " << options.detector.window
@@ -137,7 +114,7 @@ void write_index(const fs::path& folder, const History& history,
       worse += last.worse;
       const size_t commit = series.commits[last.position].commit;
       if (!any || commit > latest_commit) {
-        latest = html_escaped(series.key.metric) + " " + change_cell(history, series, last);
+        latest = markup_escaped(series.key.metric) + " " + change_cell(history, series, last);
         status = status_of(history, series, analysis);
         latest_commit = commit, any = true;
       }
@@ -145,14 +122,14 @@ void write_index(const fs::path& folder, const History& history,
     if (worse > 0) status += " (" + std::to_string(worse) + " metric(s) worse)";
     page << "<tr class=\"benchmark\"><td><a href=\""
          << benchmark_page(entry.benchmark, entry.environment) << "\">"
-         << html_escaped(entry.benchmark) << "</a></td><td><code>"
+         << markup_escaped(entry.benchmark) << "</a></td><td><code>"
          << history.environments[entry.environment].key.substr(0, 8) << "</code></td><td>"
          << entry.series.size() << "</td><td>" << latest << "</td><td>" << status << "</td></tr>\n";
   }
   page << "</table>\n<h2>Environments</h2>\n<ul>\n";
   for (const EnvironmentFingerprint& environment : history.environments) {
     page << "<li><code>" << environment.key.substr(0, 8)
-         << "</code>: " << html_escaped(environment.description) << "</li>\n";
+         << "</code>: " << markup_escaped(environment.description) << "</li>\n";
   }
   page << "</ul>\n</body></html>\n";
   write_file_atomic(folder / report_index_page(), page.str());

@@ -31,14 +31,20 @@ std::string fnv1a_hex(const std::string& text) {
   return hex;
 }
 
-// spec.yaml as resolved, less `output` (harness ab gives every round a folder of its own).
+// spec.yaml as resolved, less `output` (harness ab gives every round a folder of its own) and
+// `run.repeats` (how many runs measure it, not what a run measures: a pull request's commit runs
+// three times where main's run once).
 std::string spec_without_output(const fs::path& folder) {
   const fs::path file = folder / "spec.yaml";
   std::ifstream in(file);
   if (!in) return "";
   try {
     YAML::Node spec = YAML::Load(in);
-    if (spec.IsMap()) spec.remove("output");
+    if (spec.IsMap()) {
+      spec.remove("output");
+      const YAML::Node run = static_cast<const YAML::Node&>(spec)["run"];  // no key made
+      if (run && run.IsMap()) spec["run"].remove("repeats");
+    }
     YAML::Emitter out;
     out << spec;
     return out.c_str();

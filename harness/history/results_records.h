@@ -25,7 +25,8 @@ struct AdditionRequest {
 HistoryAddition addition_from_results(const AdditionRequest& request);
 
 // The fingerprint of what a result depends on besides the code: the machine (its name, CPU model
-// and cores), LibTorch, BLAS, the device and GPU, and the spec as resolved less its output folder.
+// and cores), LibTorch, BLAS, the device and GPU, and the spec as resolved less its output folder
+// and repeats.
 EnvironmentFingerprint environment_fingerprint(const ResultSamples& folder,
                                                const std::string& machine);
 

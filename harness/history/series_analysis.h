@@ -17,12 +17,14 @@ namespace harness {
 struct SeriesChange {
   size_t position = 0;  // index into MetricSeries::commits of the first commit after the change
   ChangePoint point;
-  double median_before = 0, median_after = 0;  // of the commits' medians on each side
+  // Of the commits' medians on each side, at most 100 commits a side, the nearest.
+  double median_before = 0, median_after = 0;
   // after / before - 1 in percent: the Hodges-Lehmann shift between the logarithms of the two
   // sides' commit medians, with its interval at the check's alpha where the sides allow one.
   double change_pct = 0;
   std::optional<double> low_pct, high_pct;
-  bool worse = false;  // the direction the metric's Better calls worse
+  bool worse = false;     // the direction the metric's Better calls worse
+  size_t runs_after = 0;  // the runs of the commits on its after side
 };
 
 struct SeriesAnalysis {

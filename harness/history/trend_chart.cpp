@@ -19,29 +19,6 @@ constexpr size_t kMaxCommitLabels = 12;
 // file stays small (10,000 circles would be about 1 MB).
 constexpr size_t kMaxPoints = 4000;
 
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", value);
@@ -89,7 +66,7 @@ void draw_axes(std::ostringstream& svg, const Frame& frame, double low, double h
         << "\" text-anchor=\"end\">" << format_general(t) << "</text>\n";
   }
   svg << "<text transform=\"translate(16," << number((kTop + kHeight - kBottom) / 2)
-      << ") rotate(-90)\" text-anchor=\"middle\">" << escaped(unit) << "</text>\n</g>\n";
+      << ") rotate(-90)\" text-anchor=\"middle\">" << markup_escaped(unit) << "</text>\n</g>\n";
 }
 
 // Commits labelled below the axis: evenly spaced ones and every change point's.
@@ -106,7 +83,8 @@ void draw_commit_labels(std::ostringstream& svg, const Frame& frame, const Histo
   for (const size_t i : labelled) {
     const double x = frame.x(double(i)), y = kHeight - kBottom + 8;
     svg << "<text transform=\"translate(" << number(x) << "," << number(y) << ") rotate(45)\">"
-        << escaped(history.commits[series.commits[i].commit].sha.substr(0, 8)) << "</text>\n";
+        << markup_escaped(history.commits[series.commits[i].commit].sha.substr(0, 8))
+        << "</text>\n";
   }
   svg << "</g>\n";
 }
@@ -154,7 +132,7 @@ void draw_runs(std::ostringstream& svg, const Frame& frame, const History& histo
     for (const double value : commit.runs) {
       svg << "<circle class=\"run\" cx=\"" << number(x) << "\" cy=\"" << number(frame.y(value))
           << "\" r=\"2.5\" stroke=\"none\"><title>"
-          << escaped(history.commits[commit.commit].sha.substr(0, 12)) << ": "
+          << markup_escaped(history.commits[commit.commit].sha.substr(0, 12)) << ": "
           << format_general(value) << "</title></circle>\n";
     }
   }
@@ -199,8 +177,9 @@ std::string trend_chart_svg(const History& history, const MetricSeries& series,
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
       << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
       << "\" font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << kLeft << "\" y=\"20\" font-size=\"14\">" << escaped(series.key.benchmark)
-      << ": " << escaped(series.key.metric) << "</text>\n";
+      << "<text x=\"" << kLeft << "\" y=\"20\" font-size=\"14\">"
+      << markup_escaped(series.key.benchmark) << ": " << markup_escaped(series.key.metric)
+      << "</text>\n";
   draw_axes(svg, frame, low, high, series.key.unit.empty() ? "count" : series.key.unit);
   draw_levels(svg, frame, series, analysis);
   draw_runs(svg, frame, history, series, analysis);

@@ -30,11 +30,12 @@ std::filesystem::path harness_program(const std::string& build, const std::strin
 // before anything runs. Throws InputError with the build's own error lines.
 void check_ab_spec(const AbRequest& request);
 
-// Runs rounds first_round to rounds - 1 into request.out/base and request.out/new, each study's output in
-// request.out/logs/, and each side's rank program's answers in request.out/<side>.rank_answers.json
-// (asked in its first round, given to the rounds after it; a build too old to read the file
-// asks again). Returns 0 when every study finished, else the exit code of the first that
-// did not (1 a failed run, 2 bad input, 130 interrupted), having stopped there.
+// Runs rounds first_round to rounds - 1 into request.out/base and request.out/new, each study's
+// output in request.out/logs/, and each side's rank program's answers in
+// request.out/<side>.rank_answers.json (asked in its first round, given to the rounds after it; a
+// build too old to read the file asks again). Returns 0 when every study finished, else the exit
+// code of the first that did not (1 a failed run, 2 bad input, 130 interrupted), having stopped
+// there.
 int run_ab_rounds(const AbRequest& request, std::ostream& progress);
 
 }  // namespace harness

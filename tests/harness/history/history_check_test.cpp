@@ -80,6 +80,28 @@ TEST(HistoryCheck, AFasterStepIsAnImprovementAndAThroughputDropARegression) {
   EXPECT_EQ(check_history(throughput, options).rows[0].verdict, SeriesVerdict::regression);
 }
 
+TEST(HistoryCheck, AWorseNewestCommitOnOneRunIsUnconfirmed) {
+  // 30 steady commits, then one 12% slower: one run cannot tell a slow build from a slow run.
+  std::vector<double> values = stepped(0.12, 1);
+  History history = one_series(values);
+  const CheckResult one_run = check_history(history, {});
+  ASSERT_EQ(one_run.rows.size(), 1u);
+  EXPECT_EQ(one_run.rows[0].verdict, SeriesVerdict::unconfirmed);
+  ASSERT_TRUE(one_run.rows[0].change);
+  EXPECT_EQ(one_run.rows[0].change->position, 30u);
+  EXPECT_EQ(one_run.rows[0].change->runs_after, 1u);
+  EXPECT_EQ(check_exit_code(one_run), 3);
+  EXPECT_THAT(check_markdown(history, one_run, {}), HasSubstr("| unconfirmed (1 runs after) |"));
+  // The same commit with three runs, all slower: a regression.
+  history.series[0].commits.back().runs = {values.back(), values.back() * 1.001,
+                                           values.back() * 0.999};
+  EXPECT_EQ(check_history(history, {}).rows[0].verdict, SeriesVerdict::regression);
+  // And one run is enough where the user says so.
+  CheckOptions one;
+  one.min_runs_after = 1;
+  EXPECT_EQ(check_history(one_series(values), one).rows[0].verdict, SeriesVerdict::regression);
+}
+
 TEST(HistoryCheck, TooShortAHistoryIsInconclusive) {
   const History history = one_series({100, 101, 130});
   const CheckResult result = check_history(history, {});  // since: the newest
