@@ -90,6 +90,18 @@ std::string format_general(double value) {
   return buffer;
 }
 
+std::string format_signed_percent(double pct) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.1f%%", pct);
+  return buffer;
+}
+
+std::string format_change_with_interval(double pct, double low_pct, double high_pct) {
+  char buffer[96];
+  std::snprintf(buffer, sizeof buffer, "%+.1f%% [%+.1f, %+.1f]", pct, low_pct, high_pct);
+  return buffer;
+}
+
 std::string markup_escaped(std::string_view text) {
   std::string out;
   for (const char c : text) {

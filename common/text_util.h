@@ -37,6 +37,11 @@ std::string format_number(double value, int max_decimals = 6);
 // "2.5", "1.25e-07"): a value from a file that may be anything, in an error message.
 std::string format_general(double value);
 
+// A relative change, signed, one decimal: "+3.1%".
+std::string format_signed_percent(double pct);
+// With its interval: "+3.1% [-1.2, +7.5]".
+std::string format_change_with_interval(double pct, double low_pct, double high_pct);
+
 // `text` with &, <, > and " as entities: safe inside HTML and SVG text and attribute values.
 std::string markup_escaped(std::string_view text);
 

@@ -25,12 +25,9 @@ std::string format_p(double p) { return format(p < 0.001 ? "%.2e" : "%.3f", p); 
 
 // "+3.1% [-1.2, +7.5]", or "+3.1%" where the runs allow no interval.
 std::string change_with_interval(const CompareRow& row) {
-  std::string text = format("%+.1f%%", row.change_pct);
-  if (row.shift) {
-    text += " [" + format("%+.1f", row.change_low_pct) + ", " +
-            format("%+.1f", row.change_high_pct) + "]";
-  }
-  return text;
+  return row.shift
+             ? format_change_with_interval(row.change_pct, row.change_low_pct, row.change_high_pct)
+             : format_signed_percent(row.change_pct);
 }
 
 std::string row_place(const Comparison& c, const std::string& group, const std::string& name,

@@ -18,8 +18,6 @@ std::string describe(const Key& key) {
   return (group.empty() ? "" : group + " / ") + name + " / " + item;
 }
 
-double percent_of(double change, double base) { return base != 0 ? change / base * 100.0 : 0.0; }
-
 // The verdict on a row with an interval: beyond the threshold as a whole, and beyond the noise
 // floor in absolute terms, or it is no verdict.
 Verdict judge(const CompareRow& row, const CompareOptions& options) {
@@ -38,32 +36,13 @@ Verdict judge(const CompareRow& row, const CompareOptions& options) {
                                                          : Verdict::below_floor;
 }
 
-std::vector<double> logarithms(const std::vector<double>& values) {
-  std::vector<double> logs;
-  for (double v : values) logs.push_back(std::log(v));
-  return logs;
-}
-
-bool all_positive(const std::vector<double>& values) {
-  return std::all_of(values.begin(), values.end(), [](double v) { return v > 0; });
-}
-
-// The shift and its interval as percentages of the base. Times vary by a factor (a machine in a
-// slower phase stretches every run alike), so the shift is taken between the logarithms of the
-// runs: a 10% slowdown is the same shift in a fast phase and a slow one. Where a side has a
-// value <= 0 there is no logarithm, and the shift is the difference over the base's median.
 void set_change(CompareRow& row, const SampleSet& base, const SampleSet& candidate, double alpha) {
-  row.log_scale = all_positive(base.runs) && all_positive(candidate.runs);
-  const std::vector<double> x = row.log_scale ? logarithms(base.runs) : base.runs;
-  const std::vector<double> y = row.log_scale ? logarithms(candidate.runs) : candidate.runs;
-  const auto as_pct = [&](double shift) {
-    return row.log_scale ? (std::exp(shift) - 1) * 100 : percent_of(shift, row.base_value);
-  };
-  row.change_pct = as_pct(hodges_lehmann_shift(x, y));
-  row.shift = shift_interval(x, y, alpha);
-  if (!row.shift) return;
-  row.change_low_pct = as_pct(row.shift->low);
-  row.change_high_pct = as_pct(row.shift->high);
+  const RelativeShift change = relative_shift(base.runs, candidate.runs, alpha);
+  row.log_scale = change.log_scale;
+  row.change_pct = change.change_pct;
+  row.shift = change.shift;
+  row.change_low_pct = change.low_pct;
+  row.change_high_pct = change.high_pct;
 }
 
 CompareRow compare_row(const SampleSet& base, const SampleSet& candidate,

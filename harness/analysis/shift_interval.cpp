@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/statistics.h"
 #include "harness/analysis/mann_whitney.h"
 
 namespace harness {
@@ -67,12 +68,26 @@ CriticalU critical_u(size_t n1, size_t n2, double alpha) {
   return critical;
 }
 
+double median_of_sorted(const std::vector<double>& sorted) {
+  const size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+bool all_positive(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double v) { return v > 0; });
+}
+
+std::vector<double> logarithms(const std::vector<double>& values) {
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) logs.push_back(std::log(v));
+  return logs;
+}
+
 }  // namespace
 
 double hodges_lehmann_shift(const std::vector<double>& base, const std::vector<double>& candidate) {
-  const std::vector<double> differences = sorted_differences(base, candidate);
-  const size_t n = differences.size();
-  return n % 2 ? differences[n / 2] : (differences[n / 2 - 1] + differences[n / 2]) / 2;
+  return median_of_sorted(sorted_differences(base, candidate));
 }
 
 std::optional<ShiftInterval> shift_interval(const std::vector<double>& base,
@@ -83,12 +98,32 @@ std::optional<ShiftInterval> shift_interval(const std::vector<double>& base,
   const std::vector<double> differences = sorted_differences(base, candidate);
   const auto k = static_cast<size_t>(critical.c);
   ShiftInterval interval;
-  interval.estimate = hodges_lehmann_shift(base, candidate);
+  interval.estimate = median_of_sorted(differences);
   interval.low = differences[k];
   interval.high = differences[differences.size() - 1 - k];
   interval.confidence = critical.confidence;
   interval.exact = critical.exact;
   return interval;
+}
+
+RelativeShift relative_shift(const std::vector<double>& base, const std::vector<double>& candidate,
+                             double alpha) {
+  RelativeShift change;
+  change.log_scale = all_positive(base) && all_positive(candidate);
+  const std::vector<double> x = change.log_scale ? logarithms(base) : base;
+  const std::vector<double> y = change.log_scale ? logarithms(candidate) : candidate;
+  const double base_median = percentile(base, 50);
+  const auto as_pct = [&](double shift) {
+    if (change.log_scale) return (std::exp(shift) - 1) * 100;
+    return base_median != 0 ? shift / base_median * 100.0 : 0.0;
+  };
+  change.shift = shift_interval(x, y, alpha);
+  change.change_pct = as_pct(change.shift ? change.shift->estimate : hodges_lehmann_shift(x, y));
+  if (change.shift) {
+    change.low_pct = as_pct(change.shift->low);
+    change.high_pct = as_pct(change.shift->high);
+  }
+  return change;
 }
 
 size_t fewest_runs_for_interval(double alpha) {

@@ -34,6 +34,20 @@ double hodges_lehmann_shift(const std::vector<double>& base, const std::vector<d
 std::optional<ShiftInterval> shift_interval(const std::vector<double>& base,
                                             const std::vector<double>& candidate, double alpha);
 
+// The change from `base` to `candidate` as a percentage of the base, the form every verdict over
+// runs or commits takes. Times vary by a factor (a machine in a slower phase stretches every run
+// alike), so the shift is taken between the logarithms: a 10% slowdown is the same shift in a
+// fast phase and a slow one. Where a side has a value <= 0 there is no logarithm, and the shift is
+// the difference over the base's median.
+struct RelativeShift {
+  double change_pct = 0;
+  std::optional<ShiftInterval> shift;  // of the logarithms (log_scale), or in the values' unit
+  double low_pct = 0, high_pct = 0;    // the interval as percentages, where `shift` is
+  bool log_scale = true;
+};
+RelativeShift relative_shift(const std::vector<double>& base, const std::vector<double>& candidate,
+                             double alpha);
+
 // The fewest runs per side (equal sides) for which shift_interval gives an interval at alpha:
 // 4 at 0.05, 5 at 0.01.
 size_t fewest_runs_for_interval(double alpha);

@@ -1,13 +1,13 @@
 #include "harness/cli/ab_command.h"
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "harness/analysis/compare_report.h"
@@ -33,9 +33,9 @@ struct AbOptions {
 };
 
 std::string join_rounds(const std::vector<long long>& looks) {
-  std::string text;
-  for (const long long rounds : looks) text += (text.empty() ? "" : ", ") + std::to_string(rounds);
-  return text;
+  std::vector<std::string> rounds;
+  for (const long long look : looks) rounds.push_back(std::to_string(look));
+  return join(rounds, ", ");
 }
 
 // The folder the rounds write into: a new one, never one that holds anything already.
@@ -88,10 +88,8 @@ std::string undecided_rows_note(const Comparison& comparison, double threshold_p
     note << "- " << row.group << " / " << row.name << " / " << row.item << ": "
          << verdict_name(row.verdict);
     if (const auto runs = runs_needed(row, threshold_pct)) {
-      char change[64];
-      std::snprintf(change, sizeof change, "%+.1f%%", row.change_pct);
-      note << "; a change of " << change << " at this machine's spread would need about " << *runs
-           << " rounds for a verdict";
+      note << "; a change of " << format_signed_percent(row.change_pct)
+           << " at this machine's spread would need about " << *runs << " rounds for a verdict";
     }
     note << "\n";
   }
@@ -109,7 +107,6 @@ int run_ab(const AbOptions& options) {
   request.new_sets = options.new_sets;
   // The compare options are checked before anything runs: a typo costs no rounds.
   CompareRequest compare = options.compare;
-  compare.format = "md";
   compare.allow_spec_change = !options.new_sets.empty();
   const CompareOptions compare_options = compare_options_of(compare);
   // Each look's level: alpha spent over the planned looks.
@@ -135,15 +132,15 @@ int run_ab(const AbOptions& options) {
     request.rounds = looks[look];
     if (const int code = run_ab_rounds(request, std::cerr); code != 0) return code;
     comparison = compare_request(compare);
+    const bool undecided = has_undecided_row(comparison);
     if (looks.size() > 1) {
       sequence << "- look " << look + 1 << " of " << looks.size() << ", " << looks[look]
                << " rounds, alpha " << format_general(compare.alpha) << ": "
-               << (has_undecided_row(comparison) ? "undecided" : "decided") << "\n";
-      std::cerr << "ab: after " << looks[look] << " rounds: "
-                << (has_undecided_row(comparison) ? "a row is undecided" : "every row decided")
-                << "\n";
+               << (undecided ? "undecided" : "decided") << "\n";
+      std::cerr << "ab: after " << looks[look]
+                << " rounds: " << (undecided ? "a row is undecided" : "every row decided") << "\n";
     }
-    if (!has_undecided_row(comparison)) break;
+    if (!undecided) break;
   }
   // The looks and what undecided rows would need go before the verdict, which stays the last line.
   std::string markdown = render_comparison_markdown(comparison);
@@ -159,11 +156,9 @@ int run_ab(const AbOptions& options) {
     const size_t last_line = markdown.rfind('\n', markdown.size() - 2);
     markdown.insert(last_line == std::string::npos ? 0 : last_line + 1, sequential + "\n");
   }
-  compare.format = "json";
-  std::ostringstream json;
-  run_compare(compare, json);
   write_file_atomic(request.out / "compare.md", markdown);
-  write_file_atomic(request.out / "compare.json", json.str());
+  write_file_atomic(request.out / "compare.json",
+                    json_text(comparison_to_json(comparison), 2) + "\n");
   std::cout << markdown << "wrote " << (request.out / "compare.md").string() << "\n";
   return comparison_exit_code(comparison);
 }

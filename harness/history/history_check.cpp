@@ -66,20 +66,10 @@ CheckRow judge(const MetricSeries& series, size_t since, const CheckOptions& opt
   return row;
 }
 
-std::string format_pct(double pct) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", pct);
-  return text;
-}
-
 std::string change_text(const SeriesChange& change) {
-  std::string text = format_pct(change.change_pct);
-  if (change.low_pct && change.high_pct) {
-    char interval[64];
-    std::snprintf(interval, sizeof interval, " [%+.1f, %+.1f]", *change.low_pct, *change.high_pct);
-    text += interval;
-  }
-  return text;
+  return change.low_pct && change.high_pct
+             ? format_change_with_interval(change.change_pct, *change.low_pct, *change.high_pct)
+             : format_signed_percent(change.change_pct);
 }
 
 std::string link_to(const MetricSeries& series, const CheckOptions& options) {

@@ -41,10 +41,8 @@ struct AnalysedSeries {
 
 std::string change_cell(const History& history, const MetricSeries& series,
                         const SeriesChange& change) {
-  char pct[32];
-  std::snprintf(pct, sizeof pct, "%+.1f%%", change.change_pct);
   return std::string("<span class=\"") + (change.worse ? "regression" : "improvement") + "\">" +
-         pct + "</span> at <code>" +
+         format_signed_percent(change.change_pct) + "</span> at <code>" +
          history.commits[series.commits[change.position].commit].sha.substr(0, 12) + "</code>";
 }
 

@@ -45,14 +45,11 @@ std::string text_of(double value) {
 
 long long integer_of(const SqlValue& value) { return value ? std::stoll(*value) : 0; }
 
-// The tables of the database: a query both engines answer.
-std::vector<std::string> table_names(SqlConnection& connection, bool postgres) {
-  const std::string sql =
-      postgres ? "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                 "current_schema()"
-               : "SELECT name FROM sqlite_master WHERE type = 'table'";
+std::vector<std::string> table_names(SqlConnection& connection) {
   std::vector<std::string> names;
-  for (const SqlRow& row : connection.query(sql, {})) names.push_back(row[0].value_or(""));
+  for (const SqlRow& row : connection.query(connection.table_names_query(), {})) {
+    names.push_back(row[0].value_or(""));
+  }
   return names;
 }
 
@@ -94,8 +91,7 @@ HistoryStore::HistoryStore(std::unique_ptr<SqlConnection> connection, OpenIntent
 }
 
 void HistoryStore::create_or_check_schema(OpenIntent intent) {
-  const bool postgres = connection_->auto_key() != "INTEGER PRIMARY KEY";
-  std::vector<std::string> tables = table_names(*connection_, postgres);
+  const std::vector<std::string> tables = table_names(*connection_);
   const auto has = [&](const std::string& name) {
     return std::find(tables.begin(), tables.end(), name) != tables.end();
   };

@@ -78,6 +78,10 @@ class PostgresConnection final : public SqlConnection {
   void rollback() override { query("ROLLBACK", {}); }
   std::string description() const override { return "PostgreSQL " + name_; }
   std::string auto_key() const override { return "BIGSERIAL PRIMARY KEY"; }
+  std::string table_names_query() const override {
+    return "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+           "current_schema()";
+  }
 
  private:
   // Prepared once per statement text; its result, which the caller clears.

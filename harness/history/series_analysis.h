@@ -19,8 +19,9 @@ struct SeriesChange {
   ChangePoint point;
   // Of the commits' medians on each side, at most 100 commits a side, the nearest.
   double median_before = 0, median_after = 0;
-  // after / before - 1 in percent: the Hodges-Lehmann shift between the logarithms of the two
-  // sides' commit medians, with its interval at the check's alpha where the sides allow one.
+  // after / before - 1 in percent: the Hodges-Lehmann shift between the two sides' commit
+  // medians (relative_shift: of their logarithms), with its interval at the check's alpha where
+  // the sides allow one.
   double change_pct = 0;
   std::optional<double> low_pct, high_pct;
   bool worse = false;     // the direction the metric's Better calls worse

@@ -32,6 +32,8 @@ class SqlConnection {
   virtual std::string description() const = 0;
   // The SQL type of an auto-numbered key: "INTEGER PRIMARY KEY" or "BIGSERIAL PRIMARY KEY".
   virtual std::string auto_key() const = 0;
+  // A query whose rows are the names of the database's tables (each engine keeps them apart).
+  virtual std::string table_names_query() const = 0;
 };
 
 }  // namespace harness

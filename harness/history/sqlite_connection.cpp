@@ -80,6 +80,9 @@ class SqliteConnection final : public SqlConnection {
   void rollback() override { query("ROLLBACK", {}); }
   std::string description() const override { return "SQLite " + file_.string(); }
   std::string auto_key() const override { return "INTEGER PRIMARY KEY"; }
+  std::string table_names_query() const override {
+    return "SELECT name FROM sqlite_master WHERE type = 'table'";
+  }
 
  private:
   sqlite3_stmt* prepared(const std::string& sql) {

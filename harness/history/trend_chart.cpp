@@ -148,12 +148,11 @@ void draw_changes(std::ostringstream& svg, const Frame& frame, const SeriesAnaly
   for (const SeriesChange& change : analysis.changes) {
     const double x = frame.x(double(change.position) - 0.5);
     const char* colour = change.worse ? "#cb181d" : "#238b45";
-    char label[48];
-    std::snprintf(label, sizeof label, "%+.1f%%", change.change_pct);
     svg << "<line class=\"change\" x1=\"" << number(x) << "\" x2=\"" << number(x) << "\" y1=\""
         << kTop << "\" y2=\"" << kHeight - kBottom << "\" stroke=\"" << colour
         << "\" stroke-width=\"2\"/><text x=\"" << number(x + 4) << "\" y=\"" << kTop + 12
-        << "\" font-size=\"12\" fill=\"" << colour << "\">" << label << "</text>\n";
+        << "\" font-size=\"12\" fill=\"" << colour << "\">"
+        << format_signed_percent(change.change_pct) << "</text>\n";
   }
 }
 
