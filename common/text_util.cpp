@@ -125,6 +125,49 @@ std::string markup_escaped(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// The length of the UTF-8 sequence of a printable character at `text[at]`, or 0 where the byte
+// starts none (a stray continuation byte, a truncated or overlong sequence, a C1 control).
+size_t printable_utf8_length(std::string_view text, size_t at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  if (lead >= 0x20 && lead < 0x7f) return 1;
+  size_t length = 0;
+  if (lead >= 0xc2 && lead < 0xe0) length = 2;
+  if (lead >= 0xe0 && lead < 0xf0) length = 3;
+  if (lead >= 0xf0 && lead < 0xf5) length = 4;
+  if (length == 0 || at + length > text.size()) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    if ((static_cast<unsigned char>(text[at + i]) & 0xc0) != 0x80) return 0;
+  }
+  const auto second = static_cast<unsigned char>(text[at + 1]);
+  if (lead == 0xc2 && second < 0xa0) return 0;   // U+0080..U+009F: C1 controls
+  if (lead == 0xe0 && second < 0xa0) return 0;   // overlong
+  if (lead == 0xf0 && second < 0x90) return 0;   // overlong
+  if (lead == 0xf4 && second >= 0x90) return 0;  // past U+10FFFF
+  if (lead == 0xed && second >= 0xa0) return 0;  // surrogates
+  return length;
+}
+
+}  // namespace
+
+std::string terminal_safe(std::string_view line, size_t max_bytes) {
+  std::string out;
+  size_t at = 0;
+  while (at < line.size() && out.size() < max_bytes) {
+    if (const size_t length = printable_utf8_length(line, at); length > 0) {
+      out.append(line.substr(at, length));
+      at += length;
+      continue;
+    }
+    char escaped[5];
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(line[at++]));
+    out += escaped;
+  }
+  if (at < line.size()) out += " ... (" + std::to_string(line.size() - at) + " more bytes)";
+  return out;
+}
+
 static_assert(kMaxNameLength == 128, "kFolderNameRule states the limit");
 
 std::string folder_name_problem(std::string_view name) {

@@ -45,6 +45,11 @@ std::string format_change_with_interval(double pct, double low_pct, double high_
 // `text` with &, <, > and " as entities: safe inside HTML and SVG text and attribute values.
 std::string markup_escaped(std::string_view text);
 
+// `line` as a terminal may show it: each control character, C1 control and byte that is not
+// UTF-8 as "\xNN" (so that no escape sequence reaches the terminal and a NUL cuts nothing short),
+// and past `max_bytes` the rest as " ... (N more bytes)".
+std::string terminal_safe(std::string_view line, size_t max_bytes = 2000);
+
 // Fixed-point formatting with exactly `decimals` digits after the point ("2.50"), as tables
 // print their columns.
 std::string format_fixed(double value, int decimals);

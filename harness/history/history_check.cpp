@@ -116,8 +116,33 @@ const char* verdict_name(SeriesVerdict verdict) {
   return "?";
 }
 
+namespace {
+
+// Every --metric names a metric the history holds: a typo would judge nothing.
+void check_metric_names(const History& history, const CheckOptions& options) {
+  std::vector<std::string> known;
+  for (const MetricSeries& series : history.series) {
+    if (std::find(known.begin(), known.end(), series.key.metric) == known.end()) {
+      known.push_back(series.key.metric);
+    }
+  }
+  for (const std::string& metric : options.metrics) {
+    if (std::find(known.begin(), known.end(), metric) != known.end()) continue;
+    const std::string hint = closest_match(metric, known);
+    throw InputError("--metric '" + metric + "': the history holds no such metric" +
+                     (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  }
+}
+
+}  // namespace
+
 CheckResult check_history(const History& history, const CheckOptions& options) {
   if (history.commits.empty()) throw InputError("history check: the history holds no commit");
+  if (!(options.alpha > 0 && options.alpha < 1)) {
+    throw InputError("--alpha: expected a level in (0, 1) (got " + format_general(options.alpha) +
+                     ")");
+  }
+  check_metric_names(history, options);
   CheckResult result;
   result.since = find_commit(history, options.since);
   for (size_t s = 0; s < history.series.size(); ++s) {

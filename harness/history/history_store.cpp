@@ -246,6 +246,8 @@ History HistoryStore::read() {
 }
 
 HistoryStore open_history(const std::string& db, OpenIntent intent) {
+  // SQLite opens "" as a temporary database, which an add would fill and lose.
+  if (db.empty()) throw InputError("--db: expected a SQLite file or a postgresql:// URI (got '')");
   if (is_postgres_uri(db)) return HistoryStore(open_postgres(db), intent);
   return HistoryStore(open_sqlite(db, intent), intent);
 }

@@ -11,11 +11,12 @@ namespace harness {
 
 namespace {
 
-// "postgresql://ci:secret@db/history" -> "postgresql://ci:***@db/history": errors and the
-// report name the database, never its password.
+// "postgresql://ci:secret@db/history?password=x" -> "postgresql://ci:***@db/history?password=***":
+// errors and the report name the database, never its password, in the user part or the query.
 std::string without_password(const std::string& uri) {
-  static const std::regex password(R"(^([a-z]+://[^:/@]*):[^@]*@)");
-  return std::regex_replace(uri, password, "$1:***@");
+  static const std::regex user_part(R"(^([a-z]+://[^:/@]*):[^@]*@)");
+  static const std::regex query_part(R"(([?&]password=)[^&#]*)", std::regex::icase);
+  return std::regex_replace(std::regex_replace(uri, user_part, "$1:***@"), query_part, "$1***");
 }
 
 // libpq's message up to its first line break.

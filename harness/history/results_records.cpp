@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/child_process.h"
+#include "common/identifier_checks.h"
 #include "common/input_error.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
@@ -70,16 +71,46 @@ std::string revision_commit(const ResultSamples& folder) {
     throw InputError(folder.directory.string() + ": ran from a work tree with changes (" +
                      revision + "): its results are no commit's; give --commit SHA to say whose");
   }
+  if (const std::string problem = revision_name_problem(revision); !problem.empty()) {
+    throw InputError(folder.directory.string() + "/env.json: harness_git_revision: " + problem +
+                     " " + std::string(kRevisionNameRule));
+  }
   return revision;
 }
 
+// Every name the request brings is checked before it reaches git, a database or a page.
+void check_request_names(const AdditionRequest& request) {
+  const auto check = [](const std::string& option, const std::string& value,
+                        const std::string& problem, std::string_view rule = "") {
+    if (value.empty() || problem.empty()) return;
+    throw InputError(option + ": " + problem + (rule.empty() ? "" : " " + std::string(rule)));
+  };
+  check("--commit", request.commit, revision_name_problem(request.commit), kRevisionNameRule);
+  check("--branch", request.branch, revision_name_problem(request.branch), kRevisionNameRule);
+  check("--machine", request.machine, label_problem(request.machine));
+  check("--commit-time", request.commit_time, iso8601_problem(request.commit_time));
+}
+
+// The commit's time as git knows it, else the run's start. The sha passed the revision rule
+// (no leading '-'), and --end-of-options keeps git from reading it as an option all the same.
 std::string commit_time(const std::string& sha, const ResultSamples& folder) {
-  const CapturedOutput git = run_captured("git", {"show", "-s", "--format=%cI", sha});
+  const CapturedOutput git =
+      run_captured("git", {"show", "-s", "--format=%cI", "--end-of-options", sha});
   if (git.exit_code == 0) {
     const std::string line = git.out.substr(0, git.out.find('\n'));
-    if (!line.empty()) return line;
+    if (!line.empty() && iso8601_problem(line).empty()) return line;
   }
   return text_field(folder.environment, json::json_pointer("/started_utc"));
+}
+
+std::string machine_name(const ResultSamples& folder, const std::string& machine) {
+  if (!machine.empty()) return machine;
+  const std::string hostname = text_field(folder.environment, json::json_pointer("/hostname"));
+  if (const std::string problem = label_problem(hostname); !problem.empty()) {
+    throw InputError(folder.directory.string() + "/env.json: hostname: " + problem +
+                     "; give --machine NAME");
+  }
+  return hostname;
 }
 
 void add_phase_values(const std::string& benchmark, const SystemSamples& system,
@@ -141,7 +172,7 @@ EnvironmentFingerprint environment_fingerprint(const ResultSamples& folder,
   const auto field = [&](const char* pointer) {
     return text_field(env, json::json_pointer(pointer));
   };
-  const std::string name = machine.empty() ? field("/hostname") : machine;
+  const std::string name = machine_name(folder, machine);
   std::vector<std::pair<std::string, std::string>> parts{
       {"machine", name},
       {"CPU", field("/cpu_model") + " x " + field("/logical_cores")},
@@ -164,6 +195,7 @@ EnvironmentFingerprint environment_fingerprint(const ResultSamples& folder,
 }
 
 HistoryAddition addition_from_results(const AdditionRequest& request) {
+  check_request_names(request);
   std::error_code error;
   if (!fs::is_directory(request.results, error)) {
     throw InputError(request.results.string() + ": no such folder");

@@ -3,7 +3,8 @@
 # add, check's three answers (3 too short, 0 no change, 1 a regression at its commit) in Markdown
 # and JSON, two adds at once losing nothing, and bad input refused in one line with exit 2 and
 # the database unchanged (a commit twice, --replace, a folder that is no results folder, a corrupt
-# file, another schema version, an unknown --since).
+# file, another schema version, an unknown --since, a commit git would read as an option, names
+# with control characters, a time that is not ISO 8601, an empty --db).
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/history_common.sh"
 db=$SCRATCH/history.sqlite
@@ -81,6 +82,31 @@ mkdir -p "$SCRATCH/not-results" && echo hello > "$SCRATCH/not-results/notes.txt"
 expect_history_refused "not-results" history add "$SCRATCH/not-results" --commit c99 --db "$db"
 expect_history_refused "--since c77: the history holds no such commit" \
   history check --db "$db" --since c77
+# Names that reach git, the database, Markdown and the terminal are checked where they enter.
+# A commit that git would read as an option, run inside a git checkout: refused, nothing written.
+mkdir -p "$SCRATCH/checkout" && git -C "$SCRATCH/checkout" init -q
+(cd "$SCRATCH/checkout" && expect_history_refused "--commit: starts with '-'" \
+  history add "$SCRATCH/commits/c5" "--commit=--output=$SCRATCH/pwned" --db "$db")
+[[ ! -e $SCRATCH/pwned ]] || fail "--commit=--output=FILE reached git and wrote FILE"
+expect_history_refused "--commit: has a control character" \
+  history add "$SCRATCH/commits/c5" --commit $'c99\nx' --db "$db"
+expect_history_refused "--branch: has a '|'" \
+  history add "$SCRATCH/commits/c5" --commit c99 --branch 'a|b' --db "$db"
+expect_history_refused "--machine: has a control character" \
+  history add "$SCRATCH/commits/c5" --commit c99 --machine $'ci\e[31m' --db "$db"
+expect_history_refused "--commit-time: not an ISO 8601 time (2026-12-06T04:53:12Z)" \
+  history add "$SCRATCH/commits/c5" --commit c99 --commit-time yesterday --db "$db"
+expect_history_refused "--db: expected a SQLite file or a postgresql:// URI (got '')" \
+  history add "$SCRATCH/commits/c5" --commit c99 --db ""
+for alpha in 0 1 2 nan; do
+  expect_history_refused "--alpha: expected a level in (0, 1) (got $alpha)" \
+    history check --db "$db" --alpha "$alpha"
+done
+expect_history_refused "--metric 'iteration p5O': the history holds no such metric; did you mean 'iteration p50'?" \
+  history check --db "$db" --metric "iteration p5O"
+# An escape sequence or a NUL in a value reaches the terminal as text.
+expect_history_refused 'nothing\x1b[2J: no such folder' \
+  history add "$SCRATCH/nothing"$'\e[2J' --commit c99 --db "$db"
 dump_db "$db" > "$SCRATCH/after.sql"
 cmp -s "$SCRATCH/before.sql" "$SCRATCH/after.sql" || fail "a refused command changed the database"
 
