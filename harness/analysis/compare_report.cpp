@@ -142,16 +142,17 @@ std::string verdict_line(const Comparison& c) {
            threshold + ", " + std::to_string(counter_regressions) + " exact counter(s) grown; " +
            runs_text(c);
   }
-  if (comparison_exit_code(c) == kInconclusiveExitCode) {
+  const size_t unresolved = count_rows(c, Verdict::unresolved);
+  if (comparison_exit_code(c) == kInconclusiveExitCode && unresolved == 0) {
     return "inconclusive: too few runs for a verdict on a judged row (at least " +
            std::to_string(fewest_runs_for_interval(c.options.alpha)) + " a side); " + runs_text(c);
   }
-  const size_t unresolved = count_rows(c, Verdict::unresolved);
-  return "no regression" +
-         (unresolved ? " (" + std::to_string(unresolved) + " row(s) unresolved: the interval " +
-                           "reaches across +-" + threshold + "; more runs would tell)"
-                     : std::string()) +
-         ": " + runs_text(c);
+  if (unresolved > 0) {
+    return "inconclusive: " + std::to_string(unresolved) +
+           " judged row(s) unresolved (the interval reaches across +-" + threshold +
+           "; more runs would tell: harness ab --until-resolved); " + runs_text(c);
+  }
+  return "no regression: " + runs_text(c);
 }
 
 std::string render_comparison_markdown(const Comparison& c) {

@@ -7,6 +7,7 @@
 
 #include "common/input_error.h"
 #include "common/statistics.h"
+#include "common/text_util.h"
 
 namespace harness {
 namespace {
@@ -116,15 +117,20 @@ double parse_threshold_percent(const std::string& text) {
   throw InputError("--threshold: expected a percentage such as 5% (got '" + text + "')");
 }
 
-Comparison compare_sample_sets(const std::vector<SampleSet>& base,
-                               const std::vector<SampleSet>& candidate,
-                               const CompareOptions& options) {
+void check_compare_options(const CompareOptions& options) {
   if (options.metric != "p50" && options.metric != "mean") {
     throw InputError("--metric: expected p50 or mean (got '" + options.metric + "')");
   }
   if (!(options.alpha > 0 && options.alpha < 1)) {
-    throw InputError("--alpha: expected a level in (0, 1)");
+    throw InputError("--alpha: expected a level in (0, 1) (got " + format_general(options.alpha) +
+                     ")");
   }
+}
+
+Comparison compare_sample_sets(const std::vector<SampleSet>& base,
+                               const std::vector<SampleSet>& candidate,
+                               const CompareOptions& options) {
+  check_compare_options(options);
   Comparison comparison;
   comparison.options = options;
   std::map<Key, const SampleSet*> by_key;
@@ -160,11 +166,15 @@ bool has_regression(const Comparison& comparison) {
   return false;
 }
 
+// A judged row without a verdict (too few runs, an interval across the threshold, or no runs on a
+// side) makes the comparison inconclusive: exit 0 says "no regression" and nothing less.
 int comparison_exit_code(const Comparison& comparison) {
   if (has_regression(comparison)) return 1;
   for (const auto& row : comparison.rows) {
     const bool unjudged = row.verdict == Verdict::not_compared && row.gated;
-    if (row.verdict == Verdict::too_few_runs || unjudged) return kInconclusiveExitCode;
+    if (row.verdict == Verdict::too_few_runs || row.verdict == Verdict::unresolved || unjudged) {
+      return kInconclusiveExitCode;
+    }
   }
   return 0;
 }

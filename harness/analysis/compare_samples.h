@@ -92,6 +92,10 @@ struct Comparison {
   std::vector<std::string> notes;  // said before the table (e.g. an allowed spec change)
 };
 
+// Throws InputError for a metric other than p50 or mean, or an alpha outside (0, 1): called
+// where the options are read, before anything runs, and again by compare_sample_sets.
+void check_compare_options(const CompareOptions& options);
+
 // Matches sets by (group, name, item). Throws InputError when nothing matches.
 Comparison compare_sample_sets(const std::vector<SampleSet>& base,
                                const std::vector<SampleSet>& candidate,

@@ -51,6 +51,7 @@ CompareOptions compare_options_of(const CompareRequest& request) {
     options.gated_items = judged_phases(request.phases);
     options.noise_floor = request.noise_floor_ms;
   }
+  check_compare_options(options);
   return options;
 }
 

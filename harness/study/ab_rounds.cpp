@@ -49,6 +49,19 @@ std::string refusal_of(const std::string& side, const std::string& stderr_text) 
   return lines.empty() ? side + " build: `run --dry-run` failed without a message" : lines;
 }
 
+// A build that is not the harness (a typo naming another program) is refused before either
+// side runs: `--version` must answer as build_description() writes it.
+void check_is_harness(const Side& side) {
+  const CapturedOutput version = run_captured(side.program->string(), {"--version"});
+  const std::string first_line = version.out.substr(0, version.out.find('\n'));
+  if (version.exit_code != 0 || first_line.rfind("harness ", 0) != 0) {
+    throw InputError("--" + std::string(side.name) + ": " + side.program->string() +
+                     " is not a harness executable (its --version exited " +
+                     std::to_string(version.exit_code) + " and printed '" +
+                     first_line.substr(0, 80) + "')");
+  }
+}
+
 }  // namespace
 
 fs::path harness_program(const std::string& build, const std::string& option) {
@@ -61,7 +74,9 @@ fs::path harness_program(const std::string& build, const std::string& option) {
 }
 
 void check_ab_spec(const AbRequest& request) {
-  for (const Side side : {Side{"base", &request.base_program}, Side{"new", &request.new_program}}) {
+  const Side sides[] = {{"base", &request.base_program}, {"new", &request.new_program}};
+  for (const Side& side : sides) check_is_harness(side);
+  for (const Side& side : sides) {
     const CapturedOutput result = run_captured(
         side.program->string(), run_arguments(request, side, request.out / side.name, true));
     if (result.exit_code != 0) throw InputError(refusal_of(side.name, result.err));

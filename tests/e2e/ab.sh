@@ -37,9 +37,14 @@ echo "\$1" >> "$SCRATCH/rank_starts"
 exec "$BUILD/harness-rank" "\$@"
 SH
 chmod +x "$SCRATCH/counted/harness-rank"
+# No regression (0) where every judged row is decided; unresolved (3) where an interval reaches
+# across the threshold: never 1, and never 0 with an undecided row (compare.json says which).
+set +e
 out=$("$HARNESS" ab "$SCRATCH/spec.yaml" --base "$BUILD" --new "$SCRATCH/counted" --rounds 7 \
-      --alpha 0.001 --out "$SCRATCH/aa" 2>"$SCRATCH/aa.err") ||
-  fail "A/A exited $?: $(cat "$SCRATCH/aa.err")
+      --alpha 0.001 --out "$SCRATCH/aa" 2>"$SCRATCH/aa.err")
+aa_code=$?
+set -e
+[[ $aa_code == 0 || $aa_code == 3 ]] || fail "A/A exited $aa_code: $(cat "$SCRATCH/aa.err")
 $out"
 expect_contains "$out" "ab: 7 round(s) of $SCRATCH/spec.yaml into $SCRATCH/aa"
 expect_contains "$out" "judged on 7 run(s) (base) and 7 run(s) (new)"
@@ -63,7 +68,7 @@ for side, program in (("base", sys.argv[3]), ("new", sys.argv[4])):
     assert kept["holds_for"]["program"] == program, (side, kept["holds_for"])
     assert list(kept["layer_forward_flops"]) == list(kept["layer_names"]) != [], kept
 PY
-"$PY" - "$SCRATCH/aa/compare.json" <<'PY'
+"$PY" - "$SCRATCH/aa/compare.json" "$aa_code" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 row = next(r for r in report["rows"] if r["phase"] == "iteration")
@@ -72,7 +77,10 @@ assert row["iterations_base"] == 7 * 1 * 12, row
 assert abs(row["confidence"] - (1 - 2 / 3432)) < 1e-12, row
 assert row["change_low_pct"] <= row["change_pct"] <= row["change_high_pct"], row
 assert row["verdict"] in ("no change", "unresolved", "below noise floor"), row
-assert report["exit_code"] == 0 and not report["regression"], report["verdict"]
+undecided = [r for r in report["rows"] if r["verdict"] in ("unresolved", "inconclusive")]
+assert report["exit_code"] == int(sys.argv[2]) == (3 if undecided else 0), report["verdict"]
+assert not report["regression"], report["verdict"]
+assert report["verdict"].startswith("inconclusive: " if undecided else "no regression: "), report
 # The same build and spec: every exact counter is equal.
 assert report["counters"] and all(c["verdict"] == "no change" for c in report["counters"]
                                   if c["counter"] != "peak resident bytes per rank"), report["counters"]
@@ -84,7 +92,11 @@ HARNESS_RANK_ANSWERS="$SCRATCH/aa/compare.md/answers.json" "$HARNESS" run "$SCRA
 expect_contains "$(cat "$SCRATCH/unkept.err")" "warning: the rank program's answers not kept: "
 ls "$SCRATCH"/unkept/e2e_ab/*/summary.json >/dev/null || fail "no results beside the warning"
 # The same side compared again by hand gives the same verdict line.
-"$HARNESS" compare --alpha 0.001 "$SCRATCH/aa/base" "$SCRATCH/aa/new" >"$SCRATCH/again.md" || fail "compare: $?"
+set +e
+"$HARNESS" compare --alpha 0.001 "$SCRATCH/aa/base" "$SCRATCH/aa/new" >"$SCRATCH/again.md"
+again_code=$?
+set -e
+[[ $again_code == "$aa_code" ]] || fail "compare exited $again_code, ab $aa_code"
 [[ "$(tail -n 1 "$SCRATCH/again.md")" == "$(tail -n 2 <<<"$out" | head -n 1)" ]] ||
   fail "compare and ab disagree: $(tail -n 1 "$SCRATCH/again.md")"
 
@@ -144,6 +156,18 @@ bad "error: --max-rounds: only with --until-resolved" \
 bad "error: --max-rounds: expected --rounds (4) to 500 (got 2)" \
   "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --rounds 4 --until-resolved --max-rounds 2 \
   --out "$SCRATCH/never"
+bad "error: --alpha: expected a level in (0, 1) (got 0)" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --alpha 0 --out "$SCRATCH/never"
+bad "error: --metric: p51 not in {p50,mean}" \
+  "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --metric p51 --out "$SCRATCH/never"
+# A --base that is some other program: refused before either side runs (the new side's rank
+# program would write down a start).
+mkdir -p "$SCRATCH/other" && printf '#!/bin/sh\nexit 0\n' > "$SCRATCH/other/harness"
+chmod +x "$SCRATCH/other/harness"
+rm -f "$SCRATCH/rank_starts"
+bad "error: --base: $SCRATCH/other/harness is not a harness executable (its --version exited 0 and printed '')" \
+  "$SCRATCH/spec.yaml" --base "$SCRATCH/other" --new "$SCRATCH/counted" --out "$SCRATCH/never"
+[[ ! -e $SCRATCH/rank_starts ]] || fail "a refused ab started the new side's rank program"
 bad "error: --out: $SCRATCH/aa exists and is not an empty folder" \
   "$SCRATCH/spec.yaml" --base "$BUILD" --new "$BUILD" --out "$SCRATCH/aa"
 

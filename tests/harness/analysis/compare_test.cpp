@@ -87,6 +87,25 @@ TEST(Compare, IterationsOfOneRunAreNotEvidence) {
       << harness::json_text(row);
 }
 
+// Enough runs for an interval, but one that reaches across the threshold: no verdict, so exit 3
+// (inconclusive), never 0: a CI job must not read "could not tell" as a pass.
+TEST(Compare, AnUnresolvedRowIsInconclusive) {
+  TempDir dir;
+  const auto base = harness_test::write_fixture_run(dir.path() / "a", runs_of(100, 5, 0.08, 11));
+  const auto wide = harness_test::write_fixture_run(dir.path() / "b", runs_of(104, 5, 0.08, 12));
+  const Outcome outcome = compare(base, wide);
+  const json& row = row_of(outcome.report, "iteration");
+  ASSERT_EQ(row["verdict"], "unresolved") << harness::json_text(row);
+  EXPECT_LT(row["change_low_pct"].get<double>(), 5);
+  EXPECT_GT(row["change_high_pct"].get<double>(), 5);
+  EXPECT_EQ(outcome.code, harness::kInconclusiveExitCode);
+  EXPECT_EQ(outcome.report["exit_code"], harness::kInconclusiveExitCode);
+  EXPECT_EQ(outcome.report["verdict"].get<std::string>().rfind(
+                "inconclusive: 1 judged row(s) unresolved (the interval reaches across +-5%", 0),
+            0u)
+      << outcome.report["verdict"];
+}
+
 TEST(Compare, TwentyPercentRegressionOverRunsExitsOne) {
   TempDir dir;
   const auto base = harness_test::write_fixture_run(dir.path() / "base", runs_of(100, 6, 0.02, 1));
