@@ -262,6 +262,7 @@ ExternalSystem read_external_system(MapReader& reader, const YAML::Node& entry,
   } else {
     reader.child("requires");  // known, so that a misspelling gets a "did you mean"
   }
+  system.optional = reader.get_bool("optional", false);
   return system;
 }
 

@@ -106,6 +106,9 @@ struct ExternalSystem {
   std::vector<std::pair<std::string, std::string>> environment;  // value templates
   ExternalTimings timings;
   std::vector<std::string> requires_probes;  // shell commands; one failing skips the system
+  // Where a probe fails: optional, the study runs without it and the table says so; else the
+  // study is refused before anything runs (a comparison must not lose a side in silence).
+  bool optional = false;
 };
 
 // One stage of an inline pipeline plan: layers first..last (inclusive) on `ranks` -- the

@@ -140,13 +140,32 @@ std::string describe_matrix(const Experiment& experiment) {
   return out.str();
 }
 
+namespace {
+
+// The optional systems status.json says were skipped, under the tables: a table without a
+// system the spec names says why.
+std::string skipped_systems_note(const fs::path& run_directory) {
+  const fs::path status = run_directory / "status.json";
+  if (!fs::is_regular_file(status)) return "";
+  const json skipped = read_json_file(status).value("skipped", json::array());
+  if (!skipped.is_array() || skipped.empty()) return "";
+  std::string note = "Skipped (optional, could not run here):\n";
+  for (const json& entry : skipped) {
+    note += "- " + entry.value("system", std::string("?")) + ": " +
+            entry.value("reason", std::string("?")) + "\n";
+  }
+  return note + "\n";
+}
+
+}  // namespace
+
 std::string write_summary_files(const fs::path& run_directory) {
   const RunSummary summary = summarize_run_directory(run_directory);
   write_file_atomic(run_directory / "summary.json", json_text(summary_to_json(summary), 2) + "\n");
   const std::string utilisation = render_utilisation_markdown(summary);
   const std::string memory = render_memory_markdown(summary);
   // Each extra section ends with a blank line; the comparison tables do not.
-  const std::string extras = utilisation + memory;
+  const std::string extras = utilisation + memory + skipped_systems_note(run_directory);
   const std::string markdown =
       render_markdown_tables(summary) + (extras.empty() ? "" : "\n" + extras);
   write_file_atomic(run_directory / "table.md", markdown);
@@ -170,9 +189,15 @@ std::string write_summary_files(const fs::path& run_directory) {
 
 namespace {
 
-// External systems whose requirements are missing (say, python3-torch) are left out of the
-// study, said so, and recorded in `skipped`; the rest runs. The baseline moves to the first
-// system left when its own was skipped.
+// A system the study names that cannot run on this machine.
+struct UnrunnableSystem : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// External systems whose requirements are missing (say, python3-torch): an optional one is left
+// out of the study, said so, and recorded in `skipped`; the rest runs. The baseline moves to the
+// first system left when its own was skipped. One that is not optional stops the study here,
+// before anything is written.
 Experiment without_unrunnable_systems(const Experiment& spec, json& skipped) {
   Experiment experiment = spec;
   for (auto it = experiment.systems.begin(); it != experiment.systems.end();) {
@@ -181,7 +206,11 @@ Experiment without_unrunnable_systems(const Experiment& spec, json& skipped) {
       ++it;
       continue;
     }
-    std::fprintf(stderr, "note: skipping system '%s': its requirement failed: %s\n",
+    if (!it->external->optional) {
+      throw UnrunnableSystem("system '" + it->name + "' cannot run here: its requirement failed: " +
+                             *reason + " (install what it needs, or mark it optional: true)");
+    }
+    std::fprintf(stderr, "note: skipping optional system '%s': its requirement failed: %s\n",
                  it->name.c_str(), reason->c_str());
     skipped.push_back({{"system", it->name}, {"reason", *reason}});
     it = experiment.systems.erase(it);
@@ -457,7 +486,13 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
   check_emulated_clusters(spec, options);
   check_cpu_idle(spec, options);
   json skipped = json::array();
-  const Experiment experiment = without_unrunnable_systems(spec, skipped);
+  Experiment experiment;
+  try {
+    experiment = without_unrunnable_systems(spec, skipped);
+  } catch (const UnrunnableSystem& e) {
+    std::fprintf(stderr, "error: %s\n", terminal_safe(e.what()).c_str());
+    return 1;
+  }
   if (experiment.systems.empty()) {
     std::fprintf(stderr, "error: every system was skipped; nothing to run\n");
     return 1;

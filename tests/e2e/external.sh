@@ -2,7 +2,8 @@
 # External systems end to end: a 2-rank training "program" (python3, standard library only)
 # runs beside the harness's own mlp ranks as three systems reading timings three ways (line
 # protocol on stdout, a regex, a Chrome trace file); its samples come back through summary and
-# tables; a system whose requirement fails is skipped. Then the failure modes: a program that
+# tables; an optional system whose requirement fails is skipped, and the table says so, while a
+# system that is not optional stops the study before anything runs. Then the failure modes: a program that
 # never prints a sample, prints a malformed line, exits early or crashes fails its run like a
 # failed rank (exit 1, what was expected, what came, its stderr) and finished points are kept.
 source "$(dirname "$0")/common.sh"
@@ -96,14 +97,17 @@ write_spec '  - overlap' '  - name: script_regex
   - name: needs_missing
     kind: external
     command: ["python3", "-c", "pass"]
-    requires: ["python3 -c \"import no_such_module_for_harness\""]'
+    requires: ["python3 -c \"import no_such_module_for_harness\""]
+    optional: true'
 set +e
 timeout 300 "$HARNESS" run "$SCRATCH/spec.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err"
 code=$?
 set -e
 [[ $code == 0 ]] || fail "run: exit $code; stderr: $(cat "$SCRATCH/err")"
-expect_contains "$(cat "$SCRATCH/err")" "note: skipping system 'needs_missing': its requirement failed: \`python3 -c \"import no_such_module_for_harness\"\` exited with code 1: ModuleNotFoundError: No module named 'no_such_module_for_harness'"
+expect_contains "$(cat "$SCRATCH/err")" "note: skipping optional system 'needs_missing': its requirement failed: \`python3 -c \"import no_such_module_for_harness\"\` exited with code 1: ModuleNotFoundError: No module named 'no_such_module_for_harness'"
 out=$(cat "$SCRATCH/out")
+expect_contains "$out" "Skipped (optional, could not run here):
+- needs_missing: \`python3 -c \"import no_such_module_for_harness\"\` exited with code 1"
 expect_contains "$out" "| script |"
 expect_contains "$out" "| script_trace |"
 dir=$(ls -d "$SCRATCH"/results/external/*/)
@@ -133,6 +137,22 @@ assert status["complete"] and status["skipped"][0]["system"] == "needs_missing",
 manifest = json.load(open(os.path.join(d, "manifest.json")))
 assert [s["name"] for s in manifest["systems"]] == ["overlap", "script", "script_regex", "script_trace"]
 PY
+
+# ---- a system the study cannot run and that is not optional: exit 1 before anything is made ----
+rm -rf "$SCRATCH/results"
+write_spec '' '  - name: needs_missing
+    kind: external
+    command: ["python3", "-c", "pass"]
+    requires: ["python3 -c \"import no_such_module_for_harness\""]'
+set +e
+timeout 300 "$HARNESS" run "$SCRATCH/spec.yaml" >"$SCRATCH/out" 2>"$SCRATCH/err"
+code=$?
+set -e
+[[ $code == 1 ]] || fail "a required system that cannot run: exit $code (want 1): $(cat "$SCRATCH/err")"
+[[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "not one line: $(cat "$SCRATCH/err")"
+expect_contains "$(cat "$SCRATCH/err")" "error: system 'needs_missing' cannot run here: its requirement failed: \`python3 -c \"import no_such_module_for_harness\"\` exited with code 1"
+expect_contains "$(cat "$SCRATCH/err")" "(install what it needs, or mark it optional: true)"
+[[ ! -e $SCRATCH/results ]] || fail "a refused study made its results folder"
 
 # ---- failures: reported like a failed rank, finished points kept ----
 # The script alone: a harness system beside it would add two LibTorch ranks a point to each of
