@@ -50,16 +50,29 @@ std::string read_file(const fs::path& path) {
 
 std::optional<std::string> read_input_file(const fs::path& path) {
   std::error_code error;
-  const auto bytes = fs::file_size(path, error);
-  if (!error && bytes > static_cast<std::uintmax_t>(kMaxInputFileBytes)) {
-    throw InputError(path.string() + ": larger than " + std::to_string(kMaxInputFileBytes >> 20) +
-                     " MiB");
+  const fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status)) return std::nullopt;
+  // A FIFO would block the open, a device (/dev/zero) never end: only regular files are read.
+  if (!fs::is_regular_file(status)) {
+    throw InputError(path.string() + ": not a regular file" +
+                     (fs::is_directory(status) ? " (a folder)" : ""));
   }
+  const std::string too_large =
+      path.string() + ": larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB";
+  const auto bytes = fs::file_size(path, error);
+  if (!error && bytes > static_cast<std::uintmax_t>(kMaxInputFileBytes))
+    throw InputError(too_large);
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // The read is bounded too: a file that grows while it is read stops at the limit.
+  std::string text;
+  if (!error) text.reserve(static_cast<size_t>(bytes));
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > static_cast<size_t>(kMaxInputFileBytes)) throw InputError(too_large);
+  }
+  return text;
 }
 
 void create_output_folder(const fs::path& folder, const std::string& option) {

@@ -2,6 +2,7 @@
 // depth, values counted through aliases, duplicate keys), JSON fields typed and ranged, names
 // that become folders, output folders made before any work.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -98,6 +99,21 @@ TEST(YamlFile, MissingAndOversizedFilesAreRefused) {
   }
   EXPECT_EQ(error_of([&] { read_yaml_file(dir / "big.yaml"); }),
             (dir / "big.yaml").string() + ": larger than 64 MiB");
+  fs::remove_all(dir);
+}
+
+// A FIFO would block the read before; /dev/zero was read until std::bad_alloc.
+TEST(InputFile, OnlyRegularFilesAreRead) {
+  const fs::path dir = fs::temp_directory_path() / ("input-file-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  ASSERT_EQ(mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+  EXPECT_EQ(error_of([&] { read_yaml_file(dir / "fifo.yaml"); }),
+            (dir / "fifo.yaml").string() + ": not a regular file");
+  EXPECT_EQ(error_of([&] { read_json_file("/dev/zero"); }), "/dev/zero: not a regular file");
+  EXPECT_EQ(error_of([&] { read_json_file(dir); }),
+            dir.string() + ": not a regular file (a folder)");
+  std::ofstream(dir / "small.json") << R"({"a": 1})";
+  EXPECT_EQ(read_json_file(dir / "small.json")["a"], 1);
   fs::remove_all(dir);
 }
 

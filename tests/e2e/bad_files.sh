@@ -32,6 +32,10 @@ spec_head() { printf 'name: loops\noutput: %s\nrun: {iterations: 2}\nsystems: [o
 expect_refusal "error: $SCRATCH/loop.yaml:6:12: an alias refers to a map or list that contains it (an alias loop)" run "$SCRATCH/loop.yaml" --dry-run
 { spec_head; echo 'model: &m {name: mlp, batch_size: 4, <<: *m}'; } > "$SCRATCH/loop.yaml"
 expect_refusal "error: $SCRATCH/loop.yaml:5:38: an alias refers to a map or list that contains it (an alias loop)" run "$SCRATCH/loop.yaml" --dry-run
+# Only regular files are read: a FIFO hung the harness, /dev/zero ran it out of memory.
+mkfifo "$SCRATCH/fifo.yaml"
+expect_refusal "error: $SCRATCH/fifo.yaml: not a regular file" run "$SCRATCH/fifo.yaml" --dry-run
+expect_refusal "error: /dev/zero: not a regular file" run /dev/zero --dry-run
 # Nesting and the key paths of --set are bounded.
 { spec_head; echo 'model: {name: mlp, batch_size: 4}'; printf 'description: %s%s\n' "$(printf '[%.0s' {1..70})" "$(printf ']%.0s' {1..70})"; } > "$SCRATCH/deep.yaml"
 expect_refusal "error: $SCRATCH/deep.yaml:6:77: nested deeper than 64 levels" run "$SCRATCH/deep.yaml" --dry-run
