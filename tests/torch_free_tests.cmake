@@ -32,6 +32,7 @@ add_executable(harness_tests
   harness/launch/rank_program_test.cpp
   harness/machine/cpu_wake_latency_test.cpp
   harness/machine/machine_cache_test.cpp
+  harness/machine/machine_load_test.cpp
   harness/plot/plot_test.cpp
   harness/profile/profile_files_test.cpp
   harness/results/report_test.cpp

@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "common/atomic_file.h"
 #include "common/environment_info.h"
@@ -26,6 +28,7 @@
 #include "harness/external/external_system.h"
 #include "harness/launch/local_launcher.h"
 #include "harness/machine/cpu_wake_latency.h"
+#include "harness/machine/machine_load.h"
 #include "harness/results/model_flops.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
@@ -225,10 +228,42 @@ Experiment without_unrunnable_systems(const Experiment& spec, json& skipped) {
   return experiment;
 }
 
+// The machine's load before the study: from the command's start to now (the harness's own work
+// and its probes' subtracted), at least kLoadWindow long, so that the estimate rests on enough
+// clock ticks.
+constexpr auto kLoadWindow = std::chrono::milliseconds(200);
+
+MachineLoad load_before_study(const LoadSample& command_start, LoadSample& now) {
+  const auto waited = std::chrono::steady_clock::now() - command_start.at;
+  if (waited < kLoadWindow) std::this_thread::sleep_for(kLoadWindow - waited);
+  now = sample_machine_load();
+  return load_between(command_start, now, sysconf(_SC_CLK_TCK));
+}
+
+// The load during the study into env.json beside the load before it, and one warning line when
+// either was busy: a table's times are then slower and noisier than a quiet machine's.
+void record_machine_load(const fs::path& directory, const MachineLoad& before,
+                         const LoadSample& study_start) {
+  const MachineLoad during = load_between(study_start, sample_machine_load(), sysconf(_SC_CLK_TCK));
+  json env = read_json_file(directory / "env.json");
+  env["machine_load"]["during"] = load_to_json(during);
+  write_file_atomic(directory / "env.json", json_text(env, 2) + "\n");
+  std::vector<std::string> busy;
+  if (was_busy(before)) busy.push_back(describe_load("before the study", before));
+  if (was_busy(during)) busy.push_back(describe_load("during it", during));
+  if (busy.empty()) return;
+  std::fprintf(stderr,
+               "warning: the machine was busy (%s): its times are slower and noisier than a "
+               "quiet machine's (env.json machine_load)\n",
+               join(busy, "; ").c_str());
+}
+
 // env.json: the machine and libraries, and the run settings every point shares.
 void write_environment(const Experiment& experiment, const RunnerOptions& options,
-                       const fs::path& directory, const ProbedLinks& links) {
+                       const fs::path& directory, const ProbedLinks& links,
+                       const MachineLoad& load_before) {
   json env = collect_environment(options.runtime_info);
+  env["machine_load"]["before"] = load_to_json(load_before);
   const RunConfig& run = experiment.points.front().config.run;
   env["backend"] = run.backend;
   env["device"] = run.device;
@@ -469,19 +504,27 @@ void finish_study(const Experiment& experiment, const fs::path& directory, bool 
 
 bool counts_model_flops(const SystemConfig& system) { return system.kind != SystemKind::kExternal; }
 
-int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
-  if (options.dry_run) {
-    out << describe_matrix(spec);
-    // What an emulated cluster would be made of (the first point that asks for one).
-    for (const auto& point : spec.points) {
-      if (const auto shape = emulated_cluster_of(point)) {
-        out << describe_network_plan(plan_network(*shape, static_cast<int>(getpid())));
-        break;
-      }
+namespace {
+
+// --dry-run: the matrix, and what an emulated cluster would be made of (the first point that asks
+// for one).
+int print_dry_run(const Experiment& spec, std::ostream& out) {
+  out << describe_matrix(spec);
+  for (const auto& point : spec.points) {
+    if (const auto shape = emulated_cluster_of(point)) {
+      out << describe_network_plan(plan_network(*shape, static_cast<int>(getpid())));
+      break;
     }
-    return 0;
   }
+  return 0;
+}
+
+}  // namespace
+
+int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
+  if (options.dry_run) return print_dry_run(spec, out);
   if (options.print_launch) return print_launch_plan(spec, options, out);
+  const LoadSample command_start = sample_machine_load();
   check_launcher_usable(options);
   check_emulated_clusters(spec, options);
   check_cpu_idle(spec, options);
@@ -524,7 +567,9 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     const ProbedLink* link = links.find(point);
     return link ? link->topology.string() : std::string();
   });
-  if (!resuming) write_environment(experiment, options, directory, links);
+  LoadSample study_start;
+  const MachineLoad load_before = load_before_study(command_start, study_start);
+  if (!resuming) write_environment(experiment, options, directory, links, load_before);
 
   install_stop_signal_handlers();
   ProgressDisplay progress(runs.size(), options.interactive);
@@ -562,6 +607,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     out << "resume: " << kept << " of " << runs.size() << " run(s) already complete were kept\n";
   }
   progress.finish();
+  if (!resuming) record_machine_load(directory, load_before, study_start);
   finish_study(experiment, directory, exit_code == 0, runs.size(), failures, skipped, out);
   return exit_code;
 }

@@ -38,6 +38,12 @@ for key in ["harness_git_revision", "torch_version", "backend", "cpu_model", "th
     assert key in env, key
 assert env["backend"] == "gloo" and env["threads_per_rank"] == 1
 assert load("status.json")["complete"] is True
+# The machine's load before and during the study: shares of the cores, the busy rule applied.
+for when in ("before", "during"):
+    load_ = env["machine_load"][when]
+    assert 0 <= load_["others_share"] <= 1 and 0 <= load_["steal_share"] <= 1, load_
+    assert load_["core_seconds"] > 0 and load_["load_average_1m"] >= 0, load_
+    assert load_["busy"] == (load_["others_share"] > 0.25 or load_["steal_share"] > 0.05), load_
 # The BLAS the ranks load and the machine's roofline; every run's model FLOPs and MFU.
 assert env["blas"]["library"] not in ("", "unknown") and env["blas"]["path"], env["blas"]
 # A rank's peak: one core's GEMM times its threads (1 here), but never more than all cores
