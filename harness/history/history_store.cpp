@@ -88,6 +88,7 @@ Better better_from_string(const std::string& text) {
 HistoryStore::HistoryStore(std::unique_ptr<SqlConnection> connection, OpenIntent intent)
     : connection_(std::move(connection)) {
   create_or_check_schema(intent);
+  if (intent == OpenIntent::write) connection_->prepare_for_writers();
 }
 
 void HistoryStore::create_or_check_schema(OpenIntent intent) {

@@ -34,6 +34,10 @@ class SqlConnection {
   virtual std::string auto_key() const = 0;
   // A query whose rows are the names of the database's tables (each engine keeps them apart).
   virtual std::string table_names_query() const = 0;
+  // Called once the database is known to be a history and is opened for writing (never before:
+  // a refused foreign file stays as it was). SQLite turns to its write-ahead log here, so that
+  // readers and a writer do not block one another.
+  virtual void prepare_for_writers() {}
 };
 
 }  // namespace harness

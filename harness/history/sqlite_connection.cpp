@@ -29,7 +29,6 @@ class SqliteConnection final : public SqlConnection {
       throw InputError("--db " + file.string() + ": cannot open (" + message + ")");
     }
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
-    if (intent == OpenIntent::write) query("PRAGMA journal_mode=WAL", {});
   }
   ~SqliteConnection() override {
     for (auto& [sql, statement] : statements_) sqlite3_finalize(statement);
@@ -75,6 +74,7 @@ class SqliteConnection final : public SqlConnection {
     }
   }
 
+  void prepare_for_writers() override { query("PRAGMA journal_mode=WAL", {}); }
   void begin() override { query("BEGIN IMMEDIATE", {}); }
   void commit() override { query("COMMIT", {}); }
   void rollback() override { query("ROLLBACK", {}); }

@@ -137,6 +137,14 @@ expect_history_refused "a history of schema version 9; this harness reads versio
   history add "$SCRATCH/commits/c5" --commit c99 --db "$SCRATCH/v9.sqlite"
 dump_db "$SCRATCH/v9.sqlite" > "$SCRATCH/v9.after"
 cmp -s "$SCRATCH/v9.before" "$SCRATCH/v9.after" || fail "a history of another schema was changed"
+# Another program's SQLite file: refused, and left byte for byte as it was (its journal mode too:
+# the write-ahead log is turned on only once the file is known to be a history).
+"$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE notes (t TEXT)"); c.commit()' "$SCRATCH/foreign.sqlite"
+cp "$SCRATCH/foreign.sqlite" "$SCRATCH/foreign.copy"
+expect_history_refused "holds tables (notes, ...) but no history_schema: not a history" \
+  history add "$SCRATCH/commits/c5" --commit c05 --db "$SCRATCH/foreign.sqlite"
+cmp -s "$SCRATCH/foreign.sqlite" "$SCRATCH/foreign.copy" || fail "a foreign SQLite file was changed"
+[[ ! -e $SCRATCH/foreign.sqlite-wal ]] || fail "a foreign SQLite file was switched to WAL"
 expect_history_refused "no such history" history check --db "$SCRATCH/none.sqlite"
 [[ ! -e $SCRATCH/none.sqlite ]] || fail "check made a database"
 echo "history: ok"
