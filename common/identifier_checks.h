@@ -23,8 +23,8 @@ inline constexpr std::string_view kRevisionNameRule =
 // bytes, no control character, no '|' or '`' (Markdown), and no leading '-'.
 std::string label_problem(std::string_view label);
 
-// Why `text` is no ISO 8601 time, or "": "2026-12-06", "2026-12-06T04:53:12",
-// "2026-12-06T04:53:12.5Z" or with an offset ("+01:00"), as git's %cI writes it.
+// Why `text` is no ISO 8601 time, or "": a date (YYYY-MM-DD), or a date, 'T' or a blank, and
+// HH:MM:SS with an optional fraction and an optional zone (Z, or +HH:MM as git's %cI writes it).
 std::string iso8601_problem(std::string_view text);
 
 }  // namespace harness
