@@ -121,9 +121,12 @@ void check_compare_options(const CompareOptions& options) {
   if (options.metric != "p50" && options.metric != "mean") {
     throw InputError("--metric: expected p50 or mean (got '" + options.metric + "')");
   }
-  if (!(options.alpha > 0 && options.alpha < 1)) {
-    throw InputError("--alpha: expected a level in (0, 1) (got " + format_general(options.alpha) +
-                     ")");
+  check_level("--alpha", options.alpha);
+}
+
+void check_level(const std::string& option, double level) {
+  if (!(level > 0 && level < 1)) {
+    throw InputError(option + ": expected a level in (0, 1) (got " + format_general(level) + ")");
   }
 }
 

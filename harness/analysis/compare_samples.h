@@ -104,6 +104,10 @@ Comparison compare_sample_sets(const std::vector<SampleSet>& base,
 // "5%", "5" and "2.5 %" are percent; throws InputError otherwise.
 double parse_threshold_percent(const std::string& text);
 
+// Throws InputError "OPTION: expected a level in (0, 1) (got VALUE)" unless 0 < level < 1 (nan
+// is refused): a significance level or a p-value bound.
+void check_level(const std::string& option, double level);
+
 // The documented exit codes of a comparison: 1 when a row (timing or counter) is a
 // regression; else 3 when a judged row had too few runs for a verdict, or none on a side
 // (inconclusive); else 0.

@@ -26,7 +26,7 @@ struct DetectorFlags {
   double pvalue = 0.001;
   long long window = 50;
   ChangePointOptions options() const {
-    if (!(pvalue > 0 && pvalue < 1)) throw InputError("--pvalue: expected a level in (0, 1)");
+    check_level("--pvalue", pvalue);
     if (window < 3 || window > 100000) throw InputError("--window: expected 3 to 100000 points");
     return {size_t(window), pvalue, 0};
   }
@@ -89,6 +89,7 @@ int run_check(CheckFlags flags) {
     throw InputError("--min-runs-after: expected 1 to 100000");
   }
   options.min_runs_after = size_t(flags.min_runs);
+  check_level("--alpha", options.alpha);
   HistoryStore store = open_history(flags.db, OpenIntent::read);
   const History history = store.read();
   const CheckResult result = check_history(history, options);

@@ -138,10 +138,6 @@ void check_metric_names(const History& history, const CheckOptions& options) {
 
 CheckResult check_history(const History& history, const CheckOptions& options) {
   if (history.commits.empty()) throw InputError("history check: the history holds no commit");
-  if (!(options.alpha > 0 && options.alpha < 1)) {
-    throw InputError("--alpha: expected a level in (0, 1) (got " + format_general(options.alpha) +
-                     ")");
-  }
   check_metric_names(history, options);
   CheckResult result;
   result.since = find_commit(history, options.since);
