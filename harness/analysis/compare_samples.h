@@ -109,8 +109,8 @@ double parse_threshold_percent(const std::string& text);
 void check_level(const std::string& option, double level);
 
 // The documented exit codes of a comparison: 1 when a row (timing or counter) is a
-// regression; else 3 when a judged row had too few runs for a verdict, or none on a side
-// (inconclusive); else 0.
+// regression; else 3 when a judged row had too few runs for a verdict, an interval across the
+// threshold (unresolved), or no runs on a side (inconclusive); else 0.
 inline constexpr int kInconclusiveExitCode = 3;
 int comparison_exit_code(const Comparison& comparison);
 
