@@ -342,6 +342,23 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
   }
 }
 
+// Whether the system's schedule runs a backward split into I and W on some stage: zb_h1 and
+// zbv always, a CSV where its rows say so. `table` is the schedule where it is known now.
+bool splits_backward(const SystemConfig& system,
+                     const std::optional<runtime::ScheduleTable>& table) {
+  const auto schedule = runtime::parse_pipeline_schedule(system.schedule);
+  if (schedule == runtime::PipelineSchedule::kZbH1 || schedule == runtime::PipelineSchedule::kZbv)
+    return true;
+  if (!table) return false;
+  using Kind = runtime::PipelineAction::Kind;
+  for (const auto& actions : table->actions) {
+    for (const auto& action : actions) {
+      if (action.kind == Kind::kBackwardInput || action.kind == Kind::kBackwardWeight) return true;
+    }
+  }
+  return false;
+}
+
 // A system against one point: pinning against an external command, compression against a
 // per-tensor mode, expert parallelism
 // against the model and world size, inline stages against the world size (and the model's
@@ -414,24 +431,43 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
   // The schedule, where it is known now: one that does not take these counts, or cannot run
   // (a deadlock, a micro-batch missing), is refused with its rank and step.
   const auto check_schedule = [&] {
+    std::optional<runtime::ScheduleTable> table;
     try {
-      known_schedule(system, config);
+      table = known_schedule(system, config);
     } catch (const std::invalid_argument& e) {
       fail(std::string("schedule: ") + e.what());
     }
+    // The ranks would refuse it after the results folder is made: said here instead.
+    if (runtime::is_mixture_of_experts(config.model.name) && splits_backward(system, table)) {
+      fail("schedule: " + system.schedule +
+           " splits the backward into I and W, which does not carry a mixture-of-experts "
+           "model's balancing loss (" +
+           config.model.name + "): use gpipe, dapple or interleaved_1f1b");
+    }
   };
-  if (system.stage_count > 0 || system.stages.empty()) {
-    check_schedule();
-    return;
-  }
-  int layers = system.stages.back().last_layer + 1;
-  if (options.model_layer_count) {
+  const auto layer_count = [&]() -> std::optional<int> {
+    if (!options.model_layer_count) return std::nullopt;
     try {
-      layers = static_cast<int>(options.model_layer_count(config.model));
+      return static_cast<int>(options.model_layer_count(config.model));
     } catch (const std::invalid_argument& e) {
       throw InputError(origin.file() + ": model: " + e.what() + at);
     }
+  };
+  if (system.stage_count > 0) {
+    // stages x stages_per_rank chunks of at least one layer each.
+    const int chunks = system.stage_count * system.stages_per_rank;
+    if (const auto layers = layer_count(); layers && chunks > *layers) {
+      fail(std::to_string(chunks) + " stages (stages x stages_per_rank) but " + config.model.name +
+           " has only " + std::to_string(*layers) + " layers");
+    }
+    check_schedule();
+    return;
   }
+  if (system.stages.empty()) {
+    check_schedule();
+    return;
+  }
+  const int layers = layer_count().value_or(system.stages.back().last_layer + 1);
   try {
     runtime::validate_layout({system.stages}, layers, static_cast<int>(config.run.world_size));
   } catch (const std::invalid_argument& e) {

@@ -71,4 +71,11 @@ out=$("$HARNESS" run "$SCRATCH/spec.yaml" --set ddp.compression=powersgd \
   --set ddp.powersgd_warmup_steps=0 --set run.iterations=5 2>"$SCRATCH/stderr2") ||
   fail "expert parallelism with PowerSGD failed: $(cat "$SCRATCH/stderr2")"
 expect_contains "$out" "| ep | 10 |"
+# A mixture-of-experts model under a schedule that splits the backward (I and W), whose ranks
+# cannot carry the balancing loss: refused at its line before a rank starts, nothing written.
+sed 's|^  - {name: ep, kind: expert_parallel}$|  - {name: zb, kind: pipeline, schedule: zb_h1, stages: 2}|' \
+  "$SCRATCH/spec.yaml" > "$SCRATCH/zb.yaml"
+expect_refused_exactly "$SCRATCH/zb.yaml" "error: $SCRATCH/zb.yaml:7:5: systems: zb: schedule: zb_h1 \
+splits the backward into I and W, which does not carry a mixture-of-experts model's balancing loss \
+(bert_moe): use gpipe, dapple or interleaved_1f1b" "$SCRATCH/zb_results"
 echo "PASS moe"

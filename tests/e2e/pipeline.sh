@@ -152,6 +152,8 @@ bad "error: $f:7:5: systems: p: rank 3 serves no stage (every rank of the 4 must
   '  - {name: p, kind: pipeline, stages: [{layers: "0-2", ranks: [0, 1]}, {layers: "3-5", ranks: [2]}]}'
 bad "error: $f:7:5: systems: p: 3 stages do not divide the 4 ranks evenly" \
   '  - {name: p, kind: pipeline, stages: 3}'
+bad "error: $f:7:5: systems: p: 8 stages (stages x stages_per_rank) but mlp has only 6 layers" \
+  '  - {name: p, kind: pipeline, schedule: interleaved_1f1b, stages: 4, stages_per_rank: 2}'
 bad "error: $f:7:49: systems.stages.layers: layer range '2-0' ends before it starts" \
   '  - {name: p, kind: pipeline, stages: [{layers: "2-0", ranks: [0, 1, 2, 3]}]}'
 bad "error: $f:7:41: systems.schedule: unknown value '1f1b' (expected one of: dapple, gpipe, interleaved_1f1b, zb_h1, zbv)" \
