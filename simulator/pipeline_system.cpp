@@ -40,11 +40,14 @@ void validate_pipeline(const LayerCosts& costs, const PipelineSystem& system, in
   if (system.stages.empty()) throw std::invalid_argument("a pipeline needs at least one stage");
   if (system.micro_batches < 1) throw std::invalid_argument("micro-batches must be >= 1");
   const std::vector<int> stage = stage_of_layers(costs, system);
+  // Every layer placed first: an edge into an unplaced layer is that layer's problem.
   for (int layer = 0; layer < costs.size(); ++layer) {
     if (stage[layer] < 0) {
       throw std::invalid_argument("layer " + costs.ids[layer] + " (" + costs.names[layer] +
                                   ") is in no stage");
     }
+  }
+  for (int layer = 0; layer < costs.size(); ++layer) {
     for (int next : costs.successors[layer]) {
       if (stage[next] < stage[layer]) {
         throw std::invalid_argument("edge " + costs.ids[layer] + " -> " + costs.ids[next] +

@@ -253,7 +253,7 @@ void inline_stages(const SystemSettings& s, const sim::LayerCosts& costs, long l
     for (int position : stage.layer_positions) {
       if (position >= costs.size()) {
         throw InputError(s.where + ": stage layer " + std::to_string(position) + " but " +
-                         costs.source + " has " + std::to_string(costs.size()) + " layers");
+                         costs.source + " has layers 0-" + std::to_string(costs.size() - 1));
       }
       out.layers.push_back(costs.order[position]);
     }
@@ -280,7 +280,8 @@ void inline_stages(const SystemSettings& s, const sim::LayerCosts& costs, long l
     if (out.ranks.empty() && replicas == 0) {  // neither ranks nor replicas: world / stages
       const long long stages = static_cast<long long>(s.stages.size());
       if (world % stages != 0) {
-        throw RunFailure("stages without ranks or replicas split the world evenly, but " +
+        throw InputError(s.where +
+                         ": stages without ranks or replicas split the world evenly, but " +
                          std::to_string(world) + " ranks do not divide into " +
                          std::to_string(stages) + " stages");
       }
@@ -404,7 +405,11 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
   try {
     sim::validate_pipeline(costs, choice.system, static_cast<int>(world));
   } catch (const std::invalid_argument& e) {
-    throw RunFailure("pipeline of system '" + s.name + "' (" + choice.source + "): " + e.what());
+    const std::string what =
+        "pipeline of system '" + s.name + "' (" + choice.source + "): " + e.what();
+    // Stages the spec wrote are the spec's error; a plan's belong to its run.
+    if (choice.source == "inline") throw InputError(s.where + ": " + what);
+    throw RunFailure(what);
   }
   // The schedule on these stages: counts it does not take, or a schedule that cannot run.
   try {
@@ -636,7 +641,13 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
   Inputs inputs;
   for (const auto& point : spec.points) {
     inputs.costs(point.settings.model);
-    resolve_cluster(point.settings, inputs);
+    const ResolvedCluster cluster = resolve_cluster(point.settings, inputs);
+    // Stages written inline must place at every point; plans are made (or read) per run.
+    for (const auto& system : spec.systems) {
+      if (system.kind == "pipeline" && !system.stages.empty()) {
+        choose_pipeline(system, point.settings, cluster, inputs);
+      }
+    }
   }
   if (dry_run) {
     out << "experiment " << spec.name << ": kind simulate, " << spec.points.size() << " point(s) x "

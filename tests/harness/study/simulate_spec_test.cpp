@@ -610,10 +610,16 @@ TEST(SimulateSpec, NoiseIsSeededAndVariesIterations) {
 
 TEST(SimulateSpec, APlanThatCannotRunFailsItsRunAndKeepsTheOthers) {
   Study study;
+  // A plan made for another cluster: a rank this world of 4 does not have.
+  const json stage0 = {{"layer_ids", {"node1", "node2"}}, {"gpus", {0, 9}}};
+  const json stage1 = {{"layer_ids", {"node3", "node4"}}, {"gpus", {2, 3}}};
+  const json plan = {{"results",
+                      {{{"global_batch_size", 8},
+                        {"plan", {{"stages", {stage0, stage1}}, {"micro_batch_count", 2}}}}}}};
+  study.dir.write("plan.json", json_text(plan));
   const std::string systems =
       "    - overlap\n"
-      "    - {name: bad, kind: pipeline, micro_batches: 2,\n"
-      "       stages: [{layers: \"0-1\", ranks: [0, 9]}, {layers: \"2-3\", ranks: [2, 3]}]}\n";
+      "    - {name: bad, kind: pipeline, plan: DIR/plan.json}\n";
   EXPECT_EQ(study.run(in_dir(spec_text(systems), study.dir.path())), 1);
   const fs::path results = study.results();
   const json status =
@@ -625,6 +631,46 @@ TEST(SimulateSpec, APlanThatCannotRunFailsItsRunAndKeepsTheOthers) {
                 read_file(results / "raw" / "p000" / "overlap" / "rep0" / "status.json"))["status"],
             "complete");
   EXPECT_FALSE(parse_json(read_file(results / "status.json"))["complete"].get<bool>());
+}
+
+// Stages the spec writes inline are the spec's: ones that do not place at some point of the
+// sweep are refused, --dry-run too, before a folder is made.
+TEST(SimulateSpec, InlineStagesThatDoNotPlaceAreRefusedBeforeAnythingIsWritten) {
+  struct Case {
+    std::string stages, sweep, expected;
+  };
+  const std::vector<Case> cases = {
+      {"[{layers: \"0-1\", ranks: [0, 9]}, {layers: \"2-3\", ranks: [2, 3]}]", "",
+       "spec.yaml:10:7: pipeline of system 'p' (inline): stage 0 names rank 9 outside the world "
+       "of 4"},
+      {"[{layers: \"0-1\"}, {layers: \"3-3\"}]", "",
+       "spec.yaml:10:7: pipeline of system 'p' (inline): layer node3 (Linear3) is in no stage"},
+      {"[{layers: \"0-1\"}, {layers: \"2-4\"}]", "",
+       "spec.yaml:10:7: stage layer 4 but DIR/graph.txt has layers 0-3"},
+      {"[{layers: \"0\"}, {layers: \"1\"}, {layers: \"2\"}, {layers: \"3\"}]",
+       "  sweep: {run.world_size: [4, 6]}\n",
+       "spec.yaml:10:7: stages without ranks or replicas split the world evenly, but 6 ranks do "
+       "not divide into 4 stages"},
+  };
+  for (const Case& c : cases) {
+    for (const bool dry_run : {true, false}) {
+      Study study;
+      const std::string text = in_dir(
+          spec_text("    - {name: p, kind: pipeline, micro_batches: 2, stages: " + c.stages + "}\n",
+                    c.sweep),
+          study.dir.path());
+      study.write_spec(text);
+      std::ostringstream out;
+      try {
+        run_simulate_spec(study.spec_path, parse_yaml_file(study.spec_path), {}, dry_run, out);
+        ADD_FAILURE() << "accepted: " << c.stages << c.sweep;
+      } catch (const InputError& e) {
+        EXPECT_EQ(e.what(), in_dir(study.dir.path().string() + "/" + c.expected, study.dir.path()));
+      }
+      EXPECT_EQ(out.str(), "") << "nothing printed";
+      EXPECT_FALSE(fs::exists(study.dir.path() / "out")) << "nothing written for bad input";
+    }
+  }
 }
 
 }  // namespace
