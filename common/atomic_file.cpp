@@ -75,21 +75,49 @@ std::optional<std::string> read_input_file(const fs::path& path) {
   return text;
 }
 
+namespace {
+
+// Whether a file can be made in `folder` (root passes every permission check, /proc included):
+// a probe file made and removed.
+bool takes_files(const fs::path& folder) {
+  const fs::path probe = folder / (".harness-probe." + std::to_string(getpid()));
+  if (!std::ofstream(probe)) return false;
+  std::error_code ignored;
+  fs::remove(probe, ignored);
+  return true;
+}
+
+}  // namespace
+
+void check_output_place(const fs::path& path, const std::string& option) {
+  const fs::path absolute = fs::absolute(path).lexically_normal();
+  fs::path ancestor = absolute.parent_path();
+  std::error_code error;
+  while (!fs::exists(ancestor, error) && ancestor.has_relative_path()) {
+    ancestor = ancestor.parent_path();
+  }
+  const auto refuse = [&](const std::string& why) {
+    throw InputError(option + " '" + path.string() + "': cannot write there: " + why);
+  };
+  if (!fs::is_directory(ancestor, error)) refuse("'" + ancestor.string() + "' is not a folder");
+  if (!takes_files(ancestor)) refuse("'" + ancestor.string() + "' takes no files");
+}
+
+void check_output_file(const fs::path& file, const std::string& option) {
+  std::error_code error;
+  if (fs::is_directory(file, error)) {
+    throw InputError(option + " '" + file.string() + "': is a folder, not a file");
+  }
+  check_output_place(file, option);
+}
+
 void create_output_folder(const fs::path& folder, const std::string& option) {
   std::error_code error;
   fs::create_directories(folder, error);
   // create_directories reports no error for a path that exists as a file.
   if (!error && !fs::is_directory(folder)) error = std::make_error_code(std::errc::not_a_directory);
-  // Root may create where it cannot write (/proc passes every permission check): a probe file
-  // says whether the folder takes files.
-  if (!error) {
-    const fs::path probe = folder / (".harness-probe." + std::to_string(getpid()));
-    if (std::ofstream(probe)) {
-      fs::remove(probe, error);
-    } else {
-      error = std::make_error_code(std::errc::permission_denied);
-    }
-  }
+  // Root may create where it cannot write (/proc passes every permission check).
+  if (!error && !takes_files(folder)) error = std::make_error_code(std::errc::permission_denied);
   if (error) {
     throw InputError(option + " '" + folder.string() +
                      "': cannot create folder: " + error.message());

@@ -22,4 +22,11 @@ std::optional<std::string> read_input_file(const std::filesystem::path& path);
 // "OPTION 'FOLDER': cannot create folder: why", never a failure after minutes of work.
 void create_output_folder(const std::filesystem::path& folder, const std::string& option);
 
+// Checks, before a command does any work and without making anything, that `path` can be
+// written later: its nearest existing ancestor is a folder that takes files. InputError
+// "OPTION 'PATH': cannot write there: why" otherwise. check_output_file also refuses a path
+// that is a folder.
+void check_output_place(const std::filesystem::path& path, const std::string& option);
+void check_output_file(const std::filesystem::path& file, const std::string& option);
+
 }  // namespace harness

@@ -90,6 +90,8 @@ int run_check(CheckFlags flags) {
   }
   options.min_runs_after = size_t(flags.min_runs);
   check_level("--alpha", options.alpha);
+  if (!flags.out.empty()) check_output_file(flags.out, "--out");
+  if (!flags.json.empty()) check_output_file(flags.json, "--json");
   HistoryStore store = open_history(flags.db, OpenIntent::read);
   const History history = store.read();
   const CheckResult result = check_history(history, options);
@@ -109,6 +111,8 @@ struct ReportFlags {
 int run_report(const ReportFlags& flags) {
   ReportOptions options = flags.options;
   options.detector = flags.detector.options();
+  // The report is made beside --out, then renamed to it: that place must take files.
+  check_output_place(options.out, "--out");
   HistoryStore store = open_history(flags.db, OpenIntent::read);
   const History history = store.read();
   const size_t charts = write_history_report(history, options);

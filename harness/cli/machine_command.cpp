@@ -29,6 +29,8 @@ void add_machine_command(CLI::App& app, RankProgram& rank_program) {
   sub->add_flag("--remeasure", request->remeasure, "Measure again instead of using the cache");
   sub->add_option("--out", request->out, "Also write the figures as JSON to this file");
   sub->callback([request, &rank_program] {
+    // Checked before the minutes of measuring, not after.
+    if (!request->out.empty()) check_output_file(request->out, "--out");
     const nlohmann::json limits = machine_limits(rank_program, request->remeasure);
     std::cout << render_machine_limits(limits);
     std::cout << "# cached in " << machine_cache_path().string() << "\n";

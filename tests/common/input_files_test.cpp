@@ -175,6 +175,25 @@ TEST(OutputFolder, AFolderThatCannotBeMadeIsBadInputAndNothingIsLeft) {
   fs::remove_all(dir);
 }
 
+TEST(OutputFile, APlaceThatCannotTakeTheFileIsBadInputAndNothingIsMade) {
+  const fs::path dir = fs::temp_directory_path() / ("out-file-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "file") << "x";
+  EXPECT_EQ(error_of([&] { check_output_file(dir / "file" / "x.md", "--out"); }),
+            "--out '" + (dir / "file" / "x.md").string() + "': cannot write there: '" +
+                (dir / "file").string() + "' is not a folder");
+  EXPECT_EQ(error_of([&] { check_output_file("/proc/x.md", "--json"); }),
+            "--json '/proc/x.md': cannot write there: '/proc' takes no files");
+  EXPECT_EQ(error_of([&] { check_output_file(dir, "--out"); }),
+            "--out '" + dir.string() + "': is a folder, not a file");
+  // A place under folders still to be made is fine, and checking makes none of them.
+  EXPECT_EQ(error_of([&] { check_output_file(dir / "new" / "deep" / "x.md", "--out"); }), "");
+  EXPECT_EQ(error_of([&] { check_output_place(dir, "--out"); }), "");
+  EXPECT_FALSE(fs::exists(dir / "new"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);  // no probe
+  fs::remove_all(dir);
+}
+
 }  // namespace
 TEST(TextFormat, FixedKeepsItsDigitsNumberDropsTrailingZeros) {
   EXPECT_EQ(harness::format_fixed(2.5, 2), "2.50");

@@ -82,6 +82,14 @@ mkdir -p "$SCRATCH/not-results" && echo hello > "$SCRATCH/not-results/notes.txt"
 expect_history_refused "not-results" history add "$SCRATCH/not-results" --commit c99 --db "$db"
 expect_history_refused "--since c77: the history holds no such commit" \
   history check --db "$db" --since c77
+# Outputs that cannot be written are bad input (exit 2), found before the database is read.
+echo x > "$SCRATCH/a-file"
+expect_history_refused "--out '$SCRATCH/a-file/c.md': cannot write there: '$SCRATCH/a-file' is not a folder" \
+  history check --db "$db" --out "$SCRATCH/a-file/c.md"
+expect_history_refused "--json '$SCRATCH': is a folder, not a file" \
+  history check --db "$db" --json "$SCRATCH"
+expect_history_refused "--out '$SCRATCH/a-file/site': cannot write there: '$SCRATCH/a-file' is not a folder" \
+  history report --db "$db" --out "$SCRATCH/a-file/site"
 # Names that reach git, the database, Markdown and the terminal are checked where they enter.
 # A commit that git would read as an option, run inside a git checkout: refused, nothing written.
 mkdir -p "$SCRATCH/checkout" && git -C "$SCRATCH/checkout" init -q
