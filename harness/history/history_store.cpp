@@ -1,9 +1,13 @@
 #include "harness/history/history_store.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
+#include "common/identifier_checks.h"
 #include "common/input_error.h"
 #include "common/utc_time.h"
 #include "harness/history/postgres_connection.h"
@@ -44,6 +48,49 @@ std::string text_of(double value) {
 }
 
 long long integer_of(const SqlValue& value) { return value ? std::stoll(*value) : 0; }
+
+// What the history read back must be: the harness wrote integers, finite numbers and checked
+// names, so anything else was written outside it and is refused, named by table and column
+// (InputError "COLUMN holds 'TEXT', not ...").
+long long stored_integer(const SqlValue& value, const char* column) {
+  const std::string text = value.value_or("NULL");
+  long long number = 0;
+  const char* end = text.data() + text.size();
+  const auto [last, error] = std::from_chars(text.data(), end, number);
+  if (!value || error != std::errc() || last != end) {
+    throw InputError(std::string(column) + " holds '" + text + "', not an integer");
+  }
+  return number;
+}
+
+double stored_number(const SqlValue& value, const char* column) {
+  const std::string text = value.value_or("NULL");
+  char* last = nullptr;
+  const double number = value ? std::strtod(text.c_str(), &last) : 0.0;
+  if (!value || last != text.c_str() + text.size() || text.empty() || !std::isfinite(number)) {
+    throw InputError(std::string(column) + " holds '" + text + "', not a finite number");
+  }
+  return number;
+}
+
+std::string stored_name(const SqlValue& value, const char* column,
+                        std::string (*problem)(std::string_view)) {
+  const std::string text = value.value_or("");
+  if (const std::string why = problem(text); !why.empty()) {
+    throw InputError(std::string(column) + " holds '" + text + "': " + why);
+  }
+  return text;
+}
+
+template <typename Index>
+size_t stored_reference(const Index& index, const SqlValue& value, const char* column) {
+  const auto found = index.find(stored_integer(value, column));
+  if (found == index.end()) {
+    throw InputError(std::string(column) + " holds " + value.value_or("NULL") +
+                     ", which names no row");
+  }
+  return found->second;
+}
 
 std::vector<std::string> table_names(SqlConnection& connection) {
   std::vector<std::string> names;
@@ -122,7 +169,12 @@ void HistoryStore::create_or_check_schema(OpenIntent intent) {
     throw InputError("--db " + description() + ": history_schema holds " +
                      std::to_string(rows.size()) + " rows, not one version");
   }
-  const long long version = integer_of(rows[0][0]);
+  long long version = 0;
+  try {
+    version = stored_integer(rows[0][0], "history_schema.version");
+  } catch (const InputError& e) {
+    throw InputError("--db " + description() + ": " + e.what());
+  }
   if (version != kHistorySchemaVersion) {
     throw InputError("--db " + description() + ": a history of schema version " +
                      std::to_string(version) + "; this harness reads version " +
@@ -203,25 +255,38 @@ void HistoryStore::add(const HistoryAddition& addition, bool replace) {
 }
 
 History HistoryStore::read() {
+  try {
+    return read_checked();
+  } catch (const InputError& e) {
+    throw InputError("--db " + description() + ": " + e.what() + " (changed outside the harness?)");
+  }
+}
+
+History HistoryStore::read_checked() {
   History history;
   std::map<long long, size_t> commit_index, environment_index;
   for (const SqlRow& row : connection_->query(
            "SELECT id, sha, branch, committed_utc, added_utc FROM commits ORDER BY position, id",
            {})) {
-    commit_index[integer_of(row[0])] = history.commits.size();
+    commit_index[stored_integer(row[0], "commits.id")] = history.commits.size();
     history.commits.push_back(
-        {row[1].value_or(""), row[2].value_or(""), row[3].value_or(""), row[4].value_or("")});
+        {stored_name(row[1], "commits.sha", revision_name_problem),
+         row[2].value_or("").empty() ? std::string()
+                                     : stored_name(row[2], "commits.branch", revision_name_problem),
+         // ISO 8601 from git or --commit-time, or the run's own stamp.
+         stored_name(row[3], "commits.committed_utc", label_problem), row[4].value_or("")});
   }
   for (const SqlRow& row : connection_->query(
            "SELECT id, fingerprint, description FROM environments ORDER BY id", {})) {
-    environment_index[integer_of(row[0])] = history.environments.size();
+    environment_index[stored_integer(row[0], "environments.id")] = history.environments.size();
     history.environments.push_back({row[1].value_or(""), row[2].value_or("")});
   }
   std::map<long long, MetricKey> metrics;
   for (const SqlRow& row :
        connection_->query("SELECT id, benchmark, metric, unit, better FROM metrics", {})) {
-    metrics[integer_of(row[0])] = {row[1].value_or(""), row[2].value_or(""), row[3].value_or(""),
-                                   better_from_string(row[4].value_or(""))};
+    metrics[stored_integer(row[0], "metrics.id")] = {row[1].value_or(""), row[2].value_or(""),
+                                                     row[3].value_or(""),
+                                                     better_from_string(row[4].value_or(""))};
   }
   // (environment, metric) -> commit -> runs, gathered in one pass over the values.
   std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>> gathered;
@@ -229,9 +294,16 @@ History HistoryStore::read() {
            "SELECT a.environment_id, a.commit_id, v.metric_id, v.value FROM run_values v JOIN "
            "additions a ON v.addition_id = a.id ORDER BY v.addition_id, v.metric_id, v.run",
            {})) {
-    const size_t environment = environment_index.at(integer_of(row[0]));
-    const size_t commit = commit_index.at(integer_of(row[1]));
-    gathered[{environment, integer_of(row[2])}][commit].push_back(std::stod(row[3].value_or("0")));
+    const size_t environment =
+        stored_reference(environment_index, row[0], "additions.environment_id");
+    const size_t commit = stored_reference(commit_index, row[1], "additions.commit_id");
+    const auto metric = metrics.find(stored_integer(row[2], "run_values.metric_id"));
+    if (metric == metrics.end()) {
+      throw InputError("run_values.metric_id holds " + row[2].value_or("NULL") +
+                       ", which names no row");
+    }
+    gathered[{environment, metric->first}][commit].push_back(
+        stored_number(row[3], "run_values.value"));
   }
   for (auto& [where, by_commit] : gathered) {
     MetricSeries series{where.first, metrics.at(where.second), {}};

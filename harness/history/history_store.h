@@ -30,12 +30,16 @@ class HistoryStore {
   // values and keeps its place in the order.
   void add(const HistoryAddition& addition, bool replace);
 
+  // The whole history. A value the harness would not have written (a number that is not one, a
+  // reference to no row, a name with control characters) is InputError "--db DB: COLUMN holds
+  // ...", not a crash halfway through a report.
   History read();
 
   std::string description() const { return connection_->description(); }
 
  private:
   void create_or_check_schema(OpenIntent intent);
+  History read_checked();
   long long commit_id(const CommitInfo& commit);
   long long environment_id(const EnvironmentFingerprint& environment);
   long long metric_id(const MetricKey& key);

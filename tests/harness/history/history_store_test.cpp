@@ -121,6 +121,47 @@ TEST_F(HistoryStoreTest, AnotherSchemaVersionIsRefused) {
   }
 }
 
+// Values the harness never writes, put there by another program: each is refused with the
+// column it sits in, never a std::stod or map::at message.
+TEST_F(HistoryStoreTest, ValuesWrittenOutsideTheHarnessAreNamedByTheirColumn) {
+  struct Case {
+    std::string sql, expected;
+  };
+  const std::vector<Case> cases = {
+      {"UPDATE run_values SET value = 'abc' WHERE run = 1",
+       "run_values.value holds 'abc', not a finite number"},
+      {"UPDATE run_values SET value = 1e400 WHERE run = 1",
+       "run_values.value holds 'inf', not a finite number"},
+      {"UPDATE run_values SET metric_id = 99", "run_values.metric_id holds 99, which names no row"},
+      {"UPDATE additions SET environment_id = 77",
+       "additions.environment_id holds 77, which names no row"},
+      {"UPDATE additions SET commit_id = 'x'", "additions.commit_id holds 'x', not an integer"},
+      {"UPDATE commits SET sha = 'a|b'", "commits.sha holds 'a|b': has a '|'"},
+      {"UPDATE commits SET branch = '-x'", "commits.branch holds '-x': starts with '-'"},
+  };
+  for (const Case& c : cases) {
+    fs::remove(db_);
+    open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
+    open_sqlite(db_, OpenIntent::write)->query(c.sql, {});
+    try {
+      open_history(db_, OpenIntent::read).read();
+      ADD_FAILURE() << "read: " << c.sql;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.what(),
+                "--db SQLite " + db_ + ": " + c.expected + " (changed outside the harness?)");
+    }
+  }
+  fs::remove(db_);
+  open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
+  open_sqlite(db_, OpenIntent::write)->query("UPDATE history_schema SET version = 'v'", {});
+  try {
+    open_history(db_, OpenIntent::read);
+    ADD_FAILURE() << "a schema version 'v' opened";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("history_schema.version holds 'v', not an integer"));
+  }
+}
+
 TEST_F(HistoryStoreTest, ACorruptFileIsRefusedAndLeftAsItWas) {
   {
     std::ofstream out(db_);
