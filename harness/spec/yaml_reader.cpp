@@ -171,7 +171,7 @@ double MapReader::get_double(const std::string& key, std::optional<double> fallb
   if (!(number > exclusive_min)) {
     const std::string bound =
         exclusive_min == kZeroOrMore ? ">= 0" : "> " + format_number(exclusive_min);
-    report(*value, key, "must be " + bound + " (got " + format_number(number) + ")");
+    report(*value, key, "must be " + bound + " (got " + value->Scalar() + ")");
     return stand_in;
   }
   return number;

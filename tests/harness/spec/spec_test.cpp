@@ -731,6 +731,11 @@ TEST(Optimizer, BadValuesAndTheOtherOptimizersKeysAreRefused) {
             "spec.yaml:5:31: optimizer.eps: must be > 0 (got 0)");
   EXPECT_EQ(error_of(with_optimizer("{name: sgd, weight_decay: -1}")),
             "spec.yaml:5:38: optimizer.weight_decay: must be >= 0 (got -1)");
+  // A negative number too small for the fixed format is quoted as written, not as 0.
+  EXPECT_EQ(error_of(with_optimizer("{name: adamw, eps: -1e-12}")),
+            "spec.yaml:5:31: optimizer.eps: must be > 0 (got -1e-12)");
+  EXPECT_EQ(error_of(with_optimizer("{name: sgd, weight_decay: -0.0000001}")),
+            "spec.yaml:5:38: optimizer.weight_decay: must be >= 0 (got -0.0000001)");
 }
 
 }  // namespace
