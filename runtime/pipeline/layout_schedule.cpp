@@ -54,8 +54,9 @@ ScheduleTable positioned_schedule(PipelineSchedule schedule, const std::vector<i
     throw std::invalid_argument(
         to_string(schedule) + " places the stages on pipeline ranks " +
         list_text(table.rank_of_stage) + ", the layout on " + list_text(positions) +
-        (schedule == PipelineSchedule::kZbv ? " (zbv: stage c on rank c for c < p, 2p-1-c after)"
-                                            : " (stage c on rank c mod p)"));
+        (schedule == PipelineSchedule::kZbv   ? " (zbv: stage c on rank c for c < p, 2p-1-c after)"
+         : schedule == PipelineSchedule::kCsv ? " (the CSV's row r holds rank r's actions)"
+                                              : " (stage c on rank c mod p)"));
   }
   validate_schedule(table);
   return table;

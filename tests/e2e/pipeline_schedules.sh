@@ -101,6 +101,10 @@ bad "error: $f:7:5: systems: p: schedule: zbv runs exactly 2 stages per rank (st
   "  - {name: p, kind: pipeline, schedule: zbv, stages: 2}"
 bad "error: $f:7:5: systems: p: schedule: interleaved_1f1b places the stages on pipeline ranks [0, 1, 0, 1], the layout on [0, 0, 1, 1] (stage c on rank c mod p)" \
   '  - {name: p, kind: pipeline, schedule: interleaved_1f1b, stages: [{layers: "0-1", ranks: [0]}, {layers: "2-2", ranks: [0]}, {layers: "3-4", ranks: [1]}, {layers: "5-5", ranks: [1]}]}'
+# A CSV whose rows hold the stages on other ranks than the layout's.
+printf '1F0,1F1,1F2,1F3,1B0,1B1,1B2,1B3\n0F0,0F1,0F2,0F3,0B0,0B1,0B2,0B3\n' > "$SCRATCH/swapped.csv"
+bad "error: $f:7:5: systems: p: schedule: csv places the stages on pipeline ranks [1, 0], the layout on [0, 1] (the CSV's row r holds rank r's actions)" \
+  "  - {name: p, kind: pipeline, schedule_csv: $SCRATCH/swapped.csv, stages: [{layers: \"0-2\", ranks: [0]}, {layers: \"3-5\", ranks: [1]}]}"
 printf '0F0,0F1,0F2,0F3,0B0,0B1,0B2,0B3\n' > "$SCRATCH/one_rank.csv"
 bad "error: $f:7:5: systems: p: schedule: $SCRATCH/one_rank.csv schedules 1 ranks, the system has stages: 2" \
   "  - {name: p, kind: pipeline, schedule_csv: $SCRATCH/one_rank.csv, stages: 2}"
