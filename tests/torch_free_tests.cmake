@@ -21,6 +21,7 @@ add_executable(harness_tests
   harness/analysis/compare_test.cpp
   harness/analysis/sequential_gate_test.cpp
   harness/analysis/shift_interval_test.cpp
+  harness/analysis/system_verdicts_test.cpp
   harness/analysis/trace_test.cpp
   harness/study/simulate_spec_test.cpp
   harness/external/external_test.cpp

@@ -22,6 +22,7 @@
 #include "harness/analysis/comparison_table.h"
 #include "harness/analysis/memory_table.h"
 #include "harness/analysis/pipeline_table.h"
+#include "harness/analysis/system_verdicts.h"
 #include "harness/analysis/utilisation_table.h"
 #include "harness/cli/plot_command.h"
 #include "harness/emulation/emulated_network.h"
@@ -30,6 +31,7 @@
 #include "harness/machine/cpu_wake_latency.h"
 #include "harness/machine/machine_load.h"
 #include "harness/results/model_flops.h"
+#include "harness/results/report_samples.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
 #include "harness/study/link_probe.h"
@@ -168,7 +170,10 @@ std::string write_summary_files(const fs::path& run_directory) {
   const std::string utilisation = render_utilisation_markdown(summary);
   const std::string memory = render_memory_markdown(summary);
   // Each extra section ends with a blank line; the comparison tables do not.
-  const std::string extras = utilisation + memory + skipped_systems_note(run_directory);
+  const std::string verdicts = render_system_verdicts(
+      system_verdicts(read_result_samples(run_directory), kSystemVerdictAlpha),
+      summary.manifest.baseline, kSystemVerdictAlpha);
+  const std::string extras = verdicts + utilisation + memory + skipped_systems_note(run_directory);
   const std::string markdown =
       render_markdown_tables(summary) + (extras.empty() ? "" : "\n" + extras);
   write_file_atomic(run_directory / "table.md", markdown);
