@@ -152,6 +152,32 @@ TEST(BreakdownTable, OneRowPerTracedSystemMeanOverRanks) {
   EXPECT_EQ(harness::render_breakdown_markdown(empty.path(), "x"), "");
 }
 
+// The traced iteration (the fixture's measured iteration 7) beside its run: each iteration on
+// its slowest rank is 2 2 3 4 5 6 7 50 9 10, so the traced one takes 50 ms against a median of
+// (5 + 6) / 2 = 5.5, with all 10 at or below it: marked, and the legend says why.
+TEST(BreakdownTable, TheTracedIterationStandsBesideTheRunsMedian) {
+  TempDir dir;
+  const fs::path run = copy_fixture(dir);
+  const fs::path ddp = run / "raw" / "p000" / "overlap" / "rep0";
+  std::string rank0 = "iteration,forward_ms,backward_ms,step_ms,iteration_ms\n";
+  std::string rank1 = rank0;
+  for (int i = 0; i < 10; ++i) {
+    const double slow = i == 7 ? 50 : i + 1;
+    rank0 += std::to_string(i) + ",0,0,0," + std::to_string(slow) + "\n";
+    rank1 += std::to_string(i) + ",0,0,0,2\n";
+  }
+  harness::write_file_atomic(ddp / "rank0.csv", rank0);
+  harness::write_file_atomic(ddp / "rank1.csv", rank1);
+  const std::string md = harness::render_breakdown_markdown(run, "trace_fixture");
+  EXPECT_NE(md.find("| overlap | 8.100 | 7.100 | 0.000 | 3.500 | 0.000 | 0.000 | 0.000 | 0.000 | "
+                    "0.250 | 2 | 50.000 | 5.500 | 100‡ |"),
+            std::string::npos)
+      << md;
+  // The pipeline run has no samples here: its place is not known, and says so.
+  EXPECT_NE(md.find("| 2 | — | — | — |"), std::string::npos) << md;
+  EXPECT_NE(md.find(harness::kAtypicalLegend), std::string::npos) << md;
+}
+
 TEST(TraceBreakdown, PipelineStagesWithBubbles) {
   TempDir dir;
   const auto trace = load(copy_fixture(dir), "gpipe_2x1");
