@@ -359,47 +359,12 @@ bool splits_backward(const SystemConfig& system,
   return false;
 }
 
-// A system against one point: pinning against an external command, compression against a
-// per-tensor mode, expert parallelism
-// against the model and world size, inline stages against the world size (and the model's
-// layers when known).
-void check_system_at_point(const SystemConfig& system, const PointConfig& config,
-                           const SpecOrigin& origin, const YAML::Node& systems_node,
-                           const LoadOptions& options, const std::string& point_label) {
-  const std::string at = point_label == "default" ? "" : " (at " + point_label + ")";
-  // Errors point at the system's entry in the list.
-  const auto fail = [&](const std::string& what) {
-    YAML::Node where = systems_node;
-    for (const auto& entry : systems_node) {
-      if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name)
-        where.reset(entry);
-    }
-    throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
-                     at);
-  };
-  if (system.kind == SystemKind::kExternal && config.run.pin_cpus) {
-    fail(
-        "run.pin_cpus binds the harness's own ranks; an external system's command is not "
-        "pinned (pin it in its own command, e.g. taskset)");
-  }
-  if ((system.kind == SystemKind::kDdp || system.kind == SystemKind::kExpertParallel) &&
-      system.mode == "per_tensor" && config.ddp.compression != "none") {
-    fail("ddp.compression " + config.ddp.compression +
-         " applies to buckets; per_tensor all-reduces each gradient on its own (use overlap, "
-         "sync or async)");
-  }
-  if (system.kind == SystemKind::kExpertParallel) {
-    if (!runtime::is_mixture_of_experts(config.model.name)) {
-      fail("expert_parallel needs a mixture-of-experts model (bert_moe), not " + config.model.name);
-    }
-    if (config.model.moe.experts % config.run.world_size != 0) {
-      fail("model.experts " + std::to_string(config.model.moe.experts) +
-           " do not shard evenly over " + std::to_string(config.run.world_size) +
-           " ranks (run.world_size)");
-    }
-    return;
-  }
-  if (system.kind != SystemKind::kPipeline) return;
+// A pipeline system against one point: its plan source, its micro-batches against the batch, its
+// stages against the ranks and the model's layers, and its schedule where it is known now.
+void check_pipeline_at_point(const SystemConfig& system, const PointConfig& config,
+                             const LoadOptions& options, const SpecOrigin& origin,
+                             const std::string& at,
+                             const std::function<void(const std::string&)>& fail) {
   // plan: auto prices the stages on emulated machines by what their links measured.
   if (system.plan == "auto" && config.cluster.machines > 1 && !config.cluster.probe_links) {
     fail(
@@ -474,6 +439,50 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     fail(e.what());
   }
   check_schedule();
+}
+
+// A system against one point: pinning against an external command, compression against a
+// per-tensor mode, expert parallelism
+// against the model and world size, inline stages against the world size (and the model's
+// layers when known).
+void check_system_at_point(const SystemConfig& system, const PointConfig& config,
+                           const SpecOrigin& origin, const YAML::Node& systems_node,
+                           const LoadOptions& options, const std::string& point_label) {
+  const std::string at = point_label == "default" ? "" : " (at " + point_label + ")";
+  // Errors point at the system's entry in the list.
+  const auto fail = [&](const std::string& what) {
+    YAML::Node where = systems_node;
+    for (const auto& entry : systems_node) {
+      if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == system.name)
+        where.reset(entry);
+    }
+    throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
+                     at);
+  };
+  if (system.kind == SystemKind::kExternal && config.run.pin_cpus) {
+    fail(
+        "run.pin_cpus binds the harness's own ranks; an external system's command is not "
+        "pinned (pin it in its own command, e.g. taskset)");
+  }
+  if ((system.kind == SystemKind::kDdp || system.kind == SystemKind::kExpertParallel) &&
+      system.mode == "per_tensor" && config.ddp.compression != "none") {
+    fail("ddp.compression " + config.ddp.compression +
+         " applies to buckets; per_tensor all-reduces each gradient on its own (use overlap, "
+         "sync or async)");
+  }
+  if (system.kind == SystemKind::kExpertParallel) {
+    if (!runtime::is_mixture_of_experts(config.model.name)) {
+      fail("expert_parallel needs a mixture-of-experts model (bert_moe), not " + config.model.name);
+    }
+    if (config.model.moe.experts % config.run.world_size != 0) {
+      fail("model.experts " + std::to_string(config.model.moe.experts) +
+           " do not shard evenly over " + std::to_string(config.run.world_size) +
+           " ranks (run.world_size)");
+    }
+    return;
+  }
+  if (system.kind == SystemKind::kPipeline)
+    check_pipeline_at_point(system, config, options, origin, at, fail);
 }
 
 // One entry of `systems:`: a ddp mode's name, or a map of a system of any kind. Nothing when
