@@ -23,6 +23,7 @@ add_executable(harness_tests
   harness/analysis/shift_interval_test.cpp
   harness/analysis/system_verdicts_test.cpp
   harness/analysis/trace_test.cpp
+  harness/study/duration_estimate_test.cpp
   harness/study/simulate_spec_test.cpp
   harness/external/external_test.cpp
   harness/history/change_points_test.cpp

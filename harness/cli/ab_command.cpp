@@ -113,8 +113,9 @@ int run_ab(const AbOptions& options) {
   compare.alpha = alpha_per_look(options.compare.alpha, looks.size());
   // The dry runs name the output they would use; nothing is made until both builds accept.
   request.out = options.out.empty() ? fs::path("results") / "ab" : fs::path(options.out);
-  check_ab_spec(request);
+  const AbChecked checked = check_ab_spec(request);
   request.out = ab_folder(options.out);
+  keep_checked_answers(request, checked);
   compare.base = (request.out / "base").string();
   compare.candidate = (request.out / "new").string();
   if (options.until_resolved) {

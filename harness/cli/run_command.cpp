@@ -147,6 +147,16 @@ int RunCommand::run_train_kind(YAML::Node root) {
       runner.machine = machine_limits(rank_program_, false);
     }
   }
+  // --dry-run's duration estimate reads this machine's figures where they are cached, and
+  // measures nothing.
+  if (dry_run_ && parse_launcher(launcher_) == LauncherKind::local) {
+    // The model's FLOPs first, as a run asks them: the one question brings the version the
+    // cache's key needs with it.
+    if (const ModelConfig* model = first_counted_model(experiment)) {
+      rank_program_.layer_forward_flops(*model);
+    }
+    runner.machine = cached_machine_limits(rank_program_).value_or(nlohmann::json());
+  }
   runner.model_layer_names = [this](const ModelConfig& model) {
     return rank_program_.layer_names(model);
   };

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "common/atomic_file.h"
@@ -60,15 +61,22 @@ json measure_machine(RankProgram& rank_program) {
   return limits;
 }
 
+std::optional<json> cached_machine_limits(RankProgram& rank_program) {
+  const fs::path cache = machine_cache_path();
+  if (!fs::exists(cache)) return std::nullopt;
+  try {
+    json cached = read_json_file(cache);
+    if (cached.value("key", json()) == machine_key(rank_program)) return cached;
+  } catch (const std::exception&) {
+    // An unreadable cache is no figure: measured again and rewritten when asked for.
+  }
+  return std::nullopt;
+}
+
 json machine_limits(RankProgram& rank_program, bool remeasure) {
   const fs::path cache = machine_cache_path();
-  if (!remeasure && fs::exists(cache)) {
-    try {
-      json cached = read_json_file(cache);
-      if (cached.value("key", json()) == machine_key(rank_program)) return cached;
-    } catch (const std::exception&) {
-      // An unreadable cache is measured again and rewritten.
-    }
+  if (!remeasure) {
+    if (auto cached = cached_machine_limits(rank_program)) return *cached;
   }
   std::fprintf(stderr,
                "measuring this machine's limits once (GEMM, memory, all-reduce); cached in %s\n",

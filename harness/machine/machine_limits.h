@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "harness/launch/rank_program.h"
@@ -27,6 +28,10 @@ nlohmann::json measure_machine(RankProgram& rank_program);
 // The cached figures when their key matches this machine; else measures and caches them
 // (saying so on stderr). `remeasure` ignores the cache.
 nlohmann::json machine_limits(RankProgram& rank_program, bool remeasure);
+
+// The cached figures when their key matches this machine; nothing otherwise (measures nothing:
+// for --dry-run).
+std::optional<nlohmann::json> cached_machine_limits(RankProgram& rank_program);
 
 // The nccl-tests-style table of the figures.
 std::string render_machine_limits(const nlohmann::json& limits);

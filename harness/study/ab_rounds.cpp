@@ -4,7 +4,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 
+#include "common/atomic_file.h"
 #include "common/child_process.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
@@ -73,13 +76,41 @@ fs::path harness_program(const std::string& build, const std::string& option) {
   return fs::absolute(path);
 }
 
-void check_ab_spec(const AbRequest& request) {
+AbChecked check_ab_spec(const AbRequest& request) {
   const Side sides[] = {{"base", &request.base_program}, {"new", &request.new_program}};
   for (const Side& side : sides) check_is_harness(side);
+  // What the rank programs answer here is kept for the first round, outside --out until both
+  // builds accept the spec.
+  char scratch_template[] = "/tmp/harness-ab-check-XXXXXX";
+  const char* made = ::mkdtemp(scratch_template);
+  if (made == nullptr) throw std::runtime_error("ab: cannot make a scratch folder in /tmp");
+  const fs::path scratch(made);
+  AbChecked checked;
+  std::string refusal;
   for (const Side& side : sides) {
-    const CapturedOutput result = run_captured(
-        side.program->string(), run_arguments(request, side, request.out / side.name, true));
-    if (result.exit_code != 0) throw InputError(refusal_of(side.name, result.err));
+    const fs::path answers = scratch / (std::string(side.name) + ".rank_answers.json");
+    ChildSpec spec;
+    spec.program = side.program->string();
+    spec.args = run_arguments(request, side, request.out / side.name, true);
+    spec.environment = {{"HARNESS_RANK_ANSWERS", answers.string()}};
+    const CapturedOutput result = run_captured(std::move(spec));
+    if (result.exit_code != 0) {
+      refusal = refusal_of(side.name, result.err);
+      break;
+    }
+    checked.rank_answers[side.name] = read_input_file(answers).value_or("");
+  }
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+  if (!refusal.empty()) throw InputError(refusal);
+  return checked;
+}
+
+void keep_checked_answers(const AbRequest& request, const AbChecked& checked) {
+  for (const auto& [side, text] : checked.rank_answers) {
+    if (!text.empty()) {
+      write_file_atomic(rank_answers_file(request, Side{side.c_str(), nullptr}), text);
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,9 +27,18 @@ struct AbRequest {
 // A build folder holding `harness`, or the executable itself; throws InputError when neither.
 std::filesystem::path harness_program(const std::string& build, const std::string& option);
 
+// What the checks learnt that the rounds reuse: each side's rank program's answers (the text of
+// its answers file, harness/launch/rank_answers_file.h), "" where it was asked nothing.
+struct AbChecked {
+  std::map<std::string, std::string> rank_answers;  // by side: "base" | "new"
+};
+
 // Both builds read the spec with their own overrides (`run --dry-run`): bad input is refused
-// before anything runs. Throws InputError with the build's own error lines.
-void check_ab_spec(const AbRequest& request);
+// before anything runs or is written. Throws InputError with the build's own error lines.
+AbChecked check_ab_spec(const AbRequest& request);
+
+// Writes the checks' answers where the first round reads them (request.out made).
+void keep_checked_answers(const AbRequest& request, const AbChecked& checked);
 
 // Runs rounds first_round to rounds - 1 into request.out/base and request.out/new, each study's
 // output in request.out/logs/, and each side's rank program's answers in

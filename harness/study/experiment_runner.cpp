@@ -34,6 +34,7 @@
 #include "harness/results/report_samples.h"
 #include "harness/results/run_manifest.h"
 #include "harness/results/run_summary.h"
+#include "harness/study/duration_estimate.h"
 #include "harness/study/link_probe.h"
 #include "harness/study/planned_run.h"
 #include "harness/study/progress_display.h"
@@ -511,10 +512,27 @@ bool counts_model_flops(const SystemConfig& system) { return system.kind != Syst
 
 namespace {
 
+// A study expected to take longer than kLongStudySeconds says so before its first run.
+void give_notice_of_a_long_study(const Experiment& experiment, const std::vector<PlannedRun>& runs,
+                                 const RunnerOptions& options, std::ostream& out) {
+  const fs::path previous = previous_results_of(experiment);
+  const DurationEstimate estimate =
+      estimate_duration(runs, {options.machine, options.model_layer_flops, previous});
+  if (estimate.seconds <= kLongStudySeconds) return;
+  out << "notice: " << describe_estimate(estimate, previous)
+      << "; --quick runs a short version, Ctrl-C stops it keeping finished runs\n";
+  out.flush();
+}
+
 // --dry-run: the matrix, and what an emulated cluster would be made of (the first point that asks
 // for one).
-int print_dry_run(const Experiment& spec, std::ostream& out) {
+int print_dry_run(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
   out << describe_matrix(spec);
+  const fs::path previous = previous_results_of(spec);
+  const std::string estimate = describe_estimate(
+      estimate_duration(plan_runs(spec), {options.machine, options.model_layer_flops, previous}),
+      previous);
+  if (!estimate.empty()) out << estimate << "\n";
   for (const auto& point : spec.points) {
     if (const auto shape = emulated_cluster_of(point)) {
       out << describe_network_plan(plan_network(*shape, static_cast<int>(getpid())));
@@ -527,7 +545,7 @@ int print_dry_run(const Experiment& spec, std::ostream& out) {
 }  // namespace
 
 int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
-  if (options.dry_run) return print_dry_run(spec, out);
+  if (options.dry_run) return print_dry_run(spec, options, out);
   if (options.print_launch) return print_launch_plan(spec, options, out);
   const LoadSample command_start = sample_machine_load();
   check_launcher_usable(options);
@@ -547,6 +565,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
   }
   auto runs = plan_runs(experiment);
   const bool resuming = !options.resume_directory.empty();
+  if (!resuming) give_notice_of_a_long_study(experiment, runs, options, out);
   if (resuming) check_resumable(options.resume_directory, experiment);
   const fs::path directory =
       resuming ? fs::path(options.resume_directory)
