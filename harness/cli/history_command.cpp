@@ -51,21 +51,26 @@ void prepare_db(const std::string& db) {
 
 struct AddFlags {
   AdditionRequest request;
-  std::string results, db = kDefaultDb;
+  std::string results, control, db = kDefaultDb;
   bool replace = false;
 };
 
 int run_add(const AddFlags& flags) {
   AdditionRequest request = flags.request;
   request.results = flags.results;
+  request.control = flags.control;
   // The folder is read whole before the database is opened: bad input leaves it as it was.
   const HistoryAddition addition = addition_from_results(request);
   prepare_db(flags.db);
   HistoryStore store = open_history(flags.db, OpenIntent::write);
   store.add(addition, flags.replace);
   std::cout << "history: " << (flags.replace ? "replaced " : "added ") << addition.values.size()
-            << " values of " << addition.commit.sha.substr(0, 12) << " (environment "
-            << addition.environment.key.substr(0, 8) << ") to " << store.description() << "\n";
+            << " values of " << addition.commit.sha.substr(0, 12)
+            << (addition.control_values.empty()
+                    ? std::string()
+                    : " and " + std::to_string(addition.control_values.size()) + " of its control")
+            << " (environment " << addition.environment.key.substr(0, 8) << ") to "
+            << store.description() << "\n";
   return 0;
 }
 
@@ -141,6 +146,9 @@ void add_add(CLI::App* history) {
   sub->add_option("--machine", flags->request.machine,
                   "The machine's name in the fingerprint (default: the hostname; set it where CI "
                   "runners' names change)");
+  sub->add_option("--control", flags->control,
+                  "A control measured in the same job: the same spec run by a reference build "
+                  "(ab's base/, or a pinned build's results); check then judges the ratio to it");
   sub->add_option("--db", flags->db, "SQLite file or postgresql:// URI")->capture_default_str();
   sub->add_flag("--replace", flags->replace,
                 "Replace the commit's values when it is there already (else refused)");

@@ -42,7 +42,7 @@ bool is_judged(const MetricKey& key, const CheckOptions& options) {
 
 CheckRow judge(const MetricSeries& series, size_t since, const CheckOptions& options) {
   CheckRow row;
-  for (const CommitRuns& commit : series.commits) row.commits_before += commit.commit < since;
+  row.commits_before = commits_before(series, since);
   if (row.commits_before < options.min_commits_before) {
     row.verdict = SeriesVerdict::too_short;
     return row;
@@ -64,6 +64,24 @@ CheckRow judge(const MetricSeries& series, size_t since, const CheckOptions& opt
     }
   }
   return row;
+}
+
+// Which judged series were judged against a control, and how many commits had none.
+std::string control_note(const History& history, const CheckResult& result) {
+  size_t against = 0, left_out = 0;
+  for (const CheckRow& row : result.rows) {
+    const MetricSeries& series = history.series[row.series];
+    against += series.against_control;
+    left_out += series.commits_without_control;
+  }
+  if (against == 0) return "";
+  std::string note = std::to_string(against) + " of " + std::to_string(result.rows.size()) +
+                     " series judged against their control (each run over the median of the "
+                     "control's runs at its commit, so that the machine's level cancels)";
+  if (left_out > 0) {
+    note += "; " + std::to_string(left_out) + " commit(s) without a control left out of them";
+  }
+  return note + ".\n\n";
 }
 
 std::string change_text(const SeriesChange& change) {
@@ -97,6 +115,11 @@ nlohmann::json change_json(const History& history, const MetricSeries& series,
 }
 
 }  // namespace
+
+size_t commits_before(const MetricSeries& series, size_t since) {
+  return static_cast<size_t>(std::count_if(series.commits.begin(), series.commits.end(),
+                                           [&](const CommitRuns& c) { return c.commit < since; }));
+}
 
 const char* verdict_name(SeriesVerdict verdict) {
   switch (verdict) {
@@ -227,6 +250,7 @@ std::string check_markdown(const History& history, const CheckResult& result,
         << " commits before it); they are judged once they have " << options.min_commits_before
         << ".\n\n";
   }
+  out << control_note(history, result);
   if (history.environments.size() > 1) {
     out << "Values of the " << history.environments.size()
         << " environments below are never compared with one another (incomparable: other "

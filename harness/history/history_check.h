@@ -19,6 +19,10 @@ namespace harness {
 inline constexpr const char* kDefaultCheckedMetrics[] = {"iteration p50", "MFU", "tokens/s"};
 // Fewer commits than this before `since`: too short a history to find a change at it.
 inline constexpr size_t kDefaultMinCommitsBefore = 4;
+
+// The series' commits before `since` (an index into History::commits): what check (and the
+// report's index, at the newest commit) compares with kDefaultMinCommitsBefore.
+size_t commits_before(const MetricSeries& series, size_t since);
 // A worse change resting on fewer runs than this after it is not called a regression: one slow
 // run at the newest commit cannot be told from a slow build (inconclusive instead).
 inline constexpr size_t kDefaultMinRunsAfter = 3;

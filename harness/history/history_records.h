@@ -52,6 +52,9 @@ struct HistoryAddition {
   EnvironmentFingerprint environment;
   std::string results;  // the folder it came from, as given
   std::vector<RunValue> values;
+  // A control measured in the same job (harness history add --control): the same metrics of a
+  // reference build's runs; empty: none.
+  std::vector<RunValue> control_values;
 };
 
 // A history read back: commits in the order they were added, and per environment and metric the
@@ -69,6 +72,11 @@ struct MetricSeries {
   size_t environment = 0;  // index into History::environments
   MetricKey key;
   std::vector<CommitRuns> commits;  // in commit order
+  // Judged against a control (harness/history/control_ratio.h): each run is its value over the
+  // median of the control's runs at its commit, so that the machine's level cancels. Commits
+  // without a control are left out of such a series, and counted.
+  bool against_control = false;
+  size_t commits_without_control = 0;
 };
 
 struct History {

@@ -1,5 +1,6 @@
 #include "harness/history/history_report.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/text_util.h"
+#include "harness/history/history_check.h"
 #include "harness/history/report_paths.h"
 #include "harness/history/trend_chart.h"
 
@@ -46,6 +48,13 @@ std::string change_cell(const History& history, const MetricSeries& series,
          history.commits[series.commits[change.position].commit].sha.substr(0, 12) + "</code>";
 }
 
+// Whether every series of the benchmark has fewer commits before the newest than check needs.
+bool too_short_at_newest(const History& history, const BenchmarkEntry& entry) {
+  return std::all_of(entry.series.begin(), entry.series.end(), [&](size_t s) {
+    return commits_before(history.series[s], history.commits.size() - 1) < kDefaultMinCommitsBefore;
+  });
+}
+
 // The status of a series at the newest commit: the newest change's side when its level still
 // holds there, "steady" when it never changed.
 std::string status_of(const History& history, const MetricSeries& series,
@@ -73,8 +82,10 @@ void write_benchmark_page(const fs::path& folder, const History& history,
     size_t runs = 0;
     for (const CommitRuns& commit : series.commits) runs += commit.runs.size();
     page << "<h2 id=\"" << chart_anchor(series.key.metric) << "\">"
-         << markup_escaped(series.key.metric) << "</h2>\n<p>" << series.commits.size()
-         << " commits, " << runs << " runs; " << analysis.changes.size() << " change point(s)";
+         << markup_escaped(series.key.metric)
+         << (series.against_control ? " (over its control)" : "") << "</h2>\n<p>"
+         << series.commits.size() << " commits, " << runs << " runs; " << analysis.changes.size()
+         << " change point(s)";
     for (const SeriesChange& change : analysis.changes) {
       page << "; " << change_cell(history, series, change) << " (p "
            << format_general(change.point.pvalue) << ")";
@@ -118,6 +129,12 @@ void write_index(const fs::path& folder, const History& history,
       }
     }
     if (worse > 0) status += " (" + std::to_string(worse) + " metric(s) worse)";
+    // As `history check` says at the newest commit: no change point in a series that short is
+    // no evidence of a steady level.
+    if (!any && too_short_at_newest(history, entry)) {
+      status = "too short to say (fewer than " + std::to_string(kDefaultMinCommitsBefore) +
+               " commits before the newest)";
+    }
     page << "<tr class=\"benchmark\"><td><a href=\""
          << benchmark_page(entry.benchmark, entry.environment) << "\">"
          << markup_escaped(entry.benchmark) << "</a></td><td><code>"

@@ -10,11 +10,20 @@
 #include "common/identifier_checks.h"
 #include "common/input_error.h"
 #include "common/utc_time.h"
+#include "harness/history/control_ratio.h"
 #include "harness/history/postgres_connection.h"
 
 namespace harness {
 
 namespace {
+
+// Schema version 2: the values of a control measured beside an addition (history add --control).
+// A version 1 history has none; it is read as it is, and given the table when it is written.
+constexpr const char* kControlTable =
+    "CREATE TABLE IF NOT EXISTS control_values (addition_id BIGINT NOT NULL REFERENCES additions "
+    "(id), metric_id BIGINT NOT NULL REFERENCES metrics (id), run INTEGER NOT NULL, value DOUBLE "
+    "PRECISION NOT NULL)";
+constexpr long long kSchemaWithoutControls = 1;
 
 std::vector<std::string> schema_statements(const std::string& key) {
   return {
@@ -35,6 +44,8 @@ std::vector<std::string> schema_statements(const std::string& key) {
       "(id), metric_id BIGINT NOT NULL REFERENCES metrics (id), run INTEGER NOT NULL, value "
       "DOUBLE PRECISION NOT NULL)",
       "CREATE INDEX IF NOT EXISTS run_values_by_addition ON run_values (addition_id)",
+      kControlTable,
+      "CREATE INDEX IF NOT EXISTS control_values_by_addition ON control_values (addition_id)",
   };
 }
 
@@ -162,6 +173,7 @@ void HistoryStore::create_or_check_schema(OpenIntent intent) {
                          {std::to_string(kHistorySchemaVersion)});
     }
     transaction.commit();
+    has_controls_ = true;
     return;
   }
   const std::vector<SqlRow> rows = connection_->query("SELECT version FROM history_schema", {});
@@ -175,9 +187,10 @@ void HistoryStore::create_or_check_schema(OpenIntent intent) {
   } catch (const InputError& e) {
     throw InputError("--db " + description() + ": " + e.what());
   }
-  if (version != kHistorySchemaVersion) {
+  if (version != kHistorySchemaVersion && version != kSchemaWithoutControls) {
     throw InputError("--db " + description() + ": a history of schema version " +
-                     std::to_string(version) + "; this harness reads version " +
+                     std::to_string(version) + "; this harness reads versions " +
+                     std::to_string(kSchemaWithoutControls) + " and " +
                      std::to_string(kHistorySchemaVersion));
   }
   for (const char* table : kTables) {
@@ -185,6 +198,19 @@ void HistoryStore::create_or_check_schema(OpenIntent intent) {
       throw InputError("--db " + description() + ": a history without its table " + table);
     }
   }
+  has_controls_ = version == kHistorySchemaVersion;
+  if (has_controls_ && !has("control_values")) {
+    throw InputError("--db " + description() + ": a history without its table control_values");
+  }
+}
+
+// Inside an add's transaction: a refused add leaves a version 1 history as it was.
+void HistoryStore::add_control_table() {
+  connection_->query(kControlTable, {});
+  connection_->query(
+      "CREATE INDEX IF NOT EXISTS control_values_by_addition ON control_values (addition_id)", {});
+  connection_->query("UPDATE history_schema SET version = ?",
+                     {std::to_string(kHistorySchemaVersion)});
 }
 
 long long HistoryStore::commit_id(const CommitInfo& commit) {
@@ -219,6 +245,7 @@ long long HistoryStore::metric_id(const MetricKey& key) {
 
 void HistoryStore::add(const HistoryAddition& addition, bool replace) {
   Transaction transaction(*connection_);
+  if (!has_controls_) add_control_table();
   const long long commit = commit_id(addition.commit);
   const long long environment = environment_id(addition.environment);
   const auto existing = connection_->query(
@@ -233,6 +260,7 @@ void HistoryStore::add(const HistoryAddition& addition, bool replace) {
     }
     const std::string id = existing[0][0].value_or("0");
     connection_->query("DELETE FROM run_values WHERE addition_id = ?", {id});
+    connection_->query("DELETE FROM control_values WHERE addition_id = ?", {id});
     connection_->query("DELETE FROM additions WHERE id = ?", {id});
   }
   const long long added = integer_of(connection_->query(
@@ -241,17 +269,26 @@ void HistoryStore::add(const HistoryAddition& addition, bool replace) {
       {std::to_string(commit), std::to_string(environment), addition.results,
        utc_timestamp_compact()})[0][0]);
   std::map<MetricKey, long long> metrics;
+  insert_values("run_values", added, addition.values, metrics);
+  insert_values("control_values", added, addition.control_values, metrics);
+  transaction.commit();
+}
+
+void HistoryStore::insert_values(const char* table, long long addition,
+                                 const std::vector<RunValue>& values,
+                                 std::map<MetricKey, long long>& metrics) {
   std::vector<std::vector<SqlValue>> rows;
-  rows.reserve(addition.values.size());
-  for (const RunValue& value : addition.values) {
+  rows.reserve(values.size());
+  for (const RunValue& value : values) {
     auto found = metrics.find(value.key);
     if (found == metrics.end()) found = metrics.emplace(value.key, metric_id(value.key)).first;
-    rows.push_back({std::to_string(added), std::to_string(found->second), std::to_string(value.run),
-                    text_of(value.value)});
+    rows.push_back({std::to_string(addition), std::to_string(found->second),
+                    std::to_string(value.run), text_of(value.value)});
   }
-  connection_->execute_many(
-      "INSERT INTO run_values (addition_id, metric_id, run, value) VALUES (?, ?, ?, ?)", rows);
-  transaction.commit();
+  if (rows.empty()) return;
+  connection_->execute_many(std::string("INSERT INTO ") + table +
+                                " (addition_id, metric_id, run, value) VALUES (?, ?, ?, ?)",
+                            rows);
 }
 
 History HistoryStore::read() {
@@ -305,10 +342,13 @@ History HistoryStore::read_checked() {
     gathered[{environment, metric->first}][commit].push_back(
         stored_number(row[3], "run_values.value"));
   }
+  const auto controls = read_controls(environment_index, commit_index);
   for (auto& [where, by_commit] : gathered) {
     MetricSeries series{where.first, metrics.at(where.second), {}};
     for (auto& [commit, runs] : by_commit) series.commits.push_back({commit, std::move(runs)});
-    history.series.push_back(std::move(series));
+    const auto control = controls.find(where);
+    history.series.push_back(control == controls.end() ? std::move(series)
+                                                       : against_control(series, control->second));
   }
   std::sort(history.series.begin(), history.series.end(),
             [](const MetricSeries& a, const MetricSeries& b) {
@@ -316,6 +356,24 @@ History HistoryStore::read_checked() {
               return a.key < b.key;
             });
   return history;
+}
+
+std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>>
+HistoryStore::read_controls(const std::map<long long, size_t>& environment_index,
+                            const std::map<long long, size_t>& commit_index) {
+  std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>> controls;
+  if (!has_controls_) return controls;
+  for (const SqlRow& row : connection_->query(
+           "SELECT a.environment_id, a.commit_id, v.metric_id, v.value FROM control_values v JOIN "
+           "additions a ON v.addition_id = a.id ORDER BY v.addition_id, v.metric_id, v.run",
+           {})) {
+    const size_t environment =
+        stored_reference(environment_index, row[0], "additions.environment_id");
+    const size_t commit = stored_reference(commit_index, row[1], "additions.commit_id");
+    controls[{environment, stored_integer(row[2], "control_values.metric_id")}][commit].push_back(
+        stored_number(row[3], "control_values.value"));
+  }
+  return controls;
 }
 
 HistoryStore open_history(const std::string& db, OpenIntent intent) {

@@ -8,6 +8,7 @@
 // run_values (addition, metric, run, value).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -17,7 +18,7 @@
 
 namespace harness {
 
-inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int kHistorySchemaVersion = 2;
 
 class HistoryStore {
  public:
@@ -39,12 +40,20 @@ class HistoryStore {
 
  private:
   void create_or_check_schema(OpenIntent intent);
+  void add_control_table();
+  void insert_values(const char* table, long long addition, const std::vector<RunValue>& values,
+                     std::map<MetricKey, long long>& metrics);
   History read_checked();
+  // Per (environment index, metric id), each commit's control runs; empty for a version 1 history.
+  std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>> read_controls(
+      const std::map<long long, size_t>& environment_index,
+      const std::map<long long, size_t>& commit_index);
   long long commit_id(const CommitInfo& commit);
   long long environment_id(const EnvironmentFingerprint& environment);
   long long metric_id(const MetricKey& key);
 
   std::unique_ptr<SqlConnection> connection_;
+  bool has_controls_ = false;  // the control_values table exists (schema version 2)
 };
 
 // `db` is a file (SQLite) or a postgresql:// URI.

@@ -194,23 +194,13 @@ EnvironmentFingerprint environment_fingerprint(const ResultSamples& folder,
   return {fnv1a_hex(key_text), description};
 }
 
-HistoryAddition addition_from_results(const AdditionRequest& request) {
-  check_request_names(request);
-  std::error_code error;
-  if (!fs::is_directory(request.results, error)) {
-    throw InputError(request.results.string() + ": no such folder");
-  }
-  const ResultSide side = read_result_side(request.results);
+namespace {
+
+// Every metric of every run of a side's folders, one value per run (the folders ran one study,
+// read_result_side checked: their runs follow one another as runs of one addition).
+std::vector<RunValue> side_values(const ResultSide& side) {
+  std::vector<RunValue> values;
   const ResultSamples& first = side.folders.front();
-  HistoryAddition addition;
-  addition.commit.sha = request.commit.empty() ? revision_commit(first) : request.commit;
-  addition.commit.branch = request.branch;
-  addition.commit.committed_utc =
-      request.commit_time.empty() ? commit_time(addition.commit.sha, first) : request.commit_time;
-  addition.environment = environment_fingerprint(first, request.machine);
-  addition.results = request.results.string();
-  // Every folder of the side ran the same study (read_result_side checked): their runs follow
-  // one another as runs of one addition.
   for (size_t p = 0; p < first.points.size(); ++p) {
     for (size_t s = 0; s < first.points[p].systems.size(); ++s) {
       const std::string benchmark = first.manifest.experiment + " / " +
@@ -222,16 +212,61 @@ HistoryAddition addition_from_results(const AdditionRequest& request) {
         const SystemSamples& system = folder.points[p].systems[s];
         pooled.runs.insert(pooled.runs.end(), system.runs.begin(), system.runs.end());
       }
-      add_phase_values(benchmark, pooled, addition.values);
-      add_throughput_values(benchmark, first, pooled, first.points[p].point.world_size,
-                            addition.values);
-      add_counter_values(benchmark, pooled, addition.values);
+      add_phase_values(benchmark, pooled, values);
+      add_throughput_values(benchmark, first, pooled, first.points[p].point.world_size, values);
+      add_counter_values(benchmark, pooled, values);
     }
   }
+  return values;
+}
+
+ResultSide checked_side(const std::filesystem::path& results) {
+  std::error_code error;
+  if (!fs::is_directory(results, error)) throw InputError(results.string() + ": no such folder");
+  return read_result_side(results);
+}
+
+// The control's runs: the same study on the same machine (the same fingerprint), measured in the
+// same job as the tested build's.
+std::vector<RunValue> control_values(const AdditionRequest& request,
+                                     const EnvironmentFingerprint& tested) {
+  const ResultSide control = checked_side(request.control);
+  const EnvironmentFingerprint environment =
+      environment_fingerprint(control.folders.front(), request.machine);
+  if (environment.key != tested.key) {
+    throw InputError("--control " + request.control.string() +
+                     ": another study or machine than the results (" + environment.description +
+                     " against " + tested.description +
+                     "); a control runs the same spec beside them");
+  }
+  std::vector<RunValue> values = side_values(control);
+  if (values.empty()) {
+    throw InputError("--control " + request.control.string() + ": no complete run to record");
+  }
+  return values;
+}
+
+}  // namespace
+
+HistoryAddition addition_from_results(const AdditionRequest& request) {
+  check_request_names(request);
+  const ResultSide side = checked_side(request.results);
+  const ResultSamples& first = side.folders.front();
+  HistoryAddition addition;
+  addition.commit.sha = request.commit.empty() ? revision_commit(first) : request.commit;
+  addition.commit.branch = request.branch;
+  addition.commit.committed_utc =
+      request.commit_time.empty() ? commit_time(addition.commit.sha, first) : request.commit_time;
+  addition.environment = environment_fingerprint(first, request.machine);
+  addition.results = request.results.string();
+  addition.values = side_values(side);
   if (addition.values.empty()) {
     throw InputError(request.results.string() +
                      ": no complete run to record (status.json says "
                      "why they failed)");
+  }
+  if (!request.control.empty()) {
+    addition.control_values = control_values(request, addition.environment);
   }
   return addition;
 }

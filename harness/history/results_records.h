@@ -18,10 +18,14 @@ struct AdditionRequest {
   std::string branch;       // "": unknown
   std::string machine;      // "": env.json's hostname (CI runners whose names change set this)
   std::string commit_time;  // "": `git show` of the commit where git knows it, else the run's start
+  // A control measured in the same job: the same spec run by a reference build (ab's base side,
+  // or a pinned build); "": none.
+  std::filesystem::path control;
 };
 
 // Throws InputError for a folder that is not a results folder, a study whose runs all failed,
-// or a revision that names no commit ("unknown", or "-dirty" without --commit).
+// or a revision that names no commit ("unknown", or "-dirty" without --commit); and for a control
+// of another study or machine (another fingerprint) or without a complete run.
 HistoryAddition addition_from_results(const AdditionRequest& request);
 
 // The fingerprint of what a result depends on besides the code: the machine (its name, CPU model

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/input_error.h"
+#include "harness/history/control_ratio.h"
 
 namespace harness {
 namespace {
@@ -137,6 +138,51 @@ TEST(HistoryCheck, EnvironmentsAreNeverCompared) {
   ASSERT_EQ(result.rows.size(), 1u);  // the first machine measured nothing at or after c30
   EXPECT_EQ(result.rows[0].series, 1u);
   EXPECT_EQ(result.rows[0].verdict, SeriesVerdict::too_short);
+}
+
+TEST(ControlRatio, EachRunOverTheMedianOfItsCommitsControl) {
+  const MetricSeries tested{0,
+                            {"exp / p / sys", "iteration p50", "ms", Better::lower},
+                            {{0, {10, 11}}, {1, {12}}, {2, {9}}}};
+  // Commit 0's control has median 5; commit 1 none; commit 2 a control of 0 (no ratio).
+  const MetricSeries ratio = against_control(tested, {{0, {4, 5, 6}}, {2, {0}}});
+  EXPECT_TRUE(ratio.against_control);
+  EXPECT_EQ(ratio.key.unit, "x control");
+  EXPECT_EQ(ratio.commits_without_control, 2u);
+  ASSERT_EQ(ratio.commits.size(), 1u);
+  EXPECT_EQ(ratio.commits[0].commit, 0u);
+  EXPECT_EQ(ratio.commits[0].runs, (std::vector<double>{2.0, 2.2}));
+  // No control anywhere: the series as it was.
+  const MetricSeries same = against_control(tested, {});
+  EXPECT_FALSE(same.against_control);
+  EXPECT_EQ(same.commits.size(), 3u);
+}
+
+// The machine's level moves by 15% from commit 30 on, for the tested build and its control
+// alike (a slower phase of a shared VM): judged alone, a regression that is no code's; judged
+// against the control, nothing. A step of the tested build alone is found either way.
+TEST(HistoryCheck, AControlCancelsTheMachinesLevelAndKeepsTheCodesStep) {
+  const std::vector<double> level = stepped(0.15);
+  History history = one_series(level);
+  std::map<size_t, std::vector<double>> control;
+  for (size_t c = 0; c < level.size(); ++c) control[c] = {level[c] * 0.5};
+  CheckOptions options;
+  options.since = "c25";
+  EXPECT_EQ(check_history(history, options).rows[0].verdict, SeriesVerdict::regression);
+  history.series[0] = against_control(history.series[0], control);
+  const CheckResult cancelled = check_history(history, options);
+  EXPECT_EQ(cancelled.rows[0].verdict, SeriesVerdict::no_change);
+  EXPECT_THAT(check_markdown(history, cancelled, options),
+              HasSubstr("1 of 1 series judged against their control"));
+  // The tested build 12% slower from commit 32, its control not.
+  History stepped_code = one_series(level);
+  for (size_t c = 32; c < level.size(); ++c) stepped_code.series[0].commits[c].runs[0] *= 1.12;
+  stepped_code.series[0] = against_control(stepped_code.series[0], control);
+  const CheckResult found = check_history(stepped_code, options);
+  EXPECT_EQ(found.rows[0].verdict, SeriesVerdict::regression);
+  ASSERT_TRUE(found.rows[0].change);
+  EXPECT_EQ(found.rows[0].change->position, 32u);
+  EXPECT_NEAR(found.rows[0].change->change_pct, 12, 1.5);
 }
 
 TEST(HistoryCheck, AnUnknownSinceIsRefused) {

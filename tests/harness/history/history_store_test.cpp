@@ -117,7 +117,7 @@ TEST_F(HistoryStoreTest, AnotherSchemaVersionIsRefused) {
     open_history(db_, OpenIntent::write);
     FAIL() << "schema 7 opened";
   } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 7; this harness reads version 1"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 7; this harness reads versions 1 and 2"));
   }
 }
 
@@ -160,6 +160,50 @@ TEST_F(HistoryStoreTest, ValuesWrittenOutsideTheHarnessAreNamedByTheirColumn) {
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("history_schema.version holds 'v', not an integer"));
   }
+}
+
+TEST_F(HistoryStoreTest, AControlIsKeptBesideItsAdditionAndJudgedAsTheRatio) {
+  {
+    HistoryStore store = open_history(db_, OpenIntent::write);
+    HistoryAddition with = addition("c1", 10);
+    with.control_values = addition("c1", 5).values;  // iteration p50 runs 5, 5.125, 5.25
+    store.add(with, false);
+    store.add(addition("c2", 20), false);  // no control
+  }
+  const History history = open_history(db_, OpenIntent::read).read();
+  const MetricSeries* p50 = nullptr;
+  for (const auto& series : history.series) {
+    if (series.key.metric == "iteration p50") p50 = &series;
+  }
+  ASSERT_NE(p50, nullptr);
+  EXPECT_TRUE(p50->against_control);
+  EXPECT_EQ(p50->commits_without_control, 1u);  // c2
+  ASSERT_EQ(p50->commits.size(), 1u);
+  // c1's runs 10, 10.125, 10.25 over the control's median 5.125.
+  EXPECT_NEAR(p50->commits[0].runs[0], 10 / 5.125, 1e-12);
+  EXPECT_NEAR(p50->commits[0].runs[2], 10.25 / 5.125, 1e-12);
+}
+
+// A history of schema version 1 (before controls) is read as it is; an add gives it the
+// control table, and an add that is refused leaves it at version 1.
+TEST_F(HistoryStoreTest, AVersionOneHistoryIsReadAndUpgradedOnlyByAnAdd) {
+  open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
+  {
+    auto sql = open_sqlite(db_, OpenIntent::write);
+    sql->query("DROP TABLE control_values", {});
+    sql->query("UPDATE history_schema SET version = 1", {});
+  }
+  const auto version = [&] {
+    return open_sqlite(db_, OpenIntent::read)
+        ->query("SELECT version FROM history_schema", {})[0][0]
+        .value_or("");
+  };
+  EXPECT_EQ(open_history(db_, OpenIntent::read).read().commits.size(), 1u);
+  EXPECT_THROW(open_history(db_, OpenIntent::write).add(addition("c1", 10), false), InputError);
+  EXPECT_EQ(version(), "1");
+  open_history(db_, OpenIntent::write).add(addition("c2", 10), false);
+  EXPECT_EQ(version(), "2");
+  EXPECT_EQ(open_history(db_, OpenIntent::read).read().commits.size(), 2u);
 }
 
 TEST_F(HistoryStoreTest, ACorruptFileIsRefusedAndLeftAsItWas) {
