@@ -1,22 +1,20 @@
-#!/ usr / bin / env bash
-#harness history at scale(issue 70's goal : at 10, 000 runs x 50 metrics, `add` < 0.2 s, `check`
-# <2 s, `report` <20 s on a 2 - core machine).Writes a SQLite history of COMMITS commits x RUNS
-#runs each x METRICS metrics(default 2, 000 x 5 x 50 : 10, 000 runs, 500, 000 values; one benchmark,
-#noise with a 10 % step at the middle commit) straight through Python 's sqlite3 in the harness' s
-#schema(version 1, harness / history / history_store.cpp), then times, REPEATS times each and
-#alternating : `history add` of the reference results folder(a new commit), `history check`
-#judging all METRICS metrics, and `history report`.Prints min / median / max seconds.KEEP = 1
-#keeps WORK(the histories, h <r>.sqlite).
+#!/usr/bin/env bash
+# harness history at scale (issue 70's goal: at 10,000 runs x 50 metrics, `add` < 0.2 s, `check`
+# < 2 s, `report` < 20 s on a 2-core machine). Writes a SQLite history of COMMITS commits x RUNS
+# runs each x METRICS metrics (default 2,000 x 5 x 50: 10,000 runs, 500,000 values; one benchmark,
+# noise with a 10% step at the middle commit) straight through Python's sqlite3 in the schema the
+# harness itself made (harness/history/history_store.cpp), then times, REPEATS times each and
+# alternating: `history add` of the reference results folder (a new commit), `history check`
+# judging all METRICS metrics, and `history report`. Prints min / median / max seconds. KEEP=1
+# keeps WORK (the histories, h<r>.sqlite).
 #
-#Usage : [COMMITS = 2000][RUNS = 5][METRICS = 50][REPEATS = 5][HARNESS = build / harness] bench / \
-                                                               history / scale.sh
-set - euo pipefail cd "$(dirname " $0 ")/../.." harness = ${HARNESS : -build / harness} work =
-${WORK : -$(mktemp - d / tmp / harness - history - scale - XXXXXX)} commits =
-${COMMITS : -2000} runs = ${RUNS : -5} metrics = ${METRICS : -50} repeats = $ {
-REPEATS:
-  -5
-}
-#An empty history in the harness's own schema, from the harness itself: add, then drop the values.
+# Usage: [COMMITS=2000] [RUNS=5] [METRICS=50] [REPEATS=5] [HARNESS=build/harness] bench/history/scale.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+harness=${HARNESS:-build/harness}
+work=${WORK:-$(mktemp -d /tmp/harness-history-scale-XXXXXX)}
+commits=${COMMITS:-2000} runs=${RUNS:-5} metrics=${METRICS:-50} repeats=${REPEATS:-5}
+# An empty history in the harness's own schema, from the harness itself: add, then drop the values.
 "$harness" history add results/reference/ci_regression --commit seed --db "$work/base.sqlite" > /dev/null
 python3 - "$work/base.sqlite" "$commits" "$runs" "$metrics" <<'PY'
 import random, sqlite3, sys
@@ -50,13 +48,12 @@ for ((m = 0; m < metrics; m++)); do metric_flags+=(--metric "$(printf 'm%02d' "$
 python3 - "$harness" "$work" "$repeats" "${metric_flags[@]}" <<'PY'
 import shutil, statistics, subprocess, sys, time
 harness, work, repeats, metric_flags = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-times = {
-  "add" : [], "check" : [], "report" : []}
+times = {"add": [], "check": [], "report": []}
 for r in range(repeats):
     db = f"{work}/h{r}.sqlite"
     shutil.copy(f"{work}/base.sqlite", db)
     commands = {
-  "add": [harness, "history", "add", "results/reference/ci_regression", "--commit", f"new{r}", "--db", db],
+        "add": [harness, "history", "add", "results/reference/ci_regression", "--commit", f"new{r}", "--db", db],
         "check": [harness, "history", "check", "--db", db, "--since", f"{1000:040x}", *metric_flags],
         "report": [harness, "history", "report", "--db", db, "--out", f"{work}/site{r}"],
     }
