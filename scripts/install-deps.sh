@@ -38,6 +38,7 @@ fi
 if [[ $deps == all ]]; then
   packages+=(
     git clang-format
+    shellcheck                  # the suite checks that every script parses (tests/scripts/scripts_parse.sh)
     # --launcher mpirun and its end-to-end tests: mpirun only. Nothing here compiles against MPI,
     # and libopenmpi-dev would add 16 packages, gfortran among them (15.7 MB, 68 MB installed).
     openmpi-bin

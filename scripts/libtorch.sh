@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Which LibTorch the rank program links: one switch, HARNESS_LIBTORCH, read by install-deps.sh,
 # build.sh and test.sh (sourced, not run).
 #

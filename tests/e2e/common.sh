@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the end-to-end tests: a scratch folder, assertions that say what failed.
 set -euo pipefail
 : "${HARNESS:?set HARNESS to the harness binary}"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the history tests: results folders of known timings, made from the committed
 # reference run (results/reference/ci_regression) with every rank's times scaled.
 REFERENCE_RESULTS="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/results/reference/ci_regression"
