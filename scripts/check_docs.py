@@ -11,6 +11,8 @@
    `...` in it (`experiments/<name>.yaml`).
 3. No source, script, build or spec comment carries a date (a dated measurement belongs in the
    docs that own it, where it is replaced when re-measured; its history is in git).
+4. Every line of Markdown prose that starts with `#` is a heading: `#Install` (no space, as a
+   formatter for another language leaves it) renders as text, and links to it break.
 
 Usage: check_docs.py [ROOT]. Prints one line per problem, FILE:LINE: what; exit 1 if any, else 0.
 """
@@ -25,6 +27,7 @@ CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 FENCE = re.compile(r"^\s*(```|~~~)")
 PATH_WORD = re.compile(r"^[A-Za-z0-9_.+\-/]+$")
 PLACEHOLDER = ("<", ">", "*", "...", "$", "{", "%")
+NOT_A_HEADING = re.compile(r"^#{1,6}[^#\s]")
 DATE = re.compile(r"\b(19|20)\d\d-[01]\d-[0-3]\d\b")
 SOURCE_SUFFIXES = (".cpp", ".h", ".cu", ".cuh", ".py", ".sh", ".cmake", ".yaml", ".yml")
 # Comment markers by file kind: C-family files comment with // and /* */, the rest with #.
@@ -108,6 +111,8 @@ class DocsCheck:
                     if in_fence:
                         paths += [(md, number, p) for p in self.path_candidates(line)]
                         continue
+                    if NOT_A_HEADING.match(line):
+                        self.problem(md, number, "not a heading: a space must follow the #")
                     prose = CODE_SPAN.sub(" ", line)
                     for target in LINK.findall(prose) + IMAGE.findall(prose):
                         self.check_link(md, number, target)

@@ -48,6 +48,13 @@ class DocsCheckOnARepository(unittest.TestCase):
             "docs/ci.md:1: link to README.md: docs/README.md does not exist",
         ])
 
+    def test_a_hash_without_its_space_is_no_heading(self):
+        self.write("docs/a.md", "#Install\n\n## Fine\n\n```\n#comment in code\n```\n##Also\n")
+        self.assertEqual(self.problems(), [
+            "docs/a.md:1: not a heading: a space must follow the #",
+            "docs/a.md:8: not a heading: a space must follow the #",
+        ])
+
     def test_repository_paths_in_code_but_not_placeholders_or_outputs(self):
         self.write(".gitignore", "/build/\n/results/*\n!/results/README.md\n")
         self.write("scripts/test.sh", "true\n")
