@@ -142,7 +142,8 @@ set_tests_properties(docs_links PROPERTIES LABELS torch-free)
 # configuring anew a build folder cached against another LibTorch or CUDA compiler
 # (stale_configuration.sh); pypi with neither its CUDA toolkit nor an nvcc, refused by build.sh
 # before cmake runs (pypi_without_toolkit.sh; exit 77 = skipped); every tracked shell script
-# parsing, with no ShellCheck error (scripts_parse.sh).
+# parsing, with no ShellCheck error (scripts_parse.sh); the formatter touching C++ only
+# (format_only_cpp.sh); the commit-msg hook on messages written in the test (commit_msg_hook.sh).
 foreach(test house_rules_function_lengths:python3:check_house_test.py
         docs_links_rules:python3:check_docs_test.py
         suite_processes_rules:bash:processes_left_test.sh
@@ -151,7 +152,9 @@ foreach(test house_rules_function_lengths:python3:check_house_test.py
         scripts_uv_options:bash:uv_options.sh
         scripts_stale_configuration:bash:stale_configuration.sh
         scripts_pypi_without_toolkit:bash:pypi_without_toolkit.sh
-        scripts_parse:bash:scripts_parse.sh)
+        scripts_parse:bash:scripts_parse.sh
+        scripts_format_only_cpp:bash:format_only_cpp.sh
+        scripts_commit_msg_hook:bash:commit_msg_hook.sh)
   string(REPLACE ":" ";" test "${test}")
   list(GET test 0 name)
   list(GET test 1 interpreter)
