@@ -106,6 +106,31 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
   return layer_forward_flops(*built, one.input);
 }
 
+std::vector<LayerEntry> zoo_layer_chain(const std::string& model,
+                                        const std::vector<int64_t>& input_shape,
+                                        int64_t num_classes, int64_t depth, int64_t width,
+                                        const MoeShape& moe, const DecoderShape& decoder) {
+  const ModelOptions options =
+      query_options(model, input_shape, num_classes, depth, width, moe, decoder);
+  torch::manual_seed(0);
+  const auto built = make_model(model, options);
+  built->eval();  // BatchNorm cannot train on one sample; the shapes are the same
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = make_synthetic_batch(*built, options, 1, "mse").input;
+  std::vector<LayerEntry> chain;
+  const auto& layers = built->layers();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    LayerEntry entry{layers[i].name, layers[i].kind, 0, {}};
+    for (const auto& parameter : layers[i].module.ptr()->parameters()) {
+      entry.parameters += parameter.numel();
+    }
+    x = built->forward_layers(x, i, i);
+    entry.output_shape.assign(x.sizes().begin() + 1, x.sizes().end());
+    chain.push_back(std::move(entry));
+  }
+  return chain;
+}
+
 std::string torch_version() { return TORCH_VERSION; }
 
 }  // namespace runtime

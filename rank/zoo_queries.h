@@ -47,6 +47,20 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
                                             const MoeShape& moe = {},
                                             const DecoderShape& decoder = {});
 
+// One layer of the chain as `harness models NAME` prints it: what `stages: [{layers: "0-3"}]` and
+// a sharded system's `unit: layer` count.
+struct LayerEntry {
+  std::string name, kind;
+  int64_t parameters = 0;
+  std::vector<int64_t> output_shape;  // of one sample, batch dimension left out
+};
+
+// The chain of that model, each layer's output shape from one sample through the layers in turn.
+std::vector<LayerEntry> zoo_layer_chain(const std::string& model,
+                                        const std::vector<int64_t>& input_shape,
+                                        int64_t num_classes, int64_t depth, int64_t width,
+                                        const MoeShape& moe = {}, const DecoderShape& decoder = {});
+
 // "1.13.1" etc.
 std::string torch_version();
 

@@ -32,6 +32,7 @@ struct ModelQuery {
   std::string decoder;  // --decoder HEADS,KV_HEADS,VOCAB (llama)
   int64_t forward_ms_batch = 0;  // > 0: also time each layer's forward at this batch
   bool flops = false;            // also each layer's forward FLOPs per sample
+  bool chain = false;            // also each layer's kind, parameters and output shape
   bool version = false;          // also what `harness-rank version` answers
 };
 
@@ -74,6 +75,8 @@ void add_layers(CLI::App& app) {
   layers->add_option("--forward-ms-batch", query->forward_ms_batch,
                      "Also time each layer's forward on this many samples");
   layers->add_flag("--flops", query->flops, "Also each layer's forward FLOPs per sample");
+  layers->add_flag("--chain", query->chain,
+                   "Also each layer's kind, parameters and output shape, as \"chain\"");
   // The harness asks its first model question and the version in one process: each process
   // that loads LibTorch costs a third of a second before it does anything.
   layers->add_flag("--version", query->version, "Also what `version` answers, as \"version\"");
@@ -91,6 +94,17 @@ void add_layers(CLI::App& app) {
       if (query->flops) {
         answer["forward_flops"] = runtime::zoo_layer_forward_flops(
             query->model, shape, query->num_classes, query->depth, query->width, moe, decoder);
+      }
+      if (query->chain) {
+        answer["chain"] = json::array();
+        for (const auto& layer :
+             runtime::zoo_layer_chain(query->model, shape, query->num_classes, query->depth,
+                                      query->width, moe, decoder)) {
+          answer["chain"].push_back({{"name", layer.name},
+                                     {"kind", layer.kind},
+                                     {"parameters", layer.parameters},
+                                     {"output_shape", layer.output_shape}});
+        }
       }
       if (query->forward_ms_batch > 0) {
         answer["forward_ms"] =

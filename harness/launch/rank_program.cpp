@@ -129,6 +129,14 @@ const std::vector<double>& RankProgram::layer_forward_flops(const ModelConfig& m
   return layer_forward_flops_[key] = answer.at("forward_flops").get<std::vector<double>>();
 }
 
+nlohmann::json RankProgram::layer_chain(const ModelConfig& model) {
+  auto args = layer_query(model);
+  args.push_back("--chain");
+  const auto answer = ask_about_model(std::move(args));
+  layer_names_[model_key(model)] = answer.at("names").get<std::vector<std::string>>();
+  return answer.at("chain");
+}
+
 const nlohmann::json& RankProgram::models() {
   if (!models_) models_ = query({"models"});
   return *models_;

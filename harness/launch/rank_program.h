@@ -47,6 +47,9 @@ class RankProgram {
   const std::vector<double>& layer_forward_ms(const ModelConfig& model);
   // Per-layer forward FLOPs of one sample (runtime/models/flop_count.h), asked once per model.
   const std::vector<double>& layer_forward_flops(const ModelConfig& model);
+  // Each layer of `model`'s chain: name, kind, parameters and one sample's output shape (a
+  // JSON array, `harness-rank layers --chain`); asked each time, for `harness models NAME`.
+  nlohmann::json layer_chain(const ModelConfig& model);
   // The zoo's listing (`harness-rank models`: name, tensors, parameters, input shape,
   // description of each model), asked once.
   const nlohmann::json& models();

@@ -176,4 +176,18 @@ parameters = 2 * 500 * 64 + (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 256 + 2 * 64) 
 assert memory["parameter_bytes"] == 4 * parameters, (memory, parameters)
 assert memory["optimizer_state_bytes"] == 2 * memory["parameter_bytes"], memory
 PY
+# `harness models NAME`: the layer chain the stages' layer ranges count, with each layer's
+# parameters (64 -> 256 -> 256 -> 10: 64 x 256 + 256, 256 x 256 + 256, 256 x 10 + 10) and output.
+chain=$("$HARNESS" models mlp) || fail "harness models mlp failed"
+expect_contains "$chain" "mlp: 6 layers"
+expect_contains "$chain" "    1  fc1                          Linear                          16640  256"
+expect_contains "$chain" "    5  fc3                          Linear                           2570  10"
+expect_contains "$chain" "       total                                                        85002"
+expect_contains "$("$HARNESS" models bert --depth 3 --width 64 --input-shape 16)" "    3  encoder.layer.2              EncoderLayer                    49984  16x64"
+set +e
+"$HARNESS" models nosuch > /dev/null 2> "$SCRATCH/models.err"
+code=$?
+set -e
+[[ $code == 2 && $(cat "$SCRATCH/models.err") == "error: nosuch: unknown model 'nosuch'" ]] ||
+  fail "harness models nosuch: exit $code, $(cat "$SCRATCH/models.err")"
 echo "PASS run_and_parse"
