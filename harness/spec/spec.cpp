@@ -842,7 +842,9 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
   SpecErrors errors(origin.file());
   origin.report_to(&errors);
   read_top_level(root, origin, experiment);
+  const size_t errors_before_point = errors.count();
   const PointConfig base = read_point_config(root, origin, options);
+  const bool base_read_cleanly = errors.count() == errors_before_point;
   if (errors.empty() && !options.quick && root["quick"]) {
     // The quick: block is checked on every run, not first under --quick. Its values go into
     // a copy of the spec; the rest of that copy was read cleanly just above.
@@ -850,6 +852,15 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     SpecOrigin quick_origin = origin;
     errors.collect([&] { apply_quick_block(quick_root, quick_origin, root["quick"]); });
     read_point_config(quick_root, quick_origin, options);
+  }
+  // A spec refused for its other keys has its systems checked against its own point too (one
+  // with no sweep, read cleanly): one run names every error, not the top-level ones first.
+  if (!errors.empty() && base_read_cleanly && experiment.sweep.empty()) {
+    for (const auto& system : experiment.systems) {
+      errors.collect([&] {
+        check_system_at_point(system, base, origin, root["systems"], options, "default");
+      });
+    }
   }
   errors.throw_if_any();
 

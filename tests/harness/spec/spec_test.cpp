@@ -401,6 +401,22 @@ systems: [overlap, synk]
             "async, per_tensor); did you mean 'sync'?");
 }
 
+TEST(SpecErrors, ASystemAtThePointIsCheckedBesideTheOtherKeys) {
+  // A bad baseline used to hide the system that cannot run this model until it was fixed.
+  const std::string text = R"(name: demo
+model: {name: mlp, batch_size: 8}
+run: {world_size: 2, iterations: 10}
+systems: [overlap, {name: ep, kind: expert_parallel}]
+baseline: ddp
+)";
+  EXPECT_EQ(
+      error_of(text),
+      "spec.yaml:4:20: systems: ep: expert_parallel needs a mixture-of-experts model "
+      "(bert_moe), not mlp\n"
+      "spec.yaml:5:11: baseline: unknown value 'ddp' (expected one of: overlap, ep); did you mean "
+      "'ep'?");
+}
+
 TEST(SpecErrors, EveryBadSweptValueOnceAtItsPlace) {
   // Two bad bucket caps, each met at both batch sizes, and a bad batch size: three errors,
   // not six, in file order.
