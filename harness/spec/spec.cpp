@@ -359,6 +359,43 @@ bool splits_backward(const SystemConfig& system,
   return false;
 }
 
+// Every micro-batch needs a sample for each replica of a stage: the global batch split into
+// micro_batches parts of at least `replicas` rows (the most replicas any stage has). "" when it
+// does.
+std::string micro_batch_problem(const SystemConfig& system, const PointConfig& config) {
+  const long long global_batch = config.model.batch_size * config.run.world_size;
+  long long replicas = 1;
+  for (const auto& stage : system.stages) {
+    replicas = std::max<long long>(replicas, static_cast<long long>(stage.ranks.size()));
+  }
+  if (system.stage_count > 0) replicas = config.run.world_size / system.stage_count;
+  if (config.pipeline.micro_batches * std::max(1LL, replicas) <= global_batch) return "";
+  return "pipeline.micro_batches " + std::to_string(config.pipeline.micro_batches) + " x " +
+         std::to_string(replicas) + " replica(s) per stage needs " +
+         std::to_string(config.pipeline.micro_batches * replicas) +
+         " samples, but the global batch is " + std::to_string(global_batch) +
+         " (model.batch_size x run.world_size)";
+}
+
+// The schedule, where it is known now: one that does not take these counts, or cannot run (a
+// deadlock, a micro-batch missing), is refused with its rank and step; and one the ranks would
+// refuse after the results folder is made (I and W under a mixture's balancing loss).
+void check_known_schedule(const SystemConfig& system, const PointConfig& config,
+                          const std::function<void(const std::string&)>& fail) {
+  std::optional<runtime::ScheduleTable> table;
+  try {
+    table = known_schedule(system, config);
+  } catch (const std::invalid_argument& e) {
+    fail(std::string("schedule: ") + e.what());
+  }
+  if (runtime::is_mixture_of_experts(config.model.name) && splits_backward(system, table)) {
+    fail("schedule: " + system.schedule +
+         " splits the backward into I and W, which does not carry a mixture-of-experts model's "
+         "balancing loss (" +
+         config.model.name + "): use gpipe, dapple or interleaved_1f1b");
+  }
+}
+
 // A pipeline system against one point: its plan source, its micro-batches against the batch, its
 // stages against the ranks and the model's layers, and its schedule where it is known now.
 void check_pipeline_at_point(const SystemConfig& system, const PointConfig& config,
@@ -371,45 +408,13 @@ void check_pipeline_at_point(const SystemConfig& system, const PointConfig& conf
         "plan: auto on emulated machines plans with their measured links, and "
         "cluster.network.probe is false (probe them, or give a plan.json)");
   }
-  // Every micro-batch needs a sample for each replica of a stage: the global batch split into
-  // micro_batches parts of at least `replicas` rows (the most replicas any stage has).
-  const long long global_batch = config.model.batch_size * config.run.world_size;
-  long long replicas = 1;
-  for (const auto& stage : system.stages) {
-    replicas = std::max<long long>(replicas, static_cast<long long>(stage.ranks.size()));
+  if (const std::string problem = micro_batch_problem(system, config); !problem.empty()) {
+    fail(problem);
   }
-  if (system.stage_count > 0) replicas = config.run.world_size / system.stage_count;
-  if (config.pipeline.micro_batches * std::max(1LL, replicas) > global_batch) {
-    fail("pipeline.micro_batches " + std::to_string(config.pipeline.micro_batches) + " x " +
-         std::to_string(replicas) + " replica(s) per stage needs " +
-         std::to_string(config.pipeline.micro_batches * replicas) +
-         " samples, but the global "
-         "batch is " +
-         std::to_string(global_batch) + " (model.batch_size x run.world_size)");
+  if (system.stage_count > 0 && config.run.world_size % system.stage_count != 0) {
+    fail(std::to_string(system.stage_count) + " stages do not divide the " +
+         std::to_string(config.run.world_size) + " ranks evenly");
   }
-  if (system.stage_count > 0) {
-    if (config.run.world_size % system.stage_count != 0) {
-      fail(std::to_string(system.stage_count) + " stages do not divide the " +
-           std::to_string(config.run.world_size) + " ranks evenly");
-    }
-  }
-  // The schedule, where it is known now: one that does not take these counts, or cannot run
-  // (a deadlock, a micro-batch missing), is refused with its rank and step.
-  const auto check_schedule = [&] {
-    std::optional<runtime::ScheduleTable> table;
-    try {
-      table = known_schedule(system, config);
-    } catch (const std::invalid_argument& e) {
-      fail(std::string("schedule: ") + e.what());
-    }
-    // The ranks would refuse it after the results folder is made: said here instead.
-    if (runtime::is_mixture_of_experts(config.model.name) && splits_backward(system, table)) {
-      fail("schedule: " + system.schedule +
-           " splits the backward into I and W, which does not carry a mixture-of-experts "
-           "model's balancing loss (" +
-           config.model.name + "): use gpipe, dapple or interleaved_1f1b");
-    }
-  };
   const auto layer_count = [&]() -> std::optional<int> {
     if (!options.model_layer_count) return std::nullopt;
     try {
@@ -425,20 +430,15 @@ void check_pipeline_at_point(const SystemConfig& system, const PointConfig& conf
       fail(std::to_string(chunks) + " stages (stages x stages_per_rank) but " + config.model.name +
            " has only " + std::to_string(*layers) + " layers");
     }
-    check_schedule();
-    return;
+  } else if (!system.stages.empty()) {
+    const int layers = layer_count().value_or(system.stages.back().last_layer + 1);
+    try {
+      runtime::validate_layout({system.stages}, layers, static_cast<int>(config.run.world_size));
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
   }
-  if (system.stages.empty()) {
-    check_schedule();
-    return;
-  }
-  const int layers = layer_count().value_or(system.stages.back().last_layer + 1);
-  try {
-    runtime::validate_layout({system.stages}, layers, static_cast<int>(config.run.world_size));
-  } catch (const std::invalid_argument& e) {
-    fail(e.what());
-  }
-  check_schedule();
+  check_known_schedule(system, config, fail);
 }
 
 // A system against one point: pinning against an external command, compression against a
