@@ -48,6 +48,19 @@ class FunctionLengths(unittest.TestCase):
                  *body(106, 4), "  }", "};", "}  // namespace b"]
         self.assertEqual(self.lengths(lines), [("build", 4, 108)])
 
+    def test_new_functions_stop_at_60_lines_and_listed_ones_may_not_grow(self):
+        allowed = check_house.read_long_functions("# a comment\n80 a.cpp long_one\n")
+        self.assertEqual(allowed, {("a.cpp", "long_one"): 80})
+        problems = lambda name, length: check_house.length_problems(
+            "a.cpp", name, 7, length, allowed)
+        self.assertEqual(problems("fresh", 59), [])
+        self.assertEqual(problems("fresh", 60), ["a.cpp:7: fresh is 60 lines (at most 59; split it)"])
+        self.assertEqual(problems("long_one", 75), [])
+        self.assertEqual(problems("long_one", 81), [
+            "a.cpp:7: long_one is 81 lines, more than the 80 scripts/long_functions.txt allows "
+            "(split it; a listed function may shrink, not grow)"])
+        self.assertEqual(problems("long_one", 100), ["a.cpp:7: long_one is 100 lines (at most 99)"])
+
     def test_forward_declarations_and_enums_are_not_bodies(self):
         lines = ["class Fwd;", "enum class Kind {", "  kA,", "  kB,", "};",
                  "struct Plain {", "  int a;", "  int f() {", "    return a;", "  }", "};"]
