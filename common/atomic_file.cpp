@@ -48,6 +48,11 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
+bool readable_regular_file(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error) && ::access(path.c_str(), R_OK) == 0;
+}
+
 std::optional<std::string> read_input_file(const fs::path& path) {
   std::error_code error;
   const fs::file_status status = fs::status(path, error);

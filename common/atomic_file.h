@@ -17,6 +17,10 @@ std::string read_file(const std::filesystem::path& path);
 // "FILE: larger than 64 MiB"); nothing when it cannot be opened (the caller says so).
 std::optional<std::string> read_input_file(const std::filesystem::path& path);
 
+// Whether `path` is a regular file this process may read: checked without opening it (an open of
+// a FIFO blocks until a writer comes).
+bool readable_regular_file(const std::filesystem::path& path);
+
 // Makes `folder` (and its parents) for a command's output before the command does any work:
 // one that cannot be made (under a file, read-only, in /proc) is bad input, InputError
 // "OPTION 'FOLDER': cannot create folder: why", never a failure after minutes of work.

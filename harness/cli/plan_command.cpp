@@ -153,7 +153,7 @@ void add_plan_command(CLI::App& app) {
           [](std::string& text) {
             const std::string written = text;
             text = resolve_profile_path(written);
-            return std::ifstream(text) ? std::string() : missing_profile_reason(written);
+            return profile_problem(written);
           },
           ""));
   sub->add_option("--pbs", request->profile_batch, "Batch size the profile was taken at")
@@ -337,8 +337,8 @@ bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML:
     // file is opened now, so that a wrong path is reported at the key that names it.
     const std::string written = r.text(value, key);
     request.profile = resolve_profile_path(written);
-    if (!std::ifstream(request.profile))
-      r.fail(value, "plan.profile: " + missing_profile_reason(written));
+    if (const std::string problem = profile_problem(written); !problem.empty())
+      r.fail(value, "plan.profile: " + problem);
   } else if (key == "pbs") {
     request.profile_batch = static_cast<int>(r.integer(value, key, 1));
   } else if (key == "micro_batch") {

@@ -123,6 +123,10 @@ std::unique_ptr<SqlConnection> open_sqlite(const fs::path& file, OpenIntent inte
   if (intent == OpenIntent::read && !fs::exists(file, error)) {
     throw InputError("--db " + file.string() + ": no such history (harness history add makes one)");
   }
+  // A FIFO would block SQLite's open, a device is no database.
+  if (fs::exists(file, error) && !fs::is_regular_file(file, error)) {
+    throw InputError("--db " + file.string() + ": not a regular file");
+  }
   return std::make_unique<SqliteConnection>(file, intent);
 }
 

@@ -1,6 +1,7 @@
 #include "harness/spec/published_profiles.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 namespace harness {
 
@@ -13,6 +14,14 @@ std::string resolve_profile_path(const std::string& written) {
   const std::string placeholder = kProfilesPlaceholder;
   if (written.rfind(placeholder, 0) != 0) return written;
   return published_profiles_folder() + written.substr(placeholder.size());
+}
+
+std::string profile_problem(const std::string& written) {
+  const std::string path = resolve_profile_path(written);
+  std::error_code error;
+  if (std::filesystem::is_regular_file(path, error)) return "";
+  if (std::filesystem::exists(path, error)) return "'" + path + "' is not a regular file";
+  return missing_profile_reason(written);
 }
 
 std::string missing_profile_reason(const std::string& written) {

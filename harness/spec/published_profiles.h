@@ -22,4 +22,8 @@ std::string resolve_profile_path(const std::string& written);
 // published profile, the command that fetches them.
 std::string missing_profile_reason(const std::string& written);
 
+// Why the profile written as `written` cannot be read, or "": it must be a regular file (a FIFO
+// would block its open, a device never end); missing_profile_reason where there is none.
+std::string profile_problem(const std::string& written);
+
 }  // namespace harness

@@ -143,7 +143,7 @@ void warn_if_cores_shared_twice(const ProfileExtras& extras, double cpu_cores) {
 // A file the spec names is opened when the spec is read, so that a wrong path is an error at
 // the key that names it (and --dry-run catches it), not a bare path mid-study.
 void require_readable(MapReader& reader, const std::string& key, const std::string& path) {
-  if (!path.empty() && !std::ifstream(path)) {
+  if (!path.empty() && !readable_regular_file(path)) {
     reader.report(reader.child(key), key, "cannot open '" + path + "'");
   }
 }
@@ -158,89 +158,102 @@ void read_measured_gathers(MapReader& cluster, ClusterSettings& settings) {
   settings.scatter_bandwidth = optional_positive(cluster, "scatter_bandwidth");
 }
 
+// simulate.model: the profile (checked readable now) and what its files add.
+ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
+                         ProfileExtras& extras) {
+  const std::string base = kSection;
+  ModelSettings m;
+  MapReader model(section["model"], base + ".model", origin);
+  const std::string profile = model.get_string("profile", std::nullopt);
+  m.profile = resolve_profile_path(profile);
+  if (const std::string problem = profile.empty() ? "" : profile_problem(profile);
+      !problem.empty()) {
+    model.report(model.child("profile"), "profile", problem);
+  }
+  m.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
+  m.batch_size = model.get_int("batch_size", m.pbs, 1, 1 << 30);
+  extras = read_profile_extras(m.profile);
+  m.step_ms = model.has("step_ms") ? model.get_double("step_ms", 0.0, kZeroOrMore) : extras.step_ms;
+  m.threads = extras.threads;
+  if (model.get_bool("after_idle", true)) m.after_idle = extras.after_idle;
+  model.finish();
+  return m;
+}
+
+// simulate.cluster: the topology and every cost term's constant a spec may give.
+ClusterSettings read_cluster(const YAML::Node& section, const SpecOrigin& origin) {
+  const std::string base = kSection;
+  ClusterSettings c;
+  YAML::Node node = section["cluster"];
+  MapReader cluster(node ? node : YAML::Node(YAML::NodeType::Map), base + ".cluster", origin);
+  c.topology = cluster.get_string("topology", "");
+  require_readable(cluster, "topology", c.topology);
+  c.comm_profile = cluster.get_string("comm_profile", "");
+  require_readable(cluster, "comm_profile", c.comm_profile);
+  c.gpus_per_machine = cluster.get_int("gpus_per_machine", 0, 0, 1 << 20);
+  c.intra_bandwidth = optional_positive(cluster, "intra_bandwidth");
+  c.inter_bandwidth = optional_positive(cluster, "inter_bandwidth");
+  c.inter_p2p_bandwidth = optional_positive(cluster, "inter_p2p_bandwidth");
+  if (cluster.has("intra_latency_us")) {
+    c.intra_latency_us = cluster.get_double("intra_latency_us", 0.0, kZeroOrMore);
+  }
+  if (cluster.has("inter_latency_us")) {
+    c.inter_latency_us = cluster.get_double("inter_latency_us", 0.0, kZeroOrMore);
+  }
+  c.collective = cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
+  c.p2p_duplex = cluster.get_string("p2p_duplex", "full", {"full", "half"});
+  c.p2p_ready = cluster.get_string("p2p_ready", "separate", {"separate", "behind_sends"});
+  c.p2p_sends = cluster.get_string("p2p_sends", "one", {"one", "per_peer"});
+  c.cpu_cores = cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, kZeroOrMore) : 0.0;
+  c.inter_burst_bytes = cluster.get_double("inter_burst_bytes", 0.0, kZeroOrMore);
+  if (cluster.has("inter_burst_latency_us")) {
+    c.inter_burst_latency_us = cluster.get_double("inter_burst_latency_us", 0.0, kZeroOrMore);
+  }
+  c.inter_burst_bandwidth = optional_positive(cluster, "inter_burst_bandwidth");
+  c.inter_send_call_us = read_send_calls(cluster);
+  c.inter_past_bucket_latency_us = cluster.get_double("inter_past_bucket_latency_us", 0.0, -1e9);
+  read_measured_gathers(cluster, c);
+  c.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);
+  if (cluster.has("comm_cores_per_rank")) {
+    c.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);
+  }
+  if (cluster.has("intra_comm_cores_per_rank")) {
+    c.intra_comm_cores_per_rank = cluster.get_double("intra_comm_cores_per_rank", 1.0, 0.0);
+  }
+  c.bucket_copy_bandwidth = optional_positive(cluster, "bucket_copy_bandwidth");
+  if (cluster.has("bucket_copy_latency_us")) {
+    c.bucket_copy_latency_us = cluster.get_double("bucket_copy_latency_us", 0.0, kZeroOrMore);
+  }
+  cluster.finish();
+  return c;
+}
+
+// simulate.run: the world, iterations, repeats, seed, noise and traced ranks.
+RunSettings read_run(const YAML::Node& section, const SpecOrigin& origin) {
+  const std::string base = kSection;
+  RunSettings r;
+  MapReader run(section["run"], base + ".run", origin);
+  r.world_size = run.get_int("world_size", std::nullopt, 1, kMaxGpus);
+  r.iterations = run.get_int("iterations", 10, 1, 1 << 20);
+  r.repeats = run.get_int("repeats", 1, 1, 1000);
+  r.seed = run.get_int("seed", 0, 0, (1LL << 62));
+  r.noise_percent = run.has("noise") ? run.get_double("noise", 0.0, kZeroOrMore) : 0.0;
+  if (r.noise_percent >= 100) {
+    run.fail(run.child("noise"), "noise", "must be a percentage below 100");
+  }
+  r.trace_ranks = run.get_int("trace_ranks", 16, 0, 1 << 20);
+  run.finish();
+  return r;
+}
+
 PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   const std::string base = kSection;
   PointSettings p;
   ProfileExtras extras;
-  {
-    MapReader model(section["model"], base + ".model", origin);
-    const std::string profile = model.get_string("profile", std::nullopt);
-    p.model.profile = resolve_profile_path(profile);
-    if (!profile.empty() && !std::ifstream(p.model.profile)) {
-      model.report(model.child("profile"), "profile", missing_profile_reason(profile));
-    }
-    p.model.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
-    p.model.batch_size = model.get_int("batch_size", p.model.pbs, 1, 1 << 30);
-    extras = read_profile_extras(p.model.profile);
-    p.model.step_ms =
-        model.has("step_ms") ? model.get_double("step_ms", 0.0, kZeroOrMore) : extras.step_ms;
-    p.model.threads = extras.threads;
-    if (model.get_bool("after_idle", true)) p.model.after_idle = extras.after_idle;
-    model.finish();
-  }
-  {
-    YAML::Node node = section["cluster"];
-    MapReader cluster(node ? node : YAML::Node(YAML::NodeType::Map), base + ".cluster", origin);
-    p.cluster.topology = cluster.get_string("topology", "");
-    require_readable(cluster, "topology", p.cluster.topology);
-    p.cluster.comm_profile = cluster.get_string("comm_profile", "");
-    require_readable(cluster, "comm_profile", p.cluster.comm_profile);
-    p.cluster.gpus_per_machine = cluster.get_int("gpus_per_machine", 0, 0, 1 << 20);
-    p.cluster.intra_bandwidth = optional_positive(cluster, "intra_bandwidth");
-    p.cluster.inter_bandwidth = optional_positive(cluster, "inter_bandwidth");
-    p.cluster.inter_p2p_bandwidth = optional_positive(cluster, "inter_p2p_bandwidth");
-    if (cluster.has("intra_latency_us")) {
-      p.cluster.intra_latency_us = cluster.get_double("intra_latency_us", 0.0, kZeroOrMore);
-    }
-    if (cluster.has("inter_latency_us")) {
-      p.cluster.inter_latency_us = cluster.get_double("inter_latency_us", 0.0, kZeroOrMore);
-    }
-    p.cluster.collective =
-        cluster.get_string("collective", "ring", {"ring", "tree", "hierarchical"});
-    p.cluster.p2p_duplex = cluster.get_string("p2p_duplex", "full", {"full", "half"});
-    p.cluster.p2p_ready = cluster.get_string("p2p_ready", "separate", {"separate", "behind_sends"});
-    p.cluster.p2p_sends = cluster.get_string("p2p_sends", "one", {"one", "per_peer"});
-    p.cluster.cpu_cores =
-        cluster.has("cpu_cores") ? cluster.get_double("cpu_cores", 0.0, kZeroOrMore) : 0.0;
-    p.cluster.inter_burst_bytes = cluster.get_double("inter_burst_bytes", 0.0, kZeroOrMore);
-    if (cluster.has("inter_burst_latency_us")) {
-      p.cluster.inter_burst_latency_us =
-          cluster.get_double("inter_burst_latency_us", 0.0, kZeroOrMore);
-    }
-    p.cluster.inter_burst_bandwidth = optional_positive(cluster, "inter_burst_bandwidth");
-    p.cluster.inter_send_call_us = read_send_calls(cluster);
-    p.cluster.inter_past_bucket_latency_us =
-        cluster.get_double("inter_past_bucket_latency_us", 0.0, -1e9);
-    read_measured_gathers(cluster, p.cluster);
-    p.cluster.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);
-    if (cluster.has("comm_cores_per_rank")) {
-      p.cluster.comm_cores_per_rank = cluster.get_double("comm_cores_per_rank", 1.0, 0.0);
-    }
-    if (cluster.has("intra_comm_cores_per_rank")) {
-      p.cluster.intra_comm_cores_per_rank =
-          cluster.get_double("intra_comm_cores_per_rank", 1.0, 0.0);
-    }
-    p.cluster.bucket_copy_bandwidth = optional_positive(cluster, "bucket_copy_bandwidth");
-    if (cluster.has("bucket_copy_latency_us")) {
-      p.cluster.bucket_copy_latency_us =
-          cluster.get_double("bucket_copy_latency_us", 0.0, kZeroOrMore);
-    }
-    cluster.finish();
-  }
+  p.model = read_model(section, origin, extras);
+  p.cluster = read_cluster(section, origin);
   warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
-  {
-    MapReader run(section["run"], base + ".run", origin);
-    p.run.world_size = run.get_int("world_size", std::nullopt, 1, kMaxGpus);
-    p.run.iterations = run.get_int("iterations", 10, 1, 1 << 20);
-    p.run.repeats = run.get_int("repeats", 1, 1, 1000);
-    p.run.seed = run.get_int("seed", 0, 0, (1LL << 62));
-    p.run.noise_percent = run.has("noise") ? run.get_double("noise", 0.0, kZeroOrMore) : 0.0;
-    if (p.run.noise_percent >= 100) {
-      run.fail(run.child("noise"), "noise", "must be a percentage below 100");
-    }
-    p.run.trace_ranks = run.get_int("trace_ranks", 16, 0, 1 << 20);
-    run.finish();
-  }
+  p.run = read_run(section, origin);
   if (YAML::Node node = section["ddp"]) {
     MapReader ddp(node, base + ".ddp", origin);
     p.bucket_mb = ddp.get_double("bucket_mb", 25.0, 0.0);

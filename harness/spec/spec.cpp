@@ -307,7 +307,7 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
   if (has_plan) {
     system.plan = reader.get_string("plan", std::nullopt);
     // A plan file is opened now, so that --dry-run catches a wrong path before any run.
-    if (system.plan != "auto" && !std::ifstream(system.plan)) {
+    if (system.plan != "auto" && !readable_regular_file(system.plan)) {
       reader.fail(reader.child("plan"), "plan",
                   "cannot open '" + system.plan + "' (expected auto or a planner plan.json)");
     }

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
 
+#include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/limits.h"
 #include "common/text_util.h"
@@ -238,11 +240,10 @@ LayerGraph parse_layer_graph(const std::string& text, const std::string& source)
 }
 
 LayerGraph read_layer_graph(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open profile");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_layer_graph(buffer.str(), path);
+  // Regular files only, and a bounded read (common/atomic_file.h).
+  const std::optional<std::string> text = read_input_file(path);
+  if (!text) throw InputError(path + ": cannot open profile");
+  return parse_layer_graph(*text, path);
 }
 
 LayerGraph prune_inputs_and_getitem_sinks(const LayerGraph& graph) {
