@@ -5,8 +5,10 @@
 #include <memory>
 
 #include "common/atomic_file.h"
+#include "common/identifier_checks.h"
 #include "common/input_error.h"
 #include "harness/analysis/compare_samples.h"
+#include "harness/cli/option_checks.h"
 #include "harness/history/history_check.h"
 #include "harness/history/history_report.h"
 #include "harness/history/history_store.h"
@@ -95,6 +97,10 @@ int run_check(CheckFlags flags) {
   }
   options.min_runs_after = size_t(flags.min_runs);
   check_level("--alpha", options.alpha);
+  if (const std::string problem = revision_name_problem(options.since);
+      !options.since.empty() && !problem.empty()) {
+    throw InputError("--since: " + problem + " " + std::string(kRevisionNameRule));
+  }
   if (!flags.out.empty()) check_output_file(flags.out, "--out");
   if (!flags.json.empty()) check_output_file(flags.json, "--json");
   HistoryStore store = open_history(flags.db, OpenIntent::read);
@@ -139,16 +145,20 @@ void add_add(CLI::App* history) {
                   "ab's base/ or new/)")
       ->required();
   sub->add_option("--commit", flags->request.commit,
-                  "The commit measured (default: the revision in env.json)");
-  sub->add_option("--branch", flags->request.branch, "Its branch");
+                  "The commit measured (default: the revision in env.json)")
+      ->check(not_empty());
+  sub->add_option("--branch", flags->request.branch, "Its branch")->check(not_empty());
   sub->add_option("--commit-time", flags->request.commit_time,
-                  "Its time, ISO 8601 (default: git's, else the run's start)");
+                  "Its time, ISO 8601 (default: git's, else the run's start)")
+      ->check(not_empty());
   sub->add_option("--machine", flags->request.machine,
                   "The machine's name in the fingerprint (default: the hostname; set it where CI "
-                  "runners' names change)");
+                  "runners' names change)")
+      ->check(not_empty());
   sub->add_option("--control", flags->control,
                   "A control measured in the same job: the same spec run by a reference build "
-                  "(ab's base/, or a pinned build's results); check then judges the ratio to it");
+                  "(ab's base/, or a pinned build's results); check then judges the ratio to it")
+      ->check(not_empty());
   sub->add_option("--db", flags->db, "SQLite file or postgresql:// URI")->capture_default_str();
   sub->add_flag("--replace", flags->replace,
                 "Replace the commit's values when it is there already (else refused)");
@@ -161,7 +171,8 @@ void add_check(CLI::App* history) {
   auto flags = std::make_shared<CheckFlags>();
   sub->add_option("--db", flags->db, "SQLite file or postgresql:// URI")->capture_default_str();
   sub->add_option("--since", flags->options.since,
-                  "The first commit judged (default: the newest), a sha or a prefix of 7+");
+                  "The first commit judged (default: the newest), a sha or a prefix of 7+")
+      ->check(not_empty());
   sub->add_option("--threshold", flags->threshold, "A smaller change is not a regression")
       ->capture_default_str();
   sub->add_option("--metric", flags->options.metrics,

@@ -27,4 +27,13 @@ inline CLI::Validator finite_number(double minimum, bool strict) {
       "NUMBER " + bound);
 }
 
+// A value given at all must say something: an empty one would quietly stand for the default.
+inline CLI::Validator not_empty() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "empty (leave the option out for its default)" : "";
+      },
+      "");
+}
+
 }  // namespace harness
