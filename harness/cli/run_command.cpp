@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "harness/cli/plan_command.h"
 #include "harness/cli/plot_command.h"
@@ -28,6 +29,8 @@
 #include "runtime/protocol/fault_injection.h"
 
 namespace harness {
+
+namespace fs = std::filesystem;
 namespace {
 
 // The model whose FLOPs the study's first run counts; none when no system has them counted.
@@ -130,11 +133,21 @@ int RunCommand::run_train_kind(YAML::Node root) {
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
+  // An output folder that cannot be made is bad input before the rank program is asked anything.
+  if (!dry_run_ && !print_launch_ && resume_.empty()) {
+    check_output_place(fs::path(experiment.output) / experiment.name, "output");
+  }
+  RunnerOptions runner = runner_options(experiment);
+  return run_experiment(experiment, runner, std::cout);
+}
+
+RunnerOptions RunCommand::runner_options(const Experiment& experiment) {
   RunnerOptions runner;
   runner.executable = rank_program_.path();
   runner.harness_executable = this_executable().string();
   runner.dry_run = dry_run_;
   runner.interactive = isatty(STDERR_FILENO);
+  const bool local = parse_launcher(launcher_) == LauncherKind::local;
   if (!dry_run_ && !print_launch_) {
     // The run will ask this anyway; asked first, it brings the version below with it.
     if (const ModelConfig* model = first_counted_model(experiment)) {
@@ -143,20 +156,9 @@ int RunCommand::run_train_kind(YAML::Node root) {
     runner.runtime_info = {{"torch_version", rank_program_.torch_version()}};
     runner.blas = rank_program_.blas();
     // The roofline MFU is reported against: this host's, so only where the ranks run here.
-    if (parse_launcher(launcher_) == LauncherKind::local) {
-      runner.machine = machine_limits(rank_program_, false);
-    }
+    if (local) runner.machine = machine_limits(rank_program_, false);
   }
-  // --dry-run's duration estimate reads this machine's figures where they are cached, and
-  // measures nothing.
-  if (dry_run_ && parse_launcher(launcher_) == LauncherKind::local) {
-    // The model's FLOPs first, as a run asks them: the one question brings the version the
-    // cache's key needs with it.
-    if (const ModelConfig* model = first_counted_model(experiment)) {
-      rank_program_.layer_forward_flops(*model);
-    }
-    runner.machine = cached_machine_limits(rank_program_).value_or(nlohmann::json());
-  }
+  if (dry_run_ && local) runner.machine = cached_machine_for_estimate(experiment);
   runner.model_layer_names = [this](const ModelConfig& model) {
     return rank_program_.layer_names(model);
   };
@@ -170,7 +172,22 @@ int RunCommand::run_train_kind(YAML::Node root) {
   runner.hosts = parse_hosts(hosts_);
   runner.print_launch = print_launch_;
   runner.resume_directory = resume_;
-  return run_experiment(experiment, runner, std::cout);
+  return runner;
+}
+
+// --dry-run's duration estimate reads this machine's figures where they are cached, and measures
+// nothing. The model's FLOPs are asked first, as a run asks them: the one question brings the
+// version the cache's key needs with it. The estimate is an aside: without a rank program to
+// ask, the matrix is printed without it (null).
+nlohmann::json RunCommand::cached_machine_for_estimate(const Experiment& experiment) {
+  try {
+    if (const ModelConfig* model = first_counted_model(experiment)) {
+      rank_program_.layer_forward_flops(*model);
+    }
+    return cached_machine_limits(rank_program_).value_or(nlohmann::json());
+  } catch (const std::exception&) {
+    return nlohmann::json();
+  }
 }
 
 }  // namespace harness

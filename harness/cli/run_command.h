@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/launch/rank_program.h"
+#include "harness/study/experiment_runner.h"
 
 namespace CLI {
 class App;
@@ -26,6 +27,8 @@ class RunCommand {
   int execute();
   int run_plan_kind(YAML::Node root);
   int run_train_kind(YAML::Node root);
+  RunnerOptions runner_options(const Experiment& experiment);
+  nlohmann::json cached_machine_for_estimate(const Experiment& experiment);
 
   RankProgram& rank_program_;
   std::string spec_path_;

@@ -47,8 +47,14 @@ std::optional<double> flops_floor_seconds(const EstimateInputs& inputs, const Pl
     return std::nullopt;
   }
   const PointConfig& c = run.point->config;
+  std::vector<double> layer_flops;
+  try {
+    layer_flops = inputs.layer_flops(c.model);
+  } catch (const std::exception&) {
+    return std::nullopt;  // a model the rank program could not count: not estimated
+  }
   const std::vector<double> per_rank =
-      rank_iteration_flops(inputs.layer_flops(c.model), c.model.batch_size, c.run.world_size, {});
+      rank_iteration_flops(layer_flops, c.model.batch_size, c.run.world_size, {});
   if (per_rank.empty()) return std::nullopt;
   const json env = {{"machine", inputs.machine},
                     {"device", c.run.device == "cuda" ? "cuda" : "cpu"},

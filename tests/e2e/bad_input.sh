@@ -124,7 +124,7 @@ CASES
 # An output folder that cannot be made (under a file) is bad input, said before any rank runs.
 touch "$SCRATCH/afile"
 write_spec "" ""
-expect_error "error: output '$SCRATCH/afile/sub': cannot create $SCRATCH/afile/sub/bad: Not a directory" --set "output=$SCRATCH/afile/sub"
+expect_error "error: output '$SCRATCH/afile/sub/bad': cannot write there: '$SCRATCH/afile' is not a folder" --set "output=$SCRATCH/afile/sub"
 ! pgrep -f "harness-rank worker .*$SCRATCH" >/dev/null || fail "a rank was started"
 # Messages say what was wrong: a folder given as a spec, an empty list.
 set +e; "$HARNESS" run "$SCRATCH" 2>"$SCRATCH/err"; code=$?; set -e
