@@ -82,12 +82,20 @@ add_custom_command(OUTPUT ${harness_alone}
   COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:harness> ${harness_alone}
   DEPENDS harness)
 add_custom_target(harness_alone ALL DEPENDS ${harness_alone})
-# Bad input, generated: 2,000 seeded mutations of specs and profiles (a few seconds).
+# Bad input, generated: 2,000 seeded mutations of specs and profiles, a harness process each;
+# its timeout leaves room for a loaded machine.
 add_test(NAME e2e_fuzz_inputs
   COMMAND ${CMAKE_COMMAND} -E env FUZZ_SEED=1
           python3 ${CMAKE_CURRENT_SOURCE_DIR}/e2e/fuzz_inputs.py ${harness_alone}
           ${PROJECT_SOURCE_DIR} 2000)
-set_tests_properties(e2e_fuzz_inputs PROPERTIES TIMEOUT 120 LABELS torch-free COST 13)
+set_tests_properties(e2e_fuzz_inputs PROPERTIES TIMEOUT 300 LABELS torch-free COST 13)
+# Bad input, by class and command: every command that reads a path, an output, a name or a
+# number, given each bad class of it (a FIFO, a device, a folder, an unwritable place, a name git
+# or Markdown would misread, a number out of range); exit 2, one line, nothing changed.
+add_test(NAME e2e_bad_commands_exit_2
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/e2e/bad_commands.py ${harness_alone}
+          ${PROJECT_SOURCE_DIR})
+set_tests_properties(e2e_bad_commands_exit_2 PROPERTIES TIMEOUT 300 LABELS torch-free)
 # The published profiles: fetch from local stand-ins, checksums, and the paper specs without
 # and with them (each paper spec runs where ../shared/reference has the profiles; all of them
 # simulate or plan, so no rank starts).
