@@ -310,8 +310,10 @@ History HistoryStore::read_checked() {
         {stored_name(row[1], "commits.sha", revision_name_problem),
          row[2].value_or("").empty() ? std::string()
                                      : stored_name(row[2], "commits.branch", revision_name_problem),
-         // ISO 8601 from git or --commit-time, or the run's own stamp.
-         stored_name(row[3], "commits.committed_utc", label_problem), row[4].value_or("")});
+         // ISO 8601 from git or --commit-time, the run's own stamp, or "" where neither said.
+         row[3].value_or("").empty() ? std::string()
+                                     : stored_name(row[3], "commits.committed_utc", label_problem),
+         row[4].value_or("")});
   }
   for (const SqlRow& row : connection_->query(
            "SELECT id, fingerprint, description FROM environments ORDER BY id", {})) {

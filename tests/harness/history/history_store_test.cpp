@@ -151,6 +151,11 @@ TEST_F(HistoryStoreTest, ValuesWrittenOutsideTheHarnessAreNamedByTheirColumn) {
                 "--db SQLite " + db_ + ": " + c.expected + " (changed outside the harness?)");
     }
   }
+  // A commit time nobody knew is stored empty, and read back so.
+  fs::remove(db_);
+  open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
+  open_sqlite(db_, OpenIntent::write)->query("UPDATE commits SET committed_utc = ''", {});
+  EXPECT_EQ(open_history(db_, OpenIntent::read).read().commits[0].committed_utc, "");
   fs::remove(db_);
   open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
   open_sqlite(db_, OpenIntent::write)->query("UPDATE history_schema SET version = 'v'", {});
