@@ -93,6 +93,19 @@ std::string stored_name(const SqlValue& value, const char* column,
   return text;
 }
 
+// A commits row: the branch and the commit time may be empty (unknown); ISO 8601 from git or
+// --commit-time, or the run's own stamp, otherwise.
+StoredCommit stored_commit(const SqlRow& row) {
+  const auto optional = [&](size_t column, const char* name,
+                            std::string (*problem)(std::string_view)) {
+    return row[column].value_or("").empty() ? std::string()
+                                            : stored_name(row[column], name, problem);
+  };
+  return {stored_name(row[1], "commits.sha", revision_name_problem),
+          optional(2, "commits.branch", revision_name_problem),
+          optional(3, "commits.committed_utc", label_problem), row[4].value_or("")};
+}
+
 template <typename Index>
 size_t stored_reference(const Index& index, const SqlValue& value, const char* column) {
   const auto found = index.find(stored_integer(value, column));
@@ -306,14 +319,7 @@ History HistoryStore::read_checked() {
            "SELECT id, sha, branch, committed_utc, added_utc FROM commits ORDER BY position, id",
            {})) {
     commit_index[stored_integer(row[0], "commits.id")] = history.commits.size();
-    history.commits.push_back(
-        {stored_name(row[1], "commits.sha", revision_name_problem),
-         row[2].value_or("").empty() ? std::string()
-                                     : stored_name(row[2], "commits.branch", revision_name_problem),
-         // ISO 8601 from git or --commit-time, the run's own stamp, or "" where neither said.
-         row[3].value_or("").empty() ? std::string()
-                                     : stored_name(row[3], "commits.committed_utc", label_problem),
-         row[4].value_or("")});
+    history.commits.push_back(stored_commit(row));
   }
   for (const SqlRow& row : connection_->query(
            "SELECT id, fingerprint, description FROM environments ORDER BY id", {})) {
