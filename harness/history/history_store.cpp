@@ -107,7 +107,8 @@ StoredCommit stored_commit(const SqlRow& row) {
 }
 
 template <typename Index>
-size_t stored_reference(const Index& index, const SqlValue& value, const char* column) {
+const typename Index::mapped_type& stored_reference(const Index& index, const SqlValue& value,
+                                                    const char* column) {
   const auto found = index.find(stored_integer(value, column));
   if (found == index.end()) {
     throw InputError(std::string(column) + " holds " + value.value_or("NULL") +
@@ -333,24 +334,10 @@ History HistoryStore::read_checked() {
                                                      row[3].value_or(""),
                                                      better_from_string(row[4].value_or(""))};
   }
-  // (environment, metric) -> commit -> runs, gathered in one pass over the values.
-  std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>> gathered;
-  for (const SqlRow& row : connection_->query(
-           "SELECT a.environment_id, a.commit_id, v.metric_id, v.value FROM run_values v JOIN "
-           "additions a ON v.addition_id = a.id ORDER BY v.addition_id, v.metric_id, v.run",
-           {})) {
-    const size_t environment =
-        stored_reference(environment_index, row[0], "additions.environment_id");
-    const size_t commit = stored_reference(commit_index, row[1], "additions.commit_id");
-    const auto metric = metrics.find(stored_integer(row[2], "run_values.metric_id"));
-    if (metric == metrics.end()) {
-      throw InputError("run_values.metric_id holds " + row[2].value_or("NULL") +
-                       ", which names no row");
-    }
-    gathered[{environment, metric->first}][commit].push_back(
-        stored_number(row[3], "run_values.value"));
-  }
-  const auto controls = read_controls(environment_index, commit_index);
+  const SeriesIndex index{environment_index, commit_index, metrics};
+  ValuesBySeries gathered = read_values("run_values", index);
+  const ValuesBySeries controls =
+      has_controls_ ? read_values("control_values", index) : ValuesBySeries{};
   for (auto& [where, by_commit] : gathered) {
     MetricSeries series{where.first, metrics.at(where.second), {}};
     for (auto& [commit, runs] : by_commit) series.commits.push_back({commit, std::move(runs)});
@@ -366,22 +353,23 @@ History HistoryStore::read_checked() {
   return history;
 }
 
-std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>>
-HistoryStore::read_controls(const std::map<long long, size_t>& environment_index,
-                            const std::map<long long, size_t>& commit_index) {
-  std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>> controls;
-  if (!has_controls_) return controls;
+HistoryStore::ValuesBySeries HistoryStore::read_values(const std::string& table,
+                                                       const SeriesIndex& index) {
+  ValuesBySeries values;
+  const std::string metric_column = table + ".metric_id", value_column = table + ".value";
   for (const SqlRow& row : connection_->query(
-           "SELECT a.environment_id, a.commit_id, v.metric_id, v.value FROM control_values v JOIN "
-           "additions a ON v.addition_id = a.id ORDER BY v.addition_id, v.metric_id, v.run",
+           "SELECT a.environment_id, a.commit_id, v.metric_id, v.value FROM " + table +
+               " v JOIN additions a ON v.addition_id = a.id ORDER BY v.addition_id, v.metric_id, "
+               "v.run",
            {})) {
     const size_t environment =
-        stored_reference(environment_index, row[0], "additions.environment_id");
-    const size_t commit = stored_reference(commit_index, row[1], "additions.commit_id");
-    controls[{environment, stored_integer(row[2], "control_values.metric_id")}][commit].push_back(
-        stored_number(row[3], "control_values.value"));
+        stored_reference(index.environments, row[0], "additions.environment_id");
+    const size_t commit = stored_reference(index.commits, row[1], "additions.commit_id");
+    stored_reference(index.metrics, row[2], metric_column.c_str());
+    values[{environment, stored_integer(row[2], metric_column.c_str())}][commit].push_back(
+        stored_number(row[3], value_column.c_str()));
   }
-  return controls;
+  return values;
 }
 
 HistoryStore open_history(const std::string& db, OpenIntent intent) {

@@ -44,10 +44,17 @@ class HistoryStore {
   void insert_values(const char* table, long long addition, const std::vector<RunValue>& values,
                      std::map<MetricKey, long long>& metrics);
   History read_checked();
-  // Per (environment index, metric id), each commit's control runs; empty for a version 1 history.
-  std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>> read_controls(
-      const std::map<long long, size_t>& environment_index,
-      const std::map<long long, size_t>& commit_index);
+  // The rows' ids to what the history holds: environment and commit indexes, metrics.
+  struct SeriesIndex {
+    const std::map<long long, size_t>& environments;
+    const std::map<long long, size_t>& commits;
+    const std::map<long long, MetricKey>& metrics;
+  };
+  // Per (environment index, metric id), each commit's values in `table` (run_values or
+  // control_values), gathered in one pass, every reference checked.
+  using ValuesBySeries =
+      std::map<std::pair<size_t, long long>, std::map<size_t, std::vector<double>>>;
+  ValuesBySeries read_values(const std::string& table, const SeriesIndex& index);
   long long commit_id(const CommitInfo& commit);
   long long environment_id(const EnvironmentFingerprint& environment);
   long long metric_id(const MetricKey& key);
