@@ -98,6 +98,7 @@ DurationEstimate estimate_duration(const std::vector<PlannedRun>& runs,
                                    const EstimateInputs& inputs) {
   DurationEstimate estimate;
   estimate.runs = runs.size();
+  estimate.previous = inputs.previous;
   for (const PlannedRun& run : runs) {
     if (const auto seconds = previous_seconds(inputs.previous, run)) {
       estimate.seconds += *seconds;
@@ -112,7 +113,13 @@ DurationEstimate estimate_duration(const std::vector<PlannedRun>& runs,
   return estimate;
 }
 
-std::string describe_estimate(const DurationEstimate& estimate, const fs::path& previous) {
+DurationEstimate estimate_study(
+    const Experiment& experiment, const std::vector<PlannedRun>& runs, const json& machine,
+    const std::function<std::vector<double>(const ModelConfig&)>& layer_flops) {
+  return estimate_duration(runs, {machine, layer_flops, previous_results_of(experiment)});
+}
+
+std::string describe_estimate(const DurationEstimate& estimate) {
   if (estimate.from_previous + estimate.from_flops == 0) return "";
   std::string text = std::string("expected duration: ") +
                      (estimate.lower_bound() ? "at least " : "about ") +
@@ -121,7 +128,7 @@ std::string describe_estimate(const DurationEstimate& estimate, const fs::path& 
   const std::string of = " of " + std::to_string(estimate.runs) + " runs ";
   if (estimate.from_previous > 0) {
     parts.push_back(std::to_string(estimate.from_previous) + of + "as long as in " +
-                    previous.string());
+                    estimate.previous.string());
   }
   if (estimate.from_flops > 0) {
     parts.push_back(std::to_string(estimate.from_flops) + of +

@@ -20,11 +20,12 @@ namespace harness {
 inline constexpr double kLongStudySeconds = 600;
 
 struct DurationEstimate {
-  double seconds = 0;        // over the runs that have an estimate
-  size_t runs = 0;           // runs planned
-  size_t from_previous = 0;  // timed by the previous folder of this spec
-  size_t from_flops = 0;     // bounded below by model FLOPs
-  size_t unknown = 0;        // neither (external systems; no machine figures)
+  double seconds = 0;              // over the runs that have an estimate
+  size_t runs = 0;                 // runs planned
+  size_t from_previous = 0;        // timed by the previous folder of this spec
+  size_t from_flops = 0;           // bounded below by model FLOPs
+  size_t unknown = 0;              // neither (external systems; no machine figures)
+  std::filesystem::path previous;  // the folder the timed runs came from; empty: none
   bool lower_bound() const { return from_flops > 0 || unknown > 0; }
 };
 
@@ -42,9 +43,14 @@ std::filesystem::path previous_results_of(const Experiment& experiment);
 DurationEstimate estimate_duration(const std::vector<PlannedRun>& runs,
                                    const EstimateInputs& inputs);
 
+// The study's runs estimated with the newest results folder of this spec, if any.
+DurationEstimate estimate_study(
+    const Experiment& experiment, const std::vector<PlannedRun>& runs,
+    const nlohmann::json& machine,
+    const std::function<std::vector<double>(const ModelConfig&)>& layer_flops);
+
 // "expected duration: at least 2h10m00s (4 of 12 runs timed by results/x/<stamp>, 8 bounded
 // by model FLOPs at this machine's GEMM peak)"; "" where no run has an estimate.
-std::string describe_estimate(const DurationEstimate& estimate,
-                              const std::filesystem::path& previous);
+std::string describe_estimate(const DurationEstimate& estimate);
 
 }  // namespace harness

@@ -515,11 +515,10 @@ namespace {
 // A study expected to take longer than kLongStudySeconds says so before its first run.
 void give_notice_of_a_long_study(const Experiment& experiment, const std::vector<PlannedRun>& runs,
                                  const RunnerOptions& options, std::ostream& out) {
-  const fs::path previous = previous_results_of(experiment);
   const DurationEstimate estimate =
-      estimate_duration(runs, {options.machine, options.model_layer_flops, previous});
+      estimate_study(experiment, runs, options.machine, options.model_layer_flops);
   if (estimate.seconds <= kLongStudySeconds) return;
-  out << "notice: " << describe_estimate(estimate, previous)
+  out << "notice: " << describe_estimate(estimate)
       << "; --quick runs a short version, Ctrl-C stops it keeping finished runs\n";
   out.flush();
 }
@@ -528,10 +527,8 @@ void give_notice_of_a_long_study(const Experiment& experiment, const std::vector
 // for one).
 int print_dry_run(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
   out << describe_matrix(spec);
-  const fs::path previous = previous_results_of(spec);
   const std::string estimate = describe_estimate(
-      estimate_duration(plan_runs(spec), {options.machine, options.model_layer_flops, previous}),
-      previous);
+      estimate_study(spec, plan_runs(spec), options.machine, options.model_layer_flops));
   if (!estimate.empty()) out << estimate << "\n";
   for (const auto& point : spec.points) {
     if (const auto shape = emulated_cluster_of(point)) {

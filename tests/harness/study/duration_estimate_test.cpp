@@ -56,7 +56,7 @@ TEST(DurationEstimate, AnUnmeasuredRunIsBoundedByItsModelFlops) {
   EXPECT_EQ(estimate.from_flops, 2u);
   EXPECT_NEAR(estimate.seconds, 7.0, 1e-9);
   EXPECT_TRUE(estimate.lower_bound());
-  EXPECT_EQ(describe_estimate(estimate, {}),
+  EXPECT_EQ(describe_estimate(estimate),
             "expected duration: at least 7s (2 of 2 runs bounded by their model FLOPs at this "
             "machine's GEMM peak)");
   // Ranks that share the cores: 4 ranks of 6 GFLOP on 20 GFLOP/s take 1.2 s an iteration.
@@ -87,6 +87,15 @@ TEST(DurationEstimate, ARunOfThisSpecMeasuredBeforeCountsItsOwnTime) {
   EXPECT_EQ(estimate.from_previous, 1u);  // a's; b failed there, and is bounded by its FLOPs
   EXPECT_EQ(estimate.from_flops, 1u);
   EXPECT_NEAR(estimate.seconds, 2.5 + 3.5, 1e-9);
+  EXPECT_EQ(describe_estimate(estimate),
+            "expected duration: at least 6s (1 of 2 runs as long as in " + newer.string() +
+                "; 1 of 2 runs bounded by their model FLOPs at this machine's GEMM peak)");
+  // estimate_study finds the folder itself.
+  const EstimateInputs machine = gemm_machine_inputs();
+  const DurationEstimate found = estimate_study(study.experiment, plan_runs(study.experiment),
+                                                machine.machine, machine.layer_flops);
+  EXPECT_EQ(found.previous, newer);
+  EXPECT_NEAR(found.seconds, 6.0, 1e-9);
 }
 
 TEST(DurationEstimate, AnExternalSystemOrNoMachineFiguresIsNotEstimated) {
@@ -97,10 +106,10 @@ TEST(DurationEstimate, AnExternalSystemOrNoMachineFiguresIsNotEstimated) {
       estimate_duration(plan_runs(study.experiment), gemm_machine_inputs());
   EXPECT_EQ(estimate.from_flops, 1u);
   EXPECT_EQ(estimate.unknown, 1u);
-  EXPECT_EQ(describe_estimate(estimate, {}),
+  EXPECT_EQ(describe_estimate(estimate),
             "expected duration: at least 4s (1 of 2 runs bounded by their model FLOPs at this "
             "machine's GEMM peak; 1 of 2 runs not estimated)");
-  EXPECT_EQ(describe_estimate(estimate_duration(plan_runs(study.experiment), {}), {}), "");
+  EXPECT_EQ(describe_estimate(estimate_duration(plan_runs(study.experiment), {})), "");
   EXPECT_TRUE(previous_results_of(study.experiment).empty());
 }
 
