@@ -34,6 +34,20 @@ ModelOptions query_options(const std::string& model, const std::vector<int64_t>&
   return options;
 }
 
+// A query's model built from seed 0 in eval mode (BatchNorm cannot train on one sample; the
+// shapes and FLOPs are the same), and one synthetic sample to pass through its chain.
+struct OneSample {
+  std::shared_ptr<ZooModel> model;
+  torch::Tensor input;
+};
+OneSample model_with_one_sample(const std::string& model, const ModelOptions& options) {
+  torch::manual_seed(0);
+  OneSample built{make_model(model, options), {}};
+  built.model->eval();
+  built.input = make_synthetic_batch(*built.model, options, 1, "mse").input;
+  return built;
+}
+
 }  // namespace
 
 std::vector<ModelListing> list_models() {
@@ -97,34 +111,27 @@ std::vector<double> zoo_layer_forward_flops(const std::string& model,
                                             const std::vector<int64_t>& input_shape,
                                             int64_t num_classes, int64_t depth, int64_t width,
                                             const MoeShape& moe, const DecoderShape& decoder) {
-  const ModelOptions options =
-      query_options(model, input_shape, num_classes, depth, width, moe, decoder);
-  torch::manual_seed(0);
-  const auto built = make_model(model, options);
-  built->eval();
-  const SyntheticBatch one = make_synthetic_batch(*built, options, 1, "mse");
-  return layer_forward_flops(*built, one.input);
+  const OneSample one = model_with_one_sample(
+      model, query_options(model, input_shape, num_classes, depth, width, moe, decoder));
+  return layer_forward_flops(*one.model, one.input);
 }
 
 std::vector<LayerEntry> zoo_layer_chain(const std::string& model,
                                         const std::vector<int64_t>& input_shape,
                                         int64_t num_classes, int64_t depth, int64_t width,
                                         const MoeShape& moe, const DecoderShape& decoder) {
-  const ModelOptions options =
-      query_options(model, input_shape, num_classes, depth, width, moe, decoder);
-  torch::manual_seed(0);
-  const auto built = make_model(model, options);
-  built->eval();  // BatchNorm cannot train on one sample; the shapes are the same
+  const OneSample one = model_with_one_sample(
+      model, query_options(model, input_shape, num_classes, depth, width, moe, decoder));
   torch::NoGradGuard no_grad;
-  torch::Tensor x = make_synthetic_batch(*built, options, 1, "mse").input;
+  torch::Tensor x = one.input;
   std::vector<LayerEntry> chain;
-  const auto& layers = built->layers();
+  const auto& layers = one.model->layers();
   for (size_t i = 0; i < layers.size(); ++i) {
     LayerEntry entry{layers[i].name, layers[i].kind, 0, {}};
     for (const auto& parameter : layers[i].module.ptr()->parameters()) {
       entry.parameters += parameter.numel();
     }
-    x = built->forward_layers(x, i, i);
+    x = one.model->forward_layers(x, i, i);
     entry.output_shape.assign(x.sizes().begin() + 1, x.sizes().end());
     chain.push_back(std::move(entry));
   }
