@@ -41,6 +41,13 @@ class HistoryStoreTest : public ::testing::Test {
     return out;
   }
 
+  // A fresh history of one commit, then `sql` run on it as another program would.
+  void one_commit_edited_by(const std::string& sql) {
+    fs::remove(db_);
+    open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
+    open_sqlite(db_, OpenIntent::write)->query(sql, {});
+  }
+
   fs::path folder_;
   std::string db_;
 };
@@ -111,8 +118,7 @@ TEST_F(HistoryStoreTest, ConcurrentAddsLoseNothing) {
 }
 
 TEST_F(HistoryStoreTest, AnotherSchemaVersionIsRefused) {
-  open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
-  open_sqlite(db_, OpenIntent::write)->query("UPDATE history_schema SET version = 7", {});
+  one_commit_edited_by("UPDATE history_schema SET version = 7");
   try {
     open_history(db_, OpenIntent::write);
     FAIL() << "schema 7 opened";
@@ -140,9 +146,7 @@ TEST_F(HistoryStoreTest, ValuesWrittenOutsideTheHarnessAreNamedByTheirColumn) {
       {"UPDATE commits SET branch = '-x'", "commits.branch holds '-x': starts with '-'"},
   };
   for (const Case& c : cases) {
-    fs::remove(db_);
-    open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
-    open_sqlite(db_, OpenIntent::write)->query(c.sql, {});
+    one_commit_edited_by(c.sql);
     try {
       open_history(db_, OpenIntent::read).read();
       ADD_FAILURE() << "read: " << c.sql;
@@ -152,13 +156,9 @@ TEST_F(HistoryStoreTest, ValuesWrittenOutsideTheHarnessAreNamedByTheirColumn) {
     }
   }
   // A commit time nobody knew is stored empty, and read back so.
-  fs::remove(db_);
-  open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
-  open_sqlite(db_, OpenIntent::write)->query("UPDATE commits SET committed_utc = ''", {});
+  one_commit_edited_by("UPDATE commits SET committed_utc = ''");
   EXPECT_EQ(open_history(db_, OpenIntent::read).read().commits[0].committed_utc, "");
-  fs::remove(db_);
-  open_history(db_, OpenIntent::write).add(addition("c1", 10), false);
-  open_sqlite(db_, OpenIntent::write)->query("UPDATE history_schema SET version = 'v'", {});
+  one_commit_edited_by("UPDATE history_schema SET version = 'v'");
   try {
     open_history(db_, OpenIntent::read);
     ADD_FAILURE() << "a schema version 'v' opened";
