@@ -75,11 +75,12 @@ std::map<std::string, std::vector<double>> read_sample_file(const fs::path& path
 
 RunSummary summarize_run_directory(const fs::path& run_directory) {
   // One pooling of samples for summaries, compare and plots: read_result_samples.
-  const ResultSamples samples = read_result_samples(run_directory);
+  return summarize_samples(read_result_samples(run_directory));
+}
+
+RunSummary summarize_samples(const ResultSamples& samples) {
   // The roofline: the machine figures env.json recorded for the ranks' host, if any.
-  const json env = fs::exists(run_directory / "env.json")
-                       ? read_json_file(run_directory / "env.json")
-                       : json::object();
+  const json env = samples.environment.is_null() ? json::object() : samples.environment;
   RunSummary summary;
   summary.manifest = samples.manifest;
   for (const auto& point : samples.points) {

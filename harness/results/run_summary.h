@@ -18,6 +18,8 @@
 
 namespace harness {
 
+struct ResultSamples;  // harness/results/report_samples.h
+
 // One rank's samples file: "iteration,forward_ms,backward_ms,step_ms,iteration_ms" rows of the
 // measured (post warm-up) iterations. InputError (FILE:LINE) for a header without
 // iteration_ms, a file with no rows, a short row, or a value that is not a finite number >= 0.
@@ -51,6 +53,8 @@ struct RunSummary {
 };
 
 RunSummary summarize_run_directory(const std::filesystem::path& run_directory);
+// The same from samples already read (read_result_samples).
+RunSummary summarize_samples(const ResultSamples& samples);
 
 nlohmann::json summary_to_json(const RunSummary& summary);
 

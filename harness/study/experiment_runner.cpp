@@ -166,14 +166,16 @@ std::string skipped_systems_note(const fs::path& run_directory) {
 }  // namespace
 
 std::string write_summary_files(const fs::path& run_directory) {
-  const RunSummary summary = summarize_run_directory(run_directory);
+  // Read once: the pooled tables and the verdicts over runs rest on the same samples.
+  const ResultSamples samples = read_result_samples(run_directory);
+  const RunSummary summary = summarize_samples(samples);
   write_file_atomic(run_directory / "summary.json", json_text(summary_to_json(summary), 2) + "\n");
   const std::string utilisation = render_utilisation_markdown(summary);
   const std::string memory = render_memory_markdown(summary);
   // Each extra section ends with a blank line; the comparison tables do not.
-  const std::string verdicts = render_system_verdicts(
-      system_verdicts(read_result_samples(run_directory), kSystemVerdictAlpha),
-      summary.manifest.baseline, kSystemVerdictAlpha);
+  const std::string verdicts =
+      render_system_verdicts(system_verdicts(samples, kSystemVerdictAlpha),
+                             summary.manifest.baseline, kSystemVerdictAlpha);
   const std::string extras = verdicts + utilisation + memory + skipped_systems_note(run_directory);
   const std::string markdown =
       render_markdown_tables(summary) + (extras.empty() ? "" : "\n" + extras);
