@@ -99,14 +99,16 @@ json layer_ranges(const PipelineLayout& layout, const std::vector<int>& stages_h
 // The runtime's options for this worker config: stages, schedule, loss, precision, device, the
 // replicas' bucketed sum, and the balancing loss of mixture-of-experts layers.
 PipelineOptions pipeline_options_of(const WorkerConfig& config, const RankDevice& device) {
-  const WorkerSystem& system = config.system;
+  const PipelineAxis& pipeline = config.system.pipeline.value();
+  const GradientReduction& gradients = config.system.gradients;
   PipelineOptions options;
-  options.layout.stages = system.stages;
-  options.schedule = system.schedule;
-  options.schedule_csv = system.schedule_csv;
-  options.micro_batches = system.micro_batches;
+  options.layout.stages = pipeline.stages;
+  options.schedule = pipeline.schedule;
+  options.schedule_csv = pipeline.schedule_csv;
+  options.micro_batches = pipeline.micro_batches;
   options.loss = config.model.loss;
-  options.replica_sync = baselines::replica_sum_factory(system.bucket_mb, system.first_bucket_mb);
+  options.replica_sync =
+      baselines::replica_sum_factory(gradients.bucket_mb, gradients.first_bucket_mb);
   options.precision = parse_precision(config.model.precision);
   options.device = device.device();
   options.auxiliary_loss_weight = kLoadBalanceLossWeight;
@@ -175,7 +177,7 @@ json rank_info(const WorkerConfig& config, const RankContext& context, const Ran
 
 void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
                        const RankDevice& device) {
-  const WorkerSystem& system = config.system;
+  const ParallelSystem& system = config.system;
   const long long warmup = config.warmup;
   const long long iterations = config.iterations;
   const long long trace_iteration = config.trace_iteration;

@@ -172,14 +172,14 @@ ForwardResult forward_loss(const ForwardPass& forward, ZooModel& model, const to
   return {loss, output.scalar_type()};
 }
 
-baselines::ReducerOptions reducer_options_of(const WorkerSystem& system) {
+baselines::ReducerOptions reducer_options_of(const GradientReduction& gradients) {
   baselines::ReducerOptions options;
-  options.mode = baselines::parse_sync_mode(system.mode);
-  options.bucket_mb = system.bucket_mb;
-  options.first_bucket_mb = system.first_bucket_mb;
-  options.compression = baselines::parse_gradient_compression(system.compression);
-  options.power_sgd.rank = system.powersgd_rank;
-  options.power_sgd.warmup_steps = system.powersgd_warmup_steps;
+  options.mode = baselines::parse_sync_mode(gradients.mode);
+  options.bucket_mb = gradients.bucket_mb;
+  options.first_bucket_mb = gradients.first_bucket_mb;
+  options.compression = baselines::parse_gradient_compression(gradients.compression);
+  options.power_sgd.rank = gradients.powersgd_rank;
+  options.power_sgd.warmup_steps = gradients.powersgd_warmup_steps;
   return options;
 }
 
@@ -313,7 +313,7 @@ at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& ar
 
 // The end of every data-parallel rank: its memory report completed with the device's peaks and
 // where (and in what precision) it trained, then its result files.
-void write_data_parallel_results(const WorkerArgs& args, const WorkerSystem& system,
+void write_data_parallel_results(const WorkerArgs& args, const ParallelSystem& system,
                                  const RankDevice& device, const Communicator& comm,
                                  const at::Tensor& parameter, at::ScalarType output_dtype,
                                  const WorkerConfig& config, const SampleLog& log,
@@ -331,8 +331,8 @@ void write_data_parallel_results(const WorkerArgs& args, const WorkerSystem& sys
 void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const RankDevice& device,
                   Communicator& comm, Communicator* dense_group,
                   const std::optional<Fault>& fault) {
-  const WorkerSystem& system = config.system;
-  const bool expert_parallel = system.kind == SystemKind::kExpertParallel;
+  const ParallelSystem& system = config.system;
+  const bool expert_parallel = kind_of(system) == SystemKind::kExpertParallel;
   ModelOptions model_options = model_options_from(config.model);
   if (expert_parallel) {
     model_options.expert_shard = args.rank;
@@ -354,10 +354,10 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   std::unique_ptr<baselines::GradientReducer> ddp_reducer;
   if (expert_parallel) {
     expert_sync = std::make_unique<baselines::ExpertParallelSync>(
-        parameters, names, experts, *dense_group, reducer_options_of(system));
+        parameters, names, experts, *dense_group, reducer_options_of(system.gradients));
   } else {
-    ddp_reducer = std::make_unique<baselines::GradientReducer>(parameters, names, comm,
-                                                               reducer_options_of(system));
+    ddp_reducer = std::make_unique<baselines::GradientReducer>(
+        parameters, names, comm, reducer_options_of(system.gradients));
   }
   baselines::GradientReducer& reducer = expert_sync ? expert_sync->dense_reducer() : *ddp_reducer;
   GradientSync& gradient_sync =
@@ -395,14 +395,14 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
 // iteration beside what the stage's formula says it holds and sends.
 void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const RankDevice& device,
                       Communicator& comm, const std::optional<Fault>& fault) {
-  const WorkerSystem& system = config.system;
+  const ParallelSystem& system = config.system;
   const ModelOptions model_options = model_options_from(config.model);
   const auto model = build_rank_model(config, model_options, comm, device.device());
   const SyntheticBatch data = rank_batch(config, args.rank, *model, model_options, device.device());
   CountingCommunicator counted(comm);
-  const baselines::ShardedOptions options{baselines::zero_stage_from(system.shard_stage),
-                                          baselines::parse_shard_unit(system.shard_unit),
-                                          system.shard_prefetch, reducer_options_of(system)};
+  const baselines::ShardedOptions options{baselines::zero_stage_from(system.data.zero_stage),
+                                          system.data.unit, system.data.prefetch,
+                                          reducer_options_of(system.gradients)};
   baselines::ShardedDataParallel sharded(model, counted, options, config.optimizer);
   fs::create_directories(args.out_dir);
 
@@ -424,8 +424,8 @@ void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const 
   const auto formula = baselines::sharded_memory(layout, options.stage, element_bytes,
                                                  optimizer_states_per_element(config.optimizer));
   memory["sharded"] = {
-      {"stage", system.shard_stage},
-      {"unit", system.shard_unit},
+      {"stage", system.data.zero_stage},
+      {"unit", to_string(system.data.unit)},
       {"units", layout.units.size()},
       {"elements", layout.elements()},
       {"shard_elements", layout.shard_elements()},
@@ -446,7 +446,7 @@ int run_worker(const WorkerArgs& args) {
       args.config_text.empty() ? harness::parse_json(harness::read_file(args.config_path))
                                : harness::parse_json(args.config_text));
   const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
-  const WorkerSystem& system = config.system;
+  const ParallelSystem& system = config.system;
 
   // Pinned before any pool or communicator starts a thread, so that every thread inherits it.
   if (config.pin_cpus) {
@@ -485,7 +485,7 @@ int run_worker(const WorkerArgs& args) {
     if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
     return 0;
   };
-  if (system.kind == SystemKind::kPipeline) {
+  if (kind_of(system) == SystemKind::kPipeline) {
     run_pipeline_rank(config,
                       {args.rank, args.world_size, args.out_dir, store, communicator.get(), timeout,
                        fault, args.gloo_host},
@@ -497,11 +497,11 @@ int run_worker(const WorkerArgs& args) {
   // the reducer's collectives (PowerSGD's from a thread of its own) never interleave with the
   // all-to-alls backward issues on the main one.
   std::unique_ptr<Communicator> dense_group;
-  if (system.kind == SystemKind::kExpertParallel) {
+  if (kind_of(system) == SystemKind::kExpertParallel) {
     dense_group = device.communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
                                       args.rank, args.world_size, timeout, args.gloo_host);
   }
-  if (system.kind == SystemKind::kSharded) {
+  if (kind_of(system) == SystemKind::kSharded) {
     run_sharded_rank(config, args, device, *communicator, fault);
     return hand_in_results();
   }

@@ -14,12 +14,6 @@
 
 namespace baselines {
 
-ShardUnitKind parse_shard_unit(const std::string& name) {
-  if (name == "layer") return ShardUnitKind::kLayer;
-  if (name == "model") return ShardUnitKind::kModel;
-  throw std::invalid_argument("unknown shard unit '" + name + "' (expected layer or model)");
-}
-
 namespace {
 
 // A unit's flat buffer gives its memory back, and takes it again, without the tensor changing:

@@ -33,10 +33,8 @@
 namespace baselines {
 
 // A unit of sharding: every layer with parameters its own (FSDP's wrapping per block), or the
-// whole model as one.
-enum class ShardUnitKind { kLayer, kModel };
-// "layer" | "model"; throws std::invalid_argument otherwise.
-ShardUnitKind parse_shard_unit(const std::string& name);
+// whole model as one (the system description's, runtime/parallel/parallel_system.h).
+using runtime::ShardUnitKind;
 
 struct ShardedOptions {
   ZeroStage stage = ZeroStage::kParameters;

@@ -211,7 +211,7 @@ def planner_point(real, point_id):
     work = glob.glob(os.path.join(real, "plans", "planned-*"))[0]
     raw = os.path.join(real, "raw", point_id)
     model = json.load(open(os.path.join(raw, "overlap", "rep0", "config.json")))["model"]
-    planned = json.load(open(os.path.join(raw, "planned", "rep0", "config.json")))["system"]
+    planned = json.load(open(os.path.join(raw, "planned", "rep0", "config.json")))["system"]["pipeline"]
     world = len(glob.glob(os.path.join(raw, "overlap", "rep0", "rank*.csv")))
     micro_batches = planned["micro_batches"]
     share = model["batch_size"] * world // micro_batches // len(planned["stages"][0]["ranks"])

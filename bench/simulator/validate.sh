@@ -72,7 +72,7 @@ print("{name: %s, kind: pipeline, schedule: dapple, stages: [%s]}" % (name, st))
 # zoo's chain indexes.
 pipeline_systems() {
   python3 -c 'import json,sys
-c=json.load(open(sys.argv[1]))["system"]
+c=json.load(open(sys.argv[1]))["system"]["pipeline"]
 st=", ".join("{layers: \"%d-%d\", ranks: %s}" % (s["first_layer"], s["last_layer"], s["ranks"]) for s in c["stages"])
 print("[{name: %s, kind: pipeline, schedule: dapple, micro_batches: %d, stages: [%s]}]" % (sys.argv[2], c["micro_batches"], st))' \
     "$1" "$2"

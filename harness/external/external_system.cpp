@@ -381,7 +381,7 @@ json external_run_config(const SystemConfig& system, const ExternalLaunch& launc
   for (const auto& file : launch.timing_files) files.push_back(file.string());
   json environment = json::array();
   for (const auto& rank : launch.ranks) environment.push_back(rank.environment);
-  return {{"system", {{"name", system.name}, {"kind", to_string(system.kind)}}},
+  return {{"system", {{"name", system.name}, {"kind", to_string(system.kind())}}},
           {"executable", launch.executable},
           {"commands", launch.commands},
           {"environment", environment},

@@ -34,11 +34,16 @@ struct SweepAxisView {
   bool speedup = false;
 };
 
-// The bucket cap a system ran with: a system's own bucket_mb overrides the sweep's value.
+// The bucket cap a system ran with, from its worker config (a system's own bucket_mb overrides
+// the sweep's value): system.gradients.bucket_mb, or system.bucket_mb in a results folder
+// written before the system description had a gradients section; else the sweep's coordinate.
 double bucket_of(const PointSamples& point, const SystemSamples& system) {
-  if (system.config.is_object() && system.config.contains("system") &&
-      system.config["system"].contains("bucket_mb")) {
-    return system.config["system"]["bucket_mb"].get<double>();
+  if (system.config.is_object() && system.config.contains("system")) {
+    const nlohmann::json& described = system.config["system"];
+    if (described.contains("gradients") && described["gradients"].contains("bucket_mb")) {
+      return described["gradients"]["bucket_mb"].get<double>();
+    }
+    if (described.contains("bucket_mb")) return described["bucket_mb"].get<double>();
   }
   return std::stod(coordinate(point.point, kBucketAxis));
 }

@@ -12,12 +12,24 @@ namespace harness {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+
+// The DDP mode a manifest records: none for a pipeline or an external program, whose gradients
+// no reducer of a DDP mode sums.
+std::string recorded_mode(const SystemConfig& system) {
+  const SystemKind kind = system.kind();
+  return kind == SystemKind::kPipeline || kind == SystemKind::kExternal ? ""
+                                                                        : system.gradients.mode;
+}
+
+}  // namespace
+
 Manifest make_manifest(const Experiment& experiment) {
   Manifest manifest;
   manifest.experiment = experiment.name;
   manifest.baseline = experiment.baseline;
   for (const auto& system : experiment.systems) {
-    manifest.systems.push_back({system.name, to_string(system.kind), system.mode});
+    manifest.systems.push_back({system.name, to_string(system.kind()), recorded_mode(system)});
   }
   for (const auto& point : experiment.points) {
     manifest.points.push_back(

@@ -9,17 +9,19 @@
 namespace harness {
 
 std::optional<std::vector<int>> known_stage_positions(const SystemConfig& system) {
-  const auto schedule = runtime::parse_pipeline_schedule(system.schedule);
+  const runtime::PipelineAxis& axis = system.pipeline.value();
+  const auto schedule = axis.schedule;
   if (!system.plan.empty()) {
     if (!runs_one_stage_per_rank(schedule)) {
-      throw std::invalid_argument("a plan gives one stage per rank, which " + system.schedule +
+      throw std::invalid_argument("a plan gives one stage per rank, which " +
+                                  runtime::to_string(schedule) +
                                   " does not run (give stages: N and stages_per_rank)");
     }
     return std::nullopt;
   }
   if (system.stage_count > 0) {
     if (schedule == runtime::PipelineSchedule::kCsv) {
-      const auto csv = runtime::read_schedule_csv(system.schedule_csv, system.schedule_csv_path);
+      const auto csv = runtime::read_schedule_csv(axis.schedule_csv, system.schedule_csv_path);
       if (csv.ranks != system.stage_count) {
         throw std::invalid_argument(
             system.schedule_csv_path + " schedules " + std::to_string(csv.ranks) +
@@ -39,10 +41,9 @@ std::optional<runtime::ScheduleTable> known_schedule(const SystemConfig& system,
                                                      const PointConfig& point) {
   const auto positions = known_stage_positions(system);
   if (!positions) return std::nullopt;
-  return runtime::with_communication(
-      runtime::positioned_schedule(runtime::parse_pipeline_schedule(system.schedule), *positions,
-                                   static_cast<int>(point.pipeline.micro_batches),
-                                   system.schedule_csv, system.schedule_csv_path));
+  return runtime::with_communication(runtime::positioned_schedule(
+      system.pipeline->schedule, *positions, static_cast<int>(point.pipeline.micro_batches),
+      system.pipeline->schedule_csv, system.schedule_csv_path));
 }
 
 std::string describe_known_schedule(const SystemConfig& system, const PointConfig& point) {

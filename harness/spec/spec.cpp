@@ -19,6 +19,7 @@
 #include "harness/results/results_folder.h"
 #include "harness/spec/pipeline_schedule_source.h"
 #include "harness/spec/spec_errors.h"
+#include "harness/spec/system_keys.h"
 #include "harness/spec/yaml_paths.h"
 #include "runtime/device/device_placement.h"
 #include "runtime/models/model_catalog.h"
@@ -35,16 +36,6 @@ std::vector<std::string> ddp_modes() { return {std::begin(kDdpModes), std::end(k
 
 // A bucket cap in MiB. The reducer caps buckets in whole bytes: a cap under half a byte
 // (`1e-9`) would round to 0 and make every rank fail, so it is an error here.
-double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
-  const double mb = reader.get_double(key, fallback, 0.0);
-  if (mb * 1024 * 1024 < 1) {
-    reader.report(reader.child(key), key,
-                  "must be at least one byte (1/1048576 MiB), got " + format_number(mb, 12));
-    return fallback;
-  }
-  return mb;
-}
-
 // AdamW's betas: two numbers in [0, 1), as PyTorch requires.
 void read_betas(MapReader& optimizer, OptimizerConfig& config) {
   const YAML::Node betas = optimizer.child("betas");
@@ -264,31 +255,36 @@ PointConfig read_point_config(const YAML::Node& root, const SpecOrigin& origin,
   return config;
 }
 
-// `kind: pipeline`: a schedule (a name, or `schedule_csv: FILE` in torch.distributed.pipelining's
-// format) and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]`, `stages: N` (with
-// `stages_per_rank: v`) or `plan: auto | FILE` (a planner plan.json); bucket_mb caps the
-// replicas' all-reduce buckets.
-void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
-  system.schedule = reader.get_string("schedule", "dapple", runtime::pipeline_schedule_names());
-  if (reader.has("schedule_csv")) {
-    if (reader.has("schedule")) {
-      reader.fail(reader.child("schedule_csv"), "schedule_csv",
-                  "give a schedule's name or schedule_csv, not both");
-    }
-    system.schedule_csv_path = reader.get_string("schedule_csv", std::nullopt);
-    const std::optional<std::string> text = read_input_file(system.schedule_csv_path);
-    if (!text) {
-      reader.fail(reader.child("schedule_csv"), "schedule_csv",
-                  "cannot open '" + system.schedule_csv_path + "'");
-    }
-    try {
-      runtime::read_schedule_csv(*text, system.schedule_csv_path);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(e.what());  // the CSV's own file:line:column
-    }
-    system.schedule = "csv";
-    system.schedule_csv = *text;
+// A pipeline's schedule: a name, or `schedule_csv: FILE` in torch.distributed.pipelining's
+// format, whose text is read and checked now.
+void read_pipeline_schedule(MapReader& reader, SystemConfig& system, runtime::PipelineAxis& axis) {
+  axis.schedule = runtime::parse_pipeline_schedule(
+      reader.get_string("schedule", "dapple", runtime::pipeline_schedule_names()));
+  if (!reader.has("schedule_csv")) return;
+  if (reader.has("schedule")) {
+    reader.fail(reader.child("schedule_csv"), "schedule_csv",
+                "give a schedule's name or schedule_csv, not both");
   }
+  system.schedule_csv_path = reader.get_string("schedule_csv", std::nullopt);
+  const std::optional<std::string> text = read_input_file(system.schedule_csv_path);
+  if (!text) {
+    reader.fail(reader.child("schedule_csv"), "schedule_csv",
+                "cannot open '" + system.schedule_csv_path + "'");
+  }
+  try {
+    runtime::read_schedule_csv(*text, system.schedule_csv_path);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());  // the CSV's own file:line:column
+  }
+  axis.schedule = runtime::PipelineSchedule::kCsv;
+  axis.schedule_csv = *text;
+}
+
+// `kind: pipeline`: a schedule and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]`,
+// `stages: N` (with `stages_per_rank: v`) or `plan: auto | FILE` (a planner plan.json);
+// bucket_mb caps the replicas' all-reduce buckets.
+void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
+  read_pipeline_schedule(reader, system, system.pipeline.emplace());
   if (reader.has("stages_per_rank")) {
     system.stages_per_rank = static_cast<int>(reader.get_int("stages_per_rank", 1, 1, 64));
     if (!reader.has("stages") || !reader.child("stages").IsScalar()) {
@@ -346,7 +342,7 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
 // zbv always, a CSV where its rows say so. `table` is the schedule where it is known now.
 bool splits_backward(const SystemConfig& system,
                      const std::optional<runtime::ScheduleTable>& table) {
-  const auto schedule = runtime::parse_pipeline_schedule(system.schedule);
+  const auto schedule = system.pipeline->schedule;
   if (schedule == runtime::PipelineSchedule::kZbH1 || schedule == runtime::PipelineSchedule::kZbv)
     return true;
   if (!table) return false;
@@ -389,7 +385,7 @@ void check_known_schedule(const SystemConfig& system, const PointConfig& config,
     fail(std::string("schedule: ") + e.what());
   }
   if (runtime::is_mixture_of_experts(config.model.name) && splits_backward(system, table)) {
-    fail("schedule: " + system.schedule +
+    fail("schedule: " + runtime::to_string(system.pipeline->schedule) +
          " splits the backward into I and W, which does not carry a mixture-of-experts model's "
          "balancing loss (" +
          config.model.name + "): use gpipe, dapple or interleaved_1f1b");
@@ -459,18 +455,18 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
-  if (system.kind == SystemKind::kExternal && config.run.pin_cpus) {
+  if (system.kind() == SystemKind::kExternal && config.run.pin_cpus) {
     fail(
         "run.pin_cpus binds the harness's own ranks; an external system's command is not "
         "pinned (pin it in its own command, e.g. taskset)");
   }
-  if ((system.kind == SystemKind::kDdp || system.kind == SystemKind::kExpertParallel) &&
-      system.mode == "per_tensor" && config.ddp.compression != "none") {
+  if ((system.kind() == SystemKind::kDdp || system.kind() == SystemKind::kExpertParallel) &&
+      system.gradients.mode == "per_tensor" && config.ddp.compression != "none") {
     fail("ddp.compression " + config.ddp.compression +
          " applies to buckets; per_tensor all-reduces each gradient on its own (use overlap, "
          "sync or async)");
   }
-  if (system.kind == SystemKind::kExpertParallel) {
+  if (system.kind() == SystemKind::kExpertParallel) {
     if (!runtime::is_mixture_of_experts(config.model.name)) {
       fail("expert_parallel needs a mixture-of-experts model (bert_moe), not " + config.model.name);
     }
@@ -481,7 +477,7 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     }
     return;
   }
-  if (system.kind == SystemKind::kPipeline)
+  if (system.kind() == SystemKind::kPipeline)
     check_pipeline_at_point(system, config, options, origin, at, fail);
 }
 
@@ -491,12 +487,12 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
   SystemConfig system;
   if (entry.IsScalar()) {
     // Shorthand: "overlap" is the ddp system of that mode, named after it.
-    system.name = system.mode = entry.Scalar();
+    system.name = system.gradients.mode = entry.Scalar();
     const auto modes = ddp_modes();
-    if (std::find(modes.begin(), modes.end(), system.mode) == modes.end()) {
-      std::string message = "systems: unknown system '" + system.mode +
+    if (std::find(modes.begin(), modes.end(), system.name) == modes.end()) {
+      std::string message = "systems: unknown system '" + system.name +
                             "' (expected one of: " + join(modes, ", ") + ")";
-      if (auto hint = closest_match(system.mode, modes); !hint.empty()) {
+      if (auto hint = closest_match(system.name, modes); !hint.empty()) {
         message += "; did you mean '" + hint + "'?";
       }
       throw origin.error(entry, "systems", message);
@@ -510,31 +506,21 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
     reader.report(reader.child("name"), "systems.name",
                   "cannot name a system's folder: " + problem + " " + std::string(kFolderNameRule));
   }
-  // The kinds' names are to_string's.
-  constexpr SystemKind kKinds[] = {SystemKind::kDdp, SystemKind::kExpertParallel,
-                                   SystemKind::kExternal, SystemKind::kPipeline,
-                                   SystemKind::kSharded};
-  std::vector<std::string> names;
-  for (SystemKind k : kKinds) names.push_back(to_string(k));
-  const std::string kind = reader.get_string("kind", "ddp", names);
+  const SystemKind kind =
+      runtime::parse_system_kind(reader.get_string("kind", "ddp", runtime::system_kind_names()));
   // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
   if (!reader.ok()) return std::nullopt;
-  system.kind = *std::find_if(std::begin(kKinds), std::end(kKinds),
-                              [&](SystemKind k) { return to_string(k) == kind; });
-  if (system.kind == SystemKind::kExternal) {
+  if (kind == SystemKind::kExternal) {
     system.external = read_external_system(reader, entry, origin);
-  } else if (system.kind == SystemKind::kPipeline) {
+  } else if (kind == SystemKind::kPipeline) {
     read_pipeline_system(reader, system, origin);
-  } else if (system.kind == SystemKind::kSharded) {
-    system.mode = "overlap";  // stage 1 all-reduces with DDP's overlapped buckets
-    system.shard_stage = static_cast<int>(reader.get_int("stage", 3, 1, 3));
-    system.shard_unit = reader.get_string("unit", "layer", {"layer", "model"});
-    system.shard_prefetch = reader.get_bool("prefetch", true);
+  } else if (kind == SystemKind::kSharded) {
+    system.data = read_sharded_data_axis(reader);  // stage 1 all-reduces in overlapped buckets
     if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
   } else {
-    const bool experts = system.kind == SystemKind::kExpertParallel;
-    system.mode = reader.get_string(
-        "mode", experts ? std::optional<std::string>("overlap") : std::nullopt, ddp_modes());
+    system.experts = kind == SystemKind::kExpertParallel;
+    system.gradients.mode = reader.get_string(
+        "mode", system.experts ? std::optional<std::string>("overlap") : std::nullopt, ddp_modes());
     if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
   }
   reader.finish();
@@ -641,21 +627,6 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
 
 }  // namespace
 
-runtime::SystemKind worker_system_kind(SystemKind kind) {
-  switch (kind) {
-    case SystemKind::kPipeline:
-      return runtime::SystemKind::kPipeline;
-    case SystemKind::kExpertParallel:
-      return runtime::SystemKind::kExpertParallel;
-    case SystemKind::kSharded:
-      return runtime::SystemKind::kSharded;
-    case SystemKind::kDdp:
-    case SystemKind::kExternal:
-      break;
-  }
-  return runtime::SystemKind::kDdp;
-}
-
 std::vector<std::string> rank_model_flags(const ModelConfig& model) {
   std::vector<std::string> flags = {"--model", model.name};
   std::string shape;
@@ -676,10 +647,6 @@ std::vector<std::string> rank_model_flags(const ModelConfig& model) {
 }
 
 std::string to_string(CpuIdle idle) { return idle == CpuIdle::kPoll ? "poll" : "os"; }
-
-std::string to_string(SystemKind kind) {
-  return kind == SystemKind::kExternal ? "external" : runtime::to_string(worker_system_kind(kind));
-}
 
 const std::vector<std::string>& sweepable_paths() {
   static const std::vector<std::string> paths = {

@@ -115,36 +115,25 @@ struct ExternalSystem {
 // runtime's own stage type, which validates layouts.
 using PipelineStageSpec = runtime::StageAssignment;
 
-// What a train spec's system is: the harness's DDP-style ranks, an external program, or a
-// pipeline of the harness's ranks.
-// expert_parallel: the DDP ranks with a mixture-of-experts model's experts sharded over them;
-// sharded: ZeRO stage 1, 2 or 3 (FSDP) over the ranks.
-enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline, kSharded };
-// "ddp" | "expert_parallel" | "external" | "pipeline" | "sharded" (the rank's names for the
-// kinds it runs)
-std::string to_string(SystemKind kind);
-// The kind the rank program runs (kDdp for kExternal, which it does not run).
-runtime::SystemKind worker_system_kind(SystemKind kind);
+// The one kind enumeration (runtime/parallel/parallel_system.h): a spec's `kind:` names one.
+using runtime::SystemKind;
 
-struct SystemConfig {
-  std::string name;
-  SystemKind kind = SystemKind::kDdp;
-  std::string mode;  // one of kDdpModes (ddp; expert_parallel's dense part, default overlap)
+// A train spec's system: its description on the device mesh (runtime/parallel/), which every
+// rank receives whole, and what only the spec knows -- an external program, where a pipeline's
+// stages come from (placed per point: inline, `stages: N` or a plan) and a bucket cap that
+// overrides the point's. The description's gradient buckets and compression are the point's
+// `ddp:` section's, filled in per run (harness/study/planned_run.cpp).
+struct SystemConfig : runtime::ParallelSystem {
   std::optional<double> bucket_mb;         // overrides ddp.bucket_mb for this system
   std::optional<ExternalSystem> external;  // kind: external
-  // kind: pipeline -- the schedule and either inline stages or a plan ("auto" or a plan.json).
-  // `schedule_csv: FILE` sets schedule "csv" and holds the file's path and text.
-  std::string schedule;
-  std::string schedule_csv_path, schedule_csv;
-  std::vector<PipelineStageSpec> stages;  // in model order; a rank may serve several
+  // The pipeline axis's sources. `schedule_csv: FILE` sets schedule kCsv; its text is the axis's.
+  std::string schedule_csv_path;
+  std::vector<PipelineStageSpec> stages;  // inline, in model order; a rank may serve several
   int stage_count = 0;  // `stages: N`: N pipeline ranks of equal layer counts on equal rank groups
   int stages_per_rank = 1;  // with `stages: N`: the model cut into N x this many stages
-  std::string plan;
-  // kind: sharded -- the ZeRO stage (1 | 2 | 3), the unit of sharding (layer | model) and
-  // whether stage 3 prefetches the next unit's all-gather.
-  int shard_stage = 3;
-  std::string shard_unit = "layer";
-  bool shard_prefetch = true;
+  std::string plan;         // "auto" or a planner plan.json
+
+  SystemKind kind() const { return external ? SystemKind::kExternal : runtime::kind_of(*this); }
 };
 
 // Everything one point of the sweep needs; identical across systems and repeats.

@@ -116,13 +116,13 @@ std::string describe_matrix(const Experiment& experiment) {
     }
     // Pipelines: schedule, micro-batches and where the stages come from.
     std::string how = "bucket " + format_number(system_bucket_mb(run)) + " MiB";
-    if (run.system->kind == harness::SystemKind::kPipeline) {
+    if (run.system->kind() == harness::SystemKind::kPipeline) {
       const std::string per_rank =
           run.system->stages_per_rank > 1
               ? " x " + std::to_string(run.system->stages_per_rank) + " per rank"
               : "";
       how = (run.system->schedule_csv_path.empty()
-                 ? run.system->schedule
+                 ? runtime::to_string(run.system->pipeline->schedule)
                  : "schedule_csv " + run.system->schedule_csv_path) +
             " pipeline, " + std::to_string(c.pipeline.micro_batches) + " micro-batches, " +
             (!run.system->plan.empty() ? "plan " + run.system->plan
@@ -139,7 +139,7 @@ std::string describe_matrix(const Experiment& experiment) {
                   c.run.warmup, c.run.iterations, how.c_str(), c.run.threads_per_rank);
     out << line;
     // A pipeline's action lists, once per point and system.
-    if (run.system->kind == harness::SystemKind::kPipeline && run.repeat == 0) {
+    if (run.system->kind() == harness::SystemKind::kPipeline && run.repeat == 0) {
       out << describe_known_schedule(*run.system, c);
     }
   }
@@ -428,7 +428,7 @@ void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
   const PointConfig& config = run.point->config;
   const std::vector<double> layers = options.model_layer_flops(config.model);
   const auto stages =
-      run.system->kind == SystemKind::kPipeline ? run.stages : std::vector<PipelineStageSpec>{};
+      run.system->kind() == SystemKind::kPipeline ? run.stages : std::vector<PipelineStageSpec>{};
   fs::create_directories(raw);
   write_file_atomic(
       raw / "flops.json",
@@ -510,7 +510,9 @@ void finish_study(const Experiment& experiment, const fs::path& directory, bool 
 
 }  // namespace
 
-bool counts_model_flops(const SystemConfig& system) { return system.kind != SystemKind::kExternal; }
+bool counts_model_flops(const SystemConfig& system) {
+  return system.kind() != SystemKind::kExternal;
+}
 
 namespace {
 

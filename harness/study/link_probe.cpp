@@ -187,7 +187,7 @@ ProbedLinks probe_emulated_links(const Experiment& experiment, const fs::path& d
   // which Gloo runs at other rates than its all-reduce: measured where a study has them.
   const bool gathers =
       std::any_of(experiment.systems.begin(), experiment.systems.end(),
-                  [](const SystemConfig& system) { return system.kind == SystemKind::kSharded; });
+                  [](const SystemConfig& system) { return system.kind() == SystemKind::kSharded; });
   for (const auto& point : experiment.points) {
     const auto shape = emulated_cluster_of(point);
     if (!shape) continue;

@@ -20,7 +20,7 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& direct
   context.work_directory = directory;
   std::map<std::pair<const Point*, std::string>, std::vector<PipelineStageSpec>> resolved;
   for (auto& run : runs) {
-    if (run.system->kind != SystemKind::kPipeline) continue;
+    if (run.system->kind() != SystemKind::kPipeline) continue;
     const auto key = std::make_pair(run.point, run.system->name);
     if (!resolved.count(key)) {
       if ((!run.system->plan.empty() || run.system->stage_count > 0) &&
@@ -50,6 +50,22 @@ std::vector<PlannedRun> plan_runs(const Experiment& experiment) {
 double system_bucket_mb(const PlannedRun& run) {
   return run.system->bucket_mb.value_or(run.point->config.ddp.bucket_mb);
 }
+
+namespace {
+
+// The system's DDP mode with the point's buckets and compression (and the system's own cap).
+runtime::GradientReduction gradient_reduction_at(const PlannedRun& run) {
+  const DdpConfig& ddp = run.point->config.ddp;
+  runtime::GradientReduction sync = run.system->gradients;
+  sync.bucket_mb = system_bucket_mb(run);
+  sync.first_bucket_mb = ddp.first_bucket_mb;
+  sync.compression = ddp.compression;
+  sync.powersgd_rank = ddp.powersgd_rank;
+  sync.powersgd_warmup_steps = ddp.powersgd_warmup_steps;
+  return sync;
+}
+
+}  // namespace
 
 std::string describe_run(const PlannedRun& run) {
   std::string text = run.point->id + " " + run.point->label + " | " + run.system->name;
@@ -81,23 +97,12 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   // One measured iteration from the middle of the run, traced on every rank (repeat 0).
   config.trace_iteration =
       c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
-  config.system.name = run.system->name;
-  config.system.kind = worker_system_kind(run.system->kind);
-  config.system.mode = run.system->mode;
-  config.system.bucket_mb = system_bucket_mb(run);
-  config.system.first_bucket_mb = c.ddp.first_bucket_mb;
-  config.system.compression = c.ddp.compression;
-  config.system.powersgd_rank = c.ddp.powersgd_rank;
-  config.system.powersgd_warmup_steps = c.ddp.powersgd_warmup_steps;
-  config.system.shard_stage = run.system->shard_stage;
-  config.system.shard_unit = run.system->shard_unit;
-  config.system.shard_prefetch = run.system->shard_prefetch;
-  if (config.system.kind == runtime::SystemKind::kPipeline) {
+  config.system = *run.system;  // the description, whole
+  config.system.gradients = gradient_reduction_at(run);
+  if (config.system.pipeline) {
     // The stages resolved for this point (inline, from a plan file or planned now).
-    config.system.schedule = runtime::parse_pipeline_schedule(run.system->schedule);
-    config.system.schedule_csv = run.system->schedule_csv;
-    config.system.micro_batches = static_cast<int>(c.pipeline.micro_batches);
-    config.system.stages = run.stages;
+    config.system.pipeline->micro_batches = static_cast<int>(c.pipeline.micro_batches);
+    config.system.pipeline->stages = run.stages;
   }
   return config;
 }

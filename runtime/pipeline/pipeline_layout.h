@@ -21,6 +21,7 @@ struct StageAssignment {
   int first_layer = 0;  // inclusive indexes into the model's layer chain
   int last_layer = 0;
   std::vector<int> ranks;  // the stage's replicas, in replica order
+  bool operator==(const StageAssignment&) const = default;
 };
 
 // A rank may serve several stages (interleaved schedules, ZB-V), always with the same replicas:

@@ -2,133 +2,23 @@
 
 #include <stdexcept>
 
+#include "runtime/protocol/config_fields.h"
+
 namespace runtime {
 namespace {
 
 using nlohmann::json;
 
-// document[key] as T, or `fallback` when absent; a present value of the wrong type names key.
-template <typename T>
-T read(const json& document, const std::string& path, const char* key, T fallback) {
-  if (!document.contains(key)) return fallback;
-  try {
-    return document.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw std::invalid_argument("worker config: " + path + key + " has the wrong type");
-  }
-}
-
-template <typename T>
-T require(const json& document, const std::string& path, const char* key) {
-  if (!document.contains(key)) {
-    throw std::invalid_argument("worker config: missing " + path + key);
-  }
-  return read<T>(document, path, key, T{});
-}
+using config_fields::read;
+using config_fields::require;
 
 const json& section(const json& document, const char* key) {
-  if (!document.contains(key) || !document.at(key).is_object()) {
-    throw std::invalid_argument(std::string("worker config: missing object ") + key);
-  }
-  return document.at(key);
-}
-
-json stages_json(const std::vector<StageAssignment>& stages) {
-  json list = json::array();
-  for (const auto& stage : stages) {
-    list.push_back({{"first_layer", stage.first_layer},
-                    {"last_layer", stage.last_layer},
-                    {"ranks", stage.ranks}});
-  }
-  return list;
-}
-
-std::vector<StageAssignment> stages_from(const json& system) {
-  std::vector<StageAssignment> stages;
-  if (!system.contains("stages")) return stages;
-  for (const auto& stage : system.at("stages")) {
-    stages.push_back({require<int>(stage, "system.stages[].", "first_layer"),
-                      require<int>(stage, "system.stages[].", "last_layer"),
-                      require<std::vector<int>>(stage, "system.stages[].", "ranks")});
-  }
-  return stages;
-}
-
-WorkerSystem system_from(const json& s) {
-  WorkerSystem system;
-  system.name = require<std::string>(s, "system.", "name");
-  try {
-    system.kind = parse_system_kind(read<std::string>(s, "system.", "kind", "ddp"));
-    if (s.contains("schedule")) {
-      system.schedule = parse_pipeline_schedule(require<std::string>(s, "system.", "schedule"));
-    }
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("worker config: system: ") + e.what());
-  }
-  system.mode = read<std::string>(s, "system.", "mode", system.mode);
-  system.bucket_mb = read<double>(s, "system.", "bucket_mb", system.bucket_mb);
-  system.first_bucket_mb = read<double>(s, "system.", "first_bucket_mb", system.first_bucket_mb);
-  system.compression = read<std::string>(s, "system.", "compression", system.compression);
-  system.powersgd_rank = read<long long>(s, "system.", "powersgd_rank", system.powersgd_rank);
-  system.powersgd_warmup_steps =
-      read<long long>(s, "system.", "powersgd_warmup_steps", system.powersgd_warmup_steps);
-  system.micro_batches = read<int>(s, "system.", "micro_batches", system.micro_batches);
-  system.schedule_csv = read<std::string>(s, "system.", "schedule_csv", "");
-  system.shard_stage = read<int>(s, "system.", "shard_stage", system.shard_stage);
-  system.shard_unit = read<std::string>(s, "system.", "shard_unit", system.shard_unit);
-  system.shard_prefetch = read<bool>(s, "system.", "shard_prefetch", system.shard_prefetch);
-  system.stages = stages_from(s);
-  if (system.kind == SystemKind::kPipeline && system.stages.empty()) {
-    throw std::invalid_argument("worker config: a pipeline system needs system.stages");
-  }
-  return system;
+  return config_fields::section(document, "", key);
 }
 
 }  // namespace
 
-SystemKind parse_system_kind(const std::string& name) {
-  if (name == "ddp") return SystemKind::kDdp;
-  if (name == "expert_parallel") return SystemKind::kExpertParallel;
-  if (name == "pipeline") return SystemKind::kPipeline;
-  if (name == "sharded") return SystemKind::kSharded;
-  throw std::invalid_argument("unknown system kind '" + name +
-                              "' (expected ddp, expert_parallel, pipeline or sharded)");
-}
-
-std::string to_string(SystemKind kind) {
-  switch (kind) {
-    case SystemKind::kPipeline:
-      return "pipeline";
-    case SystemKind::kExpertParallel:
-      return "expert_parallel";
-    case SystemKind::kSharded:
-      return "sharded";
-    case SystemKind::kDdp:
-      break;
-  }
-  return "ddp";
-}
-
 json to_json(const WorkerConfig& c) {
-  json system = {{"name", c.system.name},
-                 {"kind", to_string(c.system.kind)},
-                 {"mode", c.system.mode},
-                 {"bucket_mb", c.system.bucket_mb},
-                 {"first_bucket_mb", c.system.first_bucket_mb},
-                 {"compression", c.system.compression},
-                 {"powersgd_rank", c.system.powersgd_rank},
-                 {"powersgd_warmup_steps", c.system.powersgd_warmup_steps}};
-  if (c.system.kind == SystemKind::kPipeline) {
-    system["schedule"] = to_string(c.system.schedule);
-    system["micro_batches"] = c.system.micro_batches;
-    system["stages"] = stages_json(c.system.stages);
-    if (!c.system.schedule_csv.empty()) system["schedule_csv"] = c.system.schedule_csv;
-  }
-  if (c.system.kind == SystemKind::kSharded) {
-    system["shard_stage"] = c.system.shard_stage;
-    system["shard_unit"] = c.system.shard_unit;
-    system["shard_prefetch"] = c.system.shard_prefetch;
-  }
   return {{"model",
            {{"name", c.model.name},
             {"batch_size", c.model.batch_size},
@@ -165,7 +55,7 @@ json to_json(const WorkerConfig& c) {
           {"collective_timeout_s", c.collective_timeout_s},
           {"log_buckets", c.log_buckets},
           {"trace_iteration", c.trace_iteration},
-          {"system", system}};
+          {"system", to_json(c.system)}};
 }
 
 WorkerConfig worker_config_from_json(const json& d) {
@@ -219,7 +109,7 @@ WorkerConfig worker_config_from_json(const json& d) {
   c.collective_timeout_s = read<double>(d, "", "collective_timeout_s", c.collective_timeout_s);
   c.log_buckets = read<bool>(d, "", "log_buckets", false);
   c.trace_iteration = read<long long>(d, "", "trace_iteration", -1);
-  c.system = system_from(section(d, "system"));
+  c.system = parallel_system_from_json(section(d, "system"));
   return c;
 }
 

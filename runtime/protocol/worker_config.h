@@ -10,20 +10,9 @@
 #include <vector>
 
 #include "runtime/models/model_catalog.h"
-#include "runtime/pipeline/pipeline_layout.h"
-#include "runtime/pipeline/pipeline_schedule.h"
+#include "runtime/parallel/parallel_system.h"
 
 namespace runtime {
-
-// kDdp: every rank the whole model; kExpertParallel: the same, but a mixture-of-experts
-// model's experts sharded over the ranks (runtime/models/moe.h); kPipeline: stages; kSharded:
-// every rank the whole model's computation, its parameters, gradients and optimizer state
-// partitioned (ZeRO stages, baselines/sharded/).
-enum class SystemKind { kDdp, kExpertParallel, kPipeline, kSharded };
-
-// "ddp" | "expert_parallel" | "pipeline" | "sharded"; throws std::invalid_argument otherwise.
-SystemKind parse_system_kind(const std::string& name);
-std::string to_string(SystemKind kind);
 
 struct WorkerModel {
   std::string name;
@@ -50,29 +39,6 @@ struct WorkerOptimizer {
   double weight_decay = 0.0;  // both; the spec's default for adamw is 0.01, PyTorch's
 };
 
-struct WorkerSystem {
-  std::string name;  // as the spec names it (tables, traces)
-  SystemKind kind = SystemKind::kDdp;
-  std::string mode = "overlap";  // DDP: the reducer's mode (baselines/ddp parses it)
-  double bucket_mb = 25;         // DDP buckets; a pipeline's replica all-reduce buckets
-  double first_bucket_mb = 1;
-  // DDP buckets: none, fp16, bf16, powersgd (baselines/ddp parses it); PowerSGD's rank and
-  // plain all-reduce steps before it starts.
-  std::string compression = "none";
-  long long powersgd_rank = 1;
-  long long powersgd_warmup_steps = 2;
-  // Sharded only (baselines/sharded/sharded_data_parallel.h): the ZeRO stage, the unit
-  // ("layer" | "model") and whether stage 3 prefetches the next unit's all-gather.
-  int shard_stage = 3;
-  std::string shard_unit = "layer";
-  bool shard_prefetch = true;
-  // Pipelines only.
-  PipelineSchedule schedule = PipelineSchedule::kDapple;
-  std::string schedule_csv;  // the text of a `schedule_csv:` file (schedule kCsv)
-  int micro_batches = 1;
-  std::vector<StageAssignment> stages;  // in model order; a rank may serve several
-};
-
 struct WorkerConfig {
   WorkerModel model;
   WorkerOptimizer optimizer;
@@ -87,7 +53,7 @@ struct WorkerConfig {
   double collective_timeout_s = 300;
   bool log_buckets = false;        // rank 0 writes buckets.json
   long long trace_iteration = -1;  // the iteration traced (-1: none)
-  WorkerSystem system;
+  ParallelSystem system;           // whole, as the spec described it
 };
 
 nlohmann::json to_json(const WorkerConfig& config);

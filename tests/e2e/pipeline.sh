@@ -38,7 +38,7 @@ losses = {}
 # machine the cut moves (after layer 1, 2 or 3 in CI runs), so gpipe's split is the one its
 # config.json records: contiguous, every layer once, stage s on ranks 2s and 2s+1, the cut
 # between the hidden layers (fc1 to relu2, each 256 wide), never after the input's flatten.
-gpipe_stages = json.load(open(os.path.join(raw("gpipe"), "config.json")))["system"]["stages"]
+gpipe_stages = json.load(open(os.path.join(raw("gpipe"), "config.json")))["system"]["pipeline"]["stages"]
 assert [s["ranks"] for s in gpipe_stages] == [[0, 1], [2, 3]], gpipe_stages
 cut = gpipe_stages[0]["last_layer"]
 assert gpipe_stages[0]["first_layer"] == 0 and gpipe_stages[1]["first_layer"] == cut + 1, gpipe_stages
@@ -132,7 +132,7 @@ d = sys.argv[1]
 plan = json.load(open(os.path.join(d, "plans", "auto-mlp-cpu", "p000", "plan.json")))
 assert plan["schema"] == "harness.plan/1"
 config = json.load(open(os.path.join(d, "raw", "p000", "auto", "rep0", "config.json")))
-stages = config["system"]["stages"]
+stages = config["system"]["pipeline"]["stages"]
 assert stages[0]["first_layer"] == 0 and stages[-1]["last_layer"] == 5, stages
 assert sorted(r for s in stages for r in s["ranks"]) == [0, 1, 2, 3], stages
 for rank in range(4):

@@ -244,7 +244,7 @@ TEST(ExternalSpec, LoadsAnExternalSystem) {
   const auto e = harness::load_experiment(dir.write("s.yaml", kExternalSpec).string(), options());
   ASSERT_EQ(e.systems.size(), 2u);
   const auto& system = e.systems[1];
-  EXPECT_EQ(system.kind, harness::SystemKind::kExternal);
+  EXPECT_EQ(system.kind(), harness::SystemKind::kExternal);
   ASSERT_TRUE(system.external);
   EXPECT_EQ(system.external->command.size(), 4u);
   EXPECT_EQ(system.external->environment[1].first, "OUT");

@@ -73,6 +73,27 @@ TEST(Plot, BucketSweepPerPhaseWithBandAndMarks) {
   EXPECT_EQ(index[0]["kind"], "bucket_sweep");
 }
 
+// A system's own bucket cap is where it is drawn: its config.json's system.gradients.bucket_mb,
+// or system.bucket_mb in a results folder written before the description had that section.
+TEST(Plot, BucketSweepDrawsASystemsOwnCapFromItsConfig) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  FixtureRun spec;
+  spec.experiment = "sweep";
+  spec.systems = {"overlap", "sync"};
+  spec.axes = {{"ddp.bucket_mb", {"1", "5", "25"}}};
+  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  harness::write_file_atomic(run / "raw" / "p000" / "overlap" / "rep0" / "config.json",
+                             R"({"system": {"name": "overlap", "gradients": {"bucket_mb": 50}}})");
+  harness::write_file_atomic(run / "raw" / "p000" / "sync" / "rep0" / "config.json",
+                             R"({"system": {"name": "sync", "bucket_mb": 70}})");
+  plot(run, {"bucket_sweep"});
+  const std::string data = read_file(run / "plots" / "bucket_sweep_iteration.dat");
+  EXPECT_NE(data.find("# system 0: overlap\n5 "), std::string::npos) << data;
+  EXPECT_NE(data.find("\n50 "), std::string::npos) << data;
+  EXPECT_NE(data.find("\n70 "), std::string::npos) << data;
+}
+
 // Any other numeric axis gets the same figure (`sweep`): one set per axis, split by the other
 // axes' values; a non-numeric axis (a schedule's name) draws none of its own.
 TEST(Plot, SweepDrawsEveryOtherNumericAxis) {

@@ -59,7 +59,7 @@ TEST(Spec, LoadsAndExpandsTheSweepAsACartesianProduct) {
   EXPECT_EQ(e.baseline, "sync");
   ASSERT_EQ(e.systems.size(), 3u);
   EXPECT_EQ(e.systems[2].name, "big");
-  EXPECT_EQ(e.systems[2].mode, "async");
+  EXPECT_EQ(e.systems[2].gradients.mode, "async");
   EXPECT_DOUBLE_EQ(*e.systems[2].bucket_mb, 50.0);
   ASSERT_EQ(e.points.size(), 6u);
   // The last axis varies fastest.
@@ -147,7 +147,7 @@ TEST(Spec, CudaAndNcclAreCheckedAgainstTheRankProgramsGpus) {
       harness::load_experiment(gpu_dir.write("p.yaml", pipelines).string(), one_gpu);
   EXPECT_EQ(on_gpu.points[0].config.run.device, "cuda");
   ASSERT_EQ(on_gpu.systems.size(), 2u);
-  EXPECT_EQ(on_gpu.systems[1].kind, harness::SystemKind::kPipeline);
+  EXPECT_EQ(on_gpu.systems[1].kind(), harness::SystemKind::kPipeline);
   EXPECT_EQ(
       error_with(replace(pipelines, "device: cuda", "device: cuda\n  backend: nccl"), 1, true),
       "spec.yaml:10:12: run.backend: 2 ranks on a machine with 1 GPU(s): NCCL needs a GPU "
@@ -494,8 +494,8 @@ TEST(Spec, MixtureOfExpertsKeysAndTheExpertParallelSystem) {
   const std::string ep_systems = "systems: [sync, {name: ep, kind: expert_parallel}]";
   const Experiment ep = load(replace(moe_spec, systems, ep_systems));
   ASSERT_EQ(ep.systems.size(), 2u);
-  EXPECT_EQ(ep.systems[1].kind, harness::SystemKind::kExpertParallel);
-  EXPECT_EQ(ep.systems[1].mode, "overlap");
+  EXPECT_EQ(ep.systems[1].kind(), harness::SystemKind::kExpertParallel);
+  EXPECT_EQ(ep.systems[1].gradients.mode, "overlap");
   // Experts that do not shard over the ranks, and a dense model, named at the system.
   EXPECT_EQ(
       error_of(replace(replace(moe_spec, systems, ep_systems), "world_size: 2", "world_size: 3")),
@@ -521,14 +521,14 @@ TEST(Spec, ShardedSystemsAndTheirKeys) {
   const Experiment e = harness::load_experiment(
       dir.write("s.yaml", replace(kValidSpec, systems, sharded)).string(), options_with());
   ASSERT_EQ(e.systems.size(), 3u);
-  EXPECT_EQ(e.systems[1].kind, harness::SystemKind::kSharded);
-  EXPECT_EQ(e.systems[1].shard_stage, 3);
-  EXPECT_EQ(e.systems[1].shard_unit, "layer");
-  EXPECT_TRUE(e.systems[1].shard_prefetch);
-  EXPECT_EQ(e.systems[2].shard_stage, 1);
-  EXPECT_EQ(e.systems[2].shard_unit, "model");
-  EXPECT_FALSE(e.systems[2].shard_prefetch);
-  EXPECT_EQ(harness::to_string(e.systems[1].kind), "sharded");
+  EXPECT_EQ(e.systems[1].kind(), harness::SystemKind::kSharded);
+  EXPECT_EQ(e.systems[1].data.zero_stage, 3);
+  EXPECT_EQ(e.systems[1].data.unit, runtime::ShardUnitKind::kLayer);
+  EXPECT_TRUE(e.systems[1].data.prefetch);
+  EXPECT_EQ(e.systems[2].data.zero_stage, 1);
+  EXPECT_EQ(e.systems[2].data.unit, runtime::ShardUnitKind::kModel);
+  EXPECT_FALSE(e.systems[2].data.prefetch);
+  EXPECT_EQ(runtime::to_string(e.systems[1].kind()), "sharded");
 
   EXPECT_EQ(
       error_of(replace(kValidSpec, systems, "systems: [sync, {name: z, kind: sharded, stage: 4}]")),

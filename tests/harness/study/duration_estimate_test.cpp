@@ -101,7 +101,7 @@ TEST(DurationEstimate, ARunOfThisSpecMeasuredBeforeCountsItsOwnTime) {
 TEST(DurationEstimate, AnExternalSystemOrNoMachineFiguresIsNotEstimated) {
   TempDir dir;
   PlannedStudy study(dir.path());
-  study.experiment.systems[1].kind = SystemKind::kExternal;
+  study.experiment.systems[1].external = harness::ExternalSystem{};
   const DurationEstimate estimate =
       estimate_duration(plan_runs(study.experiment), gemm_machine_inputs());
   EXPECT_EQ(estimate.from_flops, 1u);

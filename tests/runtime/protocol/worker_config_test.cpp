@@ -28,19 +28,17 @@ WorkerConfig pipeline_config() {
   c.pin_cpus = true;
   c.trace_iteration = 5;
   c.system.name = "dapple_2x1";
-  c.system.kind = runtime::SystemKind::kPipeline;
-  c.system.bucket_mb = 0.5;
-  c.system.first_bucket_mb = 0.25;
-  c.system.schedule = runtime::PipelineSchedule::kGpipe;
-  c.system.micro_batches = 4;
-  c.system.stages = {{0, 3, {0}}, {4, 7, {1, 2}}};
+  c.system.gradients.bucket_mb = 0.5;
+  c.system.gradients.first_bucket_mb = 0.25;
+  c.system.pipeline = runtime::PipelineAxis{
+      runtime::PipelineSchedule::kGpipe, "", 4, {{0, 3, {0}}, {4, 7, {1, 2}}}};
   return c;
 }
 
 TEST(WorkerConfig, RoundTripsEveryField) {
   const WorkerConfig c = pipeline_config();
   const json encoded = runtime::to_json(c);
-  EXPECT_EQ(encoded.at("system").at("schedule"), "gpipe");
+  EXPECT_EQ(encoded.at("system").at("pipeline").at("schedule"), "gpipe");
   EXPECT_EQ(encoded.at("system").at("kind"), "pipeline");
   const WorkerConfig d =
       runtime::worker_config_from_json(harness::parse_json(harness::json_text(encoded)));
@@ -55,35 +53,40 @@ TEST(WorkerConfig, RoundTripsEveryField) {
   EXPECT_TRUE(d.log_buckets);
   EXPECT_TRUE(d.pin_cpus);
   EXPECT_EQ(d.trace_iteration, 5);
-  EXPECT_EQ(d.system.schedule, runtime::PipelineSchedule::kGpipe);
-  EXPECT_EQ(d.system.micro_batches, 4);
-  ASSERT_EQ(d.system.stages.size(), 2u);
-  EXPECT_EQ(d.system.stages[1].first_layer, 4);
-  EXPECT_EQ(d.system.stages[1].ranks, (std::vector<int>{1, 2}));
+  ASSERT_TRUE(d.system.pipeline);
+  EXPECT_EQ(d.system.pipeline->schedule, runtime::PipelineSchedule::kGpipe);
+  EXPECT_EQ(d.system.pipeline->micro_batches, 4);
+  ASSERT_EQ(d.system.pipeline->stages.size(), 2u);
+  EXPECT_EQ(d.system.pipeline->stages[1].first_layer, 4);
+  EXPECT_EQ(d.system.pipeline->stages[1].ranks, (std::vector<int>{1, 2}));
+  EXPECT_DOUBLE_EQ(d.system.gradients.bucket_mb, 0.5);
+  EXPECT_EQ(d.system, c.system);
   EXPECT_EQ(runtime::to_json(d), encoded);
 }
 
 TEST(WorkerConfig, DdpConfigsCarryNoPipelineKeys) {
   WorkerConfig c = pipeline_config();
-  c.system.kind = runtime::SystemKind::kDdp;
-  c.system.mode = "sync";
+  c.system.pipeline.reset();
+  c.system.gradients.mode = "sync";
   const json encoded = runtime::to_json(c);
-  EXPECT_FALSE(encoded.at("system").contains("stages"));
-  EXPECT_FALSE(encoded.at("system").contains("schedule"));
-  EXPECT_EQ(runtime::worker_config_from_json(encoded).system.mode, "sync");
+  EXPECT_EQ(encoded.at("system").at("kind"), "ddp");
+  EXPECT_FALSE(encoded.at("system").contains("pipeline"));
+  EXPECT_FALSE(encoded.at("system").contains("data"));
+  EXPECT_EQ(runtime::worker_config_from_json(encoded).system.gradients.mode, "sync");
 }
 
 TEST(WorkerConfig, ExpertParallelCarriesTheMixtureShape) {
   WorkerConfig c = pipeline_config();
   c.model.name = "bert_moe";
   c.model.moe = {.experts = 8, .top_k = 1, .capacity_factor = 1.5, .every = 3};
-  c.system.kind = runtime::SystemKind::kExpertParallel;
+  c.system.pipeline.reset();
+  c.system.experts = true;
   const json encoded = runtime::to_json(c);
   EXPECT_EQ(encoded.at("system").at("kind"), "expert_parallel");
   EXPECT_EQ(encoded.at("model").at("moe").at("experts"), 8);
   const WorkerConfig d =
       runtime::worker_config_from_json(harness::parse_json(harness::json_text(encoded)));
-  EXPECT_EQ(d.system.kind, runtime::SystemKind::kExpertParallel);
+  EXPECT_EQ(runtime::kind_of(d.system), runtime::SystemKind::kExpertParallel);
   EXPECT_EQ(d.model.moe, c.model.moe);
   // Left out: the zoo's default mixture.
   json without = encoded;
@@ -93,20 +96,18 @@ TEST(WorkerConfig, ExpertParallelCarriesTheMixtureShape) {
 
 TEST(WorkerConfig, ShardedCarriesItsStageUnitAndPrefetch) {
   WorkerConfig c = pipeline_config();
-  c.system.kind = runtime::SystemKind::kSharded;
-  c.system.shard_stage = 2;
-  c.system.shard_unit = "model";
-  c.system.shard_prefetch = false;
+  c.system.pipeline.reset();
+  c.system.data = {2, runtime::ShardUnitKind::kModel, false};
   const json encoded = runtime::to_json(c);
   EXPECT_EQ(encoded.at("system").at("kind"), "sharded");
   const WorkerConfig d = runtime::worker_config_from_json(encoded);
-  EXPECT_EQ(d.system.kind, runtime::SystemKind::kSharded);
-  EXPECT_EQ(d.system.shard_stage, 2);
-  EXPECT_EQ(d.system.shard_unit, "model");
-  EXPECT_FALSE(d.system.shard_prefetch);
-  // Other kinds carry none of it.
-  c.system.kind = runtime::SystemKind::kDdp;
-  EXPECT_FALSE(runtime::to_json(c).at("system").contains("shard_stage"));
+  EXPECT_EQ(runtime::kind_of(d.system), runtime::SystemKind::kSharded);
+  EXPECT_EQ(d.system.data.zero_stage, 2);
+  EXPECT_EQ(d.system.data.unit, runtime::ShardUnitKind::kModel);
+  EXPECT_FALSE(d.system.data.prefetch);
+  // Replicas carry none of it.
+  c.system.data = {};
+  EXPECT_FALSE(runtime::to_json(c).at("system").contains("data"));
 }
 
 TEST(WorkerConfig, AdamWsSettingsRoundTrip) {
@@ -130,9 +131,9 @@ TEST(WorkerConfig, AHandWrittenConfigGetsTheDefaults) {
                         {"threads", 1},
                         {"system", {{"name", "overlap"}}}};
   const WorkerConfig c = runtime::worker_config_from_json(minimal);
-  EXPECT_EQ(c.system.kind, runtime::SystemKind::kDdp);
-  EXPECT_EQ(c.system.mode, "overlap");
-  EXPECT_DOUBLE_EQ(c.system.bucket_mb, 25);
+  EXPECT_EQ(runtime::kind_of(c.system), runtime::SystemKind::kDdp);
+  EXPECT_EQ(c.system.gradients.mode, "overlap");
+  EXPECT_DOUBLE_EQ(c.system.gradients.bucket_mb, 25);
   EXPECT_EQ(c.model.loss, "mse");
   EXPECT_EQ(c.heap, "retain");
   EXPECT_DOUBLE_EQ(c.collective_timeout_s, 300);
@@ -157,10 +158,10 @@ TEST(WorkerConfig, ABadConfigNamesItsKey) {
   c["system"]["kind"] = "zero";
   EXPECT_EQ(error_of(c),
             "worker config: system: unknown system kind 'zero' (expected ddp, expert_parallel, "
-            "pipeline or sharded)");
+            "external, pipeline or sharded)");
   c = runtime::to_json(pipeline_config());
-  c["system"].erase("stages");
-  EXPECT_EQ(error_of(c), "worker config: a pipeline system needs system.stages");
+  c["system"]["pipeline"].erase("stages");
+  EXPECT_EQ(error_of(c), "worker config: a pipeline system needs system.pipeline.stages");
   EXPECT_EQ(error_of(json::array()), "worker config: expected a JSON object");
 }
 

@@ -1,0 +1,25 @@
+#include "harness/spec/system_keys.h"
+
+#include "common/text_util.h"
+
+namespace harness {
+
+runtime::DataAxis read_sharded_data_axis(MapReader& reader) {
+  runtime::DataAxis data;
+  data.zero_stage = static_cast<int>(reader.get_int("stage", 3, 1, 3));
+  data.unit = runtime::parse_shard_unit(reader.get_string("unit", "layer", {"layer", "model"}));
+  data.prefetch = reader.get_bool("prefetch", true);
+  return data;
+}
+
+double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
+  const double mb = reader.get_double(key, fallback, 0.0);
+  if (mb * 1024 * 1024 < 1) {
+    reader.report(reader.child(key), key,
+                  "must be at least one byte (1/1048576 MiB), got " + format_number(mb, 12));
+    return fallback;
+  }
+  return mb;
+}
+
+}  // namespace harness

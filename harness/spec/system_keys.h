@@ -1,0 +1,20 @@
+// The system keys a train spec and a simulate spec share, read once for both: a sharded
+// system's ZeRO stage, unit and prefetch, and a bucket cap in MiB. A key both spec kinds accept
+// means the same thing in both and is checked by the same rule.
+#pragma once
+
+#include <string>
+
+#include "harness/spec/yaml_reader.h"
+#include "runtime/parallel/parallel_system.h"
+
+namespace harness {
+
+// `stage: 1|2|3` (default 3), `unit: layer|model` (default layer), `prefetch: BOOL` (default
+// true): the data axis of `kind: sharded`.
+runtime::DataAxis read_sharded_data_axis(MapReader& reader);
+
+// A bucket cap in MiB: at least one byte. A smaller value is reported and `fallback` returned.
+double read_bucket_mb(MapReader& reader, const std::string& key, double fallback);
+
+}  // namespace harness
