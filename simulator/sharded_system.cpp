@@ -7,12 +7,16 @@
 
 namespace harness::simulator {
 
-baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world) {
+baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world,
+                                       runtime::ShardUnitKind unit) {
   std::vector<baselines::UnitParameters> units;
   for (int layer : costs.order) {
     if (costs.parameter_bytes[layer] <= 0) continue;
     const auto elements = static_cast<int64_t>(costs.parameter_bytes[layer] / 4);
-    units.push_back({costs.ids[layer], {elements}});
+    if (unit == runtime::ShardUnitKind::kLayer || units.empty()) {
+      units.push_back({unit == runtime::ShardUnitKind::kLayer ? costs.ids[layer] : "model", {}});
+    }
+    units.back().numels.push_back(elements);
   }
   return baselines::make_shard_layout(units, world);
 }
@@ -20,13 +24,14 @@ baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world) {
 namespace {
 
 // The positions (in costs.order) each unit's forward runs: from its layer to the next unit's;
-// layers before the first unit join the first.
-std::vector<std::pair<int, int>> unit_spans(const LayerCosts& costs) {
+// layers before the first unit join the first. One unit of the whole model spans them all.
+std::vector<std::pair<int, int>> unit_spans(const LayerCosts& costs, runtime::ShardUnitKind unit) {
   std::vector<int> starts;
   for (int p = 0; p < costs.size(); ++p) {
     if (costs.parameter_bytes[costs.order[p]] > 0) starts.push_back(p);
   }
   if (starts.empty()) return {};
+  if (unit == runtime::ShardUnitKind::kModel) return {{0, costs.size() - 1}};
   starts.front() = 0;
   std::vector<std::pair<int, int>> spans;
   for (size_t u = 0; u < starts.size(); ++u) {
@@ -124,7 +129,7 @@ SimulatedIteration simulate_sharded(const Cluster& cluster, const LayerCosts& co
   if (system.world < 1 || system.world > cluster.num_gpus()) {
     throw std::invalid_argument("world size outside the cluster");
   }
-  const baselines::ShardLayout layout = shard_layout_of(costs, system.world);
+  const baselines::ShardLayout layout = shard_layout_of(costs, system.world, system.unit);
   if (system.stage == baselines::ZeroStage::kOptimizerState) {
     DataParallelSystem ddp;
     ddp.world = system.world;
@@ -144,7 +149,7 @@ SimulatedIteration simulate_sharded(const Cluster& cluster, const LayerCosts& co
   std::iota(ranks.begin(), ranks.end(), 0);
   b.group = result.graph.add_group(ranks);
   b.scale = system.batch_per_rank / costs.profile_batch;
-  b.spans = unit_spans(costs);
+  b.spans = unit_spans(costs, system.unit);
   for (const auto& unit : layout.units) b.unit_bytes.push_back(4.0 * unit.padded_elements);
   b.forward.assign(b.units(), std::vector<int>(b.n, -1));
   b.backward.assign(b.units(), std::vector<int>(b.n, -1));

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "baselines/sharded/shard_layout.h"
+#include "runtime/parallel/parallel_system.h"
 #include "simulator/cluster.h"
 #include "simulator/layer_costs.h"
 #include "simulator/system_result.h"
@@ -19,12 +20,15 @@ struct ShardedSystem {
   double batch_per_rank = 1;
   baselines::ZeroStage stage = baselines::ZeroStage::kParameters;
   bool prefetch = true;
-  double bucket_mb = 25, first_bucket_mb = 1;  // stage 1's all-reduce buckets
+  runtime::ShardUnitKind unit = runtime::ShardUnitKind::kLayer;  // a layer each, or one
+  double bucket_mb = 25, first_bucket_mb = 1;                    // stage 1's all-reduce buckets
   double step_s = 0;  // the whole model's optimizer step; a rank steps 1/world of it
 };
 
-// The units' layout over the ranks, from the profile's parameter bytes (fp32 elements).
-baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world);
+// The units' layout over the ranks, from the profile's parameter bytes (fp32 elements): a unit
+// per layer with parameters, or the whole model as one.
+baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world,
+                                       runtime::ShardUnitKind unit);
 
 SimulatedIteration simulate_sharded(const Cluster& cluster, const LayerCosts& costs,
                                     const ShardedSystem& system, ComputeNoise& noise);

@@ -16,6 +16,7 @@
 #include "harness/spec/spec.h"
 #include "harness/spec/spec_errors.h"
 #include "harness/spec/sweep.h"
+#include "harness/spec/system_keys.h"
 #include "harness/spec/yaml_reader.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "runtime/pipeline/pipeline_schedule.h"
@@ -256,8 +257,8 @@ PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   p.run = read_run(section, origin);
   if (YAML::Node node = section["ddp"]) {
     MapReader ddp(node, base + ".ddp", origin);
-    p.bucket_mb = ddp.get_double("bucket_mb", 25.0, 0.0);
-    p.first_bucket_mb = ddp.get_double("first_bucket_mb", 1.0, 0.0);
+    p.bucket_mb = read_bucket_mb(ddp, "bucket_mb", 25);
+    p.first_bucket_mb = read_bucket_mb(ddp, "first_bucket_mb", 1);
     ddp.finish();
   }
   if (YAML::Node node = section["pipeline"]) {
@@ -317,12 +318,11 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
   if (!r.ok()) return std::nullopt;
   s.name = r.get_string("name", std::nullopt);
   if (s.kind == "sharded") {
-    s.shard_stage = r.get_int("stage", 3, 1, 3);
-    s.prefetch = r.get_bool("prefetch", true);
-    if (r.has("bucket_mb")) s.bucket_mb = r.get_double("bucket_mb", std::nullopt, 0.0);
+    s.data = read_sharded_data_axis(r);
+    if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   } else if (s.kind != "pipeline") {
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
-    if (r.has("bucket_mb")) s.bucket_mb = r.get_double("bucket_mb", std::nullopt, 0.0);
+    if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   }
   if (s.kind == "dp") s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
   if (s.kind == "pipeline") {

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/parallel/parallel_system.h"
+
 namespace harness {
 
 // A layer range's compute after a wait, as profile.json's after_idle measured it (`harness
@@ -112,8 +114,7 @@ struct SystemSettings {
   std::string name;
   std::string kind;  // ddp | dp | pipeline | sharded
   std::string mode = "overlap";
-  long long shard_stage = 3;  // sharded: the ZeRO stage
-  bool prefetch = true;       // sharded: stage 3's next all-gather queued ahead
+  runtime::DataAxis data;  // sharded: the ZeRO stage, unit and prefetch (a train spec's keys)
   std::optional<double> bucket_mb;
   long long accumulation = 1;
   std::optional<std::string> schedule, plan;

@@ -458,14 +458,16 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   if (s.kind == "sharded") {
     sharded = sim::ShardedSystem{world,
                                  static_cast<double>(p.model.batch_size),
-                                 baselines::zero_stage_from(s.shard_stage),
-                                 s.prefetch,
+                                 baselines::zero_stage_from(s.data.zero_stage),
+                                 s.data.prefetch,
+                                 s.data.unit,
                                  s.bucket_mb.value_or(p.bucket_mb),
                                  p.first_bucket_mb,
                                  p.model.step_ms / 1000.0};
-    config["stage"] = s.shard_stage;
-    config["prefetch"] = s.prefetch;
-    const baselines::ShardLayout layout = sim::shard_layout_of(costs, world);
+    config["stage"] = s.data.zero_stage;
+    config["unit"] = runtime::to_string(s.data.unit);
+    config["prefetch"] = s.data.prefetch;
+    const baselines::ShardLayout layout = sim::shard_layout_of(costs, world, s.data.unit);
     config["units"] = layout.units.size();
     // What a rank holds, by the stage's formula: fp32, with AdamW's two moments (the profile
     // names no optimizer; SGD's would be none or one).

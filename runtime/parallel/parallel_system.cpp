@@ -8,10 +8,10 @@
 namespace runtime {
 namespace {
 
-using nlohmann::json;
 using config_fields::read;
 using config_fields::require;
 using config_fields::section;
+using nlohmann::json;
 
 constexpr SystemKind kKinds[] = {SystemKind::kDdp, SystemKind::kExpertParallel,
                                  SystemKind::kExternal, SystemKind::kPipeline,
@@ -49,7 +49,8 @@ GradientReduction gradients_from(const json& s) {
   g.first_bucket_mb = read<double>(s, path, "first_bucket_mb", g.first_bucket_mb);
   g.compression = read<std::string>(s, path, "compression", g.compression);
   g.powersgd_rank = read<long long>(s, path, "powersgd_rank", g.powersgd_rank);
-  g.powersgd_warmup_steps = read<long long>(s, path, "powersgd_warmup_steps", g.powersgd_warmup_steps);
+  g.powersgd_warmup_steps =
+      read<long long>(s, path, "powersgd_warmup_steps", g.powersgd_warmup_steps);
   return g;
 }
 
@@ -120,7 +121,9 @@ SystemKind parse_system_kind(const std::string& name) {
                               "' (expected ddp, expert_parallel, external, pipeline or sharded)");
 }
 
-std::string to_string(ShardUnitKind unit) { return unit == ShardUnitKind::kModel ? "model" : "layer"; }
+std::string to_string(ShardUnitKind unit) {
+  return unit == ShardUnitKind::kModel ? "model" : "layer";
+}
 
 ShardUnitKind parse_shard_unit(const std::string& name) {
   if (name == "layer") return ShardUnitKind::kLayer;
@@ -171,7 +174,8 @@ ParallelSystem parallel_system_from_json(const json& s) {
     }
     ParallelSystem system = expand_kind(kind);
     system.name = require<std::string>(s, "system.", "name");
-    if (s.contains("gradients")) system.gradients = gradients_from(section(s, "system.", "gradients"));
+    if (s.contains("gradients"))
+      system.gradients = gradients_from(section(s, "system.", "gradients"));
     if (s.contains("data")) read_data_axis(section(s, "system.", "data"), system.data);
     if (s.contains("pipeline")) {
       system.pipeline = read_pipeline_axis(section(s, "system.", "pipeline"));

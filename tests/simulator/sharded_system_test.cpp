@@ -26,11 +26,13 @@ struct FourUnits {
     return c;
   }();
 
-  SimulatedIteration run(ZeroStage stage, bool prefetch = true) {
+  SimulatedIteration run(ZeroStage stage, bool prefetch = true,
+                         runtime::ShardUnitKind unit = runtime::ShardUnitKind::kLayer) {
     ShardedSystem system;
     system.world = 2;
     system.stage = stage;
     system.prefetch = prefetch;
+    system.unit = unit;
     system.step_s = 1e-3;
     return simulate_sharded(Cluster(config), costs, system, none);
   }
@@ -62,6 +64,17 @@ TEST(ShardedSystem, StageThreeWithoutPrefetchWaitsForEveryGather) {
   // the next unit's gather, queued behind it on the channel.
   const SimulatedIteration it = setup.run(ZeroStage::kParameters, false);
   EXPECT_NEAR(it.times.makespan, 60e-3 + 6 * setup.a + 0.5e-3, 1e-12);
+}
+
+TEST(ShardedSystem, StageThreeWithTheModelAsOneUnitHidesNothing) {
+  FourUnits setup;
+  // One unit of 4 x 30 MiB: its gather (4 x A/2) before forward, again before backward, and its
+  // reduce-scatter (4 x A/2) after it, none of them under compute; then the half step.
+  const SimulatedIteration it =
+      setup.run(ZeroStage::kParameters, true, runtime::ShardUnitKind::kModel);
+  EXPECT_NEAR(it.times.makespan, 60e-3 + 6 * setup.a + 0.5e-3, 1e-12);
+  EXPECT_EQ(count(it, TaskCategory::kAllGather), 2);
+  EXPECT_EQ(count(it, TaskCategory::kReduceScatter), 1);
 }
 
 TEST(ShardedSystem, StageTwoReduceScattersBehindBackwardAndGathersAfterTheStep) {
@@ -96,10 +109,16 @@ TEST(ShardedSystem, MeasuredReduceScatterFitPricesItsSteps) {
 TEST(ShardedSystem, UnitsAreTheLayersWithParameters) {
   LayerCosts costs = testing::chain(3, 1e-3, 1e-3, 0, 400);
   costs.parameter_bytes[1] = 0;  // a ReLU
-  const baselines::ShardLayout layout = shard_layout_of(costs, 3);
+  const baselines::ShardLayout layout = shard_layout_of(costs, 3, runtime::ShardUnitKind::kLayer);
   ASSERT_EQ(layout.units.size(), 2u);
   EXPECT_EQ(layout.units[0].name, "node0");
   EXPECT_EQ(layout.units[0].shard_elements, 34);  // ceil(100 / 3)
+  // The whole model as one unit: both layers' 100 elements in one buffer.
+  const baselines::ShardLayout whole = shard_layout_of(costs, 3, runtime::ShardUnitKind::kModel);
+  ASSERT_EQ(whole.units.size(), 1u);
+  EXPECT_EQ(whole.units[0].name, "model");
+  EXPECT_EQ(whole.units[0].numels, (std::vector<int64_t>{100, 100}));
+  EXPECT_EQ(whole.units[0].shard_elements, 67);  // ceil(200 / 3)
 }
 
 }  // namespace

@@ -242,7 +242,8 @@ TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
   Study study;
   const std::string systems =
       "    - {name: zero3, kind: sharded, stage: 3, prefetch: false}\n"
-      "    - {name: zero1, kind: sharded, stage: 1}\n";
+      "    - {name: zero1, kind: sharded, stage: 1}\n"
+      "    - {name: zero3_whole, kind: sharded, stage: 3, unit: model, prefetch: false}\n";
   ASSERT_EQ(study.run(in_dir(spec_text(systems, "  baseline: zero3\n"), study.dir.path()), nullptr,
                       {"simulate.cluster.gpus_per_machine=4"}),
             0);
@@ -252,6 +253,7 @@ TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
   EXPECT_EQ(config["system"]["stage"], 3);
   EXPECT_EQ(config["system"]["prefetch"], false);
   EXPECT_EQ(config["system"]["units"], 4);
+  EXPECT_EQ(config["system"]["unit"], "layer");
   // Stage 3 on 4 ranks: a quarter of the 4 MB of parameters, of their gradients, and AdamW's two
   // moments of that quarter.
   EXPECT_EQ(config["system"]["memory_per_rank"]["parameter_bytes"], 1000000);
@@ -275,6 +277,22 @@ TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
                 &error),
       2);
   EXPECT_NE(error.find("simulate.systems.stage: must be <= 3 (got 5)"), std::string::npos) << error;
+
+  // The whole model as one unit (a train spec's key, read by the same reader): one 4 MB gather
+  // of 3 ring steps of 1 MB (300 us) before forward and again before backward, one
+  // reduce-scatter after it, none hidden: 30 ms + 3 x 300 us + the quarter step, 31.025 ms.
+  const fs::path whole = study.results() / "raw" / "p000" / "zero3_whole" / "rep0";
+  EXPECT_NEAR(read_sample_file(whole / "rank3.csv").at("iteration")[0], 31.025, 1e-6);
+  const json whole_config = parse_json(read_file(whole / "config.json"));
+  EXPECT_EQ(whole_config["system"]["unit"], "model");
+  EXPECT_EQ(whole_config["system"]["units"], 1);
+  EXPECT_EQ(whole_config["system"]["memory_per_rank"]["parameter_bytes"], 1000000);
+  // A bucket cap below one byte, refused as a train spec refuses it.
+  EXPECT_EQ(study.run(in_dir(spec_text("    - {name: z, kind: sharded, bucket_mb: 1e-9}\n"),
+                             study.dir.path()),
+                      &error),
+            2);
+  EXPECT_NE(error.find("bucket_mb: must be at least one byte"), std::string::npos) << error;
 }
 
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
