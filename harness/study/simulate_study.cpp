@@ -443,6 +443,33 @@ struct RunOutcome {
 // The optimizer states per parameter a simulated rank's memory is counted with: AdamW's.
 constexpr int kSimulatedOptimizerStates = 2;
 
+// A sharded system as the simulator prices it, and what its config.json records: the stage,
+// unit and prefetch, its units, and what a rank holds by the stage's formula (fp32, with
+// AdamW's two moments: the profile names no optimizer; SGD's would be none or one).
+sim::ShardedSystem sharded_system(const SystemSettings& s, const PointSettings& p,
+                                  const sim::LayerCosts& costs, int world, json& config) {
+  const sim::ShardedSystem system{world,
+                                  static_cast<double>(p.model.batch_size),
+                                  baselines::zero_stage_from(s.data.zero_stage),
+                                  s.data.prefetch,
+                                  s.data.unit,
+                                  s.bucket_mb.value_or(p.bucket_mb),
+                                  p.first_bucket_mb,
+                                  p.model.step_ms / 1000.0};
+  config["stage"] = s.data.zero_stage;
+  config["unit"] = runtime::to_string(s.data.unit);
+  config["prefetch"] = s.data.prefetch;
+  const baselines::ShardLayout layout = sim::shard_layout_of(costs, world, s.data.unit);
+  config["units"] = layout.units.size();
+  const baselines::ShardMemory memory =
+      baselines::sharded_memory(layout, system.stage, 4, kSimulatedOptimizerStates);
+  config["memory_per_rank"] = {{"parameter_bytes", memory.parameter_bytes},
+                               {"gradient_bytes", memory.gradient_bytes},
+                               {"optimizer_state_bytes", memory.optimizer_state_bytes},
+                               {"optimizer", "adamw"}};
+  return system;
+}
+
 RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long long repeat,
                         Inputs& inputs) {
   const sim::LayerCosts& costs = inputs.costs(p.model);
@@ -456,27 +483,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   std::optional<sim::ShardedSystem> sharded;
   sim::DataParallelSystem dp;
   if (s.kind == "sharded") {
-    sharded = sim::ShardedSystem{world,
-                                 static_cast<double>(p.model.batch_size),
-                                 baselines::zero_stage_from(s.data.zero_stage),
-                                 s.data.prefetch,
-                                 s.data.unit,
-                                 s.bucket_mb.value_or(p.bucket_mb),
-                                 p.first_bucket_mb,
-                                 p.model.step_ms / 1000.0};
-    config["stage"] = s.data.zero_stage;
-    config["unit"] = runtime::to_string(s.data.unit);
-    config["prefetch"] = s.data.prefetch;
-    const baselines::ShardLayout layout = sim::shard_layout_of(costs, world, s.data.unit);
-    config["units"] = layout.units.size();
-    // What a rank holds, by the stage's formula: fp32, with AdamW's two moments (the profile
-    // names no optimizer; SGD's would be none or one).
-    const baselines::ShardMemory memory =
-        baselines::sharded_memory(layout, sharded->stage, 4, kSimulatedOptimizerStates);
-    config["memory_per_rank"] = {{"parameter_bytes", memory.parameter_bytes},
-                                 {"gradient_bytes", memory.gradient_bytes},
-                                 {"optimizer_state_bytes", memory.optimizer_state_bytes},
-                                 {"optimizer", "adamw"}};
+    sharded = sharded_system(s, p, costs, world, config);
   } else if (s.kind == "pipeline") {
     pipeline = choose_pipeline(s, p, resolved, inputs);
     config["schedule"] = runtime::to_string(pipeline->system.schedule);
