@@ -1,6 +1,7 @@
 #include "rank/pipeline_worker.h"
 
 #include "baselines/ddp/gradient_reducer.h"
+#include "baselines/sharded/replica_shards.h"
 
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -12,6 +13,7 @@
 #include "common/json_file.h"
 #include "rank/memory_report.h"
 #include "rank/rank_device.h"
+#include "runtime/comm/counting_communicator.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
@@ -96,19 +98,17 @@ json layer_ranges(const PipelineLayout& layout, const std::vector<int>& stages_h
   return ranges;
 }
 
-// The runtime's options for this worker config: stages, schedule, loss, precision, device, the
-// replicas' bucketed sum, and the balancing loss of mixture-of-experts layers.
+// The runtime's options for this worker config: stages, schedule, loss, precision, device and
+// the balancing loss of mixture-of-experts layers (the replicas' synchronisation is the
+// StageOptimizer's).
 PipelineOptions pipeline_options_of(const WorkerConfig& config, const RankDevice& device) {
   const PipelineAxis& pipeline = config.system.pipeline.value();
-  const GradientReduction& gradients = config.system.gradients;
   PipelineOptions options;
   options.layout.stages = pipeline.stages;
   options.schedule = pipeline.schedule;
   options.schedule_csv = pipeline.schedule_csv;
   options.micro_batches = pipeline.micro_batches;
   options.loss = config.model.loss;
-  options.replica_sync =
-      baselines::replica_sum_factory(gradients.bucket_mb, gradients.first_bucket_mb);
   options.precision = parse_precision(config.model.precision);
   options.device = device.device();
   options.auxiliary_loss_weight = kLoadBalanceLossWeight;
@@ -136,12 +136,101 @@ PipelineModel build_pipeline_model(const WorkerConfig& config, const RankDevice&
   return built;
 }
 
+// How the stage's replicas step: each its whole stage (their gradients summed by DDP's
+// buckets), or, on a data axis sharded at ZeRO stage 1 or 2, each its chunk of it
+// (baselines/sharded/replica_shards.h), counted so that memory_rank<r>.json can set the bytes
+// it sent beside the formula's.
+class StageOptimizer {
+ public:
+  explicit StageOptimizer(const WorkerConfig& config) : config_(config) {}
+  StageOptimizer(const StageOptimizer&) = delete;
+  StageOptimizer& operator=(const StageOptimizer&) = delete;
+
+  bool shards() const { return config_.system.data.sharded(); }
+  // Whether this replica steps a chunk (a stage of one replica, or without parameters, does not).
+  bool sharding() const { return shards_ != nullptr; }
+  // The pipeline's replica synchronisation; call before the stage is built.
+  GradientSyncFactory replica_sync() {
+    const GradientReduction& gradients = config_.system.gradients;
+    if (!shards())
+      return baselines::replica_sum_factory(gradients.bucket_mb, gradients.first_bucket_mb);
+    baselines::ReplicaShardOptions options{
+        baselines::zero_stage_from(config_.system.data.zero_stage), gradients.bucket_mb,
+        gradients.first_bucket_mb, config_.optimizer};
+    return baselines::replica_shards_factory(options, shards_);
+  }
+  // The replicas' group as the stage sees it: counted where the replicas shard.
+  Communicator* replicas(Communicator* group) {
+    if (group == nullptr || !shards()) return group;
+    counted_ = std::make_unique<CountingCommunicator>(*group);
+    return counted_.get();
+  }
+  void bind(const PipelineStage& stage) {
+    if (shards_ == nullptr) whole_ = make_optimizer(config_.optimizer, stage.stage_parameters());
+  }
+  void zero_grad() {
+    if (shards_ != nullptr) return shards_->zero_grad();
+    whole_->zero_grad();
+  }
+  void step() {
+    if (shards_ != nullptr) return shards_->step();
+    whole_->step();
+  }
+  void start_measuring() {
+    if (counted_) counted_->reset();
+  }
+  torch::optim::Optimizer& optimizer() { return shards_ ? shards_->optimizer() : *whole_; }
+  std::vector<torch::Tensor> held_parameters(const PipelineStage& stage) const {
+    return shards_ ? shards_->held_parameters() : stage.stage_parameters();
+  }
+  std::vector<torch::Tensor> held_gradients(const PipelineStage& stage) const {
+    if (shards_) return shards_->held_gradients();
+    std::vector<torch::Tensor> gradients;
+    for (const auto& p : stage.stage_parameters()) gradients.push_back(p.grad());
+    return gradients;
+  }
+  // The replicas' chunk layout, what a replica sent per measured iteration and the formula's.
+  json shard_report(int64_t element_bytes) const;
+
+ private:
+  const WorkerConfig& config_;
+  baselines::ReplicaShards* shards_ = nullptr;  // owned by the stage
+  std::unique_ptr<CountingCommunicator> counted_;
+  std::unique_ptr<torch::optim::Optimizer> whole_;
+};
+
+json StageOptimizer::shard_report(int64_t element_bytes) const {
+  const baselines::ShardLayout& layout = shards_->layout();
+  const baselines::ZeroStage stage = baselines::zero_stage_from(config_.system.data.zero_stage);
+  const auto formula = baselines::sharded_memory(layout, stage, element_bytes,
+                                                 optimizer_states_per_element(config_.optimizer));
+  const double iterations = static_cast<double>(std::max(1LL, config_.iterations));
+  return {{"stage", config_.system.data.zero_stage},
+          {"unit", "stage"},
+          {"replicas", layout.world_size},
+          {"elements", layout.elements()},
+          {"shard_elements", layout.shard_elements()},
+          {"bytes_sent_per_iteration",
+           ring_bytes_sent(counted_->payload(), layout.world_size) / iterations},
+          {"formula",
+           {{"parameter_bytes", formula.parameter_bytes},
+            {"gradient_bytes", formula.gradient_bytes},
+            {"optimizer_state_bytes", formula.optimizer_state_bytes},
+            {"bytes_sent_per_iteration",
+             baselines::sharded_traffic(layout, stage, element_bytes).total()}}}};
+}
+
 // The stage's own parameters, gradients and optimizer state, as every rank reports them in
-// memory_rank<r>.json (its placement is in pipeline_rank<r>.json).
+// memory_rank<r>.json (its placement is in pipeline_rank<r>.json); with the replicas' shards,
+// beside their formula.
 void write_stage_memory(const RankContext& context, const PipelineStage& stage,
-                        torch::optim::Optimizer& optimizer, const RankDevice& device) {
-  json memory = memory_report(stage.stage_parameters(), {}, optimizer);
+                        StageOptimizer& optimizer, const RankDevice& device) {
+  json memory = memory_report(optimizer.held_parameters(stage), optimizer.held_gradients(stage), {},
+                              optimizer.optimizer());
   memory.update(device.memory_peaks());
+  if (optimizer.sharding()) {
+    memory["sharded"] = optimizer.shard_report(stage.stage_parameters().front().element_size());
+  }
   write_text_atomic(
       fs::path(context.out_dir) / ("memory_rank" + std::to_string(context.rank) + ".json"),
       harness::json_text(memory, 1) + "\n");
@@ -173,89 +262,99 @@ json rank_info(const WorkerConfig& config, const RankContext& context, const Ran
           {"iterations", std::move(per_iteration)}};
 }
 
-}  // namespace
+// The trace of the traced iteration (trace_rank<r>.json), where one was recorded.
+void write_stage_trace(const WorkerConfig& config, const RankContext& context,
+                       const RankDevice& device, const PipelineStage& stage,
+                       const PipelineOptions& options, const TraceRecorder& trace) {
+  if (trace.size() == 0) return;
+  json other = {{"rank", context.rank},
+                {"world_size", context.world_size},
+                {"system", config.system.name},
+                {"iteration", config.trace_iteration - config.warmup},
+                {"stage", stage.position()},
+                {"stages_here", stage.stages()},
+                {"schedule", to_string(options.schedule)},
+                {"micro_batches", options.micro_batches},
+                {"phase_clock", device.on_gpu() ? "steady, stream drained" : "steady"}};
+  write_text_atomic(
+      fs::path(context.out_dir) / ("trace_rank" + std::to_string(context.rank) + ".json"),
+      harness::json_text(trace.to_json(other)) + "\n");
+}
 
-void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
-                       const RankDevice& device) {
-  const ParallelSystem& system = config.system;
-  const long long warmup = config.warmup;
-  const long long iterations = config.iterations;
-  const long long trace_iteration = config.trace_iteration;
-
-  const PipelineOptions options = pipeline_options_of(config, device);
-  const long long global_batch = config.model.batch_size * context.world_size;
-  const PipelineModel pipeline_model = build_pipeline_model(config, device, global_batch);
-  ZooModel& model = *pipeline_model.model;
-  const torch::Tensor& input = pipeline_model.batch.input;
-  const torch::Tensor& target = pipeline_model.batch.target;
-
-  // The stage's replicas get their own process group, through a prefix of the same store.
-  const int stage_index = options.layout.stage_of(context.rank);
-  const std::unique_ptr<Communicator> replicas =
-      replica_communicator(options.layout, context, device, stage_index);
-  PipelineStage stage(model, options, *context.world, replicas.get(),
-                      sample_of(pipeline_model.batch));
-  if (device.on_gpu()) return_other_layers(model, options.layout, stage.stages());
-
-  const std::unique_ptr<torch::optim::Optimizer> optimizer_owner =
-      make_optimizer(config.optimizer, stage.stage_parameters());
-  torch::optim::Optimizer& optimizer = *optimizer_owner;
-
-  fs::create_directories(context.out_dir);
-  SampleLog log;
-  json per_iteration = json::array();
-  TraceRecorder trace;
+// Warm-up and measured iterations: each one's samples into `log`, its stage metrics returned.
+json train_stage(const WorkerConfig& config, const RankContext& context, const RankDevice& device,
+                 PipelineStage& stage, StageOptimizer& optimizer, const SyntheticBatch& batch,
+                 SampleLog& log, TraceRecorder& trace) {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
-  for (long long it = 0; it < warmup + iterations; ++it) {
+  json per_iteration = json::array();
+  for (long long it = 0; it < config.warmup + config.iterations; ++it) {
     maybe_inject_fault(context.fault, context.out_dir, context.rank, it);
     std::printf("iteration %lld start\n", it);
     std::fflush(stdout);
-    trace.set_enabled(it == trace_iteration);
-    if (it == warmup) device.reset_memory_peaks();
+    trace.set_enabled(it == config.trace_iteration);
+    if (it == config.warmup) {
+      device.reset_memory_peaks();
+      optimizer.start_measuring();
+    }
     // On a GPU every phase ends with the stream drained (PipelineOptions::device), so the
     // steady clock times what the device did.
     const auto t0 = Clock::now();
     optimizer.zero_grad();
     device.synchronize();
     const auto t1 = Clock::now();
-    const PipelineIterationStats stats = stage.run_iteration(input, target, trace);
+    const PipelineIterationStats stats = stage.run_iteration(batch.input, batch.target, trace);
     const auto t2 = Clock::now();
     const double step_start = TraceRecorder::now_us();
     optimizer.step();
     device.synchronize();
     trace.add("step", TraceCategory::kStep, step_start, TraceRecorder::now_us());
     const auto t3 = Clock::now();
-    if (it >= warmup) {
+    if (it >= config.warmup) {
       const double iteration_ms = ms(t3 - t0);
       const double step_ms = ms(t3 - t2) + ms(t1 - t0);
-      log.add({it - warmup, stats.forward_ms, stats.backward_ms + stats.allreduce_ms, step_ms,
-               iteration_ms});
-      per_iteration.push_back(iteration_metrics(it - warmup, iteration_ms, step_ms, stats));
+      log.add({it - config.warmup, stats.forward_ms, stats.backward_ms + stats.allreduce_ms,
+               step_ms, iteration_ms});
+      per_iteration.push_back(iteration_metrics(it - config.warmup, iteration_ms, step_ms, stats));
     }
     std::printf("iteration %lld done loss %.6f\n", it, stats.loss);
     std::fflush(stdout);
   }
+  return per_iteration;
+}
+
+}  // namespace
+
+void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
+                       const RankDevice& device) {
+  StageOptimizer optimizer(config);
+  PipelineOptions options = pipeline_options_of(config, device);
+  options.replica_sync = optimizer.replica_sync();
+  const long long global_batch = config.model.batch_size * context.world_size;
+  const PipelineModel pipeline_model = build_pipeline_model(config, device, global_batch);
+  ZooModel& model = *pipeline_model.model;
+
+  // The stage's replicas get their own process group, through a prefix of the same store.
+  const int stage_index = options.layout.stage_of(context.rank);
+  const std::unique_ptr<Communicator> replicas =
+      replica_communicator(options.layout, context, device, stage_index);
+  PipelineStage stage(model, options, *context.world, optimizer.replicas(replicas.get()),
+                      sample_of(pipeline_model.batch));
+  if (device.on_gpu()) return_other_layers(model, options.layout, stage.stages());
+  optimizer.bind(stage);
+
+  fs::create_directories(context.out_dir);
+  SampleLog log;
+  TraceRecorder trace;
+  json per_iteration =
+      train_stage(config, context, device, stage, optimizer, pipeline_model.batch, log, trace);
   log.write(fs::path(context.out_dir) / ("rank" + std::to_string(context.rank) + ".csv"));
-  const json info = rank_info(config, context, device, options, stage, per_iteration);
+  const json info = rank_info(config, context, device, options, stage, std::move(per_iteration));
   write_text_atomic(
       fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
       harness::json_text(info, 1) + "\n");
   write_stage_memory(context, stage, optimizer, device);
-  if (trace.size() > 0) {
-    json other = {{"rank", context.rank},
-                  {"world_size", context.world_size},
-                  {"system", system.name},
-                  {"iteration", trace_iteration - warmup},
-                  {"stage", stage.position()},
-                  {"stages_here", stage.stages()},
-                  {"schedule", to_string(options.schedule)},
-                  {"micro_batches", options.micro_batches},
-                  {"phase_clock", device.on_gpu() ? "steady, stream drained" : "steady"}};
-    write_text_atomic(
-        fs::path(context.out_dir) / ("trace_rank" + std::to_string(context.rank) + ".json"),
-        harness::json_text(trace.to_json(other)) + "\n");
-  }
+  write_stage_trace(config, context, device, stage, options, trace);
 }
 
 }  // namespace runtime

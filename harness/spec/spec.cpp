@@ -282,9 +282,11 @@ void read_pipeline_schedule(MapReader& reader, SystemConfig& system, runtime::Pi
 
 // `kind: pipeline`: a schedule and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]`,
 // `stages: N` (with `stages_per_rank: v`) or `plan: auto | FILE` (a planner plan.json);
-// bucket_mb caps the replicas' all-reduce buckets.
+// bucket_mb caps the replicas' all-reduce buckets; `zero_stage: 1 | 2` shards each stage over
+// its replicas (baselines/sharded/replica_shards.h).
 void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
   read_pipeline_schedule(reader, system, system.pipeline.emplace());
+  system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 2));
   if (reader.has("stages_per_rank")) {
     system.stages_per_rank = static_cast<int>(reader.get_int("stages_per_rank", 1, 1, 64));
     if (!reader.has("stages") || !reader.child("stages").IsScalar()) {
@@ -392,6 +394,18 @@ void check_known_schedule(const SystemConfig& system, const PointConfig& config,
   }
 }
 
+// zero_stage shards a stage over its replicas: a layout where no stage has two says nothing
+// (where the layout is known now; a plan's is checked by the plan).
+std::string replica_shard_problem(const SystemConfig& system, const PointConfig& config) {
+  if (!system.data.sharded()) return "";
+  size_t replicas = 0;
+  for (const auto& stage : system.stages) replicas = std::max(replicas, stage.ranks.size());
+  if (system.stage_count > 0) replicas = config.run.world_size / system.stage_count;
+  if (replicas != 1) return "";
+  return "zero_stage " + std::to_string(system.data.zero_stage) +
+         " shards each stage over its replicas, and every stage here has one";
+}
+
 // A pipeline system against one point: its plan source, its micro-batches against the batch, its
 // stages against the ranks and the model's layers, and its schedule where it is known now.
 void check_pipeline_at_point(const SystemConfig& system, const PointConfig& config,
@@ -404,8 +418,9 @@ void check_pipeline_at_point(const SystemConfig& system, const PointConfig& conf
         "plan: auto on emulated machines plans with their measured links, and "
         "cluster.network.probe is false (probe them, or give a plan.json)");
   }
-  if (const std::string problem = micro_batch_problem(system, config); !problem.empty()) {
-    fail(problem);
+  for (const std::string& problem :
+       {micro_batch_problem(system, config), replica_shard_problem(system, config)}) {
+    if (!problem.empty()) fail(problem);
   }
   if (system.stage_count > 0 && config.run.world_size % system.stage_count != 0) {
     fail(std::to_string(system.stage_count) + " stages do not divide the " +

@@ -129,6 +129,9 @@ std::string describe_matrix(const Experiment& experiment) {
              : run.system->stage_count > 0
                  ? std::to_string(run.system->stage_count) + " balanced stages" + per_rank
                  : std::to_string(run.system->stages.size()) + " stages");
+      if (run.system->data.sharded()) {
+        how += ", replicas ZeRO-" + std::to_string(run.system->data.zero_stage);
+      }
     }
     char line[640];
     std::snprintf(line, sizeof line,

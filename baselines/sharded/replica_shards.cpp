@@ -1,0 +1,137 @@
+#include "baselines/sharded/replica_shards.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+#include "baselines/ddp/gradient_reducer.h"
+#include "runtime/optim/optimizer.h"
+
+namespace baselines {
+
+struct ReplicaShards::State {
+  std::vector<at::Tensor> parameters;
+  runtime::Communicator* replicas = nullptr;
+  ReplicaShardOptions options;
+  ShardLayout layout;
+  std::vector<int64_t> offsets;  // each parameter's first element in `full`
+  at::Tensor full;               // every parameter, padded; the parameters are views of it
+  at::Tensor chunk;              // this replica's chunk of `full`: what the optimizer steps
+  std::unique_ptr<runtime::GradientSync> sum;  // stage 1: DDP's buckets over the replicas
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+
+  int replica() const { return replicas->rank(); }
+  int64_t chunk_elements() const { return layout.units.front().shard_elements; }
+
+  // Every parameter's gradient, end to end and padded (a missing one as zeros).
+  at::Tensor flat_gradients() const {
+    at::Tensor flat = at::zeros({layout.units.front().padded_elements}, full.options());
+    for (size_t p = 0; p < parameters.size(); ++p) {
+      if (!parameters[p].grad().defined()) continue;
+      flat.narrow(0, offsets[p], parameters[p].numel()).copy_(parameters[p].grad().reshape({-1}));
+    }
+    return flat;
+  }
+};
+
+namespace {
+
+// The parameters become views of one padded buffer, so that gathering into it updates them.
+void lay_out_flat(ReplicaShards::State& s) {
+  torch::NoGradGuard no_grad;
+  const ShardUnit& unit = s.layout.units.front();
+  s.full = at::zeros({unit.padded_elements}, s.parameters.front().options());
+  int64_t offset = 0;
+  for (at::Tensor& parameter : s.parameters) {
+    at::Tensor slot = s.full.narrow(0, offset, parameter.numel());
+    slot.copy_(parameter.detach().reshape({-1}));
+    parameter.set_data(slot.view(parameter.sizes()));
+    s.offsets.push_back(offset);
+    offset += parameter.numel();
+  }
+  s.chunk = s.full.narrow(0, s.replica() * unit.shard_elements, unit.shard_elements)
+                .detach()
+                .requires_grad_(true);
+}
+
+}  // namespace
+
+ReplicaShards::ReplicaShards(std::vector<at::Tensor> parameters, std::vector<std::string> names,
+                             runtime::Communicator& replicas, const ReplicaShardOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  if (options.stage == ZeroStage::kParameters) {
+    throw std::invalid_argument("a pipeline stage's replicas shard at ZeRO stage 1 or 2, not 3");
+  }
+  if (parameters.empty()) throw std::invalid_argument("a stage without parameters has no shards");
+  s.parameters = std::move(parameters);
+  s.replicas = &replicas;
+  s.options = options;
+  UnitParameters unit{"stage", {}};
+  for (const at::Tensor& p : s.parameters) unit.numels.push_back(p.numel());
+  s.layout = make_shard_layout({unit}, replicas.world_size());
+  lay_out_flat(s);
+  if (options.stage == ZeroStage::kOptimizerState) {
+    s.sum = replica_sum_factory(options.bucket_mb, options.first_bucket_mb)(s.parameters, names,
+                                                                            replicas);
+  }
+  s.optimizer = runtime::make_optimizer(options.optimizer, {s.chunk});
+}
+
+ReplicaShards::~ReplicaShards() = default;
+
+void ReplicaShards::finish_backward() {
+  State& s = *state_;
+  if (s.sum) {
+    s.sum->finish_backward();
+    s.chunk.mutable_grad() =
+        s.flat_gradients().narrow(0, s.replica() * s.chunk_elements(), s.chunk_elements()).clone();
+    return;
+  }
+  const at::Tensor flat = s.flat_gradients();
+  for (at::Tensor& parameter : s.parameters) parameter.mutable_grad().reset();
+  at::Tensor reduced = at::empty({s.chunk_elements()}, flat.options());
+  s.replicas->reduce_scatter_sum(reduced, flat);
+  s.chunk.mutable_grad() = reduced;
+}
+
+void ReplicaShards::step() {
+  State& s = *state_;
+  s.optimizer->step();
+  torch::NoGradGuard no_grad;
+  const at::Tensor mine = s.chunk.detach().clone();
+  s.replicas->all_gather(s.full, mine)->wait();
+}
+
+void ReplicaShards::zero_grad() {
+  State& s = *state_;
+  for (at::Tensor& parameter : s.parameters) parameter.mutable_grad().reset();
+  s.chunk.mutable_grad().reset();
+}
+
+const ShardLayout& ReplicaShards::layout() const { return state_->layout; }
+
+torch::optim::Optimizer& ReplicaShards::optimizer() { return *state_->optimizer; }
+
+std::vector<at::Tensor> ReplicaShards::held_parameters() const { return {state_->full}; }
+
+std::vector<at::Tensor> ReplicaShards::held_gradients() const {
+  const State& s = *state_;
+  if (s.options.stage == ZeroStage::kGradients) return {s.chunk.grad()};
+  std::vector<at::Tensor> gradients;
+  for (const at::Tensor& parameter : s.parameters) gradients.push_back(parameter.grad());
+  return gradients;
+}
+
+runtime::GradientSyncFactory replica_shards_factory(ReplicaShardOptions options,
+                                                    ReplicaShards*& made) {
+  return [options, &made](std::vector<at::Tensor> parameters, std::vector<std::string> names,
+                          runtime::Communicator& group) -> std::unique_ptr<runtime::GradientSync> {
+    auto shards =
+        std::make_unique<ReplicaShards>(std::move(parameters), std::move(names), group, options);
+    made = shards.get();
+    return shards;
+  };
+}
+
+}  // namespace baselines

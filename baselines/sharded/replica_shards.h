@@ -1,0 +1,66 @@
+// ZeRO stages 1 and 2 over a pipeline stage's replicas: the composition DeepSpeed's pipeline
+// engine runs (its replicas ZeRO-1). The stage's parameters are laid end to end in one padded
+// flat buffer (one unit, baselines/sharded/shard_layout.h) and replica r owns chunk r of it:
+//   stage 1 - after the iteration's last backward the gradients are summed over the replicas
+//             by DDP's buckets, as plain replicas do; each replica steps its chunk;
+//   stage 2 - the gradients are reduce-scattered instead, and the whole ones freed, so a
+//             replica holds its chunk's gradient between iterations;
+// then the updated chunks are all-gathered into every replica's parameters. Micro-batches
+// accumulate whole gradients during the iteration (the pipeline's backward passes reach every
+// layer of the stage several times), so stage 2 saves gradient memory between iterations, not
+// at the peak. Shard steps are element-wise: the parameters equal plain replicas' up to the
+// rounding of the sums (tests/runtime/pipeline/pipeline_composition_test.cpp).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/optim/optimizer.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baselines/sharded/shard_layout.h"
+#include "runtime/comm/gradient_sync.h"
+#include "runtime/protocol/worker_config.h"
+
+namespace baselines {
+
+struct ReplicaShardOptions {
+  ZeroStage stage = ZeroStage::kOptimizerState;  // 1 or 2
+  double bucket_mb = 25, first_bucket_mb = 1;    // stage 1's all-reduce buckets
+  runtime::WorkerOptimizer optimizer;
+};
+
+class ReplicaShards : public runtime::GradientSync {
+ public:
+  // `parameters`: the stage's, in registration order; they become views of the flat buffer.
+  ReplicaShards(std::vector<at::Tensor> parameters, std::vector<std::string> names,
+                runtime::Communicator& replicas, const ReplicaShardOptions& options);
+  ~ReplicaShards() override;
+
+  // The pipeline calls this after the iteration's last backward: the chunk's gradient summed
+  // over the replicas is in place.
+  void finish_backward() override;
+  // Steps the chunk, then all-gathers every replica's chunk into the parameters.
+  void step();
+  void zero_grad();
+
+  const ShardLayout& layout() const;
+  torch::optim::Optimizer& optimizer();
+  // What the replica holds for its memory report: the padded flat buffer its parameters are
+  // views of; the whole parameters' gradients at stage 1, the chunk's at stage 2.
+  std::vector<at::Tensor> held_parameters() const;
+  std::vector<at::Tensor> held_gradients() const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// The replica synchronisation a pipeline stage builds once it knows its parameters; `made` is
+// pointed at the ReplicaShards it builds (the pipeline owns it; the rank steps through it).
+runtime::GradientSyncFactory replica_shards_factory(ReplicaShardOptions options,
+                                                    ReplicaShards*& made);
+
+}  // namespace baselines

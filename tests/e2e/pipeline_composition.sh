@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Pipelines whose stage replicas are ZeRO-1 or ZeRO-2, end to end: a Llama-style decoder with
+# AdamW on 4 ranks, 2 stages x 2 replicas. From one seed, each composed system's loss equals the
+# plain pipeline's at every iteration on every rank; each rank's memory file holds the padded
+# stage buffer, the gradients its stage keeps and the optimizer state of its chunk, and the
+# bytes it sent on its replica group per iteration, all as the formula says from the stage's
+# parameter count. A composition that cannot shard is refused before anything runs.
+source "$(dirname "$0")/common.sh"
+
+cat > "$SCRATCH/spec.yaml" <<YAML
+name: e2e_composition
+output: $SCRATCH/results
+model: {name: llama, batch_size: 2, input_shape: [8], depth: 2, width: 64, heads: 2, kv_heads: 1, vocab: 101}
+optimizer: {name: adamw, lr: 0.01}
+run: {world_size: 4, iterations: 3, warmup: 1}
+pipeline: {micro_batches: 2}
+systems:
+  - {name: pipeline, kind: pipeline, stages: 2}
+  - {name: pipeline_zero1, kind: pipeline, stages: 2, zero_stage: 1}
+  - {name: pipeline_zero2, kind: pipeline, stages: 2, zero_stage: 2}
+YAML
+dry=$("$HARNESS" run "$SCRATCH/spec.yaml" --dry-run 2>&1) || fail "dry run failed: $dry"
+expect_contains "$dry" "2 balanced stages, replicas ZeRO-1"
+"$HARNESS" run "$SCRATCH/spec.yaml" >/dev/null 2>"$SCRATCH/stderr" ||
+  fail "run failed: $(cat "$SCRATCH/stderr")"
+dir=$(ls -d "$SCRATCH"/results/e2e_composition/*/)
+
+"$PY" - "$dir" <<'PY'
+import json, math, os, re, sys
+d = sys.argv[1]
+raw = lambda system: os.path.join(d, "raw", "p000", system, "rep0")
+
+def losses(system, rank):
+    text = open(os.path.join(raw(system), f"rank{rank}.stdout")).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+
+for rank in range(4):
+    plain = losses("pipeline", rank)
+    assert len(plain) == 4, plain
+    for system in ("pipeline_zero1", "pipeline_zero2"):
+        got = losses(system, rank)
+        assert len(got) == len(plain), (system, got)
+        for a, b in zip(got, plain):
+            assert abs(a - b) <= 1e-5 * max(abs(b), 1e-6), (system, rank, got, plain)
+
+n = 2  # replicas per stage
+for system, stage in (("pipeline_zero1", 1), ("pipeline_zero2", 2)):
+    for rank in range(4):
+        m = json.load(open(os.path.join(raw(system), f"memory_rank{rank}.json")))
+        plain = json.load(open(os.path.join(raw("pipeline"), f"memory_rank{rank}.json")))
+        s = m["sharded"]
+        elements = plain["parameter_bytes"] // 4  # the stage's parameters, counted by the plain run
+        shard = math.ceil(elements / n)
+        assert (s["stage"], s["replicas"], s["elements"], s["shard_elements"]) == \
+            (stage, n, elements, shard), (system, rank, s)
+        gradients = 4 * elements if stage == 1 else 4 * shard
+        assert (m["parameter_bytes"], m["gradient_bytes"], m["optimizer_state_bytes"]) == \
+            (4 * n * shard, gradients, 2 * 4 * shard), (system, rank, m)
+        sent = (2 * (n - 1) / n * 4 * elements if stage == 1 else (n - 1) / n * 4 * n * shard) \
+            + (n - 1) * 4 * shard
+        assert abs(s["bytes_sent_per_iteration"] - sent) < 1e-6, (system, rank, s, sent)
+        assert s["formula"]["bytes_sent_per_iteration"] == s["bytes_sent_per_iteration"], s
+PY
+
+sed -e 's/stages: 2, zero_stage: 1/stages: 4, zero_stage: 1/' "$SCRATCH/spec.yaml" > "$SCRATCH/one.yaml"
+expect_refused "$SCRATCH/one.yaml" "zero_stage 1 shards each stage over its replicas, and every stage here has one"
+sed -e 's/zero_stage: 2/zero_stage: 3/' "$SCRATCH/spec.yaml" > "$SCRATCH/three.yaml"
+expect_refused "$SCRATCH/three.yaml" "zero_stage: must be <= 2 (got 3)"
+echo "PASS pipeline composition"
