@@ -1,5 +1,7 @@
 #include "simulator/pipeline_system.h"
 
+#include <cmath>
+
 #include "runtime/pipeline/layout_schedule.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "runtime/pipeline/schedule_check.h"
@@ -290,11 +292,39 @@ void add_transfers(PipelineGraph& g, const LayerCosts& costs, bool ready_notices
   }
 }
 
+// The replicas' sum of pipeline rank p's gradients once its last compute and every send of its
+// ranks are done: an all-reduce of the stage's bytes, or a reduce-scatter of them padded to r
+// chunks; each replica's bucket copy in first where `copy_s` >= 0.
+int add_replica_sum(PipelineGraph& g, int group, const std::vector<int>& ranks, int p,
+                    double parameters, double copy_s, bool scatters) {
+  PassKey last{};
+  for (const auto& a : g.table.actions[p]) {
+    if (a.is_compute()) last = {pass_of(a), a.stage, a.micro_batch};
+  }
+  std::vector<int> ready(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ready[i] = g.task.at({last, static_cast<int>(i)});
+    if (copy_s >= 0)
+      ready[i] = g.graph.add_compute(ranks[i], TaskCategory::kBucketCopy, copy_s, -1, p);
+  }
+  const double replicas = static_cast<double>(ranks.size());
+  const int collective =
+      scatters ? g.graph.add_collective(group, std::ceil(parameters / 4 / replicas) * 4 * replicas,
+                                        p, TaskCategory::kReduceScatter)
+               : g.graph.add_collective(group, parameters, p);
+  for (int task : ready) g.graph.depend(collective, task);
+  for (int rank : ranks) {
+    for (int transfer : g.sent[rank]) g.graph.depend(collective, transfer);
+  }
+  return collective;
+}
+
 // Gradient all-reduce per pipeline rank after its last action and once every send of its ranks
 // is complete (the runtime waits for its sends before the all-reduce:
 // runtime/pipeline/pipeline_executor.cpp, finish_iteration), then the step: an optimizer step
 // is a pass over the parameters, so a rank runs the whole model's step time scaled by its share
-// of the parameter bytes.
+// of the parameter bytes. Replicas that shard the stage (zero_stage) reduce-scatter instead at
+// stage 2, step their chunk (1/r of the share) and all-gather the chunks after.
 void add_reductions(PipelineGraph& g, const Cluster& cluster, const LayerCosts& costs,
                     ComputeNoise& noise) {
   const double total_parameters = costs.total_parameter_bytes();
@@ -306,36 +336,30 @@ void add_reductions(PipelineGraph& g, const Cluster& cluster, const LayerCosts& 
       for (int layer : g.system.stages[c].layers) parameters += costs.parameter_bytes[layer];
     }
     const int group = g.graph.add_group(ranks);
+    const int replicas = static_cast<int>(ranks.size());
+    const bool shards = g.system.zero_stage > 0 && replicas > 1;
     // A replicated stage's reducer sums (no scaling): it copies the gradients in and back out
     // around the all-reduce, on the compute stream; a single replica has no reducer.
-    const bool copies = cluster.models_bucket_copies() && ranks.size() > 1;
+    const bool copies = cluster.models_bucket_copies() && replicas > 1;
     const double copy_s = cluster.bucket_copy_seconds(parameters);
-    PassKey last{};
-    for (const auto& a : g.table.actions[p]) {
-      if (a.is_compute()) last = {pass_of(a), a.stage, a.micro_batch};
-    }
-    std::vector<int> ready(ranks.size());
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      ready[i] = g.task.at({last, static_cast<int>(i)});
-      if (copies)
-        ready[i] = g.graph.add_compute(ranks[i], TaskCategory::kBucketCopy, copy_s, -1, p);
-    }
-    const int collective = g.graph.add_collective(group, parameters, p);
-    for (int task : ready) g.graph.depend(collective, task);
-    for (int rank : ranks) {
-      for (int transfer : g.sent[rank]) g.graph.depend(collective, transfer);
-    }
+    const int collective = add_replica_sum(g, group, ranks, p, parameters, copies ? copy_s : -1.0,
+                                           shards && g.system.zero_stage == 2);
+    // The chunk a sharding replica steps and gathers: the stage's bytes padded to r chunks.
+    const double chunk = std::ceil(parameters / 4 / replicas) * 4;
+    const double share = total_parameters > 0 ? parameters / total_parameters : 1.0 / g.table.ranks;
+    std::vector<int> steps;
     for (int rank : ranks) {
       if (copies) {
         g.graph.depend(g.graph.add_compute(rank, TaskCategory::kBucketCopy, copy_s, -1, p),
                        collective);
       }
-      const double share =
-          total_parameters > 0 ? parameters / total_parameters : 1.0 / g.table.ranks;
-      const int step =
-          g.graph.add_compute(rank, TaskCategory::kStep, noise.apply(g.system.step_s * share));
-      g.graph.depend(step, collective);
+      const double step_s = g.system.step_s * share / (shards ? replicas : 1);
+      steps.push_back(g.graph.add_compute(rank, TaskCategory::kStep, noise.apply(step_s)));
+      g.graph.depend(steps.back(), collective);
     }
+    if (!shards) continue;
+    const int gather = g.graph.add_collective(group, chunk * replicas, p, TaskCategory::kAllGather);
+    for (int step : steps) g.graph.depend(gather, step);
   }
 }
 

@@ -35,6 +35,10 @@ struct PipelineSystem {
   double backward_input_share = 0.5;
   double global_batch = 1;  // samples per iteration over the whole pipeline
   double step_s = 0;        // the whole model's optimizer step; a stage runs its parameters' share
+  // How a stage's replicas hold it (baselines/sharded/replica_shards.h): 0 whole; 1 gradients
+  // all-reduced, each replica steps its chunk, the chunks all-gathered; 2 the same with the
+  // gradients reduce-scattered.
+  int zero_stage = 0;
 };
 
 // Checks the stages against the profile and the world: every layer in exactly one stage, no

@@ -114,7 +114,9 @@ struct SystemSettings {
   std::string name;
   std::string kind;  // ddp | dp | pipeline | sharded
   std::string mode = "overlap";
-  runtime::DataAxis data;  // sharded: the ZeRO stage, unit and prefetch (a train spec's keys)
+  // sharded: the ZeRO stage, unit and prefetch (a train spec's keys); pipeline: zero_stage,
+  // how its stages' replicas hold them
+  runtime::DataAxis data;
   std::optional<double> bucket_mb;
   long long accumulation = 1;
   std::optional<std::string> schedule, plan;

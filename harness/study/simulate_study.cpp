@@ -381,6 +381,7 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
   PipelineChoice choice;
   choice.system.global_batch = static_cast<double>(gbs);
   choice.system.step_s = p.model.step_ms / 1000.0;
+  choice.system.zero_stage = s.data.zero_stage;
   choice.system.schedule =
       runtime::parse_pipeline_schedule(s.schedule.value_or(p.pipeline.schedule));
   int plan_micro_batches = 0;
@@ -488,6 +489,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
     pipeline = choose_pipeline(s, p, resolved, inputs);
     config["schedule"] = runtime::to_string(pipeline->system.schedule);
     config["micro_batches"] = pipeline->system.micro_batches;
+    if (s.data.sharded()) config["zero_stage"] = s.data.zero_stage;
     config["plan"] = pipeline->source;
     config["stages"] = pipeline->summary;
     json stages = json::array();

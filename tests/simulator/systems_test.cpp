@@ -89,6 +89,26 @@ TEST(Pipeline, ReplicatedStagesCopyGradientsAroundTheirAllReduce) {
   EXPECT_NEAR(single.times.makespan, (3 + 2 - 1) * 6e-3, 1e-12);
 }
 
+TEST(Pipeline, ReplicasThatShardAStageStepTheirChunkAndGatherIt) {
+  // 2 stages x 2 replicas of one 10 MB layer each, GPipe, m = 3: the last backward ends at
+  // 24 ms. The whole model's step is 4 ms, a stage's share 2 ms. Plain replicas: the all-reduce
+  // (1 ms), the 2 ms step: 27 ms. ZeRO-1: the all-reduce, half the share (1 ms), the chunks'
+  // all-gather (one ring step of 5 MB, 0.5 ms): 26.5 ms. ZeRO-2: a reduce-scatter (0.5 ms)
+  // instead of the all-reduce: 26 ms.
+  const LayerCosts costs = chain(2, 2e-3, 4e-3, 0, 10e6);
+  const Cluster cluster(idle_machine(4));
+  ComputeNoise none;
+  PipelineSystem system = equal_stages(2, 1, 2, 3, PipelineSchedule::kGpipe);
+  system.step_s = 4e-3;
+  const std::array<double, 3> expected = {27e-3, 26.5e-3, 26e-3};
+  for (int zero = 0; zero <= 2; ++zero) {
+    system.zero_stage = zero;
+    const SimulatedIteration it = simulate_pipeline(cluster, costs, system, 4, none);
+    EXPECT_NEAR(it.times.makespan, expected[zero], 1e-12) << "zero_stage " << zero;
+    EXPECT_NEAR(it.ranks[0].step_ms, zero == 0 ? 2.0 : 1.0, 1e-9) << "zero_stage " << zero;
+  }
+}
+
 TEST(Pipeline, EachStageStepsItsShareOfTheParameters) {
   // The whole model's step is 4 ms; stage 0 holds 10 MB of the 40 MB of parameters, stage 1
   // 30 MB: their steps take 1 ms and 3 ms. One replica per stage: no all-reduce, no copies.

@@ -295,6 +295,35 @@ TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
   EXPECT_NE(error.find("bucket_mb: must be at least one byte"), std::string::npos) << error;
 }
 
+// zero_stage on a pipeline: stage 0 (layers 1-2, 2 MB) on ranks 0 and 1 of one machine at
+// 10 GB/s. Plain replicas all-reduce it (2 x 1 MB / 10 GB/s, 0.2 ms) and step its half of the
+// 0.5 ms step (0.25 ms); ZeRO-2 replicas reduce-scatter (0.1 ms), step half of that (0.125 ms)
+// and all-gather (0.1 ms): rank 0's iteration is 0.125 ms shorter.
+TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
+  Study study;
+  const std::string stages =
+      "stages: [{layers: \"0-1\", ranks: [0, 1]}, {layers: \"2-3\", ranks: [2, 3]}]}\n";
+  const std::string systems =
+      "    - {name: plain, kind: pipeline, schedule: dapple, micro_batches: 2, " + stages +
+      "    - {name: zero2, kind: pipeline, schedule: dapple, micro_batches: 2, zero_stage: 2, " +
+      stages;
+  ASSERT_EQ(study.run(in_dir(spec_text(systems, "  baseline: plain\n"), study.dir.path())), 0);
+  const auto iteration = [&](const std::string& system) {
+    return read_sample_file(study.results() / "raw" / "p000" / system / "rep0" / "rank0.csv")
+        .at("iteration")[0];
+  };
+  EXPECT_NEAR(iteration("plain") - iteration("zero2"), 0.125, 1e-6);
+  const json config =
+      parse_json(read_file(study.results() / "raw" / "p000" / "zero2" / "rep0" / "config.json"));
+  EXPECT_EQ(config["system"]["zero_stage"], 2);
+  std::string error;
+  EXPECT_EQ(study.run(in_dir(spec_text("    - {name: z, kind: pipeline, zero_stage: 3, " + stages),
+                             study.dir.path()),
+                      &error),
+            2);
+  EXPECT_NE(error.find("zero_stage: must be <= 2 (got 3)"), std::string::npos) << error;
+}
+
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
   // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
