@@ -172,8 +172,8 @@ class StageOptimizer {
     if (shards_ != nullptr) return shards_->zero_grad();
     whole_->zero_grad();
   }
-  void step() {
-    if (shards_ != nullptr) return shards_->step();
+  void step(TraceRecorder& trace) {
+    if (shards_ != nullptr) return shards_->step(trace);
     whole_->step();
   }
   void start_measuring() {
@@ -306,7 +306,7 @@ json train_stage(const WorkerConfig& config, const RankContext& context, const R
     const PipelineIterationStats stats = stage.run_iteration(batch.input, batch.target, trace);
     const auto t2 = Clock::now();
     const double step_start = TraceRecorder::now_us();
-    optimizer.step();
+    optimizer.step(trace);
     device.synchronize();
     trace.add("step", TraceCategory::kStep, step_start, TraceRecorder::now_us());
     const auto t3 = Clock::now();

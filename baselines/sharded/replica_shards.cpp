@@ -95,12 +95,20 @@ void ReplicaShards::finish_backward() {
   s.chunk.mutable_grad() = reduced;
 }
 
-void ReplicaShards::step() {
+runtime::TraceCategory ReplicaShards::collective() const {
+  return state_->options.stage == ZeroStage::kGradients ? runtime::TraceCategory::kReduceScatter
+                                                        : runtime::TraceCategory::kAllReduce;
+}
+
+void ReplicaShards::step(runtime::TraceRecorder& trace) {
   State& s = *state_;
   s.optimizer->step();
   torch::NoGradGuard no_grad;
   const at::Tensor mine = s.chunk.detach().clone();
+  const double start = runtime::TraceRecorder::now_us();
   s.replicas->all_gather(s.full, mine)->wait();
+  trace.add("allgather stage", runtime::TraceCategory::kAllGather, start,
+            runtime::TraceRecorder::now_us(), {{"replicas", s.replicas->world_size()}});
 }
 
 void ReplicaShards::zero_grad() {

@@ -41,8 +41,11 @@ class ReplicaShards : public runtime::GradientSync {
   // The pipeline calls this after the iteration's last backward: the chunk's gradient summed
   // over the replicas is in place.
   void finish_backward() override;
-  // Steps the chunk, then all-gathers every replica's chunk into the parameters.
-  void step();
+  // Stage 2's sum is a reduce-scatter.
+  runtime::TraceCategory collective() const override;
+  // Steps the chunk, then all-gathers every replica's chunk into the parameters (recorded in
+  // `trace` while it is enabled).
+  void step(runtime::TraceRecorder& trace);
   void zero_grad();
 
   const ShardLayout& layout() const;

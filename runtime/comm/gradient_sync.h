@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/protocol/trace_recorder.h"
 
 namespace runtime {
 
@@ -20,6 +21,8 @@ class GradientSync {
   virtual ~GradientSync() = default;
   // Call after loss.backward(); returns when every gradient holds the combined value.
   virtual void finish_backward() = 0;
+  // The collective finish_backward runs, as a trace names it (a pipeline records the call).
+  virtual TraceCategory collective() const { return TraceCategory::kAllReduce; }
 };
 
 // Builds the synchronisation of `parameters` (registration order; `names` the same length)

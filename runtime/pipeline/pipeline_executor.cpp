@@ -490,7 +490,8 @@ void PipelineStage::Impl::run_action(const PipelineAction& action, const at::Ten
   }
 }
 
-// The end of an iteration: every send complete, then the replicas' gradient all-reduce.
+// The end of an iteration: every send complete, then the replicas' gradient sum (an all-reduce,
+// or a reduce-scatter where they shard the stage).
 void PipelineStage::Impl::finish_iteration(PipelineIterationStats& stats, TraceRecorder& trace) {
   {
     const double start = TraceRecorder::now_us();
@@ -503,8 +504,10 @@ void PipelineStage::Impl::finish_iteration(PipelineIterationStats& stats, TraceR
     const double end = TraceRecorder::now_us();
     stats.allreduce_ms = elapsed_ms(start, end);
     const Stage& first = stages.begin()->second;
-    trace.add("allreduce stage " + std::to_string(first.index), TraceCategory::kAllReduce, start,
-              end, {{"replicas", static_cast<int>(first.assignment->ranks.size())}});
+    const TraceCategory collective = reducer->collective();
+    trace.add(std::string(category_name(collective)) + " stage " + std::to_string(first.index),
+              collective, start, end,
+              {{"replicas", static_cast<int>(first.assignment->ranks.size())}});
   }
 }
 

@@ -4,7 +4,8 @@
 # plain pipeline's at every iteration on every rank; each rank's memory file holds the padded
 # stage buffer, the gradients its stage keeps and the optimizer state of its chunk, and the
 # bytes it sent on its replica group per iteration, all as the formula says from the stage's
-# parameter count. A composition that cannot shard is refused before anything runs.
+# parameter count; the traced iteration shows the replicas' all-reduce (ZeRO-2: reduce-scatter)
+# and the chunks' all-gather. A composition that cannot shard is refused before anything runs.
 source "$(dirname "$0")/common.sh"
 
 cat > "$SCRATCH/spec.yaml" <<YAML
@@ -12,7 +13,7 @@ name: e2e_composition
 output: $SCRATCH/results
 model: {name: llama, batch_size: 2, input_shape: [8], depth: 2, width: 64, heads: 2, kv_heads: 1, vocab: 101}
 optimizer: {name: adamw, lr: 0.01}
-run: {world_size: 4, iterations: 3, warmup: 1}
+run: {world_size: 4, iterations: 3, warmup: 1, trace: true}
 pipeline: {micro_batches: 2}
 systems:
   - {name: pipeline, kind: pipeline, stages: 2}
@@ -60,6 +61,11 @@ for system, stage in (("pipeline_zero1", 1), ("pipeline_zero2", 2)):
             + (n - 1) * 4 * shard
         assert abs(s["bytes_sent_per_iteration"] - sent) < 1e-6, (system, rank, s, sent)
         assert s["formula"]["bytes_sent_per_iteration"] == s["bytes_sent_per_iteration"], s
+        # The traced iteration names the replicas' sum and the chunks' gather.
+        trace = json.load(open(os.path.join(raw(system), f"trace_rank{rank}.json")))
+        cats = [e.get("cat") for e in trace["traceEvents"] if e.get("ph") == "X"]
+        summed = "allreduce" if stage == 1 else "reducescatter"
+        assert (cats.count(summed), cats.count("allgather")) == (1, 1), (system, rank, cats)
 PY
 
 sed -e 's/stages: 2, zero_stage: 1/stages: 4, zero_stage: 1/' "$SCRATCH/spec.yaml" > "$SCRATCH/one.yaml"

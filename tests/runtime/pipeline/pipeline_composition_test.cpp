@@ -91,7 +91,7 @@ void train_composed_rank(const PipelineLayout& layout, ZeroStage zero, int rank,
   for (int step = 0; step < kSteps; ++step) {
     shards->zero_grad();
     stage.run_iteration(batch.input, batch.target, trace);
-    shards->step();
+    shards->step(trace);
   }
   const auto names = stage.stage_parameter_names();
   const auto values = stage.stage_parameters();
