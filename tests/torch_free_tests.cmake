@@ -62,6 +62,7 @@ add_executable(runtime_protocol_tests
   runtime/protocol/cpu_pinning_test.cpp
   runtime/protocol/rank_identity_test.cpp
   runtime/protocol/worker_config_test.cpp
+  runtime/parallel/device_mesh_test.cpp
   runtime/pipeline/pipeline_plan_test.cpp
   runtime/pipeline/pipeline_schedule_test.cpp
   runtime/profile/stage_profile_merge_test.cpp

@@ -74,4 +74,19 @@ std::vector<PipelineStageSpec> placed_stages(const SystemConfig& system,
   return split;
 }
 
+std::optional<std::vector<PipelineStageSpec>> known_stage_ranks(const SystemConfig& system,
+                                                                const PointConfig& point) {
+  if (system.stage_count == 0) {
+    if (!system.plan.empty()) return std::nullopt;
+    return system.stages;
+  }
+  const auto positions = known_stage_positions(system);
+  if (!positions) return std::nullopt;
+  std::vector<PipelineStageSpec> unplaced(positions->size());
+  for (size_t c = 0; c < unplaced.size(); ++c) {
+    unplaced[c].first_layer = unplaced[c].last_layer = static_cast<int>(c);
+  }
+  return placed_stages(system, *positions, std::move(unplaced), point.run.world_size);
+}
+
 }  // namespace harness

@@ -26,6 +26,11 @@ std::optional<runtime::ScheduleTable> known_schedule(const SystemConfig& system,
 // `harness run --dry-run` prints them; for a plan, a line saying they follow once it is made.
 std::string describe_known_schedule(const SystemConfig& system, const PointConfig& point);
 
+// The ranks of each of the system's stages at the point (their layers only where inline):
+// nothing for a plan. Throws as known_stage_positions does.
+std::optional<std::vector<PipelineStageSpec>> known_stage_ranks(const SystemConfig& system,
+                                                                const PointConfig& point);
+
 // `stages: N` cut into N x stages-per-rank stages: `split` holds their layers (equal_stages or
 // balanced_stages), each placed at its position's ranks (`positions`, known_stage_positions;
 // world_size / N ranks each).

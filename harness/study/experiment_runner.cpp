@@ -40,6 +40,7 @@
 #include "harness/study/progress_display.h"
 #include "harness/study/run_launchers.h"
 #include "harness/study/run_resume.h"
+#include "runtime/parallel/device_mesh.h"
 
 namespace harness {
 
@@ -94,6 +95,39 @@ std::string this_host() {
 
 }  // namespace
 
+// The system's device mesh at the point: each rank's coordinates and the groups it meets in;
+// a plan's once the plan is made.
+std::string describe_point_mesh(const SystemConfig& system, const PointConfig& point) {
+  runtime::ParallelSystem described = system;
+  if (described.pipeline) {
+    const auto stages = known_stage_ranks(system, point);
+    if (!stages) return "      mesh: pipeline positions and replicas once the plan is made\n";
+    described.pipeline->stages = *stages;
+    described.pipeline->micro_batches = static_cast<int>(point.pipeline.micro_batches);
+  }
+  const int world = static_cast<int>(point.run.world_size);
+  const runtime::DeviceMesh mesh =
+      runtime::device_mesh(described, world, point.model.batch_size * world);
+  return runtime::describe_mesh(described, mesh);
+}
+
+// How a pipeline runs: its schedule, micro-batches, where its stages come from and how its
+// replicas hold them.
+std::string describe_pipeline(const SystemConfig& system, const PointConfig& point) {
+  const std::string per_rank = system.stages_per_rank > 1
+                                   ? " x " + std::to_string(system.stages_per_rank) + " per rank"
+                                   : "";
+  std::string how =
+      (system.schedule_csv_path.empty() ? runtime::to_string(system.pipeline->schedule)
+                                        : "schedule_csv " + system.schedule_csv_path) +
+      " pipeline, " + std::to_string(point.pipeline.micro_batches) + " micro-batches, " +
+      (!system.plan.empty()     ? "plan " + system.plan
+       : system.stage_count > 0 ? std::to_string(system.stage_count) + " balanced stages" + per_rank
+                                : std::to_string(system.stages.size()) + " stages");
+  if (system.data.sharded()) how += ", replicas ZeRO-" + std::to_string(system.data.zero_stage);
+  return how;
+}
+
 std::string describe_matrix(const Experiment& experiment) {
   std::ostringstream out;
   const auto runs = plan_runs(experiment);
@@ -114,25 +148,9 @@ std::string describe_matrix(const Experiment& experiment) {
       out << line << preview_external_command(*run.system->external, c, run.repeat) << "\n";
       continue;
     }
-    // Pipelines: schedule, micro-batches and where the stages come from.
-    std::string how = "bucket " + format_number(system_bucket_mb(run)) + " MiB";
-    if (run.system->kind() == harness::SystemKind::kPipeline) {
-      const std::string per_rank =
-          run.system->stages_per_rank > 1
-              ? " x " + std::to_string(run.system->stages_per_rank) + " per rank"
-              : "";
-      how = (run.system->schedule_csv_path.empty()
-                 ? runtime::to_string(run.system->pipeline->schedule)
-                 : "schedule_csv " + run.system->schedule_csv_path) +
-            " pipeline, " + std::to_string(c.pipeline.micro_batches) + " micro-batches, " +
-            (!run.system->plan.empty() ? "plan " + run.system->plan
-             : run.system->stage_count > 0
-                 ? std::to_string(run.system->stage_count) + " balanced stages" + per_rank
-                 : std::to_string(run.system->stages.size()) + " stages");
-      if (run.system->data.sharded()) {
-        how += ", replicas ZeRO-" + std::to_string(run.system->data.zero_stage);
-      }
-    }
+    const std::string how = run.system->kind() == SystemKind::kPipeline
+                                ? describe_pipeline(*run.system, c)
+                                : "bucket " + format_number(system_bucket_mb(run)) + " MiB";
     char line[640];
     std::snprintf(line, sizeof line,
                   "%4zu  %-6s %-28s %-12s rep %lld  %s batch %lld x %lld ranks, %lld+%lld iters, "
@@ -141,10 +159,10 @@ std::string describe_matrix(const Experiment& experiment) {
                   run.repeat, c.model.name.c_str(), c.model.batch_size, c.run.world_size,
                   c.run.warmup, c.run.iterations, how.c_str(), c.run.threads_per_rank);
     out << line;
-    // A pipeline's action lists, once per point and system.
-    if (run.system->kind() == harness::SystemKind::kPipeline && run.repeat == 0) {
-      out << describe_known_schedule(*run.system, c);
-    }
+    // The mesh, and a pipeline's action lists, once per point and system.
+    if (run.repeat != 0) continue;
+    out << describe_point_mesh(*run.system, c);
+    if (run.system->kind() == SystemKind::kPipeline) out << describe_known_schedule(*run.system, c);
   }
   return out.str();
 }

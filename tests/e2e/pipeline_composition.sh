@@ -22,6 +22,10 @@ systems:
 YAML
 dry=$("$HARNESS" run "$SCRATCH/spec.yaml" --dry-run 2>&1) || fail "dry run failed: $dry"
 expect_contains "$dry" "2 balanced stages, replicas ZeRO-1"
+# The mesh, rank by rank: pipeline outermost, replica j's rows to replica j of the next stage.
+expect_contains "$dry" "mesh: pipeline 2 x data 2"
+expect_contains "$dry" "rank 1 (pipeline 0, data 1): all-reduces and all-gathers in [0, 1]; sends to [3]"
+expect_contains "$dry" "rank 2 (pipeline 1, data 0): reduce-scatters and all-gathers in [2, 3]"
 "$HARNESS" run "$SCRATCH/spec.yaml" >/dev/null 2>"$SCRATCH/stderr" ||
   fail "run failed: $(cat "$SCRATCH/stderr")"
 dir=$(ls -d "$SCRATCH"/results/e2e_composition/*/)

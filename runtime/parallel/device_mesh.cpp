@@ -1,0 +1,101 @@
+#include "runtime/parallel/device_mesh.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace runtime {
+namespace {
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string text = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text + "]";
+}
+
+// What the data group runs, in the system's own words.
+std::string data_collectives(const ParallelSystem& system) {
+  const int zero = system.data.zero_stage;
+  if (system.experts) return "all-to-all and all-reduces in";
+  if (zero == 1) return "all-reduces and all-gathers in";
+  if (zero >= 2) return "reduce-scatters and all-gathers in";
+  return "all-reduces in";
+}
+
+// The ranks of stage c + 1 that replica `replica` of stage c hands its rows to.
+std::vector<int> next_stage_ranks(const PipelineAxis& pipeline, int c, int replica, int64_t rows) {
+  const auto& here = pipeline.stages[c].ranks;
+  const auto& next = pipeline.stages[c + 1].ranks;
+  std::vector<int> ranks;
+  for (const SliceTransfer& t : slice_transfers(rows, static_cast<int>(here.size()),
+                                                static_cast<int>(next.size()))) {
+    if (t.source_replica == replica) ranks.push_back(next[t.destination_replica]);
+  }
+  return ranks;
+}
+
+DeviceMesh pipeline_mesh(const PipelineAxis& pipeline, int world, int64_t global_batch) {
+  const PipelineLayout layout{pipeline.stages};
+  DeviceMesh mesh;
+  mesh.pipeline = layout.position_count();
+  mesh.data = static_cast<int>(pipeline.stages.front().ranks.size());
+  const std::vector<int> positions = layout.stage_positions();
+  for (int rank = 0; rank < world; ++rank) {
+    MeshPlace place{rank, positions[layout.stage_of(rank)], layout.replica_of(rank), {}, {}};
+    place.data_group = pipeline.stages[layout.stage_of(rank)].ranks;
+    const int64_t rows = micro_batch_samples(global_batch, pipeline.micro_batches, 0).size();
+    std::set<int> next;
+    for (int c : layout.stages_of(rank)) {
+      if (c + 1 >= layout.stage_count()) continue;
+      for (int r : next_stage_ranks(pipeline, c, place.data, rows)) {
+        if (r != rank) next.insert(r);
+      }
+    }
+    place.sends_to.assign(next.begin(), next.end());
+    mesh.places.push_back(std::move(place));
+  }
+  return mesh;
+}
+
+}  // namespace
+
+DeviceMesh device_mesh(const ParallelSystem& system, int world, int64_t global_batch) {
+  if (world < 1) throw std::invalid_argument("a mesh needs at least one rank");
+  if (system.pipeline && !system.pipeline->stages.empty()) {
+    return pipeline_mesh(*system.pipeline, world, global_batch);
+  }
+  if (system.pipeline) throw std::invalid_argument("the pipeline's stages are not placed yet");
+  DeviceMesh mesh;
+  mesh.data = world;
+  mesh.experts = system.experts;
+  std::vector<int> everyone(world);
+  for (int r = 0; r < world; ++r) everyone[r] = r;
+  for (int r = 0; r < world; ++r) mesh.places.push_back({r, 0, r, everyone, {}});
+  return mesh;
+}
+
+std::string describe_mesh(const ParallelSystem& system, const DeviceMesh& mesh, int ranks) {
+  std::string text = "      mesh: pipeline " + std::to_string(mesh.pipeline) + " x data " +
+                     std::to_string(mesh.data) + (mesh.experts ? " (experts over data)" : "") +
+                     "\n";
+  const int shown = std::min(ranks, static_cast<int>(mesh.places.size()));
+  for (int i = 0; i < shown; ++i) {
+    const MeshPlace& place = mesh.places[i];
+    std::vector<std::string> meets;
+    if (place.data_group.size() > 1) {
+      meets.push_back(data_collectives(system) + " " + rank_list(place.data_group));
+    }
+    if (!place.sends_to.empty()) meets.push_back("sends to " + rank_list(place.sends_to));
+    if (meets.empty()) meets.push_back("alone");
+    text += "        rank " + std::to_string(place.rank) + " (pipeline " +
+            std::to_string(place.pipeline) + ", data " + std::to_string(place.data) + "): ";
+    for (size_t m = 0; m < meets.size(); ++m) text += (m ? "; " : "") + meets[m];
+    text += "\n";
+  }
+  if (shown < static_cast<int>(mesh.places.size())) {
+    text += "        ... " + std::to_string(mesh.places.size() - shown) + " more ranks\n";
+  }
+  return text;
+}
+
+}  // namespace runtime

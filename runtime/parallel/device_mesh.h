@@ -1,0 +1,44 @@
+// Where each rank of a system sits on its device mesh and whom it meets there: its coordinate
+// on every axis the system has, and the groups its collectives and sends run in. The rank order
+// is torchtitan's: pipeline outermost, then data (a pipeline position's replicas are
+// consecutive ranks for `stages: N`); an inline layout places ranks itself, and the mesh reads
+// them from it. Torch-free: `--dry-run` prints it before any rank starts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/parallel/parallel_system.h"
+
+namespace runtime {
+
+struct MeshPlace {
+  int rank = 0;
+  int pipeline = 0;  // the pipeline position (0 without a pipeline axis)
+  int data = 0;      // the replica index among the ranks that hold the same parameters
+  // The ranks it sums (or shards) its data axis's gradients with, itself included.
+  std::vector<int> data_group;
+  // The ranks of the next pipeline stages it sends its rows of each micro-batch to (the replica
+  // mapping of runtime/pipeline/pipeline_layout.h).
+  std::vector<int> sends_to;
+};
+
+struct DeviceMesh {
+  int pipeline = 1;  // degrees: positions x replicas of the first stage (its layout's shape)
+  int data = 1;
+  bool experts = false;  // the expert axis spans the data ranks
+  std::vector<MeshPlace> places;  // by rank
+};
+
+// The mesh of `system` over `world` ranks training on `global_batch` samples; a pipeline axis
+// must hold its stages (placed ranks) and micro-batches. Throws std::invalid_argument for a
+// layout that leaves a rank out.
+DeviceMesh device_mesh(const ParallelSystem& system, int world, int64_t global_batch);
+
+// "mesh: pipeline 2 x data 2" and a line per rank ("rank 0 (pipeline 0, data 0): all-reduces in
+// [0, 1]; sends to [2]"), the collectives named as the system runs them; at most `ranks` ranks
+// listed, then how many more.
+std::string describe_mesh(const ParallelSystem& system, const DeviceMesh& mesh, int ranks = 8);
+
+}  // namespace runtime
