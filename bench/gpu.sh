@@ -13,6 +13,8 @@
 #      and bf16;
 #   3c. a Llama-style decoder with AdamW under DDP and ZeRO stages 1, 2 and 3 (kind: sharded) on
 #      the same 2 ranks, fp32 and bf16; in fp32 each stage's losses must equal DDP's;
+#   3d. the decoder in a pipeline of 2 stages x 2 replicas on 4 ranks, its replicas whole, ZeRO-1
+#      and ZeRO-2; each composition's fp32 losses must equal the plain pipeline's;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
 #      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds, in each precision; the peer is
 #      the Python whose torch is the rank program's LibTorch, with the same math): iteration p50
@@ -201,6 +203,28 @@ PY
   fi
 done
 
+# 3d. Compositions: the decoder in a 1F1B pipeline of 2 stages x 2 replicas on 4 ranks sharing
+# the device, its replicas whole, ZeRO-1 and ZeRO-2 (zero_stage); in fp32 each composed system's
+# losses must equal the plain pipeline's on every rank.
+composed="[{name: pipeline, kind: pipeline, stages: 2}, {name: pipeline_zero1, kind: pipeline, stages: 2, zero_stage: 1}, {name: pipeline_zero2, kind: pipeline, stages: 2, zero_stage: 2}]"
+composed_folder=$(optimizer="{name: adamw, lr: 0.001}" study composed_fp32 "${decoder/PRECISION/fp32}" 4 gloo \
+  "$composed" "pipeline: {micro_batches: 4}") || composed_folder=""
+for system in pipeline pipeline_zero1 pipeline_zero2; do
+  row "Llama-style decoder $system (AdamW, 2 stages x 2 replicas), 4 ranks sharing a device, gloo, fp32" "$composed_folder" "$system"
+done
+composed_check="FAILED (the run)"
+[[ -n $composed_folder ]] && composed_check=$(python3 - "$composed_folder" <<'PY'
+import glob, re, sys
+def losses(system, rank):
+    text = open(glob.glob(f"{sys.argv[1]}/raw/*/{system}/rep0/rank{rank}.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+worst = max(abs(a - b) / max(abs(b), 1e-12) for r in range(4) for s in ("pipeline_zero1", "pipeline_zero2")
+            for a, b in zip(losses(s, r), losses("pipeline", r)))
+print(f"largest relative difference from the plain pipeline's loss {worst:.1e}" + (" FAILED" if worst > 1e-4 else ""))
+PY
+) || composed_check="FAILED (the comparison)"
+[[ $composed_check == *FAILED* ]] && failures=$((failures + 1))
+
 # The device's pipeline trains what the host CPU's does: DAPPLE's last stage's loss in the first
 # iterations, fp32 (IEEE on both), from the same seed, on the device and on the CPU.
 pipeline_check="(not run: the device is the CPU)"
@@ -314,6 +338,7 @@ printf '%s\n' "${rows[@]}"
 echo
 echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the device and on the CPU, same seed: $pipeline_check"
 echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${sharded_check:-(not run)}"
+echo "Pipeline x ZeRO-1/2 fp32 losses against the plain pipeline's on the device: $composed_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
 echo
