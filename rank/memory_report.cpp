@@ -37,4 +37,23 @@ nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
           {"peak_resident_bytes", harness::peak_resident_bytes()}};
 }
 
+nlohmann::json sharded_report(const baselines::ShardLayout& layout, baselines::ZeroStage stage,
+                              const std::string& unit, int64_t element_bytes,
+                              int states_per_element, double bytes_sent_per_iteration) {
+  const auto formula = baselines::sharded_memory(layout, stage, element_bytes, states_per_element);
+  return {{"stage", baselines::stage_number(stage)},
+          {"unit", unit},
+          {"units", layout.units.size()},
+          {"replicas", layout.world_size},
+          {"elements", layout.elements()},
+          {"shard_elements", layout.shard_elements()},
+          {"bytes_sent_per_iteration", bytes_sent_per_iteration},
+          {"formula",
+           {{"parameter_bytes", formula.parameter_bytes},
+            {"gradient_bytes", formula.gradient_bytes},
+            {"optimizer_state_bytes", formula.optimizer_state_bytes},
+            {"bytes_sent_per_iteration",
+             baselines::sharded_traffic(layout, stage, element_bytes).total()}}}};
+}
+
 }  // namespace runtime

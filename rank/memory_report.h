@@ -7,7 +7,10 @@
 #include <torch/optim/optimizer.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
+
+#include "baselines/sharded/shard_layout.h"
 
 namespace runtime {
 
@@ -19,5 +22,13 @@ nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
                              const std::vector<torch::Tensor>& gradients,
                              const std::vector<torch::Tensor>& expert_parameters,
                              torch::optim::Optimizer& optimizer);
+
+// memory_rank<r>.json's "sharded": how the parameters were cut (the ZeRO stage, the unit, the
+// ranks sharing them, elements and a rank's chunk), the bytes the rank sent per measured
+// iteration, and what the stage's formula says it holds and sends
+// (baselines/sharded/shard_layout.h).
+nlohmann::json sharded_report(const baselines::ShardLayout& layout, baselines::ZeroStage stage,
+                              const std::string& unit, int64_t element_bytes,
+                              int states_per_element, double bytes_sent_per_iteration);
 
 }  // namespace runtime

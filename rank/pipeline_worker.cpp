@@ -201,23 +201,10 @@ class StageOptimizer {
 
 json StageOptimizer::shard_report(int64_t element_bytes) const {
   const baselines::ShardLayout& layout = shards_->layout();
-  const baselines::ZeroStage stage = baselines::zero_stage_from(config_.system.data.zero_stage);
-  const auto formula = baselines::sharded_memory(layout, stage, element_bytes,
-                                                 optimizer_states_per_element(config_.optimizer));
   const double iterations = static_cast<double>(std::max(1LL, config_.iterations));
-  return {{"stage", config_.system.data.zero_stage},
-          {"unit", "stage"},
-          {"replicas", layout.world_size},
-          {"elements", layout.elements()},
-          {"shard_elements", layout.shard_elements()},
-          {"bytes_sent_per_iteration",
-           ring_bytes_sent(counted_->payload(), layout.world_size) / iterations},
-          {"formula",
-           {{"parameter_bytes", formula.parameter_bytes},
-            {"gradient_bytes", formula.gradient_bytes},
-            {"optimizer_state_bytes", formula.optimizer_state_bytes},
-            {"bytes_sent_per_iteration",
-             baselines::sharded_traffic(layout, stage, element_bytes).total()}}}};
+  return sharded_report(layout, baselines::zero_stage_from(config_.system.data.zero_stage), "stage",
+                        element_bytes, optimizer_states_per_element(config_.optimizer),
+                        ring_bytes_sent(counted_->payload(), layout.world_size) / iterations);
 }
 
 // The stage's own parameters, gradients and optimizer state, as every rank reports them in

@@ -419,24 +419,11 @@ void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const 
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
   json memory =
       memory_report(sharded.held_parameters(), sharded.held_gradients(), {}, sharded.optimizer());
-  const baselines::ShardLayout& layout = sharded.layout();
-  const int64_t element_bytes = model->parameters().front().element_size();
-  const auto formula = baselines::sharded_memory(layout, options.stage, element_bytes,
-                                                 optimizer_states_per_element(config.optimizer));
-  memory["sharded"] = {
-      {"stage", system.data.zero_stage},
-      {"unit", to_string(system.data.unit)},
-      {"units", layout.units.size()},
-      {"elements", layout.elements()},
-      {"shard_elements", layout.shard_elements()},
-      {"bytes_sent_per_iteration", ring_bytes_sent(counted.payload(), args.world_size) /
-                                       static_cast<double>(std::max(1LL, config.iterations))},
-      {"formula",
-       {{"parameter_bytes", formula.parameter_bytes},
-        {"gradient_bytes", formula.gradient_bytes},
-        {"optimizer_state_bytes", formula.optimizer_state_bytes},
-        {"bytes_sent_per_iteration",
-         baselines::sharded_traffic(layout, options.stage, element_bytes).total()}}}};
+  const double iterations = static_cast<double>(std::max(1LL, config.iterations));
+  memory["sharded"] = sharded_report(
+      sharded.layout(), options.stage, to_string(system.data.unit),
+      model->parameters().front().element_size(), optimizer_states_per_element(config.optimizer),
+      ring_bytes_sent(counted.payload(), args.world_size) / iterations);
   write_data_parallel_results(args, system, device, comm, model->parameters().front(), output_dtype,
                               config, log, trace, std::move(memory));
 }
