@@ -27,8 +27,8 @@ std::vector<int> next_stage_ranks(const PipelineAxis& pipeline, int c, int repli
   const auto& here = pipeline.stages[c].ranks;
   const auto& next = pipeline.stages[c + 1].ranks;
   std::vector<int> ranks;
-  for (const SliceTransfer& t : slice_transfers(rows, static_cast<int>(here.size()),
-                                                static_cast<int>(next.size()))) {
+  for (const SliceTransfer& t :
+       slice_transfers(rows, static_cast<int>(here.size()), static_cast<int>(next.size()))) {
     if (t.source_replica == replica) ranks.push_back(next[t.destination_replica]);
   }
   return ranks;

@@ -27,7 +27,7 @@ struct MeshPlace {
 struct DeviceMesh {
   int pipeline = 1;  // degrees: positions x replicas of the first stage (its layout's shape)
   int data = 1;
-  bool experts = false;  // the expert axis spans the data ranks
+  bool experts = false;           // the expert axis spans the data ranks
   std::vector<MeshPlace> places;  // by rank
 };
 

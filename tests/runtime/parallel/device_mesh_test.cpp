@@ -47,8 +47,8 @@ TEST(DeviceMesh, UnevenReplicasGatherAndSplitRows) {
 
 TEST(DeviceMesh, ARankOfTwoStagesSendsOnlyToOthers) {
   // Interleaved on 2 ranks: stages 0, 2 on rank 0 and 1, 3 on rank 1.
-  const DeviceMesh mesh = runtime::device_mesh(
-      pipeline_of({{0, 1, {0}}, {2, 3, {1}}, {4, 5, {0}}, {6, 7, {1}}}), 2, 2);
+  const DeviceMesh mesh =
+      runtime::device_mesh(pipeline_of({{0, 1, {0}}, {2, 3, {1}}, {4, 5, {0}}, {6, 7, {1}}}), 2, 2);
   EXPECT_EQ(mesh.pipeline, 2);
   EXPECT_EQ(mesh.places[0].sends_to, (std::vector<int>{1}));
   EXPECT_EQ(mesh.places[1].sends_to, (std::vector<int>{0}));
