@@ -79,10 +79,10 @@ xs = sorted(float(r["iteration_ms"]) for f in glob.glob(f"{folder}/raw/*/{system
 h = 0.5 * (len(xs) - 1); k = int(h)
 p50 = xs[k] + (h - k) * (xs[min(k + 1, len(xs) - 1)] - xs[k])
 # Every rank of the folder's runs on the asked device and backend, in the asked precision (the
-# harness checked it; this reads the reports back: DDP ranks' memory files, pipeline ranks' own;
-# a pipeline rank reports no precision, "?").
+# harness checked it; this reads the reports back: DDP ranks' memory files, pipeline ranks' own
+# (a pipeline rank's memory file has none); a pipeline rank reports no precision, "?").
 reports = [f for name in ("memory", "pipeline") for f in glob.glob(f"{folder}/raw/*/{system}/rep*/{name}_rank*.json")]
-seen = sorted({(p["device"], p["backend"], p.get("precision", "?")) for f in reports for p in [json.load(open(f))["placement"]]})
+seen = sorted({(p["device"], p["backend"], p.get("precision", "?")) for f in reports for p in [json.load(open(f)).get("placement")] if p})
 mfus = [s["utilisation"]["mfu"] for p in json.load(open(f"{folder}/summary.json"))["points"] for s in p["systems"] if fnmatch.fnmatch(s["name"], system) and (s.get("utilisation") or {}).get("mfu") is not None]
 mfu = "" if not mfus else f"{100 * min(mfus):.1f}%" if len(mfus) == 1 else f"{100 * min(mfus):.1f}-{100 * max(mfus):.1f}%"
 print(f"{' '.join(f'{d}/{b}/{p}' for d, b, p in seen)} | {p50:.2f} | {len(xs)} | {mfu}")
