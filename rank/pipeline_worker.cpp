@@ -155,8 +155,10 @@ class StageOptimizer {
     if (!shards())
       return baselines::replica_sum_factory(gradients.bucket_mb, gradients.first_bucket_mb);
     baselines::ReplicaShardOptions options{
-        baselines::zero_stage_from(config_.system.data.zero_stage), gradients.bucket_mb,
-        gradients.first_bucket_mb, config_.optimizer};
+        baselines::zero_stage_from(config_.system.data.zero_stage),
+        baselines::replica_sum_options(gradients.bucket_mb, gradients.first_bucket_mb),
+        config_.optimizer,
+        {}};
     return baselines::replica_shards_factory(options, shards_);
   }
   // The replicas' group as the stage sees it: counted where the replicas shard.

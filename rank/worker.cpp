@@ -20,6 +20,7 @@
 #include "common/atomic_file.h"
 #include "common/child_process.h"
 #include "common/json_file.h"
+#include "rank/data_parallel_steps.h"
 #include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
 #include "rank/rank_device.h"
@@ -170,17 +171,6 @@ ForwardResult forward_loss(const ForwardPass& forward, ZooModel& model, const to
     loss = loss + kLoadBalanceLossWeight * balance;
   }
   return {loss, output.scalar_type()};
-}
-
-baselines::ReducerOptions reducer_options_of(const GradientReduction& gradients) {
-  baselines::ReducerOptions options;
-  options.mode = baselines::parse_sync_mode(gradients.mode);
-  options.bucket_mb = gradients.bucket_mb;
-  options.first_bucket_mb = gradients.first_bucket_mb;
-  options.compression = baselines::parse_gradient_compression(gradients.compression);
-  options.power_sgd.rank = gradients.powersgd_rank;
-  options.power_sgd.warmup_steps = gradients.powersgd_warmup_steps;
-  return options;
 }
 
 // The rank's result files: samples, memory, and the traced iteration's events if any. On a GPU
@@ -342,52 +332,33 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   const std::vector<at::Tensor> experts = expert_parameters(*model);
   const SyntheticBatch data = rank_batch(config, args.rank, *model, model_options, device.device());
 
-  std::vector<at::Tensor> parameters;
-  std::vector<std::string> names;
-  for (const auto& item : model->named_parameters()) {
-    names.push_back(item.key());
-    parameters.push_back(item.value());
-  }
-  // DDP: one bucketed reducer over everything; expert parallelism: over the dense part, the
-  // experts scaled (baselines/moe/expert_parallel_sync.h).
-  std::unique_ptr<baselines::ExpertParallelSync> expert_sync;
-  std::unique_ptr<baselines::GradientReducer> ddp_reducer;
-  if (expert_parallel) {
-    expert_sync = std::make_unique<baselines::ExpertParallelSync>(
-        parameters, names, experts, *dense_group, reducer_options_of(system.gradients));
-  } else {
-    ddp_reducer = std::make_unique<baselines::GradientReducer>(
-        parameters, names, comm, reducer_options_of(system.gradients));
-  }
-  baselines::GradientReducer& reducer = expert_sync ? expert_sync->dense_reducer() : *ddp_reducer;
-  GradientSync& gradient_sync =
-      expert_sync ? static_cast<GradientSync&>(*expert_sync) : *ddp_reducer;
+  // DDP: one bucketed reducer over everything; expert parallelism: over the dense part (or
+  // its shards), the experts scaled (rank/data_parallel_steps.h).
+  DataParallelSteps sync(config, *model, comm, dense_group);
+  baselines::GradientReducer* reducer = sync.reducer();
   const auto mixtures = mixtures_of(*model);
 
-  const std::unique_ptr<torch::optim::Optimizer> optimizer =
-      make_optimizer(config.optimizer, model->parameters());
-
   fs::create_directories(args.out_dir);
-  if (args.rank == 0 && config.log_buckets) {
-    write_text_atomic(fs::path(args.out_dir) / "buckets.json", reducer.buckets_json() + "\n");
+  if (args.rank == 0 && config.log_buckets && reducer != nullptr) {
+    write_text_atomic(fs::path(args.out_dir) / "buckets.json", reducer->buckets_json() + "\n");
   }
 
   SampleLog log;
   TraceRecorder trace;
-  reducer.set_trace(&trace);
+  if (reducer != nullptr) reducer->set_trace(&trace);
   for (size_t m = 0; m < mixtures.size(); ++m) {
     mixtures[m]->set_trace(&trace, "moe " + std::to_string(m));
   }
-  const IterationSteps steps{[&] { optimizer->zero_grad(); },
+  const IterationSteps steps{[&] { sync.zero_grad(); },
                              [&](const torch::Tensor& input) { return model->forward(input); },
-                             [&] { gradient_sync.finish_backward(); },
-                             [&] { optimizer->step(); },
-                             {}};
+                             [&] { sync.sync().finish_backward(); }, [&] { sync.step(trace); },
+                             [&](long long it) {
+                               if (it == config.warmup) sync.start_measuring();
+                             }};
   const at::ScalarType output_dtype =
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
-  write_data_parallel_results(
-      args, system, device, comm, parameters.front(), output_dtype, config, log, trace,
-      memory_report(model->parameters(), expert_parameters(*model), *optimizer));
+  write_data_parallel_results(args, system, device, comm, model->parameters().front(), output_dtype,
+                              config, log, trace, sync.memory());
 }
 
 // A sharded rank (ZeRO stage 1, 2 or 3; baselines/sharded/): DDP's model, data and marks, its

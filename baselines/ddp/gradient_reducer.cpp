@@ -326,12 +326,17 @@ std::string GradientReducer::buckets_json() const {
   return harness::json_text(out, 1);
 }
 
-runtime::GradientSyncFactory replica_sum_factory(double bucket_mb, double first_bucket_mb) {
+ReducerOptions replica_sum_options(double bucket_mb, double first_bucket_mb) {
   ReducerOptions options;
   options.mode = SyncMode::kSync;
   options.average = false;
   options.bucket_mb = bucket_mb;
   options.first_bucket_mb = first_bucket_mb;
+  return options;
+}
+
+runtime::GradientSyncFactory replica_sum_factory(double bucket_mb, double first_bucket_mb) {
+  const ReducerOptions options = replica_sum_options(bucket_mb, first_bucket_mb);
   return [options](std::vector<at::Tensor> parameters, std::vector<std::string> names,
                    runtime::Communicator& group) -> std::unique_ptr<runtime::GradientSync> {
     return std::make_unique<GradientReducer>(std::move(parameters), std::move(names), group,

@@ -78,6 +78,8 @@ class GradientReducer : public runtime::GradientSync {
 
 // The synchronisation of a pipeline stage's replicas: this reducer in `sync` mode (after the
 // last backward), summing rather than averaging, with these bucket caps.
+// A pipeline stage's replicas' sum: sync buckets of these caps, summed, not averaged.
+ReducerOptions replica_sum_options(double bucket_mb, double first_bucket_mb);
 runtime::GradientSyncFactory replica_sum_factory(double bucket_mb, double first_bucket_mb);
 
 }  // namespace baselines

@@ -14,10 +14,10 @@ struct ReplicaShards::State {
   runtime::Communicator* replicas = nullptr;
   ReplicaShardOptions options;
   ShardLayout layout;
-  std::vector<int64_t> offsets;  // each parameter's first element in `full`
-  at::Tensor full;               // every parameter, padded; the parameters are views of it
-  at::Tensor chunk;              // this replica's chunk of `full`: what the optimizer steps
-  std::unique_ptr<runtime::GradientSync> sum;  // stage 1: DDP's buckets over the replicas
+  std::vector<int64_t> offsets;          // each parameter's first element in `full`
+  at::Tensor full;                       // every parameter, padded; the parameters are views of it
+  at::Tensor chunk;                      // this replica's chunk of `full`: what the optimizer steps
+  std::unique_ptr<GradientReducer> sum;  // stage 1: DDP's buckets over the replicas
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 
   int replica() const { return replicas->rank(); }
@@ -72,10 +72,12 @@ ReplicaShards::ReplicaShards(std::vector<at::Tensor> parameters, std::vector<std
   s.layout = make_shard_layout({unit}, replicas.world_size());
   lay_out_flat(s);
   if (options.stage == ZeroStage::kOptimizerState) {
-    s.sum = replica_sum_factory(options.bucket_mb, options.first_bucket_mb)(s.parameters, names,
-                                                                            replicas);
+    s.sum = std::make_unique<GradientReducer>(s.parameters, std::move(names), replicas,
+                                              options.reducer);
   }
-  s.optimizer = runtime::make_optimizer(options.optimizer, {s.chunk});
+  std::vector<at::Tensor> stepped = options.local_parameters;
+  stepped.push_back(s.chunk);
+  s.optimizer = runtime::make_optimizer(options.optimizer, stepped);
 }
 
 ReplicaShards::~ReplicaShards() = default;
@@ -92,6 +94,7 @@ void ReplicaShards::finish_backward() {
   for (at::Tensor& parameter : s.parameters) parameter.mutable_grad().reset();
   at::Tensor reduced = at::empty({s.chunk_elements()}, flat.options());
   s.replicas->reduce_scatter_sum(reduced, flat);
+  if (s.options.reducer.average) reduced.div_(s.replicas->world_size());
   s.chunk.mutable_grad() = reduced;
 }
 
@@ -114,8 +117,11 @@ void ReplicaShards::step(runtime::TraceRecorder& trace) {
 void ReplicaShards::zero_grad() {
   State& s = *state_;
   for (at::Tensor& parameter : s.parameters) parameter.mutable_grad().reset();
+  for (at::Tensor parameter : s.options.local_parameters) parameter.mutable_grad().reset();
   s.chunk.mutable_grad().reset();
 }
+
+GradientReducer* ReplicaShards::reducer() { return state_->sum.get(); }
 
 const ShardLayout& ReplicaShards::layout() const { return state_->layout; }
 

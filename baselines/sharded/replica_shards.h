@@ -1,8 +1,10 @@
-// ZeRO stages 1 and 2 over a pipeline stage's replicas: the composition DeepSpeed's pipeline
-// engine runs (its replicas ZeRO-1). The stage's parameters are laid end to end in one padded
-// flat buffer (one unit, baselines/sharded/shard_layout.h) and replica r owns chunk r of it:
-//   stage 1 - after the iteration's last backward the gradients are summed over the replicas
-//             by DDP's buckets, as plain replicas do; each replica steps its chunk;
+// ZeRO stages 1 and 2 over the replicas of a set of parameters: a pipeline stage's (the
+// composition DeepSpeed's pipeline engine runs, its replicas ZeRO-1) or expert parallelism's
+// dense part (DeepSpeed-MoE's ZeRO beside its experts). The parameters are laid end to end in
+// one padded flat buffer (one unit, baselines/sharded/shard_layout.h) and replica r owns chunk r
+// of it:
+//   stage 1 - after the iteration's last backward the gradients are summed (or averaged) over
+//             the replicas by DDP's buckets, as plain replicas do; each replica steps its chunk;
 //   stage 2 - the gradients are reduce-scattered instead, and the whole ones freed, so a
 //             replica holds its chunk's gradient between iterations;
 // then the updated chunks are all-gathered into every replica's parameters. Micro-batches
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "baselines/ddp/gradient_reducer.h"
 #include "baselines/sharded/shard_layout.h"
 #include "runtime/comm/gradient_sync.h"
 #include "runtime/protocol/worker_config.h"
@@ -27,8 +30,13 @@ namespace baselines {
 
 struct ReplicaShardOptions {
   ZeroStage stage = ZeroStage::kOptimizerState;  // 1 or 2
-  double bucket_mb = 25, first_bucket_mb = 1;    // stage 1's all-reduce buckets
+  // Stage 1's bucketed all-reduce; `average` also divides stage 2's reduce-scatter (data
+  // parallelism averages, a pipeline's replicas sum).
+  ReducerOptions reducer;
   runtime::WorkerOptimizer optimizer;
+  // Parameters this rank alone holds (expert parallelism's experts): stepped whole by the same
+  // optimizer, beside the chunk.
+  std::vector<at::Tensor> local_parameters;
 };
 
 class ReplicaShards : public runtime::GradientSync {
@@ -48,6 +56,8 @@ class ReplicaShards : public runtime::GradientSync {
   void step(runtime::TraceRecorder& trace);
   void zero_grad();
 
+  // Stage 1's bucketed all-reduce (its buckets, its trace); none at stage 2.
+  GradientReducer* reducer();
   const ShardLayout& layout() const;
   torch::optim::Optimizer& optimizer();
   // What the replica holds for its memory report: the padded flat buffer its parameters are

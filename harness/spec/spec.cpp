@@ -537,6 +537,10 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
     system.gradients.mode = reader.get_string(
         "mode", system.experts ? std::optional<std::string>("overlap") : std::nullopt, ddp_modes());
     if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
+    // expert_parallel's dense part may be sharded (rank/data_parallel_steps.h).
+    if (system.experts) {
+      system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 2));
+    }
   }
   reader.finish();
   if (!reader.ok()) return std::nullopt;

@@ -148,9 +148,12 @@ std::string describe_matrix(const Experiment& experiment) {
       out << line << preview_external_command(*run.system->external, c, run.repeat) << "\n";
       continue;
     }
-    const std::string how = run.system->kind() == SystemKind::kPipeline
-                                ? describe_pipeline(*run.system, c)
-                                : "bucket " + format_number(system_bucket_mb(run)) + " MiB";
+    std::string how = run.system->kind() == SystemKind::kPipeline
+                          ? describe_pipeline(*run.system, c)
+                          : "bucket " + format_number(system_bucket_mb(run)) + " MiB";
+    if (run.system->experts && run.system->data.sharded()) {
+      how += ", dense part ZeRO-" + std::to_string(run.system->data.zero_stage);
+    }
     char line[640];
     std::snprintf(line, sizeof line,
                   "%4zu  %-6s %-28s %-12s rep %lld  %s batch %lld x %lld ranks, %lld+%lld iters, "

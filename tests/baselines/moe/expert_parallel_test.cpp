@@ -11,6 +11,7 @@
 
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/moe.h"
+#include "runtime/optim/optimizer.h"
 #include "tests/runtime/gloo_ranks.h"
 
 namespace baselines {
@@ -142,6 +143,65 @@ TEST(ExpertParallel, OneStepEqualsOneProcessOnTheGlobalBatchWithoutDrops) {
 TEST(ExpertParallel, OneStepEqualsOneProcessOnTheGlobalBatchWithDrops) {
   // Capacity ceil(0.5 x 18 x 2 / 4) = 5 of 36 choices per rank and layer: some dropped.
   expect_step_matches_one_process(0.5, true);
+}
+
+// The dense part sharded at ZeRO stage 1 or 2 over the ranks, the experts stepped beside its
+// chunk by the same AdamW: after 10 steps every parameter equals one process's (float64).
+void expect_sharded_dense_part_matches_one_process(ZeroStage stage) {
+  constexpr int kWorld = 2, kSteps = 10;
+  const runtime::WorkerOptimizer adamw{"adamw", 0.01, 0.0, 0.9, 0.999, 1e-8, 0.01};
+  torch::set_num_threads(1);
+  torch::manual_seed(11);
+  const torch::Tensor ids = torch::randint(30522, {kWorld * kPerRank, kSequence}, torch::kLong);
+  const torch::Tensor labels = torch::randint(kClasses, {kWorld * kPerRank}, torch::kLong);
+  auto reference = build(options_for(4.0, kWorld, 0, 1));
+  const auto reference_optimizer = runtime::make_optimizer(adamw, reference->parameters());
+  for (int step = 0; step < kSteps; ++step) {
+    reference_optimizer->zero_grad();
+    loss_of(*reference, ids, labels).backward();
+    reference_optimizer->step();
+  }
+  std::vector<std::shared_ptr<runtime::ZooModel>> ranks;
+  for (int r = 0; r < kWorld; ++r) ranks.push_back(build(options_for(4.0, 1, r, kWorld)));
+  const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
+    runtime::ZooModel& model = *ranks[r];
+    for (auto* mixture : runtime::mixtures_of(model)) mixture->set_expert_group(&comm);
+    std::vector<at::Tensor> parameters;
+    std::vector<std::string> names;
+    for (const auto& item : model.named_parameters()) {
+      names.push_back(item.key());
+      parameters.push_back(item.value());
+    }
+    const ReplicaShardOptions shards{
+        stage, ReducerOptions{.bucket_mb = 0.05, .first_bucket_mb = 0.01}, adamw, {}};
+    ExpertParallelSync sync(parameters, names, runtime::expert_parameters(model), comm, shards);
+    runtime::TraceRecorder trace;
+    for (int step = 0; step < kSteps; ++step) {
+      sync.dense_shards()->zero_grad();
+      loss_of(model, ids.narrow(0, r * kPerRank, kPerRank),
+              labels.narrow(0, r * kPerRank, kPerRank))
+          .backward();
+      sync.finish_backward();
+      sync.dense_shards()->step(trace);
+    }
+  });
+  for (const auto& error : errors) ASSERT_EQ(error, "");
+  for (int r = 0; r < kWorld; ++r) {
+    for (const auto& item : ranks[r]->named_parameters()) {
+      const torch::Tensor expected = reference_parameter(*reference, item.key(), r, 4 / kWorld);
+      EXPECT_TRUE(torch::allclose(item.value(), expected, 1e-9, 1e-12))
+          << "rank " << r << " " << item.key() << " differs by "
+          << (item.value() - expected).abs().max().item<double>();
+    }
+  }
+}
+
+TEST(ExpertParallel, ADenseZeroOnePartEqualsOneProcessAfterTenAdamWSteps) {
+  expect_sharded_dense_part_matches_one_process(ZeroStage::kOptimizerState);
+}
+
+TEST(ExpertParallel, ADenseZeroTwoPartEqualsOneProcessAfterTenAdamWSteps) {
+  expect_sharded_dense_part_matches_one_process(ZeroStage::kGradients);
 }
 
 TEST(ExpertParallel, ExpertsStartTheSameWhicheverRankHoldsThem) {

@@ -85,7 +85,8 @@ void train_composed_rank(const PipelineLayout& layout, ZeroStage zero, int rank,
   runtime::PipelineOptions options;
   options.layout = layout;
   options.micro_batches = 2;
-  options.replica_sync = baselines::replica_shards_factory({zero, 0.001, 0.001, adamw()}, shards);
+  options.replica_sync = baselines::replica_shards_factory(
+      {zero, baselines::replica_sum_options(0.001, 0.001), adamw(), {}}, shards);
   runtime::PipelineStage stage(model, options, *everyone, &counted, runtime::sample_of(batch));
   runtime::TraceRecorder trace;
   for (int step = 0; step < kSteps; ++step) {
