@@ -16,10 +16,10 @@ std::string rank_list(const std::vector<int>& ranks) {
 // What the data group runs, in the system's own words.
 std::string data_collectives(const ParallelSystem& system) {
   const int zero = system.data.zero_stage;
-  if (system.experts) return "all-to-all and all-reduces in";
-  if (zero == 1) return "all-reduces and all-gathers in";
-  if (zero >= 2) return "reduce-scatters and all-gathers in";
-  return "all-reduces in";
+  const std::string sums = zero == 0   ? "all-reduces in"
+                           : zero == 1 ? "all-reduces and all-gathers in"
+                                       : "reduce-scatters and all-gathers in";
+  return system.experts ? "all-to-all and " + sums : sums;
 }
 
 // The ranks of stage c + 1 that replica `replica` of stage c hands its rows to.

@@ -76,6 +76,17 @@ TEST(DeviceMesh, DataParallelKindsSpanEveryRankAndNameTheirCollectives) {
             "        ... 3 more ranks\n");
 }
 
+TEST(DeviceMesh, ExpertsNameTheirAllToAllBesideTheDensePartsSum) {
+  ParallelSystem system;
+  system.experts = true;
+  system.data.zero_stage = 2;
+  EXPECT_EQ(runtime::describe_mesh(system, runtime::device_mesh(system, 2, 4), 1),
+            "      mesh: pipeline 1 x data 2 (experts over data)\n"
+            "        rank 0 (pipeline 0, data 0): all-to-all and reduce-scatters and all-gathers "
+            "in [0, 1]\n"
+            "        ... 1 more ranks\n");
+}
+
 TEST(DeviceMesh, APipelineWhoseStagesAreNotPlacedHasNoMesh) {
   ParallelSystem system;
   system.pipeline = runtime::PipelineAxis{};
