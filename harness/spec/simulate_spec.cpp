@@ -327,7 +327,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
   if (s.kind == "dp") s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
   if (s.kind == "pipeline") {
     s.mode = "";
-    s.data.zero_stage = static_cast<int>(r.get_int("zero_stage", 0, 0, 2));
+    s.data.zero_stage = read_replica_zero_stage(r);
     if (r.has("schedule")) {
       s.schedule = r.get_string("schedule", std::nullopt, runtime::pipeline_schedule_names());
     }

@@ -286,7 +286,7 @@ void read_pipeline_schedule(MapReader& reader, SystemConfig& system, runtime::Pi
 // its replicas (baselines/sharded/replica_shards.h).
 void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
   read_pipeline_schedule(reader, system, system.pipeline.emplace());
-  system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 2));
+  system.data.zero_stage = read_replica_zero_stage(reader);
   if (reader.has("stages_per_rank")) {
     system.stages_per_rank = static_cast<int>(reader.get_int("stages_per_rank", 1, 1, 64));
     if (!reader.has("stages") || !reader.child("stages").IsScalar()) {
@@ -539,7 +539,7 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
     if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
     // expert_parallel's dense part may be sharded (rank/data_parallel_steps.h).
     if (system.experts) {
-      system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 2));
+      system.data.zero_stage = read_replica_zero_stage(reader);
     }
   }
   reader.finish();

@@ -12,6 +12,10 @@ runtime::DataAxis read_sharded_data_axis(MapReader& reader) {
   return data;
 }
 
+int read_replica_zero_stage(MapReader& reader) {
+  return static_cast<int>(reader.get_int("zero_stage", 0, 0, 2));
+}
+
 double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
   const double mb = reader.get_double(key, fallback, 0.0);
   if (mb * 1024 * 1024 < 1) {

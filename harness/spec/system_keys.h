@@ -1,6 +1,6 @@
 // The system keys a train spec and a simulate spec share, read once for both: a sharded
-// system's ZeRO stage, unit and prefetch, and a bucket cap in MiB. A key both spec kinds accept
-// means the same thing in both and is checked by the same rule.
+// system's ZeRO stage, unit and prefetch, a composed system's zero_stage, and a bucket cap in
+// MiB. A key both spec kinds accept means the same thing in both and is checked by the same rule.
 #pragma once
 
 #include <string>
@@ -13,6 +13,11 @@ namespace harness {
 // `stage: 1|2|3` (default 3), `unit: layer|model` (default layer), `prefetch: BOOL` (default
 // true): the data axis of `kind: sharded`.
 runtime::DataAxis read_sharded_data_axis(MapReader& reader);
+
+// `zero_stage: 0 | 1 | 2` (default 0) of a pipeline or expert-parallel system: how the ranks
+// that hold the same parameters hold them (baselines/sharded/replica_shards.h); 3, FSDP inside
+// them, is not built.
+int read_replica_zero_stage(MapReader& reader);
 
 // A bucket cap in MiB: at least one byte. A smaller value is reported and `fallback` returned.
 double read_bucket_mb(MapReader& reader, const std::string& key, double fallback);
