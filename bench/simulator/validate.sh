@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Simulated vs measured p50 iteration time on this machine's CPU (issue 8): DDP (overlap and
 # sync), sharded data parallelism (ZeRO stages 1, 2 and 3) and a 2-stage DAPPLE pipeline at
-# world size 2, and a DAPPLE plan on 4 ranks (2 stages
-# x 2 replicas), for ResNet-18 and ResNet-50.
+# world size 2, and a DAPPLE plan on 4 ranks (2 stages x 2 replicas), its replicas whole and
+# sharded at ZeRO-1 and ZeRO-2 (dapple4_zero1, dapple4_zero2), for ResNet-18 and ResNet-50.
 #
 # This VM's speed drifts: the same real run's p50 moved by up to 50% within minutes (the
 # issue 8 notes). A prediction can only be checked against a run measured beside its inputs,
@@ -59,12 +59,13 @@ SHARDED="{name: zero1, kind: sharded, stage: 1}, {name: zero2, kind: sharded, st
 STAGES_resnet18=${STAGES_resnet18:-0-7,8-13}
 STAGES_resnet50=${STAGES_resnet50:-0-12,13-21}
 stages_of() { local v="STAGES_$1"; echo "${!v:?no STAGES_$1: give the layers of the 2 stages, e.g. 0-7,8-13}"; }
-# The pipeline system of the real runs: the model's 2 stages, each on `replicas` ranks.
-pipeline_system() {  # name, model, replicas
+# The pipeline system of the real runs: the model's 2 stages, each on `replicas` ranks, its
+# replicas whole or sharded at `zero` (default 0).
+pipeline_system() {  # name, model, replicas[, zero]
   python3 -c 'import sys
-name, stages, replicas = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+name, stages, replicas, zero = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4])
 st = ", ".join("{layers: \"%s\", ranks: [%s]}" % (l, ", ".join(str(s * replicas + r) for r in range(replicas))) for s, l in enumerate(stages))
-print("{name: %s, kind: pipeline, schedule: dapple, stages: [%s]}" % (name, st))' "$1" "$(stages_of "$2")" "$3"
+print("{name: %s, kind: pipeline, schedule: dapple, zero_stage: %d, stages: [%s]}" % (name, zero, st))' "$1" "$(stages_of "$2")" "$3" "${4:-0}"
 }
 
 # The stages the real pipeline ran (balanced by `stages: 2`), as the simulator's inline
@@ -72,9 +73,9 @@ print("{name: %s, kind: pipeline, schedule: dapple, stages: [%s]}" % (name, st))
 # zoo's chain indexes.
 pipeline_systems() {
   python3 -c 'import json,sys
-c=json.load(open(sys.argv[1]))["system"]["pipeline"]
+s=json.load(open(sys.argv[1]))["system"]; c=s["pipeline"]; zero=s.get("data", {}).get("zero_stage", 0)
 st=", ".join("{layers: \"%d-%d\", ranks: %s}" % (s["first_layer"], s["last_layer"], s["ranks"]) for s in c["stages"])
-print("[{name: %s, kind: pipeline, schedule: dapple, micro_batches: %d, stages: [%s]}]" % (sys.argv[2], c["micro_batches"], st))' \
+print("[{name: %s, kind: pipeline, schedule: dapple, micro_batches: %d, zero_stage: %d, stages: [%s]}]" % (sys.argv[2], c["micro_batches"], zero, st))' \
     "$1" "$2"
 }
 p50() {  # summary.json, system -> p50 iteration time of the first point
@@ -116,10 +117,10 @@ run_real2() {  # model, dir, systems: the world-2 real runs, into dir/real2
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$1" \
     --set run.repeats=1 --set "systems=[$3]" --set "output=$2/real2" > "$2/real2.log" 2>&1
 }
-run_real4() {  # model, dir: DAPPLE 2 x 2, into dir/real4
+run_real4() {  # model, dir: DAPPLE 2 x 2, its replicas whole, ZeRO-1 and ZeRO-2, into dir/real4
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$1" \
     --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
-    --set "systems=[$(pipeline_system dapple4 "$1" 2)]" \
+    --set "systems=[$(pipeline_system dapple4 "$1" 2), $(pipeline_system dapple4_zero1 "$1" 2 1), $(pipeline_system dapple4_zero2 "$1" 2 2)]" \
     --set "output=$2/real4" > "$2/real4.log" 2>&1
 }
 
@@ -200,13 +201,13 @@ mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print("%.3f
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
   local model=$1 round=$2 dir=$3 system world real solo co staged layout pbs extra when
   local -a solo_ms co_ms staged_ms layout_ms factor
-  for system in overlap sync zero1 zero2 zero3 dapple dapple4; do
+  for system in overlap sync zero1 zero2 zero3 dapple dapple4 dapple4_zero1 dapple4_zero2; do
     world=2 real=$dir/real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" layout="" pbs=$BATCH extra=()
-    [ "$system" = dapple4 ] && world=4 real=$dir/real4 layout=profile-b$MICRO-stages-co2
+    case $system in dapple4*) world=4 real=$dir/real4 layout=profile-b$MICRO-stages-co2 ;; esac
     [ -d "$real" ] || continue
     real=$(latest "$real")
     [ -d "$real/raw/p000/$system" ] || continue  # not run in this round (PROTOCOL=adjacent)
-    if [ "$system" = dapple ] || [ "$system" = dapple4 ]; then
+    if [[ $system == dapple* ]]; then
       solo=profile-b$MICRO co=profile-b$MICRO-co2 staged=profile-b$MICRO-stages pbs=$MICRO
       extra=(--set "simulate.systems=$(pipeline_systems "$real/raw/p000/$system/rep0/config.json" "$system")"
              --set "simulate.baseline=$system")
@@ -283,7 +284,8 @@ for model, system in keys:
     quiet = [r for r in mine if float(r["steal_percent"]) <= steal_max]
     rounds = " ".join(round_errors(r) for r in mine)
     label = {"overlap": "DDP overlap", "sync": "DDP sync", "dapple": "DAPPLE 2 stages",
-             "dapple4": "DAPPLE 2 stages x 2", "zero1": "ZeRO-1", "zero2": "ZeRO-2",
+             "dapple4": "DAPPLE 2 stages x 2", "dapple4_zero1": "DAPPLE 2 x 2, replicas ZeRO-1",
+             "dapple4_zero2": "DAPPLE 2 x 2, replicas ZeRO-2", "zero1": "ZeRO-1", "zero2": "ZeRO-2",
              "zero3": "ZeRO-3"}.get(system, system)
     if not quiet:
         print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
