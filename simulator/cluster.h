@@ -72,10 +72,10 @@ struct ClusterConfig {
                                                               : intra_comm_cores_per_rank;
   }
   // Point-to-point streams between two ranks on different machines share one rate in both
-  // directions (inter_p2p_bandwidth, else inter_bandwidth). Measured on an emulated 100
-  // Mbit/s link, a 4 MiB send each way at once took 582 ms against 349 ms one way, while plain
-  // TCP carried both in 347 ms; p2p_ready_behind_sends below is the mechanism (a rank's ready
-  // notice behind its own data), this the cruder stand-in. false: full duplex (NCCL, the
+  // directions (inter_p2p_bandwidth, else inter_bandwidth): on an emulated link Gloo's sends
+  // each way at once took the time of both one after the other, where plain TCP carried both
+  // at once; p2p_ready_behind_sends below is the mechanism (a rank's ready notice behind its
+  // own data), this the cruder stand-in. false: full duplex (NCCL, the
   // published constants). At most kMaxHalfDuplexGpus GPUs (a link per pair of them).
   bool p2p_half_duplex = false;
   static constexpr int kMaxHalfDuplexGpus = 256;
@@ -99,20 +99,18 @@ struct ClusterConfig {
   // What a transfer's burst from the bucket costs: it leaves a link that idled, after this
   // latency (< 0: inter_latency_s), and crosses at the host's own path between the machines at
   // this bandwidth (0: at once). The link probe's `burst` ping-pong measures both: a message
-  // sent after 10 ms of idling took 0.09 ms one way where back-to-back ones took 0.03 ms.
+  // sent after the link idled takes longer one way than back-to-back ones.
   double inter_burst_latency_s = -1.0;
   double inter_burst_bandwidth = 0.0;
   // What a transfer longer than the burst its bucket let through takes beyond it and the rest at
   // the link's rate (< 0: less), before the rest flows: the link probe's one-way times at twice
-  // and eight times the bucket less that model of them (-146 to +149 us on this VM's links).
+  // and eight times the bucket less that model of them.
   double inter_past_bucket_latency_s = 0.0;
   // What a send call across machines holds its rank's thread for when its receive is already
   // posted, so that the call writes the message itself (simulator/engine.cpp), by message size:
   // {bytes, seconds} pairs in ascending bytes, linear between them and flat beyond; empty: free
   // (GPUs: a send is a kernel launch). The link probe's `burst` ping-pong times its initiator's
-  // send calls, each after the link and the thread idled as a pipeline stage's do between sends:
-  // 0.09-0.16 ms below an emulated link's token bucket at every rate (0.01-0.02 ms back to back),
-  // and at 300 Mbit/s 0.38 ms for 64 KiB, twice the bucket.
+  // send calls, each after the link and the thread idled as a pipeline stage's do between sends.
   std::vector<std::pair<double, double>> inter_send_call;
 
   int num_gpus() const;

@@ -393,8 +393,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   // Repetitions run round-robin: each one times the range's training step (forward with the
   // loss where the range ends the model, backward, zeroing the gradients and the SGD step),
   // then every layer once in model order. So the layer sum and the whole are measured over the
-  // same minutes (this VM's speed drifts by tens of percent within minutes: measured one after
-  // the other, the ratio of ResNet-50's layer sum to its whole model ranged 0.72-1.03), and a
+  // same minutes (a VM's speed can drift by tens of percent within minutes), and a
   // layer runs with the caches a pass over its range leaves it, not with its weights still warm
   // from its own previous repetition.
   const auto repetition = [&](bool timed) {

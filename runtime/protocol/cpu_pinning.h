@@ -1,8 +1,7 @@
 // Which cores a rank runs on when a spec asks (run.pin_cpus). A process that the scheduler may
-// move is at the mercy of where it lands: on a 2-core VM, unpinned runs of one MLP rank were
-// bimodal (9 of 32 at 16-17 ms instead of 10.5-11.5; pinned to either core, 1 of 32), and
-// iterations of one process differ far less than processes do. Benchmark launchers pin for that
-// reason (Open MPI's --bind-to core, torchrun's affinity options). Torch-free.
+// move is at the mercy of where it lands, which can make a rank's runs bimodal, and iterations
+// of one process differ far less than processes do. Benchmark launchers pin for that reason
+// (Open MPI's --bind-to core, torchrun's affinity options). Torch-free.
 #pragma once
 
 #include <vector>

@@ -1,8 +1,7 @@
 // What a CPU process's heap does with memory it frees. glibc's default returns large freed
 // blocks to the OS (munmap, trimming the heap top), so the next iteration faults the same
-// pages in again: on this VM that made a ResNet-18 pipeline stage's backward 97-103 ms
-// instead of 54-63 ms, and a real run's iteration time bimodal, depending on which way the
-// allocator's adaptive thresholds happened to settle. Torch-free.
+// pages in again, and a run's iteration time depends on which way the allocator's adaptive
+// thresholds happened to settle. Torch-free.
 #pragma once
 
 #include <map>
