@@ -1,5 +1,7 @@
 #include "simulator/cluster.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -127,6 +129,18 @@ std::string Cluster::describe() const {
   std::string text = "[";
   for (size_t i = 0; i < m.size(); ++i) text += (i ? "," : "") + std::to_string(m[i]);
   return text + "]";
+}
+
+double ClusterConfig::rate_at(const std::vector<std::pair<double, double>>& rates, double bytes) {
+  if (rates.empty()) return 0.0;
+  if (bytes <= rates.front().first) return rates.front().second;
+  if (bytes >= rates.back().first) return rates.back().second;
+  size_t i = 1;
+  while (rates[i].first < bytes) ++i;
+  const auto& [low_bytes, low_rate] = rates[i - 1];
+  const auto& [high_bytes, high_rate] = rates[i];
+  const double t = std::log(bytes / low_bytes) / std::log(high_bytes / low_bytes);
+  return low_rate + t * (high_rate - low_rate);
 }
 
 }  // namespace harness::simulator

@@ -37,6 +37,11 @@ struct ClusterConfig {
   // (comm.json's allgather and reducescatter fits; < 0 and 0: as the all-reduce's).
   double gather_step_latency_s = -1.0, gather_rate_cap = 0.0;
   double scatter_step_latency_s = -1.0, scatter_rate_cap = 0.0;
+  // Where the profile measured them size by size: the bus bandwidth each buffer size ran at
+  // ({bytes, bytes/s}, ascending bytes), interpolated in log bytes and flat beyond, in place of
+  // the caps above. A Gloo ring's rate bends with its size, and one line fitted over the sizes
+  // prices every size wrong; the sizes' times hold the latency (their step latency is then 0).
+  std::vector<std::pair<double, double>> gather_rate_by_bytes, scatter_rate_by_bytes;
   // The all-reduce bus bandwidth measured among one machine's ranks: a cap on the per-edge
   // rate of collective steps that stay inside a machine (0: none, the ports decide). CPU ranks
   // reduce on their own cores, so their all-reduce over loopback runs well below send/recv.
@@ -112,6 +117,10 @@ struct ClusterConfig {
   // (GPUs: a send is a kernel launch). The link probe's `burst` ping-pong times its initiator's
   // send calls, each after the link and the thread idled as a pipeline stage's do between sends.
   std::vector<std::pair<double, double>> inter_send_call;
+
+  // The rate a {bytes, rate} table gives a buffer of `bytes` (log-linear between its sizes,
+  // flat beyond them; 0 for an empty table).
+  static double rate_at(const std::vector<std::pair<double, double>>& rates, double bytes);
 
   int num_gpus() const;
   // `world` GPUs on machines of `gpus_per_machine` (the last one holds the rest).

@@ -215,14 +215,21 @@ class Engine {
     return *slot;
   }
 
-  // The measured per-edge rate of a collective's steps: its own op's fit where there is one.
+  // The measured per-edge rate of a collective's steps: its own op's rate at its size, or its
+  // fit, where there is one.
   double collective_cap(const Task& task) const {
     const ClusterConfig& config = cluster_.config();
-    if (task.category == TaskCategory::kAllGather && config.gather_rate_cap > 0) {
-      return config.gather_rate_cap;
+    if (task.category == TaskCategory::kAllGather) {
+      if (!config.gather_rate_by_bytes.empty()) {
+        return ClusterConfig::rate_at(config.gather_rate_by_bytes, task.bytes);
+      }
+      if (config.gather_rate_cap > 0) return config.gather_rate_cap;
     }
-    if (task.category == TaskCategory::kReduceScatter && config.scatter_rate_cap > 0) {
-      return config.scatter_rate_cap;
+    if (task.category == TaskCategory::kReduceScatter) {
+      if (!config.scatter_rate_by_bytes.empty()) {
+        return ClusterConfig::rate_at(config.scatter_rate_by_bytes, task.bytes);
+      }
+      if (config.scatter_rate_cap > 0) return config.scatter_rate_cap;
     }
     return config.collective_rate_cap;
   }

@@ -60,8 +60,22 @@ struct ProfiledComm {
   // All-gather and reduce-scatter fits (sharded systems), where measured: latency < 0 none.
   double allgather_latency_s = -1, allgather_bus_bandwidth = 0;
   double reducescatter_latency_s = -1, reducescatter_bus_bandwidth = 0;
+  // Their measured sizes: {buffer bytes, bus bandwidth}, ascending (comm.json's rows).
+  std::vector<std::pair<double, double>> allgather_rates, reducescatter_rates;
   long long world = 0;
 };
+
+// comm.json's rows of `op`: each measured size's bus bandwidth, by buffer size.
+std::vector<std::pair<double, double>> measured_rates(const json& doc, const std::string& op) {
+  std::vector<std::pair<double, double>> rates;
+  for (const auto& row : doc.value("rows", json::array())) {
+    if (!row.is_object() || row.value("op", "") != op) continue;
+    const double bytes = row.value("bytes", 0.0), rate = row.value("busbw_gbps", 0.0) * 1e9;
+    if (bytes > 0 && rate > 0) rates.emplace_back(bytes, rate);
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates;
+}
 
 ProfiledComm read_comm_profile(const std::string& path) {
   ProfiledComm fit;
@@ -97,6 +111,8 @@ ProfiledComm read_comm_profile(const std::string& path) {
   if (!fit.has_allreduce || fit.world < 2 || !(fit.allreduce_bus_bandwidth > 0)) {
     throw InputError(path + ": no all-reduce fit over 2 or more ranks in 'fits'");
   }
+  fit.allgather_rates = measured_rates(doc, "allgather");
+  fit.reducescatter_rates = measured_rates(doc, "reducescatter");
   return fit;
 }
 
@@ -154,6 +170,60 @@ struct ResolvedCluster {
   planner::Topology topology;  // with the overrides, for `plan: auto`
 };
 
+// What `harness profile comm` measured, as the cluster's collectives and links.
+void apply_comm_profile(const ProfiledComm& fit, sim::ClusterConfig& config) {
+  // The measured fit: all-reduce time = L + S x 2(n-1)/n / busbw, reproduced on a ring by a
+  // per-step latency L / 2(n-1) and a per-edge rate cap of busbw; send/recv sets the links.
+  config.collective_step_latency_s = fit.allreduce_latency_s / (2.0 * (fit.world - 1));
+  config.collective_rate_cap = fit.allreduce_bus_bandwidth;
+  // An all-gather or reduce-scatter = L + S x (n-1)/n / busbw: n-1 steps of L / (n-1); where
+  // the profile timed it size by size, at the rate its size ran at instead.
+  if (fit.allgather_latency_s >= 0) {
+    config.gather_step_latency_s = fit.allgather_latency_s / (fit.world - 1.0);
+    config.gather_rate_cap = fit.allgather_bus_bandwidth;
+  }
+  if (fit.reducescatter_latency_s >= 0) {
+    config.scatter_step_latency_s = fit.reducescatter_latency_s / (fit.world - 1.0);
+    config.scatter_rate_cap = fit.reducescatter_bus_bandwidth;
+  }
+  if (!fit.allgather_rates.empty()) {
+    config.gather_rate_by_bytes = fit.allgather_rates;
+    config.gather_step_latency_s = 0;
+  }
+  if (!fit.reducescatter_rates.empty()) {
+    config.scatter_rate_by_bytes = fit.reducescatter_rates;
+    config.scatter_step_latency_s = 0;
+  }
+  if (fit.has_sendrecv && fit.sendrecv_bandwidth > 0) {
+    config.intra_bandwidth = fit.sendrecv_bandwidth;
+    config.intra_latency_s = fit.sendrecv_latency_s;
+  }
+  // The gradient reducer's passes over its buckets, as the ranks' `copy` measured them.
+  config.bucket_copy_bandwidth = fit.copy_bandwidth;
+  config.bucket_copy_latency_s = fit.copy_latency_s;
+  // What a rank's communication thread keeps busy of a core, as the all-reduce measured it.
+  if (fit.allreduce_cpu_cores > 0) {
+    config.comm_cores_per_rank = std::min(1.0, fit.allreduce_cpu_cores);
+  }
+}
+
+// A spec's (or the link probe's) all-gather and reduce-scatter fits, L + S (n-1)/n / busbw: n-1
+// ring steps of L/(n-1); they win over the profile's sizes.
+void apply_gather_scatter_fits(const ClusterSettings& c, long long world,
+                               sim::ClusterConfig& config) {
+  const double steps = std::max(1.0, static_cast<double>(world - 1));
+  if (c.gather_latency_us) config.gather_step_latency_s = *c.gather_latency_us * 1e-6 / steps;
+  if (c.gather_bandwidth) {
+    config.gather_rate_cap = *c.gather_bandwidth;
+    config.gather_rate_by_bytes.clear();
+  }
+  if (c.scatter_latency_us) config.scatter_step_latency_s = *c.scatter_latency_us * 1e-6 / steps;
+  if (c.scatter_bandwidth) {
+    config.scatter_rate_cap = *c.scatter_bandwidth;
+    config.scatter_rate_by_bytes.clear();
+  }
+}
+
 ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   ResolvedCluster out;
   out.topology = inputs.topology(p.cluster.topology);
@@ -170,33 +240,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   config.inter_bandwidth = out.topology.inter_machine_collective_bandwidth;
   config.inter_p2p_bandwidth = out.topology.inter_machine_p2p_bandwidth;
   config.intra_collective_bandwidth = out.topology.intra_machine_collective_bandwidth;
-  if (!c.comm_profile.empty()) {
-    // The measured fit: all-reduce time = L + S x 2(n-1)/n / busbw, reproduced on a ring by a
-    // per-step latency L / 2(n-1) and a per-edge rate cap of busbw; send/recv sets the links.
-    const ProfiledComm& fit = inputs.comm(c.comm_profile);
-    config.collective_step_latency_s = fit.allreduce_latency_s / (2.0 * (fit.world - 1));
-    config.collective_rate_cap = fit.allreduce_bus_bandwidth;
-    // An all-gather or reduce-scatter = L + S x (n-1)/n / busbw: n-1 steps of L / (n-1).
-    if (fit.allgather_latency_s >= 0) {
-      config.gather_step_latency_s = fit.allgather_latency_s / (fit.world - 1.0);
-      config.gather_rate_cap = fit.allgather_bus_bandwidth;
-    }
-    if (fit.reducescatter_latency_s >= 0) {
-      config.scatter_step_latency_s = fit.reducescatter_latency_s / (fit.world - 1.0);
-      config.scatter_rate_cap = fit.reducescatter_bus_bandwidth;
-    }
-    if (fit.has_sendrecv && fit.sendrecv_bandwidth > 0) {
-      config.intra_bandwidth = fit.sendrecv_bandwidth;
-      config.intra_latency_s = fit.sendrecv_latency_s;
-    }
-    // The gradient reducer's passes over its buckets, as the ranks' `copy` measured them.
-    config.bucket_copy_bandwidth = fit.copy_bandwidth;
-    config.bucket_copy_latency_s = fit.copy_latency_s;
-    // What a rank's communication thread keeps busy of a core, as the all-reduce measured it.
-    if (fit.allreduce_cpu_cores > 0) {
-      config.comm_cores_per_rank = std::min(1.0, fit.allreduce_cpu_cores);
-    }
-  }
+  if (!c.comm_profile.empty()) apply_comm_profile(inputs.comm(c.comm_profile), config);
   if (c.intra_bandwidth) config.intra_bandwidth = *c.intra_bandwidth;
   if (c.inter_bandwidth) config.inter_bandwidth = *c.inter_bandwidth;
   if (c.inter_p2p_bandwidth) config.inter_p2p_bandwidth = *c.inter_p2p_bandwidth;
@@ -210,12 +254,7 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   if (c.inter_burst_latency_us) config.inter_burst_latency_s = *c.inter_burst_latency_us * 1e-6;
   if (c.inter_burst_bandwidth) config.inter_burst_bandwidth = *c.inter_burst_bandwidth;
   config.inter_past_bucket_latency_s = c.inter_past_bucket_latency_us * 1e-6;
-  // A measured all-gather or reduce-scatter, L + S (n-1)/n / busbw: n-1 ring steps of L/(n-1).
-  const double steps = std::max(1.0, static_cast<double>(p.run.world_size - 1));
-  if (c.gather_latency_us) config.gather_step_latency_s = *c.gather_latency_us * 1e-6 / steps;
-  if (c.gather_bandwidth) config.gather_rate_cap = *c.gather_bandwidth;
-  if (c.scatter_latency_us) config.scatter_step_latency_s = *c.scatter_latency_us * 1e-6 / steps;
-  if (c.scatter_bandwidth) config.scatter_rate_cap = *c.scatter_bandwidth;
+  apply_gather_scatter_fits(c, p.run.world_size, config);
   for (const auto& [bytes, us] : c.inter_send_call_us)
     config.inter_send_call.emplace_back(bytes, us * 1e-6);
   config.cpu_cores_per_machine = c.cpu_cores;

@@ -106,6 +106,26 @@ TEST(ShardedSystem, MeasuredReduceScatterFitPricesItsSteps) {
   EXPECT_NEAR(it.times.makespan, 60e-3 + 1e-3 + setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
 }
 
+TEST(ShardedSystem, ReduceScattersTimedSizeBySizeRunAtTheirSizesRate) {
+  FourUnits setup;
+  // Measured at a quarter and at 4 x a unit's 30 MiB: 2.5 and 10 GB/s of bus bandwidth; a
+  // unit's reduce-scatter runs at the rate between them in log bytes, 6.25 GB/s: one ring step
+  // of 15 MiB, 0.8 A. The last one is exposed; the gathers keep the links' A/2.
+  const double unit = 30.0 * 1024 * 1024;
+  setup.config.scatter_rate_by_bytes = {{unit / 4, 2.5e9}, {unit * 4, 10e9}};
+  setup.config.scatter_step_latency_s = 0;
+  const SimulatedIteration it = setup.run(ZeroStage::kGradients);
+  EXPECT_NEAR(it.times.makespan, 60e-3 + 0.8 * setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
+}
+
+TEST(ClusterConfig, RatesBySizeInterpolateInLogBytesAndHoldBeyond) {
+  const std::vector<std::pair<double, double>> rates = {{1e6, 1e9}, {1e8, 3e9}};
+  EXPECT_DOUBLE_EQ(ClusterConfig::rate_at(rates, 1e7), 2e9);
+  EXPECT_DOUBLE_EQ(ClusterConfig::rate_at(rates, 1e3), 1e9);
+  EXPECT_DOUBLE_EQ(ClusterConfig::rate_at(rates, 1e9), 3e9);
+  EXPECT_DOUBLE_EQ(ClusterConfig::rate_at({}, 1e7), 0.0);
+}
+
 TEST(ShardedSystem, UnitsAreTheLayersWithParameters) {
   LayerCosts costs = testing::chain(3, 1e-3, 1e-3, 0, 400);
   costs.parameter_bytes[1] = 0;  // a ReLU

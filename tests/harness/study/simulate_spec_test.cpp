@@ -324,6 +324,29 @@ TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
   EXPECT_NE(error.find("zero_stage: must be <= 2 (got 3)"), std::string::npos) << error;
 }
 
+// A comm profile that timed the reduce-scatter size by size prices each one at the rate its
+// size ran at: here 1 GB/s of bus bandwidth at every size (a flat table), against the links'
+// 10 GB/s. ZeRO-2 on 4 ranks of one machine, 1 MB layers: forward 10 ms, backward 20 ms, each
+// layer's reduce-scatter 3 ring steps of 0.25 MB at 1 GB/s (0.75 ms) hidden under the next
+// backward but the last, a quarter of the 0.5 ms step, then 4 gathers at the links' rate (3 x
+// 0.25 MB / 10 GB/s each): 31.175 ms.
+TEST(SimulateSpec, AReduceScatterTimedSizeBySizeRunsAtItsSizesRate) {
+  Study study;
+  study.dir.write("comm.json", R"({"world_size": 4, "backend": "gloo",
+    "fits": [{"op": "allreduce", "latency_us": 0, "bus_bandwidth_bytes_per_s": 1e12}],
+    "rows": [{"op": "reducescatter", "bytes": 65536, "busbw_gbps": 1.0},
+             {"op": "reducescatter", "bytes": 67108864, "busbw_gbps": 1.0}]})");
+  ASSERT_EQ(
+      study.run(
+          in_dir(spec_text("    - {name: zero2, kind: sharded, stage: 2}\n"), study.dir.path()),
+          nullptr,
+          {"simulate.cluster.gpus_per_machine=4",
+           "simulate.cluster.comm_profile=" + (study.dir.path() / "comm.json").string()}),
+      0);
+  const fs::path raw = study.results() / "raw" / "p000" / "zero2" / "rep0";
+  EXPECT_NEAR(read_sample_file(raw / "rank3.csv").at("iteration")[0], 31.175, 1e-6);
+}
+
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
   // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
