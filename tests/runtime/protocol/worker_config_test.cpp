@@ -147,6 +147,24 @@ std::string error_of(const json& document) {
       [&] { runtime::worker_config_from_json(document); });
 }
 
+// A hand-written system may name only its kind: the kind's axes follow (sharded: ZeRO-3 over
+// layers with prefetch; expert_parallel: the expert axis); axes that make another kind are
+// refused, as is an external system, which no rank runs.
+TEST(WorkerConfig, AHandWrittenKindExpandsToItsAxesAndMustAgreeWithThem) {
+  json c = runtime::to_json(pipeline_config());
+  c["system"] = {{"name", "z"}, {"kind", "sharded"}};
+  const runtime::ParallelSystem sharded = runtime::worker_config_from_json(c).system;
+  EXPECT_EQ(sharded.data, (runtime::DataAxis{3, runtime::ShardUnitKind::kLayer, true}));
+  c["system"] = {{"name", "e"}, {"kind", "expert_parallel"}};
+  EXPECT_TRUE(runtime::worker_config_from_json(c).system.experts);
+  c["system"] = {{"name", "d"}, {"kind", "ddp"}, {"data", {{"zero_stage", 2}}}};
+  EXPECT_EQ(error_of(c), "worker config: system: its axes make a sharded system, not ddp");
+  c["system"] = {{"name", "x"}, {"kind", "external"}};
+  EXPECT_EQ(error_of(c), "worker config: system: an external system runs no harness rank");
+  c["system"] = {{"name", "z"}, {"kind", "sharded"}, {"data", {{"zero_stage", 4}}}};
+  EXPECT_EQ(error_of(c), "worker config: system.data.zero_stage must be 0-3");
+}
+
 TEST(WorkerConfig, ABadConfigNamesItsKey) {
   json c = runtime::to_json(pipeline_config());
   c["model"].erase("batch_size");
