@@ -26,6 +26,7 @@ add_executable(harness_tests
   harness/study/duration_estimate_test.cpp
   harness/study/simulate_spec_test.cpp
   harness/external/external_test.cpp
+  harness/cli/plan_spec_test.cpp
   harness/history/change_points_test.cpp
   harness/history/history_check_test.cpp
   harness/history/history_store_test.cpp

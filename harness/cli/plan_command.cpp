@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "harness/plot/kinds.h"
 #include "harness/spec/published_profiles.h"
 #include "harness/spec/spec_errors.h"
+#include "harness/spec/yaml_reader.h"
 #include "planner/cluster/topology.h"
 #include "planner/report/explain.h"
 #include "planner/report/noise_report.h"
@@ -229,144 +231,78 @@ void add_plan_command(CLI::App& app) {
 namespace harness {
 namespace {
 
-class PlanSpecReader {
- public:
-  explicit PlanSpecReader(std::string path) : path_(std::move(path)) {}
+constexpr long long kMaxPlanCount = 1LL << 24;
 
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.line < 0) throw InputError(path_ + ": " + what);
-    throw InputError(format_location(path_, mark.line, mark.column) + ": " + what,
-                     SourcePosition{mark.line + 1, mark.column + 1});
-  }
-  std::string where(const YAML::Node& node) const {
-    const YAML::Mark mark = node.Mark();
-    return mark.line < 0 ? path_ : format_location(path_, mark.line, mark.column);
-  }
-  std::string text(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsScalar()) fail(node, "'" + key + "' must be a scalar");
-    return node.Scalar();
-  }
-  long long integer(const YAML::Node& node, const std::string& key, long long min) const {
-    long long value = 0;
-    try {
-      if (!node.IsScalar()) throw YAML::Exception(node.Mark(), "");
-      value = node.as<long long>();
-    } catch (const YAML::Exception&) {
-      fail(node, "'" + key + "' must be an integer");
+// "8,16", "2x8" or [8, 16] (devices); "32:4096:64", "128,256" or [128, 256] (gbs).
+std::string list_or_text(MapReader& r, const std::string& key) {
+  if (r.child(key).IsSequence()) {
+    std::string joined;
+    for (long long n : r.get_int_list(key, std::nullopt, 1)) {
+      joined += (joined.empty() ? "" : ",") + std::to_string(n);
     }
-    if (value < min) fail(node, "'" + key + "' must be at least " + std::to_string(min));
-    return value;
+    return joined;
   }
-  double number(const YAML::Node& node, const std::string& key) const {
-    double value = 0;
-    try {
-      if (!node.IsScalar()) throw YAML::Exception(node.Mark(), "");
-      value = node.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(node, "'" + key + "' must be a number");
-    }
-    if (!(value > 0)) fail(node, "'" + key + "' must be positive");
-    return value;
-  }
-  // "8,16", "2x8" or [8, 16].
-  std::string devices(const YAML::Node& node) const {
-    if (node.IsSequence()) {
-      std::string joined;
-      for (const auto& item : node) {
-        joined += (joined.empty() ? "" : ",") + std::to_string(integer(item, "devices", 1));
-      }
-      if (joined.empty()) fail(node, "'devices' must not be empty");
-      return joined;
-    }
-    return text(node, "devices");
-  }
-  // "32:4096:64", "128,256" or [128, 256].
-  std::string batches(const YAML::Node& node) const {
-    if (node.IsSequence()) {
-      std::string joined;
-      for (const auto& item : node) {
-        joined += (joined.empty() ? "" : ",") + std::to_string(integer(item, "gbs", 1));
-      }
-      if (joined.empty()) fail(node, "'gbs' must not be empty");
-      return joined;
-    }
-    return text(node, "gbs");
-  }
+  return r.get_string(key, std::nullopt);
+}
 
-  // {compute: 10, bandwidth: 20, seeds: 10, first_seed: 1}: percentages, both default 0.
-  planner::NoiseSettings noise(const YAML::Node& node) const {
-    if (!node.IsMap()) fail(node, "a 'noise' entry must be a mapping");
-    planner::NoiseSettings settings;
-    for (const auto& field : node) {
-      const std::string k = field.first.as<std::string>();
-      if (k == "compute" || k == "bandwidth") {
-        double percent = -1.0;
-        try {
-          if (field.second.IsScalar()) percent = field.second.as<double>();
-        } catch (const YAML::Exception&) {
-        }
-        if (!(percent >= 0.0 && percent < 100.0)) {
-          fail(field.second, "'" + k + "' must be a percentage in [0, 100)");
-        }
-        (k == "compute" ? settings.compute_fraction : settings.bandwidth_fraction) =
-            percent / 100.0;
-      } else if (k == "seeds") {
-        settings.seeds = static_cast<int>(integer(field.second, k, 1));
-      } else if (k == "first_seed") {
-        settings.first_seed = static_cast<std::uint64_t>(integer(field.second, k, 0));
-      } else {
-        fail(field.first,
-             "unknown noise key '" + k + "' (expected compute, bandwidth, seeds, first_seed)");
-      }
+// Runs `check`, a planner parser that throws InputError naming `where` (the key's value in the
+// file), and records its error beside the reader's own.
+void check_at(MapReader& r, const std::string& key,
+              const std::function<void(const std::string& where)>& check) {
+  const std::string where = r.origin().where(r.child(key), r.key_path(key));
+  try {
+    check(where);
+  } catch (const InputError& e) {
+    if (SpecErrors* errors = r.origin().errors()) {
+      errors->add(e);
+    } else {
+      throw;
     }
-    return settings;
   }
+}
 
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-// Keys a model entry (or the plan map itself) may set for one profile.
-bool read_model_key(const PlanSpecReader& r, const std::string& key, const YAML::Node& value,
-                    PlanRequest& request) {
-  if (key == "profile") {
+// The keys a model entry (or the plan map itself) may set for one profile.
+void read_model_keys(MapReader& r, PlanRequest& request) {
+  if (r.has("profile")) {
     // "{profiles}/..." names a published profile (harness/spec/published_profiles.h). The
     // file is opened now, so that a wrong path is reported at the key that names it.
-    const std::string written = r.text(value, key);
+    const std::string written = r.get_string("profile", std::nullopt);
     request.profile = resolve_profile_path(written);
-    if (const std::string problem = profile_problem(written); !problem.empty())
-      r.fail(value, "plan.profile: " + problem);
-  } else if (key == "pbs") {
-    request.profile_batch = static_cast<int>(r.integer(value, key, 1));
-  } else if (key == "micro_batch") {
-    request.micro_batch = static_cast<int>(r.integer(value, key, 1));
-  } else if (key == "peak_activation") {
-    request.peak_activation_per_sample = r.number(value, key);
-  } else if (key == "optimizer_scaling") {
-    request.optimizer_memory_scaling = r.number(value, key);
-  } else if (key == "gbs") {
-    request.global_batches = r.batches(value);
-    planner::parse_batch_sizes(request.global_batches, r.where(value));
-  } else {
-    return false;
+    if (const std::string problem = profile_problem(written); !problem.empty()) {
+      r.report(r.child("profile"), "profile", problem);
+    }
   }
-  return true;
+  if (r.has("pbs")) request.profile_batch = static_cast<int>(r.get_int("pbs", 1, 1, kMaxPlanCount));
+  if (r.has("micro_batch")) {
+    request.micro_batch = static_cast<int>(r.get_int("micro_batch", 1, 1, kMaxPlanCount));
+  }
+  if (r.has("peak_activation")) {
+    request.peak_activation_per_sample = r.get_double("peak_activation", std::nullopt, 0.0);
+  }
+  if (r.has("optimizer_scaling")) {
+    request.optimizer_memory_scaling = r.get_double("optimizer_scaling", std::nullopt, 0.0);
+  }
+  if (r.has("gbs")) {
+    request.global_batches = list_or_text(r, "gbs");
+    check_at(r, "gbs", [&](const std::string& where) {
+      planner::parse_batch_sizes(request.global_batches, where);
+    });
+  }
 }
 
 // `plots:`, figure kinds of `harness plot` (or all) drawn when the study is done.
-std::vector<std::string> read_plot_list(const PlanSpecReader& r, const YAML::Node& value) {
+std::vector<std::string> read_plot_list(MapReader& r) {
   std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
   kinds.push_back("all");
   const std::string expected = "expected a list of " + join(kinds, ", ");
-  if (!value.IsSequence()) r.fail(value, "plan.plots: " + expected);
+  const YAML::Node value = r.child("plots");
+  if (!value.IsSequence()) r.fail(value, "plots", expected);
   std::vector<std::string> chosen;
   for (const auto& item : value) {
     const std::string kind = item.IsScalar() ? item.Scalar() : "";
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-      r.fail(item, "plan.plots: unknown figure kind '" + kind + "' (" + expected + ")");
+      r.report(item, "plots", "unknown figure kind " + describe_node(item) + " (" + expected + ")");
+      continue;
     }
     chosen.push_back(kind);
   }
@@ -374,44 +310,97 @@ std::vector<std::string> read_plot_list(const PlanSpecReader& r, const YAML::Nod
 }
 
 // `models:`, a list of entries each with a name and the keys of one profile.
-std::vector<PlanSpecModel> read_model_entries(const PlanSpecReader& r, const YAML::Node& value) {
-  if (!value.IsSequence() || value.size() == 0) r.fail(value, "'models' must be a list");
+std::vector<PlanSpecModel> read_model_entries(MapReader& r) {
+  const YAML::Node value = r.child("models");
+  if (!value.IsSequence() || value.size() == 0) r.fail(value, "models", "must be a non-empty list");
   std::vector<PlanSpecModel> models;
   for (const auto& item : value) {
-    if (!item.IsMap()) r.fail(item, "a model entry must be a mapping");
+    MapReader entry(item, r.key_path("models"), r.origin());
     PlanSpecModel model;
-    for (const auto& field : item) {
-      const std::string k = field.first.as<std::string>();
-      if (k == "name") {
-        model.name = r.text(field.second, k);
-      } else if (!read_model_key(r, k, field.second, model.request)) {
-        r.fail(field.first, "unknown model key '" + k +
-                                "' (expected name, profile, pbs, gbs, micro_batch, "
-                                "peak_activation, optimizer_scaling)");
-      }
-    }
-    if (model.name.empty()) r.fail(item, "a model entry needs a 'name'");
+    model.name = entry.get_string("name", std::nullopt);
+    read_model_keys(entry, model.request);
+    entry.finish();
     models.push_back(std::move(model));
   }
   return models;
 }
 
 // `devices:`, one layout ("8,16") or a map of named layouts; (name, devices) pairs.
-std::vector<std::pair<std::string, std::string>> read_device_layouts(const PlanSpecReader& r,
-                                                                     const YAML::Node& value) {
+std::vector<std::pair<std::string, std::string>> read_device_layouts(MapReader& r) {
   std::vector<std::pair<std::string, std::string>> layouts;
-  if (value.IsMap()) {
-    for (const auto& layout : value) {
-      const std::string devices = r.devices(layout.second);
-      planner::parse_devices(devices, r.where(layout.second));
-      layouts.emplace_back(layout.first.as<std::string>(), devices);
-    }
-  } else {
-    const std::string devices = r.devices(value);
-    planner::parse_devices(devices, r.where(value));
+  if (!r.child("devices").IsMap()) {
+    const std::string devices = list_or_text(r, "devices");
+    check_at(r, "devices",
+             [&](const std::string& where) { planner::parse_devices(devices, where); });
     layouts.emplace_back("", devices);
+    return layouts;
+  }
+  MapReader named(r.child("devices"), r.key_path("devices"), r.origin());
+  for (const auto& layout : r.child("devices")) {
+    const std::string name = layout.first.as<std::string>();
+    const std::string devices = list_or_text(named, name);
+    check_at(named, name,
+             [&](const std::string& where) { planner::parse_devices(devices, where); });
+    layouts.emplace_back(name, devices);
   }
   return layouts;
+}
+
+// `noise:`, one study ({compute, bandwidth, seeds, first_seed}, percentages) or a list of them.
+std::vector<planner::NoiseSettings> read_noise_studies(MapReader& r) {
+  const YAML::Node value = r.child("noise");
+  const YAML::Node list = value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
+  std::vector<planner::NoiseSettings> studies;
+  for (const auto& item : list) {
+    MapReader study(item, r.key_path("noise"), r.origin());
+    planner::NoiseSettings settings;
+    for (const char* key : {"compute", "bandwidth"}) {
+      const double percent = study.get_double(key, 0.0, MapReader::kZeroOrMore);
+      if (percent >= 100.0) study.report(study.child(key), key, "must be a percentage below 100");
+      (std::string(key) == "compute" ? settings.compute_fraction : settings.bandwidth_fraction) =
+          percent / 100.0;
+    }
+    settings.seeds = static_cast<int>(study.get_int("seeds", settings.seeds, 1, kMaxPlanCount));
+    settings.first_seed = static_cast<std::uint64_t>(
+        study.get_int("first_seed", static_cast<long long>(settings.first_seed), 0, 1000000000));
+    study.finish();
+    studies.push_back(settings);
+  }
+  return studies;
+}
+
+// `mode:`, one of compat and dapple, or a list of them.
+std::vector<std::string> read_modes(MapReader& r) {
+  const YAML::Node value = r.child("mode");
+  if (!value.IsSequence()) return {r.get_string("mode", std::nullopt, {"compat", "dapple"})};
+  std::vector<std::string> modes;
+  for (const auto& m : value) {
+    if (!m.IsScalar() || !planner::parse_planner_mode(m.Scalar())) {
+      r.report(m, "mode", "expected compat or dapple, got " + describe_node(m));
+      continue;
+    }
+    modes.push_back(m.Scalar());
+  }
+  return modes;
+}
+
+// The plan map's own keys beside the model's: devices, modes, topology, placement, threads,
+// explain, noise studies, models and plots.
+void read_plan_keys(MapReader& r, PlanRequest& base, PlanSpecRuns& runs) {
+  if (r.has("devices")) runs.layouts = read_device_layouts(r);
+  if (r.has("mode")) runs.modes = read_modes(r);
+  if (r.has("topology")) {
+    base.topology = r.get_string("topology", std::nullopt);
+    check_at(r, "topology", [&](const std::string&) { planner::load_topology(base.topology); });
+  }
+  if (r.has("placement")) {
+    base.placement = r.get_string("placement", std::nullopt, {"fresh", "append", "scatter", "all"});
+  }
+  base.threads = static_cast<int>(r.get_int("threads", 1, 1, kMaxPlannerThreads));
+  base.explain = r.get_bool("explain", false);
+  if (r.has("noise")) base.noise_studies = read_noise_studies(r);
+  if (r.has("models")) runs.models = read_model_entries(r);
+  if (r.has("plots")) runs.plots = read_plot_list(r);
 }
 
 // A model entry's request: what it sets itself, the rest inherited from the plan map.
@@ -438,92 +427,43 @@ PlanRequest merged_request(const PlanRequest& base, const PlanRequest& own) {
 // device layouts and modes. InputError with file:line:column for anything wrong.
 PlanSpecRuns read_plan_spec(const std::string& spec_path, const YAML::Node& spec,
                             SpecErrors& errors) {
-  const PlanSpecReader r(spec_path);
+  SpecOrigin origin(spec_path);
+  origin.report_to(&errors);
   const YAML::Node plan = spec["plan"];
   if (!plan || !plan.IsMap()) {
     if (!plan) errors.add(InputError(spec_path + ": a 'kind: plan' spec needs a 'plan' map"));
-    if (plan) errors.collect([&] { r.fail(plan, "'plan' must be a mapping"); });
+    if (plan) errors.add(origin.error(plan, "plan", "plan: must be a mapping"));
     errors.throw_if_any();
   }
   const size_t errors_before = errors.count();
-
   PlanRequest base;
   PlanSpecRuns runs;
-  auto& [models, layouts, modes, plots] = runs;
   // Every key is read even when an earlier one is wrong: all errors are reported at once.
-  for (const auto& entry : plan) {
-    errors.collect([&] {
-      const std::string key = entry.first.as<std::string>();
-      const YAML::Node& value = entry.second;
-      if (read_model_key(r, key, value, base)) return;
-      if (key == "devices") {
-        layouts = read_device_layouts(r, value);
-      } else if (key == "mode") {
-        const YAML::Node list =
-            value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
-        for (const auto& m : list) {
-          const std::string mode = r.text(m, key);
-          if (!planner::parse_planner_mode(mode)) r.fail(m, "mode must be compat or dapple");
-          modes.push_back(mode);
-        }
-      } else if (key == "topology") {
-        base.topology = r.text(value, key);
-        planner::load_topology(base.topology);
-      } else if (key == "placement") {
-        base.placement = r.text(value, key);
-        if (base.placement != "all" && !planner::parse_placement_policy(base.placement)) {
-          r.fail(value, "placement must be fresh, append, scatter or all");
-        }
-      } else if (key == "threads") {
-        base.threads = static_cast<int>(r.integer(value, key, 1));
-        if (base.threads > kMaxPlannerThreads) {
-          r.fail(value, "plan.threads: at most " + std::to_string(kMaxPlannerThreads));
-        }
-      } else if (key == "explain") {
-        try {
-          base.explain = value.as<bool>();
-        } catch (const YAML::Exception&) {
-          r.fail(value, "'explain' must be true or false");
-        }
-      } else if (key == "noise") {
-        // One study ({compute, bandwidth, seeds, first_seed}, percentages) or a list of them.
-        const YAML::Node list =
-            value.IsSequence() ? value : YAML::Node(std::vector<YAML::Node>{value});
-        for (const auto& item : list) base.noise_studies.push_back(r.noise(item));
-      } else if (key == "models") {
-        models = read_model_entries(r, value);
-      } else if (key == "plots") {
-        plots = read_plot_list(r, value);
-      } else {
-        r.fail(entry.first,
-               "unknown plan key '" + key +
-                   "' (expected profile, pbs, gbs, devices, mode, topology, placement, "
-                   "threads, micro_batch, optimizer_scaling, peak_activation, explain, "
-                   "noise, models, plots)");
-      }
-    });
-  }
+  MapReader r(plan, "plan", origin);
+  errors.collect([&] {
+    read_model_keys(r, base);
+    read_plan_keys(r, base, runs);
+    r.finish();
+  });
   // Nothing below is judged against a key that was read wrong.
   if (errors.count() != errors_before) errors.throw_if_any();
+  auto& [models, layouts, modes, plots] = runs;
   if (models.empty()) {
-    errors.collect([&] {
-      if (base.profile.empty()) r.fail(plan, "'plan' needs 'profile' and 'pbs' (or 'models')");
-      if (base.profile_batch <= 0) r.fail(plan, "'plan' needs 'pbs'");
-    });
-    if (errors.count() != errors_before) errors.throw_if_any();
+    if (base.profile.empty() || base.profile_batch <= 0) {
+      errors.add(origin.error(plan, "plan", "'plan' needs 'profile' and 'pbs' (or 'models')"));
+      errors.throw_if_any();
+    }
     models.push_back({"", PlanRequest{}});
   }
   if (layouts.empty()) layouts.emplace_back("", "");
   if (modes.empty()) modes.push_back("dapple");
-
   // Every model is complete before any is planned: a bad later entry writes nothing.
   for (PlanSpecModel& model : models) {
-    errors.collect([&] {
-      model.request = merged_request(base, model.request);
-      if (model.request.profile.empty() || model.request.profile_batch <= 0) {
-        r.fail(plan, "model '" + model.name + "' needs 'profile' and 'pbs'");
-      }
-    });
+    model.request = merged_request(base, model.request);
+    if (model.request.profile.empty() || model.request.profile_batch <= 0) {
+      errors.add(
+          origin.error(plan, "plan", "model '" + model.name + "' needs 'profile' and 'pbs'"));
+    }
   }
   errors.throw_if_any();
   return runs;
