@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "baselines/ddp/gradient_reducer.h"
@@ -23,7 +24,8 @@ struct ReplicaShards::State {
   int replica() const { return replicas->rank(); }
   int64_t chunk_elements() const { return layout.units.front().shard_elements; }
 
-  // Every parameter's gradient, end to end and padded (a missing one as zeros).
+  // Stage 2: every parameter's gradient, end to end and padded (a missing one as zeros), the
+  // reduce-scatter's input.
   at::Tensor flat_gradients() const {
     at::Tensor flat = at::zeros({layout.units.front().padded_elements}, full.options());
     for (size_t p = 0; p < parameters.size(); ++p) {
@@ -31,6 +33,21 @@ struct ReplicaShards::State {
       flat.narrow(0, offsets[p], parameters[p].numel()).copy_(parameters[p].grad().reshape({-1}));
     }
     return flat;
+  }
+
+  // Stage 1: this replica's chunk of the summed gradients, copied from the parts of the
+  // parameters' gradients it overlaps (the rest of the flat buffer is never built).
+  at::Tensor chunk_gradient() const {
+    const int64_t begin = replica() * chunk_elements(), end = begin + chunk_elements();
+    at::Tensor chunk_grad = at::zeros({chunk_elements()}, full.options());
+    for (size_t p = 0; p < parameters.size(); ++p) {
+      const int64_t first = std::max(begin, offsets[p]);
+      const int64_t last = std::min(end, offsets[p] + parameters[p].numel());
+      if (first >= last || !parameters[p].grad().defined()) continue;
+      chunk_grad.narrow(0, first - begin, last - first)
+          .copy_(parameters[p].grad().reshape({-1}).narrow(0, first - offsets[p], last - first));
+    }
+    return chunk_grad;
   }
 };
 
@@ -86,8 +103,7 @@ void ReplicaShards::finish_backward() {
   State& s = *state_;
   if (s.sum) {
     s.sum->finish_backward();
-    s.chunk.mutable_grad() =
-        s.flat_gradients().narrow(0, s.replica() * s.chunk_elements(), s.chunk_elements()).clone();
+    s.chunk.mutable_grad() = s.chunk_gradient();
     return;
   }
   const at::Tensor flat = s.flat_gradients();
