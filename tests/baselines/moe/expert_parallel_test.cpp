@@ -69,12 +69,38 @@ torch::Tensor reference_parameter(runtime::ZooModel& reference, const std::strin
   return reference.named_parameters()[global];
 }
 
+// A global batch of token ids and labels for `world` ranks of kPerRank samples, from one seed.
+struct TokenBatch {
+  torch::Tensor ids, labels;
+};
+TokenBatch global_batch(int world) {
+  torch::manual_seed(11);
+  TokenBatch batch;
+  batch.ids = torch::randint(30522, {world * kPerRank, kSequence}, torch::kLong);
+  batch.labels = torch::randint(kClasses, {world * kPerRank}, torch::kLong);
+  return batch;
+}
+
+// A rank's model joined to its expert group, and its sync over its parameters by name: the
+// dense part by DDP's reducer (ReducerOptions) or sharded (ReplicaShardOptions).
+template <typename DenseOptions>
+std::unique_ptr<ExpertParallelSync> rank_sync(runtime::ZooModel& model, runtime::Communicator& comm,
+                                              DenseOptions dense) {
+  for (auto* mixture : runtime::mixtures_of(model)) mixture->set_expert_group(&comm);
+  std::vector<at::Tensor> parameters;
+  std::vector<std::string> names;
+  for (const auto& item : model.named_parameters()) {
+    names.push_back(item.key());
+    parameters.push_back(item.value());
+  }
+  return std::make_unique<ExpertParallelSync>(parameters, names, runtime::expert_parameters(model),
+                                              comm, std::move(dense));
+}
+
 void expect_step_matches_one_process(double capacity_factor, bool expect_drops) {
   constexpr int kWorld = 2;
   torch::set_num_threads(1);
-  torch::manual_seed(11);
-  const torch::Tensor ids = torch::randint(30522, {kWorld * kPerRank, kSequence}, torch::kLong);
-  const torch::Tensor labels = torch::randint(kClasses, {kWorld * kPerRank}, torch::kLong);
+  const auto [ids, labels] = global_batch(kWorld);
 
   auto reference = build(options_for(capacity_factor, kWorld, 0, 1));
   torch::optim::SGD reference_sgd(reference->parameters(), kLearningRate);
@@ -94,20 +120,13 @@ void expect_step_matches_one_process(double capacity_factor, bool expect_drops) 
   std::vector<double> losses(kWorld);
   const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
     runtime::ZooModel& model = *ranks[r];
-    for (auto* mixture : runtime::mixtures_of(model)) mixture->set_expert_group(&comm);
-    std::vector<at::Tensor> parameters;
-    std::vector<std::string> names;
-    for (const auto& item : model.named_parameters()) {
-      names.push_back(item.key());
-      parameters.push_back(item.value());
-    }
-    ExpertParallelSync sync(parameters, names, runtime::expert_parameters(model), comm,
-                            ReducerOptions{.bucket_mb = 0.05, .first_bucket_mb = 0.01});
+    const auto sync =
+        rank_sync(model, comm, ReducerOptions{.bucket_mb = 0.05, .first_bucket_mb = 0.01});
     torch::optim::SGD sgd(model.parameters(), kLearningRate);
     const torch::Tensor loss = loss_of(model, ids.narrow(0, r * kPerRank, kPerRank),
                                        labels.narrow(0, r * kPerRank, kPerRank));
     loss.backward();
-    sync.finish_backward();
+    sync->finish_backward();
     sgd.step();
     losses[r] = loss.item<double>();
   });
@@ -151,9 +170,7 @@ void expect_sharded_dense_part_matches_one_process(ZeroStage stage) {
   constexpr int kWorld = 2, kSteps = 10;
   const runtime::WorkerOptimizer adamw{"adamw", 0.01, 0.0, 0.9, 0.999, 1e-8, 0.01};
   torch::set_num_threads(1);
-  torch::manual_seed(11);
-  const torch::Tensor ids = torch::randint(30522, {kWorld * kPerRank, kSequence}, torch::kLong);
-  const torch::Tensor labels = torch::randint(kClasses, {kWorld * kPerRank}, torch::kLong);
+  const auto [ids, labels] = global_batch(kWorld);
   auto reference = build(options_for(4.0, kWorld, 0, 1));
   const auto reference_optimizer = runtime::make_optimizer(adamw, reference->parameters());
   for (int step = 0; step < kSteps; ++step) {
@@ -165,24 +182,18 @@ void expect_sharded_dense_part_matches_one_process(ZeroStage stage) {
   for (int r = 0; r < kWorld; ++r) ranks.push_back(build(options_for(4.0, 1, r, kWorld)));
   const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
     runtime::ZooModel& model = *ranks[r];
-    for (auto* mixture : runtime::mixtures_of(model)) mixture->set_expert_group(&comm);
-    std::vector<at::Tensor> parameters;
-    std::vector<std::string> names;
-    for (const auto& item : model.named_parameters()) {
-      names.push_back(item.key());
-      parameters.push_back(item.value());
-    }
-    const ReplicaShardOptions shards{
-        stage, ReducerOptions{.bucket_mb = 0.05, .first_bucket_mb = 0.01}, adamw, {}};
-    ExpertParallelSync sync(parameters, names, runtime::expert_parameters(model), comm, shards);
+    const auto sync = rank_sync(
+        model, comm,
+        ReplicaShardOptions{
+            stage, ReducerOptions{.bucket_mb = 0.05, .first_bucket_mb = 0.01}, adamw, {}});
     runtime::TraceRecorder trace;
     for (int step = 0; step < kSteps; ++step) {
-      sync.dense_shards()->zero_grad();
+      sync->dense_shards()->zero_grad();
       loss_of(model, ids.narrow(0, r * kPerRank, kPerRank),
               labels.narrow(0, r * kPerRank, kPerRank))
           .backward();
-      sync.finish_backward();
-      sync.dense_shards()->step(trace);
+      sync->finish_backward();
+      sync->dense_shards()->step(trace);
     }
   });
   for (const auto& error : errors) ASSERT_EQ(error, "");
