@@ -48,14 +48,19 @@ std::string plot(const fs::path& run, std::vector<std::string> kinds) {
   return out.str();
 }
 
-TEST(Plot, BucketSweepPerPhaseWithBandAndMarks) {
-  REQUIRE_GNUPLOT();
-  TempDir dir;
+// A results folder of two DDP systems over three bucket caps.
+fs::path bucket_sweep_run(const TempDir& dir) {
   FixtureRun spec;
   spec.experiment = "sweep";
   spec.systems = {"overlap", "sync"};
   spec.axes = {{"ddp.bucket_mb", {"1", "5", "25"}}};
-  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  return harness_test::write_fixture_run(dir.path(), spec);
+}
+
+TEST(Plot, BucketSweepPerPhaseWithBandAndMarks) {
+  REQUIRE_GNUPLOT();
+  TempDir dir;
+  const fs::path run = bucket_sweep_run(dir);
   const std::string out = plot(run, {"bucket_sweep"});
   for (const char* phase : {"forward", "backward", "step", "iteration"}) {
     expect_figure(run / "plots", std::string("bucket_sweep_") + phase);
@@ -78,11 +83,7 @@ TEST(Plot, BucketSweepPerPhaseWithBandAndMarks) {
 TEST(Plot, BucketSweepDrawsASystemsOwnCapFromItsConfig) {
   REQUIRE_GNUPLOT();
   TempDir dir;
-  FixtureRun spec;
-  spec.experiment = "sweep";
-  spec.systems = {"overlap", "sync"};
-  spec.axes = {{"ddp.bucket_mb", {"1", "5", "25"}}};
-  const fs::path run = harness_test::write_fixture_run(dir.path(), spec);
+  const fs::path run = bucket_sweep_run(dir);
   harness::write_file_atomic(run / "raw" / "p000" / "overlap" / "rep0" / "config.json",
                              R"({"system": {"name": "overlap", "gradients": {"bucket_mb": 50}}})");
   harness::write_file_atomic(run / "raw" / "p000" / "sync" / "rep0" / "config.json",
