@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "runtime/parallel/tensor_region.h"
+
 namespace runtime {
 
 namespace nn = torch::nn;
@@ -55,8 +57,22 @@ class AttentionImpl : public nn::Module {
     sin_ = register_buffer("rope_sin", both.sin());
   }
 
-  torch::Tensor forward(const torch::Tensor& x) {
-    const int64_t batch = x.size(0), tokens = x.size(1), width = x.size(2);
+  // Tensor parallelism: this rank keeps its share of the query heads and of the key/value
+  // heads (so whole grouped-query groups), q, k and v column-parallel, o row-parallel.
+  void split(std::shared_ptr<TensorRegion> region) {
+    region_ = std::move(region);
+    heads_ = region_->share_of(heads_, "the attention heads");
+    kv_heads_ = region_->share_of(kv_heads_, "the key/value heads");
+    const torch::NoGradGuard no_grad;
+    for (auto* column : {&q, &k, &v}) {
+      (*column)->weight.set_data(column_shard(*region_, (*column)->weight));
+    }
+    o->weight.set_data(row_shard(*region_, o->weight));
+  }
+
+  torch::Tensor forward(torch::Tensor x) {
+    if (region_) x = enter_tensor_region(*region_, x);
+    const int64_t batch = x.size(0), tokens = x.size(1);
     auto heads_of = [&](const torch::Tensor& t, int64_t count) {
       return t.view({batch, tokens, count, head_width_}).transpose(1, 2);
     };
@@ -76,7 +92,9 @@ class AttentionImpl : public nn::Module {
         torch::ones({tokens, tokens}, x.options().dtype(torch::kBool)).triu(1);
     scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
     const torch::Tensor context = torch::matmul(torch::softmax(scores, -1), values);
-    return o->forward(context.transpose(1, 2).reshape({batch, tokens, width}));
+    const torch::Tensor out =
+        o->forward(context.transpose(1, 2).reshape({batch, tokens, heads_ * head_width_}));
+    return region_ ? leave_tensor_region(*region_, out) : out;
   }
 
   nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
@@ -84,6 +102,7 @@ class AttentionImpl : public nn::Module {
  private:
   int64_t heads_, kv_heads_, head_width_;
   torch::Tensor cos_, sin_;
+  std::shared_ptr<TensorRegion> region_;
 };
 TORCH_MODULE(Attention);
 
@@ -95,10 +114,23 @@ class FeedForwardImpl : public nn::Module {
     up = register_module("up_proj", nn::Linear(nn::LinearOptions(width, hidden).bias(false)));
     down = register_module("down_proj", nn::Linear(nn::LinearOptions(hidden, width).bias(false)));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
-    return down->forward(torch::silu(gate->forward(x)) * up->forward(x));
+  // Tensor parallelism: gate and up column-parallel, down row-parallel.
+  void split(std::shared_ptr<TensorRegion> region) {
+    region_ = std::move(region);
+    const torch::NoGradGuard no_grad;
+    gate->weight.set_data(column_shard(*region_, gate->weight));
+    up->weight.set_data(column_shard(*region_, up->weight));
+    down->weight.set_data(row_shard(*region_, down->weight));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    if (region_) x = enter_tensor_region(*region_, x);
+    const torch::Tensor out = down->forward(torch::silu(gate->forward(x)) * up->forward(x));
+    return region_ ? leave_tensor_region(*region_, out) : out;
   }
   nn::Linear gate{nullptr}, up{nullptr}, down{nullptr};
+
+ private:
+  std::shared_ptr<TensorRegion> region_;
 };
 TORCH_MODULE(FeedForward);
 
@@ -111,13 +143,32 @@ class DecoderLayerImpl : public nn::Module {
     attention_norm = register_module("post_attention_layernorm", RmsNorm(width));
     mlp = register_module("mlp", FeedForward(width, llama_feed_forward_width(width)));
   }
+  // Tensor parallelism. With sequence parallelism the norms run on this rank's tokens (their
+  // gradients partial), the model's first split layer shards the sequence and its last one
+  // rejoins it.
+  void split(const std::shared_ptr<TensorRegion>& region, bool first, bool last) {
+    attention->split(region);
+    mlp->split(region);
+    region_ = region;
+    if (!region->sequence_parallel) return;
+    region->partial_parameters.push_back(input_norm->weight);
+    region->partial_parameters.push_back(attention_norm->weight);
+    shards_input_ = first;
+    gathers_output_ = last;
+  }
   torch::Tensor forward(torch::Tensor x) {
+    if (shards_input_) x = split_sequence(*region_, x);
     x = x + attention->forward(input_norm->forward(x));
-    return x + mlp->forward(attention_norm->forward(x));
+    x = x + mlp->forward(attention_norm->forward(x));
+    return gathers_output_ ? gather_sequence(*region_, x) : x;
   }
   RmsNorm input_norm{nullptr}, attention_norm{nullptr};
   Attention attention{nullptr};
   FeedForward mlp{nullptr};
+
+ private:
+  std::shared_ptr<TensorRegion> region_;
+  bool shards_input_ = false, gathers_output_ = false;
 };
 TORCH_MODULE(DecoderLayer);
 
@@ -134,8 +185,10 @@ class Llama : public ZooModel {
     append_layer("embed_tokens", "Embedding",
                  register_module("embed_tokens", nn::Embedding(input_vocabulary_, width)));
     auto layers = register_module("layers", nn::ModuleList());
+    std::vector<DecoderLayer> decoders;
     for (int64_t i = 0; i < depth; ++i) {
       DecoderLayer layer(width, heads, kv_heads, tokens);
+      decoders.push_back(layer);
       layers->push_back(layer);
       append_layer("layers." + std::to_string(i), "DecoderLayer", layer);
     }
@@ -150,6 +203,12 @@ class Llama : public ZooModel {
       if (auto* embedding = module->as<nn::Embedding>()) {
         nn::init::normal_(embedding->weight, 0, 0.02);
       }
+    }
+    // Split after the whole model is drawn: every rank's shard is its part of one model.
+    tensor_region_ =
+        make_tensor_region(options.tensor_shard, options.tensor_shards, options.sequence_parallel);
+    for (size_t i = 0; tensor_region_ && i < decoders.size(); ++i) {
+      decoders[i]->split(tensor_region_, i == 0, i + 1 == decoders.size());
     }
   }
 };

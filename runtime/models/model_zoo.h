@@ -17,6 +17,8 @@
 
 namespace runtime {
 
+struct TensorRegion;  // runtime/parallel/tensor_region.h
+
 struct Layer {
   std::string name;  // torchvision's module path ("layer1.0", "features.3", "fc")
   std::string kind;  // "Conv2d", "Bottleneck", "ReLU", ...
@@ -35,6 +37,9 @@ class ZooModel : public torch::nn::Module {
   // forward (runtime/models/moe.h), which training adds to the loss with a small weight;
   // undefined for every other model.
   virtual torch::Tensor auxiliary_loss() const { return {}; }
+  // A model split over a tensor axis (ModelOptions::tensor_shards > 1): the region its split
+  // layers share, whose group the rank sets before the first forward; null otherwise.
+  TensorRegion* tensor_region() const { return tensor_region_.get(); }
 
  protected:
   // Registers `module` under `name` (when it has a name; chains of one Sequential register
@@ -44,6 +49,7 @@ class ZooModel : public torch::nn::Module {
     layers_.push_back({name, kind, torch::nn::AnyModule(module)});
   }
   int64_t input_vocabulary_ = 0;
+  std::shared_ptr<TensorRegion> tensor_region_;
 
  private:
   std::vector<Layer> layers_;
@@ -64,6 +70,12 @@ struct ModelOptions {
   int64_t moe_groups = 1;
   int64_t expert_shard = 0;
   int64_t expert_shards = 1;
+  // llama and bert, tensor parallelism (runtime/parallel/tensor_region.h): built whole from the
+  // seed, then this rank's heads and feed-forward columns of `tensor_shards` kept; with
+  // `sequence_parallel`, the activations between split layers sharded along the tokens.
+  int64_t tensor_shard = 0;
+  int64_t tensor_shards = 1;
+  bool sequence_parallel = false;
 };
 
 // Builds a model with weights drawn from torch's current generator (seed it first).

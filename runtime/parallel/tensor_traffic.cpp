@@ -1,0 +1,29 @@
+#include "runtime/parallel/tensor_traffic.h"
+
+namespace runtime {
+namespace {
+
+// The (t - 1) / t of one ring pass over b s h elements.
+double ring_pass_bytes(const TensorTrafficShape& shape) {
+  const double t = shape.degree;
+  return (t - 1) / t * static_cast<double>(shape.batch * shape.tokens * shape.width) *
+         static_cast<double>(shape.element_size);
+}
+
+}  // namespace
+
+double tensor_layer_bytes_sent(const TensorTrafficShape& shape) {
+  // An all-reduce is two passes (reduce-scatter, then all-gather); four of them per layer.
+  return 8 * ring_pass_bytes(shape);
+}
+
+double tensor_iteration_bytes_sent(const TensorTrafficShape& shape, int64_t gradient_element_size) {
+  double bytes = static_cast<double>(shape.layers) * tensor_layer_bytes_sent(shape);
+  if (!shape.sequence_parallel) return bytes;
+  const double t = shape.degree;
+  const double norm_gradients = 2.0 * static_cast<double>(shape.layers * shape.width) *
+                                static_cast<double>(gradient_element_size);
+  return bytes + 2 * ring_pass_bytes(shape) + 2 * (t - 1) / t * norm_gradients;
+}
+
+}  // namespace runtime

@@ -1,0 +1,35 @@
+// What a rank of a tensor-parallel group sends per iteration, by ring accounting (nccl-tests'
+// bus bytes, as runtime::ring_bytes_sent counts them): Megatron-LM's 4 all-reduces of
+// batch x tokens x width elements per transformer layer (two forward, after the attention's and
+// the feed-forward's row-parallel projections; two backward, before their column-parallel
+// ones), or under sequence parallelism 4 all-gathers and 4 reduce-scatters of the same tensor
+// (Korthikanti et al., 2022, section 4.2.2), which send the same bytes. Torch-free: the
+// simulator prices it, the rank reports it beside what it counted.
+#pragma once
+
+#include <cstdint>
+
+namespace runtime {
+
+struct TensorTrafficShape {
+  int64_t batch = 0;   // samples of the micro-batch
+  int64_t tokens = 0;  // sequence length
+  int64_t width = 0;   // the hidden size
+  int64_t layers = 0;  // transformer blocks split over the axis
+  int degree = 1;      // ranks on the tensor axis
+  bool sequence_parallel = false;
+  int64_t element_size = 4;  // bytes of an activation
+};
+
+// Per layer per micro-batch: 8 (t - 1) / t x b s h x bytes, with or without sequence
+// parallelism.
+double tensor_layer_bytes_sent(const TensorTrafficShape& shape);
+
+// Per iteration of one micro-batch: the layers' bytes; under sequence parallelism also the
+// all-gathers where the split layers end (forward) and begin (backward), 2 (t - 1) / t x b s h,
+// and the all-reduce of the norms' partial gradients, 2 per layer of `width` elements (their
+// bytes `gradient_element_size` each).
+double tensor_iteration_bytes_sent(const TensorTrafficShape& shape,
+                                   int64_t gradient_element_size = 4);
+
+}  // namespace runtime
