@@ -33,6 +33,9 @@
 #include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
+#include "runtime/parallel/device_mesh.h"
+#include "runtime/parallel/tensor_region.h"
+#include "runtime/parallel/tensor_traffic.h"
 #include "runtime/protocol/cpu_pinning.h"
 #include "runtime/protocol/fault_injection.h"
 #include "runtime/protocol/heap_policy.h"
@@ -252,12 +255,14 @@ struct IterationSteps {
   std::function<void(long long)> before_iteration;  // optional: told each iteration's index
 };
 
-// A rank's own synthetic shard, fixed for the run (generation stays out of timing).
-SyntheticBatch rank_batch(const WorkerConfig& config, int rank, ZooModel& model,
-                          const ModelOptions& options, c10::Device device) {
-  torch::manual_seed(config.seed * 1000003 + rank + 1);
-  const SyntheticBatch data =
-      make_synthetic_batch(model, options, config.model.batch_size, config.model.loss);
+// A rank's own synthetic shard of `samples` (the rank's batch size unless given), fixed for the
+// run (generation stays out of timing); `shard` draws it (the rank, or a tensor-parallel
+// replica whose slices share one).
+SyntheticBatch rank_batch(const WorkerConfig& config, int shard, ZooModel& model,
+                          const ModelOptions& options, c10::Device device, int64_t samples = 0) {
+  torch::manual_seed(config.seed * 1000003 + shard + 1);
+  const SyntheticBatch data = make_synthetic_batch(
+      model, options, samples > 0 ? samples : config.model.batch_size, config.model.loss);
   return {data.input.to(device), data.target.to(device)};
 }
 
@@ -399,14 +404,110 @@ void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const 
                               config, log, trace, std::move(memory));
 }
 
-int run_worker(const WorkerArgs& args) {
-  const WorkerConfig config = worker_config_from_json(
-      args.config_text.empty() ? harness::parse_json(harness::read_file(args.config_path))
-                               : harness::parse_json(args.config_text));
-  const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
-  const ParallelSystem& system = config.system;
+// A tensor-parallel rank's groups, from its place on the mesh: the slices of its replica
+// (prefix "tensor<replica>") and, with more than one replica, its slice of every replica
+// ("data<slice>").
+struct TensorRankGroups {
+  MeshPlace place;
+  std::unique_ptr<Communicator> tensor;
+  std::unique_ptr<Communicator> data;
+};
 
-  // Pinned before any pool or communicator starts a thread, so that every thread inherits it.
+TensorRankGroups tensor_rank_groups(const WorkerConfig& config, const WorkerArgs& args,
+                                    const RankDevice& device,
+                                    const c10::intrusive_ptr<c10d::Store>& store,
+                                    std::chrono::milliseconds timeout) {
+  const DeviceMesh mesh = device_mesh(config.system, args.world_size, 0);
+  TensorRankGroups groups{mesh.places.at(args.rank), nullptr, nullptr};
+  const MeshPlace& place = groups.place;
+  groups.tensor = device.communicator(
+      c10::make_intrusive<c10d::PrefixStore>("tensor" + std::to_string(place.data), store),
+      place.tensor, mesh.tensor, timeout, args.gloo_host);
+  if (mesh.data > 1) {
+    groups.data = device.communicator(
+        c10::make_intrusive<c10d::PrefixStore>("data" + std::to_string(place.tensor), store),
+        place.data, mesh.data, timeout, args.gloo_host);
+  }
+  return groups;
+}
+
+// What a tensor-parallel rank sent on its tensor group per measured iteration, beside
+// Megatron's bytes for its replica's batch (runtime/parallel/tensor_traffic.h).
+json tensor_report(const WorkerConfig& config, const TensorRegion& region,
+                   const CollectivePayload& payload, int64_t replica_batch,
+                   at::ScalarType activations) {
+  const TensorTrafficShape shape{replica_batch,
+                                 config.model.input_shape.at(0),
+                                 config.model.width > 0 ? config.model.width : kLlamaDefaultWidth,
+                                 config.model.depth > 0 ? config.model.depth : kLlamaDefaultDepth,
+                                 region.degree,
+                                 region.sequence_parallel,
+                                 static_cast<int64_t>(c10::elementSize(activations))};
+  const double iterations = static_cast<double>(std::max(1LL, config.iterations));
+  return {{"degree", region.degree},
+          {"sequence_parallel", region.sequence_parallel},
+          {"bytes_sent_per_iteration", ring_bytes_sent(payload, region.degree) / iterations},
+          {"formula_bytes_per_iteration", tensor_iteration_bytes_sent(shape)}};
+}
+
+// A tensor-parallel rank (Megatron-LM's: runtime/parallel/tensor_region.h): the model drawn
+// whole from the seed and its slice kept; the slices of a replica share its batch, which is
+// batch_size x degree samples, so that the global batch is every other system's; slice j of
+// every replica sums its gradients with DDP's reducer.
+void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args,
+                              const RankDevice& device, TensorRankGroups groups, Communicator& comm,
+                              const std::optional<Fault>& fault) {
+  const ParallelSystem& system = config.system;
+  ModelOptions model_options = model_options_from(config.model);
+  model_options.tensor_shard = groups.place.tensor;
+  model_options.tensor_shards = system.tensor.degree;
+  model_options.sequence_parallel = system.tensor.sequence_parallel;
+  torch::manual_seed(config.seed);
+  const auto model = make_model(config.model.name, model_options);
+  model->to(device.device());
+  model->train();
+  CountingCommunicator counted(*groups.tensor);
+  TensorRegion& region = *model->tensor_region();
+  region.group = &counted;
+  // Drawn with a forward pass (its outputs' shape), which the slices run together.
+  const int64_t replica_batch = config.model.batch_size * system.tensor.degree;
+  const SyntheticBatch data =
+      rank_batch(config, groups.place.data, *model, model_options, device.device(), replica_batch);
+  std::unique_ptr<DataParallelSteps> replicas;
+  std::unique_ptr<torch::optim::Optimizer> alone;
+  if (groups.data) {
+    replicas = std::make_unique<DataParallelSteps>(config, *model, *groups.data, nullptr);
+  } else {
+    alone = make_optimizer(config.optimizer, model->parameters());
+  }
+  fs::create_directories(args.out_dir);
+  SampleLog log;
+  TraceRecorder trace;
+  region.trace = &trace;
+  if (replicas && replicas->reducer() != nullptr) replicas->reducer()->set_trace(&trace);
+  const IterationSteps steps{
+      [&] { replicas ? replicas->zero_grad() : alone->zero_grad(); },
+      [&](const torch::Tensor& input) { return model->forward(input); },
+      [&] {
+        if (replicas) replicas->sync().finish_backward();
+        sum_partial_gradients(region);
+      },
+      [&] { replicas ? replicas->step(trace) : static_cast<void>(alone->step()); },
+      [&](long long it) {
+        if (it == config.warmup) counted.reset();
+      }};
+  const at::ScalarType output_dtype =
+      train_iterations(config, args, device, *model, data, steps, trace, log, fault);
+  json memory = replicas ? replicas->memory() : memory_report(model->parameters(), {}, *alone);
+  memory["tensor"] = tensor_report(config, region, counted.payload(), replica_batch, output_dtype);
+  write_data_parallel_results(args, system, device, comm, model->parameters().front(), output_dtype,
+                              config, log, trace, std::move(memory));
+}
+
+// Pinned before any pool or communicator starts a thread, so that every thread inherits it;
+// LibTorch's intra-op pool and the BLAS's own threads both at threads_per_rank: ranks of one
+// machine never oversubscribe its cores.
+void prepare_process(const WorkerConfig& config, const WorkerArgs& args) {
   if (config.pin_cpus) {
     const std::vector<int> cpus =
         runtime::rank_cpus(args.local_rank, config.threads, runtime::allowed_cpus());
@@ -416,11 +517,46 @@ int run_worker(const WorkerArgs& args) {
     std::printf("pinned: rank %d to cpu %s\n", args.rank, list.c_str());
     std::fflush(stdout);
   }
-  // LibTorch's intra-op pool and the BLAS's own threads both at threads_per_rank: ranks of one
-  // machine never oversubscribe its cores.
   torch::set_num_threads(config.threads);
   runtime::set_blas_threads(config.threads);
   apply_heap_policy(config.heap);
+}
+
+// The system's own rank, on the run's store and its world communicator.
+void run_system_rank(const WorkerConfig& config, const WorkerArgs& args, const RankDevice& device,
+                     const c10::intrusive_ptr<c10d::Store>& store, Communicator& communicator,
+                     std::chrono::milliseconds timeout, const std::optional<Fault>& fault) {
+  const SystemKind kind = kind_of(config.system);
+  if (kind == SystemKind::kPipeline) {
+    run_pipeline_rank(config,
+                      {args.rank, args.world_size, args.out_dir, store, &communicator, timeout,
+                       fault, args.gloo_host},
+                      device);
+  } else if (kind == SystemKind::kSharded) {
+    run_sharded_rank(config, args, device, communicator, fault);
+  } else if (kind == SystemKind::kTensorParallel) {
+    run_tensor_parallel_rank(config, args, device,
+                             tensor_rank_groups(config, args, device, store, timeout), communicator,
+                             fault);
+  } else {
+    // Expert parallelism: the dense part's gradients on a process group of their own, so that
+    // the reducer's collectives (PowerSGD's from a thread of its own) never interleave with
+    // the all-to-alls backward issues on the main one.
+    std::unique_ptr<Communicator> dense_group;
+    if (kind == SystemKind::kExpertParallel) {
+      dense_group = device.communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
+                                        args.rank, args.world_size, timeout, args.gloo_host);
+    }
+    run_ddp_rank(config, args, device, communicator, dense_group.get(), fault);
+  }
+}
+
+int run_worker(const WorkerArgs& args) {
+  const WorkerConfig config = worker_config_from_json(
+      args.config_text.empty() ? harness::parse_json(harness::read_file(args.config_path))
+                               : harness::parse_json(args.config_text));
+  const auto fault = parse_fault(std::getenv("HARNESS_FAULT"));
+  prepare_process(config, args);
 
   // The device before anything is built or joined: what this machine or LibTorch cannot give
   // stops the rank here, in one line.
@@ -435,36 +571,13 @@ int run_worker(const WorkerArgs& args) {
   std::printf("rendezvous done: rank %d of %d\n", args.rank, args.world_size);
   std::fflush(stdout);
 
+  run_system_rank(config, args, device, store, *communicator, timeout, fault);
   // Every system ends the same way: result files to rank 0 (no shared file system assumed),
   // then, under a cluster launcher, onto rank 0's stdout.
-  const auto hand_in_results = [&]() {
-    gather_result_files(*store, args.rank, args.world_size, args.out_dir);
-    communicator->barrier();
-    if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
-    return 0;
-  };
-  if (kind_of(system) == SystemKind::kPipeline) {
-    run_pipeline_rank(config,
-                      {args.rank, args.world_size, args.out_dir, store, communicator.get(), timeout,
-                       fault, args.gloo_host},
-                      device);
-    return hand_in_results();
-  }
-
-  // Expert parallelism: the dense part's gradients on a process group of their own, so that
-  // the reducer's collectives (PowerSGD's from a thread of its own) never interleave with the
-  // all-to-alls backward issues on the main one.
-  std::unique_ptr<Communicator> dense_group;
-  if (kind_of(system) == SystemKind::kExpertParallel) {
-    dense_group = device.communicator(c10::make_intrusive<c10d::PrefixStore>("dense", store),
-                                      args.rank, args.world_size, timeout, args.gloo_host);
-  }
-  if (kind_of(system) == SystemKind::kSharded) {
-    run_sharded_rank(config, args, device, *communicator, fault);
-    return hand_in_results();
-  }
-  run_ddp_rank(config, args, device, *communicator, dense_group.get(), fault);
-  return hand_in_results();
+  gather_result_files(*store, args.rank, args.world_size, args.out_dir);
+  communicator->barrier();
+  if (args.rank == 0 && args.emit_results) emit_result_frames(args.out_dir);
+  return 0;
 }
 
 }  // namespace

@@ -452,6 +452,24 @@ void check_pipeline_at_point(const SystemConfig& system, const PointConfig& conf
   check_known_schedule(system, config, fail);
 }
 
+// A tensor axis against the point: it divides the world size, and the model's heads,
+// key/value heads, feed-forward width (and tokens, sequence-parallel) split over it.
+void check_tensor_at_point(const SystemConfig& system, const PointConfig& config,
+                           const std::function<void(const std::string&)>& fail) {
+  const int t = system.tensor.degree;
+  if (config.run.world_size % t != 0) {
+    fail("tensor " + std::to_string(t) + " does not divide run.world_size " +
+         std::to_string(config.run.world_size));
+  }
+  const ModelConfig& model = config.model;
+  const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());
+  if (const std::string problem = runtime::tensor_split_problem(
+          model.name, shape, model.width, model.decoder, t, system.tensor.sequence_parallel);
+      !problem.empty()) {
+    fail("model " + model.name + ": " + problem);
+  }
+}
+
 // A system against one point: pinning against an external command, compression against a
 // per-tensor mode, expert parallelism
 // against the model and world size, inline stages against the world size (and the model's
@@ -475,7 +493,8 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
         "run.pin_cpus binds the harness's own ranks; an external system's command is not "
         "pinned (pin it in its own command, e.g. taskset)");
   }
-  if ((system.kind() == SystemKind::kDdp || system.kind() == SystemKind::kExpertParallel) &&
+  if ((system.kind() == SystemKind::kDdp || system.kind() == SystemKind::kExpertParallel ||
+       system.kind() == SystemKind::kTensorParallel) &&
       system.gradients.mode == "per_tensor" && config.ddp.compression != "none") {
     fail("ddp.compression " + config.ddp.compression +
          " applies to buckets; per_tensor all-reduces each gradient on its own (use overlap, "
@@ -494,6 +513,17 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
   }
   if (system.kind() == SystemKind::kPipeline)
     check_pipeline_at_point(system, config, options, origin, at, fail);
+  if (system.kind() == SystemKind::kTensorParallel) check_tensor_at_point(system, config, fail);
+}
+
+// `kind: tensor_parallel`: `tensor: t` consecutive ranks split each layer (its degree),
+// `sequence_parallel`, and how the replicas across the groups sum gradients (DDP's `mode`,
+// `bucket_mb`).
+void read_tensor_system(MapReader& reader, SystemConfig& system) {
+  system.tensor.degree = static_cast<int>(reader.get_int("tensor", std::nullopt, 2, 256));
+  system.tensor.sequence_parallel = reader.get_bool("sequence_parallel", false);
+  system.gradients.mode = reader.get_string("mode", "overlap", ddp_modes());
+  if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
 }
 
 // One entry of `systems:`: a ddp mode's name, or a map of a system of any kind. Nothing when
@@ -532,6 +562,8 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
   } else if (kind == SystemKind::kSharded) {
     system.data = read_sharded_data_axis(reader);  // stage 1 all-reduces in overlapped buckets
     if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
+  } else if (kind == SystemKind::kTensorParallel) {
+    read_tensor_system(reader, system);
   } else {
     system.experts = kind == SystemKind::kExpertParallel;
     system.gradients.mode = reader.get_string(

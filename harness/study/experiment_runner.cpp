@@ -154,6 +154,11 @@ std::string describe_matrix(const Experiment& experiment) {
     if (run.system->experts && run.system->data.sharded()) {
       how += ", dense part ZeRO-" + std::to_string(run.system->data.zero_stage);
     }
+    if (run.system->tensor.split()) {
+      // A replica's slices share its batch: batch_size x degree samples each.
+      how += ", tensor " + std::to_string(run.system->tensor.degree) +
+             (run.system->tensor.sequence_parallel ? " sequence-parallel" : "");
+    }
     char line[640];
     std::snprintf(line, sizeof line,
                   "%4zu  %-6s %-28s %-12s rep %lld  %s batch %lld x %lld ranks, %lld+%lld iters, "

@@ -215,11 +215,6 @@ class Llama : public ZooModel {
 
 }  // namespace
 
-int64_t llama_feed_forward_width(int64_t width) {
-  const int64_t hidden = 2 * (4 * width) / 3;
-  return (hidden + 255) / 256 * 256;
-}
-
 std::shared_ptr<ZooModel> make_llama(const ModelOptions& options) {
   return std::make_shared<Llama>(options);
 }

@@ -12,10 +12,6 @@
 
 namespace runtime {
 
-// The SwiGLU hidden width Llama uses for a model width: 2/3 of 4 x width, rounded up to a
-// multiple of 256.
-int64_t llama_feed_forward_width(int64_t width);
-
 // make_model's for "llama": the options as check_model_options (model_catalog.h) took them,
 // defaults (kLlama* there) where they are 0. Build it through make_model.
 std::shared_ptr<ZooModel> make_llama(const ModelOptions& options);

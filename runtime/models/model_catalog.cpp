@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace runtime {
 
@@ -111,6 +112,31 @@ MoeShape parse_moe_flag(const std::string& text) {
         "--moe '" + text + "': expected EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (e.g. 4,2,1.25,2)");
   }
   return moe;
+}
+
+int64_t llama_feed_forward_width(int64_t width) {
+  const int64_t hidden = 2 * (4 * width) / 3;
+  return (hidden + 255) / 256 * 256;
+}
+
+std::string tensor_split_problem(const std::string& name, const std::vector<int64_t>& input_shape,
+                                 int64_t width, const DecoderShape& decoder, int64_t degree,
+                                 bool sequence_parallel) {
+  if (name != "llama") return "tensor parallelism splits llama's layers, not " + name + "'s";
+  const int64_t w = width > 0 ? width : kLlamaDefaultWidth;
+  const int64_t heads = decoder.heads > 0 ? decoder.heads : w / kLlamaHeadWidth;
+  const std::pair<const char*, int64_t> counts[] = {
+      {"heads", heads},
+      {"key/value heads", decoder.kv_heads > 0 ? decoder.kv_heads : heads},
+      {"feed-forward width", llama_feed_forward_width(w)},
+      {"tokens", sequence_parallel && !input_shape.empty() ? input_shape[0] : degree}};
+  for (const auto& [what, count] : counts) {
+    if (count % degree != 0) {
+      return "its " + std::string(what) + " (" + std::to_string(count) +
+             ") do not split over a tensor axis of " + std::to_string(degree);
+    }
+  }
+  return "";
 }
 
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,

@@ -37,6 +37,18 @@ struct DecoderShape {
   bool operator==(const DecoderShape&) const = default;
 };
 
+// The SwiGLU hidden width Llama uses for a model width: 2/3 of 4 x width, rounded up to a
+// multiple of 256.
+int64_t llama_feed_forward_width(int64_t width);
+
+// What stops `degree` ranks from splitting llama's layers (tensor parallelism): its heads, its
+// key/value heads or its feed-forward width not divisible by the degree, or, with
+// `sequence_parallel`, its tokens; "" where nothing does. `width` and `decoder` as the spec
+// gives them (0: the defaults).
+std::string tensor_split_problem(const std::string& name, const std::vector<int64_t>& input_shape,
+                                 int64_t width, const DecoderShape& decoder, int64_t degree,
+                                 bool sequence_parallel);
+
 struct ModelEntry {
   std::string name;
   std::string description;

@@ -41,7 +41,7 @@ DeviceMesh pipeline_mesh(const PipelineAxis& pipeline, int world, int64_t global
   mesh.data = static_cast<int>(pipeline.stages.front().ranks.size());
   const std::vector<int> positions = layout.stage_positions();
   for (int rank = 0; rank < world; ++rank) {
-    MeshPlace place{rank, positions[layout.stage_of(rank)], layout.replica_of(rank), {}, {}};
+    MeshPlace place{rank, positions[layout.stage_of(rank)], layout.replica_of(rank), {}, {}, 0, {}};
     place.data_group = pipeline.stages[layout.stage_of(rank)].ranks;
     const int64_t rows = micro_batch_samples(global_batch, pipeline.micro_batches, 0).size();
     std::set<int> next;
@@ -57,6 +57,31 @@ DeviceMesh pipeline_mesh(const PipelineAxis& pipeline, int world, int64_t global
   return mesh;
 }
 
+// Rank d x t + j: slice j of replica d. Replica d's slices split its layers together; slice j
+// of every replica sums (or shards) its gradients with the others'.
+DeviceMesh tensor_mesh(const ParallelSystem& system, int world) {
+  const int t = system.tensor.degree;
+  if (world % t != 0) {
+    throw std::invalid_argument("a tensor axis of " + std::to_string(t) + " does not divide " +
+                                std::to_string(world) + " ranks");
+  }
+  DeviceMesh mesh;
+  mesh.data = world / t;
+  mesh.tensor = t;
+  for (int rank = 0; rank < world; ++rank) {
+    MeshPlace place{rank, 0, rank / t, {}, {}, rank % t, {}};
+
+    for (int d = 0; d < mesh.data; ++d) place.data_group.push_back(d * t + place.tensor);
+    for (int j = 0; j < t; ++j) place.tensor_group.push_back(place.data * t + j);
+    mesh.places.push_back(std::move(place));
+  }
+  return mesh;
+}
+
+std::string tensor_collectives(const ParallelSystem& system) {
+  return system.tensor.sequence_parallel ? "all-gathers and reduce-scatters" : "all-reduces";
+}
+
 }  // namespace
 
 DeviceMesh device_mesh(const ParallelSystem& system, int world, int64_t global_batch) {
@@ -65,19 +90,21 @@ DeviceMesh device_mesh(const ParallelSystem& system, int world, int64_t global_b
     return pipeline_mesh(*system.pipeline, world, global_batch);
   }
   if (system.pipeline) throw std::invalid_argument("the pipeline's stages are not placed yet");
+  if (system.tensor.split()) return tensor_mesh(system, world);
   DeviceMesh mesh;
   mesh.data = world;
   mesh.experts = system.experts;
   std::vector<int> everyone(world);
   for (int r = 0; r < world; ++r) everyone[r] = r;
-  for (int r = 0; r < world; ++r) mesh.places.push_back({r, 0, r, everyone, {}});
+  for (int r = 0; r < world; ++r) mesh.places.push_back({r, 0, r, everyone, {}, 0, {}});
   return mesh;
 }
 
 std::string describe_mesh(const ParallelSystem& system, const DeviceMesh& mesh, int ranks) {
   std::string text = "      mesh: pipeline " + std::to_string(mesh.pipeline) + " x data " +
-                     std::to_string(mesh.data) + (mesh.experts ? " (experts over data)" : "") +
-                     "\n";
+                     std::to_string(mesh.data) +
+                     (mesh.tensor > 1 ? " x tensor " + std::to_string(mesh.tensor) : "") +
+                     (mesh.experts ? " (experts over data)" : "") + "\n";
   const int shown = std::min(ranks, static_cast<int>(mesh.places.size()));
   for (int i = 0; i < shown; ++i) {
     const MeshPlace& place = mesh.places[i];
@@ -85,10 +112,15 @@ std::string describe_mesh(const ParallelSystem& system, const DeviceMesh& mesh, 
     if (place.data_group.size() > 1) {
       meets.push_back(data_collectives(system) + " " + rank_list(place.data_group));
     }
+    if (!place.tensor_group.empty()) {
+      meets.push_back("splits layers with " + rank_list(place.tensor_group) + " (" +
+                      tensor_collectives(system) + ")");
+    }
     if (!place.sends_to.empty()) meets.push_back("sends to " + rank_list(place.sends_to));
     if (meets.empty()) meets.push_back("alone");
     text += "        rank " + std::to_string(place.rank) + " (pipeline " +
-            std::to_string(place.pipeline) + ", data " + std::to_string(place.data) + "): ";
+            std::to_string(place.pipeline) + ", data " + std::to_string(place.data) +
+            (mesh.tensor > 1 ? ", tensor " + std::to_string(place.tensor) : "") + "): ";
     for (size_t m = 0; m < meets.size(); ++m) text += (m ? "; " : "") + meets[m];
     text += "\n";
   }

@@ -22,11 +22,16 @@ struct MeshPlace {
   // The ranks of the next pipeline stages it sends its rows of each micro-batch to (the replica
   // mapping of runtime/pipeline/pipeline_layout.h).
   std::vector<int> sends_to;
+  // The tensor axis: this rank's slice of each split layer, and the ranks that hold the others
+  // (consecutive ranks: torchtitan's order puts the tensor axis innermost). Empty without it.
+  int tensor = 0;
+  std::vector<int> tensor_group;
 };
 
 struct DeviceMesh {
   int pipeline = 1;  // degrees: positions x replicas of the first stage (its layout's shape)
   int data = 1;
+  int tensor = 1;
   bool experts = false;           // the expert axis spans the data ranks
   std::vector<MeshPlace> places;  // by rank
 };

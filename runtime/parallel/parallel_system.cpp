@@ -13,9 +13,9 @@ using config_fields::require;
 using config_fields::section;
 using nlohmann::json;
 
-constexpr SystemKind kKinds[] = {SystemKind::kDdp, SystemKind::kExpertParallel,
+constexpr SystemKind kKinds[] = {SystemKind::kDdp,      SystemKind::kExpertParallel,
                                  SystemKind::kExternal, SystemKind::kPipeline,
-                                 SystemKind::kSharded};
+                                 SystemKind::kSharded,  SystemKind::kTensorParallel};
 
 json stages_json(const std::vector<StageAssignment>& stages) {
   json list = json::array();
@@ -64,6 +64,15 @@ void read_data_axis(const json& s, DataAxis& data) {
   data.prefetch = read<bool>(s, path, "prefetch", data.prefetch);
 }
 
+TensorAxis read_tensor_axis(const json& s) {
+  const std::string path = "system.tensor.";
+  TensorAxis tensor;
+  tensor.degree = require<int>(s, path, "degree");
+  if (tensor.degree < 2) throw std::invalid_argument("worker config: system.tensor.degree < 2");
+  tensor.sequence_parallel = read<bool>(s, path, "sequence_parallel", false);
+  return tensor;
+}
+
 PipelineAxis read_pipeline_axis(const json& s) {
   const std::string path = "system.pipeline.";
   PipelineAxis pipeline;
@@ -101,6 +110,8 @@ std::string to_string(SystemKind kind) {
       return "sharded";
     case SystemKind::kExternal:
       return "external";
+    case SystemKind::kTensorParallel:
+      return "tensor_parallel";
     case SystemKind::kDdp:
       break;
   }
@@ -117,8 +128,9 @@ SystemKind parse_system_kind(const std::string& name) {
   for (SystemKind kind : kKinds) {
     if (to_string(kind) == name) return kind;
   }
-  throw std::invalid_argument("unknown system kind '" + name +
-                              "' (expected ddp, expert_parallel, external, pipeline or sharded)");
+  std::string choices;
+  for (SystemKind kind : kKinds) choices += (choices.empty() ? "" : ", ") + to_string(kind);
+  throw std::invalid_argument("unknown system kind '" + name + "' (expected " + choices + ")");
 }
 
 std::string to_string(ShardUnitKind unit) {
@@ -133,6 +145,7 @@ ShardUnitKind parse_shard_unit(const std::string& name) {
 
 SystemKind kind_of(const ParallelSystem& system) {
   if (system.pipeline) return SystemKind::kPipeline;
+  if (system.tensor.split()) return SystemKind::kTensorParallel;
   if (system.experts) return SystemKind::kExpertParallel;
   if (system.data.sharded()) return SystemKind::kSharded;
   return SystemKind::kDdp;
@@ -162,6 +175,10 @@ json to_json(const ParallelSystem& system) {
     if (!p.schedule_csv.empty()) out["pipeline"]["schedule_csv"] = p.schedule_csv;
   }
   if (system.experts) out["experts"] = true;
+  if (system.tensor.split()) {
+    out["tensor"] = {{"degree", system.tensor.degree},
+                     {"sequence_parallel", system.tensor.sequence_parallel}};
+  }
   return out;
 }
 
@@ -181,6 +198,7 @@ ParallelSystem parallel_system_from_json(const json& s) {
       system.pipeline = read_pipeline_axis(section(s, "system.", "pipeline"));
     }
     system.experts = read<bool>(s, "system.", "experts", system.experts);
+    if (s.contains("tensor")) system.tensor = read_tensor_axis(section(s, "system.", "tensor"));
     if (kind_of(system) != kind) {
       throw std::invalid_argument("its axes make a " + to_string(kind_of(system)) +
                                   " system, not " + kind_name);

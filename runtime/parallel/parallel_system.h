@@ -23,10 +23,11 @@ namespace runtime {
 // kSharded: the same computation, parameters, gradients and optimizer state partitioned (ZeRO
 // stages, baselines/sharded/); kExpertParallel: DDP's ranks with a mixture-of-experts model's
 // experts sharded over them (runtime/models/moe.h); kPipeline: stages on rank groups;
-// kExternal: a program the harness does not ship (the spec's; no rank runs it).
-enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline, kSharded };
+// kExternal: a program the harness does not ship (the spec's; no rank runs it);
+// kTensorParallel: each layer split over a tensor axis (Megatron-LM's), replicas across it.
+enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline, kSharded, kTensorParallel };
 
-// "ddp" | "expert_parallel" | "external" | "pipeline" | "sharded"; parse throws
+// "ddp" | "expert_parallel" | "external" | "pipeline" | "sharded" | "tensor_parallel"; parse throws
 // std::invalid_argument naming the choices otherwise.
 std::string to_string(SystemKind kind);
 SystemKind parse_system_kind(const std::string& name);
@@ -60,6 +61,17 @@ struct PipelineAxis {
   bool operator==(const PipelineAxis&) const = default;
 };
 
+// The tensor axis: `degree` consecutive ranks split every transformer layer (attention by
+// heads, the feed-forward by columns: runtime/parallel/tensor_region.h); with
+// `sequence_parallel` the activations between split layers are sharded along the tokens. The
+// data axis runs across the groups.
+struct TensorAxis {
+  int degree = 1;
+  bool sequence_parallel = false;
+  bool split() const { return degree > 1; }
+  bool operator==(const TensorAxis&) const = default;
+};
+
 // How replicas sum gradients (DDP, ZeRO-1's all-reduce, a pipeline stage's replicas): not an
 // axis. `mode` and `compression` are parsed by baselines/ddp.
 struct GradientReduction {
@@ -77,12 +89,13 @@ struct ParallelSystem {
   DataAxis data;
   std::optional<PipelineAxis> pipeline;
   bool experts = false;  // the expert axis: a mixture's experts sharded over the data ranks
+  TensorAxis tensor;
   GradientReduction gradients;
   bool operator==(const ParallelSystem&) const = default;
 };
 
-// What the axes make it: pipeline where there is a pipeline axis, then expert_parallel, then
-// sharded, else ddp (never kExternal).
+// What the axes make it: pipeline where there is a pipeline axis, then tensor_parallel, then
+// expert_parallel, then sharded, else ddp (never kExternal).
 SystemKind kind_of(const ParallelSystem& system);
 
 // The worker config's "system" object: its kind (for a reader) and only the axes the system

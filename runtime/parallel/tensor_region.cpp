@@ -74,7 +74,11 @@ at::Tensor own_tokens(const TensorRegion& region, const at::Tensor& whole) {
 }
 
 TensorRegion& region_in(AutogradContext* context) {
-  return *reinterpret_cast<TensorRegion*>(context->saved_data["region"].toInt());
+  auto& region = *reinterpret_cast<TensorRegion*>(context->saved_data["region"].toInt());
+  if (region.group == nullptr) {
+    throw std::logic_error("a split layer ran before its tensor group was set");
+  }
+  return region;
 }
 
 int64_t region_address(TensorRegion& region) { return reinterpret_cast<int64_t>(&region); }

@@ -87,6 +87,32 @@ TEST(DeviceMesh, ExpertsNameTheirAllToAllBesideTheDensePartsSum) {
             "        ... 1 more ranks\n");
 }
 
+TEST(DeviceMesh, TheTensorAxisIsInnermostAndDataRunsAcrossIt) {
+  ParallelSystem system;
+  system.tensor = {2, false};
+  const DeviceMesh mesh = runtime::device_mesh(system, 4, 8);
+  EXPECT_EQ(mesh.data, 2);
+  EXPECT_EQ(mesh.tensor, 2);
+  // Rank 3 is slice 1 of replica 1: it splits layers with rank 2, sums with rank 1.
+  EXPECT_EQ(mesh.places[3].data, 1);
+  EXPECT_EQ(mesh.places[3].tensor, 1);
+  EXPECT_EQ(mesh.places[3].tensor_group, (std::vector<int>{2, 3}));
+  EXPECT_EQ(mesh.places[3].data_group, (std::vector<int>{1, 3}));
+  system.tensor.sequence_parallel = true;
+  EXPECT_EQ(runtime::describe_mesh(system, mesh, 1),
+            "      mesh: pipeline 1 x data 2 x tensor 2\n"
+            "        rank 0 (pipeline 0, data 0, tensor 0): all-reduces in [0, 2]; splits layers "
+            "with [0, 1] (all-gathers and reduce-scatters)\n"
+            "        ... 3 more ranks\n");
+  // Tensor alone: no data group to sum in.
+  EXPECT_EQ(runtime::describe_mesh(system, runtime::device_mesh(system, 2, 2), 1),
+            "      mesh: pipeline 1 x data 1 x tensor 2\n"
+            "        rank 0 (pipeline 0, data 0, tensor 0): splits layers with [0, 1] "
+            "(all-gathers and reduce-scatters)\n"
+            "        ... 1 more ranks\n");
+  EXPECT_THROW(runtime::device_mesh(system, 3, 3), std::invalid_argument);
+}
+
 TEST(DeviceMesh, APipelineWhoseStagesAreNotPlacedHasNoMesh) {
   ParallelSystem system;
   system.pipeline = runtime::PipelineAxis{};

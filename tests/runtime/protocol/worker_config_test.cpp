@@ -110,6 +110,23 @@ TEST(WorkerConfig, ShardedCarriesItsStageUnitAndPrefetch) {
   EXPECT_FALSE(runtime::to_json(c).at("system").contains("data"));
 }
 
+TEST(WorkerConfig, TensorParallelCarriesItsDegreeAndSequenceParallelism) {
+  WorkerConfig c = pipeline_config();
+  c.system.pipeline.reset();
+  c.system.tensor = {2, true};
+  const json encoded = runtime::to_json(c);
+  EXPECT_EQ(encoded.at("system").at("kind"), "tensor_parallel");
+  EXPECT_EQ(encoded.at("system").at("tensor"), json({{"degree", 2}, {"sequence_parallel", true}}));
+  const WorkerConfig d = runtime::worker_config_from_json(encoded);
+  EXPECT_EQ(runtime::kind_of(d.system), runtime::SystemKind::kTensorParallel);
+  EXPECT_EQ(d.system, c.system);
+  json bad = encoded;
+  bad["system"]["tensor"]["degree"] = 1;
+  EXPECT_THROW(runtime::worker_config_from_json(bad), std::invalid_argument);
+  c.system.tensor = {};
+  EXPECT_FALSE(runtime::to_json(c).at("system").contains("tensor"));
+}
+
 TEST(WorkerConfig, AdamWsSettingsRoundTrip) {
   WorkerConfig c = pipeline_config();
   c.optimizer = {"adamw", 3e-4, 0.0, 0.8, 0.95, 1e-6, 0.1};
@@ -176,7 +193,7 @@ TEST(WorkerConfig, ABadConfigNamesItsKey) {
   c["system"]["kind"] = "zero";
   EXPECT_EQ(error_of(c),
             "worker config: system: unknown system kind 'zero' (expected ddp, expert_parallel, "
-            "external, pipeline or sharded)");
+            "external, pipeline, sharded, tensor_parallel)");
   c = runtime::to_json(pipeline_config());
   c["system"]["pipeline"].erase("stages");
   EXPECT_EQ(error_of(c), "worker config: a pipeline system needs system.pipeline.stages");
