@@ -34,6 +34,7 @@ ModelOptions model_options_from(const WorkerModel& model) {
   options.width = model.width;
   options.moe = model.moe;
   options.decoder = model.decoder;
+  options.activation_checkpointing = model.activation_checkpointing == "full";
   return options;
 }
 

@@ -109,6 +109,12 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.decoder.heads = model.get_int("heads", 0, 0, kMaxModelWidth);
   config.decoder.kv_heads = model.get_int("kv_heads", 0, 0, kMaxModelWidth);
   config.decoder.vocab = model.get_int("vocab", 0, 0, kMaxModelWidth);
+  config.activation_checkpointing =
+      model.get_string("activation_checkpointing", "none", {"none", "full"});
+  if (config.activation_checkpointing != "none" && !runtime::has_transformer_blocks(config.name)) {
+    model.report_map("activation_checkpointing: full recomputes transformer blocks; " +
+                     config.name + " has none (llama, bert, bert_moe do)");
+  }
   if (model.ok()) {
     try {
       runtime::check_model_options(
@@ -513,6 +519,15 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
   }
   if (system.kind() == SystemKind::kPipeline)
     check_pipeline_at_point(system, config, options, origin, at, fail);
+  if (system.pipeline && config.model.activation_checkpointing != "none" &&
+      (system.pipeline->schedule == runtime::PipelineSchedule::kZbH1 ||
+       system.pipeline->schedule == runtime::PipelineSchedule::kZbv ||
+       system.pipeline->schedule == runtime::PipelineSchedule::kCsv)) {
+    fail("model.activation_checkpointing recomputes a block inside its backward, which " +
+         runtime::to_string(system.pipeline->schedule) +
+         " may split into input and weight passes (not built: use gpipe, dapple or "
+         "interleaved_1f1b)");
+  }
   if (system.kind() == SystemKind::kTensorParallel) check_tensor_at_point(system, config, fail);
 }
 
@@ -710,6 +725,7 @@ const std::vector<std::string>& sweepable_paths() {
       "model.depth",
       "model.width",
       "model.precision",
+      "model.activation_checkpointing",
       "model.experts",
       "model.top_k",
       "model.capacity_factor",

@@ -33,6 +33,7 @@ struct ModelConfig {
   std::string precision = "fp32";  // fp32 | bf16: forward under CPU autocast, fp32 weights
   runtime::MoeShape moe;           // bert_moe: experts, top_k, capacity_factor, moe_every
   runtime::DecoderShape decoder;   // llama: heads, kv_heads, vocab (0: its defaults)
+  std::string activation_checkpointing = "none";  // none | full (transformer blocks)
 };
 
 // The rank program's flags that build `model` (`--model` and the options that differ from the

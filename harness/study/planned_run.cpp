@@ -76,9 +76,17 @@ std::string describe_run(const PlannedRun& run) {
 runtime::WorkerConfig worker_config(const PlannedRun& run) {
   const PointConfig& c = run.point->config;
   runtime::WorkerConfig config;
-  config.model = {c.model.name, c.model.batch_size, c.model.input_shape, c.model.num_classes,
-                  c.model.loss, c.model.depth,      c.model.width,       c.model.precision,
-                  c.model.moe,  c.model.decoder};
+  config.model = {c.model.name,
+                  c.model.batch_size,
+                  c.model.input_shape,
+                  c.model.num_classes,
+                  c.model.loss,
+                  c.model.depth,
+                  c.model.width,
+                  c.model.precision,
+                  c.model.moe,
+                  c.model.decoder,
+                  c.model.activation_checkpointing};
   config.optimizer = {c.optimizer.name,        c.optimizer.lr,    c.optimizer.momentum,
                       c.optimizer.beta1,       c.optimizer.beta2, c.optimizer.eps,
                       c.optimizer.weight_decay};

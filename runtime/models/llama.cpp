@@ -190,7 +190,7 @@ class Llama : public ZooModel {
       DecoderLayer layer(width, heads, kv_heads, tokens);
       decoders.push_back(layer);
       layers->push_back(layer);
-      append_layer("layers." + std::to_string(i), "DecoderLayer", layer);
+      append_layer("layers." + std::to_string(i), "DecoderLayer", layer, /*recomputable=*/true);
     }
     append_layer("norm", "RMSNorm", register_module("norm", RmsNorm(width)));
     append_layer(

@@ -114,6 +114,18 @@ MoeShape parse_moe_flag(const std::string& text) {
   return moe;
 }
 
+bool has_transformer_blocks(const std::string& name) {
+  return name == "llama" || name == "bert" || name == "bert_moe";
+}
+
+int64_t transformer_width(const std::string& name, int64_t width) {
+  return width > 0 ? width : (name == "llama" ? kLlamaDefaultWidth : 768);
+}
+
+int64_t transformer_depth(const std::string& name, int64_t depth) {
+  return depth > 0 ? depth : (name == "llama" ? kLlamaDefaultDepth : 12);
+}
+
 int64_t llama_feed_forward_width(int64_t width) {
   const int64_t hidden = 2 * (4 * width) / 3;
   return (hidden + 255) / 256 * 256;

@@ -37,6 +37,15 @@ struct DecoderShape {
   bool operator==(const DecoderShape&) const = default;
 };
 
+// Whether the model is built of transformer blocks that activation checkpointing recomputes
+// (llama, bert, and bert_moe's blocks without a mixture).
+bool has_transformer_blocks(const std::string& name);
+
+// A transformer's width and blocks as built for a spec's `width` and `depth` (0: the model's
+// defaults: llama 512 and 2, bert and bert_moe 768 and 12).
+int64_t transformer_width(const std::string& name, int64_t width);
+int64_t transformer_depth(const std::string& name, int64_t depth);
+
 // The SwiGLU hidden width Llama uses for a model width: 2/3 of 4 x width, rounded up to a
 // multiple of 256.
 int64_t llama_feed_forward_width(int64_t width);

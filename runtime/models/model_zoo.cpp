@@ -7,19 +7,34 @@
 #include <stdexcept>
 
 #include "runtime/models/llama.h"
+#include "runtime/models/activation_checkpoint.h"
 #include "runtime/models/moe.h"
 
 namespace runtime {
 namespace nn = torch::nn;
 
+torch::Tensor ZooModel::forward_layer(Layer& layer, torch::Tensor input) {
+  // Recomputation needs a graph to hang on: an input that carries a gradient.
+  if (checkpointing_ && layer.recomputable && torch::GradMode::is_enabled() &&
+      input.requires_grad()) {
+    return checkpointed_forward(layer.module, input);
+  }
+  return layer.module.forward(input);
+}
+
 torch::Tensor ZooModel::forward(torch::Tensor input) {
-  for (auto& layer : layers_) input = layer.module.forward(input);
+  for (auto& layer : layers_) input = forward_layer(layer, input);
   return input;
 }
 
 torch::Tensor ZooModel::forward_layers(torch::Tensor input, size_t first, size_t last) {
-  for (size_t i = first; i <= last; ++i) input = layers_.at(i).module.forward(input);
+  for (size_t i = first; i <= last; ++i) input = forward_layer(layers_.at(i), input);
   return input;
+}
+
+bool ZooModel::has_recomputable_layers() const {
+  return std::any_of(layers_.begin(), layers_.end(),
+                     [](const Layer& layer) { return layer.recomputable; });
 }
 
 namespace {
@@ -292,7 +307,7 @@ class Bert : public ZooModel {
       EncoderLayer layer(hidden, hidden / 64, mixture ? moe : std::nullopt);
       if (layer->mixture) mixtures_.push_back(layer->mixture.get());
       encoder_layers->push_back(layer);
-      append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer);
+      append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer, !mixture);
     }
     append_layer("pooler", "Pooler", register_module("pooler", Pooler(hidden)));
     append_layer("classifier", "Linear",
@@ -343,9 +358,7 @@ class Mlp : public ZooModel {
   }
 };
 
-}  // namespace
-
-std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
+std::shared_ptr<ZooModel> make_zoo_model(const std::string& name, const ModelOptions& options) {
   // The options' rules live in one place, torch-free, so that the harness checks a spec by
   // the same rule (runtime/models/model_catalog.h); the constructors below assume them.
   check_model_options(name, options.input_shape, options.depth, options.width, options.moe,
@@ -370,6 +383,14 @@ std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions
                                              .shards = options.expert_shards});
   }
   throw std::invalid_argument("unknown model '" + name + "'");
+}
+
+}  // namespace
+
+std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
+  std::shared_ptr<ZooModel> model = make_zoo_model(name, options);
+  model->set_activation_checkpointing(options.activation_checkpointing);
+  return model;
 }
 
 int64_t parameter_count(const torch::nn::Module& module) {

@@ -23,6 +23,9 @@ struct Layer {
   std::string name;  // torchvision's module path ("layer1.0", "features.3", "fc")
   std::string kind;  // "Conv2d", "Bottleneck", "ReLU", ...
   torch::nn::AnyModule module;
+  // A transformer block that activation checkpointing may recompute: its forward has no side
+  // effect (no running statistics, no routing state) and draws no random numbers.
+  bool recomputable = false;
 };
 
 class ZooModel : public torch::nn::Module {
@@ -30,6 +33,12 @@ class ZooModel : public torch::nn::Module {
   torch::Tensor forward(torch::Tensor input);
   // Layers first..last (inclusive) only: one pipeline stage's part of forward().
   torch::Tensor forward_layers(torch::Tensor input, size_t first, size_t last);
+  // Full activation checkpointing (runtime/models/activation_checkpoint.h): every recomputable
+  // layer keeps only its input while gradients are recorded. Whether a model has such layers:
+  // has_recomputable_layers().
+  void set_activation_checkpointing(bool on) { checkpointing_ = on; }
+  bool activation_checkpointing() const { return checkpointing_; }
+  bool has_recomputable_layers() const;
   const std::vector<Layer>& layers() const { return layers_; }
   // > 0: the model reads token ids in [0, input_vocabulary) (int64), not float features.
   int64_t input_vocabulary() const { return input_vocabulary_; }
@@ -45,14 +54,17 @@ class ZooModel : public torch::nn::Module {
   // Registers `module` under `name` (when it has a name; chains of one Sequential register
   // that instead) and appends it to the layer chain.
   template <typename ModuleHolder>
-  void append_layer(const std::string& name, const std::string& kind, ModuleHolder module) {
-    layers_.push_back({name, kind, torch::nn::AnyModule(module)});
+  void append_layer(const std::string& name, const std::string& kind, ModuleHolder module,
+                    bool recomputable = false) {
+    layers_.push_back({name, kind, torch::nn::AnyModule(module), recomputable});
   }
   int64_t input_vocabulary_ = 0;
   std::shared_ptr<TensorRegion> tensor_region_;
 
  private:
+  torch::Tensor forward_layer(Layer& layer, torch::Tensor input);
   std::vector<Layer> layers_;
+  bool checkpointing_ = false;
 };
 
 struct ModelOptions {
@@ -76,6 +88,9 @@ struct ModelOptions {
   int64_t tensor_shard = 0;
   int64_t tensor_shards = 1;
   bool sequence_parallel = false;
+  // Full activation checkpointing of the transformer blocks
+  // (ZooModel::set_activation_checkpointing).
+  bool activation_checkpointing = false;
 };
 
 // Builds a model with weights drawn from torch's current generator (seed it first).

@@ -56,6 +56,20 @@ long long bytes_of(const at::Tensor& t) {
 
 using Kind = PipelineAction::Kind;
 
+// Whether the schedule runs stage c's backward as separate input and weight passes on this
+// rank. Not with recomputed blocks: a recomputed block's backward accumulates its weights'
+// gradients together with its input's.
+bool splits_backward(const std::vector<PipelineAction>& actions, int c, const ZooModel& model) {
+  const bool split = std::any_of(actions.begin(), actions.end(), [&](const PipelineAction& a) {
+    return a.stage == c && (a.kind == Kind::kBackwardInput || a.kind == Kind::kBackwardWeight);
+  });
+  if (split && model.activation_checkpointing()) {
+    throw std::invalid_argument(
+        "activation checkpointing cannot run under a schedule that splits backward (I, W)");
+  }
+  return split;
+}
+
 }  // namespace
 
 struct PipelineStage::Impl {
@@ -523,11 +537,7 @@ void PipelineStage::Impl::build_stages(const ScheduleTable& table, int position,
     if (c + 1 < layout.stage_count()) stage.next = &layout.stages[c + 1];
     stage.previous_here = c > 0 && positions[c - 1] == position;
     stage.next_here = c + 1 < layout.stage_count() && positions[c + 1] == position;
-    for (const PipelineAction& a : table.actions[position]) {
-      if (a.stage == c && (a.kind == Kind::kBackwardInput || a.kind == Kind::kBackwardWeight)) {
-        stage.split_backward = true;
-      }
-    }
+    stage.split_backward = splits_backward(table.actions[position], c, model);
     for (int i = stage.assignment->first_layer; i <= stage.assignment->last_layer; ++i) {
       const Layer& layer = model.layers()[i];
       std::vector<torch::Tensor> weights;

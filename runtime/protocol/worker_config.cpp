@@ -26,6 +26,7 @@ json to_json(const WorkerConfig& c) {
             {"num_classes", c.model.num_classes},
             {"loss", c.model.loss},
             {"precision", c.model.precision},
+            {"activation_checkpointing", c.model.activation_checkpointing},
             {"depth", c.model.depth},
             {"width", c.model.width},
             {"moe",
@@ -58,21 +59,27 @@ json to_json(const WorkerConfig& c) {
           {"system", to_json(c.system)}};
 }
 
-WorkerConfig worker_config_from_json(const json& d) {
-  if (!d.is_object()) throw std::invalid_argument("worker config: expected a JSON object");
-  WorkerConfig c;
-  const json& model = section(d, "model");
-  c.model.name = require<std::string>(model, "model.", "name");
-  c.model.batch_size = require<long long>(model, "model.", "batch_size");
-  c.model.input_shape = require<std::vector<long long>>(model, "model.", "input_shape");
-  c.model.num_classes = read<long long>(model, "model.", "num_classes", 0);
-  c.model.loss = read<std::string>(model, "model.", "loss", c.model.loss);
-  c.model.precision = read<std::string>(model, "model.", "precision", c.model.precision);
-  c.model.depth = read<long long>(model, "model.", "depth", 0);
-  c.model.width = read<long long>(model, "model.", "width", 0);
+namespace {
+
+WorkerModel worker_model_from(const json& model) {
+  WorkerModel m;
+  m.name = require<std::string>(model, "model.", "name");
+  m.batch_size = require<long long>(model, "model.", "batch_size");
+  m.input_shape = require<std::vector<long long>>(model, "model.", "input_shape");
+  m.num_classes = read<long long>(model, "model.", "num_classes", 0);
+  m.loss = read<std::string>(model, "model.", "loss", m.loss);
+  m.precision = read<std::string>(model, "model.", "precision", m.precision);
+  m.activation_checkpointing =
+      read<std::string>(model, "model.", "activation_checkpointing", m.activation_checkpointing);
+  if (m.activation_checkpointing != "none" && m.activation_checkpointing != "full") {
+    throw std::invalid_argument(
+        "worker config: model.activation_checkpointing must be none or full");
+  }
+  m.depth = read<long long>(model, "model.", "depth", 0);
+  m.width = read<long long>(model, "model.", "width", 0);
   if (model.contains("moe")) {
     const json& moe = section(model, "moe");
-    MoeShape& shape = c.model.moe;
+    MoeShape& shape = m.moe;
     shape.experts = read<int64_t>(moe, "model.moe.", "experts", shape.experts);
     shape.top_k = read<int64_t>(moe, "model.moe.", "top_k", shape.top_k);
     shape.capacity_factor =
@@ -81,11 +88,20 @@ WorkerConfig worker_config_from_json(const json& d) {
   }
   if (model.contains("decoder")) {
     const json& decoder = section(model, "decoder");
-    DecoderShape& shape = c.model.decoder;
+    DecoderShape& shape = m.decoder;
     shape.heads = read<int64_t>(decoder, "model.decoder.", "heads", 0);
     shape.kv_heads = read<int64_t>(decoder, "model.decoder.", "kv_heads", 0);
     shape.vocab = read<int64_t>(decoder, "model.decoder.", "vocab", 0);
   }
+  return m;
+}
+
+}  // namespace
+
+WorkerConfig worker_config_from_json(const json& d) {
+  if (!d.is_object()) throw std::invalid_argument("worker config: expected a JSON object");
+  WorkerConfig c;
+  c.model = worker_model_from(section(d, "model"));
   const json& optimizer = section(d, "optimizer");
   c.optimizer.name = read<std::string>(optimizer, "optimizer.", "name", c.optimizer.name);
   c.optimizer.lr = require<double>(optimizer, "optimizer.", "lr");

@@ -25,6 +25,9 @@ struct WorkerModel {
   std::string precision = "fp32";  // fp32 | bf16 (runtime/models/precision.h)
   MoeShape moe;                    // mixture-of-experts models
   DecoderShape decoder;            // llama: heads, kv_heads, vocab (0: its defaults)
+  // none | full: every transformer block recomputed in backward
+  // (runtime/models/activation_checkpoint.h)
+  std::string activation_checkpointing = "none";
 };
 
 // The optimizer (runtime/optim/optimizer.h): "sgd" (momentum, weight decay) or "adamw" (betas,

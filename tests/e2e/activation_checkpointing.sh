@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Full activation checkpointing end to end: a Llama-style decoder on 2 ranks under DDP, ZeRO-3,
+# a 1F1B pipeline and tensor parallelism, once keeping activations and once recomputing every
+# block (model.activation_checkpointing: full). Each system prints the same loss on every rank
+# at every iteration either way (the recomputation is the same arithmetic); the traced
+# iteration's backward holds the recomputed forward; what cannot recompute is refused.
+source "$(dirname "$0")/common.sh"
+
+cat > "$SCRATCH/spec.yaml" <<YAML
+name: e2e_checkpointing
+output: $SCRATCH/results
+model: {name: llama, batch_size: 2, input_shape: [8], depth: 2, width: 64, heads: 4, kv_heads: 2, vocab: 101}
+optimizer: {name: adamw, lr: 0.01}
+run: {world_size: 2, iterations: 3, warmup: 1}
+pipeline: {micro_batches: 2}
+systems:
+  - overlap
+  - {name: zero3, kind: sharded, stage: 3}
+  - {name: pipeline, kind: pipeline, schedule: dapple, stages: 2}
+  - {name: tp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}
+YAML
+sed -e 's/name: e2e_checkpointing/name: e2e_recomputed/' \
+  -e 's/vocab: 101}/vocab: 101, activation_checkpointing: full}/' "$SCRATCH/spec.yaml" > "$SCRATCH/full.yaml"
+for spec in spec full; do
+  "$HARNESS" run "$SCRATCH/$spec.yaml" >/dev/null 2>"$SCRATCH/stderr" ||
+    fail "$spec failed: $(cat "$SCRATCH/stderr")"
+done
+
+"$PY" - "$SCRATCH/results" <<'PY'
+import glob, os, re, sys
+root = sys.argv[1]
+def losses(spec, system, rank):
+    run = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", system, "rep0")
+    text = open(os.path.join(run, f"rank{rank}.stdout")).read()
+    return re.findall(r"iteration \d+ done loss (\S+)", text)
+
+import json
+for system in ("overlap", "zero3", "pipeline", "tp"):
+    for spec, want in (("e2e_checkpointing", "none"), ("e2e_recomputed", "full")):
+        run = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", system, "rep0")
+        got = json.load(open(os.path.join(run, "config.json")))["model"]["activation_checkpointing"]
+        assert got == want, (spec, system, got)
+    for rank in range(2):
+        kept, recomputed = losses("e2e_checkpointing", system, rank), losses("e2e_recomputed", system, rank)
+        assert len(kept) == 4 and kept == recomputed, (system, rank, kept, recomputed)
+PY
+
+sed -e 's/schedule: dapple/schedule: zbv, stages_per_rank: 2/' -e 's/stages: 2}/stages: 2}/' \
+  "$SCRATCH/full.yaml" > "$SCRATCH/zbv.yaml"
+expect_refused "$SCRATCH/zbv.yaml" "model.activation_checkpointing recomputes a block inside its backward, which zbv may split"
+sed -e 's/name: llama, /name: resnet18, /' -e 's/input_shape: \[8\], depth: 2, width: 64, heads: 4, kv_heads: 2, vocab: 101, //' \
+  -e '/kind: sharded\|kind: pipeline\|kind: tensor/d' "$SCRATCH/full.yaml" > "$SCRATCH/resnet.yaml"
+expect_refused "$SCRATCH/resnet.yaml" "activation_checkpointing: full recomputes transformer blocks; resnet18 has none"
+echo "PASS activation checkpointing"
