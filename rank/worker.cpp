@@ -438,11 +438,12 @@ json tensor_report(const WorkerConfig& config, const TensorRegion& region,
                    at::ScalarType activations) {
   const TensorTrafficShape shape{replica_batch,
                                  config.model.input_shape.at(0),
-                                 config.model.width > 0 ? config.model.width : kLlamaDefaultWidth,
-                                 config.model.depth > 0 ? config.model.depth : kLlamaDefaultDepth,
+                                 transformer_width(config.model.name, config.model.width),
+                                 transformer_depth(config.model.name, config.model.depth),
                                  region.degree,
                                  region.sequence_parallel,
-                                 static_cast<int64_t>(c10::elementSize(activations))};
+                                 static_cast<int64_t>(c10::elementSize(activations)),
+                                 config.model.name == "bert" ? 6 : 2};
   const double iterations = static_cast<double>(std::max(1LL, config.iterations));
   return {{"degree", region.degree},
           {"sequence_parallel", region.sequence_parallel},

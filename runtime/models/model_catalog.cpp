@@ -134,13 +134,16 @@ int64_t llama_feed_forward_width(int64_t width) {
 std::string tensor_split_problem(const std::string& name, const std::vector<int64_t>& input_shape,
                                  int64_t width, const DecoderShape& decoder, int64_t degree,
                                  bool sequence_parallel) {
-  if (name != "llama") return "tensor parallelism splits llama's layers, not " + name + "'s";
-  const int64_t w = width > 0 ? width : kLlamaDefaultWidth;
-  const int64_t heads = decoder.heads > 0 ? decoder.heads : w / kLlamaHeadWidth;
+  if (name != "llama" && name != "bert") {
+    return "tensor parallelism splits llama's and bert's layers, not " + name + "'s";
+  }
+  const bool llama = name == "llama";
+  const int64_t w = transformer_width(name, width);
+  const int64_t heads = llama && decoder.heads > 0 ? decoder.heads : w / kLlamaHeadWidth;
   const std::pair<const char*, int64_t> counts[] = {
       {"heads", heads},
-      {"key/value heads", decoder.kv_heads > 0 ? decoder.kv_heads : heads},
-      {"feed-forward width", llama_feed_forward_width(w)},
+      {"key/value heads", llama && decoder.kv_heads > 0 ? decoder.kv_heads : heads},
+      {"feed-forward width", llama ? llama_feed_forward_width(w) : 4 * w},
       {"tokens", sequence_parallel && !input_shape.empty() ? input_shape[0] : degree}};
   for (const auto& [what, count] : counts) {
     if (count % degree != 0) {

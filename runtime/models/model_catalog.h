@@ -50,10 +50,10 @@ int64_t transformer_depth(const std::string& name, int64_t depth);
 // multiple of 256.
 int64_t llama_feed_forward_width(int64_t width);
 
-// What stops `degree` ranks from splitting llama's layers (tensor parallelism): its heads, its
-// key/value heads or its feed-forward width not divisible by the degree, or, with
-// `sequence_parallel`, its tokens; "" where nothing does. `width` and `decoder` as the spec
-// gives them (0: the defaults).
+// What stops `degree` ranks from splitting llama's or bert's layers (tensor parallelism): another
+// model, its heads, its key/value heads or its feed-forward width not divisible by the degree,
+// or, with `sequence_parallel`, its tokens; "" where nothing does. `width` and `decoder` as the
+// spec gives them (0: the defaults).
 std::string tensor_split_problem(const std::string& name, const std::vector<int64_t>& input_shape,
                                  int64_t width, const DecoderShape& decoder, int64_t degree,
                                  bool sequence_parallel);

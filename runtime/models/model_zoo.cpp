@@ -6,9 +6,10 @@
 #include <optional>
 #include <stdexcept>
 
-#include "runtime/models/llama.h"
 #include "runtime/models/activation_checkpoint.h"
+#include "runtime/models/llama.h"
 #include "runtime/models/moe.h"
+#include "runtime/parallel/tensor_region.h"
 
 namespace runtime {
 namespace nn = torch::nn;
@@ -252,25 +253,61 @@ class EncoderLayerImpl : public nn::Module {
     output_norm =
         register_module("output_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
   }
+  // Tensor parallelism (Megatron's): this rank's heads of the fused q, k, v (column-parallel,
+  // each of the three split alike) and columns of the GELU feed-forward's first linear; the
+  // attention's output and the feed-forward's second linear row-parallel, their biases added
+  // once after the sum. With sequence parallelism the LayerNorms (and those biases) run on
+  // this rank's tokens, their gradients partial.
+  void split(const std::shared_ptr<TensorRegion>& region, bool first, bool last) {
+    region_ = region;
+    heads_ = region->share_of(heads_, "the attention heads");
+    const torch::NoGradGuard no_grad;
+    qkv->weight.set_data(grouped_column_shard(*region, qkv->weight, 3));
+    qkv->bias.set_data(grouped_column_shard(*region, qkv->bias, 3));
+    intermediate->weight.set_data(column_shard(*region, intermediate->weight));
+    intermediate->bias.set_data(column_shard(*region, intermediate->bias));
+    attention_output->weight.set_data(row_shard(*region, attention_output->weight));
+    output->weight.set_data(row_shard(*region, output->weight));
+    if (!region->sequence_parallel) return;
+    for (const auto& p : {attention_norm->weight, attention_norm->bias, output_norm->weight,
+                          output_norm->bias, attention_output->bias, output->bias}) {
+      region->partial_parameters.push_back(p);
+    }
+    shards_input_ = first;
+    gathers_output_ = last;
+  }
   torch::Tensor forward(torch::Tensor x) {
-    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
-    const int64_t head_dim = hidden / heads_;
+    if (shards_input_) x = split_sequence(*region_, x);
+    const torch::Tensor whole = region_ ? enter_tensor_region(*region_, x) : x;
+    const int64_t batch = whole.size(0), seq = whole.size(1);
+    const int64_t head_dim = whole.size(2) / (region_ ? heads_ * region_->degree : heads_);
     // [batch, seq, 3, heads, head_dim] -> three [batch, heads, seq, head_dim]
-    auto parts = qkv->forward(x).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
+    auto parts =
+        qkv->forward(whole).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
     auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(double(head_dim));
     auto context = torch::matmul(torch::softmax(scores, -1), parts[2]);
-    context = context.transpose(1, 2).reshape({batch, seq, hidden});
-    x = attention_norm->forward(x + attention_output->forward(context));
-    const torch::Tensor fed =
-        mixture ? mixture->forward(x) : output->forward(torch::gelu(intermediate->forward(x)));
-    return output_norm->forward(x + fed);
+    context = context.transpose(1, 2).reshape({batch, seq, heads_ * head_dim});
+    x = attention_norm->forward(x + row_parallel(attention_output, context));
+    if (mixture) return output_norm->forward(x + mixture->forward(x));
+    const torch::Tensor inner = region_ ? enter_tensor_region(*region_, x) : x;
+    x = output_norm->forward(x + row_parallel(output, torch::gelu(intermediate->forward(inner))));
+    return gathers_output_ ? gather_sequence(*region_, x) : x;
   }
   nn::Linear qkv{nullptr}, attention_output{nullptr}, intermediate{nullptr}, output{nullptr};
   nn::LayerNorm attention_norm{nullptr}, output_norm{nullptr};
   MoeFeedForward mixture{nullptr};
 
  private:
+  // A linear layer whole, or row-parallel: this rank's partial product summed over the group,
+  // then the bias.
+  torch::Tensor row_parallel(nn::Linear& linear, const torch::Tensor& input) {
+    if (!region_) return linear->forward(input);
+    return leave_tensor_region(*region_, torch::nn::functional::linear(input, linear->weight)) +
+           linear->bias;
+  }
   int64_t heads_;
+  std::shared_ptr<TensorRegion> region_;
+  bool shards_input_ = false, gathers_output_ = false;
 };
 TORCH_MODULE(EncoderLayer);
 
@@ -302,10 +339,12 @@ class Bert : public ZooModel {
     // Parameter names as Hugging Face's BERT: encoder.layer.<i>.<...>.
     auto encoder = register_module("encoder", std::make_shared<nn::Module>());
     auto encoder_layers = encoder->register_module("layer", nn::ModuleList());
+    std::vector<EncoderLayer> blocks;
     for (int64_t i = 0; i < depth; ++i) {
       const bool mixture = moe && (i + 1) % options.moe.every == 0;
       EncoderLayer layer(hidden, hidden / 64, mixture ? moe : std::nullopt);
       if (layer->mixture) mixtures_.push_back(layer->mixture.get());
+      blocks.push_back(layer);
       encoder_layers->push_back(layer);
       append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer, !mixture);
     }
@@ -329,11 +368,24 @@ class Bert : public ZooModel {
         nn::init::normal_(embedding->weight, 0, 0.02);
       }
     }
+    split_blocks(blocks, options);
   }
 
   torch::Tensor auxiliary_loss() const override { return summed_auxiliary_loss(mixtures_); }
 
  private:
+  // Tensor parallelism, once the whole model is drawn: every rank's slices are parts of one.
+  void split_blocks(std::vector<EncoderLayer>& blocks, const ModelOptions& options) {
+    tensor_region_ =
+        make_tensor_region(options.tensor_shard, options.tensor_shards, options.sequence_parallel);
+    if (!tensor_region_) return;
+    if (!mixtures_.empty()) {
+      throw std::invalid_argument("tensor parallelism does not split a mixture of experts");
+    }
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      blocks[i]->split(tensor_region_, i == 0, i + 1 == blocks.size());
+    }
+  }
   std::vector<MoeFeedForwardImpl*> mixtures_;  // owned by the encoder layers
 };
 

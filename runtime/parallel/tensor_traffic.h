@@ -19,6 +19,9 @@ struct TensorTrafficShape {
   int degree = 1;      // ranks on the tensor axis
   bool sequence_parallel = false;
   int64_t element_size = 4;  // bytes of an activation
+  // Width-sized parameters per layer whose gradients are partial under sequence parallelism:
+  // llama's 2 norm scales; bert's 2 LayerNorms' scales and shifts and its 2 row-parallel biases.
+  int64_t partial_vectors = 2;
 };
 
 // Per layer per micro-batch: 8 (t - 1) / t x b s h x bytes, with or without sequence
@@ -27,8 +30,8 @@ double tensor_layer_bytes_sent(const TensorTrafficShape& shape);
 
 // Per iteration of one micro-batch: the layers' bytes; under sequence parallelism also the
 // all-gathers where the split layers end (forward) and begin (backward), 2 (t - 1) / t x b s h,
-// and the all-reduce of the norms' partial gradients, 2 per layer of `width` elements (their
-// bytes `gradient_element_size` each).
+// and the all-reduce of the partial gradients, `partial_vectors` per layer of `width` elements
+// (their bytes `gradient_element_size` each).
 double tensor_iteration_bytes_sent(const TensorTrafficShape& shape,
                                    int64_t gradient_element_size = 4);
 
