@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""One rank of PyTorch's own data parallelism on the harness's Llama-style decoder, sharded or not.
+"""One rank of PyTorch's own data or tensor parallelism on the harness's Llama-style decoder.
 
-The peer of the harness's `kind: sharded` systems: the same decoder as runtime/models/llama.cpp
+The peer of the harness's `kind: sharded` and `kind: tensor_parallel` systems: the same decoder as runtime/models/llama.cpp
 (token embeddings, pre-norm blocks of RMSNorm, causal attention with rotary embeddings and
 grouped-query heads, a SwiGLU feed-forward, a last RMSNorm, an untied head; N(0, 0.02)
 projections), the same synthetic next-token batch, cross-entropy loss, AdamW, backend and
@@ -12,7 +12,17 @@ threads. Modes:
   fsdp2  fully_shard (FSDP2) on every decoder block, the embeddings and the head, then on the
          root (the last norm), torchtitan's wrapping; bf16 through its MixedPrecisionPolicy
          (bf16 parameters in compute, fp32 gradients reduced), fp32 shards (the harness's
-         stage 3).
+         stage 3);
+  tp     DTensor's parallelize_module over all ranks (world = the tensor degree: one replica),
+         torchtitan's plan for the blocks: q, k, v, gate and up ColwiseParallel, o and down
+         RowwiseParallel; the embeddings, norms and head whole on every rank, as the
+         harness's `kind: tensor_parallel`;
+  tp_sp  the same with sequence parallelism: the norms SequenceParallel, the attention's and
+         feed-forward's inputs gathered by PrepareModuleInput, o and down reduce-scattered to
+         sequence shards; the first block's input split along the tokens and the last one's
+         output gathered, where the harness shards and rejoins the sequence.
+  A tensor-parallel replica trains on batch_size x world samples: the global batch of the
+  other modes, as the harness's replica.
 Reads the torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), prints the
 harness's timing line protocol (baselines/ddp/python/harness_timings.py) and, with
 --memory-out, writes what the rank held after training in the harness's memory_rank<r>.json
@@ -76,7 +86,8 @@ class Attention(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_width)
         future = torch.ones(tokens, tokens, dtype=torch.bool, device=x.device).triu(1)
         context = torch.softmax(scores.masked_fill(future, float("-inf")), -1) @ v
-        return self.o_proj(context.transpose(1, 2).reshape(batch, tokens, width))
+        # -1: under tensor parallelism this rank's heads are a share of the width.
+        return self.o_proj(context.transpose(1, 2).reshape(batch, tokens, -1))
 
 
 class FeedForward(nn.Module):
@@ -142,7 +153,7 @@ def optimizer_state_bytes(optimizer):
 
 def arguments():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["ddp", "zero1", "fsdp2"], required=True)
+    p.add_argument("--mode", choices=["ddp", "zero1", "fsdp2", "tp", "tp_sp"], required=True)
     # 0: the harness's defaults (runtime/models/model_catalog.h), as a spec leaving a key out.
     p.add_argument("--depth", type=int, default=0, help="blocks (0: 2)")
     p.add_argument("--width", type=int, default=0, help="0: 512")
@@ -161,10 +172,45 @@ def arguments():
     return p.parse_args()
 
 
+def tensor_parallel(model, sequence_parallel, device):
+    """torchtitan's plan for the decoder's blocks over every rank; heads counted per rank."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
+                                                   PrepareModuleOutput, RowwiseParallel,
+                                                   SequenceParallel, parallelize_module)
+    world = torch.distributed.get_world_size()
+    mesh = init_device_mesh(device.type, (world,))
+    leave = RowwiseParallel(output_layouts=Shard(1)) if sequence_parallel else RowwiseParallel()
+    for i, layer in enumerate(model.layers):
+        plan = {name: ColwiseParallel() for name in
+                ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "mlp.gate_proj",
+                 "mlp.up_proj")}
+        plan.update({"self_attn.o_proj": leave, "mlp.down_proj": leave})
+        if sequence_parallel:
+            gather = PrepareModuleInput(input_layouts=(Shard(1),),
+                                        desired_input_layouts=(Replicate(),))
+            plan.update({"input_layernorm": SequenceParallel(), "self_attn": gather,
+                         "post_attention_layernorm": SequenceParallel(), "mlp": gather})
+        parallelize_module(layer, mesh, plan)
+        layer.self_attn.heads //= world
+        layer.self_attn.kv_heads //= world
+    if sequence_parallel:
+        parallelize_module(model.layers[0], mesh, PrepareModuleInput(
+            input_layouts=(Replicate(),), desired_input_layouts=(Shard(1),), use_local_output=True))
+        parallelize_module(model.layers[-1], mesh, PrepareModuleOutput(
+            output_layouts=(Shard(1),), desired_output_layouts=(Replicate(),),
+            use_local_output=True))
+    return model
+
+
 def wrap(model, args, device):
     """The mode's model and optimizer."""
     betas = tuple(float(b) for b in args.betas.split(","))
     adamw = dict(lr=args.lr, betas=betas, eps=args.eps, weight_decay=args.weight_decay)
+    if args.mode in ("tp", "tp_sp"):
+        net = tensor_parallel(model, args.mode == "tp_sp", device)
+        return net, torch.optim.AdamW(net.parameters(), **adamw)
     if args.mode == "fsdp2":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
@@ -192,8 +238,11 @@ def main():
     model = Llama(args.depth, args.width, heads, args.kv_heads or heads, args.vocab,
                   args.tokens).to(device)
     net, optimizer = wrap(model, args, device)
-    torch.manual_seed(args.seed * 1000003 + rank + 1)
-    tokens = torch.randint(0, args.vocab, (args.batch_size, args.tokens + 1), device=device)
+    # A tensor-parallel replica (one here) draws the global batch, its ranks the same one.
+    tensor = args.mode in ("tp", "tp_sp")
+    torch.manual_seed(args.seed * 1000003 + (0 if tensor else rank) + 1)
+    rows = args.batch_size * (world if tensor else 1)
+    tokens = torch.randint(0, args.vocab, (rows, args.tokens + 1), device=device)
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
     # FSDP2 casts itself; the other modes run forward under autocast, as the harness's ranks.
     autocast = args.precision == "bf16" and args.mode != "fsdp2"
