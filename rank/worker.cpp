@@ -491,7 +491,6 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
       [&](const torch::Tensor& input) { return model->forward(input); },
       [&] {
         if (replicas) replicas->sync().finish_backward();
-        sum_partial_gradients(region);
       },
       [&] { replicas ? replicas->step(trace) : static_cast<void>(alone->step()); },
       [&](long long it) {

@@ -151,8 +151,8 @@ class DecoderLayerImpl : public nn::Module {
     mlp->split(region);
     region_ = region;
     if (!region->sequence_parallel) return;
-    region->partial_parameters.push_back(input_norm->weight);
-    region->partial_parameters.push_back(attention_norm->weight);
+    add_partial_parameter(*region, input_norm->weight);
+    add_partial_parameter(*region, attention_norm->weight);
     shards_input_ = first;
     gathers_output_ = last;
   }

@@ -269,9 +269,9 @@ class EncoderLayerImpl : public nn::Module {
     attention_output->weight.set_data(row_shard(*region, attention_output->weight));
     output->weight.set_data(row_shard(*region, output->weight));
     if (!region->sequence_parallel) return;
-    for (const auto& p : {attention_norm->weight, attention_norm->bias, output_norm->weight,
-                          output_norm->bias, attention_output->bias, output->bias}) {
-      region->partial_parameters.push_back(p);
+    for (at::Tensor* p : {&attention_norm->weight, &attention_norm->bias, &output_norm->weight,
+                          &output_norm->bias, &attention_output->bias, &output->bias}) {
+      add_partial_parameter(*region, *p);
     }
     shards_input_ = first;
     gathers_output_ = last;

@@ -176,12 +176,14 @@ at::Tensor gather_sequence(TensorRegion& region, const at::Tensor& shard) {
   return GatherSequence::apply(shard, region_address(region));
 }
 
-void sum_partial_gradients(TensorRegion& region) {
-  if (!region.sequence_parallel) return;
-  for (auto& parameter : region.partial_parameters) {
-    at::Tensor gradient = parameter.mutable_grad();
-    if (gradient.defined()) gradient.copy_(tensor_all_reduce(region, gradient));
-  }
+void add_partial_parameter(TensorRegion& region, at::Tensor& parameter) {
+  ++region.partial_parameters;
+  parameter.register_hook([&region](const at::Tensor& gradient) {
+    if (region.group == nullptr) {
+      throw std::logic_error("a partial gradient arrived before its tensor group was set");
+    }
+    return tensor_all_reduce(region, gradient);
+  });
 }
 
 at::Tensor column_shard(const TensorRegion& region, const at::Tensor& weight) {

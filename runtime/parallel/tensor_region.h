@@ -31,10 +31,9 @@ struct TensorRegion {
   bool sequence_parallel = false;
   Communicator* group = nullptr;  // degree ranks, this rank's rank in it is `index`
   TraceRecorder* trace = nullptr;
-  // Parameters whose gradients are partial sums over the sequence shards (norms and the biases
-  // added after a reduce-scatter, under sequence parallelism): summed over the group after
-  // backward by sum_partial_gradients.
-  std::vector<at::Tensor> partial_parameters;
+  // How many parameters' gradients are partial sums over the sequence shards (norms and the
+  // biases added after a reduce-scatter, under sequence parallelism): add_partial_parameter.
+  int64_t partial_parameters = 0;
 
   // count / degree; std::invalid_argument naming `what` when degree does not divide it.
   int64_t share_of(int64_t count, const std::string& what) const;
@@ -53,9 +52,11 @@ at::Tensor leave_tensor_region(TensorRegion& region, const at::Tensor& partial);
 at::Tensor split_sequence(TensorRegion& region, const at::Tensor& whole);
 at::Tensor gather_sequence(TensorRegion& region, const at::Tensor& shard);
 
-// Sums the partial parameters' gradients over the group (nothing without sequence
-// parallelism), after backward and before the optimizer's step.
-void sum_partial_gradients(TensorRegion& region);
+// A parameter that sees only this rank's tokens (sequence parallelism): its gradient is summed
+// over the group as backward makes it, by a hook that runs before the gradient is accumulated,
+// so that whatever sums or shards gradients across replicas afterwards (DDP's reducer, ZeRO's
+// reduce-scatter) takes the whole. The region must outlive the parameter's graphs.
+void add_partial_parameter(TensorRegion& region, at::Tensor& parameter);
 
 // The rows [index x rows / degree, ...) of a column-parallel weight (or bias), or the columns
 // of a row-parallel one, as a tensor of its own (the whole is freed with its owner).

@@ -81,7 +81,7 @@ sed -e 's/heads: 4, kv_heads: 2/heads: 4, kv_heads: 1/' "$SCRATCH/tensor_data.ya
 expect_refused "$SCRATCH/kv.yaml" "its key/value heads (1) do not split over a tensor axis of 2"
 sed -e 's/name: llama, /name: mlp, /' -e 's/, heads: 4, kv_heads: 2, vocab: 101//' \
   -e 's/input_shape: \[8\]/input_shape: [16]/' "$SCRATCH/tensor_data.yaml" > "$SCRATCH/mlp.yaml"
-expect_refused "$SCRATCH/mlp.yaml" "tensor parallelism splits llama's layers, not mlp's"
+expect_refused "$SCRATCH/mlp.yaml" "tensor parallelism splits llama's and bert's layers, not mlp's"
 sed -e 's/, tensor: 2}/}/' "$SCRATCH/tensor_data.yaml" > "$SCRATCH/none.yaml"
 expect_refused "$SCRATCH/none.yaml" "missing required key 'systems.tensor'"
 echo "PASS tensor parallel"

@@ -128,7 +128,6 @@ void train_tensor_rank(const TensorCase& c, int rank, const c10::intrusive_ptr<c
       data_group->all_reduce_sum(p.mutable_grad())->wait();
       p.mutable_grad().div_(c.data);
     }
-    runtime::sum_partial_gradients(region);
     optimizer->step();
   }
   out.parameters = named(*model);
