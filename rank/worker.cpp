@@ -24,6 +24,7 @@
 #include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
 #include "rank/rank_device.h"
+#include "rank/tensor_data_axis.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/counting_communicator.h"
 #include "runtime/comm/result_gather.h"
@@ -454,7 +455,8 @@ json tensor_report(const WorkerConfig& config, const TensorRegion& region,
 // A tensor-parallel rank (Megatron-LM's: runtime/parallel/tensor_region.h): the model drawn
 // whole from the seed and its slice kept; the slices of a replica share its batch, which is
 // batch_size x degree samples, so that the global batch is every other system's; slice j of
-// every replica sums its gradients with DDP's reducer.
+// every replica sums its gradients with DDP's reducer or shards them by ZeRO's stage
+// (rank/tensor_data_axis.h).
 void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args,
                               const RankDevice& device, TensorRankGroups groups, Communicator& comm,
                               const std::optional<Fault>& fault) {
@@ -474,31 +476,22 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
   const int64_t replica_batch = config.model.batch_size * system.tensor.degree;
   const SyntheticBatch data =
       rank_batch(config, groups.place.data, *model, model_options, device.device(), replica_batch);
-  std::unique_ptr<DataParallelSteps> replicas;
-  std::unique_ptr<torch::optim::Optimizer> alone;
-  if (groups.data) {
-    replicas = std::make_unique<DataParallelSteps>(config, *model, *groups.data, nullptr);
-  } else {
-    alone = make_optimizer(config.optimizer, model->parameters());
-  }
   fs::create_directories(args.out_dir);
   SampleLog log;
   TraceRecorder trace;
   region.trace = &trace;
-  if (replicas && replicas->reducer() != nullptr) replicas->reducer()->set_trace(&trace);
-  const IterationSteps steps{
-      [&] { replicas ? replicas->zero_grad() : alone->zero_grad(); },
-      [&](const torch::Tensor& input) { return model->forward(input); },
-      [&] {
-        if (replicas) replicas->sync().finish_backward();
-      },
-      [&] { replicas ? replicas->step(trace) : static_cast<void>(alone->step()); },
-      [&](long long it) {
-        if (it == config.warmup) counted.reset();
-      }};
+  TensorDataAxis replicas(config, model, groups.data.get(), trace);
+  const IterationSteps steps{[&] { replicas.zero_grad(); },
+                             [&](const torch::Tensor& input) { return replicas.forward(input); },
+                             [&] { replicas.finish_backward(); }, [&] { replicas.step(trace); },
+                             [&](long long it) {
+                               if (it != config.warmup) return;
+                               counted.reset();
+                               replicas.start_measuring();
+                             }};
   const at::ScalarType output_dtype =
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
-  json memory = replicas ? replicas->memory() : memory_report(model->parameters(), {}, *alone);
+  json memory = replicas.memory();
   memory["tensor"] = tensor_report(config, region, counted.payload(), replica_batch, output_dtype);
   write_data_parallel_results(args, system, device, comm, model->parameters().front(), output_dtype,
                               config, log, trace, std::move(memory));

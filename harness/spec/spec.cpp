@@ -467,6 +467,11 @@ void check_tensor_at_point(const SystemConfig& system, const PointConfig& config
     fail("tensor " + std::to_string(t) + " does not divide run.world_size " +
          std::to_string(config.run.world_size));
   }
+  if (system.data.sharded() && config.run.world_size == t) {
+    fail("zero_stage " + std::to_string(system.data.zero_stage) +
+         " shards over the replicas, and tensor " + std::to_string(t) + " on " + std::to_string(t) +
+         " ranks leaves one");
+  }
   const ModelConfig& model = config.model;
   const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());
   if (const std::string problem = runtime::tensor_split_problem(
@@ -537,6 +542,8 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
 void read_tensor_system(MapReader& reader, SystemConfig& system) {
   system.tensor.degree = static_cast<int>(reader.get_int("tensor", std::nullopt, 2, 256));
   system.tensor.sequence_parallel = reader.get_bool("sequence_parallel", false);
+  // The replicas across the groups: DDP's sum, or sharded by a ZeRO stage (3: FSDP x TP).
+  system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 3));
   system.gradients.mode = reader.get_string("mode", "overlap", ddp_modes());
   if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
 }

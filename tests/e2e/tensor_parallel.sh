@@ -20,11 +20,13 @@ YAML
 }
 spec tensor 2 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"
 spec whole 1 4 "[overlap]"
-spec tensor_data 4 2 "[{name: tp, kind: tensor_parallel, tensor: 2}]"
+spec tensor_data 4 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, zero_stage: 3, sequence_parallel: true}]"
 spec data 2 4 "[overlap]"
+spec tp_only 4 2 "[{name: tp, kind: tensor_parallel, tensor: 2}]"  # what the refusals start from
 
 dry=$("$HARNESS" run "$SCRATCH/tensor_data.yaml" --dry-run 2>&1) || fail "dry run failed: $dry"
 expect_contains "$dry" "tensor 2, 1 thread(s)/rank"
+expect_contains "$dry" "tensor 2 sequence-parallel, replicas ZeRO-3, 1 thread(s)/rank"
 expect_contains "$dry" "mesh: pipeline 1 x data 2 x tensor 2"
 expect_contains "$dry" "rank 3 (pipeline 0, data 1, tensor 1): all-reduces in [1, 3]; splits layers with [2, 3] (all-reduces)"
 for name in tensor whole tensor_data data; do
@@ -50,8 +52,19 @@ def same(got, want, what):
 for system in ("tp", "tp_sp"):
     for rank in range(2):
         same(losses("tensor", system, rank), losses("whole", "overlap", 0), (system, rank))
-for rank in range(4):
-    same(losses("tensor_data", "tp", rank), losses("data", "overlap", rank // 2), ("2x2", rank))
+for system in ("tp", "fsdp_tp"):
+    for rank in range(4):
+        same(losses("tensor_data", system, rank), losses("data", "overlap", rank // 2),
+             (system, rank))
+# FSDP over the data axis: each rank holds half of its slices' parameters, and sends what
+# ZeRO-3's formula says on its data group.
+for path in glob.glob(os.path.join(raw("tensor_data", "fsdp_tp"), "memory_rank*.json")):
+    m = json.load(open(path))
+    s = m["sharded"]
+    assert (s["stage"], s["replicas"]) == (3, 2), s
+    assert s["formula"]["bytes_sent_per_iteration"] == s["bytes_sent_per_iteration"], s
+    plain = json.load(open(path.replace("fsdp_tp", "tp")))
+    assert m["parameter_bytes"] < plain["parameter_bytes"], (m, plain)
 
 # Megatron's bytes by hand: b s h = (2 x 2) x 8 x 64 fp32 elements, t = 2, 2 layers.
 bsh_bytes = 4 * 8 * 64 * 4
@@ -72,16 +85,20 @@ for spec, system, extra in (("tensor", "tp", 0), ("tensor", "tp_sp", ends), ("te
     assert counts == ([4, 10, 8] if system == "tp_sp" else [8, 0, 0]), (system, names)
 PY
 
-sed -e 's/tensor: 2}\]/tensor: 3}]/' "$SCRATCH/tensor_data.yaml" > "$SCRATCH/three.yaml"
+sed -e 's/tensor: 2}\]/tensor: 3}]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/three.yaml"
 expect_refused "$SCRATCH/three.yaml" "systems: tp: tensor 3 does not divide run.world_size 4"
 sed -e 's/world_size: 4/world_size: 8/' -e 's/tensor: 2}\]/tensor: 8}]/' \
-  "$SCRATCH/tensor_data.yaml" > "$SCRATCH/eight.yaml"
+  "$SCRATCH/tp_only.yaml" > "$SCRATCH/eight.yaml"
 expect_refused "$SCRATCH/eight.yaml" "systems: tp: model llama: its heads (4) do not split over a tensor axis of 8"
-sed -e 's/heads: 4, kv_heads: 2/heads: 4, kv_heads: 1/' "$SCRATCH/tensor_data.yaml" > "$SCRATCH/kv.yaml"
+sed -e 's/heads: 4, kv_heads: 2/heads: 4, kv_heads: 1/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/kv.yaml"
 expect_refused "$SCRATCH/kv.yaml" "its key/value heads (1) do not split over a tensor axis of 2"
 sed -e 's/name: llama, /name: mlp, /' -e 's/, heads: 4, kv_heads: 2, vocab: 101//' \
-  -e 's/input_shape: \[8\]/input_shape: [16]/' "$SCRATCH/tensor_data.yaml" > "$SCRATCH/mlp.yaml"
+  -e 's/input_shape: \[8\]/input_shape: [16]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/mlp.yaml"
 expect_refused "$SCRATCH/mlp.yaml" "tensor parallelism splits llama's and bert's layers, not mlp's"
-sed -e 's/, tensor: 2}/}/' "$SCRATCH/tensor_data.yaml" > "$SCRATCH/none.yaml"
+sed -e 's/, tensor: 2}/}/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/none.yaml"
 expect_refused "$SCRATCH/none.yaml" "missing required key 'systems.tensor'"
+# FSDP over a data axis of one replica shards nothing.
+sed -e 's/world_size: 4/world_size: 2/' -e 's/{name: tp, kind: tensor_parallel, tensor: 2}, //' \
+  "$SCRATCH/tensor_data.yaml" > "$SCRATCH/one.yaml"
+expect_refused "$SCRATCH/one.yaml" "systems: fsdp_tp: zero_stage 3 shards over the replicas, and tensor 2 on 2 ranks leaves one"
 echo "PASS tensor parallel"

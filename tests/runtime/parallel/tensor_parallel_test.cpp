@@ -12,6 +12,7 @@
 #include <map>
 #include <thread>
 
+#include "baselines/sharded/sharded_data_parallel.h"
 #include "runtime/comm/counting_communicator.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/synthetic_batch.h"
@@ -32,6 +33,7 @@ struct TensorCase {
   int data = 1;
   bool sequence_parallel = false;
   bool checkpointing = false;  // every block recomputed in backward
+  int zero_stage = 0;          // the replicas sharded by ZeRO's stage (baselines/sharded/)
 };
 
 class DoublePrecision {
@@ -104,33 +106,60 @@ std::unique_ptr<runtime::Communicator> group_of(const c10::intrusive_ptr<c10d::S
   return runtime::make_gloo_communicator(prefixed, rank, size, std::chrono::seconds(60));
 }
 
-// Rank d x t + j: tensor shard j of replica d, which trains on rows [d B / D, (d + 1) B / D).
-// Its model was drawn before the threads started (torch's generator is one per process).
-void train_tensor_rank(const TensorCase& c, int rank, const c10::intrusive_ptr<c10d::Store>& store,
-                       runtime::ZooModel* model, const runtime::SyntheticBatch& batch,
-                       TensorRankOutcome& out) {
-  const int replica = rank / c.tensor, shard = rank % c.tensor;
-  const auto tensor_group = group_of(store, "tensor" + std::to_string(replica), shard, c.tensor);
-  runtime::CountingCommunicator counted(*tensor_group);
-  runtime::TensorRegion& region = *model->tensor_region();
-  region.group = &counted;
-  std::unique_ptr<runtime::Communicator> data_group;
-  if (c.data > 1) data_group = group_of(store, "data" + std::to_string(shard), replica, c.data);
-  const int64_t rows = kTensorBatch / c.data;
-  const auto input = batch.input.narrow(0, replica * rows, rows);
-  const auto target = batch.target.narrow(0, replica * rows, rows);
-  auto optimizer = runtime::make_optimizer(tensor_adamw(), model->parameters());
+// The replicas' sum by hand: every gradient all-reduced over the data group and averaged.
+Parameters train_replicated(const TensorCase& c, runtime::ZooModel& model,
+                            runtime::Communicator* data_group, const torch::Tensor& input,
+                            const torch::Tensor& target) {
+  auto optimizer = runtime::make_optimizer(tensor_adamw(), model.parameters());
   for (int step = 0; step < kTensorSteps; ++step) {
     optimizer->zero_grad();
-    runtime::training_loss(loss_of(c.model), model->forward(input), target).backward();
-    for (auto& p : model->parameters()) {
+    runtime::training_loss(loss_of(c.model), model.forward(input), target).backward();
+    for (auto& p : model.parameters()) {
       if (data_group == nullptr) break;
       data_group->all_reduce_sum(p.mutable_grad())->wait();
       p.mutable_grad().div_(c.data);
     }
     optimizer->step();
   }
-  out.parameters = named(*model);
+  return named(model);
+}
+
+// The replicas sharded by ZeRO's stage over the data group (FSDP x TP at stage 3).
+Parameters train_sharded(const TensorCase& c, const std::shared_ptr<runtime::ZooModel>& model,
+                         runtime::Communicator& data_group, const torch::Tensor& input,
+                         const torch::Tensor& target) {
+  baselines::ShardedOptions options;
+  options.stage = baselines::zero_stage_from(c.zero_stage);
+  baselines::ShardedDataParallel sharded(model, data_group, options, tensor_adamw());
+  for (int step = 0; step < kTensorSteps; ++step) {
+    sharded.zero_grad();
+    runtime::training_loss(loss_of(c.model), sharded.forward(input), target).backward();
+    sharded.finish_backward();
+    sharded.step();
+  }
+  const std::vector<torch::Tensor> whole = sharded.full_parameters();
+  Parameters out;
+  size_t i = 0;
+  for (const auto& item : model->named_parameters()) out[item.key()] = whole.at(i++).detach();
+  return out;
+}
+
+// Rank d x t + j: tensor shard j of replica d, which trains on rows [d B / D, (d + 1) B / D).
+// Its model was drawn before the threads started (torch's generator is one per process).
+void train_tensor_rank(const TensorCase& c, int rank, const c10::intrusive_ptr<c10d::Store>& store,
+                       const std::shared_ptr<runtime::ZooModel>& model,
+                       const runtime::SyntheticBatch& batch, TensorRankOutcome& out) {
+  const int replica = rank / c.tensor, shard = rank % c.tensor;
+  const auto tensor_group = group_of(store, "tensor" + std::to_string(replica), shard, c.tensor);
+  runtime::CountingCommunicator counted(*tensor_group);
+  model->tensor_region()->group = &counted;
+  std::unique_ptr<runtime::Communicator> data_group;
+  if (c.data > 1) data_group = group_of(store, "data" + std::to_string(shard), replica, c.data);
+  const int64_t rows = kTensorBatch / c.data;
+  const auto input = batch.input.narrow(0, replica * rows, rows);
+  const auto target = batch.target.narrow(0, replica * rows, rows);
+  out.parameters = c.zero_stage > 0 ? train_sharded(c, model, *data_group, input, target)
+                                    : train_replicated(c, *model, data_group.get(), input, target);
   out.payload = counted.payload();
 }
 
@@ -150,7 +179,7 @@ std::vector<TensorRankOutcome> train_tensor_parallel(const TensorCase& c) {
   for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
       try {
-        train_tensor_rank(c, r, store, models[r].get(), batch, outcomes[r]);
+        train_tensor_rank(c, r, store, models[r], batch, outcomes[r]);
       } catch (const std::exception& e) {
         outcomes[r].error = e.what();
       }
@@ -301,6 +330,23 @@ TEST(TensorParallel, BertSplitsItsFusedHeadsAndAddsRowBiasesOnce) {
     for (const auto& outcome : outcomes) {
       EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
                        runtime::tensor_iteration_bytes_sent(traffic_of(c), 8));
+    }
+  }
+}
+
+TEST(TensorParallel, ShardedReplicasTrainAsOneProcess) {
+  // torchtitan's 2D: ZeRO-1, -2 and FSDP over the data axis of tensor 2 x data 2, and FSDP
+  // with sequence parallelism (the norms' partial gradients summed before the reduce-scatter).
+  for (const auto& [stage, sequence] :
+       std::vector<std::pair<int, bool>>{{1, false}, {2, false}, {3, false}, {3, true}}) {
+    TensorCase c{"llama", 2, 2, sequence};
+    c.zero_stage = stage;
+    const auto outcomes = train_tensor_parallel(c);
+    expect_one_process(outcomes, c);
+    for (const auto& outcome : outcomes) {
+      EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
+                       runtime::tensor_iteration_bytes_sent(traffic_of(c), 8))
+          << "stage " << stage;
     }
   }
 }
