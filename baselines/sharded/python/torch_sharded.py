@@ -21,7 +21,10 @@ threads. Modes:
          feed-forward's inputs gathered by PrepareModuleInput, o and down reduce-scattered to
          sequence shards; the first block's input split along the tokens and the last one's
          output gathered, where the harness shards and rejoins the sequence.
-  A tensor-parallel replica trains on batch_size x world samples: the global batch of the
+  fsdp_tp  torchtitan's 2D: tp_sp on the tensor dimension (--tensor ranks) of a 2D mesh, and
+         fully_shard of every block, the embeddings and the head over its data dimension (the
+         harness's `kind: tensor_parallel` with `zero_stage: 3`).
+  A tensor-parallel replica trains on batch_size x tensor samples: the global batch of the
   other modes, as the harness's replica.
 Reads the torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), prints the
 harness's timing line protocol (baselines/ddp/python/harness_timings.py) and, with
@@ -153,7 +156,10 @@ def optimizer_state_bytes(optimizer):
 
 def arguments():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["ddp", "zero1", "fsdp2", "tp", "tp_sp"], required=True)
+    p.add_argument("--mode", choices=["ddp", "zero1", "fsdp2", "tp", "tp_sp", "fsdp_tp"],
+                   required=True)
+    p.add_argument("--tensor", type=int, default=0,
+                   help="ranks that split each layer (0: all of them; fsdp_tp: required)")
     # 0: the harness's defaults (runtime/models/model_catalog.h), as a spec leaving a key out.
     p.add_argument("--depth", type=int, default=0, help="blocks (0: 2)")
     p.add_argument("--width", type=int, default=0, help="0: 512")
@@ -169,18 +175,19 @@ def arguments():
     add_run_arguments(p)
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--bucket-mb", type=float, default=25)
-    return p.parse_args()
+    args = p.parse_args()
+    if args.mode == "fsdp_tp" and args.tensor < 2:
+        p.error("fsdp_tp needs --tensor, the ranks that split each layer (2 or more)")
+    return args
 
 
-def tensor_parallel(model, sequence_parallel, device):
-    """torchtitan's plan for the decoder's blocks over every rank; heads counted per rank."""
-    from torch.distributed.device_mesh import init_device_mesh
+def tensor_parallel(model, sequence_parallel, mesh):
+    """torchtitan's plan for the decoder's blocks over `mesh`; heads counted per rank."""
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
                                                    PrepareModuleOutput, RowwiseParallel,
                                                    SequenceParallel, parallelize_module)
-    world = torch.distributed.get_world_size()
-    mesh = init_device_mesh(device.type, (world,))
+    world = mesh.size()
     leave = RowwiseParallel(output_layouts=Shard(1)) if sequence_parallel else RowwiseParallel()
     for i, layer in enumerate(model.layers):
         plan = {name: ColwiseParallel() for name in
@@ -208,9 +215,20 @@ def wrap(model, args, device):
     """The mode's model and optimizer."""
     betas = tuple(float(b) for b in args.betas.split(","))
     adamw = dict(lr=args.lr, betas=betas, eps=args.eps, weight_decay=args.weight_decay)
-    if args.mode in ("tp", "tp_sp"):
-        net = tensor_parallel(model, args.mode == "tp_sp", device)
-        return net, torch.optim.AdamW(net.parameters(), **adamw)
+    if args.mode in ("tp", "tp_sp", "fsdp_tp"):
+        from torch.distributed.device_mesh import init_device_mesh
+        world = torch.distributed.get_world_size()
+        if args.mode != "fsdp_tp":
+            net = tensor_parallel(model, args.mode == "tp_sp", init_device_mesh(device.type, (world,)))
+            return net, torch.optim.AdamW(net.parameters(), **adamw)
+        from torch.distributed.fsdp import fully_shard
+        mesh = init_device_mesh(device.type, (world // args.tensor, args.tensor),
+                                mesh_dim_names=("data", "tensor"))
+        tensor_parallel(model, True, mesh["tensor"])
+        for module in [model.embed_tokens, *model.layers, model.lm_head]:
+            fully_shard(module, mesh=mesh["data"])
+        fully_shard(model, mesh=mesh["data"])
+        return model, torch.optim.AdamW(model.parameters(), **adamw)
     if args.mode == "fsdp2":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
@@ -238,10 +256,10 @@ def main():
     model = Llama(args.depth, args.width, heads, args.kv_heads or heads, args.vocab,
                   args.tokens).to(device)
     net, optimizer = wrap(model, args, device)
-    # A tensor-parallel replica (one here) draws the global batch, its ranks the same one.
-    tensor = args.mode in ("tp", "tp_sp")
-    torch.manual_seed(args.seed * 1000003 + (0 if tensor else rank) + 1)
-    rows = args.batch_size * (world if tensor else 1)
+    # A tensor-parallel replica draws batch_size x tensor samples, its ranks the same ones.
+    tensor = args.tensor or world if args.mode in ("tp", "tp_sp", "fsdp_tp") else 1
+    torch.manual_seed(args.seed * 1000003 + rank // tensor + 1)
+    rows = args.batch_size * tensor
     tokens = torch.randint(0, args.vocab, (rows, args.tokens + 1), device=device)
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
     # FSDP2 casts itself; the other modes run forward under autocast, as the harness's ranks.
