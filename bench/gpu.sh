@@ -15,6 +15,9 @@
 #      the same 2 ranks, fp32 and bf16; in fp32 each stage's losses must equal DDP's;
 #   3d. the decoder in a pipeline of 2 stages x 2 replicas on 4 ranks, its replicas whole, ZeRO-1
 #      and ZeRO-2; each composition's fp32 losses must equal the plain pipeline's;
+#   3e. the decoder under tensor parallelism on 4 ranks (tensor 2 x data 2; with sequence
+#      parallelism; with FSDP on the data axis) and recomputed; each one's fp32 losses must equal
+#      DDP's on 2 ranks of twice the batch;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
 #      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds, in each precision; the peer is
 #      the Python whose torch is the rank program's LibTorch, with the same math): iteration p50
@@ -225,6 +228,37 @@ PY
 ) || composed_check="FAILED (the comparison)"
 [[ $composed_check == *FAILED* ]] && failures=$((failures + 1))
 
+# 3e. Tensor parallelism: the decoder split over 2 ranks, 2 replicas, on 4 ranks sharing the
+# device; a replica trains on twice a rank's batch, as a DDP rank of twice the batch does: in fp32
+# each rank's losses must equal those of DDP's rank (its replica) on 2 ranks.
+[[ $decoder =~ batch_size:\ ([0-9]+) ]] && rank_batch=${BASH_REMATCH[1]}
+tensor_decoder=${decoder/width:/heads: 2, width:}
+tensor_systems="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, sequence_parallel: true, zero_stage: 3}]"
+tensor_folder=$(optimizer="{name: adamw, lr: 0.001}" study tensor_fp32 "${tensor_decoder/PRECISION/fp32}" 4 gloo \
+  "$tensor_systems") || tensor_folder=""
+recomputed_decoder=${tensor_decoder/PRECISION/fp32, activation_checkpointing: full}
+recomputed_folder=$(optimizer="{name: adamw, lr: 0.001}" study tensor_recomputed "$recomputed_decoder" 4 gloo \
+  "[{name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]") || recomputed_folder=""
+doubled=${tensor_decoder/batch_size: $rank_batch/batch_size: $((rank_batch * 2))}
+tensor_ddp=$(optimizer="{name: adamw, lr: 0.001}" study tensor_ddp "${doubled/PRECISION/fp32}" 2 gloo) || tensor_ddp=""
+for system in tp tp_sp fsdp_tp; do
+  row "Llama-style decoder $system (AdamW, tensor 2 x data 2), 4 ranks sharing a device, gloo, fp32" "$tensor_folder" "$system"
+done
+row "Llama-style decoder tp_sp recomputed (AdamW, tensor 2 x data 2), 4 ranks sharing a device, gloo, fp32" "$recomputed_folder" tp_sp
+tensor_check="FAILED (a run)"
+[[ -n $tensor_folder && -n $recomputed_folder && -n $tensor_ddp ]] && tensor_check=$(python3 - "$tensor_folder" "$recomputed_folder" "$tensor_ddp" <<'PY'
+import glob, re, sys
+def losses(folder, system, rank):
+    text = open(glob.glob(f"{folder}/raw/*/{system}/rep0/rank{rank}.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+runs = [(sys.argv[1], s) for s in ("tp", "tp_sp", "fsdp_tp")] + [(sys.argv[2], "tp_sp")]
+worst = max(abs(a - b) / max(abs(b), 1e-12) for folder, s in runs for r in range(4)
+            for a, b in zip(losses(folder, s, r), losses(sys.argv[3], "overlap", r // 2)))
+print(f"largest relative difference from DDP's loss {worst:.1e}" + (" FAILED" if worst > 1e-4 else ""))
+PY
+) || tensor_check="FAILED (the comparison)"
+[[ $tensor_check == *FAILED* ]] && failures=$((failures + 1))
+
 # The device's pipeline trains what the host CPU's does: DAPPLE's last stage's loss in the first
 # iterations, fp32 (IEEE on both), from the same seed, on the device and on the CPU.
 pipeline_check="(not run: the device is the CPU)"
@@ -339,6 +373,7 @@ echo
 echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the device and on the CPU, same seed: $pipeline_check"
 echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${sharded_check:-(not run)}"
 echo "Pipeline x ZeRO-1/2 fp32 losses against the plain pipeline's on the device: $composed_check"
+echo "Tensor parallelism (TP, TP+SP, FSDP x TP, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
 echo
