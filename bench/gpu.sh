@@ -100,11 +100,14 @@ failed() { echo "FAIL: $1: $(tail -3 "$2" 2>/dev/null)" >&2; }
 # $1 name, $2 model block, $3 world, $4 backend, $5 systems (default [overlap]), $6 more of the
 # spec: runs one study, prints its folder (nothing, and status 1, when it fails).
 study() {
+  # Not ${optimizer:-{...}}: bash ends that expansion at the default's first closing brace.
+  local optimizer_block="{name: sgd, lr: 0.001}"
+  [[ -n ${optimizer:-} ]] && optimizer_block=$optimizer
   cat > "$work/$1.yaml" <<YAML
 name: $1
 output: $work/results
 model: $2
-optimizer: ${optimizer:-{name: sgd, lr: 0.001}}
+optimizer: $optimizer_block
 run: {world_size: $3, iterations: $iterations, warmup: $warmup, device: $device, backend: $4}
 ddp: {bucket_mb: 25}
 systems: ${5:-[overlap]}
