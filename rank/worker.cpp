@@ -20,11 +20,11 @@
 #include "common/atomic_file.h"
 #include "common/child_process.h"
 #include "common/json_file.h"
+#include "rank/data_axis_steps.h"
 #include "rank/data_parallel_steps.h"
 #include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
 #include "rank/rank_device.h"
-#include "rank/tensor_data_axis.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/counting_communicator.h"
 #include "runtime/comm/result_gather.h"
@@ -376,33 +376,21 @@ void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const 
   const ModelOptions model_options = model_options_from(config.model);
   const auto model = build_rank_model(config, model_options, comm, device.device());
   const SyntheticBatch data = rank_batch(config, args.rank, *model, model_options, device.device());
-  CountingCommunicator counted(comm);
-  const baselines::ShardedOptions options{baselines::zero_stage_from(system.data.zero_stage),
-                                          system.data.unit, system.data.prefetch,
-                                          reducer_options_of(system.gradients)};
-  baselines::ShardedDataParallel sharded(model, counted, options, config.optimizer);
   fs::create_directories(args.out_dir);
 
   SampleLog log;
   TraceRecorder trace;
-  sharded.set_trace(&trace);
+  DataAxisSteps sharded(config, model, &comm, trace);
   const IterationSteps steps{[&] { sharded.zero_grad(); },
                              [&](const torch::Tensor& input) { return sharded.forward(input); },
-                             [&] { sharded.finish_backward(); }, [&] { sharded.step(); },
+                             [&] { sharded.finish_backward(); }, [&] { sharded.step(trace); },
                              [&](long long it) {
-                               if (it == config.warmup) counted.reset();
+                               if (it == config.warmup) sharded.start_measuring();
                              }};
   const at::ScalarType output_dtype =
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
-  json memory =
-      memory_report(sharded.held_parameters(), sharded.held_gradients(), {}, sharded.optimizer());
-  const double iterations = static_cast<double>(std::max(1LL, config.iterations));
-  memory["sharded"] = sharded_report(
-      sharded.layout(), options.stage, to_string(system.data.unit),
-      model->parameters().front().element_size(), optimizer_states_per_element(config.optimizer),
-      ring_bytes_sent(counted.payload(), args.world_size) / iterations);
   write_data_parallel_results(args, system, device, comm, model->parameters().front(), output_dtype,
-                              config, log, trace, std::move(memory));
+                              config, log, trace, sharded.memory());
 }
 
 // A tensor-parallel rank's groups, from its place on the mesh: the slices of its replica
@@ -456,7 +444,7 @@ json tensor_report(const WorkerConfig& config, const TensorRegion& region,
 // whole from the seed and its slice kept; the slices of a replica share its batch, which is
 // batch_size x degree samples, so that the global batch is every other system's; slice j of
 // every replica sums its gradients with DDP's reducer or shards them by ZeRO's stage
-// (rank/tensor_data_axis.h).
+// (rank/data_axis_steps.h).
 void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args,
                               const RankDevice& device, TensorRankGroups groups, Communicator& comm,
                               const std::optional<Fault>& fault) {
@@ -480,7 +468,7 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
   SampleLog log;
   TraceRecorder trace;
   region.trace = &trace;
-  TensorDataAxis replicas(config, model, groups.data.get(), trace);
+  DataAxisSteps replicas(config, model, groups.data.get(), trace);
   const IterationSteps steps{[&] { replicas.zero_grad(); },
                              [&](const torch::Tensor& input) { return replicas.forward(input); },
                              [&] { replicas.finish_backward(); }, [&] { replicas.step(trace); },

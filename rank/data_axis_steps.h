@@ -1,8 +1,8 @@
-// How a tensor-parallel rank's replicas sum or shard their gradients, across the tensor groups
-// (slice j of every replica together): DDP's bucketed reducer (rank/data_parallel_steps.h),
-// ZeRO stage 1-3 over the data group (baselines/sharded/: torchtitan's FSDP x TP, "2D"), or
-// nothing where there is one replica. The rank's training loop calls it; its memory report says
-// what the rank holds, and with ZeRO the bytes it sent on its data group beside the formula.
+// How a rank's data axis steps, by the system's ZeRO stage: DDP's bucketed reducer
+// (rank/data_parallel_steps.h), ZeRO stage 1-3 over the data group (baselines/sharded/: kind
+// sharded, and a tensor-parallel rank's replicas, torchtitan's FSDP x TP "2D"), or alone where
+// the axis has one rank. The rank's training loop calls it; its memory report says what the rank
+// holds, and with ZeRO the bytes it sent on its data group beside the stage's formula.
 #pragma once
 
 #include <torch/optim/optimizer.h>
@@ -19,13 +19,13 @@
 
 namespace runtime {
 
-class TensorDataAxis {
+class DataAxisSteps {
  public:
-  // `data_group`: the rank's slice of every replica (none for one replica).
-  TensorDataAxis(const WorkerConfig& config, std::shared_ptr<ZooModel> model,
-                 Communicator* data_group, TraceRecorder& trace);
-  TensorDataAxis(const TensorDataAxis&) = delete;
-  TensorDataAxis& operator=(const TensorDataAxis&) = delete;
+  // `data_group`: the ranks that hold the same parameters (none: this rank alone).
+  DataAxisSteps(const WorkerConfig& config, std::shared_ptr<ZooModel> model,
+                Communicator* data_group, TraceRecorder& trace);
+  DataAxisSteps(const DataAxisSteps&) = delete;
+  DataAxisSteps& operator=(const DataAxisSteps&) = delete;
 
   void zero_grad();
   at::Tensor forward(const at::Tensor& input);  // ZeRO-3 gathers each unit around its forward

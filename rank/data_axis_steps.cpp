@@ -1,4 +1,4 @@
-#include "rank/tensor_data_axis.h"
+#include "rank/data_axis_steps.h"
 
 #include <torch/torch.h>
 
@@ -9,8 +9,8 @@
 
 namespace runtime {
 
-TensorDataAxis::TensorDataAxis(const WorkerConfig& config, std::shared_ptr<ZooModel> model,
-                               Communicator* data_group, TraceRecorder& trace)
+DataAxisSteps::DataAxisSteps(const WorkerConfig& config, std::shared_ptr<ZooModel> model,
+                             Communicator* data_group, TraceRecorder& trace)
     : config_(config), model_(std::move(model)) {
   const ParallelSystem& system = config.system;
   if (data_group == nullptr) {
@@ -29,32 +29,32 @@ TensorDataAxis::TensorDataAxis(const WorkerConfig& config, std::shared_ptr<ZooMo
   }
 }
 
-void TensorDataAxis::zero_grad() {
+void DataAxisSteps::zero_grad() {
   if (replicas_) replicas_->zero_grad();
   if (sharded_) sharded_->zero_grad();
   if (alone_) alone_->zero_grad();
 }
 
-at::Tensor TensorDataAxis::forward(const at::Tensor& input) {
+at::Tensor DataAxisSteps::forward(const at::Tensor& input) {
   return sharded_ ? sharded_->forward(input) : model_->forward(input);
 }
 
-void TensorDataAxis::finish_backward() {
+void DataAxisSteps::finish_backward() {
   if (replicas_) replicas_->sync().finish_backward();
   if (sharded_) sharded_->finish_backward();
 }
 
-void TensorDataAxis::step(TraceRecorder& trace) {
+void DataAxisSteps::step(TraceRecorder& trace) {
   if (replicas_) replicas_->step(trace);
   if (sharded_) sharded_->step();
   if (alone_) alone_->step();
 }
 
-void TensorDataAxis::start_measuring() {
+void DataAxisSteps::start_measuring() {
   if (counted_) counted_->reset();
 }
 
-nlohmann::json TensorDataAxis::memory() {
+nlohmann::json DataAxisSteps::memory() {
   if (replicas_) return replicas_->memory();
   if (alone_) return memory_report(model_->parameters(), {}, *alone_);
   nlohmann::json memory = memory_report(sharded_->held_parameters(), sharded_->held_gradients(), {},
