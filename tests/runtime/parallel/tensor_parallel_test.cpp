@@ -19,6 +19,7 @@
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/tensor_region.h"
 #include "runtime/parallel/tensor_traffic.h"
+#include "tests/runtime/double_default.h"
 
 namespace {
 
@@ -34,12 +35,6 @@ struct TensorCase {
   bool sequence_parallel = false;
   bool checkpointing = false;  // every block recomputed in backward
   int zero_stage = 0;          // the replicas sharded by ZeRO's stage (baselines/sharded/)
-};
-
-class DoublePrecision {
- public:
-  DoublePrecision() { torch::set_default_dtype(caffe2::TypeMeta::Make<double>()); }
-  ~DoublePrecision() { torch::set_default_dtype(caffe2::TypeMeta::Make<float>()); }
 };
 
 // llama: 8 heads of 8 over 4 key/value heads (grouped-query: each rank keeps whole groups at
@@ -164,7 +159,7 @@ void train_tensor_rank(const TensorCase& c, int rank, const c10::intrusive_ptr<c
 }
 
 std::vector<TensorRankOutcome> train_tensor_parallel(const TensorCase& c) {
-  const DoublePrecision precision;
+  const runtime_test::DoubleDefault precision;
   const int world = c.tensor * c.data;
   std::vector<std::shared_ptr<runtime::ZooModel>> models;
   for (int r = 0; r < world; ++r) {
@@ -222,7 +217,7 @@ torch::Tensor whole_of(const std::string& name, const std::vector<torch::Tensor>
 // Every replica's shards, put together, against one process; whole parameters on every rank.
 void expect_one_process(const std::vector<TensorRankOutcome>& outcomes, const TensorCase& c) {
   const Parameters reference = [&] {
-    const DoublePrecision precision;
+    const runtime_test::DoubleDefault precision;
     return one_process_decoder(c.model);
   }();
   for (const auto& outcome : outcomes) ASSERT_EQ(outcome.error, "");

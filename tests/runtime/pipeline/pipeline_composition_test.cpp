@@ -17,6 +17,7 @@
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/pipeline/pipeline_executor.h"
+#include "tests/runtime/double_default.h"
 
 namespace {
 
@@ -28,12 +29,6 @@ constexpr int64_t kComposedBatch = 12;
 const runtime::ModelOptions kMlp{{16}, 4, /*depth=*/4, /*width=*/31};  // 10 layers
 
 runtime::WorkerOptimizer adamw() { return {"adamw", 0.01, 0.0, 0.9, 0.999, 1e-8, 0.01}; }
-
-class Float64 {
- public:
-  Float64() { torch::set_default_dtype(caffe2::TypeMeta::Make<double>()); }
-  ~Float64() { torch::set_default_dtype(caffe2::TypeMeta::Make<float>()); }
-};
 
 std::shared_ptr<runtime::ZooModel> seeded_mlp() {
   torch::manual_seed(5);
@@ -139,7 +134,7 @@ void PrintTo(const CompositionCase& c, std::ostream* out) { *out << c.label; }
 class PipelineComposition : public testing::TestWithParam<CompositionCase> {};
 
 TEST_P(PipelineComposition, ParametersEqualOneProcessAfterTenAdamWSteps) {
-  const Float64 float64;
+  const runtime_test::DoubleDefault float64;
   const CompositionCase c = GetParam();
   const auto expected = one_process();
   const auto outcomes = train_composed(c.layout, c.zero, c.world);
@@ -159,7 +154,7 @@ TEST_P(PipelineComposition, ParametersEqualOneProcessAfterTenAdamWSteps) {
 // The formula's memory and bytes: a replica's gradients (whole at stage 1, its chunk at 2) and
 // its bytes sent per iteration on its group, against sharded_memory and sharded_traffic.
 TEST_P(PipelineComposition, HeldGradientsAndBytesSentAreTheFormulas) {
-  const Float64 float64;
+  const runtime_test::DoubleDefault float64;
   const CompositionCase c = GetParam();
   const auto outcomes = train_composed(c.layout, c.zero, c.world);
   for (int r = 0; r < c.world; ++r) {
@@ -189,7 +184,7 @@ INSTANTIATE_TEST_SUITE_P(Stages, PipelineComposition, testing::ValuesIn(composit
 // The 2 x 3 layout's chunks are uneven: some stage's parameters do not divide by 3, so its
 // last chunk is padded (the case the equality above covers).
 TEST(PipelineCompositionLayout, ThreeReplicasPadAStagesChunks) {
-  const Float64 float64;
+  const runtime_test::DoubleDefault float64;
   const auto outcomes =
       train_composed({{{0, 3, {0, 1, 2}}, {4, 9, {3, 4, 5}}}}, ZeroStage::kOptimizerState, 6);
   bool padded = false;

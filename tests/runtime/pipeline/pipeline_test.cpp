@@ -21,6 +21,7 @@
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/pipeline/layout_schedule.h"
 #include "runtime/pipeline/pipeline_executor.h"
+#include "tests/runtime/double_default.h"
 
 namespace {
 
@@ -59,12 +60,6 @@ struct RankResult {
 struct Reference {
   double loss = 0;
   std::map<std::string, torch::Tensor> parameters;
-};
-
-class DoubleDefault {
- public:
-  DoubleDefault() { torch::set_default_dtype(caffe2::TypeMeta::Make<double>()); }
-  ~DoubleDefault() { torch::set_default_dtype(caffe2::TypeMeta::Make<float>()); }
 };
 
 std::shared_ptr<runtime::ZooModel> build(const ModelCase& model) {
@@ -207,7 +202,7 @@ void expect_single_process_training(const Case& c, PipelineSchedule schedule, in
 class PipelineEquivalence : public testing::TestWithParam<Param> {};
 
 TEST_P(PipelineEquivalence, LossAndUpdatedParametersEqualSingleProcessTraining) {
-  DoubleDefault double_precision;
+  runtime_test::DoubleDefault double_precision;
   const Param p = GetParam();
   const Case c = cases()[p.case_index];
   expect_single_process_training(c, p.schedule, p.micro_batches);
@@ -265,7 +260,7 @@ std::vector<ScheduledCase> scheduled_cases() {
 class ScheduleEquivalence : public testing::TestWithParam<Param> {};
 
 TEST_P(ScheduleEquivalence, LossAndUpdatedParametersEqualSingleProcessTraining) {
-  DoubleDefault double_precision;
+  runtime_test::DoubleDefault double_precision;
   const Param p = GetParam();
   const ScheduledCase sc = scheduled_cases()[p.case_index];
   const Case c{sc.label, sc.model, placed_layout(sc.layers, sc.positions, sc.replicas, p.schedule),
@@ -317,7 +312,7 @@ TEST(PipelineMixtureOfExperts, BalancingLossOfEveryStageEqualsOneProcessRoutingI
   // 2 stages. Each micro-batch's tokens are routed as one group on its stage, so the single
   // process routes the global batch in `micro_batches` groups; each stage adds its mixtures'
   // balancing loss x 0.01 x the micro-batch's share, the process 0.01 x the groups' mean.
-  DoubleDefault double_precision;
+  runtime_test::DoubleDefault double_precision;
   ModelCase moe{"bert_moe", {{6}, 3, /*depth=*/4, /*width=*/64}};
   moe.options.moe = {.experts = 4, .top_k = 2, .capacity_factor = 1.0, .every = 1};
   const Case c{"bert_moe_2_stages",       moe, {{{0, 2, {0}}, {3, 6, {1}}}}, 2,
