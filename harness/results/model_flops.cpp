@@ -34,15 +34,36 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
   return flops;
 }
 
+std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_forward_flops,
+                                             const std::vector<bool>& recomputed,
+                                             long long batch_size, long long world_size,
+                                             const std::vector<runtime::StageAssignment>& stages) {
+  std::vector<double> again(layer_forward_flops.size(), 0.0);
+  for (size_t i = 0; i < again.size() && i < recomputed.size(); ++i) {
+    if (recomputed[i]) again[i] = layer_forward_flops[i];
+  }
+  std::vector<double> flops =
+      rank_iteration_flops(layer_forward_flops, batch_size, world_size, stages);
+  const std::vector<double> extra = rank_iteration_flops(again, batch_size, world_size, stages);
+  for (size_t r = 0; r < flops.size(); ++r) flops[r] += extra[r] / 3;  // one forward, not three
+  return flops;
+}
+
 json flops_json(const std::vector<double>& layer_forward_flops,
-                const std::vector<double>& rank_flops) {
-  return {{"rule",
-           "3 x forward FLOPs (matrix products and convolutions) per sample x the samples the "
-           "rank processes per iteration"},
-          {"layer_forward_flops_per_sample", layer_forward_flops},
-          {"forward_flops_per_sample",
-           std::accumulate(layer_forward_flops.begin(), layer_forward_flops.end(), 0.0)},
-          {"iteration_flops_per_rank", rank_flops}};
+                const std::vector<double>& rank_flops,
+                const std::vector<double>& hardware_rank_flops) {
+  json out = {{"rule",
+               "3 x forward FLOPs (matrix products and convolutions) per sample x the samples the "
+               "rank processes per iteration"},
+              {"layer_forward_flops_per_sample", layer_forward_flops},
+              {"forward_flops_per_sample",
+               std::accumulate(layer_forward_flops.begin(), layer_forward_flops.end(), 0.0)},
+              {"iteration_flops_per_rank", rank_flops}};
+  if (!hardware_rank_flops.empty()) {
+    out["hardware_rule"] = "the model's FLOPs plus the forward FLOPs of the recomputed layers";
+    out["hardware_iteration_flops_per_rank"] = hardware_rank_flops;
+  }
+  return out;
 }
 
 std::optional<double> rank_peak_gflops(const json& env, const std::string& precision) {
@@ -105,6 +126,11 @@ std::optional<Utilisation> utilisation(const json& flops, const std::vector<doub
   u.peak_gflops_per_rank = peak_gflops_per_rank;
   if (peak_gflops_per_rank && *peak_gflops_per_rank > 0) {
     u.mfu = u.gflops_per_rank / *peak_gflops_per_rank;
+    const auto hardware = flops.value("hardware_iteration_flops_per_rank", std::vector<double>{});
+    if (!hardware.empty()) {
+      const double mean = std::accumulate(hardware.begin(), hardware.end(), 0.0) / hardware.size();
+      u.hfu = mean / (u.iteration_p50_ms / 1e3) / 1e9 / *peak_gflops_per_rank;
+    }
   }
   return u;
 }

@@ -24,10 +24,19 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
                                          long long batch_size, long long world_size,
                                          const std::vector<runtime::StageAssignment>& stages);
 
+// The FLOPs each rank's hardware does per iteration where backward recomputes the layers
+// `recomputed` marks (activation checkpointing): the model's, plus those layers' forward once
+// more (PaLM's hardware FLOPs). `recomputed` in chain order; a shorter list leaves the rest out.
+std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_forward_flops,
+                                             const std::vector<bool>& recomputed,
+                                             long long batch_size, long long world_size,
+                                             const std::vector<runtime::StageAssignment>& stages);
+
 // flops.json of a run's raw folder: the rule, the per-layer forward FLOPs per sample, the
-// iteration FLOPs per rank.
+// iteration FLOPs per rank, and the hardware's where they differ (recomputation; empty: none).
 nlohmann::json flops_json(const std::vector<double>& layer_forward_flops,
-                          const std::vector<double>& rank_flops);
+                          const std::vector<double>& rank_flops,
+                          const std::vector<double>& hardware_rank_flops = {});
 
 // The per-rank peak GFLOP/s of env.json's machine figures in the math the ranks ran in
 // (`precision`, the model's: fp32, tf32 or bf16): on the CPU the GEMM of that dtype for
@@ -50,6 +59,8 @@ struct Utilisation {
   double iteration_p50_ms = 0;  // pooled over ranks and repeats
   double gflops_per_rank = 0;   // mean over ranks of their FLOPs / p50
   std::optional<double> mfu;    // gflops_per_rank / peak; nothing without machine figures
+  // The hardware's FLOPs (recomputation counted) over the same peak, where flops.json has them.
+  std::optional<double> hfu;
   std::optional<double> peak_gflops_per_rank;
   std::string precision = "fp32";  // the math of the peak: the model's precision
   size_t samples = 0;              // iteration samples the p50 rests on

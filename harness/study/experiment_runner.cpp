@@ -1,4 +1,5 @@
 #include "harness/study/experiment_runner.h"
+
 #include "common/ports.h"
 #include "harness/spec/pipeline_schedule_source.h"
 
@@ -40,6 +41,7 @@
 #include "harness/study/progress_display.h"
 #include "harness/study/run_launchers.h"
 #include "harness/study/run_resume.h"
+#include "runtime/models/model_catalog.h"
 #include "runtime/parallel/device_mesh.h"
 
 namespace harness {
@@ -461,11 +463,17 @@ void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
   const std::vector<double> layers = options.model_layer_flops(config.model);
   const auto stages =
       run.system->kind() == SystemKind::kPipeline ? run.stages : std::vector<PipelineStageSpec>{};
+  const long long batch = config.model.batch_size, world = config.run.world_size;
+  std::vector<double> hardware;
+  if (config.model.activation_checkpointing != "none") {
+    const ModelConfig& m = config.model;
+    hardware = hardware_iteration_flops(layers, runtime::recomputed_layers(m.name, m.depth, m.moe),
+                                        batch, world, stages);
+  }
   fs::create_directories(raw);
   write_file_atomic(
       raw / "flops.json",
-      json_text(flops_json(layers, rank_iteration_flops(layers, config.model.batch_size,
-                                                        config.run.world_size, stages)),
+      json_text(flops_json(layers, rank_iteration_flops(layers, batch, world, stages), hardware),
                 2) +
           "\n");
 }

@@ -41,6 +41,11 @@ struct DecoderShape {
 // (llama, bert, and bert_moe's blocks without a mixture).
 bool has_transformer_blocks(const std::string& name);
 
+// Which layers of the model's chain full activation checkpointing recomputes, in chain order
+// (the zoo's Layer::recomputable, which a test holds this to): the blocks between the
+// embeddings and the last two layers, not bert_moe's mixtures; empty for other models.
+std::vector<bool> recomputed_layers(const std::string& name, int64_t depth, const MoeShape& moe);
+
 // A transformer's width and blocks as built for a spec's `width` and `depth` (0: the model's
 // defaults: llama 512 and 2, bert and bert_moe 768 and 12).
 int64_t transformer_width(const std::string& name, int64_t width);

@@ -2,8 +2,8 @@
 # Full activation checkpointing end to end: a Llama-style decoder on 2 ranks under DDP, ZeRO-3,
 # a 1F1B pipeline and tensor parallelism, once keeping activations and once recomputing every
 # block (model.activation_checkpointing: full). Each system prints the same loss on every rank
-# at every iteration either way (the recomputation is the same arithmetic); the traced
-# iteration's backward holds the recomputed forward; what cannot recompute is refused.
+# at every iteration either way (the recomputation is the same arithmetic); flops.json counts
+# the recomputed forward as the hardware's FLOPs; what cannot recompute is refused.
 source "$(dirname "$0")/common.sh"
 
 cat > "$SCRATCH/spec.yaml" <<YAML
@@ -43,6 +43,17 @@ for system in ("overlap", "zero3", "pipeline", "tp"):
     for rank in range(2):
         kept, recomputed = losses("e2e_checkpointing", system, rank), losses("e2e_recomputed", system, rank)
         assert len(kept) == 4 and kept == recomputed, (system, rank, kept, recomputed)
+# flops.json counts the hardware's FLOPs beside the model's: the 2 decoder blocks' forward
+# (layers 1 and 2 of the chain: embeddings, blocks, norm, head) once more, per sample of the rank.
+for spec, recomputed in (("e2e_checkpointing", False), ("e2e_recomputed", True)):
+    run = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", "overlap", "rep0")
+    flops = json.load(open(os.path.join(run, "flops.json")))
+    assert ("hardware_iteration_flops_per_rank" in flops) == recomputed, (spec, flops)
+    if recomputed:
+        blocks = sum(flops["layer_forward_flops_per_sample"][1:3])
+        for model, hardware in zip(flops["iteration_flops_per_rank"],
+                                   flops["hardware_iteration_flops_per_rank"]):
+            assert abs(hardware - model - 2 * blocks) < 1e-6 * hardware, (flops, blocks)
 PY
 
 sed -e 's/schedule: dapple/schedule: zbv, stages_per_rank: 2/' -e 's/stages: 2}/stages: 2}/' \

@@ -426,6 +426,62 @@ TEST(ModelFlops, PerRankIterationFlopsUnderDataParallelismAndAPipeline) {
             (std::vector<double>{3 * 10 * 3, 3 * 10 * 3, 3 * 20 * 6}));
 }
 
+// Recomputation: the hardware does the recomputed layers' forward once more, per rank.
+TEST(ModelFlops, HardwareFlopsCountTheRecomputedForward) {
+  const std::vector<double> layers = {10, 20, 30};
+  const std::vector<bool> recomputed = {false, true, false};
+  // 3 x 60 x 4 = 720 of the model's, and layer 1's forward again: 20 x 4.
+  EXPECT_EQ(harness::hardware_iteration_flops(layers, recomputed, 4, 2, {}),
+            (std::vector<double>{800, 800}));
+  // Stage 0 (layers 0-1) on ranks 0 and 1, 3 samples each of the global 6; stage 1 on rank 2.
+  const std::vector<runtime::StageAssignment> stages = {{0, 1, {0, 1}}, {2, 2, {2}}};
+  EXPECT_EQ(harness::hardware_iteration_flops(layers, recomputed, 2, 3, stages),
+            (std::vector<double>{3 * 30 * 3 + 20 * 3, 3 * 30 * 3 + 20 * 3, 3 * 30 * 6}));
+  // flops.json keeps both; HFU divides the hardware's by the same p50 and peak as MFU.
+  const nlohmann::json flops = harness::flops_json({1e8}, {1e9, 3e9}, {1.5e9, 3.5e9});
+  EXPECT_EQ(flops["hardware_iteration_flops_per_rank"], nlohmann::json({1.5e9, 3.5e9}));
+  const auto u = harness::utilisation(flops, {100, 300, 200}, 80.0);
+  ASSERT_TRUE(u);
+  EXPECT_DOUBLE_EQ(*u->mfu, 0.125);    // 2e9 / 0.2 s = 10 GFLOP/s of 80
+  EXPECT_DOUBLE_EQ(*u->hfu, 0.15625);  // 2.5e9 / 0.2 s = 12.5 GFLOP/s of 80
+  EXPECT_FALSE(harness::utilisation(harness::flops_json({1e8}, {1e9}), {200}, 80.0)->hfu);
+  EXPECT_FALSE(harness::flops_json({1e8}, {1e9}).contains("hardware_iteration_flops_per_rank"));
+}
+
+// A point where a system recomputes gets an HFU column; a system that does not shows its MFU
+// there (its hardware does the model's FLOPs).
+TEST(ModelFlops, TheUtilisationTableAddsHfuWhereASystemRecomputes) {
+  harness::RunSummary summary;
+  summary.manifest.experiment = "x";
+  harness::PointSummary point;
+  point.point.label = "default";
+  for (const auto& [name, hfu] : std::vector<std::pair<std::string, std::optional<double>>>{
+           {"kept", std::nullopt}, {"recomputed", 0.25}}) {
+    harness::SystemSummary system;
+    system.name = name;
+    harness::Utilisation u;
+    u.flops_per_rank = 2e9;
+    u.iteration_p50_ms = 200;
+    u.gflops_per_rank = 10;
+    u.mfu = 0.125;
+    u.hfu = hfu;
+    u.peak_gflops_per_rank = 80;
+    u.samples = 3;
+    system.utilisation = u;
+    point.systems.push_back(system);
+  }
+  summary.points.push_back(point);
+  const std::string md = harness::render_utilisation_markdown(summary);
+  EXPECT_NE(md.find("| system | GFLOP / iteration | p50 ms | GFLOP/s | MFU % | HFU % | samples |\n"
+                    "|---|---:|---:|---:|---:|---:|---:|\n"
+                    "| kept | 2.000 | 200.000 | 10.00 | 12.5 | 12.5 | 3 |\n"
+                    "| recomputed | 2.000 | 200.000 | 10.00 | 12.5 | 25.0 | 3 |\n"),
+            std::string::npos)
+      << md;
+  summary.points[0].systems.pop_back();
+  EXPECT_EQ(harness::render_utilisation_markdown(summary).find("HFU"), std::string::npos);
+}
+
 TEST(ModelFlops, UtilisationAgainstTheMeasuredPeak) {
   const nlohmann::json flops = harness::flops_json({1e8}, {1e9, 3e9});
   EXPECT_DOUBLE_EQ(flops["forward_flops_per_sample"].get<double>(), 1e8);

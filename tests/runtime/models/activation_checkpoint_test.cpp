@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "runtime/models/model_catalog.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/precision.h"
 #include "runtime/models/synthetic_batch.h"
@@ -98,6 +99,19 @@ TEST(ActivationCheckpointing, OnlyBlocksAreRecomputedAndOnlyWithGradients) {
   model->set_activation_checkpointing(true);
   const torch::NoGradGuard no_grad;
   EXPECT_FALSE(model->forward(tokens).requires_grad());
+}
+
+// The harness counts recomputed FLOPs by the catalog's torch-free rule: it names the layers the
+// zoo marks recomputable.
+TEST(ActivationCheckpointing, TheCatalogsRuleNamesTheZoosRecomputedLayers) {
+  for (const std::string name : {"llama", "bert", "bert_moe"}) {
+    runtime::ModelOptions options = block_options(name, true);
+    const auto model = runtime::make_model(name, options);
+    std::vector<bool> zoo;
+    for (const auto& layer : model->layers()) zoo.push_back(layer.recomputable);
+    EXPECT_EQ(runtime::recomputed_layers(name, options.depth, options.moe), zoo) << name;
+  }
+  EXPECT_TRUE(runtime::recomputed_layers("resnet18", 0, {}).empty());
 }
 
 }  // namespace
