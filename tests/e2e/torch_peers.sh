@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The PyTorch peers of tensor parallelism run as the studies run them: experiments/
+# tensor_vs_torch.yaml (TP and TP+SP on 2 ranks) and experiments/tensor_2d_vs_torch.yaml (FSDP x
+# TP+SP on 4), shrunk by --quick and 2 blocks. Every system completes, and every PyTorch rank
+# holds the same parameter, gradient and AdamW bytes as the harness's rank of the same layout:
+# both sides split the same decoder the same way. Registered only where the build's LibTorch is
+# PyTorch 2.x, whose Python runs DTensor's parallelize_module (tests/CMakeLists.txt).
+source "$(dirname "$0")/common.sh"
+cd "$(dirname "$0")/../.." || exit 1  # the studies name the peer script by its repository path
+
+for spec in tensor_vs_torch tensor_2d_vs_torch; do
+  "$HARNESS" run "experiments/$spec.yaml" --quick --set model.depth=2 --set output="$SCRATCH/results" \
+    >/dev/null 2>"$SCRATCH/$spec.err" || fail "$spec failed: $(tail -5 "$SCRATCH/$spec.err")"
+done
+
+"$PY" - "$SCRATCH/results" <<'PY'
+import glob, json, os, sys
+root = sys.argv[1]
+def memory(spec, system, world):
+    run = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", system, "rep0")
+    files = [json.load(open(os.path.join(run, f"memory_rank{r}.json"))) for r in range(world)]
+    return [(m["parameter_bytes"], m["gradient_bytes"], m["optimizer_state_bytes"]) for m in files]
+
+for spec, world, pairs in (("tensor_vs_torch", 2, (("tp", "torch_tp"), ("tp_sp", "torch_tp_sp"))),
+                           ("tensor_2d_vs_torch", 4, (("fsdp_tp", "torch_fsdp_tp"),))):
+    status = json.load(open(glob.glob(os.path.join(root, spec, "*", "status.json"))[0]))
+    assert status["complete"] and not status["failures"], (spec, status)
+    for ours, theirs in pairs:
+        assert memory(spec, ours, world) == memory(spec, theirs, world), \
+            (spec, ours, memory(spec, ours, world), memory(spec, theirs, world))
+PY
+echo "PASS torch peers"
