@@ -243,6 +243,15 @@ runtime::TensorTrafficShape traffic_of(const TensorCase& c) {
           c.sequence_parallel,   8,       c.model == "bert" ? 6 : 2};
 }
 
+// Every rank of the case sent on its tensor group, per step, what Megatron's formula says.
+void expect_formula_bytes(const std::vector<TensorRankOutcome>& outcomes, const TensorCase& c) {
+  for (const auto& outcome : outcomes) {
+    EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
+                     runtime::tensor_iteration_bytes_sent(traffic_of(c), 8))
+        << c.model << " tensor " << c.tensor << " data " << c.data << " stage " << c.zero_stage;
+  }
+}
+
 TEST(TensorParallel, TwoShardsTrainAsOneProcess) {
   const TensorCase c{"llama", 2, 1, false};
   const auto outcomes = train_tensor_parallel(c);
@@ -252,9 +261,8 @@ TEST(TensorParallel, TwoShardsTrainAsOneProcess) {
   for (const auto& outcome : outcomes) {
     EXPECT_EQ(outcome.payload.all_reduce, kTensorSteps * kDepth * 4 * bsh * 8);
     EXPECT_EQ(outcome.payload.all_gather + outcome.payload.reduce_scatter, 0);
-    EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
-                     runtime::tensor_iteration_bytes_sent(traffic_of(c), 8));
   }
+  expect_formula_bytes(outcomes, c);
 }
 
 TEST(TensorParallel, FourShardsKeepWholeKeyValueGroups) {
@@ -264,9 +272,8 @@ TEST(TensorParallel, FourShardsKeepWholeKeyValueGroups) {
   for (const auto& outcome : outcomes) {
     EXPECT_EQ(outcome.parameters.at("layers.0.self_attn.k_proj.weight").size(0), 8);   // 1 of 4
     EXPECT_EQ(outcome.parameters.at("layers.0.self_attn.q_proj.weight").size(0), 16);  // 2 of 8
-    EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
-                     runtime::tensor_iteration_bytes_sent(traffic_of(c), 8));
   }
+  expect_formula_bytes(outcomes, c);
 }
 
 TEST(TensorParallel, SequenceParallelTrainsAsOneProcess) {
@@ -280,9 +287,8 @@ TEST(TensorParallel, SequenceParallelTrainsAsOneProcess) {
     EXPECT_EQ(outcome.payload.all_gather, kTensorSteps * (kDepth * 4 + 2) * bsh / 2 * 8);
     EXPECT_EQ(outcome.payload.reduce_scatter, kTensorSteps * kDepth * 4 * bsh * 8);
     EXPECT_EQ(outcome.payload.all_reduce, kTensorSteps * kDepth * 2 * kWidth * 8);
-    EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
-                     runtime::tensor_iteration_bytes_sent(traffic_of(c), 8));
   }
+  expect_formula_bytes(outcomes, c);
 }
 
 TEST(TensorParallel, TwoByTwoWithDataParallelTrainsAsOneProcess) {
@@ -290,10 +296,7 @@ TEST(TensorParallel, TwoByTwoWithDataParallelTrainsAsOneProcess) {
     const TensorCase c{"llama", 2, 2, sequence};
     const auto outcomes = train_tensor_parallel(c);
     expect_one_process(outcomes, c);
-    for (const auto& outcome : outcomes) {
-      EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
-                       runtime::tensor_iteration_bytes_sent(traffic_of(c), 8));
-    }
+    expect_formula_bytes(outcomes, c);
   }
 }
 
@@ -322,10 +325,7 @@ TEST(TensorParallel, BertSplitsItsFusedHeadsAndAddsRowBiasesOnce) {
     const TensorCase c{"bert", 2, 2, sequence};
     const auto outcomes = train_tensor_parallel(c);
     expect_one_process(outcomes, c);
-    for (const auto& outcome : outcomes) {
-      EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
-                       runtime::tensor_iteration_bytes_sent(traffic_of(c), 8));
-    }
+    expect_formula_bytes(outcomes, c);
   }
 }
 
@@ -338,11 +338,7 @@ TEST(TensorParallel, ShardedReplicasTrainAsOneProcess) {
     c.zero_stage = stage;
     const auto outcomes = train_tensor_parallel(c);
     expect_one_process(outcomes, c);
-    for (const auto& outcome : outcomes) {
-      EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(outcome.payload, c.tensor) / kTensorSteps,
-                       runtime::tensor_iteration_bytes_sent(traffic_of(c), 8))
-          << "stage " << stage;
-    }
+    expect_formula_bytes(outcomes, c);
   }
 }
 
