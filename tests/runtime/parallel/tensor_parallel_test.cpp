@@ -20,6 +20,7 @@
 #include "runtime/parallel/tensor_region.h"
 #include "runtime/parallel/tensor_traffic.h"
 #include "tests/runtime/double_default.h"
+#include "tests/runtime/gloo_ranks.h"
 
 namespace {
 
@@ -168,19 +169,12 @@ std::vector<TensorRankOutcome> train_tensor_parallel(const TensorCase& c) {
     models.push_back(seeded_decoder(options, c.model));
   }
   const auto batch = decoder_batch(c.model);
-  auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<TensorRankOutcome> outcomes(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
+  const auto errors = runtime_test::on_every_rank_with_store(
+      world, [&](int r, const c10::intrusive_ptr<c10d::Store>& store) {
         train_tensor_rank(c, r, store, models[r], batch, outcomes[r]);
-      } catch (const std::exception& e) {
-        outcomes[r].error = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+      });
+  for (int r = 0; r < world; ++r) outcomes[r].error = errors[r];
   return outcomes;
 }
 

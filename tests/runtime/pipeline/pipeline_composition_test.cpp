@@ -18,6 +18,7 @@
 #include "runtime/optim/optimizer.h"
 #include "runtime/pipeline/pipeline_executor.h"
 #include "tests/runtime/double_default.h"
+#include "tests/runtime/gloo_ranks.h"
 
 namespace {
 
@@ -106,19 +107,12 @@ std::vector<ReplicaOutcome> train_composed(const PipelineLayout& layout, ZeroSta
     models.push_back(seeded_mlp());
     batches.push_back(global_batch(*models.back()));
   }
-  auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<ReplicaOutcome> outcomes(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
+  const auto errors = runtime_test::on_every_rank_with_store(
+      world, [&](int r, const c10::intrusive_ptr<c10d::Store>& store) {
         train_composed_rank(layout, zero, r, world, store, *models[r], batches[r], outcomes[r]);
-      } catch (const std::exception& e) {
-        outcomes[r].error = e.what();
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
+      });
+  for (int r = 0; r < world; ++r) outcomes[r].error = errors[r];
   return outcomes;
 }
 
