@@ -57,16 +57,22 @@ DeviceMesh pipeline_mesh(const PipelineAxis& pipeline, int world, int64_t global
   return mesh;
 }
 
-// Rank d x t + j: slice j of replica d. Replica d's slices split its layers together; slice j
-// of every replica sums (or shards) its gradients with the others'.
-DeviceMesh tensor_mesh(const ParallelSystem& system, int world) {
+// The world's tensor groups (the world itself without a tensor axis).
+int tensor_groups(const ParallelSystem& system, int world) {
   const int t = system.tensor.degree;
   if (world % t != 0) {
     throw std::invalid_argument("a tensor axis of " + std::to_string(t) + " does not divide " +
                                 std::to_string(world) + " ranks");
   }
+  return world / t;
+}
+
+// Rank d x t + j: slice j of replica d. Replica d's slices split its layers together; slice j
+// of every replica sums (or shards) its gradients with the others'.
+DeviceMesh tensor_mesh(const ParallelSystem& system, int world) {
+  const int t = system.tensor.degree;
   DeviceMesh mesh;
-  mesh.data = world / t;
+  mesh.data = tensor_groups(system, world);
   mesh.tensor = t;
   for (int rank = 0; rank < world; ++rank) {
     MeshPlace place{rank, 0, rank / t, {}, {}, rank % t, {}};
@@ -74,6 +80,31 @@ DeviceMesh tensor_mesh(const ParallelSystem& system, int world) {
     for (int d = 0; d < mesh.data; ++d) place.data_group.push_back(d * t + place.tensor);
     for (int j = 0; j < t; ++j) place.tensor_group.push_back(place.data * t + j);
     mesh.places.push_back(std::move(place));
+  }
+  return mesh;
+}
+
+// A pipeline mesh over tensor groups, spread over their ranks: pipeline rank v is ranks
+// v x t ... v x t + t - 1; slice j of a group sends to, and sums with, slice j of the others.
+DeviceMesh split_over_tensor_axis(const DeviceMesh& groups, int t) {
+  DeviceMesh mesh = groups;
+  mesh.tensor = t;
+  mesh.places.clear();
+  const auto slice_ranks = [t](const std::vector<int>& group_ranks, int j) {
+    std::vector<int> ranks;
+    for (int v : group_ranks) ranks.push_back(v * t + j);
+    return ranks;
+  };
+  for (const MeshPlace& group : groups.places) {
+    for (int j = 0; j < t; ++j) {
+      MeshPlace place = group;
+      place.rank = group.rank * t + j;
+      place.data_group = slice_ranks(group.data_group, j);
+      place.sends_to = slice_ranks(group.sends_to, j);
+      place.tensor = j;
+      for (int i = 0; i < t; ++i) place.tensor_group.push_back(group.rank * t + i);
+      mesh.places.push_back(std::move(place));
+    }
   }
   return mesh;
 }
@@ -87,7 +118,9 @@ std::string tensor_collectives(const ParallelSystem& system) {
 DeviceMesh device_mesh(const ParallelSystem& system, int world, int64_t global_batch) {
   if (world < 1) throw std::invalid_argument("a mesh needs at least one rank");
   if (system.pipeline && !system.pipeline->stages.empty()) {
-    return pipeline_mesh(*system.pipeline, world, global_batch);
+    const DeviceMesh groups =
+        pipeline_mesh(*system.pipeline, tensor_groups(system, world), global_batch);
+    return system.tensor.split() ? split_over_tensor_axis(groups, system.tensor.degree) : groups;
   }
   if (system.pipeline) throw std::invalid_argument("the pipeline's stages are not placed yet");
   if (system.tensor.split()) return tensor_mesh(system, world);

@@ -1,8 +1,10 @@
 // Where each rank of a system sits on its device mesh and whom it meets there: its coordinate
 // on every axis the system has, and the groups its collectives and sends run in. The rank order
 // is torchtitan's: pipeline outermost, then data (a pipeline position's replicas are
-// consecutive ranks for `stages: N`); an inline layout places ranks itself, and the mesh reads
-// them from it. Torch-free: `--dry-run` prints it before any rank starts.
+// consecutive ranks for `stages: N`), then tensor; an inline layout places ranks itself, and the
+// mesh reads them from it. With a tensor axis of t, a pipeline's layout places tensor groups:
+// its rank v is ranks v x t ... v x t + t - 1. Torch-free: `--dry-run` prints it before any rank
+// starts.
 #pragma once
 
 #include <cstdint>

@@ -113,6 +113,34 @@ TEST(DeviceMesh, TheTensorAxisIsInnermostAndDataRunsAcrossIt) {
   EXPECT_THROW(runtime::device_mesh(system, 3, 3), std::invalid_argument);
 }
 
+TEST(DeviceMesh, ThreeAxesPlacePipelineThenDataThenTensor) {
+  // 2 stages x 2 replicas over tensor groups of 2: 8 ranks, rank = (p x 2 + d) x 2 + j.
+  ParallelSystem system = pipeline_of({{0, 1, {0, 1}}, {2, 4, {2, 3}}});
+  system.tensor = {2, false};
+  const DeviceMesh mesh = runtime::device_mesh(system, 8, 8);
+  EXPECT_EQ(mesh.pipeline, 2);
+  EXPECT_EQ(mesh.data, 2);
+  EXPECT_EQ(mesh.tensor, 2);
+  ASSERT_EQ(mesh.places.size(), 8u);
+  // Rank 3: stage 0, replica 1, slice 1; it splits layers with rank 2, sums slice 1 with rank 1
+  // and hands its rows to slice 1 of replica 1 of the next stage (rank 7).
+  const runtime::MeshPlace& place = mesh.places[3];
+  EXPECT_EQ((std::vector<int>{place.pipeline, place.data, place.tensor}),
+            (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(place.tensor_group, (std::vector<int>{2, 3}));
+  EXPECT_EQ(place.data_group, (std::vector<int>{1, 3}));
+  EXPECT_EQ(place.sends_to, (std::vector<int>{7}));
+  EXPECT_EQ(mesh.places[4].pipeline, 1);
+  EXPECT_EQ(mesh.places[4].tensor_group, (std::vector<int>{4, 5}));
+  EXPECT_EQ(runtime::describe_mesh(system, mesh, 1),
+            "      mesh: pipeline 2 x data 2 x tensor 2\n"
+            "        rank 0 (pipeline 0, data 0, tensor 0): all-reduces in [0, 2]; splits layers "
+            "with [0, 1] (all-reduces); sends to [4]\n"
+            "        ... 7 more ranks\n");
+  // 5 ranks make no whole tensor groups of 2.
+  EXPECT_THROW(runtime::device_mesh(system, 5, 8), std::invalid_argument);
+}
+
 TEST(DeviceMesh, APipelineWhoseStagesAreNotPlacedHasNoMesh) {
   ParallelSystem system;
   system.pipeline = runtime::PipelineAxis{};
