@@ -21,13 +21,11 @@
 #include "runtime/parallel/tensor_traffic.h"
 #include "tests/runtime/double_default.h"
 #include "tests/runtime/gloo_ranks.h"
+#include "tests/runtime/parallel/tensor_fixture.h"
 
 namespace {
 
-using Parameters = std::map<std::string, torch::Tensor>;
-
-constexpr int kTensorSteps = 10;
-constexpr int64_t kTensorBatch = 4, kTokens = 8, kWidth = 64, kDepth = 2;
+using namespace tensor_test;  // the fixture's names are this test's vocabulary
 
 struct TensorCase {
   std::string model = "llama";
@@ -38,69 +36,11 @@ struct TensorCase {
   int zero_stage = 0;          // the replicas sharded by ZeRO's stage (baselines/sharded/)
 };
 
-// llama: 8 heads of 8 over 4 key/value heads (grouped-query: each rank keeps whole groups at
-// t = 4); bert: 2 heads of 64 (its head width), a feed-forward of 512.
-int64_t width_of(const std::string& model) { return model == "bert" ? 2 * kWidth : kWidth; }
-
-runtime::ModelOptions decoder_options(int64_t shard = 0, int64_t shards = 1, bool sequence = false,
-                                      const std::string& model = "llama") {
-  runtime::ModelOptions options;
-  options.input_shape = {kTokens};
-  options.depth = kDepth;
-  options.width = width_of(model);
-  if (model == "llama") options.decoder = {8, 4, 97};
-  options.tensor_shard = shard;
-  options.tensor_shards = shards;
-  options.sequence_parallel = sequence;
-  return options;
-}
-
-runtime::WorkerOptimizer tensor_adamw() { return {"adamw", 0.01, 0.0, 0.9, 0.999, 1e-8, 0.01}; }
-
-std::shared_ptr<runtime::ZooModel> seeded_decoder(const runtime::ModelOptions& options,
-                                                  const std::string& model = "llama") {
-  torch::manual_seed(11);
-  return runtime::make_model(model, options);
-}
-
-std::string loss_of(const std::string& model) { return model == "llama" ? "cross_entropy" : "mse"; }
-
-runtime::SyntheticBatch decoder_batch(const std::string& model = "llama") {
-  const auto options = decoder_options(0, 1, false, model);
-  const auto whole = seeded_decoder(options, model);
-  torch::manual_seed(23);
-  return runtime::make_synthetic_batch(*whole, options, kTensorBatch, loss_of(model));
-}
-
-Parameters named(const torch::nn::Module& model) {
-  Parameters out;
-  for (const auto& item : model.named_parameters()) out[item.key()] = item.value().detach();
-  return out;
-}
-
-Parameters one_process_decoder(const std::string& name) {
-  const auto model = seeded_decoder(decoder_options(0, 1, false, name), name);
-  const auto batch = decoder_batch(name);
-  auto optimizer = runtime::make_optimizer(tensor_adamw(), model->parameters());
-  for (int step = 0; step < kTensorSteps; ++step) {
-    optimizer->zero_grad();
-    runtime::training_loss(loss_of(name), model->forward(batch.input), batch.target).backward();
-    optimizer->step();
-  }
-  return named(*model);
-}
-
 struct TensorRankOutcome {
   Parameters parameters;
   runtime::CollectivePayload payload;  // on the tensor group, all steps
   std::string error;
 };
-
-std::unique_ptr<runtime::Communicator> group_of(const c10::intrusive_ptr<c10d::Store>& store,
-                                                const std::string& name, int rank, int size) {
-  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(name, store);
-  return runtime::make_gloo_communicator(prefixed, rank, size, std::chrono::seconds(60));
-}
 
 // The replicas' sum by hand: every gradient all-reduced over the data group and averaged.
 Parameters train_replicated(const TensorCase& c, runtime::ZooModel& model,
@@ -176,36 +116,6 @@ std::vector<TensorRankOutcome> train_tensor_parallel(const TensorCase& c) {
       });
   for (int r = 0; r < world; ++r) outcomes[r].error = errors[r];
   return outcomes;
-}
-
-bool ends_with(const std::string& name, const std::string& end) {
-  return name.size() >= end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0;
-}
-
-// How a parameter was split: llama's q, k, v, gate and up and bert's intermediate (weight and
-// bias) by rows, o, down and bert's two row-parallel weights by columns; the rest whole.
-int64_t split_dimension(const std::string& name) {
-  for (const char* column :
-       {"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "intermediate"}) {
-    if (name.find(column) != std::string::npos) return 0;
-  }
-  for (const char* row : {"o_proj", "down_proj", "attention_output.weight", ".output.weight"}) {
-    if (name.find(row) != std::string::npos) return 1;
-  }
-  return -1;
-}
-
-// The slices put together: bert's fused q, k, v by each of its three parts.
-torch::Tensor whole_of(const std::string& name, const std::vector<torch::Tensor>& shards) {
-  if (ends_with(name, "qkv.weight") || ends_with(name, "qkv.bias")) {
-    std::vector<torch::Tensor> parts;
-    for (int64_t part = 0; part < 3; ++part) {
-      for (const auto& shard : shards) parts.push_back(shard.chunk(3, 0)[part]);
-    }
-    return torch::cat(parts, 0);
-  }
-  const int64_t dimension = split_dimension(name);
-  return dimension < 0 ? shards[0] : torch::cat(shards, dimension);
 }
 
 // Every replica's shards, put together, against one process; whole parameters on every rank.
