@@ -39,6 +39,43 @@ std::string percent(const std::optional<double>& fraction) {
   return fraction ? format_fixed(*fraction * 100, 1) + "%" : "-";
 }
 
+// A system without a pipeline is named by its kind (ddp, sharded, tensor_parallel, ...).
+std::string kind_layout(const json& config) {
+  if (!config.is_object() || !config.contains("system") || !config["system"].is_object()) {
+    return "dp";
+  }
+  return config["system"].value("kind", "dp");
+}
+
+// What the ranks' pipeline_rank<r>.json files add up to over a system's complete repeats.
+struct RankSums {
+  double bubble = 0, sent = 0, peak_activation_bytes = 0;
+  long long bubble_count = 0, sent_count = 0;
+  long long widest = 1;  // replicas of the most replicated stage
+};
+
+// One rank's file: the row's schedule and layout, its iterations into the sums.
+void add_pipeline_rank(const json& info, PipelineTableRow& row, RankSums& sums) {
+  row.schedule = info.value("schedule", "-");
+  row.micro_batches = info.value("micro_batches", 0LL);
+  row.global_batch = info.value("global_batch", row.global_batch);
+  sums.widest = std::max(sums.widest, info.value("replicas", 1LL));
+  const long long tensor = info.value("tensor", 1LL);
+  row.layout = std::to_string(info.value("stages", 1LL)) + "x" + std::to_string(sums.widest) +
+               (tensor > 1 ? "x" + std::to_string(tensor) : "");
+  for (const auto& it : info.at("iterations")) {
+    const double total = it.value("iteration_ms", 0.0);
+    if (total > 0) {
+      sums.bubble += it.value("bubble_ms", 0.0) / total;
+      ++sums.bubble_count;
+    }
+    sums.sent += it.value("bytes_sent", 0.0);
+    ++sums.sent_count;
+    sums.peak_activation_bytes =
+        std::max(sums.peak_activation_bytes, it.value("peak_allocated_bytes", 0.0));
+  }
+}
+
 }  // namespace
 
 std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory) {
@@ -52,7 +89,7 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
       row.point_id = point.point.id;
       row.point_label = point.point.label;
       row.system = system.name;
-      row.layout = "dp";
+      row.layout = kind_layout(system.config);
       row.schedule = "-";
       const auto iteration = system.phases.find("iteration");
       if (iteration == system.phases.end() || iteration->second.empty()) continue;
@@ -63,12 +100,9 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
         row.global_batch = system.config["model"].value("batch_size", 0LL) * point.point.world_size;
       }
       // The pipeline metrics of every complete repeat, every rank.
-      double bubble_sum = 0, sent_sum = 0;
-      long long bubble_count = 0, sent_count = 0;
-      double peak_activation_bytes = 0;
+      RankSums sums;
       double pipeline_bubble_sum = 0, costed_sum = 0;
       long long pipeline_bubble_runs = 0, costed_runs = 0;
-      long long widest = 1;  // replicas of the most replicated stage
       for (long long repeat = 0; repeat < point.point.repeats; ++repeat) {
         const fs::path raw = run_raw_directory(run_directory, point.point.id, system.name, repeat);
         if (read_run_outcome(raw) != RunOutcome::kComplete) continue;
@@ -78,22 +112,7 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
           if (!info) continue;
           run_ranks.push_back(*info);
           any_pipeline = true;
-          row.schedule = info->value("schedule", "-");
-          row.micro_batches = info->value("micro_batches", 0LL);
-          row.global_batch = info->value("global_batch", row.global_batch);
-          widest = std::max(widest, info->value("replicas", 1LL));
-          row.layout = std::to_string(info->value("stages", 1LL)) + "x" + std::to_string(widest);
-          for (const auto& it : info->at("iterations")) {
-            const double total = it.value("iteration_ms", 0.0);
-            if (total > 0) {
-              bubble_sum += it.value("bubble_ms", 0.0) / total;
-              ++bubble_count;
-            }
-            sent_sum += it.value("bytes_sent", 0.0);
-            ++sent_count;
-            peak_activation_bytes =
-                std::max(peak_activation_bytes, it.value("peak_allocated_bytes", 0.0));
-          }
+          add_pipeline_rank(*info, row, sums);
         }
         if (run_ranks.empty()) continue;
         if (const auto measured = measured_pipeline_bubble(run_ranks)) {
@@ -113,10 +132,12 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
         row.pipeline_bubble_fraction =
             pipeline_bubble_sum / static_cast<double>(pipeline_bubble_runs);
       }
-      if (bubble_count > 0) row.bubble_fraction = bubble_sum / bubble_count;
-      if (sent_count > 0) row.mib_sent_per_iteration = sent_sum / sent_count / (1024.0 * 1024.0);
-      if (peak_activation_bytes > 0) {
-        row.peak_activation_mib = peak_activation_bytes / (1024.0 * 1024.0);
+      if (sums.bubble_count > 0) row.bubble_fraction = sums.bubble / sums.bubble_count;
+      if (sums.sent_count > 0) {
+        row.mib_sent_per_iteration = sums.sent / sums.sent_count / (1024.0 * 1024.0);
+      }
+      if (sums.peak_activation_bytes > 0) {
+        row.peak_activation_mib = sums.peak_activation_bytes / (1024.0 * 1024.0);
       }
       if (row.global_batch > 0 && row.iteration_ms.p50 > 0) {
         row.samples_per_s = row.global_batch / (row.iteration_ms.p50 / 1000.0);
@@ -134,7 +155,10 @@ std::vector<PipelineTableRow> read_pipeline_table(const fs::path& run_directory)
 std::string render_pipeline_markdown(const std::vector<PipelineTableRow>& rows) {
   std::string text =
       "## Pipeline study\n\n"
-      "Throughput = global batch / p50 iteration time. Bubble = share of a rank's iteration spent "
+      "Layout = stages x replicas (x tensor slices, where a tensor axis splits each stage's "
+      "layers); a system without a pipeline, its kind. Throughput = global batch / p50 iteration "
+      "time. Bubble = share of a rank's "
+      "iteration spent "
       "neither computing (forward, backward, step) nor all-reducing (waiting on send/recv counts "
       "as bubble), mean over ranks and iterations. Peak activations = the largest per-iteration "
       "peak of memory allocated on the rank's device (the CPU or its GPU) above the iteration's "
