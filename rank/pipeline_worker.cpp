@@ -18,6 +18,7 @@
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
+#include "runtime/parallel/tensor_region.h"
 #include "runtime/pipeline/pipeline_executor.h"
 #include "runtime/protocol/sample_log.h"
 
@@ -65,16 +66,46 @@ json iteration_metrics(long long iteration, double iteration_ms, double step_ms,
           {"loss", stats.loss}};
 }
 
+// Where a rank runs its pipeline. With a tensor axis of t the layout places tensor groups
+// (runtime/parallel/device_mesh.h): rank r is slice r mod t of pipeline rank r / t, and each
+// slice runs the pipeline on a process group of its own -- the ranks holding that slice -- while
+// a tensor group's ranks run the same actions in the same order, so the collectives inside
+// their split layers meet. Without one, the world and the rank itself.
+struct PipelineGroups {
+  int rank = 0;                           // in the layout
+  c10::intrusive_ptr<c10d::Store> store;  // where the stage replicas' groups meet
+  std::unique_ptr<Communicator> slice;    // the slice's pipeline; null: the world
+  std::unique_ptr<Communicator> tensor;   // the tensor group; null without the axis
+  Communicator& pipeline(const RankContext& context) { return slice ? *slice : *context.world; }
+};
+
+PipelineGroups pipeline_groups(const WorkerConfig& config, const RankContext& context,
+                               const RankDevice& device) {
+  const int t = config.system.tensor.degree;
+  PipelineGroups groups{context.rank / t, context.store, nullptr, nullptr};
+  if (t == 1) return groups;
+  const int slice = context.rank % t;
+  groups.store =
+      c10::make_intrusive<c10d::PrefixStore>("slice" + std::to_string(slice), context.store);
+  groups.slice = device.communicator(groups.store, groups.rank, context.world_size / t,
+                                     context.timeout, context.gloo_host);
+  groups.tensor = device.communicator(
+      c10::make_intrusive<c10d::PrefixStore>("tensor" + std::to_string(groups.rank), context.store),
+      slice, t, context.timeout, context.gloo_host);
+  return groups;
+}
+
 // The process group of the stage's replicas on the rank's backend, through a prefix of the
-// run's store (none for a stage with one replica).
+// pipeline's store (none for a stage with one replica).
 std::unique_ptr<Communicator> replica_communicator(const PipelineLayout& layout,
+                                                   const PipelineGroups& groups,
                                                    const RankContext& context,
                                                    const RankDevice& device, int stage_index) {
   const auto& stage_ranks = layout.stages[stage_index].ranks;
   if (stage_ranks.size() <= 1) return nullptr;
   auto prefixed =
-      c10::make_intrusive<c10d::PrefixStore>("stage" + std::to_string(stage_index), context.store);
-  return device.communicator(prefixed, layout.replica_of(context.rank),
+      c10::make_intrusive<c10d::PrefixStore>("stage" + std::to_string(stage_index), groups.store);
+  return device.communicator(prefixed, layout.replica_of(groups.rank),
                              static_cast<int>(stage_ranks.size()), context.timeout,
                              context.gloo_host);
 }
@@ -123,13 +154,25 @@ struct PipelineModel {
   std::shared_ptr<ZooModel> model;
   SyntheticBatch batch;  // on the device
 };
+// With a tensor axis the model is drawn whole and the rank keeps its slice of each layer; the
+// batch is drawn with a forward pass, which the tensor group runs together.
 PipelineModel build_pipeline_model(const WorkerConfig& config, const RankDevice& device,
-                                   long long global_batch) {
+                                   long long global_batch, const PipelineGroups& groups,
+                                   TraceRecorder& trace) {
   torch::manual_seed(config.seed);
-  const ModelOptions model_options = model_options_from(config.model);
+  ModelOptions model_options = model_options_from(config.model);
+  if (groups.tensor) {
+    model_options.tensor_shard = groups.tensor->rank();
+    model_options.tensor_shards = config.system.tensor.degree;
+    model_options.sequence_parallel = config.system.tensor.sequence_parallel;
+  }
   PipelineModel built{make_model(config.model.name, model_options), {}};
   built.model->to(device.device());
   built.model->train();
+  if (TensorRegion* region = built.model->tensor_region()) {
+    region->group = groups.tensor.get();
+    region->trace = &trace;
+  }
   torch::manual_seed(config.seed * 1000003 + 1);
   built.batch = make_synthetic_batch(*built.model, model_options, global_batch, config.model.loss);
   built.batch.input = built.batch.input.to(device.device());
@@ -241,6 +284,7 @@ json rank_info(const WorkerConfig& config, const RankContext& context, const Ran
           {"stages", stage.schedule().ranks},
           {"model_stages", layout.stage_count()},
           {"replicas", first.ranks.size()},
+          {"tensor", config.system.tensor.degree},
           {"layers", {first.first_layer, layout.stages[stage.stages().back()].last_layer}},
           {"layer_ranges", layer_ranges(layout, stage.stages())},
           {"schedule", to_string(options.schedule)},
@@ -293,7 +337,10 @@ json train_stage(const WorkerConfig& config, const RankContext& context, const R
     optimizer.zero_grad();
     device.synchronize();
     const auto t1 = Clock::now();
-    const PipelineIterationStats stats = stage.run_iteration(batch.input, batch.target, trace);
+    PipelineIterationStats stats = stage.run_iteration(batch.input, batch.target, trace);
+    // The slices of a tensor group compute the same loss: each reports its share, so that the
+    // ranks' losses still sum to one process's.
+    stats.loss /= config.system.tensor.degree;
     const auto t2 = Clock::now();
     const double step_start = TraceRecorder::now_us();
     optimizer.step(trace);
@@ -321,21 +368,23 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
   PipelineOptions options = pipeline_options_of(config, device);
   options.replica_sync = optimizer.replica_sync();
   const long long global_batch = config.model.batch_size * context.world_size;
-  const PipelineModel pipeline_model = build_pipeline_model(config, device, global_batch);
+  PipelineGroups groups = pipeline_groups(config, context, device);
+  TraceRecorder trace;
+  const PipelineModel pipeline_model =
+      build_pipeline_model(config, device, global_batch, groups, trace);
   ZooModel& model = *pipeline_model.model;
 
   // The stage's replicas get their own process group, through a prefix of the same store.
-  const int stage_index = options.layout.stage_of(context.rank);
+  const int stage_index = options.layout.stage_of(groups.rank);
   const std::unique_ptr<Communicator> replicas =
-      replica_communicator(options.layout, context, device, stage_index);
-  PipelineStage stage(model, options, *context.world, optimizer.replicas(replicas.get()),
+      replica_communicator(options.layout, groups, context, device, stage_index);
+  PipelineStage stage(model, options, groups.pipeline(context), optimizer.replicas(replicas.get()),
                       sample_of(pipeline_model.batch));
   if (device.on_gpu()) return_other_layers(model, options.layout, stage.stages());
   optimizer.bind(stage);
 
   fs::create_directories(context.out_dir);
   SampleLog log;
-  TraceRecorder trace;
   json per_iteration =
       train_stage(config, context, device, stage, optimizer, pipeline_model.batch, log, trace);
   log.write(fs::path(context.out_dir) / ("rank" + std::to_string(context.rank) + ".csv"));

@@ -44,7 +44,8 @@ std::optional<double> measured_pipeline_bubble(const std::vector<json>& ranks) {
 
 namespace {
 
-// The compute table the ranks ran (positions from replica 0 of each), and each position's rank
+// The compute table the ranks ran (positions from replica 0 of each, its first tensor slice where
+// a tensor axis splits the stages), and each position's rank
 // file; nothing when the files lack the fields or cannot be read.
 struct RunSchedule {
   runtime::ScheduleTable table;
@@ -63,6 +64,7 @@ std::optional<RunSchedule> run_schedule(const std::vector<json>& ranks) {
       by_position.resize(position + 1);
       run.position_rank.resize(position + 1, nullptr);
     }
+    if (run.position_rank[position] != nullptr) continue;  // another tensor slice's: the same
     run.position_rank[position] = &rank;
     std::istringstream words(rank.at("schedule_order").get<std::string>());
     for (std::string word; words >> word;) {

@@ -64,7 +64,7 @@ std::vector<PipelineStageSpec> placed_stages(const SystemConfig& system,
   if (positions.size() != split.size()) {
     throw std::logic_error("placed_stages: the split has another stage count");
   }
-  const long long replicas = world_size / system.stage_count;
+  const long long replicas = system.layout_ranks(world_size) / system.stage_count;
   for (size_t c = 0; c < split.size(); ++c) {
     split[c].ranks.clear();
     for (long long r = 0; r < replicas; ++r) {

@@ -33,7 +33,7 @@ std::optional<std::vector<PipelineStageSpec>> known_stage_ranks(const SystemConf
 
 // `stages: N` cut into N x stages-per-rank stages: `split` holds their layers (equal_stages or
 // balanced_stages), each placed at its position's ranks (`positions`, known_stage_positions;
-// world_size / N ranks each).
+// world_size / N ranks each, or tensor groups: SystemConfig::layout_ranks).
 std::vector<PipelineStageSpec> placed_stages(const SystemConfig& system,
                                              const std::vector<int>& positions,
                                              std::vector<PipelineStageSpec> split,

@@ -290,6 +290,24 @@ void read_pipeline_schedule(MapReader& reader, SystemConfig& system, runtime::Pi
 // `stages: N` (with `stages_per_rank: v`) or `plan: auto | FILE` (a planner plan.json);
 // bucket_mb caps the replicas' all-reduce buckets; `zero_stage: 1 | 2` shards each stage over
 // its replicas (baselines/sharded/replica_shards.h).
+// A pipeline's `tensor: t` (and `sequence_parallel`): each stage's layers split over tensor
+// groups of t ranks, which `stages: N` places (3D with replicas); a plan or an inline list
+// places single ranks, and is refused beside it.
+void read_stage_tensor_axis(MapReader& reader, runtime::TensorAxis& tensor) {
+  if (!reader.has("tensor")) {
+    if (reader.has("sequence_parallel")) {
+      reader.fail(reader.child("sequence_parallel"), "sequence_parallel", "goes with 'tensor: t'");
+    }
+    return;
+  }
+  tensor = read_tensor_axis(reader);
+  if (!reader.has("stages") || !reader.child("stages").IsScalar()) {
+    reader.fail(reader.child("tensor"), "tensor",
+                "goes with 'stages: N' (the stages are placed on tensor groups; a plan or an "
+                "inline list places single ranks)");
+  }
+}
+
 void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOrigin& origin) {
   read_pipeline_schedule(reader, system, system.pipeline.emplace());
   system.data.zero_stage = read_replica_zero_stage(reader);
@@ -302,6 +320,7 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
     }
   }
   if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
+  read_stage_tensor_axis(reader, system.tensor);
   const bool has_stages = reader.has("stages"), has_plan = reader.has("plan");
   if (has_stages == has_plan) {
     reader.fail(has_plan ? reader.child("plan") : reader.child("schedule"), "stages",
@@ -372,7 +391,8 @@ std::string micro_batch_problem(const SystemConfig& system, const PointConfig& c
   for (const auto& stage : system.stages) {
     replicas = std::max<long long>(replicas, static_cast<long long>(stage.ranks.size()));
   }
-  if (system.stage_count > 0) replicas = config.run.world_size / system.stage_count;
+  if (system.stage_count > 0)
+    replicas = system.layout_ranks(config.run.world_size) / system.stage_count;
   if (config.pipeline.micro_batches * std::max(1LL, replicas) <= global_batch) return "";
   return "pipeline.micro_batches " + std::to_string(config.pipeline.micro_batches) + " x " +
          std::to_string(replicas) + " replica(s) per stage needs " +
@@ -406,7 +426,8 @@ std::string replica_shard_problem(const SystemConfig& system, const PointConfig&
   if (!system.data.sharded()) return "";
   size_t replicas = 0;
   for (const auto& stage : system.stages) replicas = std::max(replicas, stage.ranks.size());
-  if (system.stage_count > 0) replicas = config.run.world_size / system.stage_count;
+  if (system.stage_count > 0)
+    replicas = system.layout_ranks(config.run.world_size) / system.stage_count;
   if (replicas != 1) return "";
   return "zero_stage " + std::to_string(system.data.zero_stage) +
          " shards each stage over its replicas, and every stage here has one";
@@ -428,9 +449,12 @@ void check_pipeline_at_point(const SystemConfig& system, const PointConfig& conf
        {micro_batch_problem(system, config), replica_shard_problem(system, config)}) {
     if (!problem.empty()) fail(problem);
   }
-  if (system.stage_count > 0 && config.run.world_size % system.stage_count != 0) {
-    fail(std::to_string(system.stage_count) + " stages do not divide the " +
-         std::to_string(config.run.world_size) + " ranks evenly");
+  const long long groups = system.stage_count * system.tensor.degree;
+  if (system.stage_count > 0 && config.run.world_size % groups != 0) {
+    fail(std::to_string(system.stage_count) + " stages" +
+         (system.tensor.split() ? " of tensor groups of " + std::to_string(system.tensor.degree)
+                                : "") +
+         " do not divide the " + std::to_string(config.run.world_size) + " ranks evenly");
   }
   const auto layer_count = [&]() -> std::optional<int> {
     if (!options.model_layer_count) return std::nullopt;
@@ -533,15 +557,14 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
          " may split into input and weight passes (not built: use gpipe, dapple or "
          "interleaved_1f1b)");
   }
-  if (system.kind() == SystemKind::kTensorParallel) check_tensor_at_point(system, config, fail);
+  if (system.tensor.split()) check_tensor_at_point(system, config, fail);
 }
 
 // `kind: tensor_parallel`: `tensor: t` consecutive ranks split each layer (its degree),
 // `sequence_parallel`, and how the replicas across the groups sum gradients (DDP's `mode`,
 // `bucket_mb`).
 void read_tensor_system(MapReader& reader, SystemConfig& system) {
-  system.tensor.degree = static_cast<int>(reader.get_int("tensor", std::nullopt, 2, 256));
-  system.tensor.sequence_parallel = reader.get_bool("sequence_parallel", false);
+  system.tensor = read_tensor_axis(reader);
   // The replicas across the groups: DDP's sum, or sharded by a ZeRO stage (3: FSDP x TP).
   system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 3));
   system.gradients.mode = reader.get_string("mode", "overlap", ddp_modes());

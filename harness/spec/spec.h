@@ -135,6 +135,9 @@ struct SystemConfig : runtime::ParallelSystem {
   std::string plan;         // "auto" or a planner plan.json
 
   SystemKind kind() const { return external ? SystemKind::kExternal : runtime::kind_of(*this); }
+  // The ranks a pipeline's layout places out of `world`: tensor groups, where a tensor axis
+  // splits each stage's layers (runtime/parallel/device_mesh.h).
+  long long layout_ranks(long long world) const { return world / tensor.degree; }
 };
 
 // Everything one point of the sweep needs; identical across systems and repeats.

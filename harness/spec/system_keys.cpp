@@ -16,6 +16,13 @@ int read_replica_zero_stage(MapReader& reader) {
   return static_cast<int>(reader.get_int("zero_stage", 0, 0, 2));
 }
 
+runtime::TensorAxis read_tensor_axis(MapReader& reader) {
+  runtime::TensorAxis tensor;
+  tensor.degree = static_cast<int>(reader.get_int("tensor", std::nullopt, 2, 256));
+  tensor.sequence_parallel = reader.get_bool("sequence_parallel", false);
+  return tensor;
+}
+
 double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
   const double mb = reader.get_double(key, fallback, 0.0);
   if (mb * 1024 * 1024 < 1) {

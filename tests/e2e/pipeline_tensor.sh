@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Tensor parallelism inside pipeline stages end to end: a Llama-style decoder with AdamW, 2
+# stages whose layers split over tensor groups of 2 -- on 4 ranks (TP x PP, with and without
+# sequence parallelism) and on 8 (2 stages x 2 replicas x tensor 2: 3D). From one seed, the
+# ranks' losses summed give, at every iteration, the loss the plain pipeline's ranks sum to on
+# the same global batch; the dry run prints the three-axis mesh; the pipeline table names the
+# layout and the schedule's bubble; a layout the ranks or the model cannot take is refused at
+# the system's line, before anything runs.
+source "$(dirname "$0")/common.sh"
+
+spec() {  # name world systems
+  cat > "$SCRATCH/$1.yaml" <<YAML
+name: $1
+output: $SCRATCH/results
+model: {name: llama, batch_size: $2, input_shape: [8], depth: 2, width: 64, heads: 2, kv_heads: 2, vocab: 53}
+optimizer: {name: adamw, lr: 0.01}
+run: {world_size: $3, iterations: 2, warmup: 1, threads_per_rank: 1}
+pipeline: {micro_batches: 2}
+systems: $4
+YAML
+}
+# The same global batch of 8 samples throughout.
+spec staged 2 4 "[{name: pipeline, kind: pipeline, stages: 2}, {name: pp_tp, kind: pipeline, stages: 2, tensor: 2}, {name: pp_tp_sp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true}]"
+spec three_d 1 8 "[{name: pp_dp_tp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true, schedule: zb_h1}]"
+
+dry=$("$HARNESS" run "$SCRATCH/three_d.yaml" --dry-run 2>&1) || fail "dry run failed: $dry"
+expect_contains "$dry" "2 balanced stages, tensor 2 sequence-parallel"
+expect_contains "$dry" "mesh: pipeline 2 x data 2 x tensor 2"
+expect_contains "$dry" "rank 3 (pipeline 0, data 1, tensor 1): all-reduces in [1, 3]; splits layers with [2, 3] (all-gathers and reduce-scatters); sends to [7]"
+for name in staged three_d; do
+  "$HARNESS" run "$SCRATCH/$name.yaml" >"$SCRATCH/$name.out" 2>"$SCRATCH/stderr" ||
+    fail "$name failed: $(cat "$SCRATCH/stderr")"
+done
+expect_contains "$(cat "$SCRATCH/staged.out")" "| pp_tp | 2x1x2 | dapple |"
+expect_contains "$(cat "$SCRATCH/three_d.out")" "| pp_dp_tp | 2x2x2 | zb_h1 |"
+# The schedule's bubble is read from one slice of each position: a figure, not "-".
+grep -q "| pp_tp | 2x1x2 | dapple | 2 | .* | [0-9.]*% | [0-9.]*% | [0-9.]*% |" "$SCRATCH/staged.out" ||
+  fail "no schedule bubble for pp_tp: $(grep pp_tp "$SCRATCH/staged.out")"
+
+"$PY" - "$SCRATCH/results" <<'PY'
+import glob, os, re, sys
+root = sys.argv[1]
+
+def summed(spec, system, world):
+    run = glob.glob(os.path.join(root, spec, "*"))[0]
+    per_rank = []
+    for rank in range(world):
+        path = os.path.join(run, "raw", "p000", system, "rep0", f"rank{rank}.stdout")
+        per_rank.append([float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", open(path).read())])
+    assert all(len(losses) == 3 for losses in per_rank), (system, per_rank)
+    return [sum(column) for column in zip(*per_rank)]
+
+plain = summed("staged", "pipeline", 4)
+for spec, system, world in (("staged", "pp_tp", 4), ("staged", "pp_tp_sp", 4), ("three_d", "pp_dp_tp", 8)):
+    got = summed(spec, system, world)
+    for a, b in zip(got, plain):
+        assert abs(a - b) <= 2e-5 * abs(b), (system, got, plain)
+PY
+
+spec tp_only 2 4 "[{name: pp_tp, kind: pipeline, stages: 2, tensor: 2}]"  # what the refusals start from
+sed -e 's/stages: 2, tensor: 2/stages: 3, tensor: 2/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/ranks.yaml"
+expect_refused "$SCRATCH/ranks.yaml" "systems: pp_tp: 3 stages of tensor groups of 2 do not divide the 4 ranks evenly"
+sed -e 's/heads: 2, kv_heads: 2/heads: 1, kv_heads: 1/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/heads.yaml"
+expect_refused "$SCRATCH/heads.yaml" "systems: pp_tp: model llama: its heads (1) do not split over a tensor axis of 2"
+sed -e 's/stages: 2, tensor: 2/plan: auto, tensor: 2/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/plan.yaml"
+expect_refused "$SCRATCH/plan.yaml" "tensor: goes with 'stages: N'"
+sed -e 's/stages: 2, tensor: 2/stages: 2, sequence_parallel: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/sp.yaml"
+expect_refused "$SCRATCH/sp.yaml" "sequence_parallel: goes with 'tensor: t'"
+echo "PASS pipeline tensor"
