@@ -256,7 +256,7 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
     }
   }
   print_after_idle(whole_model ? "whole model" : "whole range", result.after_idle);
-  std::printf("optimizer step (SGD): %.3f ms\n", result.whole_step.median_ms);
+  std::printf("%s step: %.3f ms\n", result.optimizer.c_str(), result.whole_step.median_ms);
   std::printf("medians of %d repetitions after %d warm-up, batch %lld, %d thread(s), %s\n",
               result.repetitions, warmup, static_cast<long long>(result.batch), result.threads,
               cpu_clock ? "process CPU time" : "wall-clock time");
@@ -355,6 +355,24 @@ struct LayerProfileOptions {
 }  // namespace
 
 // The flags of `profile layers`, bound to `options`.
+// What the profiled rank runs beyond the model: its threads, a tensor axis's slice, the run's
+// optimizer.
+void add_system_options(CLI::App& layers, runtime::LayerProfileRequest& request) {
+  layers.add_option("--threads", request.threads, "Intra-op threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  layers
+      .add_option("--tensor", request.tensor,
+                  "llama/bert: time slice 0 of a tensor axis of this degree, its collectives "
+                  "left out (what a tensor-parallel rank computes; the simulator prices them)")
+      ->check(CLI::Range(1, 256));
+  layers
+      .add_option("--optimizer", request.optimizer,
+                  "The optimizer whose step is timed (the simulator's step): sgd, no momentum, "
+                  "or adamw, as the run's")
+      ->check(CLI::IsMember({"sgd", "adamw"}));
+}
+
 void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   auto& request = options.request;
   auto& shape_text = options.shape_text;
@@ -387,15 +405,13 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
       ->check(CLI::Range(0LL, kMaxModelWidth));
   layers.add_option("--moe", options.moe_text, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
   layers.add_option("--decoder", options.decoder_text, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
+  add_system_options(layers, request);
   layers.add_option("--repetitions", request.repetitions, "Timed runs per layer")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000000));
   layers.add_option("--warmup", request.warmup, "Untimed runs first")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
-  layers.add_option("--threads", request.threads, "Intra-op threads")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
   layers.add_option("--out", layers_out, "Folder for graph.txt, profile.json, env.json");
   layers
       .add_option("--after-idle-ms", options.after_idle_text,
@@ -453,6 +469,7 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
                                         "--repetitions", std::to_string(request.repetitions),
                                         "--co-located",  std::to_string(options.co_located),
                                         "--heap",        options.heap,
+                                        "--optimizer",   request.optimizer,
                                         "--clock",       options.clock};
   for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
                                     {"--torchscript", request.torchscript},
@@ -467,7 +484,8 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
   for (const auto& [flag, value] :
        {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
         {"--depth", request.depth},
-        {"--width", request.width}}) {
+        {"--width", request.width},
+        {"--tensor", request.tensor > 1 ? request.tensor : 0}}) {
     if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
   }
   return copy_args;

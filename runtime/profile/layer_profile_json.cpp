@@ -50,6 +50,8 @@ json layer_profile_json(const runtime::LayerProfileResult& result) {
               {"input_bytes", result.input_bytes},
               {"repetitions", result.repetitions},
               {"threads", result.threads},
+              {"tensor", result.tensor},
+              {"optimizer", result.optimizer},
               {"first_layer", result.first_layer},
               {"chain_layers", result.chain_layers},
               {"untimed_runs", result.untimed_runs},
@@ -70,6 +72,8 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
   result.input_bytes = doc.at("input_bytes").get<int64_t>();
   result.repetitions = doc.at("repetitions").get<int>();
   result.threads = doc.at("threads").get<int>();
+  result.tensor = doc.value("tensor", 1);
+  result.optimizer = doc.value("optimizer", "sgd");
   result.first_layer = doc.at("first_layer").get<int>();
   result.chain_layers = doc.at("chain_layers").get<int>();
   result.untimed_runs = doc.at("untimed_runs").get<int>();

@@ -14,6 +14,9 @@
 
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/optim/optimizer.h"
+#include "runtime/parallel/peerless_group.h"
+#include "runtime/parallel/tensor_region.h"
 #include "runtime/profile/layer_backward.h"
 
 namespace runtime {
@@ -70,6 +73,7 @@ std::vector<ChainLayer> script_chain(torch::jit::script::Module& module) {
 // The chain a profile times, with what keeps its layers alive (the zoo model or the
 // TorchScript module); fills the result's model name and input shape.
 struct LoadedChain {
+  std::unique_ptr<PeerlessGroup> peerless;  // the slice's tensor group, where it is split
   std::shared_ptr<ZooModel> zoo;
   torch::jit::script::Module script;
   std::vector<ChainLayer> chain;
@@ -77,6 +81,7 @@ struct LoadedChain {
 
 LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& result) {
   LoadedChain loaded;
+  result.optimizer = request.optimizer;
   if (!request.torchscript.empty()) {
     std::error_code missing;
     if (!std::filesystem::is_regular_file(request.torchscript, missing)) {
@@ -104,6 +109,7 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     const ModelEntry* entry = find_model(request.model);
     if (!entry) throw std::invalid_argument("unknown model '" + request.model + "'");
     result.model = request.model;
+    result.tensor = request.tensor;
     result.input_shape =
         request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
     ModelOptions options;
@@ -113,7 +119,12 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     options.width = request.width;
     options.moe = request.moe;
     options.decoder = request.decoder;
+    options.tensor_shards = request.tensor;
     loaded.zoo = make_model(request.model, options);
+    if (TensorRegion* region = loaded.zoo->tensor_region()) {
+      loaded.peerless = std::make_unique<PeerlessGroup>(0, request.tensor);
+      region->group = loaded.peerless.get();
+    }
     loaded.zoo->train();
     loaded.chain = zoo_chain(loaded.zoo);
   }
@@ -228,16 +239,18 @@ struct PieceTimer {
 
 // A layer range's training step: forward (with the MSE loss where the range ends the model),
 // backward (where it does not, from a fixed random gradient: what a later stage would send
-// back), SGD over the range's parameters (no momentum, the specs' default).
+// back), the request's optimizer over the range's parameters (SGD without momentum, the specs'
+// default, or AdamW).
 class RangeTraining {
  public:
-  RangeTraining(std::vector<ChainLayer>& chain, int first, int last, torch::Tensor input)
+  RangeTraining(std::vector<ChainLayer>& chain, int first, int last, torch::Tensor input,
+                const std::string& optimizer)
       : chain_(chain),
         first_(first),
         last_(last),
         ends_model_(last == static_cast<int>(chain.size()) - 1),
         input_(std::move(input)),
-        optimizer_(parameters_of(chain, first, last), torch::optim::SGDOptions(0.01)) {
+        optimizer_(make_optimizer({optimizer, 0.01}, parameters_of(chain, first, last))) {
     torch::NoGradGuard no_grad;
     (ends_model_ ? target_ : grad_output_) = torch::randn_like(run(input_));
   }
@@ -253,8 +266,8 @@ class RangeTraining {
       output.backward(grad_output_);
     }
   }
-  void step() { optimizer_.step(); }
-  void zero_grad() { optimizer_.zero_grad(); }
+  void step() { optimizer_->step(); }
+  void zero_grad() { optimizer_->zero_grad(); }
 
  private:
   static std::vector<torch::Tensor> parameters_of(const std::vector<ChainLayer>& chain, int first,
@@ -276,7 +289,7 @@ class RangeTraining {
   const torch::Tensor input_;
   torch::Tensor target_;       // the loss's, where the range ends the model
   torch::Tensor grad_output_;  // the gradient a later stage would send back otherwise
-  torch::optim::SGD optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
 
 // The range's training pass (forward, backward, step, then zeroing the gradients, so that a
@@ -385,7 +398,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   const std::vector<bool> trainable = trainable_layers(chain);
   const torch::Tensor range_input = range_input_of(loaded, trainable, request.batch, first, result);
 
-  RangeTraining training(chain, first, last, range_input);
+  RangeTraining training(chain, first, last, range_input, request.optimizer);
   std::vector<double> whole_forward, whole_backward, whole_step;
 
   std::vector<LayerRun> runs = layer_runs(chain, trainable, range_input, first, last);

@@ -21,6 +21,12 @@ struct LayerProfileRequest {
   int64_t width = 0;
   MoeShape moe;          // mixture-of-experts models
   DecoderShape decoder;  // llama
+  // Above 1: slice 0 of each layer a tensor axis of this degree splits (llama, bert), its
+  // collectives left out (runtime/parallel/peerless_group.h): what a tensor-parallel rank
+  // computes, without sequence parallelism. Parameter bytes are the slice's.
+  int tensor = 1;
+  // The optimizer the step is timed with: "sgd" (no momentum, the specs' default) or "adamw".
+  std::string optimizer = "sgd";
   int repetitions = 10;  // timed runs per layer; the median is reported
   int warmup = 2;
   int threads = 1;
@@ -83,16 +89,18 @@ struct LayerProfileResult {
   int64_t input_bytes = 0;
   int repetitions = 0;
   int threads = 0;
-  int first_layer = 0;   // chain index of layers[0]
-  int chain_layers = 0;  // the model's layers, timed or not
-  int untimed_runs = 0;  // runs after the timed ones, while `keep_running` said so
+  int tensor = 1;                 // LayerProfileRequest::tensor: the slice's degree
+  std::string optimizer = "sgd";  // the step's
+  int first_layer = 0;            // chain index of layers[0]
+  int chain_layers = 0;           // the model's layers, timed or not
+  int untimed_runs = 0;           // runs after the timed ones, while `keep_running` said so
   std::vector<LayerTiming> layers;
   // The whole model (or the layer range), forward (with the MSE loss where it ends the model)
   // and backward, timed the same way: what the per-layer sums should add up to.
   TimingStats whole_forward;
   TimingStats whole_backward;
-  // The optimizer step after that backward: SGD (no momentum, the specs' default) over the
-  // timed layers' parameters and zeroing their gradients, as a rank worker's step phase counts
+  // The optimizer step after that backward (the request's optimizer) over the timed layers'
+  // parameters and zeroing their gradients, as a rank worker's step phase counts
   // them; the simulator's `step_ms` when not set in the spec.
   TimingStats whole_step;
   // Per requested idle gap, after gap 0 (LayerProfileRequest::idle_gaps_ms); empty where not
