@@ -30,10 +30,6 @@ std::vector<LayerBucket> layer_buckets(const LayerCosts& costs, double first_buc
   return buckets;
 }
 
-namespace {
-
-// Forward position where each bucket becomes ready: backward has passed its earliest layer
-// there, so the last micro-batch's backward is cut at these positions (they descend).
 std::vector<int> bucket_cuts(const LayerCosts& costs, const std::vector<LayerBucket>& buckets) {
   const int layers = costs.size();
   // Position of every layer in the forward order; backward walks it from the end.
@@ -48,27 +44,23 @@ std::vector<int> bucket_cuts(const LayerCosts& costs, const std::vector<LayerBuc
   return cuts;
 }
 
-// `passes` of the reducer's host-side copy over bucket k on rank r's compute stream.
 int add_bucket_copy(TaskGraph& graph, const Cluster& cluster,
                     const std::vector<LayerBucket>& buckets, int r, size_t k, int passes,
-                    int micro = -1) {
+                    int micro) {
   return graph.add_compute(r, TaskCategory::kBucketCopy,
                            passes * cluster.bucket_copy_seconds(buckets[k].bytes), micro,
                            static_cast<int>(k));
 }
 
-// Each bucket's all-reduce after its gradients are ready (overlap: from its backward segment;
-// sync: after the whole backward, copied in and out one bucket after the other), and the
-// copies out. Returns the last collective (-1: none).
 int add_bucket_collectives(TaskGraph& graph, const Cluster& cluster,
-                           const std::vector<LayerBucket>& buckets, int group,
-                           const DataParallelSystem& system,
+                           const std::vector<LayerBucket>& buckets, int group, bool overlap,
                            const std::vector<std::vector<int>>& bucket_ready,
                            const std::vector<int>& last_backward) {
-  const int n = static_cast<int>(last_backward.size());
+  const std::vector<int>& ranks = graph.groups()[group];
+  const int n = static_cast<int>(ranks.size());
   const bool copies = cluster.models_bucket_copies();
-  auto add_copy = [&](int r, size_t k, int passes) {
-    return add_bucket_copy(graph, cluster, buckets, r, k, passes);
+  auto add_copy = [&](int i, size_t k, int passes) {  // on the group's i-th rank
+    return add_bucket_copy(graph, cluster, buckets, ranks[i], k, passes);
   };
   int last_collective = -1;
   std::vector<int> collectives;
@@ -77,22 +69,22 @@ int add_bucket_collectives(TaskGraph& graph, const Cluster& cluster,
     // out, one bucket after the other (the compute stream keeps them in that order).
     std::vector<int> copied_in(n);
     for (int r = 0; r < n; ++r) {
-      copied_in[r] = system.overlap ? bucket_ready[k][r] : last_backward[r];
-      if (copies && !system.overlap) {
+      copied_in[r] = overlap ? bucket_ready[k][r] : last_backward[r];
+      if (copies && !overlap) {
         copied_in[r] = add_copy(r, k, 2);
       }
     }
     last_collective = graph.add_collective(group, buckets[k].bytes, static_cast<int>(k));
     collectives.push_back(last_collective);
     for (int r = 0; r < n; ++r) graph.depend(last_collective, copied_in[r]);
-    if (copies && !system.overlap) {
+    if (copies && !overlap) {
       for (int r = 0; r < n; ++r) {
         const int out = add_copy(r, k, 1);
         graph.depend(out, last_collective);
       }
     }
   }
-  if (copies && system.overlap) {  // after backward: wait for each bucket, copy it out
+  if (copies && overlap) {  // after backward: wait for each bucket, copy it out
     for (size_t k = 0; k < buckets.size(); ++k) {
       for (int r = 0; r < n; ++r) {
         const int out = add_copy(r, k, 1);
@@ -102,8 +94,6 @@ int add_bucket_collectives(TaskGraph& graph, const Cluster& cluster,
   }
   return last_collective;
 }
-
-}  // namespace
 
 SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCosts& costs,
                                           const DataParallelSystem& system, ComputeNoise& noise) {
@@ -173,8 +163,8 @@ SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCos
       last_backward[r] = segment;
     }
   }
-  const int last_collective =
-      add_bucket_collectives(graph, cluster, buckets, group, system, bucket_ready, last_backward);
+  const int last_collective = add_bucket_collectives(graph, cluster, buckets, group, system.overlap,
+                                                     bucket_ready, last_backward);
   std::vector<int> steps(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     steps[r] = graph.add_compute(r, TaskCategory::kStep, noise.apply(system.step_s));

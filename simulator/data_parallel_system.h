@@ -33,6 +33,25 @@ struct LayerBucket {
 std::vector<LayerBucket> layer_buckets(const LayerCosts& costs, double first_bucket_mb,
                                        double bucket_mb);
 
+// Forward position where each bucket becomes ready: backward has passed its earliest layer
+// there, so the last micro-batch's backward is cut at these positions (they descend).
+std::vector<int> bucket_cuts(const LayerCosts& costs, const std::vector<LayerBucket>& buckets);
+
+// `passes` of the reducer's host-side copy over bucket k on rank r's compute stream
+// (Cluster::bucket_copy_seconds).
+int add_bucket_copy(TaskGraph& graph, const Cluster& cluster,
+                    const std::vector<LayerBucket>& buckets, int r, size_t k, int passes,
+                    int micro = -1);
+
+// Each bucket's all-reduce over `group` after its gradients are ready (overlap: from
+// bucket_ready[k][i], the task that made them on the group's i-th rank; sync: after
+// last_backward[i], copied in and out one bucket after the other), and the copies out.
+// Returns the last collective (-1: none).
+int add_bucket_collectives(TaskGraph& graph, const Cluster& cluster,
+                           const std::vector<LayerBucket>& buckets, int group, bool overlap,
+                           const std::vector<std::vector<int>>& bucket_ready,
+                           const std::vector<int>& last_backward);
+
 SimulatedIteration simulate_data_parallel(const Cluster& cluster, const LayerCosts& costs,
                                           const DataParallelSystem& system, ComputeNoise& noise);
 
