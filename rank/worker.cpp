@@ -432,7 +432,7 @@ json tensor_report(const WorkerConfig& config, const TensorRegion& region,
                                  region.degree,
                                  region.sequence_parallel,
                                  static_cast<int64_t>(c10::elementSize(activations)),
-                                 config.model.name == "bert" ? 6 : 2};
+                                 partial_vectors_of(config.model.name)};
   const double iterations = static_cast<double>(std::max(1LL, config.iterations));
   return {{"degree", region.degree},
           {"sequence_parallel", region.sequence_parallel},

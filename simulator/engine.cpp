@@ -364,7 +364,14 @@ class Engine {
         }
         break;
       case TaskKind::kCollective:
-        for (int r : graph_.groups()[task.group]) advance(TaskGraph::collective_resource(r));
+        for (int r : graph_.groups()[task.group]) {
+          if (!task.blocking) {
+            advance(TaskGraph::collective_resource(r));
+            continue;
+          }
+          idle_[r].last_end = now_;  // its thread was busy in the collective, not idle
+          advance(TaskGraph::compute_resource(r));
+        }
         break;
       case TaskKind::kReadyNotice:
         break;

@@ -103,6 +103,19 @@ int TaskGraph::add_group(std::vector<int> ranks) {
   return static_cast<int>(groups_.size()) - 1;
 }
 
+int TaskGraph::add_blocking_collective(int group, double bytes, TaskCategory category) {
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.category = category;
+  task.rank = groups_.at(group).front();
+  task.group = group;
+  task.bytes = bytes;
+  task.blocking = true;
+  const int id = add(task);
+  for (int r : groups_[group]) queues_[compute_resource(r)].push_back(id);
+  return id;
+}
+
 int TaskGraph::add_collective(int group, double bytes, int bucket, TaskCategory category) {
   Task task;
   task.kind = TaskKind::kCollective;

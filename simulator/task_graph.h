@@ -55,6 +55,9 @@ struct Task {
   int send_channel = -1;  // transfer: the resource queue it waits in (TaskGraph::send_resource)
   int after_idle = -1;    // forward, backward: its curve (TaskGraph::after_idle_curves), -1: none
   int transfer = -1;      // send call: the transfer it issues
+  // Collective: queued on its ranks' compute streams rather than their collective channels --
+  // the thread that computes waits in it (Megatron's f and g inside a split layer).
+  bool blocking = false;
 };
 
 class TaskGraph {
@@ -76,6 +79,10 @@ class TaskGraph {
   // `bytes`: the whole buffer (an all-gather's output, a reduce-scatter's input).
   int add_collective(int group, double bytes, int bucket = -1,
                      TaskCategory category = TaskCategory::kAllReduce);
+  // A collective the ranks' compute waits in (Task::blocking): in line on each member's compute
+  // stream, after what it computed before, and before what it computes next.
+  int add_blocking_collective(int group, double bytes,
+                              TaskCategory category = TaskCategory::kAllReduce);
   void depend(int task, int on);
   // A curve of compute after a wait (simulator/compute_after_idle.h), for set_after_idle: its
   // index, or -1 for an empty curve.

@@ -69,6 +69,9 @@ struct ProfileExtras {
   std::string path;  // of profile.json; empty where there is none
   double step_ms = 0.0;
   double threads = 1.0;
+  int tensor = 1;
+  std::string zoo_model;
+  long long tokens = 0;
   int processes = 1;
   bool cpu_clock = false;
   std::vector<AfterIdleSettings> after_idle;
@@ -114,6 +117,10 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     const json doc = parse_json(read_file(profile));
     extras.path = profile.string();
     if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
+    extras.tensor = std::max(1, doc.value("tensor", 1));
+    extras.zoo_model = doc.value("model", "");
+    const auto shape = doc.value("input_shape", std::vector<long long>{});
+    if (shape.size() == 1) extras.tokens = shape.front();  // a sequence model's tokens
     const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;
     extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
     extras.cpu_clock = doc.value("clock", "wall") == "cpu";
@@ -176,6 +183,9 @@ ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
   extras = read_profile_extras(m.profile);
   m.step_ms = model.has("step_ms") ? model.get_double("step_ms", 0.0, kZeroOrMore) : extras.step_ms;
   m.threads = extras.threads;
+  m.tensor = extras.tensor;
+  m.zoo_model = extras.zoo_model;
+  m.tokens = extras.tokens;
   if (model.get_bool("after_idle", true)) m.after_idle = extras.after_idle;
   model.finish();
   return m;
@@ -297,6 +307,37 @@ std::vector<int> read_layer_positions(const YAML::Node& node, const std::string&
 }
 
 // One entry of simulate.systems; nothing when its errors were recorded rather than thrown.
+// A pipeline system's `stages:` list: each stage's layers, and its ranks or replicas.
+std::vector<InlineStage> read_inline_stages(MapReader& r, const YAML::Node& stages,
+                                            const SpecOrigin& origin) {
+  const std::string path = std::string(kSection) + ".systems";
+  if (!stages.IsSequence() || stages.size() == 0) {
+    r.fail(stages, "stages", "must be a non-empty list of {layers, ranks|replicas}");
+  }
+  std::vector<InlineStage> read;
+  for (const auto& entry : stages) {
+    MapReader stage(entry, path + ".stages", origin);
+    InlineStage out;
+    YAML::Node layers = stage.child("layers");
+    if (!layers) {
+      throw InputError(origin.where(entry, path + ".stages") + ": " + path +
+                       ".stages: a stage needs 'layers'");
+    }
+    out.layer_positions =
+        read_layer_positions(layers, origin.where(layers, path + ".stages.layers"));
+    if (stage.has("ranks")) {
+      for (long long rank : stage.get_int_list("ranks", std::nullopt, 0)) {
+        out.ranks.push_back(static_cast<int>(rank));
+      }
+    } else {
+      out.replicas = stage.get_int("replicas", 0, 1, 1 << 20);  // 0: an equal share
+    }
+    stage.finish();
+    read.push_back(std::move(out));
+  }
+  return read;
+}
+
 std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
                                                     const SpecOrigin& origin) {
   const std::string path = std::string(kSection) + ".systems";
@@ -313,7 +354,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     return s;
   }
   MapReader r(node, path, origin);
-  s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline", "sharded"});
+  s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline", "sharded", "tensor_parallel"});
   // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
   if (!r.ok()) return std::nullopt;
   s.name = r.get_string("name", std::nullopt);
@@ -321,6 +362,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     s.data = read_sharded_data_axis(r);
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   } else if (s.kind != "pipeline") {
+    if (s.kind == "tensor_parallel") s.tensor = read_tensor_axis(r);
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   }
@@ -336,31 +378,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     }
     if (r.has("plan")) s.plan = r.get_string("plan", std::nullopt);
     if (r.has("micro_batches")) s.micro_batches = r.get_int("micro_batches", 1, 1, 1 << 20);
-    if (YAML::Node stages = r.child("stages")) {
-      if (!stages.IsSequence() || stages.size() == 0) {
-        r.fail(stages, "stages", "must be a non-empty list of {layers, ranks|replicas}");
-      }
-      for (const auto& entry : stages) {
-        MapReader stage(entry, path + ".stages", origin);
-        InlineStage out;
-        YAML::Node layers = stage.child("layers");
-        if (!layers) {
-          throw InputError(origin.where(entry, path + ".stages") + ": " + path +
-                           ".stages: a stage needs 'layers'");
-        }
-        out.layer_positions =
-            read_layer_positions(layers, origin.where(layers, path + ".stages.layers"));
-        if (stage.has("ranks")) {
-          for (long long rank : stage.get_int_list("ranks", std::nullopt, 0)) {
-            out.ranks.push_back(static_cast<int>(rank));
-          }
-        } else {
-          out.replicas = stage.get_int("replicas", 0, 1, 1 << 20);  // 0: an equal share
-        }
-        stage.finish();
-        s.stages.push_back(std::move(out));
-      }
-    }
+    if (YAML::Node stages = r.child("stages")) s.stages = read_inline_stages(r, stages, origin);
     if (s.plan && !s.stages.empty()) {
       throw InputError(s.where + ": " + path +
                        ": a pipeline system takes 'plan' or 'stages', "

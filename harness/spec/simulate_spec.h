@@ -29,6 +29,14 @@ struct ModelSettings {
   long long batch_size = 0;  // per GPU: global batch = batch_size x world_size
   double step_ms = 0;
   double threads = 1;  // intra-op threads the profile was measured with (CPU profiles)
+  // The tensor axis the profile's layers are slices of (profile.json's `tensor`, `harness
+  // profile layers --tensor`; 1: whole layers).
+  int tensor = 1;
+  // The zoo model and its tokens per sample the profile measured (profile.json's `model` and
+  // `input_shape`; empty and 0 where it does not say): sequence parallelism's partial
+  // gradients are priced from them.
+  std::string zoo_model;
+  long long tokens = 0;
   // `model.after_idle` (default true): the profile's after-idle timings, whole model or per
   // stage of a stage profile; empty where it has none or the spec turned them off.
   std::vector<AfterIdleSettings> after_idle;
@@ -112,11 +120,12 @@ struct InlineStage {
 
 struct SystemSettings {
   std::string name;
-  std::string kind;  // ddp | dp | pipeline | sharded
+  std::string kind;  // ddp | dp | pipeline | sharded | tensor_parallel
   std::string mode = "overlap";
   // sharded: the ZeRO stage, unit and prefetch (a train spec's keys); pipeline: zero_stage,
   // how its stages' replicas hold them
   runtime::DataAxis data;
+  runtime::TensorAxis tensor;  // tensor_parallel: the degree and sequence parallelism
   std::optional<double> bucket_mb;
   long long accumulation = 1;
   std::optional<std::string> schedule, plan;

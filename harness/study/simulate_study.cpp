@@ -1,5 +1,6 @@
 #include "harness/study/simulate_study.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "planner/cluster/topology.h"
 #include "planner/model/model_profile.h"
 #include "planner/search/planner.h"
+#include "runtime/parallel/tensor_traffic.h"
 #include "runtime/pipeline/layout_schedule.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "simulator/chrome_trace.h"
@@ -33,6 +35,7 @@
 #include "simulator/layer_costs.h"
 #include "simulator/pipeline_system.h"
 #include "simulator/sharded_system.h"
+#include "simulator/tensor_system.h"
 
 namespace harness {
 namespace {
@@ -510,6 +513,66 @@ sim::ShardedSystem sharded_system(const SystemSettings& s, const PointSettings& 
   return system;
 }
 
+// A tensor-parallel system prices a slice: its profile must be of slices of its degree, and the
+// degree divide the ranks; any other system prices whole layers.
+void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Inputs& inputs) {
+  const int degree = s.kind == "tensor_parallel" ? s.tensor.degree : 1;
+  const std::string fix =
+      "(measure one with `harness profile layers --tensor " + std::to_string(degree) + "`)";
+  if (p.model.tensor != degree) {
+    throw InputError(s.where + ": system '" + s.name + "' prices " +
+                     (degree > 1 ? "slices of tensor " + std::to_string(degree) : "whole layers") +
+                     ", and " + p.model.profile + " was measured at tensor " +
+                     std::to_string(p.model.tensor) + " " + fix);
+  }
+  if (degree == 1) return;
+  if (p.run.world_size % degree != 0) {
+    throw InputError(s.where + ": tensor " + std::to_string(degree) + " does not divide " +
+                     "run.world_size " + std::to_string(p.run.world_size));
+  }
+  const std::vector<bool> split = sim::split_layers(inputs.costs(p.model));
+  if (std::find(split.begin(), split.end(), true) == split.end()) {
+    throw InputError(s.where + ": " + p.model.profile +
+                     " has no transformer block (DecoderLayer, EncoderLayer) to split");
+  }
+  if (s.tensor.sequence_parallel && p.model.tokens <= 0) {
+    throw InputError(s.where +
+                     ": sequence parallelism prices its norms' gradients from the "
+                     "profile's model and tokens, which " +
+                     p.model.profile + "'s profile.json does not give");
+  }
+}
+
+// Under sequence parallelism a block's partial gradients are width-sized fp32 vectors; the
+// width is a block's output over its tokens (fp32 activations at the profile's batch).
+void price_partial_gradients(const PointSettings& p, const sim::LayerCosts& costs,
+                             sim::TensorSystem& system) {
+  const std::vector<bool> split = sim::split_layers(costs);
+  const auto block = std::find(split.begin(), split.end(), true) - split.begin();
+  system.partial_vectors = static_cast<int>(runtime::partial_vectors_of(p.model.zoo_model));
+  system.partial_bytes = costs.activation_bytes[block] / (costs.profile_batch * p.model.tokens);
+}
+
+// The tensor-parallel system at the point, and what its config.json records.
+sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
+                                const sim::LayerCosts& costs, json& config) {
+  sim::TensorSystem system;
+  system.world = static_cast<int>(p.run.world_size);
+  system.tensor = s.tensor.degree;
+  system.sequence_parallel = s.tensor.sequence_parallel;
+  // A replica's slices share its batch: batch_size x degree samples, as the real ranks do.
+  system.batch_per_group = static_cast<double>(p.model.batch_size * s.tensor.degree);
+  system.bucket_mb = s.bucket_mb.value_or(p.bucket_mb);
+  system.first_bucket_mb = p.first_bucket_mb;
+  system.overlap = s.mode == "overlap";
+  system.step_s = p.model.step_ms / 1000.0;
+  if (system.sequence_parallel) price_partial_gradients(p, costs, system);
+  config["tensor"] = system.tensor;
+  config["sequence_parallel"] = system.sequence_parallel;
+  config["mode"] = s.mode;
+  return system;
+}
+
 RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long long repeat,
                         Inputs& inputs) {
   const sim::LayerCosts& costs = inputs.costs(p.model);
@@ -521,8 +584,11 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   config = {{"name", s.name}, {"kind", s.kind}};
   std::optional<PipelineChoice> pipeline;
   std::optional<sim::ShardedSystem> sharded;
+  std::optional<sim::TensorSystem> tensor;
   sim::DataParallelSystem dp;
-  if (s.kind == "sharded") {
+  if (s.kind == "tensor_parallel") {
+    tensor = tensor_system(s, p, costs, config);
+  } else if (s.kind == "sharded") {
     sharded = sharded_system(s, p, costs, world, config);
   } else if (s.kind == "pipeline") {
     pipeline = choose_pipeline(s, p, resolved, inputs);
@@ -557,6 +623,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
       outcome.iterations.push_back(
           pipeline  ? sim::simulate_pipeline(cluster, costs, pipeline->system, world, noise)
           : sharded ? sim::simulate_sharded(cluster, costs, *sharded, noise)
+          : tensor  ? sim::simulate_tensor_parallel(cluster, costs, *tensor, noise)
                     : sim::simulate_data_parallel(cluster, costs, dp, noise));
     } catch (const std::logic_error& e) {
       throw RunFailure(e.what());
@@ -681,14 +748,9 @@ void write_study_files(const SimulateSpec& spec, const fs::path& directory) {
   write_file_atomic(directory / "env.json", json_text(env, 2) + "\n");
 }
 
-}  // namespace
-
-int run_simulate_spec(const std::string& spec_path, YAML::Node root,
-                      const std::vector<std::string>& overrides, bool dry_run, std::ostream& out) {
-  const SimulateSpec spec = read_simulate_spec(spec_path, root, overrides);
-  // Inputs are checked before anything is printed or a folder is made (--dry-run too): a bad
-  // profile or topology is a spec error.
-  Inputs inputs;
+// Inputs are checked before anything is printed or a folder is made (--dry-run too): a bad
+// profile or topology is a spec error.
+void check_inputs(const SimulateSpec& spec, Inputs& inputs) {
   for (const auto& point : spec.points) {
     inputs.costs(point.settings.model);
     const ResolvedCluster cluster = resolve_cluster(point.settings, inputs);
@@ -697,8 +759,18 @@ int run_simulate_spec(const std::string& spec_path, YAML::Node root,
       if (system.kind == "pipeline" && !system.stages.empty()) {
         choose_pipeline(system, point.settings, cluster, inputs);
       }
+      check_tensor_profile(system, point.settings, inputs);
     }
   }
+}
+
+}  // namespace
+
+int run_simulate_spec(const std::string& spec_path, YAML::Node root,
+                      const std::vector<std::string>& overrides, bool dry_run, std::ostream& out) {
+  const SimulateSpec spec = read_simulate_spec(spec_path, root, overrides);
+  Inputs inputs;
+  check_inputs(spec, inputs);
   if (dry_run) {
     out << "experiment " << spec.name << ": kind simulate, " << spec.points.size() << " point(s) x "
         << spec.systems.size() << " system(s); nothing is launched\n";

@@ -12,6 +12,8 @@ double ring_pass_bytes(const TensorTrafficShape& shape) {
 
 }  // namespace
 
+int64_t partial_vectors_of(const std::string& model) { return model == "bert" ? 6 : 2; }
+
 double tensor_layer_bytes_sent(const TensorTrafficShape& shape) {
   // An all-reduce is two passes (reduce-scatter, then all-gather); four of them per layer.
   return 8 * ring_pass_bytes(shape);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace runtime {
 
@@ -23,6 +24,10 @@ struct TensorTrafficShape {
   // llama's 2 norm scales; bert's 2 LayerNorms' scales and shifts and its 2 row-parallel biases.
   int64_t partial_vectors = 2;
 };
+
+// The width-sized parameters per transformer block whose gradients are partial under sequence
+// parallelism (TensorTrafficShape::partial_vectors): bert's 6, llama's 2.
+int64_t partial_vectors_of(const std::string& model);
 
 // Per layer per micro-batch: 8 (t - 1) / t x b s h x bytes, with or without sequence
 // parallelism.

@@ -1,0 +1,169 @@
+#include "simulator/tensor_system.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "simulator/data_parallel_system.h"
+
+namespace harness::simulator {
+
+std::vector<bool> split_layers(const LayerCosts& costs) {
+  std::vector<bool> split;
+  for (const std::string& name : costs.names) {
+    split.push_back(name.rfind("DecoderLayer", 0) == 0 || name.rfind("EncoderLayer", 0) == 0);
+  }
+  return split;
+}
+
+namespace {
+
+// One iteration's graph, replica by replica: each layer's compute on the group's slices, then
+// the collectives its group's threads wait in, in the order every slice issues them.
+class TensorGraphBuilder {
+ public:
+  TensorGraphBuilder(const Cluster& cluster, const LayerCosts& costs, const TensorSystem& system,
+                     ComputeNoise& noise, TaskGraph& graph)
+      : cluster_(cluster),
+        costs_(costs),
+        system_(system),
+        noise_(noise),
+        graph_(graph),
+        split_(split_layers(costs)),
+        replicas_(system.world / system.tensor),
+        scale_(system.batch_per_group / costs.profile_batch) {
+    for (int p = 0; p < costs.size(); ++p) {
+      if (!split_[costs.order[p]]) continue;
+      if (first_split_ < 0) first_split_ = p;
+      last_split_ = p;
+    }
+    if (first_split_ < 0) {
+      throw std::invalid_argument(
+          "the profile has no transformer block for a tensor axis to split");
+    }
+    if (replicas_ > 1) {
+      buckets_ = layer_buckets(costs, system.first_bucket_mb, system.bucket_mb);
+      cuts_ = bucket_cuts(costs, buckets_);
+    }
+    const size_t slices = static_cast<size_t>(system.tensor);
+    ready_.assign(slices,
+                  std::vector<std::vector<int>>(buckets_.size(), std::vector<int>(replicas_, -1)));
+    last_backward_.assign(slices, std::vector<int>(replicas_, -1));
+  }
+
+  void add_replica(int d) {
+    std::vector<int> ranks;
+    for (int j = 0; j < system_.tensor; ++j) ranks.push_back(d * system_.tensor + j);
+    const int group = graph_.add_group(ranks);
+    for (int p = 0; p < costs_.size(); ++p) add_forward(ranks, group, p);
+    for (int p = costs_.size() - 1; p >= 0; --p) add_backward(ranks, group, d, p);
+  }
+
+  // Slice j's buckets all-reduced over its replicas (none with one), then every step.
+  void add_replicas_sum_and_steps() {
+    for (int j = 0; j < system_.tensor; ++j) {
+      std::vector<int> ranks;
+      for (int d = 0; d < replicas_; ++d) ranks.push_back(d * system_.tensor + j);
+      int last = -1;
+      if (replicas_ > 1) {
+        last = add_bucket_collectives(graph_, cluster_, buckets_, graph_.add_group(ranks),
+                                      system_.overlap, ready_[j], last_backward_[j]);
+      }
+      for (int r : ranks) {
+        const int step = graph_.add_compute(r, TaskCategory::kStep, noise_.apply(system_.step_s));
+        if (last >= 0) graph_.depend(step, last);
+      }
+    }
+  }
+
+ private:
+  // Megatron's pair after a split block's forward or backward: all-reduces, or under sequence
+  // parallelism an all-gather and a reduce-scatter each, of the block's output.
+  void add_block_collectives(int group, double bytes) {
+    for (int i = 0; i < 2; ++i) {
+      if (!system_.sequence_parallel) {
+        graph_.add_blocking_collective(group, bytes);
+        continue;
+      }
+      graph_.add_blocking_collective(group, bytes, TaskCategory::kAllGather);
+      graph_.add_blocking_collective(group, bytes, TaskCategory::kReduceScatter);
+    }
+  }
+
+  double bytes_of(int layer) const { return costs_.activation_bytes[layer] * scale_; }
+
+  void add_forward(const std::vector<int>& ranks, int group, int p) {
+    const int layer = costs_.order[p];
+    for (int r : ranks) {
+      graph_.add_compute(r, TaskCategory::kForward, noise_.apply(costs_.forward_s[layer] * scale_));
+    }
+    if (!split_[layer]) return;
+    add_block_collectives(group, bytes_of(layer));
+    if (system_.sequence_parallel && p == last_split_) {  // the tokens gathered back
+      graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
+    }
+  }
+
+  void add_backward(const std::vector<int>& ranks, int group, int d, int p) {
+    const int layer = costs_.order[p];
+    for (int j = 0; j < system_.tensor; ++j) {
+      int made = graph_.add_compute(ranks[j], TaskCategory::kBackward,
+                                    noise_.apply(costs_.backward_s[layer] * scale_));
+      for (size_t k = 0; k < buckets_.size(); ++k) {
+        if (cuts_[k] != p) continue;
+        // Overlap mode copies a bucket in from the backward hook, right after its layer.
+        if (system_.overlap && cluster_.models_bucket_copies()) {
+          made = add_bucket_copy(graph_, cluster_, buckets_, ranks[j], k, 2);
+        }
+        ready_[j][k][d] = made;
+      }
+      last_backward_[j][d] = made;
+    }
+    if (!split_[layer]) return;
+    add_block_collectives(group, bytes_of(layer));
+    for (int v = 0; system_.sequence_parallel && v < system_.partial_vectors; ++v) {
+      graph_.add_blocking_collective(group, system_.partial_bytes);
+    }
+    if (system_.sequence_parallel && p == first_split_) {  // the tokens' gradient gathered
+      const int gathered =
+          graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
+      for (int j = 0; j < system_.tensor; ++j) last_backward_[j][d] = gathered;
+    }
+  }
+
+  const Cluster& cluster_;
+  const LayerCosts& costs_;
+  const TensorSystem& system_;
+  ComputeNoise& noise_;
+  TaskGraph& graph_;
+  std::vector<bool> split_;
+  int replicas_;
+  double scale_;
+  int first_split_ = -1, last_split_ = -1;  // positions in the forward order
+  std::vector<LayerBucket> buckets_;
+  std::vector<int> cuts_;
+  // By slice j: each bucket's ready task per replica, and each replica's last backward task.
+  std::vector<std::vector<std::vector<int>>> ready_;
+  std::vector<std::vector<int>> last_backward_;
+};
+
+}  // namespace
+
+SimulatedIteration simulate_tensor_parallel(const Cluster& cluster, const LayerCosts& costs,
+                                            const TensorSystem& system, ComputeNoise& noise) {
+  if (system.tensor < 1 || system.world % system.tensor != 0) {
+    throw std::invalid_argument("a tensor axis of " + std::to_string(system.tensor) +
+                                " does not divide " + std::to_string(system.world) + " ranks");
+  }
+  if (system.world > cluster.num_gpus())
+    throw std::invalid_argument("world size outside the cluster");
+  SimulatedIteration result;
+  result.graph = TaskGraph(system.world);
+  TensorGraphBuilder builder(cluster, costs, system, noise, result.graph);
+  for (int d = 0; d < system.world / system.tensor; ++d) builder.add_replica(d);
+  builder.add_replicas_sum_and_steps();
+  result.times = run_tasks(cluster, result.graph);
+  result.ranks = rank_phases(result.graph, result.times);
+  return result;
+}
+
+}  // namespace harness::simulator

@@ -1,0 +1,45 @@
+// Tensor parallelism (Megatron-LM's; runtime/parallel/tensor_region.h) on the cluster: groups
+// of `tensor` consecutive ranks split each transformer block, the data axis runs across them,
+// slice j of every group summing its gradients with DDP's buckets. The costs are one slice's:
+// a profile measured with `harness profile layers --tensor t` (its blocks at 1/t of the heads
+// and feed-forward columns, the other layers whole, the slice's parameter bytes). Each split
+// block's forward ends in Megatron's two collectives on its tensor group -- all-reduces of the
+// block's output, or, with sequence parallelism, an all-gather and a reduce-scatter of it each
+// -- and so does its backward; the rank's thread waits in them
+// (TaskGraph::add_blocking_collective). Sequence parallelism also gathers the tokens once where
+// the split layers end (forward) and begin (backward), and all-reduces the norms' partial
+// gradients in each block's backward; its norms on 1/t of the tokens are priced as the
+// profile's whole ones.
+#pragma once
+
+#include <vector>
+
+#include "simulator/cluster.h"
+#include "simulator/layer_costs.h"
+#include "simulator/system_result.h"
+
+namespace harness::simulator {
+
+struct TensorSystem {
+  int world = 1;
+  int tensor = 2;
+  bool sequence_parallel = false;
+  double batch_per_group = 1;  // samples a group's slices run per iteration (batch x tensor)
+  double bucket_mb = 25, first_bucket_mb = 1;
+  bool overlap = true;  // the replicas' buckets: DDP's overlap mode, or all after backward
+  double step_s = 0;    // a slice's optimizer step
+  // Sequence parallelism: the block's parameters whose gradients are partial over the token
+  // shards (runtime::partial_vectors_of), each all-reduced on its own as backward makes it,
+  // and the bytes of one (the width in fp32).
+  int partial_vectors = 0;
+  double partial_bytes = 0;
+};
+
+// The layers a tensor axis splits: the profile's transformer blocks (DecoderLayer,
+// EncoderLayer), by their descriptions.
+std::vector<bool> split_layers(const LayerCosts& costs);
+
+SimulatedIteration simulate_tensor_parallel(const Cluster& cluster, const LayerCosts& costs,
+                                            const TensorSystem& system, ComputeNoise& noise);
+
+}  // namespace harness::simulator

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Tensor parallelism in the simulator end to end: `harness profile layers --tensor 2` times a
+# slice of a Llama-style decoder (its blocks hold half of the attention and feed-forward
+# weights, the norms whole: checked against the whole model's profile by hand) with the AdamW
+# step, and `kind: tensor_parallel` in a simulate spec prices it at world 2 and 4, with and
+# without sequence parallelism. A profile of whole layers under a tensor-parallel system, or a
+# slice's under DDP, is refused at the system's line before anything is written.
+source "$(dirname "$0")/common.sh"
+
+MODEL=(--model llama --depth 2 --width 64 --decoder 2,2,53 --input-shape 8 --batch 4
+  --repetitions 2 --warmup 1 --after-idle-ms none)
+"$HARNESS" profile layers "${MODEL[@]}" --out "$SCRATCH/whole" > /dev/null || fail "whole profile failed"
+"$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --optimizer adamw --out "$SCRATCH/slice" \
+  > "$SCRATCH/slice.out" || fail "slice profile failed"
+expect_contains "$(cat "$SCRATCH/slice.out")" "adamw step: "
+"$PY" - "$SCRATCH" <<'PY'
+import json, os, sys
+whole, part = (json.load(open(os.path.join(sys.argv[1], d, "profile.json"))) for d in ("whole", "slice"))
+assert (part["tensor"], part["optimizer"], whole["tensor"]) == (2, "adamw", 1), part
+norms = 2 * 64 * 4  # two RMSNorm scales of width 64 stay whole
+for w, s in zip(whole["layers"], part["layers"]):
+    split = w["kind"] == "DecoderLayer"
+    want = (w["parameter_bytes"] - norms) // 2 + norms if split else w["parameter_bytes"]
+    assert s["parameter_bytes"] == want, (w, s)
+    assert s["activation_bytes"] == w["activation_bytes"], (w, s)  # the block's whole output
+PY
+
+spec() {  # name profile systems
+  cat > "$SCRATCH/$1.yaml" <<YAML
+kind: simulate
+name: $1
+output: $SCRATCH/results
+simulate:
+  model: {profile: $SCRATCH/$2/graph.txt, pbs: 4, batch_size: 2}
+  cluster: {topology: profiles/gloo-2ranks-cpu/topology.yaml, gpus_per_machine: 4, cpu_cores: 2}
+  run: {world_size: 2, iterations: 3}
+  systems: $3
+  sweep: {run.world_size: [2, 4]}
+YAML
+}
+cd "$(dirname "$0")/../.."  # the topology's path is the repository's
+spec tensor slice "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"
+"$HARNESS" simulate "$SCRATCH/tensor.yaml" > "$SCRATCH/tensor.out" 2>&1 || fail "simulate failed: $(cat "$SCRATCH/tensor.out")"
+"$PY" - "$SCRATCH/results/tensor" <<'PY'
+import glob, json, os, sys
+run = glob.glob(os.path.join(sys.argv[1], "*"))[0]
+for point, world in (("p000", 2), ("p001", 4)):
+    for system in ("tp", "tp_sp"):
+        raw = os.path.join(run, "raw", point, system, "rep0")
+        config = json.load(open(os.path.join(raw, "config.json")))
+        assert config["system"]["tensor"] == 2, config["system"]
+        assert config["system"]["sequence_parallel"] == (system == "tp_sp"), config["system"]
+        assert len(glob.glob(os.path.join(raw, "rank*.csv"))) == world
+        names = [e.get("cat") for e in json.load(open(os.path.join(raw, "trace_rank0.json")))["traceEvents"]]
+        # 2 blocks: 8 all-reduces, or 8 reduce-scatters and 8 + 2 all-gathers beside the 4
+        # norms' all-reduces; at world 4 the slice's buckets across the groups too.
+        if system == "tp":
+            assert names.count("allreduce") >= 8 and names.count("allgather") == 0, names
+        else:
+            assert names.count("reducescatter") == 8 and names.count("allgather") == 10, names
+PY
+
+spec wrong_profile whole "[{name: tp, kind: tensor_parallel, tensor: 2}]"
+code=0; "$HARNESS" simulate "$SCRATCH/wrong_profile.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
+[[ $code == 2 ]] || fail "a whole profile under tensor_parallel: exit $code"
+expect_contains "$(cat "$SCRATCH/err")" "system 'tp' prices slices of tensor 2, and $SCRATCH/whole/graph.txt was measured at tensor 1 (measure one with \`harness profile layers --tensor 2\`)"
+spec wrong_system slice "[overlap]"
+code=0; "$HARNESS" simulate "$SCRATCH/wrong_system.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
+[[ $code == 2 ]] || fail "a slice profile under ddp: exit $code"
+expect_contains "$(cat "$SCRATCH/err")" "system 'overlap' prices whole layers, and $SCRATCH/slice/graph.txt was measured at tensor 2"
+[[ ! -e "$SCRATCH/results/wrong_profile" && ! -e "$SCRATCH/results/wrong_system" ]] || fail "a refused spec wrote results"
+echo "PASS simulate tensor"

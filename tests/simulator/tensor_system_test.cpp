@@ -1,0 +1,109 @@
+// Tensor parallelism in the simulator, by hand: an embedding, 2 transformer blocks and a head
+// (forward 1 ms, backward 2 ms each at the profile's one sample; every output 10 MB), split
+// over tensor 2 on one machine at 10 GB/s without latency, a 1 ms step. A = 10 MB / 10 GB/s =
+// 1 ms is one ring all-reduce of a block's output over 2 ranks (2 steps of half of it); its
+// all-gather and its reduce-scatter are one step of half of it each, A/2; the norms' partial
+// gradients of sequence parallelism 1 MB each, A/10.
+#include "simulator/tensor_system.h"
+
+#include <gtest/gtest.h>
+
+#include "simulator/data_parallel_system.h"
+#include "tests/simulator/test_costs.h"
+
+namespace harness::simulator {
+namespace {
+
+struct TwoBlocks {
+  LayerCosts costs = [] {
+    LayerCosts c = testing::chain(4, 1e-3, 2e-3, 10e6, 0);
+    c.names = {"Embedding(embed_tokens)", "DecoderLayer(layers.0)", "DecoderLayer(layers.1)",
+               "Linear(lm_head)"};
+    return c;
+  }();
+  ComputeNoise none;
+
+  ClusterConfig config(int ranks) const {
+    ClusterConfig c;
+    c.gpus_per_machine = {ranks};
+    c.intra_bandwidth = 10e9;
+    c.intra_latency_s = 0;
+    return c;
+  }
+
+  SimulatedIteration run(int world, bool sequence_parallel, int partial_vectors = 0) {
+    TensorSystem system;
+    system.world = world;
+    system.tensor = 2;
+    system.sequence_parallel = sequence_parallel;
+    system.partial_vectors = partial_vectors;
+    system.partial_bytes = 1e6;  // A / 10 each
+    system.step_s = 1e-3;
+    return simulate_tensor_parallel(Cluster(config(world)), costs, system, none);
+  }
+};
+
+int tasks_of(const SimulatedIteration& iteration, TaskCategory category) {
+  int n = 0;
+  for (const Task& task : iteration.graph.tasks()) n += task.category == category;
+  return n;
+}
+
+TEST(TensorSystem, SplitBlocksWaitForMegatronsAllReduces) {
+  TwoBlocks setup;
+  const SimulatedIteration it = setup.run(2, false);
+  // Compute 4 x 1 + 4 x 2 ms; each block's forward and backward wait in 2 all-reduces (A
+  // each): 2 blocks x 4 A; then the step.
+  EXPECT_NEAR(it.times.makespan, 12e-3 + 8e-3 + 1e-3, 1e-12);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllReduce), 8);
+  EXPECT_NEAR(it.ranks[1].forward_ms, 4.0, 1e-9);
+}
+
+TEST(TensorSystem, SequenceParallelGathersAndScattersAndRejoinsTheTokens) {
+  TwoBlocks setup;
+  const SimulatedIteration it = setup.run(2, true);
+  // Per block and pass 2 all-gathers and 2 reduce-scatters (A/2 each: the same 2 A), and the
+  // tokens gathered where the split layers end (forward) and begin (backward): A/2 each.
+  EXPECT_NEAR(it.times.makespan, 21e-3 + 1e-3, 1e-12);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 10);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kReduceScatter), 8);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllReduce), 0);
+  // Two norms per block whose gradients are partial: 2 x 2 all-reduces of A / 10 more.
+  const SimulatedIteration norms = setup.run(2, true, 2);
+  EXPECT_NEAR(norms.times.makespan, 22e-3 + 0.4e-3, 1e-12);
+  EXPECT_EQ(tasks_of(norms, TaskCategory::kAllReduce), 4);
+}
+
+TEST(TensorSystem, ReplicasSumEachSlicesBucketsAcrossGroups) {
+  TwoBlocks setup;
+  setup.costs.parameter_bytes = {4e6, 4e6, 4e6, 4e6};
+  const SimulatedIteration it = setup.run(4, false);
+  // 2 groups of 2: each group's 8 tensor all-reduces, and each slice's buckets over its 2
+  // replicas (slice j of groups 0 and 1: ranks j and 2 + j).
+  const size_t buckets = layer_buckets(setup.costs, 1, 25).size();
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllReduce), 2 * 8 + 2 * static_cast<int>(buckets));
+  for (const Task& task : it.graph.tasks()) {
+    if (task.kind != TaskKind::kCollective || task.blocking) continue;
+    const std::vector<int>& ranks = it.graph.groups()[task.group];
+    EXPECT_EQ(ranks.size(), 2u);
+    EXPECT_EQ(ranks[1] - ranks[0], 2);
+  }
+  // The buckets wait for backward; the all-reduce of the first-layer bucket ends the iteration
+  // before the step: it cannot be shorter than one group alone.
+  EXPECT_GT(it.times.makespan, 21e-3);
+}
+
+TEST(TensorSystem, RefusesAProfileWithoutBlocksAndAnAxisThatDoesNotDivide) {
+  TwoBlocks setup;
+  EXPECT_THROW(setup.run(3, false), std::invalid_argument);
+  setup.costs.names = {"a", "b", "c", "d"};
+  try {
+    setup.run(2, false);
+    FAIL() << "expected a refusal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "the profile has no transformer block for a tensor axis to split");
+  }
+}
+
+}  // namespace
+}  // namespace harness::simulator
