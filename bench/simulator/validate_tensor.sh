@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Simulated vs measured p50 iteration time of tensor parallelism on this machine's CPU (issue
+# 79): the Llama-style decoder of experiments/llm_parallelism.yaml under `tensor_parallel`
+# (tensor 2) with and without sequence parallelism, at world 2 (one group) and world 4 (2
+# groups x DDP across), in ROUNDS (default 3) of, back to back: the inputs (a Gloo profile of
+# the collectives, and the slice's layer profile -- `harness profile layers --tensor 2` at a
+# group's batch with the run's AdamW step, `world` copies in lockstep as the ranks share the host, in CPU time at world 4
+# where they share its cores and the simulator time-shares them), the real runs, and the
+# simulation of the same point from those inputs (the ranks on one simulated machine with this
+# host's cores). Nothing of the real runs goes into a
+# simulation.
+#
+# Output: rounds.csv (one row per world, system and round) and table.md: per world and system
+# the measured p50 pooled over the rounds' iterations (n samples), the median of the rounds'
+# simulated p50s, the error, and each round's error against its own run.
+#
+# Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] bench/simulator/validate_tensor.sh
+# Timings are only meaningful on an otherwise idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+HARNESS=${HARNESS:-build/harness}
+OUT=${OUT:-$(mktemp -d /tmp/simulate-tensor-XXXXXX)}
+ROUNDS=${ROUNDS:-3}
+CORES=${CORES:-$(nproc)}
+BATCH=2  # per rank, as experiments/llm_parallelism.yaml; a group's slices run 2 x tensor
+MODEL=(--model llama --depth 4 --width 256 --decoder 4,4,1000 --input-shape 64)
+SYSTEMS="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"
+mkdir -p "$OUT"
+
+measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
+  local dir=$1 world=$2 clock=wall
+  mkdir -p "$dir"
+  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy,allgather,reducescatter \
+    --sizes 64K:16M:x4 --iterations 8 --warmup 2 --out "$dir/comm" > "$dir/comm.log"
+  [ "$world" -gt "$CORES" ] && clock=cpu
+  "$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --batch $((BATCH * 2)) --optimizer adamw \
+    --repetitions 5 \
+    --warmup 1 --after-idle-ms none --co-located "$world" --clock "$clock" \
+    --out "$dir/profile" > "$dir/profile.log"
+}
+
+run_real() {  # dir world
+  "$HARNESS" run experiments/llm_parallelism.yaml --set "run.world_size=$2" --set run.repeats=1 \
+    --set run.iterations=10 --set run.warmup=2 --set "systems=$SYSTEMS" --set baseline=tp \
+    --set 'sweep={}' --set "output=$1/real" > "$1/real.log" 2>&1
+}
+
+simulate() {  # dir world
+  cat > "$1/simulate.yaml" <<YAML
+kind: simulate
+name: tensor_validation
+output: $1/simulated
+simulate:
+  model: {profile: $1/profile/graph.txt, pbs: $((BATCH * 2)), batch_size: $BATCH}
+  cluster:
+    topology: profiles/gloo-2ranks-cpu/topology.yaml
+    gpus_per_machine: $2
+    comm_profile: $1/comm/comm.json
+    cpu_cores: $CORES
+  run: {world_size: $2, iterations: 10}
+  systems: $SYSTEMS
+  baseline: tp
+YAML
+  "$HARNESS" simulate "$1/simulate.yaml" > "$1/simulate.log" 2>&1
+}
+
+echo "world,system,round,measured_p50_ms,simulated_p50_ms,samples_dir" > "$OUT/rounds.csv"
+for round in $(seq 1 "$ROUNDS"); do
+  for world in 2 4; do
+    dir="$OUT/round$round/world$world"
+    echo "round $round, world $world: inputs, real runs, simulation" >&2
+    measure_inputs "$dir" "$world"
+    run_real "$dir" "$world"
+    simulate "$dir" "$world"
+    python3 - "$dir" "$world" "$round" >> "$OUT/rounds.csv" <<'PY'
+import glob, json, sys
+d, world, round_ = sys.argv[1:4]
+def p50s(pattern):
+    summary = json.load(open(glob.glob(pattern)[0]))
+    return {s["name"]: s["phases"]["iteration"]["p50"] for s in summary["points"][0]["systems"]}
+measured = p50s(f"{d}/real/*/*/summary.json")
+simulated = p50s(f"{d}/simulated/*/*/summary.json")
+for system in ("tp", "tp_sp"):
+    print(f"{world},{system},{round_},{measured[system]:.3f},{simulated[system]:.3f},{d}/real")
+PY
+  done
+done
+
+python3 - "$OUT" > "$OUT/table.md" <<'PY'
+import csv, glob, json, os, platform, statistics, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "rounds.csv"))))
+model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
+print(f"Machine: {model}, {os.cpu_count()} cores. Rounds: {len({r['round'] for r in rows})}.\n")
+print("| world | system | measured p50 (ms) | n | simulated p50 (ms) | error | per-round errors |")
+print("|---:|---|---:|---:|---:|---:|---|")
+for world in ("2", "4"):
+    for system in ("tp", "tp_sp"):
+        mine = [r for r in rows if r["world"] == world and r["system"] == system]
+        samples = []
+        for r in mine:
+            summary = json.load(open(glob.glob(os.path.join(r["samples_dir"], "*/*/summary.json"))[0]))
+            for s in summary["points"][0]["systems"]:
+                if s["name"] == system:
+                    samples.append((s["phases"]["iteration"]["p50"], s["phases"]["iteration"]["count"]))
+        measured = statistics.median(float(r["measured_p50_ms"]) for r in mine)
+        simulated = statistics.median(float(r["simulated_p50_ms"]) for r in mine)
+        n = sum(c for _, c in samples)
+        errors = ", ".join(f"{100 * (float(r['simulated_p50_ms']) / float(r['measured_p50_ms']) - 1):+.1f}%" for r in mine)
+        print(f"| {world} | {system} | {measured:.1f} | {n} | {simulated:.1f} | {100 * (simulated / measured - 1):+.1f}% | {errors} |")
+PY
+cat "$OUT/table.md"
+echo "rounds: $OUT/rounds.csv" >&2
