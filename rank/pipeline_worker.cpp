@@ -36,6 +36,7 @@ ModelOptions model_options_from(const WorkerModel& model) {
   options.moe = model.moe;
   options.decoder = model.decoder;
   options.activation_checkpointing = model.activation_checkpointing == "full";
+  options.selective_recomputation = model.activation_checkpointing == "selective";
   return options;
 }
 

@@ -35,18 +35,37 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
 }
 
 std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_forward_flops,
-                                             const std::vector<bool>& recomputed,
+                                             const std::vector<double>& recomputed_forward_flops,
                                              long long batch_size, long long world_size,
                                              const std::vector<runtime::StageAssignment>& stages) {
   std::vector<double> again(layer_forward_flops.size(), 0.0);
-  for (size_t i = 0; i < again.size() && i < recomputed.size(); ++i) {
-    if (recomputed[i]) again[i] = layer_forward_flops[i];
+  for (size_t i = 0; i < again.size() && i < recomputed_forward_flops.size(); ++i) {
+    again[i] = recomputed_forward_flops[i];
   }
   std::vector<double> flops =
       rank_iteration_flops(layer_forward_flops, batch_size, world_size, stages);
   const std::vector<double> extra = rank_iteration_flops(again, batch_size, world_size, stages);
   for (size_t r = 0; r < flops.size(); ++r) flops[r] += extra[r] / 3;  // one forward, not three
   return flops;
+}
+
+std::vector<double> recomputed_forward_flops(const std::string& recompute, const std::string& model,
+                                             int64_t depth, const runtime::MoeShape& moe,
+                                             int64_t tokens, int64_t width,
+                                             const std::vector<double>& layer_forward_flops) {
+  if (recompute == "none") return {};
+  const std::vector<bool> blocks = runtime::recomputed_layers(model, depth, moe);
+  std::vector<double> again(blocks.size(), 0.0);
+  const double core = 4.0 * static_cast<double>(tokens) * static_cast<double>(tokens) *
+                      static_cast<double>(runtime::transformer_width(model, width));
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const bool block = i >= 1 && i <= static_cast<size_t>(runtime::transformer_depth(model, depth));
+    if (recompute == "selective" && block) again[i] = core;
+    if (recompute == "full" && blocks[i] && i < layer_forward_flops.size()) {
+      again[i] = layer_forward_flops[i];
+    }
+  }
+  return again;
 }
 
 json flops_json(const std::vector<double>& layer_forward_flops,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
 
 namespace harness {
@@ -24,13 +25,22 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
                                          long long batch_size, long long world_size,
                                          const std::vector<runtime::StageAssignment>& stages);
 
-// The FLOPs each rank's hardware does per iteration where backward recomputes the layers
-// `recomputed` marks (activation checkpointing): the model's, plus those layers' forward once
-// more (PaLM's hardware FLOPs). `recomputed` in chain order; a shorter list leaves the rest out.
+// The FLOPs each rank's hardware does per iteration where backward runs forward work again
+// (activation checkpointing): the model's, plus `recomputed_forward_flops` per sample per layer
+// once more (PaLM's hardware FLOPs). In chain order; a shorter list leaves the rest out.
 std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_forward_flops,
-                                             const std::vector<bool>& recomputed,
+                                             const std::vector<double>& recomputed_forward_flops,
                                              long long batch_size, long long world_size,
                                              const std::vector<runtime::StageAssignment>& stages);
+
+// What backward runs again per sample, layer by layer, under `model.activation_checkpointing`:
+// "full", the forward of every layer runtime::recomputed_layers names; "selective", each
+// transformer block's attention core, 4 s^2 h (its two products of s x s x h multiply-adds,
+// s tokens of width h); "none", nothing (an empty list).
+std::vector<double> recomputed_forward_flops(const std::string& recompute, const std::string& model,
+                                             int64_t depth, const runtime::MoeShape& moe,
+                                             int64_t tokens, int64_t width,
+                                             const std::vector<double>& layer_forward_flops);
 
 // flops.json of a run's raw folder: the rule, the per-layer forward FLOPs per sample, the
 // iteration FLOPs per rank, and the hardware's where they differ (recomputation; empty: none).

@@ -110,10 +110,11 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.decoder.kv_heads = model.get_int("kv_heads", 0, 0, kMaxModelWidth);
   config.decoder.vocab = model.get_int("vocab", 0, 0, kMaxModelWidth);
   config.activation_checkpointing =
-      model.get_string("activation_checkpointing", "none", {"none", "full"});
+      model.get_string("activation_checkpointing", "none", {"none", "full", "selective"});
   if (config.activation_checkpointing != "none" && !runtime::has_transformer_blocks(config.name)) {
-    model.report_map("activation_checkpointing: full recomputes transformer blocks; " +
-                     config.name + " has none (llama, bert, bert_moe do)");
+    model.report_map("activation_checkpointing: " + config.activation_checkpointing +
+                     " recomputes transformer blocks (or their attention); " + config.name +
+                     " has none (llama, bert, bert_moe do)");
   }
   if (model.ok()) {
     try {

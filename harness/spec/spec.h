@@ -33,7 +33,8 @@ struct ModelConfig {
   std::string precision = "fp32";  // fp32 | bf16: forward under CPU autocast, fp32 weights
   runtime::MoeShape moe;           // bert_moe: experts, top_k, capacity_factor, moe_every
   runtime::DecoderShape decoder;   // llama: heads, kv_heads, vocab (0: its defaults)
-  std::string activation_checkpointing = "none";  // none | full (transformer blocks)
+  // none | full (transformer blocks) | selective (their attention cores)
+  std::string activation_checkpointing = "none";
 };
 
 // The rank program's flags that build `model` (`--model` and the options that differ from the

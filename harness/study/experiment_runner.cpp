@@ -465,10 +465,10 @@ void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
       run.system->kind() == SystemKind::kPipeline ? run.stages : std::vector<PipelineStageSpec>{};
   const long long batch = config.model.batch_size, world = config.run.world_size;
   std::vector<double> hardware;
-  if (config.model.activation_checkpointing != "none") {
-    const ModelConfig& m = config.model;
-    hardware = hardware_iteration_flops(layers, runtime::recomputed_layers(m.name, m.depth, m.moe),
-                                        batch, world, stages);
+  if (const ModelConfig& m = config.model; m.activation_checkpointing != "none") {
+    const auto again = recomputed_forward_flops(m.activation_checkpointing, m.name, m.depth, m.moe,
+                                                m.input_shape.at(0), m.width, layers);
+    hardware = hardware_iteration_flops(layers, again, batch, world, stages);
   }
   fs::create_directories(raw);
   write_file_atomic(

@@ -15,4 +15,11 @@ namespace runtime {
 // parameters get theirs through it). `layer` must outlive the graph.
 torch::Tensor checkpointed_forward(torch::nn::AnyModule& layer, const torch::Tensor& input);
 
+// Selective recomputation (Korthikanti et al., 2022, section 5): an attention core
+// (runtime/models/attention_core.h) whose activations -- they grow with the square of the
+// sequence, and it holds no parameters -- are dropped and recomputed in backward, keeping only
+// its queries, keys and values.
+at::Tensor recomputed_attention_core(const at::Tensor& queries, const at::Tensor& keys,
+                                     const at::Tensor& values, bool causal);
+
 }  // namespace runtime

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "runtime/models/activation_checkpoint.h"
+#include "runtime/models/attention_core.h"
 #include "runtime/parallel/tensor_region.h"
 
 namespace runtime {
@@ -84,20 +86,17 @@ class AttentionImpl : public nn::Module {
       keys = keys.repeat_interleave(heads_ / kv_heads_, 1);
       values = values.repeat_interleave(heads_ / kv_heads_, 1);
     }
-    torch::Tensor scores =
-        torch::matmul(queries, keys.transpose(-2, -1)) / std::sqrt(double(head_width_));
-    // Causal: token t attends to tokens 0..t. Made here, not kept as a buffer: a rank's
-    // buffers are broadcast from rank 0's, and Gloo carries no bool tensors.
-    const torch::Tensor future =
-        torch::ones({tokens, tokens}, x.options().dtype(torch::kBool)).triu(1);
-    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-    const torch::Tensor context = torch::matmul(torch::softmax(scores, -1), values);
+    // Causal: token t attends to tokens 0..t.
+    const torch::Tensor context = recompute_core
+                                      ? recomputed_attention_core(queries, keys, values, true)
+                                      : attention_core(queries, keys, values, true);
     const torch::Tensor out =
         o->forward(context.transpose(1, 2).reshape({batch, tokens, heads_ * head_width_}));
     return region_ ? leave_tensor_region(*region_, out) : out;
   }
 
   nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  bool recompute_core = false;  // selective recomputation (runtime/models/attention_core.h)
 
  private:
   int64_t heads_, kv_heads_, head_width_;
@@ -188,6 +187,7 @@ class Llama : public ZooModel {
     std::vector<DecoderLayer> decoders;
     for (int64_t i = 0; i < depth; ++i) {
       DecoderLayer layer(width, heads, kv_heads, tokens);
+      layer->attention->recompute_core = options.selective_recomputation;
       decoders.push_back(layer);
       layers->push_back(layer);
       append_layer("layers." + std::to_string(i), "DecoderLayer", layer, /*recomputable=*/true);

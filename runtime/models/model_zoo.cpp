@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "runtime/models/activation_checkpoint.h"
+#include "runtime/models/attention_core.h"
 #include "runtime/models/llama.h"
 #include "runtime/models/moe.h"
 #include "runtime/parallel/tensor_region.h"
@@ -284,8 +285,8 @@ class EncoderLayerImpl : public nn::Module {
     // [batch, seq, 3, heads, head_dim] -> three [batch, heads, seq, head_dim]
     auto parts =
         qkv->forward(whole).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
-    auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(double(head_dim));
-    auto context = torch::matmul(torch::softmax(scores, -1), parts[2]);
+    auto context = recompute_core ? recomputed_attention_core(parts[0], parts[1], parts[2], false)
+                                  : attention_core(parts[0], parts[1], parts[2], false);
     context = context.transpose(1, 2).reshape({batch, seq, heads_ * head_dim});
     x = attention_norm->forward(x + row_parallel(attention_output, context));
     if (mixture) return output_norm->forward(x + mixture->forward(x));
@@ -295,6 +296,7 @@ class EncoderLayerImpl : public nn::Module {
   }
   nn::Linear qkv{nullptr}, attention_output{nullptr}, intermediate{nullptr}, output{nullptr};
   nn::LayerNorm attention_norm{nullptr}, output_norm{nullptr};
+  bool recompute_core = false;  // selective recomputation (runtime/models/attention_core.h)
   MoeFeedForward mixture{nullptr};
 
  private:
@@ -343,6 +345,7 @@ class Bert : public ZooModel {
     for (int64_t i = 0; i < depth; ++i) {
       const bool mixture = moe && (i + 1) % options.moe.every == 0;
       EncoderLayer layer(hidden, hidden / 64, mixture ? moe : std::nullopt);
+      layer->recompute_core = options.selective_recomputation;
       if (layer->mixture) mixtures_.push_back(layer->mixture.get());
       blocks.push_back(layer);
       encoder_layers->push_back(layer);

@@ -91,6 +91,9 @@ struct ModelOptions {
   // Full activation checkpointing of the transformer blocks
   // (ZooModel::set_activation_checkpointing).
   bool activation_checkpointing = false;
+  // Selective recomputation: llama's and bert's attention cores keep only their queries, keys
+  // and values (runtime/models/attention_core.h).
+  bool selective_recomputation = false;
 };
 
 // Builds a model with weights drawn from torch's current generator (seed it first).

@@ -71,9 +71,10 @@ WorkerModel worker_model_from(const json& model) {
   m.precision = read<std::string>(model, "model.", "precision", m.precision);
   m.activation_checkpointing =
       read<std::string>(model, "model.", "activation_checkpointing", m.activation_checkpointing);
-  if (m.activation_checkpointing != "none" && m.activation_checkpointing != "full") {
+  if (m.activation_checkpointing != "none" && m.activation_checkpointing != "full" &&
+      m.activation_checkpointing != "selective") {
     throw std::invalid_argument(
-        "worker config: model.activation_checkpointing must be none or full");
+        "worker config: model.activation_checkpointing must be none, full or selective");
   }
   m.depth = read<long long>(model, "model.", "depth", 0);
   m.width = read<long long>(model, "model.", "width", 0);

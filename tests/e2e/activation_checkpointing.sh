@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Full activation checkpointing end to end: a Llama-style decoder on 2 ranks under DDP, ZeRO-3,
-# a 1F1B pipeline and tensor parallelism, once keeping activations and once recomputing every
-# block (model.activation_checkpointing: full). Each system prints the same loss on every rank
+# Activation checkpointing end to end: a Llama-style decoder on 2 ranks under DDP, ZeRO-3,
+# a 1F1B pipeline and tensor parallelism, once keeping activations, once recomputing every
+# block (model.activation_checkpointing: full) and once every attention core (selective). Each system prints the same loss on every rank
 # at every iteration either way (the recomputation is the same arithmetic); flops.json counts
 # the recomputed forward as the hardware's FLOPs; what cannot recompute is refused.
 source "$(dirname "$0")/common.sh"
@@ -21,7 +21,9 @@ systems:
 YAML
 sed -e 's/name: e2e_checkpointing/name: e2e_recomputed/' \
   -e 's/vocab: 101}/vocab: 101, activation_checkpointing: full}/' "$SCRATCH/spec.yaml" > "$SCRATCH/full.yaml"
-for spec in spec full; do
+sed -e 's/name: e2e_checkpointing/name: e2e_selective/' \
+  -e 's/vocab: 101}/vocab: 101, activation_checkpointing: selective}/' "$SCRATCH/spec.yaml" > "$SCRATCH/selective.yaml"
+for spec in spec full selective; do
   "$HARNESS" run "$SCRATCH/$spec.yaml" >/dev/null 2>"$SCRATCH/stderr" ||
     fail "$spec failed: $(cat "$SCRATCH/stderr")"
 done
@@ -36,13 +38,16 @@ def losses(spec, system, rank):
 
 import json
 for system in ("overlap", "zero3", "pipeline", "tp"):
-    for spec, want in (("e2e_checkpointing", "none"), ("e2e_recomputed", "full")):
+    for spec, want in (("e2e_checkpointing", "none"), ("e2e_recomputed", "full"),
+                       ("e2e_selective", "selective")):
         run = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", system, "rep0")
         got = json.load(open(os.path.join(run, "config.json")))["model"]["activation_checkpointing"]
         assert got == want, (spec, system, got)
     for rank in range(2):
-        kept, recomputed = losses("e2e_checkpointing", system, rank), losses("e2e_recomputed", system, rank)
-        assert len(kept) == 4 and kept == recomputed, (system, rank, kept, recomputed)
+        kept = losses("e2e_checkpointing", system, rank)
+        for spec in ("e2e_recomputed", "e2e_selective"):
+            recomputed = losses(spec, system, rank)
+            assert len(kept) == 4 and kept == recomputed, (spec, system, rank, kept, recomputed)
 # flops.json counts the hardware's FLOPs beside the model's: the 2 decoder blocks' forward
 # (layers 1 and 2 of the chain: embeddings, blocks, norm, head) once more, per sample of the rank.
 for spec, recomputed in (("e2e_checkpointing", False), ("e2e_recomputed", True)):
@@ -54,6 +59,11 @@ for spec, recomputed in (("e2e_checkpointing", False), ("e2e_recomputed", True))
         for model, hardware in zip(flops["iteration_flops_per_rank"],
                                    flops["hardware_iteration_flops_per_rank"]):
             assert abs(hardware - model - 2 * blocks) < 1e-6 * hardware, (flops, blocks)
+# Selective: each block's attention core once more, 4 s^2 h = 4 x 8^2 x 64, 2 blocks x 2 samples.
+run = os.path.join(glob.glob(os.path.join(root, "e2e_selective", "*"))[0], "raw", "p000", "overlap", "rep0")
+flops = json.load(open(os.path.join(run, "flops.json")))
+for model, hardware in zip(flops["iteration_flops_per_rank"], flops["hardware_iteration_flops_per_rank"]):
+    assert abs(hardware - model - 2 * 2 * 4 * 8 * 8 * 64) < 1e-6 * hardware, flops
 PY
 
 sed -e 's/schedule: dapple/schedule: zbv, stages_per_rank: 2/' -e 's/stages: 2}/stages: 2}/' \
@@ -61,5 +71,5 @@ sed -e 's/schedule: dapple/schedule: zbv, stages_per_rank: 2/' -e 's/stages: 2}/
 expect_refused "$SCRATCH/zbv.yaml" "model.activation_checkpointing recomputes a block inside its backward, which zbv may split"
 sed -e 's/name: llama, /name: resnet18, /' -e 's/input_shape: \[8\], depth: 2, width: 64, heads: 4, kv_heads: 2, vocab: 101, //' \
   -e '/kind: sharded\|kind: pipeline\|kind: tensor/d' "$SCRATCH/full.yaml" > "$SCRATCH/resnet.yaml"
-expect_refused "$SCRATCH/resnet.yaml" "activation_checkpointing: full recomputes transformer blocks; resnet18 has none"
+expect_refused "$SCRATCH/resnet.yaml" "activation_checkpointing: full recomputes transformer blocks (or their attention); resnet18 has none"
 echo "PASS activation checkpointing"

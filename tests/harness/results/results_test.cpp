@@ -429,7 +429,7 @@ TEST(ModelFlops, PerRankIterationFlopsUnderDataParallelismAndAPipeline) {
 // Recomputation: the hardware does the recomputed layers' forward once more, per rank.
 TEST(ModelFlops, HardwareFlopsCountTheRecomputedForward) {
   const std::vector<double> layers = {10, 20, 30};
-  const std::vector<bool> recomputed = {false, true, false};
+  const std::vector<double> recomputed = {0, 20, 0};  // layer 1's whole forward
   // 3 x 60 x 4 = 720 of the model's, and layer 1's forward again: 20 x 4.
   EXPECT_EQ(harness::hardware_iteration_flops(layers, recomputed, 4, 2, {}),
             (std::vector<double>{800, 800}));
@@ -446,6 +446,24 @@ TEST(ModelFlops, HardwareFlopsCountTheRecomputedForward) {
   EXPECT_DOUBLE_EQ(*u->hfu, 0.15625);  // 2.5e9 / 0.2 s = 12.5 GFLOP/s of 80
   EXPECT_FALSE(harness::utilisation(harness::flops_json({1e8}, {1e9}), {200}, 80.0)->hfu);
   EXPECT_FALSE(harness::flops_json({1e8}, {1e9}).contains("hardware_iteration_flops_per_rank"));
+}
+
+// What is recomputed, by the catalog's chain of llama depth 2 (embeddings, 2 blocks, norm,
+// head): full, the blocks' forward; selective, their attention cores, 4 s^2 h each.
+TEST(ModelFlops, RecomputedForwardFlopsByMode) {
+  const std::vector<double> layers = {1, 100, 200, 3, 40};
+  EXPECT_TRUE(harness::recomputed_forward_flops("none", "llama", 2, {}, 8, 64, layers).empty());
+  EXPECT_EQ(harness::recomputed_forward_flops("full", "llama", 2, {}, 8, 64, layers),
+            (std::vector<double>{0, 100, 200, 0, 0}));
+  const double core = 4.0 * 8 * 8 * 64;
+  EXPECT_EQ(harness::recomputed_forward_flops("selective", "llama", 2, {}, 8, 64, layers),
+            (std::vector<double>{0, core, core, 0, 0}));
+  // bert_moe: full leaves the mixture block (block 2 of 2) alone, selective recomputes its core.
+  const runtime::MoeShape moe{4, 1, 1.0, 2};
+  EXPECT_EQ(harness::recomputed_forward_flops("full", "bert_moe", 2, moe, 8, 64, layers),
+            (std::vector<double>{0, 100, 0, 0, 0}));
+  EXPECT_EQ(harness::recomputed_forward_flops("selective", "bert_moe", 2, moe, 8, 64, layers),
+            (std::vector<double>{0, core, core, 0, 0}));
 }
 
 // A point where a system recomputes gets an HFU column; a system that does not shows its MFU

@@ -1,6 +1,7 @@
-// Full activation checkpointing (runtime/models/activation_checkpoint.h): recomputing every
-// transformer block in backward gives gradients bit-identical to keeping the activations, in
-// fp32 and under bf16 autocast, for llama and bert; only blocks are recomputed (a mixture-of-
+// Full activation checkpointing (runtime/models/activation_checkpoint.h) and selective
+// recomputation (runtime/models/attention_core.h): recomputing every transformer block, or
+// every attention core, in backward gives gradients bit-identical to keeping the activations,
+// in fp32 and under bf16 autocast, for llama and bert; only blocks are recomputed (a mixture-of-
 // experts block and a convolutional model's layers are not), and a forward without gradients
 // records nothing.
 #include <gtest/gtest.h>
@@ -13,21 +14,24 @@
 
 namespace {
 
-runtime::ModelOptions block_options(const std::string& name, bool checkpointing) {
+// What backward recomputes: nothing, every block ("full") or every attention core
+// ("selective").
+runtime::ModelOptions block_options(const std::string& name, const std::string& recompute) {
   runtime::ModelOptions options;
   options.input_shape = {16};
   options.depth = 3;
   options.width = 64;
   if (name == "llama") options.decoder = {4, 2, 97};
-  options.activation_checkpointing = checkpointing;
+  options.activation_checkpointing = recompute == "full";
+  options.selective_recomputation = recompute == "selective";
   return options;
 }
 
 // Every parameter's gradient after one backward of the model's training loss.
-std::vector<torch::Tensor> gradients_of(const std::string& name, bool checkpointing,
+std::vector<torch::Tensor> gradients_of(const std::string& name, const std::string& recompute,
                                         runtime::Precision precision) {
   torch::manual_seed(7);
-  const auto options = block_options(name, checkpointing);
+  const auto options = block_options(name, recompute);
   const auto model = runtime::make_model(name, options);
   torch::manual_seed(8);
   const std::string loss = name == "llama" ? "cross_entropy" : "mse";
@@ -46,11 +50,14 @@ std::vector<torch::Tensor> gradients_of(const std::string& name, bool checkpoint
 }
 
 void expect_bit_identical(const std::string& name, runtime::Precision precision) {
-  const auto kept = gradients_of(name, false, precision);
-  const auto recomputed = gradients_of(name, true, precision);
-  ASSERT_EQ(kept.size(), recomputed.size());
-  for (size_t i = 0; i < kept.size(); ++i) {
-    EXPECT_TRUE(torch::equal(kept[i], recomputed[i])) << name << " parameter " << i;
+  const auto kept = gradients_of(name, "none", precision);
+  for (const std::string recompute : {"full", "selective"}) {
+    const auto recomputed = gradients_of(name, recompute, precision);
+    ASSERT_EQ(kept.size(), recomputed.size());
+    for (size_t i = 0; i < kept.size(); ++i) {
+      EXPECT_TRUE(torch::equal(kept[i], recomputed[i]))
+          << name << " parameter " << i << " (" << recompute << ")";
+    }
   }
 }
 
@@ -82,16 +89,21 @@ int64_t graph_nodes(const torch::Tensor& output) {
 
 TEST(ActivationCheckpointing, OnlyBlocksAreRecomputedAndOnlyWithGradients) {
   torch::manual_seed(7);
-  auto model = runtime::make_model("llama", block_options("llama", true));
+  auto model = runtime::make_model("llama", block_options("llama", "full"));
   const auto tokens = torch::randint(97, {2, 16}, torch::kLong);
   const int64_t recomputed = graph_nodes(model->forward(tokens));
   model->set_activation_checkpointing(false);
   const int64_t kept = graph_nodes(model->forward(tokens));
   EXPECT_LT(recomputed * 4, kept);  // 3 blocks of dozens of operations, one node each
+  // Selective: each core's operations -- at least its 2 products, scale, mask and softmax --
+  // become one node, in each of the 3 blocks.
+  torch::manual_seed(7);
+  const auto selective = runtime::make_model("llama", block_options("llama", "selective"));
+  EXPECT_GE(kept - graph_nodes(selective->forward(tokens)), 3 * (5 - 1));
   EXPECT_TRUE(model->has_recomputable_layers());
   EXPECT_FALSE(runtime::make_model("mlp", {{16}, 4})->has_recomputable_layers());
   // bert_moe: the blocks with a mixture keep their activations (routing state, balancing loss).
-  runtime::ModelOptions moe = block_options("bert_moe", true);
+  runtime::ModelOptions moe = block_options("bert_moe", "full");
   moe.depth = 2;  // block 1 a mixture, block 0 not
   const auto mixture = runtime::make_model("bert_moe", moe);
   EXPECT_FALSE(mixture->layers()[2].recomputable);
@@ -105,7 +117,7 @@ TEST(ActivationCheckpointing, OnlyBlocksAreRecomputedAndOnlyWithGradients) {
 // zoo marks recomputable.
 TEST(ActivationCheckpointing, TheCatalogsRuleNamesTheZoosRecomputedLayers) {
   for (const std::string name : {"llama", "bert", "bert_moe"}) {
-    runtime::ModelOptions options = block_options(name, true);
+    runtime::ModelOptions options = block_options(name, "full");
     const auto model = runtime::make_model(name, options);
     std::vector<bool> zoo;
     for (const auto& layer : model->layers()) zoo.push_back(layer.recomputable);
