@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "runtime/compat/torch_compat.h"
+#include "runtime/device/allocation_tracker.h"
 #include "runtime/device/cuda_support.h"
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
@@ -17,34 +18,6 @@
 #include "runtime/pipeline/weight_pass.h"
 
 namespace runtime {
-
-// Not in the anonymous namespace: PipelineStage::Impl, a class with linkage, holds one, which
-// GCC flags (-Wsubobject-linkage) where this file is compiled inside runtime's unity group.
-namespace pipeline_detail {
-
-// Follows this thread's allocations on one device through c10's memory-reporting hook (the
-// one the autograd profiler uses; the CPU allocator and CUDA's caching allocator both report
-// to it): every allocation and free made there while it is installed.
-class AllocationTracker : public c10::MemoryReportingInfoBase {
- public:
-  explicit AllocationTracker(c10::DeviceType device) : device_(device) {}
-  void reportMemoryUsage(void*, int64_t alloc_size, torch_compat::MemoryTotal,
-                         torch_compat::MemoryTotal, c10::Device device) override {
-    if (device.type() != device_) return;
-    current_ += alloc_size;
-    peak_ = std::max(peak_, current_);
-  }
-  bool memoryProfilingEnabled() const override { return true; }
-  void reset() { current_ = peak_ = 0; }
-  int64_t peak() const { return peak_; }
-
- private:
-  c10::DeviceType device_;
-  int64_t current_ = 0;
-  int64_t peak_ = 0;
-};
-
-}  // namespace pipeline_detail
 
 namespace {
 
@@ -83,7 +56,7 @@ struct PipelineStage::Impl {
   std::vector<at::Tensor> parameters;
   std::vector<std::string> parameter_names;
   std::unique_ptr<GradientSync> reducer;
-  std::shared_ptr<pipeline_detail::AllocationTracker> tracker;
+  std::shared_ptr<AllocationTracker> tracker;
   std::vector<MoeFeedForwardImpl*> mixtures;  // of the rank's layers
 
   // What a forward keeps for its backward.
@@ -142,7 +115,7 @@ struct PipelineStage::Impl {
         options(std::move(o)),
         world(w),
         replicas(r),
-        tracker(std::make_shared<pipeline_detail::AllocationTracker>(options.device.type())) {}
+        tracker(std::make_shared<AllocationTracker>(options.device.type())) {}
 
   // Tags name the boundary after stage `boundary` and the micro-batch: unique per message.
   int tag(int boundary, int micro_batch, bool gradient) const {
