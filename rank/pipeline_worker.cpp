@@ -27,8 +27,11 @@ namespace runtime {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-ModelOptions model_options_from(const WorkerModel& model) {
+ModelOptions model_options_from(const WorkerModel& model, const TensorAxis& tensor, int slice) {
   ModelOptions options;
+  options.tensor_shard = slice;
+  options.tensor_shards = tensor.degree;
+  options.sequence_parallel = tensor.sequence_parallel;
   options.input_shape.assign(model.input_shape.begin(), model.input_shape.end());
   options.num_classes = model.num_classes;
   options.depth = model.depth;
@@ -161,12 +164,8 @@ PipelineModel build_pipeline_model(const WorkerConfig& config, const RankDevice&
                                    long long global_batch, const PipelineGroups& groups,
                                    TraceRecorder& trace) {
   torch::manual_seed(config.seed);
-  ModelOptions model_options = model_options_from(config.model);
-  if (groups.tensor) {
-    model_options.tensor_shard = groups.tensor->rank();
-    model_options.tensor_shards = config.system.tensor.degree;
-    model_options.sequence_parallel = config.system.tensor.sequence_parallel;
-  }
+  const ModelOptions model_options = model_options_from(config.model, config.system.tensor,
+                                                        groups.tensor ? groups.tensor->rank() : 0);
   PipelineModel built{make_model(config.model.name, model_options), {}};
   built.model->to(device.device());
   built.model->train();

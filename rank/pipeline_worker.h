@@ -34,8 +34,9 @@ struct RankContext {
 };
 
 // The model section of a worker config as the zoo's options; both the data-parallel and the
-// pipeline rank build their model from it.
-ModelOptions model_options_from(const WorkerModel& model);
+// pipeline rank build their model from it. With a tensor axis, the options of its slice `slice`.
+ModelOptions model_options_from(const WorkerModel& model, const TensorAxis& tensor = {},
+                                int slice = 0);
 
 // Trains on `device` (its model, batch and stage; the replicas' group on its backend); the
 // caller gathers the result files and synchronises the ranks after.

@@ -449,10 +449,8 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
                               const RankDevice& device, TensorRankGroups groups, Communicator& comm,
                               const std::optional<Fault>& fault) {
   const ParallelSystem& system = config.system;
-  ModelOptions model_options = model_options_from(config.model);
-  model_options.tensor_shard = groups.place.tensor;
-  model_options.tensor_shards = system.tensor.degree;
-  model_options.sequence_parallel = system.tensor.sequence_parallel;
+  const ModelOptions model_options =
+      model_options_from(config.model, system.tensor, groups.place.tensor);
   torch::manual_seed(config.seed);
   const auto model = make_model(config.model.name, model_options);
   model->to(device.device());
