@@ -9,16 +9,19 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "common/json_file.h"
 #include "rank/memory_report.h"
 #include "rank/rank_device.h"
 #include "runtime/comm/counting_communicator.h"
+#include "runtime/models/model_catalog.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/tensor_region.h"
+#include "runtime/parallel/tensor_traffic.h"
 #include "runtime/pipeline/pipeline_executor.h"
 #include "runtime/protocol/sample_log.h"
 
@@ -76,10 +79,11 @@ json iteration_metrics(long long iteration, double iteration_ms, double step_ms,
 // a tensor group's ranks run the same actions in the same order, so the collectives inside
 // their split layers meet. Without one, the world and the rank itself.
 struct PipelineGroups {
-  int rank = 0;                           // in the layout
-  c10::intrusive_ptr<c10d::Store> store;  // where the stage replicas' groups meet
-  std::unique_ptr<Communicator> slice;    // the slice's pipeline; null: the world
-  std::unique_ptr<Communicator> tensor;   // the tensor group; null without the axis
+  int rank = 0;                                   // in the layout
+  c10::intrusive_ptr<c10d::Store> store;          // where the stage replicas' groups meet
+  std::unique_ptr<Communicator> slice;            // the slice's pipeline; null: the world
+  std::unique_ptr<Communicator> tensor;           // the tensor group; null without the axis
+  std::unique_ptr<CountingCommunicator> counted;  // `tensor`, counted: what the layers use
   Communicator& pipeline(const RankContext& context) { return slice ? *slice : *context.world; }
 };
 
@@ -96,6 +100,7 @@ PipelineGroups pipeline_groups(const WorkerConfig& config, const RankContext& co
   groups.tensor = device.communicator(
       c10::make_intrusive<c10d::PrefixStore>("tensor" + std::to_string(groups.rank), context.store),
       slice, t, context.timeout, context.gloo_host);
+  groups.counted = std::make_unique<CountingCommunicator>(*groups.tensor);
   return groups;
 }
 
@@ -170,7 +175,7 @@ PipelineModel build_pipeline_model(const WorkerConfig& config, const RankDevice&
   built.model->to(device.device());
   built.model->train();
   if (TensorRegion* region = built.model->tensor_region()) {
-    region->group = groups.tensor.get();
+    region->group = groups.counted.get();
     region->trace = &trace;
   }
   torch::manual_seed(config.seed * 1000003 + 1);
@@ -253,17 +258,67 @@ json StageOptimizer::shard_report(int64_t element_bytes) const {
                         ring_bytes_sent(counted_->payload(), layout.world_size) / iterations);
 }
 
+// The rows replica `replica` of `replicas` runs per iteration: its share of every micro-batch
+// (the replica mapping of runtime/pipeline/pipeline_layout.h).
+int64_t replica_rows(int64_t global_batch, int micro_batches, int replica, int replicas) {
+  int64_t rows = 0;
+  for (int m = 0; m < micro_batches; ++m) {
+    const int64_t b = micro_batch_samples(global_batch, micro_batches, m).size();
+    rows += (replica + 1) * b / replicas - replica * b / replicas;
+  }
+  return rows;
+}
+
+// What a rank whose stages split their layers sent on its tensor group per measured iteration,
+// beside Megatron's bytes (runtime/parallel/tensor_traffic.h) for its stages' transformer blocks
+// at its replica's rows: with sequence parallelism the split layers' ends its stages hold, and
+// the norms' gradients once per micro-batch.
+json stage_tensor_report(const WorkerConfig& config, const PipelineOptions& options,
+                         const PipelineStage& stage, const CollectivePayload& payload,
+                         int64_t global_batch) {
+  const WorkerModel& m = config.model;
+  const int64_t depth = transformer_depth(m.name, m.depth);  // blocks at chain layers 1..depth
+  int64_t blocks = 0;
+  int ends = 0;
+  for (int c : stage.stages()) {
+    for (int layer = options.layout.stages[c].first_layer;
+         layer <= options.layout.stages[c].last_layer; ++layer) {
+      blocks += layer >= 1 && layer <= depth;
+      ends += (layer == 1) + (layer == depth);
+    }
+  }
+  const int replicas = static_cast<int>(options.layout.stages[stage.stage()].ranks.size());
+  const TensorAxis& axis = config.system.tensor;
+  const TensorTrafficShape shape{
+      replica_rows(global_batch, options.micro_batches, stage.replica(), replicas),
+      m.input_shape.at(0),
+      transformer_width(m.name, m.width),
+      blocks,
+      axis.degree,
+      axis.sequence_parallel,
+      m.precision == "bf16" ? 2 : 4,
+      partial_vectors_of(m.name),
+      ends,
+      options.micro_batches};
+  const double iterations = static_cast<double>(std::max(1LL, config.iterations));
+  return {{"degree", axis.degree},
+          {"sequence_parallel", axis.sequence_parallel},
+          {"bytes_sent_per_iteration", ring_bytes_sent(payload, axis.degree) / iterations},
+          {"formula_bytes_per_iteration", tensor_iteration_bytes_sent(shape)}};
+}
+
 // The stage's own parameters, gradients and optimizer state, as every rank reports them in
 // memory_rank<r>.json (its placement is in pipeline_rank<r>.json); with the replicas' shards,
-// beside their formula.
+// beside their formula, and its tensor group's bytes (`tensor`, null without the axis).
 void write_stage_memory(const RankContext& context, const PipelineStage& stage,
-                        StageOptimizer& optimizer, const RankDevice& device) {
+                        StageOptimizer& optimizer, const RankDevice& device, json tensor) {
   json memory = memory_report(optimizer.held_parameters(stage), optimizer.held_gradients(stage), {},
                               optimizer.optimizer());
   memory.update(device.memory_peaks());
   if (optimizer.sharding()) {
     memory["sharded"] = optimizer.shard_report(stage.stage_parameters().front().element_size());
   }
+  if (!tensor.is_null()) memory["tensor"] = std::move(tensor);
   write_text_atomic(
       fs::path(context.out_dir) / ("memory_rank" + std::to_string(context.rank) + ".json"),
       harness::json_text(memory, 1) + "\n");
@@ -316,9 +371,12 @@ void write_stage_trace(const WorkerConfig& config, const RankContext& context,
 }
 
 // Warm-up and measured iterations: each one's samples into `log`, its stage metrics returned.
+// `start_measuring` runs before the first measured iteration (the counters it resets count
+// measured iterations only).
 json train_stage(const WorkerConfig& config, const RankContext& context, const RankDevice& device,
                  PipelineStage& stage, StageOptimizer& optimizer, const SyntheticBatch& batch,
-                 SampleLog& log, TraceRecorder& trace) {
+                 SampleLog& log, TraceRecorder& trace,
+                 const std::function<void()>& start_measuring) {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   json per_iteration = json::array();
@@ -329,7 +387,7 @@ json train_stage(const WorkerConfig& config, const RankContext& context, const R
     trace.set_enabled(it == config.trace_iteration);
     if (it == config.warmup) {
       device.reset_memory_peaks();
-      optimizer.start_measuring();
+      start_measuring();
     }
     // On a GPU every phase ends with the stream drained (PipelineOptions::device), so the
     // steady clock times what the device did.
@@ -385,14 +443,22 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
 
   fs::create_directories(context.out_dir);
   SampleLog log;
-  json per_iteration =
-      train_stage(config, context, device, stage, optimizer, pipeline_model.batch, log, trace);
+  const auto start_measuring = [&] {
+    optimizer.start_measuring();
+    if (groups.counted) groups.counted->reset();
+  };
+  json per_iteration = train_stage(config, context, device, stage, optimizer, pipeline_model.batch,
+                                   log, trace, start_measuring);
   log.write(fs::path(context.out_dir) / ("rank" + std::to_string(context.rank) + ".csv"));
   const json info = rank_info(config, context, device, options, stage, std::move(per_iteration));
   write_text_atomic(
       fs::path(context.out_dir) / ("pipeline_rank" + std::to_string(context.rank) + ".json"),
       harness::json_text(info, 1) + "\n");
-  write_stage_memory(context, stage, optimizer, device);
+  json tensor;
+  if (groups.counted) {
+    tensor = stage_tensor_report(config, options, stage, groups.counted->payload(), global_batch);
+  }
+  write_stage_memory(context, stage, optimizer, device, std::move(tensor));
   write_stage_trace(config, context, device, stage, options, trace);
 }
 

@@ -23,10 +23,10 @@ double tensor_iteration_bytes_sent(const TensorTrafficShape& shape, int64_t grad
   double bytes = static_cast<double>(shape.layers) * tensor_layer_bytes_sent(shape);
   if (!shape.sequence_parallel) return bytes;
   const double t = shape.degree;
-  const double norm_gradients =
-      static_cast<double>(shape.partial_vectors * shape.layers * shape.width) *
-      static_cast<double>(gradient_element_size);
-  return bytes + 2 * ring_pass_bytes(shape) + 2 * (t - 1) / t * norm_gradients;
+  const double norm_gradients = static_cast<double>(shape.partial_vectors * shape.layers *
+                                                    shape.width * shape.micro_batches) *
+                                static_cast<double>(gradient_element_size);
+  return bytes + shape.ends * ring_pass_bytes(shape) + 2 * (t - 1) / t * norm_gradients;
 }
 
 }  // namespace runtime

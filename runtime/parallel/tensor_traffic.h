@@ -23,6 +23,11 @@ struct TensorTrafficShape {
   // Width-sized parameters per layer whose gradients are partial under sequence parallelism:
   // llama's 2 norm scales; bert's 2 LayerNorms' scales and shifts and its 2 row-parallel biases.
   int64_t partial_vectors = 2;
+  // A pipeline stage's share: how many of the split layers' two ends (the first split layer,
+  // the last) it holds, and the micro-batches it runs (each accumulates the partial gradients,
+  // and all-reduces them); `batch` is then the rows of all of them.
+  int ends = 2;
+  int64_t micro_batches = 1;
 };
 
 // The width-sized parameters per transformer block whose gradients are partial under sequence
@@ -33,10 +38,10 @@ int64_t partial_vectors_of(const std::string& model);
 // parallelism.
 double tensor_layer_bytes_sent(const TensorTrafficShape& shape);
 
-// Per iteration of one micro-batch: the layers' bytes; under sequence parallelism also the
-// all-gathers where the split layers end (forward) and begin (backward), 2 (t - 1) / t x b s h,
+// Per iteration: the layers' bytes; under sequence parallelism also the all-gathers where the
+// split layers end (forward) and begin (backward), (t - 1) / t x b s h each of the `ends` held,
 // and the all-reduce of the partial gradients, `partial_vectors` per layer of `width` elements
-// (their bytes `gradient_element_size` each).
+// (their bytes `gradient_element_size` each) per micro-batch.
 double tensor_iteration_bytes_sent(const TensorTrafficShape& shape,
                                    int64_t gradient_element_size = 4);
 

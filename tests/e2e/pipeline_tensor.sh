@@ -3,9 +3,10 @@
 # stages whose layers split over tensor groups of 2 -- on 4 ranks (TP x PP, with and without
 # sequence parallelism) and on 8 (2 stages x 2 replicas x tensor 2: 3D). From one seed, the
 # ranks' losses summed give, at every iteration, the loss the plain pipeline's ranks sum to on
-# the same global batch; the dry run prints the three-axis mesh; the pipeline table names the
-# layout and the schedule's bubble; a layout the ranks or the model cannot take is refused at
-# the system's line, before anything runs.
+# the same global batch; each rank's memory file sets the bytes it sent on its tensor group
+# beside Megatron's for its stage, as computed here by hand; the dry run prints the three-axis
+# mesh; the pipeline table names the layout and the schedule's bubble; a layout the ranks or
+# the model cannot take is refused at the system's line, before anything runs.
 source "$(dirname "$0")/common.sh"
 
 spec() {  # name world systems
@@ -55,6 +56,25 @@ for spec, system, world in (("staged", "pp_tp", 4), ("staged", "pp_tp_sp", 4), (
     got = summed(spec, system, world)
     for a, b in zip(got, plain):
         assert abs(a - b) <= 2e-5 * abs(b), (system, got, plain)
+
+# Each rank's tensor bytes per iteration: Megatron's for its stage's blocks (chain layers 1 and
+# 2, wherever the balanced split put them) at its replica's rows (8 samples over the replicas),
+# s = 8, h = 64, fp32, t = 2; under sequence parallelism each end of the split layers its stage
+# holds, and the 2 norms' gradients per block and micro-batch (2).
+import json
+for spec, system, world, replicas, sp in (("staged", "pp_tp", 4, 1, False),
+                                          ("staged", "pp_tp_sp", 4, 1, True),
+                                          ("three_d", "pp_dp_tp", 8, 2, True)):
+    raw = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", system, "rep0")
+    bsh = 8 // replicas * 8 * 64 * 4
+    for rank in range(world):
+        [[first, last]] = json.load(open(os.path.join(raw, f"pipeline_rank{rank}.json")))["layer_ranges"]
+        blocks = [layer for layer in (1, 2) if first <= layer <= last]
+        want = len(blocks) * 8 * 0.5 * bsh
+        if sp:
+            want += len(blocks) * 0.5 * bsh + len(blocks) * 2 * 0.5 * 2 * 2 * 64 * 4
+        t = json.load(open(os.path.join(raw, f"memory_rank{rank}.json")))["tensor"]
+        assert t["bytes_sent_per_iteration"] == t["formula_bytes_per_iteration"] == want, (system, rank, t, want)
 PY
 
 spec tp_only 2 4 "[{name: pp_tp, kind: pipeline, stages: 2, tensor: 2}]"  # what the refusals start from

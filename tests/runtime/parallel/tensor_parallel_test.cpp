@@ -265,6 +265,11 @@ TEST(TensorFormula, MegatronsBytesByHand) {
   EXPECT_DOUBLE_EQ(runtime::tensor_layer_bytes_sent(shape), 768.0);  // the same per layer
   // Plus the two ends (2 x 96) and 6 norms' fp32 gradients of 8 (2 x 3/4 x 6 x 32 bytes).
   EXPECT_DOUBLE_EQ(runtime::tensor_iteration_bytes_sent(shape), 3 * 768.0 + 192 + 288);
+  // A pipeline stage holding one end of the split layers, over 3 micro-batches (b the rows of
+  // all of them): one end, and the norms' gradients all-reduced once per micro-batch.
+  shape.ends = 1;
+  shape.micro_batches = 3;
+  EXPECT_DOUBLE_EQ(runtime::tensor_iteration_bytes_sent(shape), 3 * 768.0 + 96 + 3 * 288);
 }
 
 }  // namespace

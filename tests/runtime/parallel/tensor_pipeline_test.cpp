@@ -135,14 +135,15 @@ void expect_staged_one_process(const std::vector<StagedOutcome>& outcomes,
 // and its two norms' partial gradients, all-reduced once per micro-batch.
 void expect_stage_bytes(const std::vector<StagedOutcome>& outcomes, const StagedTensorCase& c) {
   const int64_t rows = kTensorBatch / c.data, bsh = rows * kTokens * kWidth;
-  const runtime::TensorTrafficShape block{rows, kTokens, kWidth, 1, c.kTensor, c.sequence_parallel,
-                                          8};
+  // One block and one of the two ends per stage, the norms' gradients per micro-batch.
+  const runtime::TensorTrafficShape stage{
+      rows, kTokens, kWidth, 1, c.kTensor, c.sequence_parallel, 8, 2, 1, kMicroBatches};
   for (const auto& outcome : outcomes) {
     const auto& payload = outcome.payload;
+    EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(payload, c.kTensor) / kTensorSteps,
+                     runtime::tensor_iteration_bytes_sent(stage, 8));
     if (!c.sequence_parallel) {
       EXPECT_EQ(payload.all_reduce, kTensorSteps * 4 * bsh * 8);
-      EXPECT_DOUBLE_EQ(runtime::ring_bytes_sent(payload, c.kTensor) / kTensorSteps,
-                       runtime::tensor_layer_bytes_sent(block));
       continue;
     }
     EXPECT_EQ(payload.all_gather, kTensorSteps * 5 * bsh / 2 * 8);
