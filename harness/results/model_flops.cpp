@@ -52,9 +52,10 @@ std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_fo
 std::vector<double> recomputed_forward_flops(const std::string& recompute, const std::string& model,
                                              int64_t depth, const runtime::MoeShape& moe,
                                              int64_t tokens, int64_t width,
-                                             const std::vector<double>& layer_forward_flops) {
+                                             const std::vector<double>& layer_forward_flops,
+                                             int64_t every) {
   if (recompute == "none") return {};
-  const std::vector<bool> blocks = runtime::recomputed_layers(model, depth, moe);
+  const std::vector<bool> blocks = runtime::recomputed_layers(model, depth, moe, every);
   std::vector<double> again(blocks.size(), 0.0);
   const double core = 4.0 * static_cast<double>(tokens) * static_cast<double>(tokens) *
                       static_cast<double>(runtime::transformer_width(model, width));

@@ -34,13 +34,14 @@ std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_fo
                                              const std::vector<runtime::StageAssignment>& stages);
 
 // What backward runs again per sample, layer by layer, under `model.activation_checkpointing`:
-// "full", the forward of every layer runtime::recomputed_layers names; "selective", each
-// transformer block's attention core, 4 s^2 h (its two products of s x s x h multiply-adds,
-// s tokens of width h); "none", nothing (an empty list).
+// "full", the forward of every layer runtime::recomputed_layers names (the first of each `every`);
+// "selective", each transformer block's attention core, 4 s^2 h (its two products of s x s x h
+// multiply-adds, s tokens of width h); "none", nothing (an empty list).
 std::vector<double> recomputed_forward_flops(const std::string& recompute, const std::string& model,
                                              int64_t depth, const runtime::MoeShape& moe,
                                              int64_t tokens, int64_t width,
-                                             const std::vector<double>& layer_forward_flops);
+                                             const std::vector<double>& layer_forward_flops,
+                                             int64_t every = 1);
 
 // flops.json of a run's raw folder: the rule, the per-layer forward FLOPs per sample, the
 // iteration FLOPs per rank, and the hardware's where they differ (recomputation; empty: none).

@@ -111,6 +111,11 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
   config.decoder.vocab = model.get_int("vocab", 0, 0, kMaxModelWidth);
   config.activation_checkpointing =
       model.get_string("activation_checkpointing", "none", {"none", "full", "selective"});
+  config.recompute_every = model.get_int("recompute_every", 1, 1, kMaxModelWidth);
+  if (config.recompute_every > 1 && config.activation_checkpointing != "full") {
+    model.report(model.child("recompute_every"), "recompute_every",
+                 "goes with activation_checkpointing: full (it says which blocks are recomputed)");
+  }
   if (config.activation_checkpointing != "none" && !runtime::has_transformer_blocks(config.name)) {
     model.report_map("activation_checkpointing: " + config.activation_checkpointing +
                      " recomputes transformer blocks (or their attention); " + config.name +
@@ -757,6 +762,7 @@ const std::vector<std::string>& sweepable_paths() {
       "model.width",
       "model.precision",
       "model.activation_checkpointing",
+      "model.recompute_every",
       "model.experts",
       "model.top_k",
       "model.capacity_factor",

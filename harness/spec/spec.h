@@ -35,6 +35,7 @@ struct ModelConfig {
   runtime::DecoderShape decoder;   // llama: heads, kv_heads, vocab (0: its defaults)
   // none | full (transformer blocks) | selective (their attention cores)
   std::string activation_checkpointing = "none";
+  long long recompute_every = 1;  // with full: the first of each k blocks
 };
 
 // The rank program's flags that build `model` (`--model` and the options that differ from the

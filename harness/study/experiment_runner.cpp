@@ -466,8 +466,9 @@ void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
   const long long batch = config.model.batch_size, world = config.run.world_size;
   std::vector<double> hardware;
   if (const ModelConfig& m = config.model; m.activation_checkpointing != "none") {
-    const auto again = recomputed_forward_flops(m.activation_checkpointing, m.name, m.depth, m.moe,
-                                                m.input_shape.at(0), m.width, layers);
+    const auto again =
+        recomputed_forward_flops(m.activation_checkpointing, m.name, m.depth, m.moe,
+                                 m.input_shape.at(0), m.width, layers, m.recompute_every);
     hardware = hardware_iteration_flops(layers, again, batch, world, stages);
   }
   fs::create_directories(raw);

@@ -86,7 +86,8 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
                   c.model.precision,
                   c.model.moe,
                   c.model.decoder,
-                  c.model.activation_checkpointing};
+                  c.model.activation_checkpointing,
+                  c.model.recompute_every};
   config.optimizer = {c.optimizer.name,        c.optimizer.lr,    c.optimizer.momentum,
                       c.optimizer.beta1,       c.optimizer.beta2, c.optimizer.eps,
                       c.optimizer.weight_decay};

@@ -118,12 +118,15 @@ bool has_transformer_blocks(const std::string& name) {
   return name == "llama" || name == "bert" || name == "bert_moe";
 }
 
-std::vector<bool> recomputed_layers(const std::string& name, int64_t depth, const MoeShape& moe) {
+std::vector<bool> recomputed_layers(const std::string& name, int64_t depth, const MoeShape& moe,
+                                    int64_t every) {
   if (!has_transformer_blocks(name)) return {};
   const int64_t blocks = transformer_depth(name, depth);
   std::vector<bool> chain{false};  // the embeddings
+  int64_t recomputable = 0;
   for (int64_t i = 0; i < blocks; ++i) {
-    chain.push_back(name != "bert_moe" || (i + 1) % moe.every != 0);
+    const bool can = name != "bert_moe" || (i + 1) % moe.every != 0;
+    chain.push_back(can && recomputable++ % every == 0);
   }
   chain.insert(chain.end(), {false, false});  // norm and head; pooler and classifier
   return chain;

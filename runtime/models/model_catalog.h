@@ -42,9 +42,11 @@ struct DecoderShape {
 bool has_transformer_blocks(const std::string& name);
 
 // Which layers of the model's chain full activation checkpointing recomputes, in chain order
-// (the zoo's Layer::recomputable, which a test holds this to): the blocks between the
-// embeddings and the last two layers, not bert_moe's mixtures; empty for other models.
-std::vector<bool> recomputed_layers(const std::string& name, int64_t depth, const MoeShape& moe);
+// (the zoo's, which a test holds this to): the blocks between the embeddings and the last two
+// layers, not bert_moe's mixtures; with `every` k, the first of each k of those blocks (blocks
+// 0, k, 2k, ... of the recomputable ones). Empty for other models.
+std::vector<bool> recomputed_layers(const std::string& name, int64_t depth, const MoeShape& moe,
+                                    int64_t every = 1);
 
 // A transformer's width and blocks as built for a spec's `width` and `depth` (0: the model's
 // defaults: llama 512 and 2, bert and bert_moe 768 and 12).

@@ -17,7 +17,7 @@ namespace nn = torch::nn;
 
 torch::Tensor ZooModel::forward_layer(Layer& layer, torch::Tensor input) {
   // Recomputation needs a graph to hang on: an input that carries a gradient.
-  if (checkpointing_ && layer.recomputable && torch::GradMode::is_enabled() &&
+  if (checkpointing_ && layer.recomputed && torch::GradMode::is_enabled() &&
       input.requires_grad()) {
     return checkpointed_forward(layer.module, input);
   }
@@ -32,6 +32,12 @@ torch::Tensor ZooModel::forward(torch::Tensor input) {
 torch::Tensor ZooModel::forward_layers(torch::Tensor input, size_t first, size_t last) {
   for (size_t i = first; i <= last; ++i) input = forward_layer(layers_.at(i), input);
   return input;
+}
+
+void ZooModel::set_activation_checkpointing(bool on, int64_t every) {
+  checkpointing_ = on;
+  int64_t recomputable = 0;
+  for (Layer& layer : layers_) layer.recomputed = layer.recomputable && recomputable++ % every == 0;
 }
 
 bool ZooModel::has_recomputable_layers() const {
@@ -444,7 +450,7 @@ std::shared_ptr<ZooModel> make_zoo_model(const std::string& name, const ModelOpt
 
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
   std::shared_ptr<ZooModel> model = make_zoo_model(name, options);
-  model->set_activation_checkpointing(options.activation_checkpointing);
+  model->set_activation_checkpointing(options.activation_checkpointing, options.recompute_every);
   return model;
 }
 

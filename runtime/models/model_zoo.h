@@ -26,6 +26,7 @@ struct Layer {
   // A transformer block that activation checkpointing may recompute: its forward has no side
   // effect (no running statistics, no routing state) and draws no random numbers.
   bool recomputable = false;
+  bool recomputed = false;  // recomputable, and chosen by set_activation_checkpointing
 };
 
 class ZooModel : public torch::nn::Module {
@@ -34,9 +35,10 @@ class ZooModel : public torch::nn::Module {
   // Layers first..last (inclusive) only: one pipeline stage's part of forward().
   torch::Tensor forward_layers(torch::Tensor input, size_t first, size_t last);
   // Full activation checkpointing (runtime/models/activation_checkpoint.h): every recomputable
-  // layer keeps only its input while gradients are recorded. Whether a model has such layers:
+  // layer keeps only its input while gradients are recorded -- or, with `every` k, the first of
+  // each k of them (runtime::recomputed_layers says which). Whether a model has such layers:
   // has_recomputable_layers().
-  void set_activation_checkpointing(bool on) { checkpointing_ = on; }
+  void set_activation_checkpointing(bool on, int64_t every = 1);
   bool activation_checkpointing() const { return checkpointing_; }
   bool has_recomputable_layers() const;
   const std::vector<Layer>& layers() const { return layers_; }
@@ -88,9 +90,10 @@ struct ModelOptions {
   int64_t tensor_shard = 0;
   int64_t tensor_shards = 1;
   bool sequence_parallel = false;
-  // Full activation checkpointing of the transformer blocks
-  // (ZooModel::set_activation_checkpointing).
+  // Full activation checkpointing of the transformer blocks, the first of each
+  // `recompute_every` of them (ZooModel::set_activation_checkpointing).
   bool activation_checkpointing = false;
+  int64_t recompute_every = 1;
   // Selective recomputation: llama's and bert's attention cores keep only their queries, keys
   // and values (runtime/models/attention_core.h).
   bool selective_recomputation = false;

@@ -27,6 +27,7 @@ json to_json(const WorkerConfig& c) {
             {"loss", c.model.loss},
             {"precision", c.model.precision},
             {"activation_checkpointing", c.model.activation_checkpointing},
+            {"recompute_every", c.model.recompute_every},
             {"depth", c.model.depth},
             {"width", c.model.width},
             {"moe",
@@ -75,6 +76,10 @@ WorkerModel worker_model_from(const json& model) {
       m.activation_checkpointing != "selective") {
     throw std::invalid_argument(
         "worker config: model.activation_checkpointing must be none, full or selective");
+  }
+  m.recompute_every = read<long long>(model, "model.", "recompute_every", 1);
+  if (m.recompute_every < 1) {
+    throw std::invalid_argument("worker config: model.recompute_every must be >= 1");
   }
   m.depth = read<long long>(model, "model.", "depth", 0);
   m.width = read<long long>(model, "model.", "width", 0);

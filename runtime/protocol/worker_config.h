@@ -25,9 +25,10 @@ struct WorkerModel {
   std::string precision = "fp32";  // fp32 | bf16 (runtime/models/precision.h)
   MoeShape moe;                    // mixture-of-experts models
   DecoderShape decoder;            // llama: heads, kv_heads, vocab (0: its defaults)
-  // none | full: every transformer block recomputed in backward
-  // (runtime/models/activation_checkpoint.h)
+  // none | full: transformer blocks recomputed in backward, the first of each
+  // `recompute_every` (runtime/models/activation_checkpoint.h) | selective: their attention cores
   std::string activation_checkpointing = "none";
+  long long recompute_every = 1;
 };
 
 // The optimizer (runtime/optim/optimizer.h): "sgd" (momentum, weight decay) or "adamw" (betas,

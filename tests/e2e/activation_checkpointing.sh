@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Activation checkpointing end to end: a Llama-style decoder on 2 ranks under DDP, ZeRO-3,
 # a 1F1B pipeline and tensor parallelism, once keeping activations, once recomputing every
-# block (model.activation_checkpointing: full) and once every attention core (selective). Each system prints the same loss on every rank
+# block (model.activation_checkpointing: full), every second block (recompute_every: 2) and
+# every attention core (selective). Each system prints the same loss on every rank
 # at every iteration either way (the recomputation is the same arithmetic); flops.json counts
 # the recomputed forward as the hardware's FLOPs; what cannot recompute is refused.
 source "$(dirname "$0")/common.sh"
@@ -23,7 +24,9 @@ sed -e 's/name: e2e_checkpointing/name: e2e_recomputed/' \
   -e 's/vocab: 101}/vocab: 101, activation_checkpointing: full}/' "$SCRATCH/spec.yaml" > "$SCRATCH/full.yaml"
 sed -e 's/name: e2e_checkpointing/name: e2e_selective/' \
   -e 's/vocab: 101}/vocab: 101, activation_checkpointing: selective}/' "$SCRATCH/spec.yaml" > "$SCRATCH/selective.yaml"
-for spec in spec full selective; do
+sed -e 's/name: e2e_checkpointing/name: e2e_every/' \
+  -e 's/vocab: 101}/vocab: 101, activation_checkpointing: full, recompute_every: 2}/' "$SCRATCH/spec.yaml" > "$SCRATCH/every.yaml"
+for spec in spec full selective every; do
   "$HARNESS" run "$SCRATCH/$spec.yaml" >/dev/null 2>"$SCRATCH/stderr" ||
     fail "$spec failed: $(cat "$SCRATCH/stderr")"
 done
@@ -39,13 +42,13 @@ def losses(spec, system, rank):
 import json
 for system in ("overlap", "zero3", "pipeline", "tp"):
     for spec, want in (("e2e_checkpointing", "none"), ("e2e_recomputed", "full"),
-                       ("e2e_selective", "selective")):
+                       ("e2e_selective", "selective"), ("e2e_every", "full")):
         run = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", system, "rep0")
         got = json.load(open(os.path.join(run, "config.json")))["model"]["activation_checkpointing"]
         assert got == want, (spec, system, got)
     for rank in range(2):
         kept = losses("e2e_checkpointing", system, rank)
-        for spec in ("e2e_recomputed", "e2e_selective"):
+        for spec in ("e2e_recomputed", "e2e_selective", "e2e_every"):
             recomputed = losses(spec, system, rank)
             assert len(kept) == 4 and kept == recomputed, (spec, system, rank, kept, recomputed)
 # flops.json counts the hardware's FLOPs beside the model's: the 2 decoder blocks' forward
@@ -59,6 +62,12 @@ for spec, recomputed in (("e2e_checkpointing", False), ("e2e_recomputed", True))
         for model, hardware in zip(flops["iteration_flops_per_rank"],
                                    flops["hardware_iteration_flops_per_rank"]):
             assert abs(hardware - model - 2 * blocks) < 1e-6 * hardware, (flops, blocks)
+# Every second block: block 0 (chain layer 1) only, once more per sample of the rank.
+run = os.path.join(glob.glob(os.path.join(root, "e2e_every", "*"))[0], "raw", "p000", "overlap", "rep0")
+flops = json.load(open(os.path.join(run, "flops.json")))
+first = flops["layer_forward_flops_per_sample"][1]
+for model, hardware in zip(flops["iteration_flops_per_rank"], flops["hardware_iteration_flops_per_rank"]):
+    assert abs(hardware - model - 2 * first) < 1e-6 * hardware, (flops, first)
 # Selective: each block's attention core once more, 4 s^2 h = 4 x 8^2 x 64, 2 blocks x 2 samples.
 run = os.path.join(glob.glob(os.path.join(root, "e2e_selective", "*"))[0], "raw", "p000", "overlap", "rep0")
 flops = json.load(open(os.path.join(run, "flops.json")))
@@ -71,5 +80,8 @@ sed -e 's/schedule: dapple/schedule: zbv, stages_per_rank: 2/' -e 's/stages: 2}/
 expect_refused "$SCRATCH/zbv.yaml" "model.activation_checkpointing recomputes a block inside its backward, which zbv may split"
 sed -e 's/name: llama, /name: resnet18, /' -e 's/input_shape: \[8\], depth: 2, width: 64, heads: 4, kv_heads: 2, vocab: 101, //' \
   -e '/kind: sharded\|kind: pipeline\|kind: tensor/d' "$SCRATCH/full.yaml" > "$SCRATCH/resnet.yaml"
+sed -e 's/activation_checkpointing: full, recompute_every: 2/activation_checkpointing: selective, recompute_every: 2/' \
+  "$SCRATCH/every.yaml" > "$SCRATCH/every_selective.yaml"
+expect_refused "$SCRATCH/every_selective.yaml" "recompute_every: goes with activation_checkpointing: full"
 expect_refused "$SCRATCH/resnet.yaml" "activation_checkpointing: full recomputes transformer blocks (or their attention); resnet18 has none"
 echo "PASS activation checkpointing"

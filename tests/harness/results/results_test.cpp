@@ -455,6 +455,9 @@ TEST(ModelFlops, RecomputedForwardFlopsByMode) {
   EXPECT_TRUE(harness::recomputed_forward_flops("none", "llama", 2, {}, 8, 64, layers).empty());
   EXPECT_EQ(harness::recomputed_forward_flops("full", "llama", 2, {}, 8, 64, layers),
             (std::vector<double>{0, 100, 200, 0, 0}));
+  // Every second block: block 0 only.
+  EXPECT_EQ(harness::recomputed_forward_flops("full", "llama", 2, {}, 8, 64, layers, 2),
+            (std::vector<double>{0, 100, 0, 0, 0}));
   const double core = 4.0 * 8 * 8 * 64;
   EXPECT_EQ(harness::recomputed_forward_flops("selective", "llama", 2, {}, 8, 64, layers),
             (std::vector<double>{0, core, core, 0, 0}));

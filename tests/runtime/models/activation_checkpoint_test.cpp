@@ -14,15 +14,16 @@
 
 namespace {
 
-// What backward recomputes: nothing, every block ("full") or every attention core
-// ("selective").
+// What backward recomputes: nothing, every block ("full"), blocks 0, 2, ... ("full every 2")
+// or every attention core ("selective").
 runtime::ModelOptions block_options(const std::string& name, const std::string& recompute) {
   runtime::ModelOptions options;
   options.input_shape = {16};
   options.depth = 3;
   options.width = 64;
   if (name == "llama") options.decoder = {4, 2, 97};
-  options.activation_checkpointing = recompute == "full";
+  options.activation_checkpointing = recompute.rfind("full", 0) == 0;
+  options.recompute_every = recompute == "full every 2" ? 2 : 1;
   options.selective_recomputation = recompute == "selective";
   return options;
 }
@@ -51,7 +52,7 @@ std::vector<torch::Tensor> gradients_of(const std::string& name, const std::stri
 
 void expect_bit_identical(const std::string& name, runtime::Precision precision) {
   const auto kept = gradients_of(name, "none", precision);
-  for (const std::string recompute : {"full", "selective"}) {
+  for (const std::string recompute : {"full", "full every 2", "selective"}) {
     const auto recomputed = gradients_of(name, recompute, precision);
     ASSERT_EQ(kept.size(), recomputed.size());
     for (size_t i = 0; i < kept.size(); ++i) {
@@ -117,12 +118,19 @@ TEST(ActivationCheckpointing, OnlyBlocksAreRecomputedAndOnlyWithGradients) {
 // zoo marks recomputable.
 TEST(ActivationCheckpointing, TheCatalogsRuleNamesTheZoosRecomputedLayers) {
   for (const std::string name : {"llama", "bert", "bert_moe"}) {
-    runtime::ModelOptions options = block_options(name, "full");
-    const auto model = runtime::make_model(name, options);
-    std::vector<bool> zoo;
-    for (const auto& layer : model->layers()) zoo.push_back(layer.recomputable);
-    EXPECT_EQ(runtime::recomputed_layers(name, options.depth, options.moe), zoo) << name;
+    for (const int64_t every : {1, 2}) {
+      runtime::ModelOptions options = block_options(name, "full");
+      options.recompute_every = every;
+      const auto model = runtime::make_model(name, options);
+      std::vector<bool> zoo;
+      for (const auto& layer : model->layers()) zoo.push_back(layer.recomputed);
+      EXPECT_EQ(runtime::recomputed_layers(name, options.depth, options.moe, every), zoo)
+          << name << " every " << every;
+    }
   }
+  // llama's 3 blocks, every second: blocks 0 and 2 (chain layers 1 and 3).
+  EXPECT_EQ(runtime::recomputed_layers("llama", 3, {}, 2),
+            (std::vector<bool>{false, true, false, true, false, false}));
   EXPECT_TRUE(runtime::recomputed_layers("resnet18", 0, {}).empty());
 }
 
