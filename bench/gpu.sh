@@ -14,7 +14,8 @@
 #   3c. a Llama-style decoder with AdamW under DDP and ZeRO stages 1, 2 and 3 (kind: sharded) on
 #      the same 2 ranks, fp32 and bf16; in fp32 each stage's losses must equal DDP's;
 #   3d. the decoder in a pipeline of 2 stages x 2 replicas on 4 ranks, its replicas whole, ZeRO-1
-#      and ZeRO-2; each composition's fp32 losses must equal the plain pipeline's;
+#      and ZeRO-2, and 2 stages split over tensor 2 (pp_tp); each composition's fp32 losses must
+#      equal the plain pipeline's (pp_tp's ranks summed);
 #   3e. the decoder under tensor parallelism on 4 ranks (tensor 2 x data 2; with sequence
 #      parallelism; with FSDP on the data axis) and recomputed; each one's fp32 losses must equal
 #      DDP's on 2 ranks of twice the batch;
@@ -209,15 +210,19 @@ PY
   fi
 done
 
-# 3d. Compositions: the decoder in a 1F1B pipeline of 2 stages x 2 replicas on 4 ranks sharing
-# the device, its replicas whole, ZeRO-1 and ZeRO-2 (zero_stage); in fp32 each composed system's
-# losses must equal the plain pipeline's on every rank.
-composed="[{name: pipeline, kind: pipeline, stages: 2}, {name: pipeline_zero1, kind: pipeline, stages: 2, zero_stage: 1}, {name: pipeline_zero2, kind: pipeline, stages: 2, zero_stage: 2}]"
-composed_folder=$(optimizer="{name: adamw, lr: 0.001}" study composed_fp32 "${decoder/PRECISION/fp32}" 4 gloo \
+# 3d. Compositions: the decoder (2 heads, so that a tensor axis of 2 splits it) in a 1F1B
+# pipeline of 2 stages x 2 replicas on 4 ranks sharing the device, its replicas whole, ZeRO-1 and
+# ZeRO-2 (zero_stage), and 2 stages split over tensor 2 with sequence parallelism (pp_tp); in fp32
+# each replicated system's losses must equal the plain pipeline's on every rank, and pp_tp's
+# ranks' losses (each its share) must sum to the plain pipeline's ranks' at every iteration.
+tensor_decoder=${decoder/width:/heads: 2, width:}
+composed="[{name: pipeline, kind: pipeline, stages: 2}, {name: pipeline_zero1, kind: pipeline, stages: 2, zero_stage: 1}, {name: pipeline_zero2, kind: pipeline, stages: 2, zero_stage: 2}, {name: pp_tp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true}]"
+composed_folder=$(optimizer="{name: adamw, lr: 0.001}" study composed_fp32 "${tensor_decoder/PRECISION/fp32}" 4 gloo \
   "$composed" "pipeline: {micro_batches: 4}") || composed_folder=""
 for system in pipeline pipeline_zero1 pipeline_zero2; do
   row "Llama-style decoder $system (AdamW, 2 stages x 2 replicas), 4 ranks sharing a device, gloo, fp32" "$composed_folder" "$system"
 done
+row "Llama-style decoder pp_tp (AdamW, 2 stages x tensor 2, sequence-parallel), 4 ranks sharing a device, gloo, fp32" "$composed_folder" pp_tp
 composed_check="FAILED (the run)"
 [[ -n $composed_folder ]] && composed_check=$(python3 - "$composed_folder" <<'PY'
 import glob, re, sys
@@ -226,6 +231,8 @@ def losses(system, rank):
     return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
 worst = max(abs(a - b) / max(abs(b), 1e-12) for r in range(4) for s in ("pipeline_zero1", "pipeline_zero2")
             for a, b in zip(losses(s, r), losses("pipeline", r)))
+summed = lambda s: [sum(column) for column in zip(*(losses(s, r) for r in range(4)))]
+worst = max([worst] + [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(summed("pp_tp"), summed("pipeline"))])
 print(f"largest relative difference from the plain pipeline's loss {worst:.1e}" + (" FAILED" if worst > 1e-4 else ""))
 PY
 ) || composed_check="FAILED (the comparison)"
@@ -235,7 +242,6 @@ PY
 # device; a replica trains on twice a rank's batch, as a DDP rank of twice the batch does: in fp32
 # each rank's losses must equal those of DDP's rank (its replica) on 2 ranks.
 [[ $decoder =~ batch_size:\ ([0-9]+) ]] && rank_batch=${BASH_REMATCH[1]}
-tensor_decoder=${decoder/width:/heads: 2, width:}
 tensor_systems="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, sequence_parallel: true, zero_stage: 3}]"
 tensor_folder=$(optimizer="{name: adamw, lr: 0.001}" study tensor_fp32 "${tensor_decoder/PRECISION/fp32}" 4 gloo \
   "$tensor_systems") || tensor_folder=""
@@ -375,7 +381,7 @@ printf '%s\n' "${rows[@]}"
 echo
 echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the device and on the CPU, same seed: $pipeline_check"
 echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${sharded_check:-(not run)}"
-echo "Pipeline x ZeRO-1/2 fp32 losses against the plain pipeline's on the device: $composed_check"
+echo "Pipeline x ZeRO-1/2 and pp_tp (summed) fp32 losses against the plain pipeline's on the device: $composed_check"
 echo "Tensor parallelism (TP, TP+SP, FSDP x TP, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
