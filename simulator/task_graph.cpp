@@ -103,20 +103,8 @@ int TaskGraph::add_group(std::vector<int> ranks) {
   return static_cast<int>(groups_.size()) - 1;
 }
 
-int TaskGraph::add_blocking_collective(int group, double bytes, TaskCategory category) {
-  Task task;
-  task.kind = TaskKind::kCollective;
-  task.category = category;
-  task.rank = groups_.at(group).front();
-  task.group = group;
-  task.bytes = bytes;
-  task.blocking = true;
-  const int id = add(task);
-  for (int r : groups_[group]) queues_[compute_resource(r)].push_back(id);
-  return id;
-}
-
-int TaskGraph::add_collective(int group, double bytes, int bucket, TaskCategory category) {
+int TaskGraph::add_group_collective(int group, double bytes, int bucket, TaskCategory category,
+                                    bool blocking) {
   Task task;
   task.kind = TaskKind::kCollective;
   task.category = category;
@@ -124,9 +112,20 @@ int TaskGraph::add_collective(int group, double bytes, int bucket, TaskCategory 
   task.group = group;
   task.bytes = bytes;
   task.bucket = bucket;
+  task.blocking = blocking;
   const int id = add(task);
-  for (int r : groups_[group]) queues_[collective_resource(r)].push_back(id);
+  for (int r : groups_[group]) {
+    queues_[blocking ? compute_resource(r) : collective_resource(r)].push_back(id);
+  }
   return id;
+}
+
+int TaskGraph::add_blocking_collective(int group, double bytes, TaskCategory category) {
+  return add_group_collective(group, bytes, -1, category, true);
+}
+
+int TaskGraph::add_collective(int group, double bytes, int bucket, TaskCategory category) {
+  return add_group_collective(group, bytes, bucket, category, false);
 }
 
 void TaskGraph::depend(int task, int on) {

@@ -107,6 +107,10 @@ class TaskGraph {
 
  private:
   int add(Task task);
+  // A collective over `group`, in line on its members' collective channels or, blocking, on
+  // their compute streams.
+  int add_group_collective(int group, double bytes, int bucket, TaskCategory category,
+                           bool blocking);
   static int rank_send_resource(int rank) { return 3 * rank + 1; }
   int ranks_;
   bool send_channel_per_peer_;
