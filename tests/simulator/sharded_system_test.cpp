@@ -38,11 +38,7 @@ struct FourUnits {
   }
 };
 
-int count(const SimulatedIteration& iteration, TaskCategory category) {
-  int n = 0;
-  for (const Task& task : iteration.graph.tasks()) n += task.category == category;
-  return n;
-}
+using testing::tasks_of;
 
 TEST(ShardedSystem, StageThreeHidesPrefetchedGathersBehindCompute) {
   FourUnits setup;
@@ -53,8 +49,8 @@ TEST(ShardedSystem, StageThreeHidesPrefetchedGathersBehindCompute) {
   // each later gather and reduce-scatter hides under a backward; the last reduce-scatter
   // (A/2) and the half step follow: 20 + 40 ms + A/2 + A/2 + A/2 + 0.5 ms.
   EXPECT_NEAR(it.times.makespan, 60e-3 + 1.5 * a + 0.5e-3, 1e-12);
-  EXPECT_EQ(count(it, TaskCategory::kAllGather), 8);  // twice per unit
-  EXPECT_EQ(count(it, TaskCategory::kReduceScatter), 4);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 8);  // twice per unit
+  EXPECT_EQ(tasks_of(it, TaskCategory::kReduceScatter), 4);
   EXPECT_NEAR(it.ranks[0].step_ms, 0.5, 1e-9);
 }
 
@@ -73,8 +69,8 @@ TEST(ShardedSystem, StageThreeWithTheModelAsOneUnitHidesNothing) {
   const SimulatedIteration it =
       setup.run(ZeroStage::kParameters, true, runtime::ShardUnitKind::kModel);
   EXPECT_NEAR(it.times.makespan, 60e-3 + 6 * setup.a + 0.5e-3, 1e-12);
-  EXPECT_EQ(count(it, TaskCategory::kAllGather), 2);
-  EXPECT_EQ(count(it, TaskCategory::kReduceScatter), 1);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 2);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kReduceScatter), 1);
 }
 
 TEST(ShardedSystem, StageTwoReduceScattersBehindBackwardAndGathersAfterTheStep) {
@@ -82,9 +78,9 @@ TEST(ShardedSystem, StageTwoReduceScattersBehindBackwardAndGathersAfterTheStep) 
   // The last reduce-scatter (A/2) exposed, the half step, then four gathers in a row (4 x A/2).
   const SimulatedIteration it = setup.run(ZeroStage::kGradients);
   EXPECT_NEAR(it.times.makespan, 60e-3 + 0.5 * setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
-  EXPECT_EQ(count(it, TaskCategory::kAllGather), 4);
-  EXPECT_EQ(count(it, TaskCategory::kReduceScatter), 4);
-  EXPECT_EQ(count(it, TaskCategory::kAllReduce), 0);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 4);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kReduceScatter), 4);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllReduce), 0);
 }
 
 TEST(ShardedSystem, StageOneIsDdpWithAHalfStepAndTheGathers) {
@@ -92,8 +88,8 @@ TEST(ShardedSystem, StageOneIsDdpWithAHalfStepAndTheGathers) {
   // DDP's overlapped buckets (the last all-reduce, A, exposed), the half step, four gathers.
   const SimulatedIteration it = setup.run(ZeroStage::kOptimizerState);
   EXPECT_NEAR(it.times.makespan, 60e-3 + setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
-  EXPECT_EQ(count(it, TaskCategory::kAllReduce), 4);
-  EXPECT_EQ(count(it, TaskCategory::kAllGather), 4);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllReduce), 4);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 4);
 }
 
 TEST(ShardedSystem, MeasuredReduceScatterFitPricesItsSteps) {

@@ -43,11 +43,7 @@ struct TwoBlocks {
   }
 };
 
-int tasks_of(const SimulatedIteration& iteration, TaskCategory category) {
-  int n = 0;
-  for (const Task& task : iteration.graph.tasks()) n += task.category == category;
-  return n;
-}
+using testing::tasks_of;
 
 TEST(TensorSystem, SplitBlocksWaitForMegatronsAllReduces) {
   TwoBlocks setup;

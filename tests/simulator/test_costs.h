@@ -1,9 +1,10 @@
-// Hand-made layer costs for the simulator tests.
+// Hand-made layer costs for the simulator tests, and how many tasks of a kind an iteration has.
 #pragma once
 
 #include <numeric>
 
 #include "simulator/layer_costs.h"
+#include "simulator/system_result.h"
 
 namespace harness::simulator::testing {
 
@@ -25,6 +26,13 @@ inline LayerCosts chain(int layers, double forward_s, double backward_s,
   costs.order.resize(layers);
   std::iota(costs.order.begin(), costs.order.end(), 0);
   return costs;
+}
+
+// The iteration's tasks of `category`, on every rank.
+inline int tasks_of(const SimulatedIteration& iteration, TaskCategory category) {
+  int n = 0;
+  for (const Task& task : iteration.graph.tasks()) n += task.category == category;
+  return n;
 }
 
 }  // namespace harness::simulator::testing
