@@ -105,6 +105,11 @@ add_test(NAME e2e_paper_specs
   COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
           bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/paper_specs.sh)
 set_tests_properties(e2e_paper_specs PROPERTIES TIMEOUT 300 LABELS torch-free COST 10)
+# HiDup's SPMD search from the command line: plan files, the systems beside it, bad input.
+add_test(NAME e2e_spmd_search
+  COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
+          bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/spmd_search.sh)
+set_tests_properties(e2e_spmd_search PROPERTIES TIMEOUT 300 LABELS torch-free)
 # Emulated machines in a chroot, where namespaces cannot be entered: refused before launching
 # (root only; exit 77 = skipped).
 add_test(NAME e2e_machines_in_chroot

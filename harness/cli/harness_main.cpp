@@ -25,6 +25,7 @@
 #include "harness/cli/run_command.h"
 #include "harness/cli/shape_link_command.h"
 #include "harness/cli/simulate_command.h"
+#include "harness/cli/spmd_command.h"
 #include "harness/cli/trace_command.h"
 #include "harness/launch/rank_answers_file.h"
 #include "harness/launch/rank_program.h"
@@ -92,6 +93,7 @@ int harness_main(int argc, char** argv) {
   add_profile_command(app, rank_program);
   add_plan_command(app);
   add_simulate_command(app);
+  add_spmd_command(app);
   add_report_command(app);
   add_plot_command(app);
   add_compare_command(app);

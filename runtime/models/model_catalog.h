@@ -27,6 +27,8 @@ inline constexpr int64_t kLlamaDefaultDepth = 2;
 inline constexpr int64_t kLlamaDefaultWidth = 512;
 inline constexpr int64_t kLlamaHeadWidth = 64;
 inline constexpr int64_t kLlamaVocabulary = 32000;
+// BERT's (bert and bert_moe) WordPiece vocabulary.
+inline constexpr int64_t kBertVocabulary = 30522;
 
 // A Llama-style decoder's heads (model.heads; 0: width / 64), key/value heads (model.kv_heads;
 // 0: as many as heads, fewer is grouped-query attention) and vocabulary (model.vocab; 0: 32000).

@@ -340,7 +340,7 @@ class Bert : public ZooModel {
     const int64_t depth = options.depth > 0 ? options.depth : 12;
     const int64_t hidden = options.width > 0 ? options.width : 768;
     const int64_t classes = options.num_classes > 0 ? options.num_classes : 2;
-    input_vocabulary_ = 30522;
+    input_vocabulary_ = kBertVocabulary;
     append_layer("embeddings", "Embeddings",
                  register_module("embeddings",
                                  Embeddings(input_vocabulary_, options.input_shape[0], hidden)));

@@ -15,6 +15,8 @@ scratch = tempfile.mkdtemp(prefix="harness-bad-commands-")
 results = os.path.join(scratch, "results")
 shutil.copytree(os.path.join(root, "results/reference/ci_regression"), results)
 profile = os.path.join(root, "tests/data/planner/three_layers.txt")
+comm = os.path.join(root, "profiles/gloo-2ranks-cpu/comm.json")
+spmd = ["spmd", "--model", "llama", "--depth", "1", "--ranks", "2", "--batch", "2"]
 spec = os.path.join(scratch, "spec.yaml")
 with open(spec, "w") as f:
     f.write(f"name: bad\noutput: {scratch}/out\nmodel: {{name: mlp, batch_size: 4}}\n"
@@ -63,6 +65,7 @@ for kind, path in unreadable.items():
         (f"run: spec {kind}", ["run", path, "--dry-run"]),
         (f"simulate: spec {kind}", ["simulate", path, "--dry-run"]),
         (f"plan: profile {kind}", ["plan", "--profile", path, "--pbs", "1", "--gbs", "8"]),
+        (f"spmd: --comm {kind}", spmd + ["--gflops", "1", "--comm", path]),
         (f"report: results {kind}", ["report", path]),
         (f"compare: base {kind}", ["compare", path, results]),
         (f"trace: results {kind}", ["trace", path]),
@@ -84,6 +87,7 @@ for kind, path in unwritable.items():
         (f"ab: --out {kind}", ["ab", spec, "--base", os.path.dirname(harness),
                                "--new", os.path.dirname(harness), "--rounds", "1", "--out", path]),
         (f"machine: --out {kind}", ["machine", "--out", path]),
+        (f"spmd: --out {kind}", spmd + ["--gflops", "1", "--comm", comm, "--out", path]),
         (f"history add: --db {kind}", ["history", "add", results, "--commit", "c9", "--db", path]),
     ]
 for kind, name in names.items():
@@ -105,6 +109,7 @@ for kind, number in numbers.items():
         (f"ab: --rounds {kind}", ["ab", spec, "--base", os.path.dirname(harness),
                                   "--new", os.path.dirname(harness), "--rounds", number]),
         (f"plan: --pbs {kind}", ["plan", "--profile", profile, "--pbs", number, "--gbs", "8"]),
+        (f"spmd: --gflops {kind}", spmd + ["--gflops", number, "--comm", comm]),
         (f"run: --set run.iterations {kind}",
          ["run", spec, "--dry-run", "--set", f"run.iterations={number}"]),
         (f"history add: --commit-time {kind}",

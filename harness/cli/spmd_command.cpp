@@ -1,0 +1,223 @@
+#include "harness/cli/spmd_command.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "common/json_file.h"
+#include "common/limits.h"
+#include "common/text_util.h"
+#include "harness/cli/option_checks.h"
+#include "harness/profile/spmd_costs_file.h"
+#include "planner/report/spmd_report.h"
+#include "planner/spmd/reference_strategies.h"
+#include "planner/spmd/strategy_search.h"
+#include "planner/spmd/transformer_graph.h"
+#include "runtime/models/model_catalog.h"
+
+namespace harness {
+namespace {
+
+namespace spmd = planner::spmd;
+
+runtime::MoeShape moe_shape(const SpmdRequest& r) {
+  runtime::MoeShape moe;
+  if (r.experts > 0) moe.experts = r.experts;
+  if (r.top_k > 0) moe.top_k = r.top_k;
+  if (r.capacity_factor > 0) moe.capacity_factor = r.capacity_factor;
+  if (r.moe_every > 0) moe.every = r.moe_every;
+  return moe;
+}
+
+int64_t tokens_of(const SpmdRequest& r) {
+  const runtime::ModelEntry* entry = runtime::find_model(r.model);
+  return r.tokens > 0 ? r.tokens : entry->default_input_shape.at(0);
+}
+
+// The zoo's rules for the model's options, and which flags the model takes.
+void check_model(const SpmdRequest& r) {
+  if (!runtime::find_model(r.model) || !runtime::has_transformer_blocks(r.model)) {
+    throw InputError("spmd: --model must be llama, bert or bert_moe, got '" + r.model + "'");
+  }
+  const bool moe_flags = r.experts || r.top_k || r.moe_every || r.capacity_factor > 0;
+  if (moe_flags && !runtime::is_mixture_of_experts(r.model)) {
+    throw InputError("spmd: --experts, --top-k, --capacity-factor and --moe-every are bert_moe's");
+  }
+  try {
+    runtime::check_model_options(r.model, {tokens_of(r)}, r.depth, r.width, moe_shape(r),
+                                 {r.heads, r.kv_heads, r.vocab});
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("spmd: ") + e.what());
+  }
+}
+
+// The shape the zoo builds for the request (runtime/models: llama.h, model_zoo.cpp).
+spmd::TransformerShape transformer_shape(const SpmdRequest& r) {
+  check_model(r);
+  const bool decoder = r.model == "llama";
+  spmd::TransformerShape s;
+  s.family = decoder ? spmd::TransformerFamily::kDecoder : spmd::TransformerFamily::kEncoder;
+  s.batch = r.batch;
+  s.tokens = tokens_of(r);
+  s.width = runtime::transformer_width(r.model, r.width);
+  s.depth = runtime::transformer_depth(r.model, r.depth);
+  s.heads = r.heads > 0 ? r.heads : s.width / runtime::kLlamaHeadWidth;
+  s.kv_heads = r.kv_heads > 0 ? r.kv_heads : s.heads;
+  s.feed_forward = decoder ? runtime::llama_feed_forward_width(s.width) : 4 * s.width;
+  s.vocabulary =
+      decoder ? (r.vocab > 0 ? r.vocab : runtime::kLlamaVocabulary) : runtime::kBertVocabulary;
+  if (runtime::is_mixture_of_experts(r.model)) {
+    const runtime::MoeShape moe = moe_shape(r);
+    s.experts = moe.experts;
+    s.top_k = moe.top_k;
+    s.capacity_factor = moe.capacity_factor;
+    s.moe_every = moe.every;
+  }
+  return s;
+}
+
+void check_request(const SpmdRequest& r) {
+  if (r.ranks < 1 || r.ranks > kMaxGpus) {
+    throw InputError("spmd: --ranks must be 1.." + std::to_string(kMaxGpus));
+  }
+  if (r.batch < 1) throw InputError("spmd: --batch must be at least 1");
+  if (!(r.gflops > 0)) throw InputError("spmd: --gflops must be positive");
+  if (!r.out_dir.empty()) check_output_place(r.out_dir, "--out");
+}
+
+std::vector<spmd::StrategyRow> strategy_rows(const spmd::OperatorGraph& graph,
+                                             const spmd::SpmdCosts& costs,
+                                             const spmd::Strategy& searched) {
+  std::vector<spmd::StrategyRow> rows{{"searched", strategy_cost(graph, costs, searched)}};
+  for (auto system : {spmd::ReferenceSystem::kData, spmd::ReferenceSystem::kTensor,
+                      spmd::ReferenceSystem::kExperts}) {
+    if (const auto strategy = reference_strategy(graph, system)) {
+      rows.push_back({spmd::reference_name(system), strategy_cost(graph, costs, *strategy)});
+    }
+  }
+  return rows;
+}
+
+nlohmann::json inputs_json(const SpmdRequest& r, const spmd::TransformerShape& s,
+                           const SpmdCostInputs& inputs) {
+  return {{"model", r.model},
+          {"ranks", r.ranks},
+          {"batch", s.batch},
+          {"tokens", s.tokens},
+          {"width", s.width},
+          {"depth", s.depth},
+          {"heads", s.heads},
+          {"kv_heads", s.kv_heads},
+          {"vocabulary", s.vocabulary},
+          {"experts", s.experts},
+          {"top_k", s.top_k},
+          {"comm", r.comm},
+          {"gflops_per_rank", r.gflops},
+          {"comm_measured_ranks", inputs.measured_ranks},
+          {"substitutions", inputs.substitutions}};
+}
+
+}  // namespace
+
+int run_spmd(const SpmdRequest& request, std::ostream& out) {
+  const spmd::TransformerShape shape = transformer_shape(request);
+  check_request(request);
+  const SpmdCostInputs inputs = read_spmd_costs(request.comm, request.gflops * 1e9);
+  const spmd::OperatorGraph graph = spmd::transformer_graph(shape, request.ranks);
+  const auto started = std::chrono::steady_clock::now();
+  spmd::SearchResult found;
+  try {
+    found = spmd::search_strategy(graph, inputs.costs);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("spmd: ") + e.what());
+  }
+  const double search_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  const auto plans = spmd::operator_plans(graph, inputs.costs, found.strategy);
+  const auto rows = strategy_rows(graph, inputs.costs, found.strategy);
+  out << "# HiDup SPMD search: " << request.model << ", " << request.ranks << " ranks, batch "
+      << shape.batch << " x " << shape.tokens << " tokens, " << graph.operators.size()
+      << " operators; " << found.states << " states in " << format_fixed(search_ms, 2) << " ms\n";
+  if (!inputs.substitutions.empty()) out << "# " << inputs.substitutions << "\n";
+  spmd::write_operator_table(out, plans);
+  out << "\n";
+  spmd::write_strategy_table(out, rows);
+  if (!request.out_dir.empty()) {
+    nlohmann::json plan = spmd::spmd_plan_json(plans, rows);
+    plan["inputs"] = inputs_json(request, shape, inputs);
+    plan["search"] = {{"states", found.states}, {"milliseconds", search_ms}};
+    write_file_atomic(std::filesystem::path(request.out_dir) / "spmd_plan.json",
+                      json_text(plan, 1) + "\n");
+  }
+  return 0;
+}
+
+namespace {
+
+void add_model_options(CLI::App* sub, SpmdRequest& r) {
+  sub->add_option("--model", r.model, "llama, bert or bert_moe")->required();
+  sub->add_option("--tokens", r.tokens, "Tokens a sequence (default: the model's input)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 26));
+  sub->add_option("--width", r.width, "Model width (default: the zoo's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelWidth}));
+  sub->add_option("--depth", r.depth, "Transformer blocks (default: the zoo's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelDepth}));
+  sub->add_option("--heads", r.heads, "llama: attention heads (default: width / 64)")
+      ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelWidth}));
+  sub->add_option("--kv-heads", r.kv_heads, "llama: key/value heads (default: heads)")
+      ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelWidth}));
+  sub->add_option("--vocab", r.vocab, "llama: vocabulary (default 32000)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1'000'000}));
+  sub->add_option("--experts", r.experts, "bert_moe: experts a mixture (default 4)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  sub->add_option("--top-k", r.top_k, "bert_moe: experts a token (default 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  sub->add_option("--capacity-factor", r.capacity_factor, "bert_moe: capacity (default 1.25)")
+      ->check(finite_number(0, true));
+  sub->add_option("--moe-every", r.moe_every, "bert_moe: a mixture every N blocks (default 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelDepth}));
+}
+
+}  // namespace
+
+void add_spmd_command(CLI::App& app) {
+  auto request = std::make_shared<SpmdRequest>();
+  auto* sub = app.add_subcommand(
+      "spmd", "HiDup's per-operator SPMD search: each operator's split, and what it costs");
+  sub->footer(
+      "Example:\n"
+      "  harness spmd --model llama --ranks 4 --batch 8 --comm "
+      "profiles/gloo-2ranks-cpu/comm.json --gflops 80\n"
+      "(planner/README.md, HiDup's SPMD search)");
+  add_model_options(sub, *request);
+  sub->add_option("--ranks", request->ranks, "Ranks the operators split over")
+      ->required()
+      ->check(CLI::Range(1, kMaxGpus));
+  sub->add_option("--batch", request->batch, "Sequences an iteration, over all ranks")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  sub->add_option("--comm", request->comm, "comm.json of `harness profile comm`")->required();
+  sub->add_option("--gflops", request->gflops, "One rank's GFLOP/s (`harness machine`'s GEMM)")
+      ->required()
+      ->check(finite_number(0, true));
+  sub->add_option("--out", request->out_dir, "Write spmd_plan.json into this folder")
+      ->check(not_empty());
+  sub->callback([request]() {
+    int code = 0;
+    try {
+      code = run_spmd(*request, std::cout);
+    } catch (const InputError& e) {
+      std::cerr << "error: " << e.what() << '\n';
+      code = 2;
+    }
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace harness

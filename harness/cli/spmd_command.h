@@ -1,0 +1,35 @@
+// `harness spmd`: HiDup's per-operator SPMD search (planner/spmd) on one of the zoo's
+// transformers over N ranks, priced by this machine's comm.json and a rank's FLOP/s.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace harness {
+
+struct SpmdRequest {
+  std::string model;  // llama, bert, bert_moe
+  int ranks = 0;
+  int64_t batch = 0;  // sequences an iteration, over all ranks
+  // The model's shape as a spec's `model:` gives it; 0: the zoo's default.
+  int64_t tokens = 0, width = 0, depth = 0, heads = 0, kv_heads = 0, vocab = 0;
+  int64_t experts = 0, top_k = 0, moe_every = 0;
+  double capacity_factor = 0;
+  std::string comm;   // comm.json of `harness profile comm`
+  double gflops = 0;  // one rank's
+  std::string out_dir;
+};
+
+// Searches and prints the operator and strategy tables; with out_dir, writes spmd_plan.json
+// there. Throws InputError on bad input (before anything is written). Returns the exit code.
+int run_spmd(const SpmdRequest& request, std::ostream& out);
+
+// Registers `harness spmd`. Input errors print "error: <message>" and exit 2.
+void add_spmd_command(CLI::App& app);
+
+}  // namespace harness

@@ -1,0 +1,48 @@
+// A searched SPMD strategy as people read it: per operator its signature, the form each input
+// arrives in and the collectives that reshard it (forward, and its gradient backward), what it
+// costs; per strategy (the searched one beside the harness's systems) the predicted iteration
+// time and memory per rank. Console tables and plan JSON, both from operator_plans().
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "planner/spmd/spmd_costs.h"
+
+namespace harness::planner::spmd {
+
+struct InputPlan {
+  std::string from;  // the producing operator
+  TensorForm form;   // as the operator takes it
+  Collective forward = Collective::kNone;
+  Collective backward = Collective::kNone;  // its gradient into the producer's form
+  double seconds = 0;
+};
+
+struct OperatorPlan {
+  const Operator* op = nullptr;
+  const Signature* signature = nullptr;
+  std::vector<InputPlan> inputs;
+  OperatorCost own;
+  double communication_s() const;  // own and its inputs'
+};
+
+std::vector<OperatorPlan> operator_plans(const OperatorGraph& graph, const SpmdCosts& costs,
+                                         const Strategy& strategy);
+
+struct StrategyRow {
+  std::string name;  // "searched", "data", "tensor", "experts"
+  StrategyCost cost;
+};
+
+// "operator signature inputs output compute_ms comm_ms", one row per operator.
+void write_operator_table(std::ostream& out, const std::vector<OperatorPlan>& plans);
+// "strategy predicted_ms compute_ms comm_ms memory_MiB vs_searched", one row per strategy.
+void write_strategy_table(std::ostream& out, const std::vector<StrategyRow>& rows);
+// {"operators": [...], "strategies": [...]}: the plan file's body (the caller adds its inputs).
+nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
+                              const std::vector<StrategyRow>& rows);
+
+}  // namespace harness::planner::spmd

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# `harness spmd` end to end: HiDup's search on the zoo's transformers, priced by a comm.json
+# written here. Its plan file adds up (each strategy's prediction is its operators' sum), the
+# searched strategy is never dearer than the harness's systems (DDP, Megatron's tensor
+# parallelism, expert parallelism), links dear enough keep every operator whole and links cheap
+# enough split every one; bad input is refused with exit 2 and nothing written.
+source "$(dirname "$0")/common.sh"
+
+comm() {  # file latency_us bus_bytes_per_s: every collective's fit
+  cat > "$1" <<JSON
+{"backend": "gloo", "world_size": 2, "fits": [
+ {"op": "allreduce", "latency_us": $2, "bus_bandwidth_bytes_per_s": $3},
+ {"op": "allgather", "latency_us": $2, "bus_bandwidth_bytes_per_s": $3},
+ {"op": "reducescatter", "latency_us": $2, "bus_bandwidth_bytes_per_s": $3}]}
+JSON
+}
+comm "$SCRATCH/loopback.json" 200 1e9
+comm "$SCRATCH/dear.json" 1e6 1e6
+comm "$SCRATCH/cheap.json" 0 1e15
+LLAMA=(--model llama --depth 2 --width 64 --heads 2 --vocab 512 --tokens 8 --batch 4 --gflops 10)
+
+"$HARNESS" spmd "${LLAMA[@]}" --ranks 2 --comm "$SCRATCH/loopback.json" --out "$SCRATCH/llama" \
+  > "$SCRATCH/llama.out" || fail "spmd failed: $(cat "$SCRATCH/llama.out")"
+expect_contains "$(cat "$SCRATCH/llama.out")" "all-to-all priced by the all-gather fit"
+expect_contains "$(cat "$SCRATCH/llama.out")" "layers.1.gate_up"
+for cost in dear cheap; do
+  "$HARNESS" spmd "${LLAMA[@]}" --ranks 2 --comm "$SCRATCH/$cost.json" --out "$SCRATCH/$cost" \
+    > /dev/null || fail "spmd on $cost links failed"
+done
+"$HARNESS" spmd --model bert_moe --depth 2 --width 64 --tokens 8 --batch 8 --experts 4 --top-k 1 \
+  --ranks 4 --gflops 10 --comm "$SCRATCH/loopback.json" --out "$SCRATCH/moe" > /dev/null \
+  || fail "spmd on bert_moe failed"
+
+"$PY" - "$SCRATCH" <<'PY'
+import json, os, sys
+def plan(name):
+    return json.load(open(os.path.join(sys.argv[1], name, "spmd_plan.json")))
+llama = plan("llama")
+ops = llama["operators"]
+# tokens, embedding, 10 a block, norm, lm_head, loss
+assert len(ops) == 2 + 2 * 10 + 3, len(ops)
+strategies = {s["name"]: s for s in llama["strategies"]}
+assert set(strategies) == {"searched", "data", "tensor"}, strategies
+total = sum(o["compute_s"] + o["communication_s"] for o in ops)
+searched = strategies["searched"]
+assert abs(total - searched["predicted_s"]) <= 1e-12 * total, (total, searched)
+for s in strategies.values():
+    assert searched["predicted_s"] <= s["predicted_s"] * (1 + 1e-12), s
+assert llama["inputs"]["substitutions"] == "all-to-all priced by the all-gather fit"
+# A rank's compute: 3 x forward FLOPs at 10 GFLOP/s, the lm_head's forward 2 x 32 x 64 x 512.
+head = next(o for o in ops if o["name"] == "lm_head")
+share = 0.5 if head["signature"] != "replicated" else 1.0
+assert abs(head["compute_s"] - 3 * 2 * 32 * 64 * 512 * share / 10e9) < 1e-15, head
+dear = plan("dear")
+assert all(o["signature"] == "replicated" for o in dear["operators"]), dear["operators"]
+assert all(o["communication_s"] == 0 for o in dear["operators"])
+cheap = plan("cheap")
+split = [o for o in cheap["operators"][1:] if o["signature"] == "replicated"]
+assert not split, split
+moe = plan("moe")
+names = {s["name"] for s in moe["strategies"]}
+assert names == {"searched", "data", "experts"}, names  # tensor: not bert_moe's
+best = min(s["predicted_s"] for s in moe["strategies"])
+assert moe["strategies"][0]["name"] == "searched" and moe["strategies"][0]["predicted_s"] == best
+experts = [o for o in moe["operators"] if o["kind"] == "experts"]
+assert len(experts) == 1, experts  # the 2nd block's
+PY
+
+refused() {  # want args...
+  local want=$1; shift
+  local rc=0
+  "$HARNESS" spmd "$@" --out "$SCRATCH/refused/out" > "$SCRATCH/refused.out" 2> "$SCRATCH/refused.err" || rc=$?
+  [ "$rc" -eq 2 ] || fail "spmd $* exited $rc, not 2: $(cat "$SCRATCH/refused.err")"
+  expect_contains "$(cat "$SCRATCH/refused.err")" "$want"
+  [ ! -e "$SCRATCH/refused" ] || fail "spmd $* wrote $SCRATCH/refused"
+}
+GOOD=(--ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/loopback.json")
+refused "--model must be llama, bert or bert_moe, got 'resnet50'" --model resnet50 "${GOOD[@]}"
+refused "are bert_moe's" --model llama --experts 4 "${GOOD[@]}"
+refused "heads" --model llama --width 64 --heads 3 "${GOOD[@]}"
+echo '{"fits": [{"op": "allgather", "latency_us": 1, "bus_bandwidth_bytes_per_s": 1e9}]}' > "$SCRATCH/no_ar.json"
+refused "no_ar.json: no all-reduce fit" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/no_ar.json"
+refused "missing.json" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/missing.json"
+printf '{"fits": [' > "$SCRATCH/broken.json"
+refused "broken.json:1:" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/broken.json"
+echo "e2e spmd search: OK"
