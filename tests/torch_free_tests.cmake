@@ -9,7 +9,7 @@
 # common/: the leaf library.
 add_executable(common_tests common/input_files_test.cpp common/statistics_test.cpp
   common/child_process_test.cpp common/text_pattern_test.cpp common/ports_test.cpp
-  common/identifier_checks_test.cpp)
+  common/identifier_checks_test.cpp common/tensor_form_test.cpp)
 target_link_libraries(common_tests PRIVATE common GTest::gtest_main)
 gtest_discover_tests(common_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS torch-free)
 

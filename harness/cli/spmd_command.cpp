@@ -24,7 +24,7 @@
 namespace harness {
 namespace {
 
-namespace spmd = planner::spmd;
+namespace spmd = harness::spmd;
 
 runtime::MoeShape moe_shape(const SpmdRequest& r) {
   runtime::MoeShape moe;

@@ -9,8 +9,8 @@
 namespace harness {
 namespace {
 
-using planner::spmd::Collective;
-using planner::spmd::CollectiveFit;
+using spmd::Collective;
+using spmd::CollectiveFit;
 
 // comm.json's op names.
 const std::map<std::string, Collective>& fitted_ops() {
@@ -57,8 +57,8 @@ SpmdCostInputs read_spmd_costs(const std::string& path, double flops_per_s) {
     if (fits.count(missing)) continue;
     fits[missing] = fits.at(closest);
     inputs.substitutions += std::string(inputs.substitutions.empty() ? "" : ", ") +
-                            planner::spmd::collective_name(missing) + " priced by the " +
-                            planner::spmd::collective_name(closest) + " fit";
+                            spmd::collective_name(missing) + " priced by the " +
+                            spmd::collective_name(closest) + " fit";
   }
   for (const auto& [collective, fit] : fits) inputs.costs.fits[static_cast<int>(collective)] = fit;
   return inputs;

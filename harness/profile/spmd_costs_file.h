@@ -10,7 +10,7 @@
 namespace harness {
 
 struct SpmdCostInputs {
-  planner::spmd::SpmdCosts costs;
+  spmd::SpmdCosts costs;
   int measured_ranks = 0;  // comm.json's world size
   // What stands in for a fit the file lacks ("all-to-all priced by the all-gather fit"), or "".
   std::string substitutions;

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 InputPlan input_plan(const OperatorGraph& graph, const SpmdCosts& costs, const Strategy& strategy,
@@ -12,6 +12,7 @@ InputPlan input_plan(const OperatorGraph& graph, const SpmdCosts& costs, const S
   const Signature& produced = producer.signatures[strategy[from]];
   InputPlan plan{producer.name, chosen.inputs[slot],
                  resharding(produced.output, chosen.inputs[slot])};
+  plan.grad = chosen.input_grads[slot];
   if (produced.output_grad && chosen.input_grads[slot]) {
     plan.backward = resharding(*chosen.input_grads[slot], *produced.output_grad);
   }
@@ -30,9 +31,14 @@ std::string input_text(const InputPlan& input) {
   return text;
 }
 
+nlohmann::json optional_form(const std::optional<TensorForm>& form) {
+  return form ? nlohmann::json(form_text(*form)) : nlohmann::json();
+}
+
 nlohmann::json input_json(const InputPlan& input) {
   return {{"from", input.from},
           {"form", form_text(input.form)},
+          {"grad", optional_form(input.grad)},
           {"forward", collective_name(input.forward)},
           {"backward", collective_name(input.backward)},
           {"seconds", input.seconds}};
@@ -105,6 +111,7 @@ nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
                          {"signature", plan.signature->name},
                          {"inputs", inputs},
                          {"output", form_text(plan.signature->output)},
+                         {"output_grad", optional_form(plan.signature->output_grad)},
                          {"compute_s", plan.own.compute_s},
                          {"communication_s", plan.communication_s()}});
   }
@@ -118,4 +125,4 @@ nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
   return {{"operators", operators}, {"strategies", strategies}};
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

@@ -5,13 +5,14 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "planner/spmd/spmd_costs.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 struct InputPlan {
   std::string from;  // the producing operator
@@ -19,6 +20,7 @@ struct InputPlan {
   Collective forward = Collective::kNone;
   Collective backward = Collective::kNone;  // its gradient into the producer's form
   double seconds = 0;
+  std::optional<TensorForm> grad;  // the form the operator hands the input's gradient back in
 };
 
 struct OperatorPlan {
@@ -42,7 +44,9 @@ void write_operator_table(std::ostream& out, const std::vector<OperatorPlan>& pl
 // "strategy predicted_ms compute_ms comm_ms memory_MiB vs_searched", one row per strategy.
 void write_strategy_table(std::ostream& out, const std::vector<StrategyRow>& rows);
 // {"operators": [...], "strategies": [...]}: the plan file's body (the caller adds its inputs).
+// Each operator carries its forms whole (inputs' forms and gradients' forms, output's and its
+// gradient's; null where none flows): what a rank that runs the plan reads.
 nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
                               const std::vector<StrategyRow>& rows);
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

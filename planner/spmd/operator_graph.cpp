@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 void check_signature(const Operator& op, const Signature& signature) {
@@ -46,4 +46,4 @@ std::vector<int> last_consumers(const OperatorGraph& graph) {
   return last;
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "planner/spmd/tensor_form.h"
+#include "common/tensor_form.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 // A collective an operator runs inside itself (an expert layer's dispatch and combine), per
 // iteration, forward and backward together.
@@ -62,4 +62,4 @@ std::vector<int> last_consumers(const OperatorGraph& graph);
 // A choice of one signature per operator.
 using Strategy = std::vector<int>;
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 using Names = std::vector<std::string>;
@@ -66,4 +66,4 @@ std::optional<Strategy> reference_strategy(const OperatorGraph& graph, Reference
   return strategy;
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

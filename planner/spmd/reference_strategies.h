@@ -11,7 +11,7 @@
 
 #include "planner/spmd/operator_graph.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 enum class ReferenceSystem { kData, kTensor, kExperts };
 
@@ -22,4 +22,4 @@ const char* reference_name(ReferenceSystem system);
 // mixtures).
 std::optional<Strategy> reference_strategy(const OperatorGraph& graph, ReferenceSystem system);
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

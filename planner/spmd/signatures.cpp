@@ -1,6 +1,6 @@
 #include "planner/spmd/signatures.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 // A signature whose inputs, their gradients, its output and the output's gradient all take one
@@ -173,4 +173,4 @@ std::vector<Signature> token_source_signatures(int ranks, const Divisible& divis
   return signatures;
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

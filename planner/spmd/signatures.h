@@ -7,7 +7,7 @@
 
 #include "planner/spmd/operator_graph.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 inline constexpr int kBatchDim = 0, kTokenDim = 1, kFeatureDim = 2;
 
@@ -76,4 +76,4 @@ std::vector<Signature> mixture_signatures(const MixtureShape& shape, int ranks,
 // The source of token ids: sharded by batch or tokens, or whole; no gradient.
 std::vector<Signature> token_source_signatures(int ranks, const Divisible& divisible);
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

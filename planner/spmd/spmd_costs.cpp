@@ -1,6 +1,6 @@
 #include "planner/spmd/spmd_costs.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 double bus_factor(Collective collective, int ranks) {
@@ -79,4 +79,4 @@ StrategyCost strategy_cost(const OperatorGraph& graph, const SpmdCosts& costs,
   return total;
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

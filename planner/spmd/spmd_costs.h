@@ -11,7 +11,7 @@
 
 #include "planner/spmd/operator_graph.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 struct CollectiveFit {
   double latency_s = 0;
@@ -60,4 +60,4 @@ StrategyCost strategy_cost(const OperatorGraph& graph, const SpmdCosts& costs,
 // The bytes of an output one rank holds in `form`.
 double held_bytes(double tensor_bytes, TensorForm form, int ranks);
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 // One state of a step: the signatures of the frontier's operators (in frontier order), the
@@ -152,4 +152,4 @@ SearchResult enumerate_strategies(const OperatorGraph& graph, const SpmdCosts& c
   return best;
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

@@ -14,7 +14,7 @@
 #include "planner/spmd/operator_graph.h"
 #include "planner/spmd/spmd_costs.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 struct SearchResult {
   Strategy strategy;
@@ -33,4 +33,4 @@ SearchResult search_strategy(const OperatorGraph& graph, const SpmdCosts& costs,
 SearchResult enumerate_strategies(const OperatorGraph& graph, const SpmdCosts& costs,
                                   int64_t max_strategies = 1 << 24);
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

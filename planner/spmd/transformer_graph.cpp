@@ -6,7 +6,7 @@
 
 #include "planner/spmd/signatures.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 class GraphBuilder {
@@ -246,4 +246,4 @@ OperatorGraph transformer_graph(const TransformerShape& shape, int ranks) {
   return g.graph_;
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

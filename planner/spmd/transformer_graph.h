@@ -11,7 +11,7 @@
 
 #include "planner/spmd/operator_graph.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 enum class TransformerFamily { kDecoder, kEncoder };
 
@@ -37,4 +37,4 @@ struct TransformerShape {
 // Throws std::invalid_argument for a shape with a non-positive size.
 OperatorGraph transformer_graph(const TransformerShape& shape, int ranks);
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

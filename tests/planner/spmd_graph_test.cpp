@@ -8,7 +8,7 @@
 #include "planner/spmd/strategy_search.h"
 #include "planner/spmd/transformer_graph.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 // llama's defaults at 2 blocks (runtime/models/llama.h): width 512, 8 heads, SwiGLU 1536.
@@ -140,4 +140,4 @@ TEST(SpmdTransformerGraph, CutsStayNarrowAndFastLinksSplitTheBatch) {
 }
 
 }  // namespace
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

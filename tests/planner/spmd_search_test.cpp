@@ -1,4 +1,4 @@
-// HiDup's search (planner/spmd): the resharding table, the cost of collectives and strategies
+// HiDup's search (planner/spmd): the cost of collectives and strategies
 // against hand-computed values, and the dynamic program over cuts against exhaustive
 // enumeration on random graphs small enough to enumerate.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include "planner/spmd/signatures.h"
 #include "planner/spmd/strategy_search.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 namespace {
 
 SpmdCosts unit_costs() {
@@ -16,22 +16,6 @@ SpmdCosts unit_costs() {
   costs.flops_per_s = 1e9;
   for (auto& fit : costs.fits) fit = {1e-3, 1e9};  // 1 ms + 1 ns a bus byte
   return costs;
-}
-
-TEST(SpmdForms, ReshardingIsTheCollectiveThatChangesTheForm) {
-  const TensorForm s0 = sharded(0), s2 = sharded(2);
-  EXPECT_EQ(resharding(s0, kReplicated), Collective::kAllGather);
-  EXPECT_EQ(resharding(kPartial, kReplicated), Collective::kAllReduce);
-  EXPECT_EQ(resharding(kPartial, s2), Collective::kReduceScatter);
-  EXPECT_EQ(resharding(s0, s2), Collective::kAllToAll);
-  EXPECT_EQ(resharding(kReplicated, s2), Collective::kNone);
-  EXPECT_EQ(resharding(kReplicated, kPartial), Collective::kNone);
-  EXPECT_EQ(resharding(s0, kPartial), Collective::kNone);
-  EXPECT_EQ(resharding(s2, s2), Collective::kNone);
-  EXPECT_EQ(form_text(s2) + form_text(kPartial) + form_text(kReplicated), "S2PR");
-  // An all-to-all hands over one rank's shard; the others the whole tensor.
-  EXPECT_DOUBLE_EQ(collective_buffer_bytes(Collective::kAllToAll, 800, 4), 200);
-  EXPECT_DOUBLE_EQ(collective_buffer_bytes(Collective::kAllGather, 800, 4), 800);
 }
 
 TEST(SpmdCosts, CollectivesPayLatencyAndBusBytes) {
@@ -165,4 +149,4 @@ TEST(SpmdSearch, RefusesMalformedGraphsAndTooManyStates) {
 }
 
 }  // namespace
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

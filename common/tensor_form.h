@@ -1,11 +1,13 @@
 // How one tensor lies across the ranks of an SPMD group, as HiDup's and Alpa's searches name
 // it: whole on every rank (replicated), split along one dimension (sharded), or a partial sum
-// whose rank-wise terms add up to it. Changing a tensor's form is a collective.
+// whose rank-wise terms add up to it. Changing a tensor's form is a collective. Here because the
+// search (planner/spmd) writes forms into a plan and the rank that runs the plan reads them.
 #pragma once
 
+#include <optional>
 #include <string>
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 enum class FormKind { kReplicated, kSharded, kPartial };
 
@@ -21,6 +23,8 @@ inline constexpr TensorForm sharded(int dim) { return {FormKind::kSharded, dim};
 
 // "R", "P", "S0", "S1", ...
 std::string form_text(TensorForm form);
+// The form `form_text` wrote; nullopt for any other text.
+std::optional<TensorForm> parse_form(const std::string& text);
 
 enum class Collective { kNone, kAllGather, kAllReduce, kReduceScatter, kAllToAll };
 
@@ -38,4 +42,4 @@ Collective resharding(TensorForm from, TensorForm to);
 // an all-reduce's or a reduce-scatter's input; one rank's shard for an all-to-all's input.
 double collective_buffer_bytes(Collective collective, double tensor_bytes, int ranks);
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd

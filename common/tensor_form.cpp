@@ -1,6 +1,6 @@
-#include "planner/spmd/tensor_form.h"
+#include "common/tensor_form.h"
 
-namespace harness::planner::spmd {
+namespace harness::spmd {
 
 std::string form_text(TensorForm form) {
   switch (form.kind) {
@@ -12,6 +12,15 @@ std::string form_text(TensorForm form) {
       break;
   }
   return "S" + std::to_string(form.dim);
+}
+
+std::optional<TensorForm> parse_form(const std::string& text) {
+  if (text == "R") return kReplicated;
+  if (text == "P") return kPartial;
+  if (text.size() == 2 && text[0] == 'S' && text[1] >= '0' && text[1] <= '9') {
+    return sharded(text[1] - '0');
+  }
+  return std::nullopt;
 }
 
 const char* collective_name(Collective collective) {
@@ -48,4 +57,4 @@ double collective_buffer_bytes(Collective collective, double tensor_bytes, int r
   return collective == Collective::kAllToAll ? tensor_bytes / ranks : tensor_bytes;
 }
 
-}  // namespace harness::planner::spmd
+}  // namespace harness::spmd
