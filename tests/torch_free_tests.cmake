@@ -64,6 +64,7 @@ add_executable(runtime_protocol_tests
   runtime/protocol/rank_identity_test.cpp
   runtime/protocol/worker_config_test.cpp
   runtime/parallel/device_mesh_test.cpp
+  runtime/parallel/spmd_plan_test.cpp
   runtime/pipeline/pipeline_plan_test.cpp
   runtime/pipeline/pipeline_schedule_test.cpp
   runtime/profile/stage_profile_merge_test.cpp

@@ -13,32 +13,30 @@ namespace runtime {
 
 namespace nn = torch::nn;
 
-namespace {
-
 // Root-mean-square normalisation with a learned scale (no mean subtracted, no bias).
-class RmsNormImpl : public nn::Module {
- public:
-  explicit RmsNormImpl(int64_t width, double eps = 1e-5) : eps_(eps) {
-    weight = register_parameter("weight", torch::ones({width}));
-  }
-  torch::Tensor forward(const torch::Tensor& x) {
-    return x * torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps_) * weight;
-  }
-  torch::Tensor weight;
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) {
+  return x * torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + 1e-5) * weight;
+}
 
- private:
-  double eps_;
-};
-TORCH_MODULE(RmsNorm);
-
-// Rotary position embeddings on [batch, heads, tokens, head_width]: each half of a head's
-// features rotated against the other by the token's angle (the "rotate half" layout of Llama's
-// Hugging Face port), base 10000.
-torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+// Rotary position embeddings: each half of a head's features rotated against the other by the
+// token's angle (the "rotate half" layout of Llama's Hugging Face port), base 10000.
+at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   const int64_t half = x.size(-1) / 2;
   const torch::Tensor first = x.narrow(-1, 0, half), second = x.narrow(-1, half, half);
   return x * cos + torch::cat({-second, first}, -1) * sin;
 }
+
+namespace {
+
+class RmsNormImpl : public nn::Module {
+ public:
+  explicit RmsNormImpl(int64_t width) {
+    weight = register_parameter("weight", torch::ones({width}));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return rms_norm(x, weight); }
+  torch::Tensor weight;
+};
+TORCH_MODULE(RmsNorm);
 
 class AttentionImpl : public nn::Module {
  public:
@@ -79,8 +77,8 @@ class AttentionImpl : public nn::Module {
       return t.view({batch, tokens, count, head_width_}).transpose(1, 2);
     };
     const torch::Tensor cos = cos_.narrow(0, 0, tokens), sin = sin_.narrow(0, 0, tokens);
-    torch::Tensor queries = rotate(heads_of(q->forward(x), heads_), cos, sin);
-    torch::Tensor keys = rotate(heads_of(k->forward(x), kv_heads_), cos, sin);
+    torch::Tensor queries = apply_rotary(heads_of(q->forward(x), heads_), cos, sin);
+    torch::Tensor keys = apply_rotary(heads_of(k->forward(x), kv_heads_), cos, sin);
     torch::Tensor values = heads_of(v->forward(x), kv_heads_);
     if (kv_heads_ < heads_) {  // grouped-query: each key/value head serves heads / kv_heads
       keys = keys.repeat_interleave(heads_ / kv_heads_, 1);

@@ -6,11 +6,19 @@
 // so that the profiler times it layer by layer and a pipeline splits it into stages.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <memory>
 
 #include "runtime/models/model_zoo.h"
 
 namespace runtime {
+
+// Llama's pieces that a rank running a searched SPMD strategy (runtime/parallel/spmd_decoder.h)
+// computes on its parts of the activations: the RMSNorm (eps 1e-5) and the rotary embedding of
+// [batch, heads, tokens, head_width] by the angles' cosines and sines, [tokens, head_width].
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight);
+at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
 // make_model's for "llama": the options as check_model_options (model_catalog.h) took them,
 // defaults (kLlama* there) where they are 0. Build it through make_model.

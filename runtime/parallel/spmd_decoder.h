@@ -1,0 +1,69 @@
+// The zoo's llama trained under a searched SPMD strategy (planner/spmd, `harness spmd --out`):
+// each operator of the plan runs on this rank's part of its inputs with this rank's part of its
+// weights, as its signature says (whole; Megatron's column or row; the attention's heads; the
+// embedding's vocabulary rows or features; the loss over a vocabulary shard), and between
+// operators reshard() changes each tensor into the form its consumer takes, and its gradient
+// back. Weights whose operator ran on a batch or token shard have their gradients summed after
+// backward. Fused projections (q, k, v; gate and up) lay their rows out rank by rank, so that a
+// column split is a contiguous slice. From the same seed and batch it trains as one process.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/models/model_zoo.h"
+#include "runtime/parallel/spmd_plan.h"
+
+namespace runtime {
+
+class SpmdDecoder {
+ public:
+  // `whole`: llama built whole from the seed (make_model), whose weights this rank copies its
+  // parts of; `steps`: the plan's, for this model's operators; `group`: every rank of the plan,
+  // outliving this object. Throws std::invalid_argument where the plan names an operator the
+  // model lacks or a signature its operator cannot run.
+  SpmdDecoder(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group);
+
+  // Forward and backward of one global batch (token ids and next tokens, both [batch, tokens]),
+  // every rank the same batch; the gradients the plan sums summed. Returns the batch's mean
+  // next-token loss.
+  double train_step(const at::Tensor& ids, const at::Tensor& targets);
+
+  // This rank's weights, for its optimizer.
+  std::vector<at::Tensor> parameters() const;
+  // Every weight whole under the zoo's names, the ranks' parts gathered: every rank calls it.
+  std::map<std::string, at::Tensor> whole_parameters();
+
+  struct Weight;
+
+ private:
+  at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
+                      const at::Tensor& ids, const at::Tensor& targets);
+  at::Tensor attention(const SpmdStep& step, const at::Tensor& qkv) const;
+
+  std::vector<SpmdStep> steps_;
+  Communicator& group_;
+  std::map<std::string, std::vector<Weight>> weights_;  // by operator
+  at::Tensor rope_cos_, rope_sin_;
+  int64_t heads_ = 0, kv_heads_ = 0, head_width_ = 0;
+  // Row groups of the fused projections: the ranks where the heads (the feed-forward width)
+  // divide over them, else 1.
+  int64_t attention_groups_ = 1, feed_forward_groups_ = 1;
+};
+
+// One weight of an operator as this rank holds it: `parts` of the zoo's weights stacked row-wise
+// in `groups` (q, k, v: each part's j-th chunk of rows in group j), whole or this rank's `split`
+// (0: rows, 1: columns).
+struct SpmdDecoder::Weight {
+  std::vector<std::string> parts;  // the zoo's names
+  std::vector<int64_t> part_rows;
+  int64_t groups = 1;
+  at::Tensor local;
+  int split = -1;
+};
+
+}  // namespace runtime

@@ -1,0 +1,205 @@
+// HiDup's searched strategies executed (runtime/parallel/spmd_decoder.h) on the Llama-style
+// decoder, over real Gloo (a thread per rank): the search (planner/spmd) writes its plan as
+// `harness spmd --out` does, the ranks read it, and from one seed after 10 AdamW steps the
+// ranks' weights put together equal one process's (float64, relative 1e-9) -- for the strategies
+// the search finds under dear, loopback-like and cheap links, for DDP's and Megatron's, and for
+// arbitrary mixtures that put every form change (all-gather, all-reduce, reduce-scatter,
+// all-to-all, slices, partial sums) between some pair of operators, at 2 and 4 ranks.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <map>
+#include <set>
+
+#include "planner/report/spmd_report.h"
+#include "planner/spmd/reference_strategies.h"
+#include "planner/spmd/strategy_search.h"
+#include "planner/spmd/transformer_graph.h"
+#include "runtime/models/model_zoo.h"
+#include "runtime/models/synthetic_batch.h"
+#include "runtime/optim/optimizer.h"
+#include "runtime/parallel/spmd_decoder.h"
+#include "tests/runtime/double_default.h"
+#include "tests/runtime/gloo_ranks.h"
+
+// A namespace of its own: the runtime tests build as one unity file, beside other tests' names.
+namespace spmd_decoder_test {
+
+namespace spmd = harness::spmd;
+using Parameters = std::map<std::string, torch::Tensor>;
+
+constexpr int kSteps = 10;
+constexpr int64_t kBatch = 4, kTokens = 8, kWidth = 64, kDepth = 2, kVocab = 96;
+
+// 8 heads of 8 over 4 key/value heads; a vocabulary of 96, which 2 and 4 ranks divide.
+runtime::ModelOptions llama_options() {
+  runtime::ModelOptions options;
+  options.input_shape = {kTokens};
+  options.depth = kDepth;
+  options.width = kWidth;
+  options.decoder = {8, 4, kVocab};
+  return options;
+}
+
+std::shared_ptr<runtime::ZooModel> seeded_llama() {
+  torch::manual_seed(11);
+  return runtime::make_model("llama", llama_options());
+}
+
+runtime::WorkerOptimizer adamw() { return {"adamw", 0.01, 0.0, 0.9, 0.999, 1e-8, 0.01}; }
+
+runtime::SyntheticBatch llama_batch() {
+  const auto model = seeded_llama();
+  torch::manual_seed(23);
+  return runtime::make_synthetic_batch(*model, llama_options(), kBatch, "cross_entropy");
+}
+
+Parameters one_process() {
+  const auto model = seeded_llama();
+  const auto batch = llama_batch();
+  auto optimizer = runtime::make_optimizer(adamw(), model->parameters());
+  for (int step = 0; step < kSteps; ++step) {
+    optimizer->zero_grad();
+    runtime::training_loss("cross_entropy", model->forward(batch.input), batch.target).backward();
+    optimizer->step();
+  }
+  Parameters out;
+  for (const auto& item : model->named_parameters()) out[item.key()] = item.value().detach();
+  return out;
+}
+
+spmd::OperatorGraph llama_graph(int ranks) {
+  spmd::TransformerShape shape;
+  shape.batch = kBatch;
+  shape.tokens = kTokens;
+  shape.width = kWidth;
+  shape.depth = kDepth;
+  shape.heads = 8;
+  shape.kv_heads = 4;
+  shape.feed_forward = runtime::llama_feed_forward_width(kWidth);
+  shape.vocabulary = kVocab;
+  return spmd::transformer_graph(shape, ranks);
+}
+
+spmd::SpmdCosts costs_of(double latency_s, double bytes_per_s) {
+  spmd::SpmdCosts costs;
+  costs.flops_per_s = 1e9;
+  for (auto& fit : costs.fits) fit = {latency_s, bytes_per_s};
+  return costs;
+}
+
+// The plan as `harness spmd --out` writes it, read back as a rank reads it.
+std::vector<runtime::SpmdStep> steps_of(const spmd::OperatorGraph& graph,
+                                        const spmd::Strategy& strategy) {
+  const auto plans = spmd::operator_plans(graph, costs_of(1e-4, 1e9), strategy);
+  return runtime::read_spmd_steps(spmd::spmd_plan_json(plans, {}));
+}
+
+// Signature (i x stride + offset) mod count of each operator: a mixture no search would pick.
+spmd::Strategy arbitrary(const spmd::OperatorGraph& graph, int stride, int offset) {
+  spmd::Strategy strategy;
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const int count = static_cast<int>(graph.operators[i].signatures.size());
+    strategy.push_back(static_cast<int>((i * stride + offset) % count));
+  }
+  return strategy;
+}
+
+// Every rank trains the plan from the one whole model; rank 0's view of the whole weights.
+Parameters train_spmd(int ranks, const std::vector<runtime::SpmdStep>& steps) {
+  const auto whole = seeded_llama();
+  const auto batch = llama_batch();
+  Parameters gathered;
+  const auto errors =
+      runtime_test::on_every_rank(ranks, [&](int rank, runtime::Communicator& group) {
+        runtime::SpmdDecoder decoder(*whole, steps, group);
+        auto optimizer = runtime::make_optimizer(adamw(), decoder.parameters());
+        for (int step = 0; step < kSteps; ++step) {
+          optimizer->zero_grad();
+          decoder.train_step(batch.input, batch.target);
+          optimizer->step();
+        }
+        auto parameters = decoder.whole_parameters();
+        if (rank == 0) gathered = std::move(parameters);
+      });
+  for (const auto& error : errors) EXPECT_EQ(error, "");
+  return gathered;
+}
+
+void expect_equal(const Parameters& got, const Parameters& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [name, tensor] : want) {
+    ASSERT_TRUE(got.count(name)) << what << ": " << name;
+    EXPECT_TRUE(torch::allclose(got.at(name), tensor, 1e-9, 1e-12))
+        << what << ": " << name << " differs by "
+        << (got.at(name) - tensor).abs().max().item<double>();
+  }
+}
+
+std::string strategy_text(const spmd::OperatorGraph& graph, const spmd::Strategy& strategy) {
+  std::string text;
+  for (size_t i = 0; i < strategy.size(); ++i) {
+    text += graph.operators[i].signatures[strategy[i]].name + " ";
+  }
+  return text;
+}
+
+TEST(SpmdDecoder, SearchedStrategiesTrainAsOneProcess) {
+  const runtime_test::DoubleDefault float64;
+  const Parameters want = one_process();
+  for (int ranks : {2, 4}) {
+    const auto graph = llama_graph(ranks);
+    std::set<spmd::Strategy> found;
+    for (const auto& costs : {costs_of(1.0, 1e3), costs_of(2e-4, 1e9), costs_of(0, 1e15)}) {
+      const auto strategy = spmd::search_strategy(graph, costs).strategy;
+      found.insert(strategy);
+      expect_equal(train_spmd(ranks, steps_of(graph, strategy)), want,
+                   std::to_string(ranks) + " ranks: " + strategy_text(graph, strategy));
+    }
+    EXPECT_GE(found.size(), 2u) << "the links' costs changed no strategy";
+  }
+}
+
+TEST(SpmdDecoder, DdpAndMegatronStrategiesTrainAsOneProcess) {
+  const runtime_test::DoubleDefault float64;
+  const Parameters want = one_process();
+  for (int ranks : {2, 4}) {
+    const auto graph = llama_graph(ranks);
+    for (auto system : {spmd::ReferenceSystem::kData, spmd::ReferenceSystem::kTensor}) {
+      const auto strategy = spmd::reference_strategy(graph, system);
+      ASSERT_TRUE(strategy);
+      expect_equal(train_spmd(ranks, steps_of(graph, *strategy)), want,
+                   std::string(spmd::reference_name(system)) + " at " + std::to_string(ranks));
+    }
+  }
+}
+
+// Between them the mixtures change forms by every collective, forward and backward.
+TEST(SpmdDecoder, ArbitraryMixturesTrainAsOneProcess) {
+  const runtime_test::DoubleDefault float64;
+  const Parameters want = one_process();
+  std::set<std::pair<spmd::Collective, bool>> used;  // collective, backward
+  for (int ranks : {2, 4}) {
+    const auto graph = llama_graph(ranks);
+    for (const auto& [stride, offset] : {std::pair{1, 0}, {1, 1}, {3, 2}, {5, 1}, {7, 3}}) {
+      const auto strategy = arbitrary(graph, stride, offset);
+      for (const auto& plan : spmd::operator_plans(graph, costs_of(1e-4, 1e9), strategy)) {
+        for (const auto& input : plan.inputs) {
+          used.insert({input.forward, false});
+          used.insert({input.backward, true});
+        }
+      }
+      expect_equal(train_spmd(ranks, steps_of(graph, strategy)), want,
+                   std::to_string(ranks) + " ranks: " + strategy_text(graph, strategy));
+    }
+  }
+  for (auto collective : {spmd::Collective::kAllGather, spmd::Collective::kAllReduce,
+                          spmd::Collective::kReduceScatter, spmd::Collective::kAllToAll}) {
+    for (bool backward : {false, true}) {
+      EXPECT_TRUE(used.count({collective, backward}))
+          << spmd::collective_name(collective) << (backward ? " backward" : " forward");
+    }
+  }
+}
+
+}  // namespace spmd_decoder_test
