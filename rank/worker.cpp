@@ -35,6 +35,8 @@
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/device_mesh.h"
+#include "runtime/parallel/spmd_decoder.h"
+#include "runtime/parallel/spmd_plan.h"
 #include "runtime/parallel/tensor_region.h"
 #include "runtime/parallel/tensor_traffic.h"
 #include "runtime/protocol/cpu_pinning.h"
@@ -254,6 +256,9 @@ struct IterationSteps {
   std::function<void()> finish_backward;
   std::function<void()> step;
   std::function<void(long long)> before_iteration;  // optional: told each iteration's index
+  // Optional: the loss of (input, target) from a system that computes it itself (a searched
+  // SPMD strategy, whose ranks hold parts of the logits); `forward` is not called then.
+  std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)> loss;
 };
 
 // A rank's own synthetic shard of `samples` (the rank's batch size unless given), fixed for the
@@ -289,8 +294,10 @@ at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& ar
     clock->mark(kStart);
     steps.zero_grad();
     clock->mark(kZeroed);
-    const auto [loss, dtype] =
-        forward_loss(steps.forward, model, data.input, data.target, config.model.loss, precision);
+    const auto [loss, dtype] = steps.loss
+                                   ? ForwardResult{steps.loss(data.input, data.target), at::kFloat}
+                                   : forward_loss(steps.forward, model, data.input, data.target,
+                                                  config.model.loss, precision);
     output_dtype = dtype;
     clock->mark(kForwardDone);
     loss.backward();
@@ -483,6 +490,39 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
                               config, log, trace, std::move(memory));
 }
 
+// A rank of a searched SPMD strategy (runtime/parallel/spmd_decoder.h): llama drawn whole from
+// the seed and this rank's parts of its weights kept, every rank the one global batch
+// (batch_size x world samples, as DDP's ranks' together), the plan's collectives on the world
+// communicator.
+void run_spmd_rank(const WorkerConfig& config, const WorkerArgs& args, const RankDevice& device,
+                   Communicator& comm, const std::optional<Fault>& fault) {
+  const ModelOptions model_options = model_options_from(config.model);
+  torch::manual_seed(config.seed);
+  const auto model = make_model(config.model.name, model_options);
+  model->to(device.device());
+  SpmdDecoder decoder(*model, read_spmd_steps({{"operators", config.system.spmd->operators}}),
+                      comm);
+  const SyntheticBatch data = rank_batch(config, 0, *model, model_options, device.device(),
+                                         config.model.batch_size * args.world_size);
+  auto optimizer = make_optimizer(config.optimizer, decoder.parameters());
+  fs::create_directories(args.out_dir);
+  SampleLog log;
+  TraceRecorder trace;
+  const IterationSteps steps{[&] { optimizer->zero_grad(); },
+                             {},
+                             [&] { decoder.finish_backward(); },
+                             [&] { optimizer->step(); },
+                             {},
+                             [&](const torch::Tensor& ids, const torch::Tensor& targets) {
+                               return decoder.forward_loss(ids, targets);
+                             }};
+  const at::ScalarType output_dtype =
+      train_iterations(config, args, device, *model, data, steps, trace, log, fault);
+  write_data_parallel_results(args, config.system, device, comm, decoder.parameters().front(),
+                              output_dtype, config, log, trace,
+                              memory_report(decoder.parameters(), {}, *optimizer));
+}
+
 // Pinned before any pool or communicator starts a thread, so that every thread inherits it;
 // LibTorch's intra-op pool and the BLAS's own threads both at threads_per_rank: ranks of one
 // machine never oversubscribe its cores.
@@ -513,6 +553,8 @@ void run_system_rank(const WorkerConfig& config, const WorkerArgs& args, const R
                       device);
   } else if (kind == SystemKind::kSharded) {
     run_sharded_rank(config, args, device, communicator, fault);
+  } else if (kind == SystemKind::kSpmd) {
+    run_spmd_rank(config, args, device, communicator, fault);
   } else if (kind == SystemKind::kTensorParallel) {
     run_tensor_parallel_rank(config, args, device,
                              tensor_rank_groups(config, args, device, store, timeout), communicator,

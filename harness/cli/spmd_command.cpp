@@ -14,11 +14,7 @@
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "harness/cli/option_checks.h"
-#include "harness/profile/spmd_costs_file.h"
-#include "planner/report/spmd_report.h"
-#include "planner/spmd/reference_strategies.h"
-#include "planner/spmd/strategy_search.h"
-#include "planner/spmd/transformer_graph.h"
+#include "harness/study/spmd_search_run.h"
 #include "runtime/models/model_catalog.h"
 
 namespace harness {
@@ -57,29 +53,12 @@ void check_model(const SpmdRequest& r) {
   }
 }
 
-// The shape the zoo builds for the request (runtime/models: llama.h, model_zoo.cpp).
+// The shape the zoo builds for the request.
 spmd::TransformerShape transformer_shape(const SpmdRequest& r) {
   check_model(r);
-  const bool decoder = r.model == "llama";
-  spmd::TransformerShape s;
-  s.family = decoder ? spmd::TransformerFamily::kDecoder : spmd::TransformerFamily::kEncoder;
-  s.batch = r.batch;
-  s.tokens = tokens_of(r);
-  s.width = runtime::transformer_width(r.model, r.width);
-  s.depth = runtime::transformer_depth(r.model, r.depth);
-  s.heads = r.heads > 0 ? r.heads : s.width / runtime::kLlamaHeadWidth;
-  s.kv_heads = r.kv_heads > 0 ? r.kv_heads : s.heads;
-  s.feed_forward = decoder ? runtime::llama_feed_forward_width(s.width) : 4 * s.width;
-  s.vocabulary =
-      decoder ? (r.vocab > 0 ? r.vocab : runtime::kLlamaVocabulary) : runtime::kBertVocabulary;
-  if (runtime::is_mixture_of_experts(r.model)) {
-    const runtime::MoeShape moe = moe_shape(r);
-    s.experts = moe.experts;
-    s.top_k = moe.top_k;
-    s.capacity_factor = moe.capacity_factor;
-    s.moe_every = moe.every;
-  }
-  return s;
+  SpmdModel model{r.model,     r.batch, r.tokens, r.width, r.depth, {r.heads, r.kv_heads, r.vocab},
+                  moe_shape(r)};
+  return zoo_transformer_shape(model);
 }
 
 void check_request(const SpmdRequest& r) {
@@ -91,67 +70,23 @@ void check_request(const SpmdRequest& r) {
   if (!r.out_dir.empty()) check_output_place(r.out_dir, "--out");
 }
 
-std::vector<spmd::StrategyRow> strategy_rows(const spmd::OperatorGraph& graph,
-                                             const spmd::SpmdCosts& costs,
-                                             const spmd::Strategy& searched) {
-  std::vector<spmd::StrategyRow> rows{{"searched", strategy_cost(graph, costs, searched)}};
-  for (auto system : {spmd::ReferenceSystem::kData, spmd::ReferenceSystem::kTensor,
-                      spmd::ReferenceSystem::kExperts}) {
-    if (const auto strategy = reference_strategy(graph, system)) {
-      rows.push_back({spmd::reference_name(system), strategy_cost(graph, costs, *strategy)});
-    }
-  }
-  return rows;
-}
-
-nlohmann::json inputs_json(const SpmdRequest& r, const spmd::TransformerShape& s,
-                           const SpmdCostInputs& inputs) {
-  return {{"model", r.model},
-          {"ranks", r.ranks},
-          {"batch", s.batch},
-          {"tokens", s.tokens},
-          {"width", s.width},
-          {"depth", s.depth},
-          {"heads", s.heads},
-          {"kv_heads", s.kv_heads},
-          {"vocabulary", s.vocabulary},
-          {"experts", s.experts},
-          {"top_k", s.top_k},
-          {"comm", r.comm},
-          {"gflops_per_rank", r.gflops},
-          {"comm_measured_ranks", inputs.measured_ranks},
-          {"substitutions", inputs.substitutions}};
-}
-
 }  // namespace
 
 int run_spmd(const SpmdRequest& request, std::ostream& out) {
   const spmd::TransformerShape shape = transformer_shape(request);
   check_request(request);
-  const SpmdCostInputs inputs = read_spmd_costs(request.comm, request.gflops * 1e9);
-  const spmd::OperatorGraph graph = spmd::transformer_graph(shape, request.ranks);
-  const auto started = std::chrono::steady_clock::now();
-  spmd::SearchResult found;
-  try {
-    found = spmd::search_strategy(graph, inputs.costs);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(std::string("spmd: ") + e.what());
-  }
-  const double search_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  const auto plans = spmd::operator_plans(graph, inputs.costs, found.strategy);
-  const auto rows = strategy_rows(graph, inputs.costs, found.strategy);
+  const SpmdSearch search = run_spmd_search(shape, request.ranks, request.comm, request.gflops);
   out << "# HiDup SPMD search: " << request.model << ", " << request.ranks << " ranks, batch "
-      << shape.batch << " x " << shape.tokens << " tokens, " << graph.operators.size()
-      << " operators; " << found.states << " states in " << format_fixed(search_ms, 2) << " ms\n";
-  if (!inputs.substitutions.empty()) out << "# " << inputs.substitutions << "\n";
-  spmd::write_operator_table(out, plans);
+      << shape.batch << " x " << shape.tokens << " tokens, " << search.graph.operators.size()
+      << " operators; " << search.found.states << " states in " << format_fixed(search.search_ms, 2)
+      << " ms\n";
+  if (!search.inputs.substitutions.empty()) out << "# " << search.inputs.substitutions << "\n";
+  spmd::write_operator_table(out, search.operator_plans());
   out << "\n";
-  spmd::write_strategy_table(out, rows);
+  spmd::write_strategy_table(out, search.strategy_rows());
   if (!request.out_dir.empty()) {
-    nlohmann::json plan = spmd::spmd_plan_json(plans, rows);
-    plan["inputs"] = inputs_json(request, shape, inputs);
-    plan["search"] = {{"states", found.states}, {"milliseconds", search_ms}};
+    const nlohmann::json plan = search.plan_document(spmd_inputs_json(
+        request.model, shape, request.ranks, request.comm, request.gflops, search.inputs));
     write_file_atomic(std::filesystem::path(request.out_dir) / "spmd_plan.json",
                       json_text(plan, 1) + "\n");
   }

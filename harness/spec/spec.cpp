@@ -16,6 +16,7 @@
 #include "harness/emulation/link_quantities.h"
 #include "harness/external/external_system.h"
 #include "harness/plot/kinds.h"
+#include "harness/profile/spmd_costs_file.h"
 #include "harness/results/results_folder.h"
 #include "harness/spec/pipeline_schedule_source.h"
 #include "harness/spec/spec_errors.h"
@@ -511,6 +512,18 @@ void check_tensor_at_point(const SystemConfig& system, const PointConfig& config
   }
 }
 
+// A searched SPMD strategy runs on llama (runtime/parallel/spmd_decoder.h), in fp32, its blocks
+// not recomputed.
+template <typename Fail>
+void check_spmd_at_point(const PointConfig& config, const Fail& fail) {
+  const ModelConfig& model = config.model;
+  if (model.name != "llama") fail("spmd runs llama's operators, not " + model.name + "'s");
+  if (model.precision != "fp32") fail("spmd runs in fp32, not model.precision " + model.precision);
+  if (model.activation_checkpointing != "none") {
+    fail("spmd recomputes nothing: model.activation_checkpointing must be none");
+  }
+}
+
 // A system against one point: pinning against an external command, compression against a
 // per-tensor mode, expert parallelism
 // against the model and world size, inline stages against the world size (and the model's
@@ -552,6 +565,7 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     }
     return;
   }
+  if (system.kind() == SystemKind::kSpmd) check_spmd_at_point(config, fail);
   if (system.kind() == SystemKind::kPipeline)
     check_pipeline_at_point(system, config, options, origin, at, fail);
   if (system.pipeline && config.model.activation_checkpointing != "none" &&
@@ -575,6 +589,23 @@ void read_tensor_system(MapReader& reader, SystemConfig& system) {
   system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 3));
   system.gradients.mode = reader.get_string("mode", "overlap", ddp_modes());
   if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
+}
+
+// `kind: spmd`: HiDup's search at each point over all its ranks, priced by `comm` (a comm.json
+// of `harness profile comm`, read now so that --dry-run catches it) and `gflops` (a rank's
+// GFLOP/s).
+void read_spmd_system(MapReader& reader, SystemConfig& system) {
+  runtime::SpmdStrategy strategy;
+  strategy.comm = reader.get_string("comm", std::nullopt);
+  strategy.gflops = reader.get_double("gflops", std::nullopt, 0.0);
+  if (reader.ok()) {
+    try {
+      read_spmd_costs(strategy.comm, strategy.gflops * 1e9);
+    } catch (const InputError& e) {
+      reader.report(reader.child("comm"), "comm", e.what());
+    }
+  }
+  system.spmd = strategy;
 }
 
 // One entry of `systems:`: a ddp mode's name, or a map of a system of any kind. Nothing when
@@ -615,6 +646,8 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
     if (reader.has("bucket_mb")) system.bucket_mb = read_bucket_mb(reader, "bucket_mb", 25);
   } else if (kind == SystemKind::kTensorParallel) {
     read_tensor_system(reader, system);
+  } else if (kind == SystemKind::kSpmd) {
+    read_spmd_system(reader, system);
   } else {
     system.experts = kind == SystemKind::kExpertParallel;
     system.gradients.mode = reader.get_string(

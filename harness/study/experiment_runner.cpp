@@ -584,6 +584,17 @@ int print_dry_run(const Experiment& spec, const RunnerOptions& options, std::ost
   return 0;
 }
 
+// What the study decides for each run before the first starts: pipeline stages (planned with the
+// links measured for emulated points) and searched SPMD strategies.
+void resolve_system_runs(std::vector<PlannedRun>& runs, const fs::path& directory,
+                         const RunnerOptions& options, const ProbedLinks& links) {
+  resolve_pipeline_runs(runs, directory, options, [&](const Point& point) {
+    const ProbedLink* link = links.find(point);
+    return link ? link->topology.string() : std::string();
+  });
+  resolve_spmd_runs(runs, directory);
+}
+
 }  // namespace
 
 int run_experiment(const Experiment& spec, const RunnerOptions& options, std::ostream& out) {
@@ -629,10 +640,7 @@ int run_experiment(const Experiment& spec, const RunnerOptions& options, std::os
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  resolve_pipeline_runs(runs, directory, options, [&](const Point& point) {
-    const ProbedLink* link = links.find(point);
-    return link ? link->topology.string() : std::string();
-  });
+  resolve_system_runs(runs, directory, options, links);
   LoadSample study_start;
   const MachineLoad load_before = load_before_study(command_start, study_start);
   if (!resuming) write_environment(experiment, options, directory, links, load_before);

@@ -3,8 +3,11 @@
 #include <map>
 #include <utility>
 
+#include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/json_file.h"
 #include "harness/spec/pipeline_plan_source.h"
+#include "harness/study/spmd_search_run.h"
 
 namespace harness {
 
@@ -32,6 +35,43 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& direct
       resolved[key] = resolve_pipeline_stages(*run.system, run.point->config, context);
     }
     run.stages = resolved[key];
+  }
+}
+
+namespace {
+
+nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder) {
+  const ModelConfig& m = run.point->config.model;
+  const long long world = run.point->config.run.world_size;
+  const SpmdModel model{m.name,
+                        m.batch_size * world,
+                        m.input_shape.empty() ? 0 : m.input_shape.at(0),
+                        m.width,
+                        m.depth,
+                        m.decoder,
+                        m.moe};
+  const runtime::SpmdStrategy& strategy = *run.system->spmd;
+  const auto shape = zoo_transformer_shape(model);
+  const SpmdSearch search =
+      run_spmd_search(shape, static_cast<int>(world), strategy.comm, strategy.gflops);
+  const nlohmann::json plan = search.plan_document(spmd_inputs_json(
+      m.name, shape, static_cast<int>(world), strategy.comm, strategy.gflops, search.inputs));
+  write_file_atomic(folder / "spmd_plan.json", json_text(plan, 1) + "\n");
+  return plan.at("operators");
+}
+
+}  // namespace
+
+void resolve_spmd_runs(std::vector<PlannedRun>& runs, const fs::path& directory) {
+  std::map<std::pair<const Point*, std::string>, nlohmann::json> resolved;
+  for (auto& run : runs) {
+    if (run.system->kind() != SystemKind::kSpmd) continue;
+    const auto key = std::make_pair(run.point, run.system->name);
+    if (!resolved.count(key)) {
+      resolved[key] =
+          searched_operators(run, directory / "plans" / run.system->name / run.point->id);
+    }
+    run.spmd_operators = resolved[key];
   }
 }
 
@@ -108,6 +148,7 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
       c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
   config.system = *run.system;  // the description, whole
   config.system.gradients = gradient_reduction_at(run);
+  if (config.system.spmd) config.system.spmd->operators = run.spmd_operators;
   if (config.system.pipeline) {
     // The stages resolved for this point (inline, from a plan file or planned now).
     config.system.pipeline->micro_batches = static_cast<int>(c.pipeline.micro_batches);

@@ -3,6 +3,8 @@
 // cap, the worker config its ranks get.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -19,6 +21,7 @@ struct PlannedRun {
   const SystemConfig* system;
   long long repeat;
   std::vector<PipelineStageSpec> stages;  // pipeline systems: resolved for this point
+  nlohmann::json spmd_operators;          // spmd systems: the strategy searched for this point
 };
 
 // Every run of the study in the order they run.
@@ -30,6 +33,11 @@ std::vector<PlannedRun> plan_runs(const Experiment& experiment);
 void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const std::filesystem::path& directory,
                            const RunnerOptions& options,
                            const std::function<std::string(const Point&)>& emulated_topology = {});
+
+// The strategy of every spmd run: HiDup's search over the point's world size for its global
+// batch, priced by the system's comm.json and GFLOP/s, its plan written to
+// <directory>/plans/<system>/<point id>/spmd_plan.json. One search per point and system.
+void resolve_spmd_runs(std::vector<PlannedRun>& runs, const std::filesystem::path& directory);
 
 // The bucket cap of the run's system: its own, else the point's ddp.bucket_mb.
 double system_bucket_mb(const PlannedRun& run);

@@ -13,9 +13,10 @@ using config_fields::require;
 using config_fields::section;
 using nlohmann::json;
 
-constexpr SystemKind kKinds[] = {SystemKind::kDdp,      SystemKind::kExpertParallel,
-                                 SystemKind::kExternal, SystemKind::kPipeline,
-                                 SystemKind::kSharded,  SystemKind::kTensorParallel};
+constexpr SystemKind kKinds[] = {SystemKind::kDdp,           SystemKind::kExpertParallel,
+                                 SystemKind::kExternal,      SystemKind::kPipeline,
+                                 SystemKind::kSharded,       SystemKind::kSpmd,
+                                 SystemKind::kTensorParallel};
 
 json stages_json(const std::vector<StageAssignment>& stages) {
   json list = json::array();
@@ -87,6 +88,18 @@ PipelineAxis read_pipeline_axis(const json& s) {
   return pipeline;
 }
 
+SpmdStrategy read_spmd_strategy(const json& s) {
+  const std::string path = "system.spmd.";
+  SpmdStrategy strategy;
+  strategy.comm = read<std::string>(s, path, "comm", "");
+  strategy.gflops = read<double>(s, path, "gflops", 0.0);
+  strategy.operators = s.value("operators", json::array());
+  if (!strategy.operators.is_array() || strategy.operators.empty()) {
+    throw std::invalid_argument("worker config: system.spmd.operators must be a non-empty list");
+  }
+  return strategy;
+}
+
 // The axes a hand-written kind stands for, before the objects that follow refine them.
 ParallelSystem expand_kind(SystemKind kind) {
   if (kind == SystemKind::kExternal) {
@@ -112,6 +125,8 @@ std::string to_string(SystemKind kind) {
       return "external";
     case SystemKind::kTensorParallel:
       return "tensor_parallel";
+    case SystemKind::kSpmd:
+      return "spmd";
     case SystemKind::kDdp:
       break;
   }
@@ -144,6 +159,7 @@ ShardUnitKind parse_shard_unit(const std::string& name) {
 }
 
 SystemKind kind_of(const ParallelSystem& system) {
+  if (system.spmd) return SystemKind::kSpmd;
   if (system.pipeline) return SystemKind::kPipeline;
   if (system.tensor.split()) return SystemKind::kTensorParallel;
   if (system.experts) return SystemKind::kExpertParallel;
@@ -179,6 +195,11 @@ json to_json(const ParallelSystem& system) {
     out["tensor"] = {{"degree", system.tensor.degree},
                      {"sequence_parallel", system.tensor.sequence_parallel}};
   }
+  if (system.spmd) {
+    out["spmd"] = {{"comm", system.spmd->comm},
+                   {"gflops", system.spmd->gflops},
+                   {"operators", system.spmd->operators}};
+  }
   return out;
 }
 
@@ -188,6 +209,9 @@ ParallelSystem parallel_system_from_json(const json& s) {
     const SystemKind kind = parse_system_kind(kind_name);
     if (kind == SystemKind::kPipeline && !s.contains("pipeline")) {
       throw std::invalid_argument("worker config: a pipeline system needs system.pipeline.stages");
+    }
+    if (kind == SystemKind::kSpmd && !s.contains("spmd")) {
+      throw std::invalid_argument("worker config: an spmd system needs system.spmd.operators");
     }
     ParallelSystem system = expand_kind(kind);
     system.name = require<std::string>(s, "system.", "name");
@@ -199,6 +223,7 @@ ParallelSystem parallel_system_from_json(const json& s) {
     }
     system.experts = read<bool>(s, "system.", "experts", system.experts);
     if (s.contains("tensor")) system.tensor = read_tensor_axis(section(s, "system.", "tensor"));
+    if (s.contains("spmd")) system.spmd = read_spmd_strategy(section(s, "system.", "spmd"));
     if (kind_of(system) != kind) {
       throw std::invalid_argument("its axes make a " + to_string(kind_of(system)) +
                                   " system, not " + kind_name);

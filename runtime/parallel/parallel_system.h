@@ -24,10 +24,20 @@ namespace runtime {
 // stages, baselines/sharded/); kExpertParallel: DDP's ranks with a mixture-of-experts model's
 // experts sharded over them (runtime/models/moe.h); kPipeline: stages on rank groups;
 // kExternal: a program the harness does not ship (the spec's; no rank runs it);
-// kTensorParallel: each layer split over a tensor axis (Megatron-LM's), replicas across it.
-enum class SystemKind { kDdp, kExpertParallel, kExternal, kPipeline, kSharded, kTensorParallel };
+// kTensorParallel: each layer split over a tensor axis (Megatron-LM's), replicas across it;
+// kSpmd: every operator split its own way over all the ranks, as HiDup's search chose.
+enum class SystemKind {
+  kDdp,
+  kExpertParallel,
+  kExternal,
+  kPipeline,
+  kSharded,
+  kSpmd,
+  kTensorParallel
+};
 
-// "ddp" | "expert_parallel" | "external" | "pipeline" | "sharded" | "tensor_parallel"; parse throws
+// "ddp" | "expert_parallel" | "external" | "pipeline" | "sharded" | "spmd" | "tensor_parallel";
+// parse throws
 // std::invalid_argument naming the choices otherwise.
 std::string to_string(SystemKind kind);
 SystemKind parse_system_kind(const std::string& name);
@@ -72,6 +82,18 @@ struct TensorAxis {
   bool operator==(const TensorAxis&) const = default;
 };
 
+// A strategy HiDup's search (planner/spmd) chose for the run: each operator's signature and the
+// forms of its inputs and output over all the ranks (runtime/parallel/spmd_plan.h), priced by
+// the collectives fitted in `comm` (a comm.json) and a rank's `gflops`. The spec gives those
+// two; the harness searches for each point of a study before its ranks start and hands the
+// ranks `operators` (spmd_plan.json's).
+struct SpmdStrategy {
+  std::string comm;
+  double gflops = 0;
+  nlohmann::json operators = nlohmann::json::array();
+  bool operator==(const SpmdStrategy&) const = default;
+};
+
 // How replicas sum gradients (DDP, ZeRO-1's all-reduce, a pipeline stage's replicas): not an
 // axis. `mode` and `compression` are parsed by baselines/ddp.
 struct GradientReduction {
@@ -90,12 +112,14 @@ struct ParallelSystem {
   std::optional<PipelineAxis> pipeline;
   bool experts = false;  // the expert axis: a mixture's experts sharded over the data ranks
   TensorAxis tensor;
+  std::optional<SpmdStrategy> spmd;
   GradientReduction gradients;
   bool operator==(const ParallelSystem&) const = default;
 };
 
-// What the axes make it: pipeline where there is a pipeline axis, then tensor_parallel, then
-// expert_parallel, then sharded, else ddp (never kExternal).
+// What the axes make it: spmd where there is a searched strategy, pipeline where there is a
+// pipeline axis, then tensor_parallel, then expert_parallel, then sharded, else ddp (never
+// kExternal).
 SystemKind kind_of(const ParallelSystem& system);
 
 // The worker config's "system" object: its kind (for a reader) and only the axes the system

@@ -236,10 +236,8 @@ at::Tensor SpmdDecoder::run_step(const SpmdStep& step, const std::vector<at::Ten
                               "'");
 }
 
-double SpmdDecoder::train_step(const at::Tensor& ids, const at::Tensor& targets) {
+at::Tensor SpmdDecoder::forward_loss(const at::Tensor& ids, const at::Tensor& targets) {
   std::map<std::string, std::pair<at::Tensor, const SpmdStep*>> produced;
-  at::Tensor loss;
-  const SpmdStep* loss_step = nullptr;
   for (const SpmdStep& step : steps_) {
     std::vector<at::Tensor> inputs;
     for (const SpmdInput& input : step.inputs) {
@@ -248,21 +246,33 @@ double SpmdDecoder::train_step(const at::Tensor& ids, const at::Tensor& targets)
           reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad));
     }
     const at::Tensor out = run_step(step, inputs, ids, targets);
-    produced[step.name] = {out, &step};
-    if (step.kind == "loss") std::tie(loss, loss_step) = std::pair(out, &step);
+    if (step.kind != "loss") {
+      produced[step.name] = {out, &step};
+      continue;
+    }
+    if (!sums_weight_gradients(step)) return out;
+    // A shard's loss is its part of the mean: the whole mean as its value, its part's gradient.
+    at::Tensor whole = out.detach().clone();
+    group_.all_reduce_sum(whole)->wait();
+    return out + (whole - out.detach());
   }
-  if (!loss_step) throw std::invalid_argument("spmd plan: no loss operator");
-  loss.backward();
+  throw std::invalid_argument("spmd plan: no loss operator");
+}
+
+void SpmdDecoder::finish_backward() {
   for (const SpmdStep& step : steps_) {
     if (!sums_weight_gradients(step) || !weights_.count(step.name)) continue;
     for (auto& weight : weights_.at(step.name)) {
       group_.all_reduce_sum(weight.local.mutable_grad())->wait();
     }
   }
-  // A shard's loss is its part of the mean; the others hold the whole.
-  at::Tensor value = loss.detach().clone();
-  if (sums_weight_gradients(*loss_step)) group_.all_reduce_sum(value)->wait();
-  return value.item<double>();
+}
+
+double SpmdDecoder::train_step(const at::Tensor& ids, const at::Tensor& targets) {
+  const at::Tensor loss = forward_loss(ids, targets);
+  loss.backward();
+  finish_backward();
+  return loss.item<double>();
 }
 
 std::vector<at::Tensor> SpmdDecoder::parameters() const {

@@ -28,9 +28,13 @@ class SpmdDecoder {
   // model lacks or a signature its operator cannot run.
   SpmdDecoder(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group);
 
-  // Forward and backward of one global batch (token ids and next tokens, both [batch, tokens]),
-  // every rank the same batch; the gradients the plan sums summed. Returns the batch's mean
-  // next-token loss.
+  // The forward of one global batch (token ids and next tokens, both [batch, tokens]), every
+  // rank the same batch: the batch's mean next-token loss on every rank, whose backward gives
+  // this rank's gradients.
+  at::Tensor forward_loss(const at::Tensor& ids, const at::Tensor& targets);
+  // After backward: the gradients the plan sums (batch and token shards' weights) summed.
+  void finish_backward();
+  // forward_loss, backward, finish_backward; the loss's value.
   double train_step(const at::Tensor& ids, const at::Tensor& targets);
 
   // This rank's weights, for its optimizer.

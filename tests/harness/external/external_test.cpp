@@ -277,7 +277,7 @@ TEST(ExternalSpec, MisspeltKeysAndBadValues) {
             "iter, forward_ms, backward_ms, step_ms or iteration_ms)");
   EXPECT_EQ(spec_error(with(kExternalSpec, "kind: external", "kind: externel")),
             "spec.yaml:7:11: systems.kind: unknown value 'externel' (expected one of: ddp, "
-            "expert_parallel, external, pipeline, sharded, tensor_parallel); did you mean "
+            "expert_parallel, external, pipeline, sharded, spmd, tensor_parallel); did you mean "
             "'external'?");
   EXPECT_EQ(spec_error(with(kExternalSpec,
                             "command: [\"/bin/sh\", \"run.sh\", \"{rank}\", "

@@ -54,17 +54,28 @@ runtime::SyntheticBatch llama_batch() {
   return runtime::make_synthetic_batch(*model, llama_options(), kBatch, "cross_entropy");
 }
 
-Parameters one_process() {
+// The weights after kSteps, and the first step's loss (every rank reports the whole).
+struct Trained {
+  Parameters parameters;
+  double first_loss = 0;
+};
+
+Trained one_process() {
   const auto model = seeded_llama();
   const auto batch = llama_batch();
   auto optimizer = runtime::make_optimizer(adamw(), model->parameters());
+  Trained out;
   for (int step = 0; step < kSteps; ++step) {
     optimizer->zero_grad();
-    runtime::training_loss("cross_entropy", model->forward(batch.input), batch.target).backward();
+    const auto loss =
+        runtime::training_loss("cross_entropy", model->forward(batch.input), batch.target);
+    if (step == 0) out.first_loss = loss.item<double>();
+    loss.backward();
     optimizer->step();
   }
-  Parameters out;
-  for (const auto& item : model->named_parameters()) out[item.key()] = item.value().detach();
+  for (const auto& item : model->named_parameters()) {
+    out.parameters[item.key()] = item.value().detach();
+  }
   return out;
 }
 
@@ -105,28 +116,32 @@ spmd::Strategy arbitrary(const spmd::OperatorGraph& graph, int stride, int offse
   return strategy;
 }
 
-// Every rank trains the plan from the one whole model; rank 0's view of the whole weights.
-Parameters train_spmd(int ranks, const std::vector<runtime::SpmdStep>& steps) {
+// Every rank trains the plan from the one whole model; the whole weights as rank 0 gathers them,
+// and the first loss the last rank reports.
+Trained train_spmd(int ranks, const std::vector<runtime::SpmdStep>& steps) {
   const auto whole = seeded_llama();
   const auto batch = llama_batch();
-  Parameters gathered;
-  const auto errors =
-      runtime_test::on_every_rank(ranks, [&](int rank, runtime::Communicator& group) {
-        runtime::SpmdDecoder decoder(*whole, steps, group);
-        auto optimizer = runtime::make_optimizer(adamw(), decoder.parameters());
-        for (int step = 0; step < kSteps; ++step) {
-          optimizer->zero_grad();
-          decoder.train_step(batch.input, batch.target);
-          optimizer->step();
-        }
-        auto parameters = decoder.whole_parameters();
-        if (rank == 0) gathered = std::move(parameters);
-      });
-  for (const auto& error : errors) EXPECT_EQ(error, "");
+  Trained gathered;
+  const auto train = [&](int rank, runtime::Communicator& group) {
+    runtime::SpmdDecoder decoder(*whole, steps, group);
+    auto optimizer = runtime::make_optimizer(adamw(), decoder.parameters());
+    for (int step = 0; step < kSteps; ++step) {
+      optimizer->zero_grad();
+      const double loss = decoder.train_step(batch.input, batch.target);
+      if (step == 0 && rank == ranks - 1) gathered.first_loss = loss;
+      optimizer->step();
+    }
+    auto parameters = decoder.whole_parameters();
+    if (rank == 0) gathered.parameters = std::move(parameters);
+  };
+  for (const auto& error : runtime_test::on_every_rank(ranks, train)) EXPECT_EQ(error, "");
   return gathered;
 }
 
-void expect_equal(const Parameters& got, const Parameters& want, const std::string& what) {
+void expect_equal(const Trained& got_run, const Trained& want_run, const std::string& what) {
+  EXPECT_NEAR(got_run.first_loss, want_run.first_loss, 1e-12) << what;
+  const Parameters& got = got_run.parameters;
+  const Parameters& want = want_run.parameters;
   ASSERT_EQ(got.size(), want.size()) << what;
   for (const auto& [name, tensor] : want) {
     ASSERT_TRUE(got.count(name)) << what << ": " << name;
@@ -146,7 +161,7 @@ std::string strategy_text(const spmd::OperatorGraph& graph, const spmd::Strategy
 
 TEST(SpmdDecoder, SearchedStrategiesTrainAsOneProcess) {
   const runtime_test::DoubleDefault float64;
-  const Parameters want = one_process();
+  const Trained want = one_process();
   for (int ranks : {2, 4}) {
     const auto graph = llama_graph(ranks);
     std::set<spmd::Strategy> found;
@@ -162,7 +177,7 @@ TEST(SpmdDecoder, SearchedStrategiesTrainAsOneProcess) {
 
 TEST(SpmdDecoder, DdpAndMegatronStrategiesTrainAsOneProcess) {
   const runtime_test::DoubleDefault float64;
-  const Parameters want = one_process();
+  const Trained want = one_process();
   for (int ranks : {2, 4}) {
     const auto graph = llama_graph(ranks);
     for (auto system : {spmd::ReferenceSystem::kData, spmd::ReferenceSystem::kTensor}) {
@@ -177,7 +192,7 @@ TEST(SpmdDecoder, DdpAndMegatronStrategiesTrainAsOneProcess) {
 // Between them the mixtures change forms by every collective, forward and backward.
 TEST(SpmdDecoder, ArbitraryMixturesTrainAsOneProcess) {
   const runtime_test::DoubleDefault float64;
-  const Parameters want = one_process();
+  const Trained want = one_process();
   std::set<std::pair<spmd::Collective, bool>> used;  // collective, backward
   for (int ranks : {2, 4}) {
     const auto graph = llama_graph(ranks);

@@ -193,11 +193,29 @@ TEST(WorkerConfig, ABadConfigNamesItsKey) {
   c["system"]["kind"] = "zero";
   EXPECT_EQ(error_of(c),
             "worker config: system: unknown system kind 'zero' (expected ddp, expert_parallel, "
-            "external, pipeline, sharded, tensor_parallel)");
+            "external, pipeline, sharded, spmd, tensor_parallel)");
   c = runtime::to_json(pipeline_config());
   c["system"]["pipeline"].erase("stages");
   EXPECT_EQ(error_of(c), "worker config: a pipeline system needs system.pipeline.stages");
   EXPECT_EQ(error_of(json::array()), "worker config: expected a JSON object");
+}
+
+TEST(WorkerConfig, SpmdCarriesItsSearchedOperators) {
+  WorkerConfig c = pipeline_config();
+  c.system.pipeline.reset();
+  const json operators = json::array({{{"name", "tokens"}, {"output", "S0"}}});
+  c.system.spmd = runtime::SpmdStrategy{"comm.json", 80.0, operators};
+  const json encoded = runtime::to_json(c);
+  EXPECT_EQ(encoded.at("system").at("kind"), "spmd");
+  EXPECT_EQ(encoded.at("system").at("spmd").at("operators"), operators);
+  const WorkerConfig d = runtime::worker_config_from_json(encoded);
+  EXPECT_EQ(runtime::kind_of(d.system), runtime::SystemKind::kSpmd);
+  EXPECT_EQ(d.system, c.system);
+  json bad = encoded;
+  bad["system"]["spmd"]["operators"] = json::array();
+  EXPECT_EQ(error_of(bad), "worker config: system.spmd.operators must be a non-empty list");
+  bad["system"].erase("spmd");
+  EXPECT_EQ(error_of(bad), "worker config: an spmd system needs system.spmd.operators");
 }
 
 }  // namespace

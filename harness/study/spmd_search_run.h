@@ -1,0 +1,56 @@
+// HiDup's search (planner/spmd) as the harness runs it, for `harness spmd` and for a `kind:
+// spmd` system at each point of a study: the zoo's transformer at the model's shape, priced by a
+// comm.json and a rank's GFLOP/s, searched, and the document spmd_plan.json holds.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/profile/spmd_costs_file.h"
+#include "planner/report/spmd_report.h"
+#include "planner/spmd/strategy_search.h"
+#include "planner/spmd/transformer_graph.h"
+#include "runtime/models/model_catalog.h"
+
+namespace harness {
+
+// A zoo transformer's options as a spec's `model:` gives them (0: the zoo's default), and the
+// global batch in sequences.
+struct SpmdModel {
+  std::string name;
+  int64_t batch = 0;
+  int64_t tokens = 0, width = 0, depth = 0;
+  runtime::DecoderShape decoder;
+  runtime::MoeShape moe;
+};
+
+// The shape the zoo builds (runtime/models: llama.cpp, model_zoo.cpp), its defaults filled in.
+spmd::TransformerShape zoo_transformer_shape(const SpmdModel& model);
+
+struct SpmdSearch {
+  spmd::OperatorGraph graph;
+  SpmdCostInputs inputs;
+  spmd::SearchResult found;
+  double search_ms = 0;
+
+  // The searched strategy, then the harness's systems in the same terms (reference_strategies.h).
+  std::vector<spmd::StrategyRow> strategy_rows() const;
+  // Per operator; they point into `graph`: this object outlives them.
+  std::vector<spmd::OperatorPlan> operator_plans() const;
+  // spmd_plan.json: operators, strategies, the search's size and time, and `inputs`.
+  nlohmann::json plan_document(nlohmann::json inputs_json) const;
+};
+
+// Throws InputError for an unreadable comm.json or a graph whose cuts are too wide to search.
+SpmdSearch run_spmd_search(const spmd::TransformerShape& shape, int ranks, const std::string& comm,
+                           double gflops);
+
+// `inputs` of spmd_plan.json: the model's shape, the ranks, what priced it.
+nlohmann::json spmd_inputs_json(const std::string& model, const spmd::TransformerShape& shape,
+                                int ranks, const std::string& comm, double gflops,
+                                const SpmdCostInputs& inputs);
+
+}  // namespace harness

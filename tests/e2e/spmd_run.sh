@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `kind: spmd` end to end: the harness searches HiDup's strategy for each point before the runs
+# (its plan in plans/<system>/<point>/), hands it to the ranks in their config, and every rank
+# trains the global batch under it beside DDP; every rank reports the batch's whole loss. A
+# model, precision or comm.json the system cannot take is refused at its line, nothing run.
+source "$(dirname "$0")/common.sh"
+cd "$(dirname "$0")/../.."  # the comm.json's path is the repository's
+
+spec() {  # name model-extra system-extra
+  cat > "$SCRATCH/$1.yaml" <<YAML
+name: $1
+output: $SCRATCH/results
+model: {name: llama, depth: 2, width: 64, heads: 4, vocab: 96, input_shape: [16], batch_size: 2,
+        loss: cross_entropy$2}
+run: {world_size: 2, iterations: 3, warmup: 1}
+systems:
+  - overlap
+  - {name: hidup, kind: spmd, comm: profiles/gloo-2ranks-cpu/comm.json, gflops: 80$3}
+YAML
+}
+spec ok "" ""
+"$HARNESS" run "$SCRATCH/ok.yaml" > "$SCRATCH/ok.out" 2>&1 || fail "spmd run failed: $(tail -20 "$SCRATCH/ok.out")"
+expect_contains "$(cat "$SCRATCH/ok.out")" "| hidup |"
+"$PY" - "$SCRATCH/results/ok" <<'PY'
+import glob, json, os, re, sys
+run = glob.glob(os.path.join(sys.argv[1], "*"))[0]
+plan = json.load(open(os.path.join(run, "plans", "hidup", "p000", "spmd_plan.json")))
+assert plan["inputs"]["ranks"] == 2 and plan["inputs"]["batch"] == 4, plan["inputs"]
+raw = os.path.join(run, "raw", "p000", "hidup", "rep0")
+config = json.load(open(os.path.join(raw, "config.json")))
+assert config["system"]["kind"] == "spmd", config["system"]
+assert config["system"]["spmd"]["operators"] == plan["operators"]
+losses = []
+for rank in (0, 1):
+    text = open(os.path.join(raw, f"rank{rank}.stdout")).read()
+    losses.append(re.findall(r"iteration 0 done loss (\S+)", text))
+assert losses[0] and losses[0] == losses[1], losses  # the whole loss on every rank
+assert len(glob.glob(os.path.join(raw, "rank*.csv"))) == 2
+PY
+
+spec bert "" ""
+sed -i 's/name: llama/name: bert/; s/, heads: 4, vocab: 96//' "$SCRATCH/bert.yaml"
+expect_refused "$SCRATCH/bert.yaml" "spmd runs llama's operators, not bert's" --dry-run
+spec bf16 ", precision: bf16" ""
+expect_refused "$SCRATCH/bf16.yaml" "spmd runs in fp32, not model.precision bf16" --dry-run
+spec nocomm "" ""
+sed -i 's|comm: profiles/gloo-2ranks-cpu/comm.json|comm: /nonexistent/comm.json|' "$SCRATCH/nocomm.yaml"
+expect_refused "$SCRATCH/nocomm.yaml" "nocomm.yaml:8:" --dry-run
+[ ! -e "$SCRATCH/results/bert" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
+echo "e2e spmd run: OK"
