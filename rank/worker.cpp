@@ -508,6 +508,7 @@ void run_spmd_rank(const WorkerConfig& config, const WorkerArgs& args, const Ran
   fs::create_directories(args.out_dir);
   SampleLog log;
   TraceRecorder trace;
+  decoder.set_trace(&trace);
   const IterationSteps steps{[&] { optimizer->zero_grad(); },
                              {},
                              [&] { decoder.finish_backward(); },

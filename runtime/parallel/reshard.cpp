@@ -71,10 +71,22 @@ at::Tensor to_partial(const Communicator& group, const at::Tensor& tensor, Tenso
   return whole;
 }
 
-}  // namespace
+// The collective's lane in a trace.
+TraceCategory category_of(harness::spmd::Collective collective) {
+  switch (collective) {
+    case harness::spmd::Collective::kAllGather:
+      return TraceCategory::kAllGather;
+    case harness::spmd::Collective::kReduceScatter:
+      return TraceCategory::kReduceScatter;
+    case harness::spmd::Collective::kAllToAll:
+      return TraceCategory::kAllToAll;
+    default:
+      break;
+  }
+  return TraceCategory::kAllReduce;
+}
 
-at::Tensor change_form(Communicator& group, const at::Tensor& tensor, TensorForm from,
-                       TensorForm to) {
+at::Tensor changed(Communicator& group, const at::Tensor& tensor, TensorForm from, TensorForm to) {
   if (from == to) return tensor;
   if (to.kind == FormKind::kPartial) return to_partial(group, tensor, from);
   switch (from.kind) {
@@ -90,45 +102,69 @@ at::Tensor change_form(Communicator& group, const at::Tensor& tensor, TensorForm
                                           : exchange(group, tensor, from.dim, to.dim);
 }
 
+}  // namespace
+
+at::Tensor change_form(Communicator& group, const at::Tensor& tensor, TensorForm from,
+                       TensorForm to, TraceRecorder* trace) {
+  const auto collective = harness::spmd::resharding(from, to);
+  if (trace == nullptr || !trace->enabled() || collective == harness::spmd::Collective::kNone) {
+    return changed(group, tensor, from, to);
+  }
+  const double start_us = TraceRecorder::now_us();
+  at::Tensor out = changed(group, tensor, from, to);
+  trace->add(std::string("spmd ") + harness::spmd::collective_name(collective),
+             category_of(collective), start_us, TraceRecorder::now_us(),
+             {{"bytes", tensor.numel() * tensor.element_size()}});
+  return out;
+}
+
 namespace {
 
-// Forms travel in the context as integers: kind x 16 + dimension + 1; the group as its address
-// (the caller's, outliving the graph).
+// Forms travel in the context as integers: kind x 16 + dimension + 1, a pair of them as first x
+// 256 + second; the group and the trace as their addresses (the caller's, outliving the graph).
 int64_t form_code(TensorForm form) { return static_cast<int64_t>(form.kind) * 16 + form.dim + 1; }
 TensorForm form_of(int64_t code) {
   return {static_cast<FormKind>(code / 16), static_cast<int>(code % 16) - 1};
 }
 
+TraceRecorder* trace_in(AutogradContext* context) {
+  return reinterpret_cast<TraceRecorder*>(context->saved_data["trace"].toInt());
+}
+
 class Reshard : public torch::autograd::Function<Reshard> {
  public:
   static at::Tensor forward(AutogradContext* context, const at::Tensor& tensor, int64_t group,
-                            int64_t from, int64_t to, int64_t grad_from, int64_t grad_to) {
+                            int64_t forms, int64_t grad_forms, int64_t trace) {
     context->saved_data["group"] = group;
-    context->saved_data["grad_from"] = grad_from;
-    context->saved_data["grad_to"] = grad_to;
+    context->saved_data["grad_forms"] = grad_forms;
+    context->saved_data["trace"] = trace;
     auto& g = *reinterpret_cast<Communicator*>(group);
-    const at::Tensor out = change_form(g, tensor, form_of(from), form_of(to));
+    const at::Tensor out =
+        change_form(g, tensor, form_of(forms / 256), form_of(forms % 256), trace_in(context));
     return out.is_same(tensor) ? tensor.view_as(tensor) : out;
   }
   static variable_list backward(AutogradContext* context, variable_list gradients) {
-    const int64_t grad_from = context->saved_data["grad_from"].toInt();
-    const int64_t grad_to = context->saved_data["grad_to"].toInt();
+    const int64_t grad_forms = context->saved_data["grad_forms"].toInt();
     at::Tensor gradient;
-    if (grad_from >= 0 && grad_to >= 0) {
+    if (grad_forms >= 0) {
       auto& g = *reinterpret_cast<Communicator*>(context->saved_data["group"].toInt());
-      gradient = change_form(g, gradients[0], form_of(grad_from), form_of(grad_to));
+      gradient = change_form(g, gradients[0], form_of(grad_forms / 256), form_of(grad_forms % 256),
+                             trace_in(context));
     }
-    return {gradient, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {gradient, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
 at::Tensor reshard(Communicator& group, const at::Tensor& tensor, TensorForm from, TensorForm to,
-                   std::optional<TensorForm> grad_from, std::optional<TensorForm> grad_to) {
-  const bool gradient = grad_from && grad_to;
-  return Reshard::apply(tensor, reinterpret_cast<int64_t>(&group), form_code(from), form_code(to),
-                        gradient ? form_code(*grad_from) : -1, gradient ? form_code(*grad_to) : -1);
+                   std::optional<TensorForm> grad_from, std::optional<TensorForm> grad_to,
+                   TraceRecorder* trace) {
+  const int64_t forms = form_code(from) * 256 + form_code(to);
+  const int64_t grad_forms =
+      grad_from && grad_to ? form_code(*grad_from) * 256 + form_code(*grad_to) : -1;
+  return Reshard::apply(tensor, reinterpret_cast<int64_t>(&group), forms, grad_forms,
+                        reinterpret_cast<int64_t>(trace));
 }
 
 }  // namespace runtime

@@ -11,6 +11,7 @@
 
 #include "common/tensor_form.h"
 #include "runtime/comm/communicator.h"
+#include "runtime/protocol/trace_recorder.h"
 
 namespace runtime {
 
@@ -20,13 +21,16 @@ using harness::spmd::TensorForm;
 // replicated an all-gather along the dimension, partial to replicated an all-reduce, partial to
 // sharded a reduce-scatter, sharded on one dimension to another an all-to-all; replicated to
 // sharded this rank's slice; to partial, rank 0 keeps the value (a shard's placed in zeros) and
-// the others hold zeros. Dimensions must divide by the group's size.
+// the others hold zeros. Dimensions must divide by the group's size. A collective is recorded in
+// `trace` where one is given and enabled ("spmd all-gather", its bytes).
 at::Tensor change_form(Communicator& group, const at::Tensor& tensor, TensorForm from,
-                       TensorForm to);
+                       TensorForm to, TraceRecorder* trace = nullptr);
 
 // change_form forward; backward the gradient from `grad_from` into `grad_to` (none where either
-// is unset: no gradient flows, as into token ids). The group must outlive the graph.
+// is unset: no gradient flows, as into token ids). The group and the trace must outlive the
+// graph.
 at::Tensor reshard(Communicator& group, const at::Tensor& tensor, TensorForm from, TensorForm to,
-                   std::optional<TensorForm> grad_from, std::optional<TensorForm> grad_to);
+                   std::optional<TensorForm> grad_from, std::optional<TensorForm> grad_to,
+                   TraceRecorder* trace = nullptr);
 
 }  // namespace runtime

@@ -243,7 +243,7 @@ at::Tensor SpmdDecoder::forward_loss(const at::Tensor& ids, const at::Tensor& ta
     for (const SpmdInput& input : step.inputs) {
       const auto& [tensor, from] = produced.at(input.from);
       inputs.push_back(
-          reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad));
+          reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad, trace_));
     }
     const at::Tensor out = run_step(step, inputs, ids, targets);
     if (step.kind != "loss") {
@@ -263,7 +263,13 @@ void SpmdDecoder::finish_backward() {
   for (const SpmdStep& step : steps_) {
     if (!sums_weight_gradients(step) || !weights_.count(step.name)) continue;
     for (auto& weight : weights_.at(step.name)) {
+      const double start_us = TraceRecorder::now_us();
       group_.all_reduce_sum(weight.local.mutable_grad())->wait();
+      if (trace_ != nullptr && trace_->enabled()) {
+        trace_->add("spmd gradient all-reduce", TraceCategory::kAllReduce, start_us,
+                    TraceRecorder::now_us(),
+                    {{"bytes", weight.local.numel() * weight.local.element_size()}});
+      }
     }
   }
 }

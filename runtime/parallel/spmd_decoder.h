@@ -17,6 +17,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/parallel/spmd_plan.h"
+#include "runtime/protocol/trace_recorder.h"
 
 namespace runtime {
 
@@ -37,6 +38,9 @@ class SpmdDecoder {
   // forward_loss, backward, finish_backward; the loss's value.
   double train_step(const at::Tensor& ids, const at::Tensor& targets);
 
+  // Where the plan's collectives and the gradients' sums are recorded (outliving this object).
+  void set_trace(TraceRecorder* trace) { trace_ = trace; }
+
   // This rank's weights, for its optimizer.
   std::vector<at::Tensor> parameters() const;
   // Every weight whole under the zoo's names, the ranks' parts gathered: every rank calls it.
@@ -51,6 +55,7 @@ class SpmdDecoder {
 
   std::vector<SpmdStep> steps_;
   Communicator& group_;
+  TraceRecorder* trace_ = nullptr;
   std::map<std::string, std::vector<Weight>> weights_;  // by operator
   at::Tensor rope_cos_, rope_sin_;
   int64_t heads_ = 0, kv_heads_ = 0, head_width_ = 0;

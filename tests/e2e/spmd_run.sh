@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `kind: spmd` end to end: the harness searches HiDup's strategy for each point before the runs
 # (its plan in plans/<system>/<point>/), hands it to the ranks in their config, and every rank
-# trains the global batch under it beside DDP; every rank reports the batch's whole loss. A
+# trains the global batch under it beside DDP; every rank reports the batch's whole loss, and the
+# collectives of a strategy that splits operators are traced. A
 # model, precision or comm.json the system cannot take is refused at its line, nothing run.
 source "$(dirname "$0")/common.sh"
 cd "$(dirname "$0")/../.."  # the comm.json's path is the repository's
@@ -19,6 +20,8 @@ systems:
 YAML
 }
 spec ok "" ""
+echo "  - {name: slow_flops, kind: spmd, comm: profiles/gloo-2ranks-cpu/comm.json, gflops: 0.001}" \
+  >> "$SCRATCH/ok.yaml"
 "$HARNESS" run "$SCRATCH/ok.yaml" > "$SCRATCH/ok.out" 2>&1 || fail "spmd run failed: $(tail -20 "$SCRATCH/ok.out")"
 expect_contains "$(cat "$SCRATCH/ok.out")" "| hidup |"
 "$PY" - "$SCRATCH/results/ok" <<'PY'
@@ -36,6 +39,12 @@ for rank in (0, 1):
     losses.append(re.findall(r"iteration 0 done loss (\S+)", text))
 assert losses[0] and losses[0] == losses[1], losses  # the whole loss on every rank
 assert len(glob.glob(os.path.join(raw, "rank*.csv"))) == 2
+# Priced as if compute were dear, the search splits operators; their collectives are traced.
+slow = os.path.join(run, "raw", "p000", "slow_flops", "rep0")
+names = [e.get("name", "") for e in json.load(open(os.path.join(slow, "trace_rank0.json")))["traceEvents"]]
+assert any(n.startswith("spmd ") for n in names), sorted(set(names))
+signatures = {o["signature"] for o in json.load(open(os.path.join(slow, "config.json")))["system"]["spmd"]["operators"]}
+assert signatures - {"replicated"}, signatures
 PY
 
 spec bert "" ""
