@@ -260,17 +260,39 @@ at::Tensor SpmdDecoder::forward_loss(const at::Tensor& ids, const at::Tensor& ta
 }
 
 void SpmdDecoder::finish_backward() {
+  std::vector<at::Tensor> bucket;
+  int64_t bucket_bytes = 0;
   for (const SpmdStep& step : steps_) {
     if (!sums_weight_gradients(step) || !weights_.count(step.name)) continue;
     for (auto& weight : weights_.at(step.name)) {
-      const double start_us = TraceRecorder::now_us();
-      group_.all_reduce_sum(weight.local.mutable_grad())->wait();
-      if (trace_ != nullptr && trace_->enabled()) {
-        trace_->add("spmd gradient all-reduce", TraceCategory::kAllReduce, start_us,
-                    TraceRecorder::now_us(),
-                    {{"bytes", weight.local.numel() * weight.local.element_size()}});
+      bucket.push_back(weight.local.mutable_grad());
+      bucket_bytes += weight.local.numel() * weight.local.element_size();
+      if (bucket_bytes >= kGradientBucketBytes) {
+        sum_bucket(bucket);
+        bucket.clear();
+        bucket_bytes = 0;
       }
     }
+  }
+  sum_bucket(bucket);
+}
+
+// One all-reduce for the bucket's gradients, flattened together (DDP's coalescing).
+void SpmdDecoder::sum_bucket(const std::vector<at::Tensor>& gradients) {
+  if (gradients.empty()) return;
+  const double start_us = TraceRecorder::now_us();
+  std::vector<at::Tensor> flat;
+  for (const auto& gradient : gradients) flat.push_back(gradient.reshape({-1}));
+  at::Tensor joined = torch::cat(flat);
+  group_.all_reduce_sum(joined)->wait();
+  int64_t offset = 0;
+  for (const auto& gradient : gradients) {
+    gradient.copy_(joined.narrow(0, offset, gradient.numel()).view_as(gradient));
+    offset += gradient.numel();
+  }
+  if (trace_ != nullptr && trace_->enabled()) {
+    trace_->add("spmd gradient all-reduce", TraceCategory::kAllReduce, start_us,
+                TraceRecorder::now_us(), {{"bytes", joined.numel() * joined.element_size()}});
   }
 }
 

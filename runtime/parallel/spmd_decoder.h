@@ -4,8 +4,9 @@
 // embedding's vocabulary rows or features; the loss over a vocabulary shard), and between
 // operators reshard() changes each tensor into the form its consumer takes, and its gradient
 // back. Weights whose operator ran on a batch or token shard have their gradients summed after
-// backward. Fused projections (q, k, v; gate and up) lay their rows out rank by rank, so that a
-// column split is a contiguous slice. From the same seed and batch it trains as one process.
+// backward, in 25 MiB buckets. Fused projections (q, k, v; gate and up) lay their rows out rank by
+// rank, so that a column split is a contiguous slice. From the same seed and batch it trains as one
+// process.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -52,6 +53,10 @@ class SpmdDecoder {
   at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                       const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor attention(const SpmdStep& step, const at::Tensor& qkv) const;
+  void sum_bucket(const std::vector<at::Tensor>& gradients);
+
+  // Gradients summed a bucket at a time, as DDP's 25 MiB (what the search prices).
+  static constexpr int64_t kGradientBucketBytes = int64_t{25} << 20;
 
   std::vector<SpmdStep> steps_;
   Communicator& group_;
