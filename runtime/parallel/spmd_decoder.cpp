@@ -250,17 +250,17 @@ at::Tensor SpmdDecoder::forward_loss(const at::Tensor& ids, const at::Tensor& ta
       produced[step.name] = {out, &step};
       continue;
     }
-    if (!sums_weight_gradients(step)) return out;
-    // A shard's loss is its part of the mean: the whole mean as its value, its part's gradient.
-    at::Tensor whole = out.detach().clone();
-    group_.all_reduce_sum(whole)->wait();
-    return out + (whole - out.detach());
+    // A shard's loss is its part of the mean, summed with the first bucket of gradients (no
+    // collective of its own in forward): its value is the whole once finish_backward ran.
+    partial_loss_ = sums_weight_gradients(step) ? out.detach() : at::Tensor();
+    return out;
   }
   throw std::invalid_argument("spmd plan: no loss operator");
 }
 
 void SpmdDecoder::finish_backward() {
   std::vector<at::Tensor> bucket;
+  if (partial_loss_.defined()) bucket.push_back(partial_loss_);
   int64_t bucket_bytes = 0;
   for (const SpmdStep& step : steps_) {
     if (!sums_weight_gradients(step) || !weights_.count(step.name)) continue;

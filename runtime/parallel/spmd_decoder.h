@@ -31,8 +31,9 @@ class SpmdDecoder {
   SpmdDecoder(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group);
 
   // The forward of one global batch (token ids and next tokens, both [batch, tokens]), every
-  // rank the same batch: the batch's mean next-token loss on every rank, whose backward gives
-  // this rank's gradients.
+  // rank the same batch: the loss whose backward gives this rank's gradients, and whose value is
+  // the batch's mean next-token loss on every rank once finish_backward has run (a batch or
+  // token shard's part is summed with the gradients).
   at::Tensor forward_loss(const at::Tensor& ids, const at::Tensor& targets);
   // After backward: the gradients the plan sums (batch and token shards' weights) summed.
   void finish_backward();
@@ -61,6 +62,7 @@ class SpmdDecoder {
   std::vector<SpmdStep> steps_;
   Communicator& group_;
   TraceRecorder* trace_ = nullptr;
+  at::Tensor partial_loss_;  // the last forward's, where the ranks hold parts of the loss
   std::map<std::string, std::vector<Weight>> weights_;  // by operator
   at::Tensor rope_cos_, rope_sin_;
   int64_t heads_ = 0, kv_heads_ = 0, head_width_ = 0;

@@ -56,4 +56,6 @@ spec nocomm "" ""
 sed -i 's|comm: profiles/gloo-2ranks-cpu/comm.json|comm: /nonexistent/comm.json|' "$SCRATCH/nocomm.yaml"
 expect_refused "$SCRATCH/nocomm.yaml" "nocomm.yaml:8:" --dry-run
 [ ! -e "$SCRATCH/results/bert" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
+# The shipped study stays valid.
+"$HARNESS" run experiments/hidup_llama.yaml --dry-run > /dev/null || fail "experiments/hidup_llama.yaml"
 echo "e2e spmd run: OK"
