@@ -61,13 +61,42 @@ spmd::TransformerShape transformer_shape(const SpmdRequest& r) {
   return zoo_transformer_shape(model);
 }
 
+// The noise study's settings, where any noise option was given.
+std::optional<spmd::SpmdNoise> noise_of(const SpmdRequest& r) {
+  if (!r.noise_flops && !r.noise_bandwidth && !r.comm_scale) return std::nullopt;
+  const auto fraction = [](const std::optional<double>& percent, const char* option) {
+    const double value = percent.value_or(0.0);
+    if (!(value >= 0 && value < 100)) {
+      throw InputError(std::string("spmd: ") + option + " must be a percentage in [0, 100)");
+    }
+    return value / 100;
+  };
+  return spmd::SpmdNoise{fraction(r.noise_flops, "--noise-flops"),
+                         fraction(r.noise_bandwidth, "--noise-bandwidth"),
+                         r.comm_scale.value_or(1.0)};
+}
+
 void check_request(const SpmdRequest& r) {
   if (r.ranks < 1 || r.ranks > kMaxGpus) {
     throw InputError("spmd: --ranks must be 1.." + std::to_string(kMaxGpus));
   }
   if (r.batch < 1) throw InputError("spmd: --batch must be at least 1");
   if (!(r.gflops > 0)) throw InputError("spmd: --gflops must be positive");
+  noise_of(r);  // its refusals before any search
   if (!r.out_dir.empty()) check_output_place(r.out_dir, "--out");
+}
+
+void run_noise_study(const SpmdRequest& request, const SpmdSearch& search,
+                     const spmd::SpmdNoise& noise, std::ostream& out) {
+  const auto outcomes =
+      spmd::noise_study(search.graph, search.inputs.costs, noise, request.noise_seeds,
+                        static_cast<std::uint64_t>(request.noise_seed));
+  out << "\n";
+  spmd::write_noise_table(out, noise, outcomes);
+  if (!request.out_dir.empty()) {
+    write_file_atomic(std::filesystem::path(request.out_dir) / "spmd_noise.json",
+                      json_text(spmd::noise_json(noise, outcomes), 1) + "\n");
+  }
 }
 
 }  // namespace
@@ -90,6 +119,7 @@ int run_spmd(const SpmdRequest& request, std::ostream& out) {
     write_file_atomic(std::filesystem::path(request.out_dir) / "spmd_plan.json",
                       json_text(plan, 1) + "\n");
   }
+  if (const auto noise = noise_of(request)) run_noise_study(request, search, *noise, out);
   return 0;
 }
 
@@ -119,6 +149,24 @@ void add_model_options(CLI::App* sub, SpmdRequest& r) {
       ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelDepth}));
 }
 
+// HiDup's Table IV: the strategy searched on noisy inputs, priced on the true ones.
+void add_noise_options(CLI::App* sub, SpmdRequest& r) {
+  sub->add_option("--noise-flops", r.noise_flops, "Noise study: +-PCT on each operator's FLOPs")
+      ->check(finite_number(0, false));
+  sub->add_option("--noise-bandwidth", r.noise_bandwidth,
+                  "Noise study: +-PCT on each collective's bandwidth")
+      ->check(finite_number(0, false));
+  sub->add_option("--comm-scale", r.comm_scale,
+                  "Noise study: every collective's time believed x this (0.5, 1.5)")
+      ->check(finite_number(0, true));
+  sub->add_option("--noise-seeds", r.noise_seeds, "Noise study: seeds")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--noise-seed", r.noise_seed, "Noise study: first seed")
+      ->capture_default_str()
+      ->check(CLI::Range(0LL, 1LL << 62));
+}
+
 }  // namespace
 
 void add_spmd_command(CLI::App& app) {
@@ -143,6 +191,7 @@ void add_spmd_command(CLI::App& app) {
       ->check(finite_number(0, true));
   sub->add_option("--out", request->out_dir, "Write spmd_plan.json into this folder")
       ->check(not_empty());
+  add_noise_options(sub, *request);
   sub->callback([request]() {
     int code = 0;
     try {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -23,10 +24,16 @@ struct SpmdRequest {
   std::string comm;   // comm.json of `harness profile comm`
   double gflops = 0;  // one rank's
   std::string out_dir;
+  // HiDup's Table IV after the search, where any is given: percent noise on each operator's
+  // FLOPs and each collective's bandwidth, every collective's time scaled; over seeds.
+  std::optional<double> noise_flops, noise_bandwidth, comm_scale;
+  int noise_seeds = 10;
+  long long noise_seed = 1;
 };
 
-// Searches and prints the operator and strategy tables; with out_dir, writes spmd_plan.json
-// there. Throws InputError on bad input (before anything is written). Returns the exit code.
+// Searches and prints the operator and strategy tables (and the noise study's); with out_dir,
+// writes spmd_plan.json (and spmd_noise.json) there. Throws InputError on bad input (before
+// anything is written). Returns the exit code.
 int run_spmd(const SpmdRequest& request, std::ostream& out);
 
 // Registers `harness spmd`. Input errors print "error: <message>" and exit 2.

@@ -125,4 +125,56 @@ nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
   return {{"operators", operators}, {"strategies", strategies}};
 }
 
+namespace {
+
+double mean_relative(const std::vector<NoisySearch>& outcomes) {
+  double sum = 0;
+  for (const NoisySearch& outcome : outcomes) sum += outcome.relative;
+  return outcomes.empty() ? 0.0 : sum / static_cast<double>(outcomes.size());
+}
+
+}  // namespace
+
+void write_noise_table(std::ostream& out, const SpmdNoise& noise,
+                       const std::vector<NoisySearch>& outcomes) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "# noise: FLOPs +-%.0f%%, bandwidth +-%.0f%%, communication x %g; the strategy "
+                "found, priced on the true inputs\n",
+                noise.flops_fraction * 100, noise.bandwidth_fraction * 100,
+                noise.communication_scale);
+  out << line;
+  std::snprintf(line, sizeof line, "%-6s %13s %9s %5s\n", "seed", "predicted_ms", "relative",
+                "same");
+  out << line;
+  int same = 0;
+  for (const NoisySearch& outcome : outcomes) {
+    std::snprintf(line, sizeof line, "%-6llu %13.3f %9.4f %5s\n",
+                  static_cast<unsigned long long>(outcome.seed), outcome.true_seconds * 1e3,
+                  outcome.relative, outcome.same_strategy ? "yes" : "no");
+    out << line;
+    same += outcome.same_strategy ? 1 : 0;
+  }
+  std::snprintf(line, sizeof line,
+                "mean relative %.4f over %zu seeds; %d found the noise-free strategy\n",
+                mean_relative(outcomes), outcomes.size(), same);
+  out << line;
+}
+
+nlohmann::json noise_json(const SpmdNoise& noise, const std::vector<NoisySearch>& outcomes) {
+  nlohmann::json seeds = nlohmann::json::array();
+  for (const NoisySearch& outcome : outcomes) {
+    seeds.push_back({{"seed", outcome.seed},
+                     {"predicted_s", outcome.true_seconds},
+                     {"relative", outcome.relative},
+                     {"same_strategy", outcome.same_strategy}});
+  }
+  return {{"noise",
+           {{"flops_fraction", noise.flops_fraction},
+            {"bandwidth_fraction", noise.bandwidth_fraction},
+            {"communication_scale", noise.communication_scale}}},
+          {"seeds", seeds},
+          {"mean_relative", mean_relative(outcomes)}};
+}
+
 }  // namespace harness::spmd

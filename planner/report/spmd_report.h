@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/spmd/noise_study.h"
 #include "planner/spmd/spmd_costs.h"
 
 namespace harness::spmd {
@@ -48,5 +49,12 @@ void write_strategy_table(std::ostream& out, const std::vector<StrategyRow>& row
 // gradient's; null where none flows): what a rank that runs the plan reads.
 nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
                               const std::vector<StrategyRow>& rows);
+
+// "seed predicted_ms relative same", one row per seed, then the mean relative time and how many
+// seeds found the noise-free strategy.
+void write_noise_table(std::ostream& out, const SpmdNoise& noise,
+                       const std::vector<NoisySearch>& outcomes);
+// {"noise": {...}, "seeds": [...], "mean_relative": x}.
+nlohmann::json noise_json(const SpmdNoise& noise, const std::vector<NoisySearch>& outcomes);
 
 }  // namespace harness::spmd

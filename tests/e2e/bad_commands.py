@@ -110,6 +110,8 @@ for kind, number in numbers.items():
                                   "--new", os.path.dirname(harness), "--rounds", number]),
         (f"plan: --pbs {kind}", ["plan", "--profile", profile, "--pbs", number, "--gbs", "8"]),
         (f"spmd: --gflops {kind}", spmd + ["--gflops", number, "--comm", comm]),
+        (f"spmd: --noise-flops {kind}", spmd + ["--gflops", "1", "--comm", comm,
+                                               "--noise-flops", number]),
         (f"run: --set run.iterations {kind}",
          ["run", spec, "--dry-run", "--set", f"run.iterations={number}"]),
         (f"history add: --commit-time {kind}",

@@ -3,7 +3,8 @@
 # written here. Its plan file adds up (each strategy's prediction is its operators' sum), the
 # searched strategy is never dearer than the harness's systems (DDP, Megatron's tensor
 # parallelism, expert parallelism), links dear enough keep every operator whole and links cheap
-# enough split every one; bad input is refused with exit 2 and nothing written.
+# enough split every one; the noise study (HiDup's Table IV) loses nothing without noise and
+# never beats the optimum; bad input is refused with exit 2 and nothing written.
 source "$(dirname "$0")/common.sh"
 
 comm() {  # file latency_us bus_bytes_per_s: every collective's fit
@@ -66,6 +67,23 @@ experts = [o for o in moe["operators"] if o["kind"] == "experts"]
 assert len(experts) == 1, experts  # the 2nd block's
 PY
 
+# Table IV: the strategy searched on noisy inputs, priced on the true ones, never better than the
+# noise-free one; none lost without noise.
+"$HARNESS" spmd "${LLAMA[@]}" --ranks 2 --comm "$SCRATCH/loopback.json" --noise-flops 80 \
+  --noise-bandwidth 80 --noise-seeds 6 --out "$SCRATCH/noise" > "$SCRATCH/noise.out" \
+  || fail "noise study failed"
+expect_contains "$(cat "$SCRATCH/noise.out")" "over 6 seeds"
+"$HARNESS" spmd "${LLAMA[@]}" --ranks 2 --comm "$SCRATCH/loopback.json" --comm-scale 1 \
+  --noise-seeds 3 --out "$SCRATCH/quiet" > /dev/null || fail "noise-free study failed"
+"$PY" - "$SCRATCH" <<'PY'
+import json, os, sys
+noisy, quiet = (json.load(open(os.path.join(sys.argv[1], d, "spmd_noise.json"))) for d in ("noise", "quiet"))
+assert noisy["noise"] == {"flops_fraction": 0.8, "bandwidth_fraction": 0.8, "communication_scale": 1}
+assert [s["seed"] for s in noisy["seeds"]] == [1, 2, 3, 4, 5, 6]
+assert all(s["relative"] >= 1 - 1e-12 for s in noisy["seeds"]), noisy
+assert all(s["relative"] == 1 and s["same_strategy"] for s in quiet["seeds"]), quiet
+PY
+
 refused() {  # want args...
   local want=$1; shift
   local rc=0
@@ -83,4 +101,5 @@ refused "no_ar.json: no all-reduce fit" --model llama --ranks 2 --batch 4 --gflo
 refused "missing.json" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/missing.json"
 printf '{"fits": [' > "$SCRATCH/broken.json"
 refused "broken.json:1:" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/broken.json"
+refused "--noise-flops must be a percentage in [0, 100)" --model llama "${GOOD[@]}" --noise-flops 100
 echo "e2e spmd search: OK"
