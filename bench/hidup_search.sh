@@ -61,7 +61,7 @@ search_row() {  # args...: "| operators | median of 5 searches' ms |"
   local times=()
   for _ in 1 2 3 4 5; do
     "$HARNESS" spmd "$@" "${COSTS[@]}" --out "$OUT/figure12/plan" > /dev/null
-    times+=("$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["search"]["milliseconds"])' \
+    times+=("$(python3 -c 'import json, sys; print("%.3f" % json.load(open(sys.argv[1]))["search"]["milliseconds"])' \
       "$OUT/figure12/plan/spmd_plan.json")")
   done
   local operators

@@ -189,12 +189,14 @@ TEST(SpmdDecoder, DdpAndMegatronStrategiesTrainAsOneProcess) {
   }
 }
 
-// Between them the mixtures change forms by every collective, forward and backward.
+// Between them the mixtures change forms by every collective, forward and backward. At 3 ranks
+// nothing but the vocabulary divides (batch 4, tokens 8, heads 8): the fused projections keep
+// one row group.
 TEST(SpmdDecoder, ArbitraryMixturesTrainAsOneProcess) {
   const runtime_test::DoubleDefault float64;
   const Trained want = one_process();
   std::set<std::pair<spmd::Collective, bool>> used;  // collective, backward
-  for (int ranks : {2, 4}) {
+  for (int ranks : {2, 3, 4}) {
     const auto graph = llama_graph(ranks);
     for (const auto& [stride, offset] : {std::pair{1, 0}, {1, 1}, {3, 2}, {5, 1}, {7, 3}}) {
       const auto strategy = arbitrary(graph, stride, offset);
