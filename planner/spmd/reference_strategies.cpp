@@ -7,8 +7,8 @@ namespace {
 
 using Names = std::vector<std::string>;
 
-// Megatron's projections as the harness splits them: inside the blocks ("layers.0.qkv"); the
-// embeddings, the pooler, the classifier and the vocabulary head stay whole.
+// Megatron's split as the harness makes it: inside the blocks ("layers.0.qkv"); the embeddings,
+// the pooler and its tanh, the classifier and the vocabulary head stay whole.
 bool inside_a_block(const Operator& op) { return op.name.find('.') != std::string::npos; }
 
 // The signatures the system runs an operator with, in order of preference.
@@ -21,9 +21,10 @@ Names preferred(ReferenceSystem system, const Operator& op) {
     case ReferenceSystem::kTensor:
       break;
   }
+  if (!inside_a_block(op)) return {"replicated"};
   if (op.kind == "attention") return {"heads"};
   if (op.kind == "activation") return {"features"};
-  if (op.kind == "linear" && inside_a_block(op)) return {"column", "row"};
+  if (op.kind == "linear") return {"column", "row"};
   return {"replicated"};
 }
 

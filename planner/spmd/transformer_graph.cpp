@@ -151,17 +151,19 @@ int add_embedding(GraphBuilder& g) {
   const double id_bytes = g.tokens() * 8.0;  // int64 token ids
   const int ids = g.add(
       {"tokens", "tokens", {}, 0, 0, id_bytes, token_source_signatures(g.ranks_, g.divisible(1))});
-  // The encoder's embeddings add positions and a LayerNorm.
-  const double rows = static_cast<double>(s.vocabulary + (encoder ? s.tokens + 2 : 0));
+  // The encoder's embeddings add positions (their rows beside the words'), then a LayerNorm of
+  // their own: an operator apart, since a norm cannot run on partial sums.
+  const double rows = static_cast<double>(s.vocabulary + (encoder ? s.tokens : 0));
   const OperatorShape shape{1, false, rows * static_cast<double>(s.width) * s.bytes_per_element};
-  return g.add(
-      {encoder ? "embeddings" : "embed_tokens",
-       "embedding",
-       {ids},
-       g.tokens() * static_cast<double>(s.width),
-       shape.parameter_bytes,
-       g.activation_bytes(s.width),
-       embedding_signatures(shape, g.ranks_, g.divisible(s.width), g.divides(s.vocabulary))});
+  const int looked_up =
+      g.add({encoder ? "embeddings" : "embed_tokens",
+             "embedding",
+             {ids},
+             g.tokens() * static_cast<double>(s.width),
+             shape.parameter_bytes,
+             g.activation_bytes(s.width),
+             embedding_signatures(shape, g.ranks_, g.divisible(s.width), g.divides(s.vocabulary))});
+  return encoder ? g.add(g.norm("embeddings_norm", looked_up)) : looked_up;
 }
 
 int add_decoder_block(GraphBuilder& g, const std::string& block, int x) {
@@ -198,10 +200,19 @@ void add_encoder_head(GraphBuilder& g, int x) {
   const TransformerShape& s = g.shape_;
   const double rows = static_cast<double>(s.batch);
   const bool batch = g.divides(s.batch), width = g.divides(s.width);
+  // The pooler: the first token's dense layer, then its tanh (apart: no tanh of partial sums).
   const int pooled =
       g.add(g.dense("pooler", x, rows, s.width, s.width, {batch, false, width}, width, width));
+  Operator tanh{"pooler_tanh",
+                "activation",
+                {pooled},
+                8.0 * rows * static_cast<double>(s.width),
+                0,
+                rows * static_cast<double>(s.width) * s.bytes_per_element,
+                elementwise_signatures({1, true, 0}, g.ranks_, {batch, false, width})};
+  const int activated = g.add(std::move(tanh));
   const bool classes = g.divides(s.classes);
-  const int logits = g.add(g.dense("classifier", pooled, rows, s.width, s.classes,
+  const int logits = g.add(g.dense("classifier", activated, rows, s.width, s.classes,
                                    {batch, false, classes}, classes, width));
   g.add({"loss",
          "loss",

@@ -3,8 +3,10 @@
 // sizes the zoo builds its layers with.
 //   decoder (llama):  tokens, embedding, per block [norm, qkv, attention, output, add, norm,
 //                     gate_up, swiglu, down, add], norm, lm_head, loss
-//   encoder (bert):   tokens, embeddings, per block [qkv, attention, output, add, norm, fc1,
-//                     gelu, fc2 (or one mixture of experts), add, norm], pooler, classifier, loss
+//   encoder (bert):   tokens, embeddings, their norm, per block [qkv, attention, output, add,
+//                     norm, fc1, gelu, fc2 (or one mixture of experts), add, norm], pooler, its
+//                     tanh, classifier, loss
+// A nonlinear step (a norm, a tanh) is an operator of its own: none runs on partial sums.
 #pragma once
 
 #include <cstdint>

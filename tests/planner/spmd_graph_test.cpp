@@ -108,6 +108,16 @@ TEST(SpmdTransformerGraph, BertMoeHasItsMixturesAndTheirExpertSignatures) {
   EXPECT_TRUE(names_of(mixture).count("experts"));
   EXPECT_FALSE(named(graph, "encoder.layer.0.fc1").signatures.empty());
   EXPECT_EQ(graph.operators.back().name, "loss");
+  // No nonlinear step takes partial sums: the embeddings' LayerNorm and the pooler's tanh are
+  // operators of their own, which offer no partial input.
+  for (const char* nonlinear : {"embeddings_norm", "pooler_tanh"}) {
+    for (const Signature& signature : named(graph, nonlinear).signatures) {
+      EXPECT_NE(signature.inputs[0], kPartial) << nonlinear << " " << signature.name;
+    }
+  }
+  // tokens, embeddings, their norm; 10 operators a dense block, 8 a mixture's; pooler, its tanh,
+  // classifier, loss.
+  EXPECT_EQ(graph.operators.size(), 3u + 10 + 8 + 4);
 }
 
 SpmdCosts gloo_like_costs() {
