@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `kind: spmd` end to end: the harness searches HiDup's strategy for each point before the runs
 # (its plan in plans/<system>/<point>/), hands it to the ranks in their config, and every rank
-# trains the global batch under it beside DDP; every rank reports the batch's whole loss, and the
-# collectives of a strategy that splits operators are traced. A
+# trains the global batch under it beside DDP; every rank reports the batch's whole loss, the
+# losses of one process trained on that batch, and the collectives of a strategy that splits
+# operators are traced. A
 # model, precision or comm.json the system cannot take is refused at its line, nothing run.
 source "$(dirname "$0")/common.sh"
 cd "$(dirname "$0")/../.."  # the comm.json's path is the repository's
@@ -45,6 +46,25 @@ names = [e.get("name", "") for e in json.load(open(os.path.join(slow, "trace_ran
 assert any(n.startswith("spmd ") for n in names), sorted(set(names))
 signatures = {o["signature"] for o in json.load(open(os.path.join(slow, "config.json")))["system"]["spmd"]["operators"]}
 assert signatures - {"replicated"}, signatures
+PY
+
+# The same training as one process: DDP at world 1 on the doubled batch draws the batch the spmd
+# ranks share (shard 0 of batch_size x world samples), so its losses are theirs, in fp32.
+spec one "" ""
+sed -i 's/batch_size: 2/batch_size: 4/; s/world_size: 2/world_size: 1/; /kind: spmd/d' "$SCRATCH/one.yaml"
+"$HARNESS" run "$SCRATCH/one.yaml" > "$SCRATCH/one.out" 2>&1 || fail "one-process run failed: $(tail -5 "$SCRATCH/one.out")"
+"$PY" - "$SCRATCH/results" <<'PY'
+import glob, re, sys
+def losses(study, system, rank):
+    text = open(glob.glob(f"{sys.argv[1]}/{study}/*/raw/p000/{system}/rep0/rank{rank}.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+want = losses("one", "overlap", 0)
+assert len(want) == 4, want
+for system in ("hidup", "slow_flops"):
+    for rank in (0, 1):
+        got = losses("ok", system, rank)
+        worst = max(abs(a - b) / abs(b) for a, b in zip(got, want))
+        assert len(got) == len(want) and worst < 1e-4, (system, rank, got, want)
 PY
 
 spec bert "" ""
