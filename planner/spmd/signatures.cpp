@@ -136,6 +136,7 @@ std::vector<Signature> loss_signatures(int ranks, const Divisible& divisible, do
     if (signature.name == std::string("features")) {
       signature.name = "vocab";
       signature.inner.push_back({Collective::kAllReduce, token_bytes, 2});
+      signature.inner.push_back({Collective::kAllGather, token_bytes * ranks, 1});
     }
   }
   return signatures;

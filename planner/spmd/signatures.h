@@ -58,8 +58,8 @@ std::vector<Signature> attention_signatures(int ranks, const Divisible& divisibl
 // each rank looks up its rows, a partial sum) or by features ("features").
 std::vector<Signature> embedding_signatures(const OperatorShape& shape, int ranks,
                                             const Divisible& divisible, bool vocabulary_divides);
-// The loss over logits; split over the vocabulary ("vocab"), its softmax sums two all-reduces
-// of `token_bytes` (one float per token).
+// The loss over logits; split over the vocabulary ("vocab"), its softmax gathers every rank's
+// largest logit of each token and sums two all-reduces of `token_bytes` (one float a token).
 std::vector<Signature> loss_signatures(int ranks, const Divisible& divisible, double token_bytes);
 // A mixture of experts: also "experts" (each rank holds experts/ranks of them; tokens travel by
 // all-to-all, `dispatch_bytes` one rank's dispatched buffer, 4 calls an iteration: dispatch and
