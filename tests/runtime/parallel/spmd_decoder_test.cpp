@@ -15,6 +15,7 @@
 #include "planner/spmd/reference_strategies.h"
 #include "planner/spmd/strategy_search.h"
 #include "planner/spmd/transformer_graph.h"
+#include "runtime/comm/counting_communicator.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
@@ -89,6 +90,7 @@ spmd::OperatorGraph llama_graph(int ranks) {
   shape.kv_heads = 4;
   shape.feed_forward = runtime::llama_feed_forward_width(kWidth);
   shape.vocabulary = kVocab;
+  shape.bytes_per_element = 8;  // the tests train in float64
   return spmd::transformer_graph(shape, ranks);
 }
 
@@ -215,6 +217,96 @@ TEST(SpmdDecoder, ArbitraryMixturesTrainAsOneProcess) {
     for (bool backward : {false, true}) {
       EXPECT_TRUE(used.count({collective, backward}))
           << spmd::collective_name(collective) << (backward ? " backward" : " forward");
+    }
+  }
+}
+
+// What the plan says one rank hands each kind of collective in an iteration, in
+// CountingCommunicator's accounting: every form change between operators, forward and backward
+// (an all-gather counts this rank's chunk, an all-to-all what leaves it), each operator's own
+// collectives, the summed gradients, and a shard's part of the loss summed with them.
+runtime::CollectivePayload planned_payload(const spmd::OperatorGraph& graph,
+                                           const spmd::Strategy& strategy) {
+  const double n = graph.ranks;
+  double all_reduce = 0, all_gather = 0, reduce_scatter = 0, exchanged = 0;
+  const auto add = [&](spmd::Collective collective, double bytes) {
+    if (collective == spmd::Collective::kAllReduce) all_reduce += bytes;
+    if (collective == spmd::Collective::kAllGather) all_gather += bytes / n;
+    if (collective == spmd::Collective::kReduceScatter) reduce_scatter += bytes;
+    if (collective == spmd::Collective::kAllToAll) exchanged += bytes / n * (n - 1) / n;
+  };
+  for (const auto& plan : spmd::operator_plans(graph, costs_of(1e-4, 1e9), strategy)) {
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      const double bytes = graph.operators[plan.op->inputs[i]].output_bytes;
+      add(plan.inputs[i].forward, bytes);
+      add(plan.inputs[i].backward, bytes);
+    }
+    for (const auto& inner : plan.signature->inner) {
+      for (int call = 0; call < inner.calls; ++call) add(inner.collective, inner.buffer_bytes);
+    }
+    all_reduce += plan.signature->synced_gradient_bytes;
+    const bool shard_loss = plan.signature->name == "data" || plan.signature->name == "sequence";
+    if (plan.op->kind == "loss" && shard_loss) all_reduce += sizeof(double);
+  }
+  return {static_cast<int64_t>(all_reduce), static_cast<int64_t>(all_gather),
+          static_cast<int64_t>(reduce_scatter), 0, static_cast<int64_t>(exchanged)};
+}
+
+// The parameter bytes the plan gives a rank: each operator's share of its weights.
+double planned_parameter_bytes(const spmd::OperatorGraph& graph, const spmd::Strategy& strategy) {
+  double bytes = 0;
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const auto& op = graph.operators[i];
+    bytes += op.parameter_bytes * op.signatures[strategy[i]].parameter_share;
+  }
+  return bytes;
+}
+
+struct RankCount {
+  runtime::CollectivePayload payload;  // one iteration's
+  int64_t parameter_bytes = 0;
+};
+
+std::vector<RankCount> counted_ranks(int ranks, const std::vector<runtime::SpmdStep>& steps) {
+  const auto whole = seeded_llama();
+  const auto batch = llama_batch();
+  std::vector<RankCount> counts(ranks);
+  const auto count = [&](int rank, runtime::Communicator& group) {
+    runtime::CountingCommunicator counted(group);
+    runtime::SpmdDecoder decoder(*whole, steps, counted);
+    decoder.train_step(batch.input, batch.target);
+    counts[rank].payload = counted.payload();
+    for (const auto& p : decoder.parameters()) counts[rank].parameter_bytes += p.numel() * 8;
+  };
+  for (const auto& error : runtime_test::on_every_rank(ranks, count)) EXPECT_EQ(error, "");
+  return counts;
+}
+
+// Memory and bytes against the formula: each rank holds the parameters and hands each collective
+// the bytes the plan priced.
+TEST(SpmdDecoder, EveryRankHoldsAndMovesWhatThePlanPriced) {
+  const runtime_test::DoubleDefault float64;
+  for (int ranks : {2, 4}) {
+    const auto graph = llama_graph(ranks);
+    std::vector<spmd::Strategy> strategies = {
+        spmd::search_strategy(graph, costs_of(2e-4, 1e9)).strategy,
+        *spmd::reference_strategy(graph, spmd::ReferenceSystem::kTensor)};
+    for (const auto& [stride, offset] : {std::pair{1, 1}, {3, 2}, {7, 3}}) {
+      strategies.push_back(arbitrary(graph, stride, offset));
+    }
+    for (const auto& strategy : strategies) {
+      const auto want = planned_payload(graph, strategy);
+      const std::string what = std::to_string(ranks) + " ranks: " + strategy_text(graph, strategy);
+      for (const auto& rank : counted_ranks(ranks, steps_of(graph, strategy))) {
+        EXPECT_EQ(rank.parameter_bytes,
+                  static_cast<int64_t>(planned_parameter_bytes(graph, strategy)))
+            << what;
+        const auto& got = rank.payload;
+        EXPECT_EQ(got.all_reduce, want.all_reduce) << what;
+        EXPECT_EQ(got.all_gather, want.all_gather) << what;
+        EXPECT_EQ(got.reduce_scatter, want.reduce_scatter) << what;
+        EXPECT_EQ(got.point_to_point, want.point_to_point) << what;
+      }
     }
   }
 }
