@@ -182,7 +182,7 @@ SpmdDecoder::SpmdDecoder(ZooModel& whole, std::vector<SpmdStep> steps, Communica
     const int64_t groups = ends_with(step.name, ".qkv")       ? attention_groups_
                            : ends_with(step.name, ".gate_up") ? feed_forward_groups_
                                                               : 1;
-    if (!names.empty()) weights_[step.name].push_back(weight_of(step, names, zoo, group, groups));
+    if (!names.empty()) weights_.emplace(step.name, weight_of(step, names, zoo, group, groups));
   }
 }
 
@@ -215,7 +215,7 @@ at::Tensor SpmdDecoder::run_step(const SpmdStep& step, const std::vector<at::Ten
                                  const at::Tensor& ids, const at::Tensor& targets) {
   const std::string& kind = step.kind;
   const auto found = weights_.find(step.name);
-  const at::Tensor weight = found == weights_.end() ? at::Tensor() : found->second[0].local;
+  const at::Tensor weight = found == weights_.end() ? at::Tensor() : found->second.local;
   if (kind == "tokens") return change_form(group_, ids, kReplicated, step.output);
   if (kind == "embedding") {
     return step.signature == "vocab" ? vocabulary_lookup(group_, inputs[0], weight)
@@ -264,14 +264,13 @@ void SpmdDecoder::finish_backward() {
   int64_t bucket_bytes = 0;
   for (const SpmdStep& step : steps_) {
     if (!sums_weight_gradients(step) || !weights_.count(step.name)) continue;
-    for (auto& weight : weights_.at(step.name)) {
-      bucket.push_back(weight.local.mutable_grad());
-      bucket_bytes += weight.local.numel() * weight.local.element_size();
-      if (bucket_bytes >= kGradientBucketBytes) {
-        sum_bucket(bucket);
-        bucket.clear();
-        bucket_bytes = 0;
-      }
+    at::Tensor& weight = weights_.at(step.name).local;
+    bucket.push_back(weight.mutable_grad());
+    bucket_bytes += weight.numel() * weight.element_size();
+    if (bucket_bytes >= kGradientBucketBytes) {
+      sum_bucket(bucket);
+      bucket.clear();
+      bucket_bytes = 0;
     }
   }
   sum_bucket(bucket);
@@ -305,23 +304,17 @@ double SpmdDecoder::train_step(const at::Tensor& ids, const at::Tensor& targets)
 
 std::vector<at::Tensor> SpmdDecoder::parameters() const {
   std::vector<at::Tensor> out;
-  for (const auto& [name, weights] : weights_) {
-    for (const auto& weight : weights) out.push_back(weight.local);
-  }
+  for (const auto& [name, weight] : weights_) out.push_back(weight.local);
   return out;
 }
 
 std::map<std::string, at::Tensor> SpmdDecoder::whole_parameters() {
   std::map<std::string, at::Tensor> whole;
-  for (const auto& [name, weights] : weights_) {
-    for (const auto& weight : weights) {
-      at::Tensor joined = weight.local.detach();
-      if (weight.split >= 0) {
-        joined = change_form(group_, joined, sharded(weight.split), kReplicated);
-      }
-      const auto parts = ungrouped(joined, weight.part_rows, weight.groups);
-      for (size_t p = 0; p < parts.size(); ++p) whole[weight.parts[p]] = parts[p];
-    }
+  for (const auto& [name, weight] : weights_) {
+    at::Tensor joined = weight.local.detach();
+    if (weight.split >= 0) joined = change_form(group_, joined, sharded(weight.split), kReplicated);
+    const auto parts = ungrouped(joined, weight.part_rows, weight.groups);
+    for (size_t p = 0; p < parts.size(); ++p) whole[weight.parts[p]] = parts[p];
   }
   return whole;
 }

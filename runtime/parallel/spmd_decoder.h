@@ -48,7 +48,16 @@ class SpmdDecoder {
   // Every weight whole under the zoo's names, the ranks' parts gathered: every rank calls it.
   std::map<std::string, at::Tensor> whole_parameters();
 
-  struct Weight;
+  // One weight of an operator as this rank holds it: `parts` of the zoo's weights stacked row-wise
+  // in `groups` (q, k, v: each part's j-th chunk of rows in group j), whole or this rank's `split`
+  // (0: rows, 1: columns).
+  struct Weight {
+    std::vector<std::string> parts;  // the zoo's names
+    std::vector<int64_t> part_rows;
+    int64_t groups = 1;
+    at::Tensor local;
+    int split = -1;
+  };
 
  private:
   at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
@@ -63,23 +72,12 @@ class SpmdDecoder {
   Communicator& group_;
   TraceRecorder* trace_ = nullptr;
   at::Tensor partial_loss_;  // the last forward's, where the ranks hold parts of the loss
-  std::map<std::string, std::vector<Weight>> weights_;  // by operator
+  std::map<std::string, Weight> weights_;  // by operator: the one weight it holds
   at::Tensor rope_cos_, rope_sin_;
   int64_t heads_ = 0, kv_heads_ = 0, head_width_ = 0;
   // Row groups of the fused projections: the ranks where the heads (the feed-forward width)
   // divide over them, else 1.
   int64_t attention_groups_ = 1, feed_forward_groups_ = 1;
-};
-
-// One weight of an operator as this rank holds it: `parts` of the zoo's weights stacked row-wise
-// in `groups` (q, k, v: each part's j-th chunk of rows in group j), whole or this rank's `split`
-// (0: rows, 1: columns).
-struct SpmdDecoder::Weight {
-  std::vector<std::string> parts;  // the zoo's names
-  std::vector<int64_t> part_rows;
-  int64_t groups = 1;
-  at::Tensor local;
-  int split = -1;
 };
 
 }  // namespace runtime
