@@ -78,7 +78,7 @@ void write_operator_table(std::ostream& out, const std::vector<OperatorPlan>& pl
       inputs += (inputs.empty() ? "" : " ") + input_text(input);
     }
     std::snprintf(line, sizeof line, "%-28s %-16s %-44s %-6s %11.3f %9.3f\n", plan.op->name.c_str(),
-                  plan.signature->name.c_str(), inputs.empty() ? "-" : inputs.c_str(),
+                  to_text(plan.signature->kind), inputs.empty() ? "-" : inputs.c_str(),
                   form_text(plan.signature->output).c_str(), plan.own.compute_s * 1e3,
                   plan.communication_s() * 1e3);
     out << line;
@@ -107,8 +107,8 @@ nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
     nlohmann::json inputs = nlohmann::json::array();
     for (const InputPlan& input : plan.inputs) inputs.push_back(input_json(input));
     operators.push_back({{"name", plan.op->name},
-                         {"kind", plan.op->kind},
-                         {"signature", plan.signature->name},
+                         {"kind", to_text(plan.op->kind)},
+                         {"signature", to_text(plan.signature->kind)},
                          {"inputs", inputs},
                          {"output", form_text(plan.signature->output)},
                          {"output_grad", optional_form(plan.signature->output_grad)},

@@ -8,14 +8,14 @@ namespace {
 void check_signature(const Operator& op, const Signature& signature) {
   const auto arity = op.inputs.size();
   if (signature.inputs.size() != arity || signature.input_grads.size() != arity) {
-    throw std::invalid_argument("operator '" + op.name + "', signature '" + signature.name +
-                                "': " + std::to_string(arity) + " inputs, forms for " +
-                                std::to_string(signature.inputs.size()));
+    throw std::invalid_argument("operator '" + op.name + "', signature '" +
+                                to_text(signature.kind) + "': " + std::to_string(arity) +
+                                " inputs, forms for " + std::to_string(signature.inputs.size()));
   }
   if (!(signature.compute_share > 0 && signature.compute_share <= 1) ||
       !(signature.parameter_share > 0 && signature.parameter_share <= 1)) {
-    throw std::invalid_argument("operator '" + op.name + "', signature '" + signature.name +
-                                "': shares must lie in (0, 1]");
+    throw std::invalid_argument("operator '" + op.name + "', signature '" +
+                                to_text(signature.kind) + "': shares must lie in (0, 1]");
   }
 }
 

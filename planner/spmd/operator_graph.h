@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/spmd_vocabulary.h"
 #include "common/tensor_form.h"
 
 namespace harness::spmd {
@@ -22,7 +23,7 @@ struct InnerCollective {
 };
 
 struct Signature {
-  std::string name;  // "data", "column", "row", "heads", "experts", "replicated", ...
+  SignatureKind kind = SignatureKind::kReplicated;
   std::vector<TensorForm> inputs;
   // The form of the gradient handed back for each input; nullopt where the input takes none
   // (token ids).
@@ -39,7 +40,7 @@ struct Signature {
 
 struct Operator {
   std::string name;
-  std::string kind;         // "linear", "attention", "experts", "norm", "add", ...
+  OperatorKind kind = OperatorKind::kLinear;
   std::vector<int> inputs;  // indices of the producing operators, all earlier in the graph
   double forward_flops = 0;
   double parameter_bytes = 0;

@@ -5,33 +5,33 @@
 namespace harness::spmd {
 namespace {
 
-using Names = std::vector<std::string>;
+using Kinds = std::vector<SignatureKind>;
 
 // Megatron's split as the harness makes it: inside the blocks ("layers.0.qkv"); the embeddings,
 // the pooler and its tanh, the classifier and the vocabulary head stay whole.
 bool inside_a_block(const Operator& op) { return op.name.find('.') != std::string::npos; }
 
 // The signatures the system runs an operator with, in order of preference.
-Names preferred(ReferenceSystem system, const Operator& op) {
+Kinds preferred(ReferenceSystem system, const Operator& op) {
   switch (system) {
     case ReferenceSystem::kData:
-      return {"data"};
+      return {SignatureKind::kData};
     case ReferenceSystem::kExperts:
-      return op.kind == "experts" ? Names{"experts"} : Names{"data"};
+      return {op.kind == OperatorKind::kExperts ? SignatureKind::kExperts : SignatureKind::kData};
     case ReferenceSystem::kTensor:
       break;
   }
-  if (!inside_a_block(op)) return {"replicated"};
-  if (op.kind == "attention") return {"heads"};
-  if (op.kind == "activation") return {"features"};
-  if (op.kind == "linear") return {"column", "row"};
-  return {"replicated"};
+  if (!inside_a_block(op)) return {SignatureKind::kReplicated};
+  if (op.kind == OperatorKind::kAttention) return {SignatureKind::kHeads};
+  if (op.kind == OperatorKind::kActivation) return {SignatureKind::kFeatures};
+  if (op.kind == OperatorKind::kLinear) return {SignatureKind::kColumn, SignatureKind::kRow};
+  return {SignatureKind::kReplicated};
 }
 
-std::optional<int> first_offered(const Operator& op, const Names& names) {
-  for (const std::string& name : names) {
+std::optional<int> first_offered(const Operator& op, const Kinds& kinds) {
+  for (const SignatureKind kind : kinds) {
     const auto found = std::find_if(op.signatures.begin(), op.signatures.end(),
-                                    [&](const Signature& s) { return s.name == name; });
+                                    [&](const Signature& s) { return s.kind == kind; });
     if (found != op.signatures.end()) return static_cast<int>(found - op.signatures.begin());
   }
   return std::nullopt;
@@ -52,8 +52,9 @@ const char* reference_name(ReferenceSystem system) {
 }
 
 std::optional<Strategy> reference_strategy(const OperatorGraph& graph, ReferenceSystem system) {
-  const bool has_experts = std::any_of(graph.operators.begin(), graph.operators.end(),
-                                       [](const Operator& op) { return op.kind == "experts"; });
+  const bool has_experts =
+      std::any_of(graph.operators.begin(), graph.operators.end(),
+                  [](const Operator& op) { return op.kind == OperatorKind::kExperts; });
   // The harness splits llama's and bert's layers over a tensor axis, not bert_moe's.
   if (has_experts != (system == ReferenceSystem::kExperts) && system != ReferenceSystem::kData) {
     return std::nullopt;

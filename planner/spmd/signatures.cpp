@@ -5,9 +5,9 @@ namespace {
 
 // A signature whose inputs, their gradients, its output and the output's gradient all take one
 // form; the first input without a gradient where the shape says so.
-Signature uniform(const OperatorShape& shape, const char* name, TensorForm form) {
+Signature uniform(const OperatorShape& shape, SignatureKind kind, TensorForm form) {
   Signature signature;
-  signature.name = name;
+  signature.kind = kind;
   signature.inputs.assign(shape.arity, form);
   signature.input_grads.assign(shape.arity, form);
   if (!shape.first_input_has_gradient) signature.input_grads[0] = std::nullopt;
@@ -27,7 +27,8 @@ std::vector<Signature> token_signatures(const OperatorShape& shape, int ranks,
                                          {divisible.tokens, kTokenDim}};
   for (const auto& [divides, dim] : splits) {
     if (!divides) continue;
-    Signature signature = uniform(shape, dim == kBatchDim ? "data" : "sequence", sharded(dim));
+    Signature signature = uniform(
+        shape, dim == kBatchDim ? SignatureKind::kData : SignatureKind::kSequence, sharded(dim));
     signature.compute_share = share(ranks);
     signature.synced_gradient_bytes = shape.parameter_bytes;
     signatures.push_back(signature);
@@ -36,18 +37,18 @@ std::vector<Signature> token_signatures(const OperatorShape& shape, int ranks,
 }
 
 Signature replicated_signature(const OperatorShape& shape) {
-  return uniform(shape, "replicated", kReplicated);
+  return uniform(shape, SignatureKind::kReplicated, kReplicated);
 }
 
-Signature feature_signature(const OperatorShape& shape, int ranks, const char* name) {
-  Signature signature = uniform(shape, name, sharded(kFeatureDim));
+Signature feature_signature(const OperatorShape& shape, int ranks, SignatureKind kind) {
+  Signature signature = uniform(shape, kind, sharded(kFeatureDim));
   signature.compute_share = share(ranks);
   signature.parameter_share = share(ranks);
   return signature;
 }
 
 Signature column_signature(const OperatorShape& shape, int ranks) {
-  Signature signature = uniform(shape, "column", kReplicated);
+  Signature signature = uniform(shape, SignatureKind::kColumn, kReplicated);
   if (shape.first_input_has_gradient) signature.input_grads[0] = kPartial;
   signature.output = sharded(kFeatureDim);
   signature.output_grad = sharded(kFeatureDim);
@@ -57,7 +58,7 @@ Signature column_signature(const OperatorShape& shape, int ranks) {
 }
 
 Signature row_signature(const OperatorShape& shape, int ranks) {
-  Signature signature = uniform(shape, "row", sharded(kFeatureDim));
+  Signature signature = uniform(shape, SignatureKind::kRow, sharded(kFeatureDim));
   signature.output = kPartial;
   signature.output_grad = kReplicated;
   signature.compute_share = share(ranks);
@@ -66,7 +67,7 @@ Signature row_signature(const OperatorShape& shape, int ranks) {
 }
 
 Signature partial_signature(const OperatorShape& shape) {
-  Signature signature = uniform(shape, "partial", kReplicated);
+  Signature signature = uniform(shape, SignatureKind::kPartial, kReplicated);
   signature.inputs.assign(shape.arity, kPartial);
   signature.output = kPartial;
   return signature;
@@ -86,7 +87,8 @@ std::vector<Signature> elementwise_signatures(const OperatorShape& shape, int ra
                                               const Divisible& divisible) {
   std::vector<Signature> signatures = token_signatures(shape, ranks, divisible);
   signatures.push_back(replicated_signature(shape));
-  if (divisible.features) signatures.push_back(feature_signature(shape, ranks, "features"));
+  if (divisible.features)
+    signatures.push_back(feature_signature(shape, ranks, SignatureKind::kFeatures));
   return signatures;
 }
 
@@ -110,7 +112,8 @@ std::vector<Signature> attention_signatures(int ranks, const Divisible& divisibl
   std::vector<Signature> signatures =
       token_signatures(shape, ranks, {divisible.batch, false, false});
   signatures.push_back(replicated_signature(shape));
-  if (divisible.features) signatures.push_back(feature_signature(shape, ranks, "heads"));
+  if (divisible.features)
+    signatures.push_back(feature_signature(shape, ranks, SignatureKind::kHeads));
   return signatures;
 }
 
@@ -120,7 +123,7 @@ std::vector<Signature> embedding_signatures(const OperatorShape& shape, int rank
   signatures.push_back(replicated_signature(shape));
   if (vocabulary_divides) {
     Signature vocab = column_signature(shape, ranks);
-    vocab.name = "vocab";
+    vocab.kind = SignatureKind::kVocab;
     vocab.output = kPartial;
     vocab.output_grad = kReplicated;
     signatures.push_back(vocab);
@@ -133,8 +136,8 @@ std::vector<Signature> loss_signatures(int ranks, const Divisible& divisible, do
   std::vector<Signature> signatures = elementwise_signatures({1, true, 0}, ranks, divisible);
   for (Signature& signature : signatures) {
     signature.output_grad = std::nullopt;
-    if (signature.name == std::string("features")) {
-      signature.name = "vocab";
+    if (signature.kind == SignatureKind::kFeatures) {
+      signature.kind = SignatureKind::kVocab;
       signature.inner.push_back({Collective::kAllReduce, token_bytes, 2});
       signature.inner.push_back({Collective::kAllGather, token_bytes * ranks, 1});
     }
@@ -149,7 +152,8 @@ std::vector<Signature> mixture_signatures(const MixtureShape& shape, int ranks,
   const size_t token_split = signatures.size();
   for (size_t i = 0; i < token_split && shape.experts_divide; ++i) {
     Signature experts = signatures[i];
-    experts.name = i == 0 && divisible.batch ? "experts" : "experts-sequence";
+    experts.kind =
+        i == 0 && divisible.batch ? SignatureKind::kExperts : SignatureKind::kExpertsSequence;
     experts.parameter_share =
         (shape.router_bytes + (base.parameter_bytes - shape.router_bytes) / ranks) /
         base.parameter_bytes;

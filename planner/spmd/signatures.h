@@ -34,7 +34,7 @@ Signature replicated_signature(const OperatorShape& shape);
 
 // Features split on the way in and out (an elementwise operator; attention over a shard of its
 // heads): "features".
-Signature feature_signature(const OperatorShape& shape, int ranks, const char* name);
+Signature feature_signature(const OperatorShape& shape, int ranks, SignatureKind kind);
 
 // Megatron's pair: "column" takes its input whole and leaves its outputs' features split, its
 // input's gradient a partial sum; "row" takes split features and leaves a partial sum.

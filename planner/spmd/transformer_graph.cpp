@@ -41,15 +41,15 @@ class GraphBuilder {
                  const Divisible& divisible, bool column, bool row) const {
     const OperatorShape shape{1, true, weight_bytes(in, out)};
     return {name,
-            "linear",
+            OperatorKind::kLinear,
             {input},
             2.0 * rows * static_cast<double>(in * out),
             shape.parameter_bytes,
             rows * static_cast<double>(out) * shape_.bytes_per_element,
             linear_signatures(shape, ranks_, divisible, column, row)};
   }
-  Operator elementwise(const std::string& name, const std::string& kind, int input,
-                       int64_t features, double flops_per_element) const {
+  Operator elementwise(const std::string& name, OperatorKind kind, int input, int64_t features,
+                       double flops_per_element) const {
     return {name,
             kind,
             {input},
@@ -64,7 +64,7 @@ class GraphBuilder {
     const int64_t vectors = shape_.family == TransformerFamily::kEncoder ? 2 : 1;
     const OperatorShape shape{1, true, static_cast<double>(vectors * w) * shape_.bytes_per_element};
     return {name,
-            "norm",
+            OperatorKind::kNorm,
             {input},
             5.0 * tokens() * static_cast<double>(w),
             shape.parameter_bytes,
@@ -74,7 +74,7 @@ class GraphBuilder {
   Operator residual(const std::string& name, int stream, int branch) const {
     const int64_t w = shape_.width;
     return {name,
-            "add",
+            OperatorKind::kAdd,
             {stream, branch},
             tokens() * static_cast<double>(w),
             0,
@@ -94,7 +94,7 @@ int add_attention(GraphBuilder& g, const std::string& block, int input) {
   const bool heads_divide = g.divides(s.heads) && g.divides(s.kv_heads);
   const int qkv = g.add(g.linear(block + ".qkv", input, s.width, qkv_width, heads_divide, false));
   Operator core{block + ".attention",
-                "attention",
+                OperatorKind::kAttention,
                 {qkv},
                 4.0 * g.tokens() * static_cast<double>(s.tokens * s.width),
                 0,
@@ -111,8 +111,8 @@ int add_feed_forward(GraphBuilder& g, const std::string& block, int input) {
   const int64_t up_width = decoder ? 2 * s.feed_forward : s.feed_forward;
   const int up = g.add(
       g.linear(block + (decoder ? ".gate_up" : ".fc1"), input, s.width, up_width, split, false));
-  Operator activation =
-      g.elementwise(block + (decoder ? ".swiglu" : ".gelu"), "activation", up, s.feed_forward, 8.0);
+  Operator activation = g.elementwise(block + (decoder ? ".swiglu" : ".gelu"),
+                                      OperatorKind::kActivation, up, s.feed_forward, 8.0);
   const int act = g.add(std::move(activation));
   return g.add(
       g.linear(block + (decoder ? ".down" : ".fc2"), act, s.feed_forward, s.width, false, split));
@@ -133,7 +133,7 @@ int add_mixture(GraphBuilder& g, const std::string& block, int input) {
   shape.hidden_divides = g.divides(4 * s.width);
   const double flops = g.tokens() * (routed * 4.0 * w * hidden + 2.0 * w * s.experts);
   return g.add({block + ".experts",
-                "experts",
+                OperatorKind::kExperts,
                 {input},
                 flops,
                 shape.operator_shape.parameter_bytes,
@@ -149,15 +149,20 @@ int add_embedding(GraphBuilder& g) {
   const TransformerShape& s = g.shape_;
   const bool encoder = s.family == TransformerFamily::kEncoder;
   const double id_bytes = g.tokens() * 8.0;  // int64 token ids
-  const int ids = g.add(
-      {"tokens", "tokens", {}, 0, 0, id_bytes, token_source_signatures(g.ranks_, g.divisible(1))});
+  const int ids = g.add({"tokens",
+                         OperatorKind::kTokens,
+                         {},
+                         0,
+                         0,
+                         id_bytes,
+                         token_source_signatures(g.ranks_, g.divisible(1))});
   // The encoder's embeddings add positions (their rows beside the words'), then a LayerNorm of
   // their own: an operator apart, since a norm cannot run on partial sums.
   const double rows = static_cast<double>(s.vocabulary + (encoder ? s.tokens : 0));
   const OperatorShape shape{1, false, rows * static_cast<double>(s.width) * s.bytes_per_element};
   const int looked_up =
       g.add({encoder ? "embeddings" : "embed_tokens",
-             "embedding",
+             OperatorKind::kEmbedding,
              {ids},
              g.tokens() * static_cast<double>(s.width),
              shape.parameter_bytes,
@@ -188,7 +193,7 @@ void add_decoder_head(GraphBuilder& g, int x) {
   const int logits = g.add(g.linear("lm_head", normed, s.width, s.vocabulary,
                                     g.divides(s.vocabulary), g.divides(s.width)));
   g.add({"loss",
-         "loss",
+         OperatorKind::kLoss,
          {logits},
          3.0 * g.tokens() * static_cast<double>(s.vocabulary),
          0,
@@ -204,7 +209,7 @@ void add_encoder_head(GraphBuilder& g, int x) {
   const int pooled =
       g.add(g.dense("pooler", x, rows, s.width, s.width, {batch, false, width}, width, width));
   Operator tanh{"pooler_tanh",
-                "activation",
+                OperatorKind::kActivation,
                 {pooled},
                 8.0 * rows * static_cast<double>(s.width),
                 0,
@@ -215,7 +220,7 @@ void add_encoder_head(GraphBuilder& g, int x) {
   const int logits = g.add(g.dense("classifier", activated, rows, s.width, s.classes,
                                    {batch, false, classes}, classes, width));
   g.add({"loss",
-         "loss",
+         OperatorKind::kLoss,
          {logits},
          3.0 * rows * static_cast<double>(s.classes),
          0,

@@ -14,7 +14,9 @@ namespace {
 using harness::spmd::FormKind;
 using harness::spmd::kPartial;
 using harness::spmd::kReplicated;
+using harness::spmd::OperatorKind;
 using harness::spmd::sharded;
+using harness::spmd::SignatureKind;
 
 bool ends_with(const std::string& text, const std::string& end) {
   return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
@@ -67,9 +69,10 @@ std::vector<at::Tensor> ungrouped(const at::Tensor& whole, const std::vector<int
 // "column" (its output features), its columns for "row"; the embedding table's rows for "vocab"
 // and its columns for "column" (the features it looks up). -1: whole.
 int weight_split(const SpmdStep& step) {
-  if (step.signature == "vocab") return 0;
-  if (step.signature == "column") return step.kind == "embedding" ? 1 : 0;
-  if (step.signature == "row") return 1;
+  if (step.signature == SignatureKind::kVocab) return 0;
+  if (step.signature == SignatureKind::kColumn)
+    return step.kind == OperatorKind::kEmbedding ? 1 : 0;
+  if (step.signature == SignatureKind::kRow) return 1;
   return -1;
 }
 
@@ -139,7 +142,9 @@ at::Tensor vocabulary_loss(Communicator& group, const at::Tensor& logits, const 
 at::Tensor loss_of(Communicator& group, const SpmdStep& step, const at::Tensor& logits,
                    const at::Tensor& targets) {
   const double total = static_cast<double>(targets.numel());
-  if (step.signature == "vocab") return vocabulary_loss(group, logits, targets, total);
+  if (step.signature == SignatureKind::kVocab) {
+    return vocabulary_loss(group, logits, targets, total);
+  }
   const auto form = step.inputs.at(0).form;
   const at::Tensor own =
       form.kind == FormKind::kSharded ? change_form(group, targets, kReplicated, form) : targets;
@@ -189,7 +194,7 @@ SpmdDecoder::SpmdDecoder(ZooModel& whole, std::vector<SpmdStep> steps, Communica
 at::Tensor SpmdDecoder::attention(const SpmdStep& step, const at::Tensor& qkv) const {
   // A feature shard holds one rank's group of heads; any other form every group.
   const int64_t layout = attention_groups_;
-  const int64_t groups = step.signature == "heads" ? 1 : layout;
+  const int64_t groups = step.signature == SignatureKind::kHeads ? 1 : layout;
   const int64_t heads = heads_ / layout * groups, kv_heads = kv_heads_ / layout * groups;
   const auto parts = split_groups(qkv, groups,
                                   {heads_ / layout * head_width_, kv_heads_ / layout * head_width_,
@@ -213,27 +218,38 @@ at::Tensor SpmdDecoder::attention(const SpmdStep& step, const at::Tensor& qkv) c
 
 at::Tensor SpmdDecoder::run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                                  const at::Tensor& ids, const at::Tensor& targets) {
-  const std::string& kind = step.kind;
   const auto found = weights_.find(step.name);
   const at::Tensor weight = found == weights_.end() ? at::Tensor() : found->second.local;
-  if (kind == "tokens") return change_form(group_, ids, kReplicated, step.output);
-  if (kind == "embedding") {
-    return step.signature == "vocab" ? vocabulary_lookup(group_, inputs[0], weight)
-                                     : torch::embedding(weight, inputs[0]);
+  switch (step.kind) {
+    case OperatorKind::kTokens:
+      return change_form(group_, ids, kReplicated, step.output);
+    case OperatorKind::kEmbedding:
+      return step.signature == SignatureKind::kVocab ? vocabulary_lookup(group_, inputs[0], weight)
+                                                     : torch::embedding(weight, inputs[0]);
+    case OperatorKind::kNorm:
+      return rms_norm(inputs[0], weight);
+    case OperatorKind::kLinear:
+      return torch::nn::functional::linear(inputs[0], weight);
+    case OperatorKind::kAttention:
+      return attention(step, inputs[0]);
+    case OperatorKind::kActivation:
+      return swiglu(step, inputs[0]);
+    case OperatorKind::kAdd:
+      return inputs[0] + inputs[1];
+    case OperatorKind::kLoss:
+      return loss_of(group_, step, inputs[0], targets);
+    case OperatorKind::kExperts:
+      break;
   }
-  if (kind == "norm") return rms_norm(inputs[0], weight);
-  if (kind == "linear") return torch::nn::functional::linear(inputs[0], weight);
-  if (kind == "attention") return attention(step, inputs[0]);
-  if (kind == "activation") {
-    const int64_t groups = step.signature == "features" ? 1 : feed_forward_groups_;
-    const int64_t width = inputs[0].size(-1) / groups / 2;
-    const auto halves = split_groups(inputs[0], groups, {width, width});
-    return torch::silu(halves[0]) * halves[1];
-  }
-  if (kind == "add") return inputs[0] + inputs[1];
-  if (kind == "loss") return loss_of(group_, step, inputs[0], targets);
-  throw std::invalid_argument("spmd plan operator '" + step.name + "': llama has no kind '" + kind +
-                              "'");
+  throw std::invalid_argument("spmd plan operator '" + step.name + "': llama has no " +
+                              harness::spmd::to_text(step.kind) + " operator");
+}
+
+at::Tensor SpmdDecoder::swiglu(const SpmdStep& step, const at::Tensor& gate_up) const {
+  const int64_t groups = step.signature == SignatureKind::kFeatures ? 1 : feed_forward_groups_;
+  const int64_t width = gate_up.size(-1) / groups / 2;
+  const auto halves = split_groups(gate_up, groups, {width, width});
+  return torch::silu(halves[0]) * halves[1];
 }
 
 at::Tensor SpmdDecoder::forward_loss(const at::Tensor& ids, const at::Tensor& targets) {
@@ -246,13 +262,14 @@ at::Tensor SpmdDecoder::forward_loss(const at::Tensor& ids, const at::Tensor& ta
           reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad, trace_));
     }
     const at::Tensor out = run_step(step, inputs, ids, targets);
-    if (step.kind != "loss") {
+    if (step.kind != OperatorKind::kLoss) {
       produced[step.name] = {out, &step};
       continue;
     }
     // A shard's loss is its part of the mean, summed with the first bucket of gradients (no
     // collective of its own in forward): its value is the whole once finish_backward ran.
-    partial_loss_ = sums_weight_gradients(step) ? out.detach() : at::Tensor();
+    partial_loss_ =
+        harness::spmd::sums_weight_gradients(step.signature) ? out.detach() : at::Tensor();
     return out;
   }
   throw std::invalid_argument("spmd plan: no loss operator");
@@ -263,7 +280,9 @@ void SpmdDecoder::finish_backward() {
   if (partial_loss_.defined()) bucket.push_back(partial_loss_);
   int64_t bucket_bytes = 0;
   for (const SpmdStep& step : steps_) {
-    if (!sums_weight_gradients(step) || !weights_.count(step.name)) continue;
+    if (!harness::spmd::sums_weight_gradients(step.signature) || !weights_.count(step.name)) {
+      continue;
+    }
     at::Tensor& weight = weights_.at(step.name).local;
     bucket.push_back(weight.mutable_grad());
     bucket_bytes += weight.numel() * weight.element_size();

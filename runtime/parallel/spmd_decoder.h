@@ -63,6 +63,7 @@ class SpmdDecoder {
   at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                       const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor attention(const SpmdStep& step, const at::Tensor& qkv) const;
+  at::Tensor swiglu(const SpmdStep& step, const at::Tensor& gate_up) const;
   void sum_bucket(const std::vector<at::Tensor>& gradients);
 
   // Gradients summed a bucket at a time, as DDP's 25 MiB (what the search prices).

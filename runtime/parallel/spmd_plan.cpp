@@ -28,12 +28,24 @@ std::optional<TensorForm> optional_form_at(const nlohmann::json& object, const c
   return form_at(object, key, where);
 }
 
+// A word of the plan's vocabulary (common/spmd_vocabulary.h), parsed by `parse`.
+template <typename Parse>
+auto word_at(const nlohmann::json& object, const char* key, const std::string& where, Parse parse) {
+  const std::string text = text_at(object, key, where);
+  const auto kind = parse(text);
+  if (!kind) throw std::invalid_argument(where + ": unknown " + key + " '" + text + "'");
+  return *kind;
+}
+
 SpmdStep read_step(const nlohmann::json& entry, const std::set<std::string>& earlier) {
   const std::string name = text_at(entry, "name", "spmd plan operator");
   const std::string where = "spmd plan operator '" + name + "'";
-  SpmdStep step{
-      name, text_at(entry, "kind", where),   text_at(entry, "signature", where),
-      {},   form_at(entry, "output", where), optional_form_at(entry, "output_grad", where)};
+  SpmdStep step{name,
+                word_at(entry, "kind", where, harness::spmd::parse_operator_kind),
+                word_at(entry, "signature", where, harness::spmd::parse_signature_kind),
+                {},
+                form_at(entry, "output", where),
+                optional_form_at(entry, "output_grad", where)};
   const auto& inputs = entry.value("inputs", nlohmann::json::array());
   if (!inputs.is_array()) throw std::invalid_argument(where + ": 'inputs' must be a list");
   for (const auto& input : inputs) {
@@ -62,10 +74,6 @@ std::vector<SpmdStep> read_spmd_steps(const nlohmann::json& plan) {
     }
   }
   return steps;
-}
-
-bool sums_weight_gradients(const SpmdStep& step) {
-  return step.signature == "data" || step.signature == "sequence";
 }
 
 }  // namespace runtime

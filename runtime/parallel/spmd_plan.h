@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/spmd_vocabulary.h"
 #include "common/tensor_form.h"
 
 namespace runtime {
@@ -20,20 +21,17 @@ struct SpmdInput {
 };
 
 struct SpmdStep {
-  std::string name;       // "layers.0.qkv"
-  std::string kind;       // "linear", "attention", ...
-  std::string signature;  // "column", "data", ...
+  std::string name;  // "layers.0.qkv"
+  harness::spmd::OperatorKind kind = harness::spmd::OperatorKind::kLinear;
+  harness::spmd::SignatureKind signature = harness::spmd::SignatureKind::kReplicated;
   std::vector<SpmdInput> inputs;
   harness::spmd::TensorForm output;
   std::optional<harness::spmd::TensorForm> output_grad;
 };
 
 // The plan's steps, with every input naming an earlier step. Throws std::invalid_argument
-// naming the operator and key where the document is not such a plan.
+// naming the operator and key where the document is not such a plan: an unknown kind or
+// signature (common/spmd_vocabulary.h), a form, an input.
 std::vector<SpmdStep> read_spmd_steps(const nlohmann::json& plan);
-
-// Whether the step's weights are whole on every rank with their gradients summed over it
-// (the batch or token shards of "data" and "sequence").
-bool sums_weight_gradients(const SpmdStep& step);
 
 }  // namespace runtime

@@ -32,7 +32,7 @@ double parameter_bytes(const OperatorGraph& graph) {
 
 std::set<std::string> names_of(const Operator& op) {
   std::set<std::string> names;
-  for (const Signature& signature : op.signatures) names.insert(signature.name);
+  for (const Signature& signature : op.signatures) names.insert(to_text(signature.kind));
   return names;
 }
 
@@ -97,7 +97,7 @@ TEST(SpmdTransformerGraph, BertMoeHasItsMixturesAndTheirExpertSignatures) {
   const double expert = 128.0 * 512 + 512 + 512 * 128 + 128;
   EXPECT_DOUBLE_EQ(mixture.parameter_bytes, 4 * (128.0 * 4 + 4 + 4 * expert));
   for (const Signature& signature : mixture.signatures) {
-    if (signature.name != "experts") continue;
+    if (signature.kind != SignatureKind::kExperts) continue;
     // One expert a rank; the router's gradient summed; dispatch and combine both ways, each
     // rank's 8 x 64 / 4 tokens x top-2 x capacity 1.25 x 128 floats.
     EXPECT_DOUBLE_EQ(signature.synced_gradient_bytes, 4 * (128.0 * 4 + 4));
@@ -112,7 +112,7 @@ TEST(SpmdTransformerGraph, BertMoeHasItsMixturesAndTheirExpertSignatures) {
   // operators of their own, which offer no partial input.
   for (const char* nonlinear : {"embeddings_norm", "pooler_tanh"}) {
     for (const Signature& signature : named(graph, nonlinear).signatures) {
-      EXPECT_NE(signature.inputs[0], kPartial) << nonlinear << " " << signature.name;
+      EXPECT_NE(signature.inputs[0], kPartial) << nonlinear << " " << to_text(signature.kind);
     }
   }
   // tokens, embeddings, their norm; 10 operators a dense block, 8 a mixture's; pooler, its tanh,
@@ -145,7 +145,7 @@ TEST(SpmdTransformerGraph, CutsStayNarrowAndFastLinksSplitTheBatch) {
   // tokens): nothing runs whole on every rank.
   for (size_t i = 1; i < graph.operators.size(); ++i) {
     const Signature& chosen = graph.operators[i].signatures[found.strategy[i]];
-    EXPECT_NE(chosen.name, "replicated") << graph.operators[i].name;
+    EXPECT_NE(chosen.kind, SignatureKind::kReplicated) << graph.operators[i].name;
   }
 }
 

@@ -37,13 +37,23 @@ OperatorGraph megatron_mlp() {
   const OperatorShape source{0, true, 0}, layer{1, true, 8e6};
   const Divisible none{};
   Signature input = replicated_signature(source);
-  graph.operators.push_back({"input", "tokens", {}, 0, 0, 1e8, {input}});
+  graph.operators.push_back({"input", OperatorKind::kTokens, {}, 0, 0, 1e8, {input}});
+  graph.operators.push_back({"fc1",
+                             OperatorKind::kLinear,
+                             {0},
+                             2e9,
+                             8e6,
+                             1e8,
+                             linear_signatures(layer, 2, none, true, false)});
+  graph.operators.push_back({"fc2",
+                             OperatorKind::kLinear,
+                             {1},
+                             2e9,
+                             8e6,
+                             1e8,
+                             linear_signatures(layer, 2, none, false, true)});
   graph.operators.push_back(
-      {"fc1", "linear", {0}, 2e9, 8e6, 1e8, linear_signatures(layer, 2, none, true, false)});
-  graph.operators.push_back(
-      {"fc2", "linear", {1}, 2e9, 8e6, 1e8, linear_signatures(layer, 2, none, false, true)});
-  graph.operators.push_back(
-      {"head", "norm", {2}, 2e9, 0, 1e8, norm_signatures({1, true, 0}, 2, none)});
+      {"head", OperatorKind::kNorm, {2}, 2e9, 0, 1e8, norm_signatures({1, true, 0}, 2, none)});
   return graph;
 }
 
@@ -51,8 +61,8 @@ TEST(SpmdSearch, FindsMegatronsColumnThenRowAtItsHandComputedCost) {
   const OperatorGraph graph = megatron_mlp();
   const SearchResult found = search_strategy(graph, unit_costs());
   ASSERT_EQ(found.strategy.size(), 4u);
-  EXPECT_EQ(graph.operators[1].signatures[found.strategy[1]].name, "column");
-  EXPECT_EQ(graph.operators[2].signatures[found.strategy[2]].name, "row");
+  EXPECT_EQ(graph.operators[1].signatures[found.strategy[1]].kind, SignatureKind::kColumn);
+  EXPECT_EQ(graph.operators[2].signatures[found.strategy[2]].kind, SignatureKind::kRow);
   const double compute = (2e9 + 2e9) * 3 / 2 / 1e9 + 2e9 * 3 / 1e9;
   EXPECT_NEAR(found.seconds, compute + 2 * (1e-3 + 1e8 * 1e-9), 1e-12);
   const StrategyCost cost = strategy_cost(graph, unit_costs(), found.strategy);
@@ -67,7 +77,8 @@ TEST(SpmdSearch, KeepsEverythingWholeWhenCollectivesCostMoreThanTheWork) {
   for (Operator& op : graph.operators) op.forward_flops /= 1e6;
   const SearchResult found = search_strategy(graph, unit_costs());
   for (size_t i = 0; i < found.strategy.size(); ++i) {
-    EXPECT_EQ(graph.operators[i].signatures[found.strategy[i]].name, "replicated") << i;
+    EXPECT_EQ(graph.operators[i].signatures[found.strategy[i]].kind, SignatureKind::kReplicated)
+        << i;
   }
   EXPECT_NEAR(found.seconds, 6e3 * 3 / 1e9, 1e-15);
 }
@@ -81,7 +92,7 @@ TensorForm random_form(std::mt19937_64& random) {
 
 Signature random_signature(std::mt19937_64& random, size_t arity, int ranks) {
   Signature signature;
-  signature.name = "s" + std::to_string(random() % 100);
+  signature.kind = static_cast<SignatureKind>(random() % 11);
   for (size_t i = 0; i < arity; ++i) {
     signature.inputs.push_back(random_form(random));
     signature.input_grads.push_back(random() % 5 ? std::optional(random_form(random))
@@ -105,7 +116,7 @@ OperatorGraph random_graph(uint64_t seed, int operators) {
   graph.ranks = 2 + static_cast<int>(random() % 3);
   for (int i = 0; i < operators; ++i) {
     Operator op{"op" + std::to_string(i),
-                "random",
+                OperatorKind::kLinear,
                 {},
                 1e6 * static_cast<double>(random() % 50),
                 4e6,

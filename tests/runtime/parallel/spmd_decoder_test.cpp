@@ -156,7 +156,7 @@ void expect_equal(const Trained& got_run, const Trained& want_run, const std::st
 std::string strategy_text(const spmd::OperatorGraph& graph, const spmd::Strategy& strategy) {
   std::string text;
   for (size_t i = 0; i < strategy.size(); ++i) {
-    text += graph.operators[i].signatures[strategy[i]].name + " ";
+    text += std::string(spmd::to_text(graph.operators[i].signatures[strategy[i]].kind)) + " ";
   }
   return text;
 }
@@ -245,8 +245,10 @@ runtime::CollectivePayload planned_payload(const spmd::OperatorGraph& graph,
       for (int call = 0; call < inner.calls; ++call) add(inner.collective, inner.buffer_bytes);
     }
     all_reduce += plan.signature->synced_gradient_bytes;
-    const bool shard_loss = plan.signature->name == "data" || plan.signature->name == "sequence";
-    if (plan.op->kind == "loss" && shard_loss) all_reduce += sizeof(double);
+    if (plan.op->kind == spmd::OperatorKind::kLoss &&
+        spmd::sums_weight_gradients(plan.signature->kind)) {
+      all_reduce += sizeof(double);  // a shard's part of the loss, summed with the gradients
+    }
   }
   return {static_cast<int64_t>(all_reduce), static_cast<int64_t>(all_gather),
           static_cast<int64_t>(reduce_scatter), 0, static_cast<int64_t>(exchanged)};

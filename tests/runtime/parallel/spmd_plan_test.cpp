@@ -33,15 +33,16 @@ TEST(SpmdPlan, ReadsEveryFormAndTheGradientsThatFlow) {
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].output, sharded(0));
   EXPECT_FALSE(steps[0].output_grad);
-  EXPECT_EQ(steps[1].signature, "vocab");
+  EXPECT_EQ(steps[0].kind, harness::spmd::OperatorKind::kTokens);
+  EXPECT_EQ(steps[1].signature, harness::spmd::SignatureKind::kVocab);
   EXPECT_EQ(steps[1].output, kPartial);
   EXPECT_EQ(steps[1].output_grad, kReplicated);
   ASSERT_EQ(steps[1].inputs.size(), 1u);
   EXPECT_EQ(steps[1].inputs[0].from, "tokens");
   EXPECT_EQ(steps[1].inputs[0].form, kReplicated);
   EXPECT_FALSE(steps[1].inputs[0].grad);
-  EXPECT_TRUE(runtime::sums_weight_gradients(steps[0]));
-  EXPECT_FALSE(runtime::sums_weight_gradients(steps[1]));
+  EXPECT_TRUE(harness::spmd::sums_weight_gradients(steps[0].signature));
+  EXPECT_FALSE(harness::spmd::sums_weight_gradients(steps[1].signature));
 }
 
 TEST(SpmdPlan, RefusesMalformedPlansNamingTheOperator) {
@@ -57,6 +58,12 @@ TEST(SpmdPlan, RefusesMalformedPlansNamingTheOperator) {
   plan = two_steps();
   plan["operators"][1].erase("kind");
   EXPECT_EQ(refusal(plan), "spmd plan operator 'embed_tokens': 'kind' must be a string");
+  plan = two_steps();
+  plan["operators"][1]["signature"] = "colunm";
+  EXPECT_EQ(refusal(plan), "spmd plan operator 'embed_tokens': unknown signature 'colunm'");
+  plan = two_steps();
+  plan["operators"][0]["kind"] = "token";
+  EXPECT_EQ(refusal(plan), "spmd plan operator 'tokens': unknown kind 'token'");
   plan = two_steps();
   plan["operators"][1]["name"] = "tokens";
   EXPECT_EQ(refusal(plan), "spmd plan: operator 'tokens' twice");
