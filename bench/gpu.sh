@@ -19,6 +19,8 @@
 #   3e. the decoder under tensor parallelism on 4 ranks (tensor 2 x data 2; with sequence
 #      parallelism; with FSDP on the data axis) and recomputed; each one's fp32 losses must equal
 #      DDP's on 2 ranks of twice the batch;
+#   3f. the decoder under HiDup's searched strategy (kind: spmd) on 2 ranks; its fp32 losses
+#      must equal DDP's on 1 rank of twice the batch;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
 #      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds, in each precision; the peer is
 #      the Python whose torch is the rank program's LibTorch, with the same math): iteration p50
@@ -268,6 +270,28 @@ PY
 ) || tensor_check="FAILED (the comparison)"
 [[ $tensor_check == *FAILED* ]] && failures=$((failures + 1))
 
+# 3f. HiDup's searched strategy (kind: spmd) on 2 ranks sharing the device, priced at 0.001
+# GFLOP/s so that the search splits operators; its ranks share one batch of twice a rank's, which
+# DDP on 1 rank of twice the batch draws too: in fp32 each rank's losses must equal that rank's.
+spmd_systems="[{name: hidup, kind: spmd, comm: profiles/gloo-2ranks-cpu/comm.json, gflops: 0.001}]"
+spmd_folder=$(optimizer="{name: adamw, lr: 0.001}" study spmd_fp32 "${tensor_decoder/PRECISION/fp32}" 2 gloo \
+  "$spmd_systems") || spmd_folder=""
+spmd_one=$(optimizer="{name: adamw, lr: 0.001}" study spmd_one "${doubled/PRECISION/fp32}" 1 gloo) || spmd_one=""
+row "Llama-style decoder under HiDup's searched strategy (AdamW), 2 ranks sharing a device, gloo, fp32" "$spmd_folder" hidup
+spmd_check="FAILED (a run)"
+[[ -n $spmd_folder && -n $spmd_one ]] && spmd_check=$(python3 - "$spmd_folder" "$spmd_one" <<'PY'
+import glob, re, sys
+def losses(folder, system, rank):
+    text = open(glob.glob(f"{folder}/raw/*/{system}/rep0/rank{rank}.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+want = losses(sys.argv[2], "overlap", 0)
+worst = max(abs(a - b) / max(abs(b), 1e-12) for r in range(2)
+            for a, b in zip(losses(sys.argv[1], "hidup", r), want))
+print(f"largest relative difference from one rank's loss {worst:.1e}" + (" FAILED" if worst > 1e-4 else ""))
+PY
+) || spmd_check="FAILED (the comparison)"
+[[ $spmd_check == *FAILED* ]] && failures=$((failures + 1))
+
 # The device's pipeline trains what the host CPU's does: DAPPLE's last stage's loss in the first
 # iterations, fp32 (IEEE on both), from the same seed, on the device and on the CPU.
 pipeline_check="(not run: the device is the CPU)"
@@ -383,6 +407,7 @@ echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the
 echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${sharded_check:-(not run)}"
 echo "Pipeline x ZeRO-1/2 and pp_tp (summed) fp32 losses against the plain pipeline's on the device: $composed_check"
 echo "Tensor parallelism (TP, TP+SP, FSDP x TP, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
+echo "HiDup's searched strategy fp32 losses against one rank's on the device: $spmd_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
 echo
