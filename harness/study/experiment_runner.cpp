@@ -100,6 +100,11 @@ std::string this_host() {
 // The system's device mesh at the point: each rank's coordinates and the groups it meets in;
 // a plan's once the plan is made.
 std::string describe_point_mesh(const SystemConfig& system, const PointConfig& point) {
+  if (system.spmd) {
+    return "      mesh: one group of all " + std::to_string(point.run.world_size) +
+           " ranks, each operator split as the search chooses before the runs (plans/" +
+           system.name + "/<point>/spmd_plan.json)\n";
+  }
   runtime::ParallelSystem described = system;
   if (described.pipeline) {
     const auto stages = known_stage_ranks(system, point);
@@ -153,6 +158,10 @@ std::string describe_matrix(const Experiment& experiment) {
     std::string how = run.system->kind() == SystemKind::kPipeline
                           ? describe_pipeline(*run.system, c)
                           : "bucket " + format_number(system_bucket_mb(run)) + " MiB";
+    if (run.system->spmd) {
+      how = "HiDup's search priced by " + run.system->spmd->comm + " at " +
+            format_number(run.system->spmd->gflops) + " GFLOP/s a rank";
+    }
     if (run.system->experts && run.system->data.sharded()) {
       how += ", dense part ZeRO-" + std::to_string(run.system->data.zero_stage);
     }
