@@ -38,6 +38,7 @@ add_executable(harness_tests
   harness/machine/machine_load_test.cpp
   harness/plot/plot_test.cpp
   harness/profile/profile_files_test.cpp
+  harness/profile/spmd_costs_file_test.cpp
   harness/results/report_test.cpp
   harness/results/rank_placement_test.cpp
   harness/results/results_test.cpp
