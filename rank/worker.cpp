@@ -35,8 +35,8 @@
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/device_mesh.h"
-#include "runtime/parallel/spmd_decoder.h"
 #include "runtime/parallel/spmd_plan.h"
+#include "runtime/parallel/spmd_transformer.h"
 #include "runtime/parallel/tensor_region.h"
 #include "runtime/parallel/tensor_traffic.h"
 #include "runtime/protocol/cpu_pinning.h"
@@ -490,8 +490,8 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
                               config, log, trace, std::move(memory));
 }
 
-// A rank of a searched SPMD strategy (runtime/parallel/spmd_decoder.h): llama drawn whole from
-// the seed and this rank's parts of its weights kept, every rank the one global batch
+// A rank of a searched SPMD strategy (runtime/parallel/spmd_transformer.h): llama or bert drawn
+// whole from the seed and this rank's parts of its weights kept, every rank the one global batch
 // (batch_size x world samples, as DDP's ranks' together), the plan's collectives on the world
 // communicator.
 void run_spmd_rank(const WorkerConfig& config, const WorkerArgs& args, const RankDevice& device,
@@ -500,28 +500,29 @@ void run_spmd_rank(const WorkerConfig& config, const WorkerArgs& args, const Ran
   torch::manual_seed(config.seed);
   const auto model = make_model(config.model.name, model_options);
   model->to(device.device());
-  SpmdDecoder decoder(*model, read_spmd_steps({{"operators", config.system.spmd->operators}}),
-                      comm);
+  SpmdTransformer spmd_model(*model,
+                             read_spmd_steps({{"operators", config.system.spmd->operators}}), comm,
+                             config.model.loss);
   const SyntheticBatch data = rank_batch(config, 0, *model, model_options, device.device(),
                                          config.model.batch_size * args.world_size);
-  auto optimizer = make_optimizer(config.optimizer, decoder.parameters());
+  auto optimizer = make_optimizer(config.optimizer, spmd_model.parameters());
   fs::create_directories(args.out_dir);
   SampleLog log;
   TraceRecorder trace;
-  decoder.set_trace(&trace);
+  spmd_model.set_trace(&trace);
   const IterationSteps steps{[&] { optimizer->zero_grad(); },
                              {},
-                             [&] { decoder.finish_backward(); },
+                             [&] { spmd_model.finish_backward(); },
                              [&] { optimizer->step(); },
                              {},
                              [&](const torch::Tensor& ids, const torch::Tensor& targets) {
-                               return decoder.forward_loss(ids, targets);
+                               return spmd_model.forward_loss(ids, targets);
                              }};
   const at::ScalarType output_dtype =
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
-  write_data_parallel_results(args, config.system, device, comm, decoder.parameters().front(),
+  write_data_parallel_results(args, config.system, device, comm, spmd_model.parameters().front(),
                               output_dtype, config, log, trace,
-                              memory_report(decoder.parameters(), {}, *optimizer));
+                              memory_report(spmd_model.parameters(), {}, *optimizer));
 }
 
 // Pinned before any pool or communicator starts a thread, so that every thread inherits it;

@@ -512,12 +512,17 @@ void check_tensor_at_point(const SystemConfig& system, const PointConfig& config
   }
 }
 
-// A searched SPMD strategy runs on llama (runtime/parallel/spmd_decoder.h), in fp32, its blocks
-// not recomputed.
+// A searched SPMD strategy runs on llama and bert (runtime/parallel/spmd_transformer.h), in
+// fp32, its blocks not recomputed; bert_moe's mixtures are searched, not run.
 template <typename Fail>
 void check_spmd_at_point(const PointConfig& config, const Fail& fail) {
   const ModelConfig& model = config.model;
-  if (model.name != "llama") fail("spmd runs llama's operators, not " + model.name + "'s");
+  if (model.name != "llama" && model.name != "bert") {
+    fail("spmd runs llama's and bert's operators, not " + model.name + "'s");
+  }
+  if (model.name == "llama" && model.loss != "cross_entropy") {
+    fail("spmd trains llama by cross_entropy, not model.loss " + model.loss);
+  }
   if (model.precision != "fp32") fail("spmd runs in fp32, not model.precision " + model.precision);
   if (model.activation_checkpointing != "none") {
     fail("spmd recomputes nothing: model.activation_checkpointing must be none");

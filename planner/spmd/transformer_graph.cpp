@@ -156,8 +156,9 @@ int add_embedding(GraphBuilder& g) {
                          0,
                          id_bytes,
                          token_source_signatures(g.ranks_, g.divisible(1))});
-  // The encoder's embeddings add positions (their rows beside the words'), then a LayerNorm of
-  // their own: an operator apart, since a norm cannot run on partial sums.
+  // The encoder's embeddings add positions (their rows after the words': a vocabulary split
+  // divides both), then a LayerNorm of their own: an operator apart, since a norm cannot run on
+  // partial sums.
   const double rows = static_cast<double>(s.vocabulary + (encoder ? s.tokens : 0));
   const OperatorShape shape{1, false, rows * static_cast<double>(s.width) * s.bytes_per_element};
   const int looked_up =
@@ -167,7 +168,8 @@ int add_embedding(GraphBuilder& g) {
              g.tokens() * static_cast<double>(s.width),
              shape.parameter_bytes,
              g.activation_bytes(s.width),
-             embedding_signatures(shape, g.ranks_, g.divisible(s.width), g.divides(s.vocabulary))});
+             embedding_signatures(shape, g.ranks_, g.divisible(s.width),
+                                  g.divides(s.vocabulary + (encoder ? s.tokens : 0)))});
   return encoder ? g.add(g.norm("embeddings_norm", looked_up)) : looked_up;
 }
 

@@ -14,7 +14,7 @@
 
 namespace runtime {
 
-// Llama's pieces that a rank running a searched SPMD strategy (runtime/parallel/spmd_decoder.h)
+// Llama's pieces that a rank running a searched SPMD strategy (runtime/parallel/spmd_transformer.h)
 // computes on its parts of the activations: the RMSNorm (eps 1e-5) and the rotary embedding of
 // [batch, heads, tokens, head_width] by the angles' cosines and sines, [tokens, head_width].
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight);

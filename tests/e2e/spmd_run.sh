@@ -67,15 +67,38 @@ for system in ("hidup", "slow_flops"):
         assert len(got) == len(want) and worst < 1e-4, (system, rank, got, want)
 PY
 
-spec bert "" ""
-sed -i 's/name: llama/name: bert/; s/, heads: 4, vocab: 96//' "$SCRATCH/bert.yaml"
-expect_refused "$SCRATCH/bert.yaml" "spmd runs llama's operators, not bert's" --dry-run
+# bert (its classifier trained by mse), split by a search priced at 0.001 GFLOP/s, against DDP at
+# world 1 on the shared batch.
+for name in bert bert_one; do
+  spec "$name" "" ""
+  sed -i 's/name: llama/name: bert/; s/width: 64, heads: 4, vocab: 96, input_shape: \[16\]/width: 128, input_shape: [8]/; s/loss: cross_entropy/loss: mse/; s/gflops: 80/gflops: 0.001/' "$SCRATCH/$name.yaml"
+done
+sed -i 's/batch_size: 2/batch_size: 4/; s/world_size: 2/world_size: 1/; /kind: spmd/d' "$SCRATCH/bert_one.yaml"
+for name in bert bert_one; do
+  "$HARNESS" run "$SCRATCH/$name.yaml" > "$SCRATCH/$name.out" 2>&1 || fail "$name failed: $(tail -5 "$SCRATCH/$name.out")"
+done
+"$PY" - "$SCRATCH/results" <<'PY'
+import glob, json, re, sys
+def losses(study, system, rank):
+    text = open(glob.glob(f"{sys.argv[1]}/{study}/*/raw/p000/{system}/rep0/rank{rank}.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+want = losses("bert_one", "overlap", 0)
+plan = json.load(open(glob.glob(f"{sys.argv[1]}/bert/*/plans/hidup/p000/spmd_plan.json")[0]))
+assert {o["signature"] for o in plan["operators"]} - {"replicated", "data"}, plan["operators"]
+for rank in (0, 1):
+    got = losses("bert", "hidup", rank)
+    assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (got, want)
+PY
+
+spec moe "" ""
+sed -i 's/name: llama/name: bert_moe/; s/, heads: 4, vocab: 96//; s/loss: cross_entropy/loss: mse/' "$SCRATCH/moe.yaml"
+expect_refused "$SCRATCH/moe.yaml" "spmd runs llama's and bert's operators, not bert_moe's" --dry-run
 spec bf16 ", precision: bf16" ""
 expect_refused "$SCRATCH/bf16.yaml" "spmd runs in fp32, not model.precision bf16" --dry-run
 spec nocomm "" ""
 sed -i 's|comm: profiles/gloo-2ranks-cpu/comm.json|comm: /nonexistent/comm.json|' "$SCRATCH/nocomm.yaml"
 expect_refused "$SCRATCH/nocomm.yaml" "nocomm.yaml:8:" --dry-run
-[ ! -e "$SCRATCH/results/bert" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
+[ ! -e "$SCRATCH/results/moe" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
 # The shipped study stays valid, and its dry run says how each searched system runs.
 dry=$("$HARNESS" run experiments/hidup_llama.yaml --dry-run) || fail "experiments/hidup_llama.yaml"
 expect_contains "$dry" "hidup        rep 0  llama batch 2 x 2 ranks, 5+20 iters, HiDup's search priced by profiles/gloo-2ranks-cpu/comm.json at 86 GFLOP/s a rank"

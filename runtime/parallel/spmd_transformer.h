@@ -1,12 +1,10 @@
-// The zoo's llama trained under a searched SPMD strategy (planner/spmd, `harness spmd --out`):
-// each operator of the plan runs on this rank's part of its inputs with this rank's part of its
-// weights, as its signature says (whole; Megatron's column or row; the attention's heads; the
-// embedding's vocabulary rows or features; the loss over a vocabulary shard), and between
-// operators reshard() changes each tensor into the form its consumer takes, and its gradient
-// back. Weights whose operator ran on a batch or token shard have their gradients summed after
-// backward, in 25 MiB buckets. Fused projections (q, k, v; gate and up) lay their rows out rank by
-// rank, so that a column split is a contiguous slice. From the same seed and batch it trains as one
-// process.
+// The zoo's llama or bert trained under a searched SPMD strategy (planner/spmd, `harness spmd
+// --out`): each operator of the plan runs on this rank's part of its inputs with this rank's part
+// of its weights, as its signature says (whole; Megatron's column or row; the attention's heads;
+// the embedding's vocabulary rows or features; the loss over a vocabulary or class shard), and
+// between operators reshard() changes each tensor into the form its consumer takes, and its
+// gradient back. Weights whose operator ran on a batch or token shard have their gradients summed
+// after backward, in 25 MiB buckets. From the same seed and batch it trains as one process.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -18,17 +16,20 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/parallel/spmd_plan.h"
+#include "runtime/parallel/spmd_weights.h"
 #include "runtime/protocol/trace_recorder.h"
 
 namespace runtime {
 
-class SpmdDecoder {
+class SpmdTransformer {
  public:
-  // `whole`: llama built whole from the seed (make_model), whose weights this rank copies its
-  // parts of; `steps`: the plan's, for this model's operators; `group`: every rank of the plan,
-  // outliving this object. Throws std::invalid_argument where the plan names an operator the
-  // model lacks or a signature its operator cannot run.
-  SpmdDecoder(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group);
+  // `whole`: llama or bert built whole from the seed (make_model), whose weights this rank
+  // copies its parts of (runtime/parallel/spmd_weights.h); `steps`: the plan's, for this model's
+  // operators; `group`: every rank of the plan, outliving this object; `loss`: the model's
+  // (cross_entropy; bert's may be mse). Throws std::invalid_argument where the plan names a
+  // weight the model lacks or a mixture of experts (searched, not run).
+  SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group,
+                  std::string loss = "cross_entropy");
 
   // The forward of one global batch (token ids and next tokens, both [batch, tokens]), every
   // rank the same batch: the loss whose backward gives this rank's gradients, and whose value is
@@ -48,22 +49,18 @@ class SpmdDecoder {
   // Every weight whole under the zoo's names, the ranks' parts gathered: every rank calls it.
   std::map<std::string, at::Tensor> whole_parameters();
 
-  // One weight of an operator as this rank holds it: `parts` of the zoo's weights stacked row-wise
-  // in `groups` (q, k, v: each part's j-th chunk of rows in group j), whole or this rank's `split`
-  // (0: rows, 1: columns).
-  struct Weight {
-    std::vector<std::string> parts;  // the zoo's names
-    std::vector<int64_t> part_rows;
-    int64_t groups = 1;
-    at::Tensor local;
-    int split = -1;
-  };
-
  private:
+  void read_decoder_shape(const std::map<std::string, at::Tensor>& zoo);
+  void read_encoder_shape(const std::map<std::string, at::Tensor>& zoo);
   at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                       const at::Tensor& ids, const at::Tensor& targets);
+  at::Tensor embedding(const SpmdStep& step, const at::Tensor& ids,
+                       const OperatorWeights& weights) const;
+  at::Tensor linear(const SpmdStep& step, at::Tensor x, const OperatorWeights& weights) const;
   at::Tensor attention(const SpmdStep& step, const at::Tensor& qkv) const;
-  at::Tensor swiglu(const SpmdStep& step, const at::Tensor& gate_up) const;
+  at::Tensor activation(const SpmdStep& step, const at::Tensor& x) const;
+  at::Tensor loss(const SpmdStep& step, const at::Tensor& logits, const at::Tensor& targets);
+  bool partial_loss(const SpmdStep& step) const;
   void sum_bucket(const std::vector<at::Tensor>& gradients);
 
   // Gradients summed a bucket at a time, as DDP's 25 MiB (what the search prices).
@@ -71,9 +68,11 @@ class SpmdDecoder {
 
   std::vector<SpmdStep> steps_;
   Communicator& group_;
+  std::string loss_;      // cross_entropy, or mse (bert)
+  bool encoder_ = false;  // bert (else llama)
   TraceRecorder* trace_ = nullptr;
   at::Tensor partial_loss_;  // the last forward's, where the ranks hold parts of the loss
-  std::map<std::string, Weight> weights_;  // by operator: the one weight it holds
+  std::map<std::string, OperatorWeights> weights_;  // by operator
   at::Tensor rope_cos_, rope_sin_;
   int64_t heads_ = 0, kv_heads_ = 0, head_width_ = 0;
   // Row groups of the fused projections: the ranks where the heads (the feed-forward width)

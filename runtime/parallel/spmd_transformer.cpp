@@ -1,0 +1,328 @@
+#include "runtime/parallel/spmd_transformer.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+#include "runtime/models/attention_core.h"
+#include "runtime/models/llama.h"
+#include "runtime/parallel/reshard.h"
+
+namespace runtime {
+namespace {
+
+using harness::spmd::FormKind;
+using harness::spmd::kPartial;
+using harness::spmd::kReplicated;
+using harness::spmd::OperatorKind;
+using harness::spmd::sharded;
+using harness::spmd::SignatureKind;
+
+bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// [..., groups x (parts)] -> each part's features of every group, joined: the fused layout's
+// inverse for the activations a fused projection leaves.
+std::vector<at::Tensor> split_groups(const at::Tensor& x, int64_t groups,
+                                     const std::vector<int64_t>& part_widths) {
+  std::vector<std::vector<at::Tensor>> by_part(part_widths.size());
+  for (const auto& group : x.chunk(groups, -1)) {
+    const auto pieces = group.split_with_sizes(part_widths, -1);
+    for (size_t p = 0; p < pieces.size(); ++p) by_part[p].push_back(pieces[p]);
+  }
+  std::vector<at::Tensor> parts;
+  for (const auto& pieces : by_part) parts.push_back(torch::cat(pieces, -1));
+  return parts;
+}
+
+}  // namespace
+
+namespace {
+
+std::map<std::string, at::Tensor> named_tensors(const ZooModel& model) {
+  std::map<std::string, at::Tensor> tensors;
+  for (const auto& item : model.named_parameters()) tensors[item.key()] = item.value().detach();
+  for (const auto& item : model.named_buffers()) tensors[item.key()] = item.value().detach();
+  return tensors;
+}
+
+// The batch's next-token loss over a vocabulary shard (Megatron's vocabulary-parallel cross
+// entropy): the maximum and the sum of exponentials over every rank's logits, the target's logit
+// from the rank that holds it; every rank the whole loss.
+at::Tensor vocabulary_loss(Communicator& group, const at::Tensor& logits, const at::Tensor& targets,
+                           double total_tokens) {
+  const int64_t width = logits.size(-1), first = group.rank() * width;
+  const at::Tensor local_max = logits.detach().amax(-1, /*keepdim=*/true);
+  const at::Tensor max = change_form(group, local_max, sharded(2), kReplicated).amax(-1, true);
+  const at::Tensor shifted = logits - max;
+  const at::Tensor sum =
+      reshard(group, shifted.exp().sum(-1), kPartial, kReplicated, kReplicated, kReplicated);
+  const at::Tensor held = (targets >= first) & (targets < first + width);
+  const at::Tensor index = (targets - first).clamp(0, width - 1).unsqueeze(-1);
+  const at::Tensor picked = shifted.gather(-1, index).squeeze(-1) * held;
+  const at::Tensor target = reshard(group, picked, kPartial, kReplicated, kReplicated, kReplicated);
+  return (sum.log() - target).sum() / total_tokens;
+}
+
+// Token ids looked up in this rank's rows of the table [first, first + rows): the others give
+// zeros, a partial sum over the ranks.
+at::Tensor vocabulary_lookup(const Communicator& group, const at::Tensor& ids,
+                             const at::Tensor& table) {
+  const int64_t rows = table.size(0), first = group.rank() * rows;
+  const at::Tensor held = ((ids >= first) & (ids < first + rows)).unsqueeze(-1);
+  return torch::embedding(table, (ids - first).clamp(0, rows - 1)) * held;
+}
+
+}  // namespace
+
+SpmdTransformer::SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group,
+                                 std::string loss)
+    : steps_(std::move(steps)), group_(group), loss_(std::move(loss)) {
+  const auto zoo = named_tensors(whole);
+  encoder_ = zoo.count("embeddings.word_embeddings.weight") > 0;
+  encoder_ ? read_encoder_shape(zoo) : read_decoder_shape(zoo);
+  for (const SpmdStep& step : steps_) {
+    if (step.kind == OperatorKind::kExperts) {
+      throw std::invalid_argument("spmd plan operator '" + step.name +
+                                  "': a mixture of experts is searched, not run");
+    }
+    const ZooParts parts = zoo_parts(step.name, encoder_);
+    if (parts.weight.empty()) continue;
+    const int64_t groups = ends_with(step.name, ".qkv")       ? attention_groups_
+                           : ends_with(step.name, ".gate_up") ? feed_forward_groups_
+                                                              : 1;
+    weights_.emplace(step.name, take_weights(step, parts, zoo, group, groups));
+  }
+}
+
+void SpmdTransformer::read_decoder_shape(const std::map<std::string, at::Tensor>& zoo) {
+  rope_cos_ = zoo.at("layers.0.self_attn.rope_cos");
+  rope_sin_ = zoo.at("layers.0.self_attn.rope_sin");
+  head_width_ = rope_cos_.size(1);
+  heads_ = zoo.at("layers.0.self_attn.q_proj.weight").size(0) / head_width_;
+  kv_heads_ = zoo.at("layers.0.self_attn.k_proj.weight").size(0) / head_width_;
+  const int64_t ranks = group_.world_size();
+  attention_groups_ = heads_ % ranks == 0 && kv_heads_ % ranks == 0 ? ranks : 1;
+  feed_forward_groups_ = zoo.at("layers.0.mlp.gate_proj.weight").size(0) % ranks == 0 ? ranks : 1;
+}
+
+// BERT's heads are 64 wide (runtime/models/model_zoo.cpp).
+void SpmdTransformer::read_encoder_shape(const std::map<std::string, at::Tensor>& zoo) {
+  head_width_ = 64;
+  heads_ = kv_heads_ = zoo.at("embeddings.word_embeddings.weight").size(1) / head_width_;
+  attention_groups_ = heads_ % group_.world_size() == 0 ? group_.world_size() : 1;
+}
+
+at::Tensor SpmdTransformer::attention(const SpmdStep& step, const at::Tensor& qkv) const {
+  // A feature shard holds one rank's group of heads; any other form every group.
+  const int64_t layout = attention_groups_;
+  const int64_t groups = step.signature == SignatureKind::kHeads ? 1 : layout;
+  const int64_t heads = heads_ / layout * groups, kv_heads = kv_heads_ / layout * groups;
+  const auto parts = split_groups(qkv, groups,
+                                  {heads_ / layout * head_width_, kv_heads_ / layout * head_width_,
+                                   kv_heads_ / layout * head_width_});
+  const int64_t batch = qkv.size(0), tokens = qkv.size(1);
+  auto heads_of = [&](const at::Tensor& t, int64_t count) {
+    return t.reshape({batch, tokens, count, head_width_}).transpose(1, 2);
+  };
+  at::Tensor queries = heads_of(parts[0], heads), keys = heads_of(parts[1], kv_heads);
+  at::Tensor values = heads_of(parts[2], kv_heads);
+  if (!encoder_) {  // llama: rotary positions, grouped-query heads, causal
+    const at::Tensor cos = rope_cos_.narrow(0, 0, tokens), sin = rope_sin_.narrow(0, 0, tokens);
+    queries = apply_rotary(queries, cos, sin);
+    keys = apply_rotary(keys, cos, sin);
+    keys = keys.repeat_interleave(heads / kv_heads, 1);
+    values = values.repeat_interleave(heads / kv_heads, 1);
+  }
+  return attention_core(queries, keys, values, /*causal=*/!encoder_)
+      .transpose(1, 2)
+      .reshape({batch, tokens, heads * head_width_});
+}
+
+// llama's token rows; bert's position rows after its words' (a token shard's positions its own).
+at::Tensor SpmdTransformer::embedding(const SpmdStep& step, const at::Tensor& ids,
+                                      const OperatorWeights& weights) const {
+  const at::Tensor& table = weights.weight.local;
+  const auto look_up = [&](const at::Tensor& rows) {
+    return step.signature == SignatureKind::kVocab ? vocabulary_lookup(group_, rows, table)
+                                                   : torch::embedding(table, rows);
+  };
+  if (!encoder_) return look_up(ids);
+  const int64_t tokens = ids.size(1), words = weights.weight.part_rows[0];
+  const bool token_shard = step.inputs[0].form == sharded(1);
+  const int64_t first = words + (token_shard ? group_.rank() * tokens : 0);
+  const at::Tensor positions = torch::arange(first, first + tokens, ids.options());
+  return look_up(ids) + look_up(positions.unsqueeze(0).expand_as(ids));
+}
+
+at::Tensor SpmdTransformer::linear(const SpmdStep& step, at::Tensor x,
+                                   const OperatorWeights& weights) const {
+  if (step.name == "pooler") x = x.narrow(1, 0, 1);  // BERT's pooler reads the first token
+  at::Tensor bias;
+  if (weights.bias && (!weights.bias_once || group_.rank() == 0)) bias = weights.bias->local;
+  return torch::nn::functional::linear(x, weights.weight.local, bias);
+}
+
+at::Tensor SpmdTransformer::activation(const SpmdStep& step, const at::Tensor& x) const {
+  if (ends_with(step.name, ".swiglu")) {
+    const int64_t groups = step.signature == SignatureKind::kFeatures ? 1 : feed_forward_groups_;
+    const int64_t width = x.size(-1) / groups / 2;
+    const auto halves = split_groups(x, groups, {width, width});
+    return torch::silu(halves[0]) * halves[1];
+  }
+  if (ends_with(step.name, ".gelu")) return torch::gelu(x);
+  if (step.name == "pooler_tanh") return torch::tanh(x);
+  throw std::invalid_argument("spmd plan operator '" + step.name + "': no such activation");
+}
+
+// The loss of this rank's logits: a batch or token shard's part of the mean, the whole mean, or
+// over a vocabulary (classes') shard. Targets as the logits' leading dimensions (bert's [batch]
+// as [batch, 1]); mse's as the logits.
+at::Tensor SpmdTransformer::loss(const SpmdStep& step, const at::Tensor& logits,
+                                 const at::Tensor& targets) {
+  const bool mse = loss_ == "mse";
+  at::Tensor shaped = targets;  // bert's one position a sample: [batch] as [batch, 1]
+  while (shaped.dim() < logits.dim() - (mse ? 0 : 1)) shaped = shaped.unsqueeze(1);
+  const double total = static_cast<double>(targets.numel());
+  if (step.signature == SignatureKind::kVocab && !mse) {
+    return vocabulary_loss(group_, logits, shaped, total);
+  }
+  const auto form = step.inputs.at(0).form;
+  const at::Tensor own =
+      form.kind == FormKind::kSharded ? change_form(group_, shaped, kReplicated, form) : shaped;
+  if (mse) return (logits - own).pow(2).sum() / total;
+  return torch::nn::functional::cross_entropy(
+             logits.flatten(0, -2), own.flatten(),
+             torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
+         total;
+}
+
+// Whether the ranks hold parts of the loss (summed with the gradients): batch or token shards,
+// or mse over a shard of the classes.
+bool SpmdTransformer::partial_loss(const SpmdStep& step) const {
+  return harness::spmd::sums_weight_gradients(step.signature) ||
+         (step.signature == SignatureKind::kVocab && loss_ == "mse");
+}
+
+at::Tensor SpmdTransformer::run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
+                                     const at::Tensor& ids, const at::Tensor& targets) {
+  const auto found = weights_.find(step.name);
+  const OperatorWeights* weights = found == weights_.end() ? nullptr : &found->second;
+  switch (step.kind) {
+    case OperatorKind::kTokens:
+      return change_form(group_, ids, kReplicated, step.output);
+    case OperatorKind::kEmbedding:
+      return embedding(step, inputs[0], *weights);
+    case OperatorKind::kNorm:
+      return weights->bias ? torch::layer_norm(inputs[0], {inputs[0].size(-1)},
+                                               weights->weight.local, weights->bias->local, 1e-12)
+                           : rms_norm(inputs[0], weights->weight.local);
+    case OperatorKind::kLinear:
+      return linear(step, inputs[0], *weights);
+    case OperatorKind::kAttention:
+      return attention(step, inputs[0]);
+    case OperatorKind::kActivation:
+      return activation(step, inputs[0]);
+    case OperatorKind::kAdd:
+      return inputs[0] + inputs[1];
+    case OperatorKind::kLoss:
+      return loss(step, inputs[0], targets);
+    case OperatorKind::kExperts:
+      break;
+  }
+  throw std::invalid_argument("spmd plan operator '" + step.name + "': no such operator");
+}
+
+at::Tensor SpmdTransformer::forward_loss(const at::Tensor& ids, const at::Tensor& targets) {
+  std::map<std::string, std::pair<at::Tensor, const SpmdStep*>> produced;
+  for (const SpmdStep& step : steps_) {
+    std::vector<at::Tensor> inputs;
+    for (const SpmdInput& input : step.inputs) {
+      const auto& [tensor, from] = produced.at(input.from);
+      inputs.push_back(
+          reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad, trace_));
+    }
+    const at::Tensor out = run_step(step, inputs, ids, targets);
+    if (step.kind != OperatorKind::kLoss) {
+      produced[step.name] = {out, &step};
+      continue;
+    }
+    // A shard's loss is its part of the mean, summed with the first bucket of gradients (no
+    // collective of its own in forward): its value is the whole once finish_backward ran.
+    partial_loss_ = partial_loss(step) ? out.detach() : at::Tensor();
+    return out;
+  }
+  throw std::invalid_argument("spmd plan: no loss operator");
+}
+
+void SpmdTransformer::finish_backward() {
+  std::vector<at::Tensor> bucket;
+  if (partial_loss_.defined()) bucket.push_back(partial_loss_);
+  int64_t bucket_bytes = 0;
+  const auto add = [&](at::Tensor& tensor) {
+    bucket.push_back(tensor.mutable_grad());
+    bucket_bytes += tensor.numel() * tensor.element_size();
+    if (bucket_bytes < kGradientBucketBytes) return;
+    sum_bucket(bucket);
+    bucket.clear();
+    bucket_bytes = 0;
+  };
+  for (const SpmdStep& step : steps_) {
+    if (!harness::spmd::sums_weight_gradients(step.signature) || !weights_.count(step.name)) {
+      continue;
+    }
+    OperatorWeights& weights = weights_.at(step.name);
+    add(weights.weight.local);
+    if (weights.bias) add(weights.bias->local);
+  }
+  sum_bucket(bucket);
+}
+
+// One all-reduce for the bucket's gradients, flattened together (DDP's coalescing).
+void SpmdTransformer::sum_bucket(const std::vector<at::Tensor>& gradients) {
+  if (gradients.empty()) return;
+  const double start_us = TraceRecorder::now_us();
+  std::vector<at::Tensor> flat;
+  for (const auto& gradient : gradients) flat.push_back(gradient.reshape({-1}));
+  at::Tensor joined = torch::cat(flat);
+  group_.all_reduce_sum(joined)->wait();
+  int64_t offset = 0;
+  for (const auto& gradient : gradients) {
+    gradient.copy_(joined.narrow(0, offset, gradient.numel()).view_as(gradient));
+    offset += gradient.numel();
+  }
+  if (trace_ != nullptr && trace_->enabled()) {
+    trace_->add("spmd gradient all-reduce", TraceCategory::kAllReduce, start_us,
+                TraceRecorder::now_us(), {{"bytes", joined.numel() * joined.element_size()}});
+  }
+}
+
+double SpmdTransformer::train_step(const at::Tensor& ids, const at::Tensor& targets) {
+  const at::Tensor loss = forward_loss(ids, targets);
+  loss.backward();
+  finish_backward();
+  return loss.item<double>();
+}
+
+std::vector<at::Tensor> SpmdTransformer::parameters() const {
+  std::vector<at::Tensor> out;
+  for (const auto& [name, weights] : weights_) {
+    out.push_back(weights.weight.local);
+    if (weights.bias) out.push_back(weights.bias->local);
+  }
+  return out;
+}
+
+std::map<std::string, at::Tensor> SpmdTransformer::whole_parameters() {
+  std::map<std::string, std::vector<at::Tensor>> chunks;
+  for (const auto& [name, weights] : weights_) {
+    add_whole(weights.weight, group_, chunks);
+    if (weights.bias) add_whole(*weights.bias, group_, chunks);
+  }
+  std::map<std::string, at::Tensor> whole;
+  for (const auto& [name, pieces] : chunks) whole[name] = torch::cat(pieces, 0);
+  return whole;
+}
+
+}  // namespace runtime
