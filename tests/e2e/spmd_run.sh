@@ -99,7 +99,8 @@ spec nocomm "" ""
 sed -i 's|comm: profiles/gloo-2ranks-cpu/comm.json|comm: /nonexistent/comm.json|' "$SCRATCH/nocomm.yaml"
 expect_refused "$SCRATCH/nocomm.yaml" "nocomm.yaml:8:" --dry-run
 [ ! -e "$SCRATCH/results/moe" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
-# The shipped study stays valid, and its dry run says how each searched system runs.
+# The shipped studies stay valid, and a dry run says how each searched system runs.
+"$HARNESS" run experiments/hidup_bert.yaml --dry-run > /dev/null || fail "experiments/hidup_bert.yaml"
 dry=$("$HARNESS" run experiments/hidup_llama.yaml --dry-run) || fail "experiments/hidup_llama.yaml"
 expect_contains "$dry" "hidup        rep 0  llama batch 2 x 2 ranks, 5+20 iters, HiDup's search priced by profiles/gloo-2ranks-cpu/comm.json at 86 GFLOP/s a rank"
 expect_contains "$dry" "mesh: one group of all 4 ranks, each operator split as the search chooses before the runs (plans/hidup/<point>/spmd_plan.json)"
