@@ -18,10 +18,6 @@ using harness::spmd::OperatorKind;
 using harness::spmd::sharded;
 using harness::spmd::SignatureKind;
 
-bool ends_with(const std::string& text, const std::string& end) {
-  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
 // [..., groups x (parts)] -> each part's features of every group, joined: the fused layout's
 // inverse for the activations a fused projection leaves.
 std::vector<at::Tensor> split_groups(const at::Tensor& x, int64_t groups,
@@ -89,9 +85,9 @@ SpmdTransformer::SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, C
     }
     const ZooParts parts = zoo_parts(step.name, encoder_);
     if (parts.weight.empty()) continue;
-    const int64_t groups = ends_with(step.name, ".qkv")       ? attention_groups_
-                           : ends_with(step.name, ".gate_up") ? feed_forward_groups_
-                                                              : 1;
+    const int64_t groups = step.name.ends_with(".qkv")       ? attention_groups_
+                           : step.name.ends_with(".gate_up") ? feed_forward_groups_
+                                                             : 1;
     weights_.emplace(step.name, take_weights(step, parts, zoo, group, groups));
   }
 }
@@ -165,13 +161,13 @@ at::Tensor SpmdTransformer::linear(const SpmdStep& step, at::Tensor x,
 }
 
 at::Tensor SpmdTransformer::activation(const SpmdStep& step, const at::Tensor& x) const {
-  if (ends_with(step.name, ".swiglu")) {
+  if (step.name.ends_with(".swiglu")) {
     const int64_t groups = step.signature == SignatureKind::kFeatures ? 1 : feed_forward_groups_;
     const int64_t width = x.size(-1) / groups / 2;
     const auto halves = split_groups(x, groups, {width, width});
     return torch::silu(halves[0]) * halves[1];
   }
-  if (ends_with(step.name, ".gelu")) return torch::gelu(x);
+  if (step.name.ends_with(".gelu")) return torch::gelu(x);
   if (step.name == "pooler_tanh") return torch::tanh(x);
   throw std::invalid_argument("spmd plan operator '" + step.name + "': no such activation");
 }
