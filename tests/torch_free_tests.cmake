@@ -17,6 +17,7 @@ gtest_discover_tests(common_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS torch-f
 add_executable(harness_tests
   harness/emulation/machine_entry_test.cpp
   harness/emulation/network_plan_test.cpp
+  harness/analysis/action_comparison_test.cpp
   harness/analysis/compare_mann_whitney_test.cpp
   harness/analysis/compare_test.cpp
   harness/analysis/sequential_gate_test.cpp

@@ -14,15 +14,20 @@
 # simulation.
 #
 # Output: rounds.csv and table.md: per schedule and world the measured p50 pooled over the
-# rounds (n samples), the median of the rounds' predictions and its error, every round's.
+# rounds (n samples), the median of the rounds' predictions and its error, every round's, and
+# where the miss is: each round's run against its two simulations action kind by action kind
+# (`harness actions`, w<world>/round<k>/actions.md), the parts' misses a mean over the rounds;
+# below the table, the breakdown of the worst cell's worst round.
 #
-# Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] bench/simulator/validate_schedules.sh
+# Usage: [ROUNDS=3] [WORLDS="2 4"] [OUT=dir] [HARNESS=build/harness]
+#        bench/simulator/validate_schedules.sh
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/validate-schedules-XXXXXX)}
 ROUNDS=${ROUNDS:-3}
+WORLDS=${WORLDS:-2 4}
 mkdir -p "$OUT"
 MODEL=(--model mlp --depth 9 --width 1024 --input-shape 64 --num-classes 10)
 # Layer ranges of equal stages (the big Linear layers are chain indexes 3, 5, ..., 17).
@@ -74,8 +79,9 @@ p50s() {  # summary.json -> "system p50" lines
 for sy in json.load(open(sys.argv[1]))["points"][0]["systems"]: print(sy["name"], sy["phases"]["iteration"]["p50"])' "$1"
 }
 
-echo "world,round,system,measured_p50_ms,simulated_before_ms,simulated_after_ms,samples_dir" > "$OUT/rounds.csv"
-for world in 2 4; do
+echo "world,round,system,measured_p50_ms,simulated_before_ms,simulated_after_ms,samples_dir,actions" \
+  > "$OUT/rounds.csv"
+for world in $WORLDS; do
   for round in $(seq 1 "$ROUNDS"); do
     dir=$OUT/w$world/round$round
     mkdir -p "$dir/before" "$dir/after"
@@ -93,26 +99,36 @@ for world in 2 4; do
         > "$dir/sim-$when.log"
     done
     real=$(latest "$dir/real")
+    "$HARNESS" actions "$real" "$(latest "$dir/sim-before")" "$(latest "$dir/sim-after")" \
+      --json "$dir/actions.json" > "$dir/actions.md"
     join <(p50s "$real/summary.json" | sort) \
       <(join <(p50s "$(latest "$dir/sim-before")/summary.json" | sort) \
              <(p50s "$(latest "$dir/sim-after")/summary.json" | sort)) |
       while read -r system measured before after; do
-        echo "$world,$round,$system,$measured,$before,$after,$real/raw/p000/$system" >> "$OUT/rounds.csv"
+        echo "$world,$round,$system,$measured,$before,$after,$real/raw/p000/$system,$dir/actions.json" \
+          >> "$OUT/rounds.csv"
       done
     tail -n 5 "$OUT/rounds.csv"
   done
 done
 
-python3 - "$OUT/rounds.csv" > "$OUT/table.md" <<'PY'
-import csv, glob, statistics, sys
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+python3 - "$OUT/rounds.csv" "$cpu, $(nproc) cores" > "$OUT/table.md" <<'PY'
+import csv, glob, json, statistics, sys
 def percentile(values, q):  # linear interpolation between closest ranks
     v = sorted(values)
     pos = (len(v) - 1) * q
     lo = int(pos); hi = min(lo + 1, len(v) - 1)
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+def miss_of(row):  # this round's simulated less measured parts (ms), mean over ranks
+    for run in json.load(open(row["actions"]))["runs"]:
+        if run["system"] == row["system"]: return run["miss_ms"]
 rows = list(csv.DictReader(open(sys.argv[1])))
-print("| schedule | ranks | rounds | measured p50 (ms) | n | simulated (ms) | error | per-round errors |")
-print("|---|---:|---:|---:|---:|---:|---:|---|")
+print("Machine: %s.\n" % sys.argv[2])
+print("| schedule | ranks | rounds | measured p50 (ms) | n | simulated (ms) | error | per-round errors "
+      "| miss: compute (F, B or I, W) | sends | waiting | gradient sum + step |")
+print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+worst = None
 keys = []
 for r in rows:
     if (r["world"], r["system"]) not in keys: keys.append((r["world"], r["system"]))
@@ -125,11 +141,22 @@ for world, system in keys:
     measured = percentile(samples, 0.5)
     predictions = [(float(r["simulated_before_ms"]) + float(r["simulated_after_ms"])) / 2 for r in mine]
     simulated = statistics.median(predictions)
-    errors = " ".join("%+.0f%%" % (100 * (p - float(r["measured_p50_ms"])) / float(r["measured_p50_ms"]))
-                      for p, r in zip(predictions, mine))
-    print("| %s | %s | %d | %.1f | %d | %.1f | %+.1f%% | %s |" % (
+    round_errors = [(p - float(r["measured_p50_ms"])) / float(r["measured_p50_ms"])
+                    for p, r in zip(predictions, mine)]
+    errors = " ".join("%+.0f%%" % (100 * e) for e in round_errors)
+    for e, r in zip(round_errors, mine):
+        if worst is None or abs(e) > abs(worst[0]): worst = (e, r)
+    misses = [miss_of(r) for r in mine]
+    part = lambda *names: statistics.mean(sum(m[n] for n in names) for m in misses)
+    print("| %s | %s | %d | %.1f | %d | %.1f | %+.1f%% | %s | %+.1f ms | %+.1f ms | %+.1f ms | %+.1f ms |" % (
         system, world, len(mine), measured, len(samples), simulated,
-        100 * (simulated - measured) / measured, errors))
+        100 * (simulated - measured) / measured, errors, part("forward", "backward", "weight"),
+        part("send"), part("waiting"), part("gradient_sum", "step")))
+e, r = worst
+print("\nThe worst round, %s at %s ranks, round %s (%+.0f%%), action kind by action kind:\n"
+      % (r["system"], r["world"], r["round"], 100 * e))
+section = open(r["actions"][:-len("json")] + "md").read().split("### ")
+print("### " + [s for s in section if s.startswith("p000 / %s " % r["system"])][0].strip())
 PY
 cat "$OUT/table.md"
 echo "results in $OUT"

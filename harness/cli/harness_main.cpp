@@ -13,6 +13,7 @@
 #include "common/input_error.h"
 #include "common/text_util.h"
 #include "harness/cli/ab_command.h"
+#include "harness/cli/actions_command.h"
 #include "harness/cli/compare_command.h"
 #include "harness/cli/enter_machine_command.h"
 #include "harness/cli/history_command.h"
@@ -100,6 +101,7 @@ int harness_main(int argc, char** argv) {
   add_ab_command(app);
   add_history_command(app);
   add_trace_command(app);
+  add_actions_command(app);
   add_machine_command(app, rank_program);
   add_enter_machine_command(app);
   add_shape_link_command(app);
