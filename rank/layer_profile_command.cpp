@@ -371,6 +371,10 @@ void add_system_options(CLI::App& layers, runtime::LayerProfileRequest& request)
                   "The optimizer whose step is timed (the simulator's step): sgd, no momentum, "
                   "or adamw, as the run's")
       ->check(CLI::IsMember({"sgd", "adamw"}));
+  layers.add_flag("--split-backward", request.split_backward,
+                  "Also time each layer's backward split as ZB-H1 and ZB-V run it: its input's "
+                  "gradient (I) and its weights' (W) apart (profile.json's backward_input and "
+                  "backward_weight; the simulator prices I and W from them)");
 }
 
 void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
@@ -488,6 +492,7 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
         {"--tensor", request.tensor > 1 ? request.tensor : 0}}) {
     if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
   }
+  if (request.split_backward) copy_args.push_back("--split-backward");
   return copy_args;
 }
 

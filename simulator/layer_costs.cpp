@@ -54,6 +54,24 @@ void add_after_idle(LayerCosts& costs, int first, int last, AfterIdleCurve curve
   }
 }
 
+void add_backward_split(LayerCosts& costs, const std::vector<double>& input_ms,
+                        const std::vector<double>& weight_ms) {
+  if (input_ms.size() != static_cast<size_t>(costs.size()) || weight_ms.size() != input_ms.size()) {
+    throw std::invalid_argument("the split backward times " + std::to_string(input_ms.size()) +
+                                " layers, the profile has " + std::to_string(costs.size()));
+  }
+  costs.backward_input_s.assign(input_ms.size(), 0.0);
+  costs.backward_weight_s.assign(input_ms.size(), 0.0);
+  for (size_t position = 0; position < input_ms.size(); ++position) {
+    if (!(input_ms[position] >= 0) || !(weight_ms[position] >= 0)) {
+      throw std::invalid_argument("the split backward of layer " + std::to_string(position) +
+                                  " is not a time >= 0");
+    }
+    costs.backward_input_s[costs.order[position]] = input_ms[position] / 1000.0;
+    costs.backward_weight_s[costs.order[position]] = weight_ms[position] / 1000.0;
+  }
+}
+
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch) {
   LayerCosts costs;
   costs.source = pruned.source;

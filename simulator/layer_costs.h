@@ -24,6 +24,9 @@ struct LayerCosts {
   // layer the index of its curve (-1: not measured; empty: no layer measured).
   std::vector<AfterIdleCurve> after_idle;
   std::vector<int> after_idle_of_layer;
+  // A zero-bubble schedule's I and W per layer at the profile batch, where the profile timed
+  // the backward split (add_backward_split); empty: not measured.
+  std::vector<double> backward_input_s, backward_weight_s;
 
   int size() const { return static_cast<int>(ids.size()); }
   double total_forward_s() const;
@@ -40,6 +43,12 @@ struct LayerCosts {
 // layer ranges) the curve the profile measured for that range. Throws std::invalid_argument
 // when the range is not within the layers.
 void add_after_idle(LayerCosts& costs, int first, int last, AfterIdleCurve curve);
+
+// Gives the layers at positions 0..n-1 of `order` their I and W (milliseconds, one per chain
+// layer, as profile.json lists them). Throws std::invalid_argument when the counts are not the
+// profile's layers or a time is negative.
+void add_backward_split(LayerCosts& costs, const std::vector<double>& input_ms,
+                        const std::vector<double>& weight_ms);
 
 // From an already pruned graph (planner::prune_inputs_and_getitem_sinks).
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch);

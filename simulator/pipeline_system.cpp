@@ -107,6 +107,7 @@ struct PipelineGraph {
   const runtime::ScheduleTable& table;  // with sends and receives
   TaskGraph& graph;
   std::vector<runtime::StageCosts> costs;       // per stage, one replica's share of a micro-batch
+  std::vector<double> whole_backward;           // per stage, B run whole, the same share
   std::map<std::pair<PassKey, int>, int> task;  // (pass, replica) -> compute task
   // Where each receive is posted: after this compute action of the receiver's list (the last
   // one before the receive in it); absent for a receive posted before any compute.
@@ -117,21 +118,42 @@ struct PipelineGraph {
   const std::vector<int>& ranks_of(int stage) const { return system.stages[stage].ranks; }
 };
 
-// Each stage's F, I and W seconds for one replica's share of a micro-batch, from the profile.
+// A stage's replica's share of a micro-batch against the profile batch.
+double micro_batch_scale(const PipelineSystem& system, const PipelineStage& stage,
+                         const LayerCosts& costs) {
+  const double micro_samples = system.global_batch / system.micro_batches;
+  return micro_samples / static_cast<double>(stage.ranks.size()) / costs.profile_batch;
+}
+
+// Each stage's F, I and W seconds for one replica's share of a micro-batch, from the profile:
+// its split backward where it timed one, else the whole backward at backward_input_share.
 std::vector<runtime::StageCosts> stage_costs(const PipelineSystem& system,
                                              const LayerCosts& costs) {
-  const double micro_samples = system.global_batch / system.micro_batches;
+  const bool split = !costs.backward_input_s.empty();
   std::vector<runtime::StageCosts> out;
   for (const PipelineStage& stage : system.stages) {
-    double f = 0, b = 0;
+    double f = 0, i = 0, w = 0;
     for (int layer : stage.layers) {
       f += costs.forward_s[layer];
-      b += costs.backward_s[layer];
+      i += split ? costs.backward_input_s[layer]
+                 : costs.backward_s[layer] * system.backward_input_share;
+      w += split ? costs.backward_weight_s[layer]
+                 : costs.backward_s[layer] * (1.0 - system.backward_input_share);
     }
-    const double scale =
-        micro_samples / static_cast<double>(stage.ranks.size()) / costs.profile_batch;
-    out.push_back({f * scale, b * system.backward_input_share * scale,
-                   b * (1.0 - system.backward_input_share) * scale});
+    const double scale = micro_batch_scale(system, stage, costs);
+    out.push_back({f * scale, i * scale, w * scale});
+  }
+  return out;
+}
+
+// Each stage's B, run whole, for the same share: the profile's backward (its split's two passes
+// cost more than one).
+std::vector<double> whole_backward_costs(const PipelineSystem& system, const LayerCosts& costs) {
+  std::vector<double> out;
+  for (const PipelineStage& stage : system.stages) {
+    double b = 0;
+    for (int layer : stage.layers) b += costs.backward_s[layer];
+    out.push_back(b * micro_batch_scale(system, stage, costs));
   }
   return out;
 }
@@ -159,7 +181,7 @@ void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& 
       previous = key;
       const runtime::StageCosts& c = g.costs[a.stage];
       const double seconds = a.kind == Kind::kForward         ? c.forward
-                             : a.kind == Kind::kBackward      ? c.backward_input + c.backward_weight
+                             : a.kind == Kind::kBackward      ? g.whole_backward[a.stage]
                              : a.kind == Kind::kBackwardInput ? c.backward_input
                                                               : c.backward_weight;
       const TaskCategory category = a.kind == Kind::kForward ? TaskCategory::kForward
@@ -386,7 +408,15 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
   result.graph = TaskGraph(world, cluster.config().p2p_send_channel_per_peer);
   result.schedule = to_string(system.schedule);
   result.stage_of_rank.assign(static_cast<size_t>(world), -1);
-  PipelineGraph g{system, table, result.graph, stage_costs(system, costs), {}, {}, {}, {}};
+  PipelineGraph g{system,
+                  table,
+                  result.graph,
+                  stage_costs(system, costs),
+                  whole_backward_costs(system, costs),
+                  {},
+                  {},
+                  {},
+                  {}};
   g.sent.assign(static_cast<size_t>(world), {});
   add_compute_tasks(g, costs, noise, result.stage_of_rank);
   add_transfers(g, costs, cluster.config().p2p_ready_behind_sends, boundary_bytes(costs, system));

@@ -30,8 +30,9 @@ struct PipelineSystem {
   PipelineSchedule schedule = PipelineSchedule::kDapple;
   std::string schedule_csv;  // the CSV's text, for PipelineSchedule::kCsv
   int micro_batches = 1;
-  // I's share of a stage's backward where the schedule splits it (W the rest): the profile
-  // times the backward whole, and a linear layer's input and weight gradients cost a matmul each.
+  // I's share of a stage's backward where the schedule splits it (W the rest) and the profile
+  // did not time the split (LayerCosts::backward_input_s): a linear layer's input and weight
+  // gradients cost a matmul each.
   double backward_input_share = 0.5;
   double global_batch = 1;  // samples per iteration over the whole pipeline
   double step_s = 0;        // the whole model's optimizer step; a stage runs its parameters' share

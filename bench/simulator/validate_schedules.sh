@@ -67,10 +67,10 @@ profile_inputs() {  # dir, world
     --out "$1/comm" > "$1/comm.log"
   if [ "$2" = 2 ]; then
     "$HARNESS" profile layers "${MODEL[@]}" --batch "$micro" --repetitions 5 --warmup 1 \
-      --stages "$STAGES2" --out "$1/profile" > "$1/profile.log"
+      --stages "$STAGES2" --split-backward --out "$1/profile" > "$1/profile.log"
   else
     "$HARNESS" profile layers "${MODEL[@]}" --batch "$micro" --repetitions 5 --warmup 1 \
-      --stages "$STAGES4" --clock cpu --out "$1/profile" > "$1/profile.log"
+      --stages "$STAGES4" --clock cpu --split-backward --out "$1/profile" > "$1/profile.log"
   fi
 }
 latest() { ls -d "$1"/*/*/ | tail -1; }

@@ -317,6 +317,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
                    "--warmup", std::to_string(profile.get_int("warmup", 2, 0, 100000)), "--threads",
                    std::to_string(profile.get_int("threads", 1, 1, 1024)), "--heap",
                    profile.get_string("heap", "retain", {"retain", "system"})});
+    if (profile.get_bool("split_backward", false)) layers.push_back("--split-backward");
   } else {
     comm.world = static_cast<int>(profile.get_int("world", 2, 1, kMaxCommWorld));
     comm.backend = profile.get_string("backend", "gloo", {"gloo"});

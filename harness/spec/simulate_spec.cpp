@@ -75,6 +75,7 @@ struct ProfileExtras {
   int processes = 1;
   bool cpu_clock = false;
   std::vector<AfterIdleSettings> after_idle;
+  std::vector<double> backward_input_ms, backward_weight_ms;
 };
 
 // [{gap_ms, forward: {median_ms}, backward: {median_ms}}, ...] over layers first..last.
@@ -108,6 +109,19 @@ std::vector<AfterIdleSettings> read_after_idle(const json& doc) {
   return ranges;
 }
 
+// profile.json's split backward: every layer's I and W medians, or none where a layer lacks them.
+void read_backward_split(const json& doc, ProfileExtras& extras) {
+  for (const json& layer : doc.at("layers")) {
+    if (!layer.contains("backward_input") || !layer.contains("backward_weight")) {
+      extras.backward_input_ms.clear();
+      extras.backward_weight_ms.clear();
+      return;
+    }
+    extras.backward_input_ms.push_back(layer.at("backward_input").at("median_ms").get<double>());
+    extras.backward_weight_ms.push_back(layer.at("backward_weight").at("median_ms").get<double>());
+  }
+}
+
 ProfileExtras read_profile_extras(const std::string& graph_path) {
   ProfileExtras extras;
   const fs::path profile = fs::path(graph_path).parent_path() / "profile.json";
@@ -124,6 +138,7 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;
     extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
     extras.cpu_clock = doc.value("clock", "wall") == "cpu";
+    read_backward_split(doc, extras);
     extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
     extras.after_idle = read_after_idle(doc);
   } catch (const std::exception&) {
@@ -187,6 +202,8 @@ ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
   m.zoo_model = extras.zoo_model;
   m.tokens = extras.tokens;
   if (model.get_bool("after_idle", true)) m.after_idle = extras.after_idle;
+  m.backward_input_ms = extras.backward_input_ms;
+  m.backward_weight_ms = extras.backward_weight_ms;
   model.finish();
   return m;
 }

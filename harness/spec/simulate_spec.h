@@ -40,6 +40,10 @@ struct ModelSettings {
   // `model.after_idle` (default true): the profile's after-idle timings, whole model or per
   // stage of a stage profile; empty where it has none or the spec turned them off.
   std::vector<AfterIdleSettings> after_idle;
+  // A zero-bubble stage's I and W per chain layer (ms), where the profile timed the backward
+  // split (profile.json's layers' backward_input and backward_weight medians: `harness profile
+  // layers --split-backward`); empty where it did not.
+  std::vector<double> backward_input_ms, backward_weight_ms;
 };
 
 struct ClusterSettings {

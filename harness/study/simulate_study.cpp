@@ -119,27 +119,34 @@ ProfiledComm read_comm_profile(const std::string& path) {
   return fit;
 }
 
+// The profile's layer costs with what its profile.json adds: compute after a wait, the split
+// backward.
+sim::LayerCosts load_costs(const ModelSettings& m) {
+  sim::LayerCosts costs = sim::load_layer_costs(m.profile, static_cast<double>(m.pbs));
+  try {
+    for (const AfterIdleSettings& range : m.after_idle) {
+      sim::add_after_idle(costs, range.first_layer, range.last_layer,
+                          sim::after_idle_curve(range.gap_ms, range.forward_ms, range.backward_ms));
+    }
+    if (!m.backward_input_ms.empty()) {
+      sim::add_backward_split(costs, m.backward_input_ms, m.backward_weight_ms);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw InputError((fs::path(m.profile).parent_path() / "profile.json").string() + ": " +
+                     e.what());
+  }
+  return costs;
+}
+
 // Caches the files a study reads many times.
 class Inputs {
  public:
   const sim::LayerCosts& costs(const ModelSettings& m) {
-    const std::string key =
-        m.profile + "#" + std::to_string(m.pbs) + (m.after_idle.empty() ? "" : "#after_idle");
+    const std::string key = m.profile + "#" + std::to_string(m.pbs) +
+                            (m.after_idle.empty() ? "" : "#after_idle") +
+                            (m.backward_input_ms.empty() ? "" : "#split");
     auto& slot = costs_[key];
-    if (!slot) {
-      slot = std::make_unique<sim::LayerCosts>(
-          sim::load_layer_costs(m.profile, static_cast<double>(m.pbs)));
-      for (const AfterIdleSettings& range : m.after_idle) {
-        try {
-          sim::add_after_idle(
-              *slot, range.first_layer, range.last_layer,
-              sim::after_idle_curve(range.gap_ms, range.forward_ms, range.backward_ms));
-        } catch (const std::invalid_argument& e) {
-          throw InputError((fs::path(m.profile).parent_path() / "profile.json").string() + ": " +
-                           e.what());
-        }
-      }
-    }
+    if (!slot) slot = std::make_unique<sim::LayerCosts>(load_costs(m));
     return *slot;
   }
   const planner::ModelProfile& profile(const std::string& path) {
@@ -688,7 +695,8 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
             {"batch_size", p.model.batch_size},
             {"global_batch", p.model.batch_size * p.run.world_size},
             {"step_ms", p.model.step_ms},
-            {"after_idle_layers", after_idle_layers(p.model)}}},
+            {"after_idle_layers", after_idle_layers(p.model)},
+            {"backward_split", p.model.backward_input_ms.empty() ? "share" : "profiled"}}},
           {"system", outcome.system_config},
           {"cluster",
            {{"machines", cluster.describe()},

@@ -37,12 +37,15 @@ json after_idle_json(const std::vector<runtime::AfterIdleTiming>& timings) {
 json layer_profile_json(const runtime::LayerProfileResult& result) {
   json layers = json::array();
   for (const auto& l : result.layers) {
-    layers.push_back({{"name", l.name},
-                      {"kind", l.kind},
-                      {"forward", timing_stats_json(l.forward)},
-                      {"backward", timing_stats_json(l.backward)},
-                      {"activation_bytes", l.activation_bytes},
-                      {"parameter_bytes", l.parameter_bytes}});
+    json layer = {{"name", l.name},
+                  {"kind", l.kind},
+                  {"forward", timing_stats_json(l.forward)},
+                  {"backward", timing_stats_json(l.backward)},
+                  {"activation_bytes", l.activation_bytes},
+                  {"parameter_bytes", l.parameter_bytes}};
+    if (l.backward_input) layer["backward_input"] = timing_stats_json(*l.backward_input);
+    if (l.backward_weight) layer["backward_weight"] = timing_stats_json(*l.backward_weight);
+    layers.push_back(std::move(layer));
   }
   json doc = {{"model", result.model},
               {"batch", result.batch},
@@ -83,6 +86,10 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
     timing.kind = l.at("kind").get<std::string>();
     timing.forward = timing_stats_from_json(l.at("forward"));
     timing.backward = timing_stats_from_json(l.at("backward"));
+    if (l.contains("backward_input")) {
+      timing.backward_input = timing_stats_from_json(l.at("backward_input"));
+      timing.backward_weight = timing_stats_from_json(l.at("backward_weight"));
+    }
     timing.activation_bytes = l.at("activation_bytes").get<int64_t>();
     timing.parameter_bytes = l.at("parameter_bytes").get<int64_t>();
     result.layers.push_back(timing);

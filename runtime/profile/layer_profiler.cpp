@@ -17,6 +17,7 @@
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/peerless_group.h"
 #include "runtime/parallel/tensor_region.h"
+#include "runtime/pipeline/weight_pass.h"
 #include "runtime/profile/layer_backward.h"
 
 namespace runtime {
@@ -198,6 +199,7 @@ struct LayerRun {
   int index = 0;
   torch::Tensor input, grad_output;
   std::vector<double> forward_ms, backward_ms;
+  std::vector<double> input_ms, weight_ms;  // the split backward's I and W, where timed
   int64_t activation_bytes = 0;
 };
 
@@ -340,8 +342,32 @@ std::vector<AfterIdleTiming> time_after_idle(const LayerProfileRequest& request,
   return timings;
 }
 
-// One layer's forward and backward, alone, on its recorded input (samples kept when `timed`).
-void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& time_ms) {
+// The layer's backward as a zero-bubble stage splits it (runtime/pipeline/pipeline_executor.cpp:
+// find_weight_nodes, input_gradients, weight_gradients) on a fresh forward: I, the input's
+// gradient with the weight nodes' incoming gradients captured, then W from them (or, where the
+// capture fails, a backward with only the weights wanted). {I, W} in ms.
+std::pair<double, double> time_split_backward(ChainLayer& layer, const LayerRun& run,
+                                              const PieceTimer& time_ms) {
+  const torch::Tensor output = layer.forward(run.input);
+  WeightPass pass(output, run.input, layer.parameters);
+  const double input_ms = time_ms([&] {
+    pass.arm(true);
+    torch::autograd::grad({output}, {run.input}, {run.grad_output}, /*retain_graph=*/true,
+                          /*create_graph=*/false, /*allow_unused=*/true);
+    pass.arm(false);
+  });
+  const double weight_ms = time_ms([&] {
+    if (!pass.run()) {
+      torch::autograd::backward({output}, {run.grad_output}, false, false, layer.parameters);
+    }
+  });
+  return {input_ms, weight_ms};
+}
+
+// One layer's forward and backward, alone, on its recorded input (samples kept when `timed`),
+// and its split backward where the request asks for it.
+void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& time_ms,
+                bool split) {
   torch::Tensor layer_output;
   const double lf = time_ms([&] { layer_output = layer.forward(run.input); });
   double lb = 0;
@@ -353,6 +379,15 @@ void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& 
         [&] { layer_backward(layer_output, run.grad_output, run.input, layer.parameters); });
   }
   if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
+  if (!split) return;
+  // A layer without weights is all I, one whose input takes no gradient all W: its backward.
+  const bool has_weights = std::any_of(layer.parameters.begin(), layer.parameters.end(),
+                                       [](const torch::Tensor& p) { return p.requires_grad(); });
+  std::pair<double, double> iw{has_weights ? 0.0 : lb, has_weights ? lb : 0.0};
+  if (has_weights && layer_output.requires_grad() && run.input.requires_grad()) {
+    iw = time_split_backward(layer, run, time_ms);
+  }
+  if (timed) run.input_ms.push_back(iw.first), run.weight_ms.push_back(iw.second);
 }
 
 LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
@@ -361,6 +396,10 @@ LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
   timing.kind = layer.kind;
   timing.forward = stats_of(run.forward_ms);
   timing.backward = stats_of(run.backward_ms);
+  if (!run.input_ms.empty()) {
+    timing.backward_input = stats_of(run.input_ms);
+    timing.backward_weight = stats_of(run.weight_ms);
+  }
   timing.activation_bytes = run.activation_bytes;
   for (const auto& p : layer.parameters) timing.parameter_bytes += static_cast<int64_t>(p.nbytes());
   return timing;
@@ -419,7 +458,9 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     const double step = time_ms([&] { training.step(); }) + zero_grad;
     if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
 
-    for (LayerRun& run : runs) time_layer(chain[run.index], run, timed, time_ms);
+    for (LayerRun& run : runs) {
+      time_layer(chain[run.index], run, timed, time_ms, request.split_backward);
+    }
   };
   for (int r = 0; r < request.warmup; ++r) repetition(false);
   if (request.after_warmup) request.after_warmup();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ struct LayerProfileRequest {
   // (LayerProfileResult::after_idle): a pipeline stage on a slow link computes after waiting
   // in a receive, and a host's caches and clock are no longer warm then. Empty: not measured.
   std::vector<double> idle_gaps_ms;
+  // Also time each layer's backward split as the zero-bubble schedules run it
+  // (runtime/pipeline/weight_pass.h): its input's gradient (I) and then its weights' (W), each
+  // on its own (LayerTiming::backward_input, backward_weight).
+  bool split_backward = false;
 };
 
 struct TimingStats {
@@ -78,6 +83,9 @@ struct LayerTiming {
   std::string kind;
   TimingStats forward;
   TimingStats backward;
+  // Where the request split the backward: I and W, each timed apart; a layer without weights is
+  // all I, one whose input needs no gradient (the model's first trainable one) all W.
+  std::optional<TimingStats> backward_input, backward_weight;
   int64_t activation_bytes = 0;  // the layer's output
   int64_t parameter_bytes = 0;
 };

@@ -319,6 +319,30 @@ TEST(Pipeline, FreeLinksGiveTheSchedulesOwnMakespan) {
   }
 }
 
+// A profile that timed the backward split (harness profile layers --split-backward) prices a
+// zero-bubble stage's I and W as measured, and a whole B as the profile's backward: with free
+// links, F = 1 ms, I = 0.8 ms and W = 1.6 ms against a whole B of 2 ms, ZB-H1's makespan is the
+// schedule's own at {1, 0.8, 1.6} and 1F1B's at B = 2 ms.
+TEST(Pipeline, AProfiledSplitBackwardPricesIAndW) {
+  const int p = 2, m = 4;
+  LayerCosts costs = chain(p, 1e-3, 2e-3);
+  add_backward_split(costs, {0.8, 0.8}, {1.6, 1.6});
+  ComputeNoise none;
+  for (auto schedule : {PipelineSchedule::kZbH1, PipelineSchedule::kDapple}) {
+    const SimulatedIteration it = simulate_pipeline(Cluster(idle_machine(p)), costs,
+                                                    equal_stages(p, 1, 1, m, schedule), p, none);
+    const runtime::StageCosts own = schedule == PipelineSchedule::kZbH1
+                                        ? runtime::StageCosts{1e-3, 0.8e-3, 1.6e-3}
+                                        : runtime::StageCosts{1e-3, 1e-3, 1e-3};
+    EXPECT_NEAR(it.times.makespan,
+                runtime::time_schedule(runtime::make_schedule(schedule, p, 1, m), own).makespan,
+                1e-12)
+        << runtime::to_string(schedule);
+  }
+  EXPECT_THROW(add_backward_split(costs, {0.8}, {1.6}), std::invalid_argument);
+  EXPECT_THROW(add_backward_split(costs, {0.8, -1}, {1.6, 1.6}), std::invalid_argument);
+}
+
 TEST(Pipeline, SimulatedComputeFollowsTheScheduleOrder) {
   // The trace of stage 0 lists its compute events in DAPPLE order, with 1F1B keeping at most
   // p - s micro-batches in flight, where GPipe holds all m.

@@ -55,6 +55,30 @@ TEST(LayerProfiler, TheModelsInputNeedsNoGradient) {
   EXPECT_GT(result.whole_backward.median_ms, 0);  // the gradient fed back at the range's end
 }
 
+// --split-backward: a weighted layer behind another's output times I and W apart; a layer
+// without weights is all I and the first Linear (its input, the model's, takes no gradient)
+// all W, each the same samples as its whole backward.
+TEST(LayerProfiler, SplitBackwardTimesInputAndWeightGradientsApart) {
+  auto request = mlp_request(0, -1);
+  EXPECT_FALSE(runtime::profile_layers(request).layers[3].backward_input.has_value());
+  request.split_backward = true;
+  const auto result = runtime::profile_layers(request);
+  ASSERT_EQ(result.layers.size(), 6u);
+  for (const auto& layer : result.layers) {
+    ASSERT_TRUE(layer.backward_input && layer.backward_weight) << layer.name;
+  }
+  const auto& fc1 = result.layers[1];
+  EXPECT_EQ(fc1.backward_input->median_ms, 0);
+  EXPECT_EQ(fc1.backward_weight->median_ms, fc1.backward.median_ms);
+  const auto& relu1 = result.layers[2];
+  EXPECT_EQ(relu1.backward_input->median_ms, relu1.backward.median_ms);
+  EXPECT_EQ(relu1.backward_weight->median_ms, 0);
+  const auto& fc2 = result.layers[3];
+  EXPECT_GT(fc2.backward_input->median_ms, 0);
+  EXPECT_GT(fc2.backward_weight->median_ms, 0);
+  EXPECT_EQ(result.layers[0].backward_input->median_ms, 0);  // flatten: nothing to differentiate
+}
+
 TEST(LayerProfiler, HooksStartTimingOnceAndKeepRunning) {
   auto request = mlp_request(0, -1);
   int starts = 0, timed_before_start = -1, timed = 0, asks = 0;

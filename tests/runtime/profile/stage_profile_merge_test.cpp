@@ -98,12 +98,25 @@ TEST(StageProfileMerge, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(back.layers[1].backward.p10_ms, original.layers[1].backward.p10_ms);
   EXPECT_EQ(back.layers[1].parameter_bytes, 1000);
   EXPECT_DOUBLE_EQ(back.whole_step.p90_ms, 3.0);
+  EXPECT_FALSE(back.layers[1].backward_input.has_value());
   EXPECT_THROW(harness::layer_profile_from_json(nlohmann::json{{"model", "mlp"}}),
                nlohmann::json::exception);
 }
 
 // A stage's after-idle timings travel with its part and stay the stage's: the merged whole has
 // none of its own (profile.json keeps each under its stage).
+TEST(StageProfileMerge, TheSplitBackwardRoundTrips) {
+  auto original = part(2, {"c", "d", "e"}, 12.0, 25.0, 1.5, 3);
+  original.layers[1].backward_input = runtime::TimingStats{2.0, 1.9, 2.2};
+  original.layers[1].backward_weight = runtime::TimingStats{3.0, 2.8, 3.5};
+  const auto back = harness::layer_profile_from_json(
+      harness::parse_json(harness::json_text(harness::layer_profile_json(original))));
+  ASSERT_TRUE(back.layers[1].backward_input && back.layers[1].backward_weight);
+  EXPECT_DOUBLE_EQ(back.layers[1].backward_input->p90_ms, 2.2);
+  EXPECT_DOUBLE_EQ(back.layers[1].backward_weight->median_ms, 3.0);
+  EXPECT_FALSE(back.layers[0].backward_input.has_value());
+}
+
 TEST(StageProfileMerge, AfterIdleTimingsRoundTripAndStayWithTheirStage) {
   auto original = part(2, {"c", "d", "e"}, 12.0, 25.0, 1.5, 3);
   EXPECT_FALSE(harness::layer_profile_json(original).contains("after_idle"));
