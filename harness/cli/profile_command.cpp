@@ -273,6 +273,28 @@ std::string join_ints(const std::vector<long long>& values) {
   return join(parts, ",");
 }
 
+// `harness-rank profile layers` arguments from a `what: layers` spec, validated here first.
+std::vector<std::string> layer_profile_arguments(MapReader& profile) {
+  std::vector<std::string> layers = {
+      "profile", "layers", "--model",
+      profile.get_string("model", std::nullopt, runtime::model_names())};
+  layers.insert(layers.end(),
+                {"--batch", std::to_string(profile.get_int("batch", 32, 1, 1 << 20))});
+  if (profile.has("input_shape")) {
+    layers.insert(layers.end(),
+                  {"--input-shape", join_ints(profile.get_int_list("input_shape", {}, 1))});
+  }
+  const long long num_classes = profile.get_int("num_classes", 0, 0, 1 << 24);
+  if (num_classes > 0) layers.insert(layers.end(), {"--num-classes", std::to_string(num_classes)});
+  layers.insert(layers.end(),
+                {"--repetitions", std::to_string(profile.get_int("repetitions", 10, 1, 100000)),
+                 "--warmup", std::to_string(profile.get_int("warmup", 2, 0, 100000)), "--threads",
+                 std::to_string(profile.get_int("threads", 1, 1, 1024)), "--heap",
+                 profile.get_string("heap", "retain", {"retain", "system"})});
+  if (profile.get_bool("split_backward", false)) layers.push_back("--split-backward");
+  return layers;
+}
+
 }  // namespace
 
 int run_profile_spec(const std::string& path, YAML::Node root,
@@ -297,27 +319,10 @@ int run_profile_spec(const std::string& path, YAML::Node root,
   const std::string what = profile.get_string("what", "layers", {"layers", "comm"});
   // `what` decides which keys belong: none of the rest is judged against a stand-in.
   if (!profile.ok()) errors.throw_if_any();
-  // `harness-rank profile layers` arguments, validated here first.
   std::vector<std::string> layers;
   CommRequest comm;
   if (what == "layers") {
-    layers = {"profile", "layers", "--model",
-              profile.get_string("model", std::nullopt, runtime::model_names())};
-    layers.insert(layers.end(),
-                  {"--batch", std::to_string(profile.get_int("batch", 32, 1, 1 << 20))});
-    if (profile.has("input_shape")) {
-      layers.insert(layers.end(),
-                    {"--input-shape", join_ints(profile.get_int_list("input_shape", {}, 1))});
-    }
-    const long long num_classes = profile.get_int("num_classes", 0, 0, 1 << 24);
-    if (num_classes > 0)
-      layers.insert(layers.end(), {"--num-classes", std::to_string(num_classes)});
-    layers.insert(layers.end(),
-                  {"--repetitions", std::to_string(profile.get_int("repetitions", 10, 1, 100000)),
-                   "--warmup", std::to_string(profile.get_int("warmup", 2, 0, 100000)), "--threads",
-                   std::to_string(profile.get_int("threads", 1, 1, 1024)), "--heap",
-                   profile.get_string("heap", "retain", {"retain", "system"})});
-    if (profile.get_bool("split_backward", false)) layers.push_back("--split-backward");
+    layers = layer_profile_arguments(profile);
   } else {
     comm.world = static_cast<int>(profile.get_int("world", 2, 1, kMaxCommWorld));
     comm.backend = profile.get_string("backend", "gloo", {"gloo"});

@@ -366,8 +366,7 @@ std::pair<double, double> time_split_backward(ChainLayer& layer, const LayerRun&
 
 // One layer's forward and backward, alone, on its recorded input (samples kept when `timed`),
 // and its split backward where the request asks for it.
-void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& time_ms,
-                bool split) {
+void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& time_ms) {
   torch::Tensor layer_output;
   const double lf = time_ms([&] { layer_output = layer.forward(run.input); });
   double lb = 0;
@@ -379,7 +378,7 @@ void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& 
         [&] { layer_backward(layer_output, run.grad_output, run.input, layer.parameters); });
   }
   if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
-  if (!split) return;
+  if (!time_ms.request.split_backward) return;
   // A layer without weights is all I, one whose input takes no gradient all W: its backward.
   const bool has_weights = std::any_of(layer.parameters.begin(), layer.parameters.end(),
                                        [](const torch::Tensor& p) { return p.requires_grad(); });
@@ -458,9 +457,7 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
     const double step = time_ms([&] { training.step(); }) + zero_grad;
     if (timed) whole_forward.push_back(f), whole_backward.push_back(b), whole_step.push_back(step);
 
-    for (LayerRun& run : runs) {
-      time_layer(chain[run.index], run, timed, time_ms, request.split_backward);
-    }
+    for (LayerRun& run : runs) time_layer(chain[run.index], run, timed, time_ms);
   };
   for (int r = 0; r < request.warmup; ++r) repetition(false);
   if (request.after_warmup) request.after_warmup();
