@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "common/input_error.h"
 #include "common/text_util.h"
 
 namespace harness {
@@ -34,6 +35,16 @@ inline CLI::Validator not_empty() {
         return text.empty() ? "empty (leave the option out for its default)" : "";
       },
       "");
+}
+
+// A noise study's percentage (`harness plan --noise-compute`, `harness spmd --noise-flops`) as a
+// fraction: InputError "COMMAND: OPTION must be a percentage in [0, 100)" outside that range.
+inline double percent_as_fraction(double percent, const std::string& command,
+                                  const std::string& option) {
+  if (!(percent >= 0.0 && percent < 100.0)) {
+    throw InputError(command + ": " + option + " must be a percentage in [0, 100)");
+  }
+  return percent / 100.0;
 }
 
 }  // namespace harness

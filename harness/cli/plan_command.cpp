@@ -76,13 +76,6 @@ planner::PlannerOptions options_from(const PlanRequest& request, const std::stri
 }
 
 // Percent values of the noise options: [0, 100) -- 100% noise could zero a bandwidth.
-double noise_fraction(double percent, const std::string& where, const std::string& what) {
-  if (!(percent >= 0.0 && percent < 100.0)) {
-    throw InputError(where + ": " + what + " must be a percentage in [0, 100)");
-  }
-  return percent / 100.0;
-}
-
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -208,9 +201,9 @@ void add_plan_command(CLI::App& app) {
       if (*noise_compute || *noise_bandwidth) {
         planner::NoiseSettings settings = *noise;
         settings.compute_fraction =
-            noise_fraction(noise_compute->value_or(0.0), "plan", "--noise-compute");
+            percent_as_fraction(noise_compute->value_or(0.0), "plan", "--noise-compute");
         settings.bandwidth_fraction =
-            noise_fraction(noise_bandwidth->value_or(0.0), "plan", "--noise-bandwidth");
+            percent_as_fraction(noise_bandwidth->value_or(0.0), "plan", "--noise-bandwidth");
         if (settings.seeds < 1) throw InputError("plan: --noise-seeds must be at least 1");
         request->noise_studies = {settings};
       }

@@ -31,11 +31,6 @@ runtime::MoeShape moe_shape(const SpmdRequest& r) {
   return moe;
 }
 
-int64_t tokens_of(const SpmdRequest& r) {
-  const runtime::ModelEntry* entry = runtime::find_model(r.model);
-  return r.tokens > 0 ? r.tokens : entry->default_input_shape.at(0);
-}
-
 // The zoo's rules for the model's options, and which flags the model takes.
 void check_model(const SpmdRequest& r) {
   if (!runtime::find_model(r.model) || !runtime::has_transformer_blocks(r.model)) {
@@ -46,8 +41,8 @@ void check_model(const SpmdRequest& r) {
     throw InputError("spmd: --experts, --top-k, --capacity-factor and --moe-every are bert_moe's");
   }
   try {
-    runtime::check_model_options(r.model, {tokens_of(r)}, r.depth, r.width, moe_shape(r),
-                                 {r.heads, r.kv_heads, r.vocab});
+    runtime::check_model_options(r.model, {zoo_tokens(r.model, r.tokens)}, r.depth, r.width,
+                                 moe_shape(r), {r.heads, r.kv_heads, r.vocab});
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("spmd: ") + e.what());
   }
@@ -64,16 +59,10 @@ spmd::TransformerShape transformer_shape(const SpmdRequest& r) {
 // The noise study's settings, where any noise option was given.
 std::optional<spmd::SpmdNoise> noise_of(const SpmdRequest& r) {
   if (!r.noise_flops && !r.noise_bandwidth && !r.comm_scale) return std::nullopt;
-  const auto fraction = [](const std::optional<double>& percent, const char* option) {
-    const double value = percent.value_or(0.0);
-    if (!(value >= 0 && value < 100)) {
-      throw InputError(std::string("spmd: ") + option + " must be a percentage in [0, 100)");
-    }
-    return value / 100;
-  };
-  return spmd::SpmdNoise{fraction(r.noise_flops, "--noise-flops"),
-                         fraction(r.noise_bandwidth, "--noise-bandwidth"),
-                         r.comm_scale.value_or(1.0)};
+  return spmd::SpmdNoise{
+      percent_as_fraction(r.noise_flops.value_or(0.0), "spmd", "--noise-flops"),
+      percent_as_fraction(r.noise_bandwidth.value_or(0.0), "spmd", "--noise-bandwidth"),
+      r.comm_scale.value_or(1.0)};
 }
 
 void check_request(const SpmdRequest& r) {
