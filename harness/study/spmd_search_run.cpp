@@ -8,12 +8,16 @@
 
 namespace harness {
 
+int64_t zoo_tokens(const std::string& model, int64_t tokens) {
+  return tokens > 0 ? tokens : runtime::find_model(model)->default_input_shape.at(0);
+}
+
 spmd::TransformerShape zoo_transformer_shape(const SpmdModel& m) {
   const bool decoder = m.name == "llama";
   spmd::TransformerShape s;
   s.family = decoder ? spmd::TransformerFamily::kDecoder : spmd::TransformerFamily::kEncoder;
   s.batch = m.batch;
-  s.tokens = m.tokens > 0 ? m.tokens : runtime::find_model(m.name)->default_input_shape.at(0);
+  s.tokens = zoo_tokens(m.name, m.tokens);
   s.width = runtime::transformer_width(m.name, m.width);
   s.depth = runtime::transformer_depth(m.name, m.depth);
   s.heads = m.decoder.heads > 0 ? m.decoder.heads : s.width / runtime::kLlamaHeadWidth;

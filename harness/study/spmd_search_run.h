@@ -27,6 +27,9 @@ struct SpmdModel {
   runtime::MoeShape moe;
 };
 
+// The tokens a sample of the zoo's `model` has: `tokens`, else its default input shape's.
+int64_t zoo_tokens(const std::string& model, int64_t tokens);
+
 // The shape the zoo builds (runtime/models: llama.cpp, model_zoo.cpp), its defaults filled in.
 spmd::TransformerShape zoo_transformer_shape(const SpmdModel& model);
 
