@@ -17,7 +17,9 @@
 # rounds (n samples), the median of the rounds' predictions and its error, every round's, and
 # where the miss is: each round's run against its two simulations action kind by action kind
 # (`harness actions`, w<world>/round<k>/actions.md), the parts' misses a mean over the rounds;
-# below the table, the breakdown of the worst cell's worst round.
+# below the table, the breakdown of the worst cell's worst round. "Profiles apart" is how far the
+# two simulations of a round (from the profiles before and after its runs) lie from each other:
+# the host's speed moving within the round, which no model of the runs can follow.
 #
 # Usage: [ROUNDS=3] [WORLDS="2 4"] [OUT=dir] [HARNESS=build/harness]
 #        bench/simulator/validate_schedules.sh
@@ -126,8 +128,8 @@ def miss_of(row):  # this round's simulated less measured parts (ms), mean over 
 rows = list(csv.DictReader(open(sys.argv[1])))
 print("Machine: %s.\n" % sys.argv[2])
 print("| schedule | ranks | rounds | measured p50 (ms) | n | simulated (ms) | error | per-round errors "
-      "| miss: compute (F, B or I, W) | sends | waiting | gradient sum + step |")
-print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+      "| profiles apart | miss: compute (F, B or I, W) | sends | waiting | gradient sum + step |")
+print("|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|")
 worst = None
 keys = []
 for r in rows:
@@ -144,13 +146,16 @@ for world, system in keys:
     round_errors = [(p - float(r["measured_p50_ms"])) / float(r["measured_p50_ms"])
                     for p, r in zip(predictions, mine)]
     errors = " ".join("%+.0f%%" % (100 * e) for e in round_errors)
+    apart = " ".join("%.0f%%" % (200 * abs(float(r["simulated_before_ms"]) - float(r["simulated_after_ms"]))
+                                 / (float(r["simulated_before_ms"]) + float(r["simulated_after_ms"])))
+                     for r in mine)
     for e, r in zip(round_errors, mine):
         if worst is None or abs(e) > abs(worst[0]): worst = (e, r)
     misses = [miss_of(r) for r in mine]
     part = lambda *names: statistics.mean(sum(m[n] for n in names) for m in misses)
-    print("| %s | %s | %d | %.1f | %d | %.1f | %+.1f%% | %s | %+.1f ms | %+.1f ms | %+.1f ms | %+.1f ms |" % (
+    print("| %s | %s | %d | %.1f | %d | %.1f | %+.1f%% | %s | %s | %+.1f ms | %+.1f ms | %+.1f ms | %+.1f ms |" % (
         system, world, len(mine), measured, len(samples), simulated,
-        100 * (simulated - measured) / measured, errors, part("forward", "backward", "weight"),
+        100 * (simulated - measured) / measured, errors, apart, part("forward", "backward", "weight"),
         part("send"), part("waiting"), part("gradient_sum", "step")))
 e, r = worst
 print("\nThe worst round, %s at %s ranks, round %s (%+.0f%%), action kind by action kind:\n"
