@@ -111,6 +111,7 @@ std::vector<AfterIdleSettings> read_after_idle(const json& doc) {
 
 // profile.json's split backward: every layer's I and W medians, or none where a layer lacks them.
 void read_backward_split(const json& doc, ProfileExtras& extras) {
+  if (!doc.contains("layers")) return;
   for (const json& layer : doc.at("layers")) {
     if (!layer.contains("backward_input") || !layer.contains("backward_weight")) {
       extras.backward_input_ms.clear();
@@ -138,9 +139,9 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;
     extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
     extras.cpu_clock = doc.value("clock", "wall") == "cpu";
-    read_backward_split(doc, extras);
     extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
     extras.after_idle = read_after_idle(doc);
+    read_backward_split(doc, extras);
   } catch (const std::exception&) {
     // an older profile without a step or after-idle timings, or not one of ours
   }

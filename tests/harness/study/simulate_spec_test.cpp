@@ -324,6 +324,42 @@ TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
   EXPECT_NE(error.find("zero_stage: must be <= 2 (got 3)"), std::string::npos) << error;
 }
 
+// A profile.json that timed each layer's backward split (`harness profile layers
+// --split-backward`) prices ZB-H1's I and W by it: halves of every layer's backward give the
+// iteration of no split at all (I = W = half the stage's backward), a quarter and three quarters
+// another (the heavier first stage waits for the second's I), and config.json says which priced
+// the run.
+TEST(SimulateSpec, AProfiledSplitBackwardPricesZeroBubbleStages) {
+  const auto zb_h1_iteration = [](const std::string& layers, std::string* split) {
+    Study study;
+    study.dir.write("profile.json",
+                    R"({"threads": 1, "whole_model": {"step": {"median_ms": 0.5}})" + layers + "}");
+    const std::string system =
+        "    - {name: zb, kind: pipeline, schedule: zb_h1, micro_batches: 2, stages: [{layers: "
+        "\"0-2\", ranks: [0, 1]}, {layers: \"3-3\", ranks: [2, 3]}]}\n";
+    EXPECT_EQ(study.run(in_dir(spec_text(system), study.dir.path())), 0);
+    const fs::path raw = study.results() / "raw" / "p000" / "zb" / "rep0";
+    *split = parse_json(read_file(raw / "config.json"))["model"]["backward_split"];
+    return read_sample_file(raw / "rank0.csv").at("iteration")[0];
+  };
+  const auto layers = [](double input_share) {
+    std::string text = R"(, "layers": [)";
+    for (int l = 1; l <= 4; ++l) {
+      const double backward = 2.0 * l;  // kProfile's
+      text += (l > 1 ? "," : "") + std::string(R"({"backward_input": {"median_ms": )") +
+              std::to_string(backward * input_share) + R"(}, "backward_weight": {"median_ms": )" +
+              std::to_string(backward * (1 - input_share)) + "}}";
+    }
+    return text + "]";
+  };
+  std::string none, halves, quarter;
+  const double whole = zb_h1_iteration("", &none);
+  EXPECT_EQ(none, "share");
+  EXPECT_NEAR(zb_h1_iteration(layers(0.5), &halves), whole, 1e-9);
+  EXPECT_EQ(halves, "profiled");
+  EXPECT_GT(std::abs(zb_h1_iteration(layers(0.25), &quarter) - whole), 0.1);
+}
+
 // A comm profile that timed the reduce-scatter size by size prices each one at the rate its
 // size ran at: here 1 GB/s of bus bandwidth at every size (a flat table), against the links'
 // 10 GB/s. ZeRO-2 on 4 ranks of one machine, 1 MB layers: forward 10 ms, backward 20 ms, each
