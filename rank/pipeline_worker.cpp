@@ -14,6 +14,7 @@
 #include "common/json_file.h"
 #include "rank/memory_report.h"
 #include "rank/rank_device.h"
+#include "rank/typical_iteration.h"
 #include "runtime/comm/counting_communicator.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/models/model_zoo.h"
@@ -352,20 +353,22 @@ json rank_info(const WorkerConfig& config, const RankContext& context, const Ran
           {"iterations", std::move(per_iteration)}};
 }
 
-// The trace of the traced iteration (trace_rank<r>.json), where one was recorded.
+// The trace of the traced iteration nearest the run's median (trace_rank<r>.json), where the
+// run traces: every rank gathers the others' iteration times to choose it.
 void write_stage_trace(const WorkerConfig& config, const RankContext& context,
                        const RankDevice& device, const PipelineStage& stage,
-                       const PipelineOptions& options, const TraceRecorder& trace) {
-  if (trace.size() == 0) return;
+                       const PipelineOptions& options, const SampleLog& log, TraceRecorder& trace) {
+  const auto traced = keep_typical_iteration(*context.world, config, log, trace, device.device());
+  if (!traced || trace.size() == 0) return;
   json other = {{"rank", context.rank},
                 {"world_size", context.world_size},
                 {"system", config.system.name},
-                {"iteration", config.trace_iteration - config.warmup},
                 {"stage", stage.position()},
                 {"stages_here", stage.stages()},
                 {"schedule", to_string(options.schedule)},
                 {"micro_batches", options.micro_batches},
                 {"phase_clock", device.on_gpu() ? "steady, stream drained" : "steady"}};
+  other.update(traced_iteration_json(*traced));
   write_text_atomic(
       fs::path(context.out_dir) / ("trace_rank" + std::to_string(context.rank) + ".json"),
       harness::json_text(trace.to_json(other)) + "\n");
@@ -385,7 +388,8 @@ json train_stage(const WorkerConfig& config, const RankContext& context, const R
     maybe_inject_fault(context.fault, context.out_dir, context.rank, it);
     std::printf("iteration %lld start\n", it);
     std::fflush(stdout);
-    trace.set_enabled(it == config.trace_iteration);
+    trace.set_enabled(config.traces(it));
+    trace.set_iteration(it - config.warmup);
     if (it == config.warmup) {
       device.reset_memory_peaks();
       start_measuring();
@@ -460,7 +464,7 @@ void run_pipeline_rank(const WorkerConfig& config, const RankContext& context,
     tensor = stage_tensor_report(config, options, stage, groups.counted->payload(), global_batch);
   }
   write_stage_memory(context, stage, optimizer, device, std::move(tensor));
-  write_stage_trace(config, context, device, stage, options, trace);
+  write_stage_trace(config, context, device, stage, options, log, trace);
 }
 
 }  // namespace runtime

@@ -25,6 +25,7 @@
 #include "rank/memory_report.h"
 #include "rank/pipeline_worker.h"
 #include "rank/rank_device.h"
+#include "rank/typical_iteration.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/counting_communicator.h"
 #include "runtime/comm/result_gather.h"
@@ -183,19 +184,19 @@ ForwardResult forward_loss(const ForwardPass& forward, ZooModel& model, const to
 // the phases are CUDA events on the rank's stream while the collectives are timed as the host
 // issued them and saw them done (the device runs them later): the trace says so.
 void write_rank_files(const WorkerArgs& args, const std::string& system_name, const SampleLog& log,
-                      const TraceRecorder& trace, long long traced_iteration, const json& memory,
-                      bool on_gpu) {
+                      const TraceRecorder& trace, const std::optional<TracedIteration>& traced,
+                      const json& memory, bool on_gpu) {
   const fs::path out = args.out_dir;
   const std::string rank = std::to_string(args.rank);
   log.write(out / ("rank" + rank + ".csv"));
   write_text_atomic(out / ("memory_rank" + rank + ".json"), harness::json_text(memory, 1) + "\n");
-  if (trace.size() > 0) {
-    const json other = {{"rank", args.rank},
-                        {"world_size", args.world_size},
-                        {"system", system_name},
-                        {"iteration", traced_iteration},
-                        {"phase_clock", on_gpu ? "cuda events" : "steady"},
-                        {"collective_clock", on_gpu ? "host" : "steady"}};
+  if (traced && trace.size() > 0) {
+    json other = {{"rank", args.rank},
+                  {"world_size", args.world_size},
+                  {"system", system_name},
+                  {"phase_clock", on_gpu ? "cuda events" : "steady"},
+                  {"collective_clock", on_gpu ? "host" : "steady"}};
+    other.update(traced_iteration_json(*traced));
     write_text_atomic(out / ("trace_rank" + rank + ".json"),
                       harness::json_text(trace.to_json(other)) + "\n");
   }
@@ -285,7 +286,8 @@ at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& ar
   at::ScalarType output_dtype = at::kFloat;
   for (long long it = 0; it < warmup + config.iterations; ++it) {
     maybe_inject_fault(fault, args.out_dir, args.rank, it);
-    trace.set_enabled(it == config.trace_iteration);
+    trace.set_enabled(config.traces(it));
+    trace.set_iteration(it - warmup);
     // Heartbeat: the harness reads these lines to tell a slow rank from a hung one.
     std::printf("iteration %lld start\n", it);
     std::fflush(stdout);
@@ -317,15 +319,15 @@ at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& ar
 // The end of every data-parallel rank: its memory report completed with the device's peaks and
 // where (and in what precision) it trained, then its result files.
 void write_data_parallel_results(const WorkerArgs& args, const ParallelSystem& system,
-                                 const RankDevice& device, const Communicator& comm,
+                                 const RankDevice& device, Communicator& comm,
                                  const at::Tensor& parameter, at::ScalarType output_dtype,
                                  const WorkerConfig& config, const SampleLog& log,
-                                 const TraceRecorder& trace, json memory) {
+                                 TraceRecorder& trace, json memory) {
   memory.update(device.memory_peaks());
   memory["placement"] = used_placement(parameter, comm);
   memory["placement"]["precision"] = observed_precision(output_dtype, device.on_gpu());
-  write_rank_files(args, system.name, log, trace, config.trace_iteration - config.warmup, memory,
-                   device.on_gpu());
+  const auto traced = keep_typical_iteration(comm, config, log, trace, device.device());
+  write_rank_files(args, system.name, log, trace, traced, memory, device.on_gpu());
 }
 
 // A DDP-style rank: the same model on every rank (rank 0's weights broadcast), its own

@@ -64,6 +64,7 @@ add_executable(runtime_protocol_tests
   runtime/protocol/heap_policy_test.cpp
   runtime/protocol/cpu_pinning_test.cpp
   runtime/protocol/rank_identity_test.cpp
+  runtime/protocol/traced_iteration_test.cpp
   runtime/protocol/worker_config_test.cpp
   runtime/parallel/device_mesh_test.cpp
   runtime/parallel/spmd_plan_test.cpp

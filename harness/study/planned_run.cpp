@@ -8,6 +8,7 @@
 #include "common/json_file.h"
 #include "harness/spec/pipeline_plan_source.h"
 #include "harness/study/spmd_search_run.h"
+#include "runtime/protocol/traced_iteration.h"
 
 namespace harness {
 
@@ -143,9 +144,14 @@ runtime::WorkerConfig worker_config(const PlannedRun& run) {
   // can name the stuck rank, reports it.
   config.collective_timeout_s = c.run.stall_timeout_s * 2 + 30;
   config.log_buckets = run.repeat == 0;
-  // One measured iteration from the middle of the run, traced on every rank (repeat 0).
-  config.trace_iteration =
-      c.run.trace && run.repeat == 0 ? c.run.warmup + c.run.iterations / 2 : -1;
+  // Measured iterations from the middle of the run, traced on every rank (repeat 0); each rank
+  // writes the one nearest the run's median.
+  if (c.run.trace && run.repeat == 0) {
+    const runtime::TraceWindow window =
+        runtime::middle_trace_window(c.run.warmup, c.run.iterations);
+    config.trace_iteration = window.first;
+    config.trace_iterations = window.count;
+  }
   config.system = *run.system;  // the description, whole
   config.system.gradients = gradient_reduction_at(run);
   if (config.system.spmd) config.system.spmd->operators = run.spmd_operators;

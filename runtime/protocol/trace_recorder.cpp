@@ -60,7 +60,18 @@ double TraceRecorder::now_us() {
 void TraceRecorder::add(std::string name, TraceCategory category, double start_us, double end_us,
                         json args) {
   if (!enabled_) return;
-  events_.push_back({std::move(name), category, start_us, end_us - start_us, std::move(args)});
+  events_[current_].push_back(
+      {std::move(name), category, start_us, end_us - start_us, std::move(args)});
+}
+
+void TraceRecorder::keep_iteration(long long iteration) {
+  std::erase_if(events_, [&](const auto& buffer) { return buffer.first != iteration; });
+}
+
+size_t TraceRecorder::size() const {
+  size_t events = 0;
+  for (const auto& [iteration, buffer] : events_) events += buffer.size();
+  return events;
 }
 
 json TraceRecorder::to_json(const json& other) const {
@@ -86,15 +97,17 @@ json TraceRecorder::to_json(const json& other) const {
                       {"tid", tid},
                       {"args", {{"name", kTraceThreads[tid]}}}});
   }
-  for (const auto& e : events_) {
-    events.push_back({{"name", e.name},
-                      {"cat", category_name(e.category)},
-                      {"ph", "X"},
-                      {"ts", e.start_us},
-                      {"dur", e.duration_us},
-                      {"pid", rank},
-                      {"tid", category_thread(e.category)},
-                      {"args", e.args}});
+  for (const auto& [iteration, buffer] : events_) {
+    for (const auto& e : buffer) {
+      events.push_back({{"name", e.name},
+                        {"cat", category_name(e.category)},
+                        {"ph", "X"},
+                        {"ts", e.start_us},
+                        {"dur", e.duration_us},
+                        {"pid", rank},
+                        {"tid", category_thread(e.category)},
+                        {"args", e.args}});
+    }
   }
   json other_data = other;
   if (!other_data.contains("clock")) other_data["clock"] = "steady";  // the simulator: "simulated"

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,13 +38,18 @@ class TraceRecorder {
   // Microseconds on the monotonic clock.
   static double now_us();
 
-  // Only an enabled recorder keeps events: ranks enable it for the traced iteration.
+  // Only an enabled recorder keeps events: ranks enable it for the traced iterations.
   void set_enabled(bool enabled) { enabled_ = enabled; }
   bool enabled() const { return enabled_; }
+  // A rank traces several iterations, each in a buffer of its own, and writes the one nearest the
+  // run's median (runtime/protocol/traced_iteration.h): the events added from now on belong to
+  // `iteration`; keep_iteration drops every other buffer.
+  void set_iteration(long long iteration) { current_ = iteration; }
+  void keep_iteration(long long iteration);
 
   void add(std::string name, TraceCategory category, double start_us, double end_us,
            nlohmann::json args = nlohmann::json::object());
-  size_t size() const { return events_.size(); }
+  size_t size() const;  // events in every buffer
 
   // {"traceEvents": [metadata..., events...], "displayTimeUnit": "ms", "otherData": other}.
   // `other` must hold "rank"; "stage", when present, names the process "rank r (stage s)";
@@ -59,7 +65,8 @@ class TraceRecorder {
     nlohmann::json args;
   };
   bool enabled_ = false;
-  std::vector<Event> events_;
+  long long current_ = 0;
+  std::map<long long, std::vector<Event>> events_;  // by iteration
 };
 
 }  // namespace runtime

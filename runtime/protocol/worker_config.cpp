@@ -57,6 +57,7 @@ json to_json(const WorkerConfig& c) {
           {"collective_timeout_s", c.collective_timeout_s},
           {"log_buckets", c.log_buckets},
           {"trace_iteration", c.trace_iteration},
+          {"trace_iterations", c.trace_iterations},
           {"system", to_json(c.system)}};
 }
 
@@ -131,6 +132,7 @@ WorkerConfig worker_config_from_json(const json& d) {
   c.collective_timeout_s = read<double>(d, "", "collective_timeout_s", c.collective_timeout_s);
   c.log_buckets = read<bool>(d, "", "log_buckets", false);
   c.trace_iteration = read<long long>(d, "", "trace_iteration", -1);
+  c.trace_iterations = read<long long>(d, "", "trace_iterations", 1);
   c.system = parallel_system_from_json(section(d, "system"));
   return c;
 }

@@ -55,9 +55,16 @@ struct WorkerConfig {
   std::string device = "cpu";
   std::string backend = "gloo";
   double collective_timeout_s = 300;
-  bool log_buckets = false;        // rank 0 writes buckets.json
-  long long trace_iteration = -1;  // the iteration traced (-1: none)
-  ParallelSystem system;           // whole, as the spec described it
+  bool log_buckets = false;  // rank 0 writes buckets.json
+  // The iterations traced, counted with the warm-up: the first (-1: none) and how many, of which
+  // the rank writes the one nearest the run's median (runtime/protocol/traced_iteration.h).
+  long long trace_iteration = -1;
+  long long trace_iterations = 1;
+  bool traces(long long iteration) const {
+    return trace_iteration >= 0 && iteration >= trace_iteration &&
+           iteration < trace_iteration + trace_iterations;
+  }
+  ParallelSystem system;  // whole, as the spec described it
 };
 
 nlohmann::json to_json(const WorkerConfig& config);

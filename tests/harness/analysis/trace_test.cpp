@@ -251,6 +251,11 @@ TEST(TraceCommand, MergesEveryRunAndWritesTheBreakdown) {
   EXPECT_NE(table.find("| mean | 8.100 | 7.100 |"), std::string::npos) << table;
   EXPECT_NE(table.find(" 0.250 | 3.1 |\n"), std::string::npos) << table;
   EXPECT_NE(out.str().find(table), std::string::npos);  // printed as written
+  // The ranks chose the traced iteration nearest the run's median and said so.
+  EXPECT_NE(table.find("iteration 7 (8.500 ms; the run's median 8.250 ms over 16 iterations, "
+                       "the nearest of 16 traced), 2 rank(s)"),
+            std::string::npos)
+      << table;
 
   const fs::path pipe = run / "raw/p000/gpipe_2x1/rep0";
   const std::string staged = read_file(pipe / "trace_breakdown.md");

@@ -27,6 +27,7 @@ WorkerConfig pipeline_config() {
   c.log_buckets = true;
   c.pin_cpus = true;
   c.trace_iteration = 5;
+  c.trace_iterations = 4;
   c.system.name = "dapple_2x1";
   c.system.gradients.bucket_mb = 0.5;
   c.system.gradients.first_bucket_mb = 0.25;
@@ -53,6 +54,10 @@ TEST(WorkerConfig, RoundTripsEveryField) {
   EXPECT_TRUE(d.log_buckets);
   EXPECT_TRUE(d.pin_cpus);
   EXPECT_EQ(d.trace_iteration, 5);
+  EXPECT_EQ(d.trace_iterations, 4);
+  EXPECT_TRUE(d.traces(8));
+  EXPECT_FALSE(d.traces(9));
+  EXPECT_FALSE(d.traces(4));
   ASSERT_TRUE(d.system.pipeline);
   EXPECT_EQ(d.system.pipeline->schedule, runtime::PipelineSchedule::kGpipe);
   EXPECT_EQ(d.system.pipeline->micro_batches, 4);
