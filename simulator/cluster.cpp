@@ -64,18 +64,19 @@ Cluster::Cluster(ClusterConfig config) : config_(std::move(config)) {
   if (config_.machines_per_host < 1) {
     throw std::invalid_argument("a host holds at least one machine");
   }
-  const auto& calls = config_.inter_send_call;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    if (!(calls[i].first >= 0) || !(calls[i].second >= 0) ||
-        (i > 0 && !(calls[i].first > calls[i - 1].first))) {
-      throw std::invalid_argument("send calls: sizes ascending, sizes and times not negative");
+  for (const auto* calls : {&config_.inter_send_call, &config_.intra_send_call}) {
+    for (size_t i = 0; i < calls->size(); ++i) {
+      const auto& [bytes, seconds] = (*calls)[i];
+      if (!(bytes >= 0) || !(seconds >= 0) || (i > 0 && !(bytes > (*calls)[i - 1].first))) {
+        throw std::invalid_argument("send calls: sizes ascending, sizes and times not negative");
+      }
     }
   }
 }
 
 double Cluster::send_call_seconds(int src, int dst, double bytes) const {
-  const auto& calls = config_.inter_send_call;
-  if (calls.empty() || same_machine(src, dst)) return 0.0;
+  const auto& calls = same_machine(src, dst) ? config_.intra_send_call : config_.inter_send_call;
+  if (calls.empty()) return 0.0;
   if (bytes <= calls.front().first) return calls.front().second;
   if (bytes >= calls.back().first) return calls.back().second;
   const auto above = std::upper_bound(calls.begin(), calls.end(), bytes,

@@ -117,6 +117,12 @@ struct ClusterConfig {
   // (GPUs: a send is a kernel launch). The link probe's `burst` ping-pong times its initiator's
   // send calls, each after the link and the thread idled as a pipeline stage's do between sends.
   std::vector<std::pair<double, double>> inter_send_call;
+  // The same for a send call between two ranks of one machine, its receive posted: Gloo's TCP
+  // pair writes the message on the calling thread, and over loopback the kernel carries it to the
+  // receiving socket there too, while the receiver computes beside it on the same cores. A
+  // loopback comm profile's `handover` times such calls (runtime/profile/comm_benchmark.cpp).
+  // Empty: free.
+  std::vector<std::pair<double, double>> intra_send_call;
 
   // The rate a {bytes, rate} table gives a buffer of `bytes` (log-linear between its sizes,
   // flat beyond them; 0 for an empty table).
@@ -183,7 +189,7 @@ class Cluster {
                      : std::max(burst + past, std::min(burst, config_.inter_latency_s));
   }
   // A send call that writes its own message of `bytes` from src to dst
-  // (ClusterConfig::inter_send_call; inside a machine: unmeasured, free).
+  // (ClusterConfig::inter_send_call, inside a machine intra_send_call; unmeasured: free).
   double send_call_seconds(int src, int dst, double bytes) const;
   // One reducer pass over `bytes` (ClusterConfig::bucket_copy_*); 0 when not modelled.
   double bucket_copy_seconds(double bytes) const {

@@ -6,7 +6,7 @@
 # 4 x 2) at 2 and at 4 CPU ranks, 8 micro-batches of 128 samples per rank.
 #
 # In ROUNDS (default 3) of, back to back: the inputs (a Gloo profile: send/recv and the
-# all-reduce the simulator needs a fit of, and the layer
+# all-reduce the simulator needs a fit of, a send call to a computing receiver, and the layer
 # profile at the micro-batch: at 2 ranks the two stages timed side by side, one process each;
 # at 4 ranks the four stages on 4 processes, in CPU time, which the simulator time-shares over
 # this host's cores), the real runs of every schedule, the inputs again, and the simulations
@@ -65,7 +65,7 @@ PY
 }
 profile_inputs() {  # dir, world
   local micro=$((128 * $2 / 8))  # samples per micro-batch: 128 per rank, 8 micro-batches
-  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv --sizes 64K:16M:x4 --iterations 8 --warmup 2 \
+  "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,handover --sizes 64K:16M:x4 --iterations 8 --warmup 2 \
     --out "$1/comm" > "$1/comm.log"
   if [ "$2" = 2 ]; then
     "$HARNESS" profile layers "${MODEL[@]}" --batch "$micro" --repetitions 5 --warmup 1 \

@@ -61,14 +61,16 @@ json reference_allreduce(const json& raw, const std::vector<CommRow>& rows, int 
 json comm_rows_json(const std::vector<CommRow>& rows) {
   json rows_json = json::array();
   for (const auto& r : rows) {
-    rows_json.push_back({{"op", r.op},
-                         {"bytes", r.bytes},
-                         {"samples", r.samples},
-                         {"p50_ms", r.p50_ms},
-                         {"p90_ms", r.p90_ms},
-                         {"algbw_gbps", r.algbw_gbps},
-                         {"busbw_gbps", r.busbw_gbps},
-                         {"cpu_cores", r.cpu_cores}});
+    json row = {{"op", r.op},
+                {"bytes", r.bytes},
+                {"samples", r.samples},
+                {"p50_ms", r.p50_ms},
+                {"p90_ms", r.p90_ms},
+                {"algbw_gbps", r.algbw_gbps},
+                {"busbw_gbps", r.busbw_gbps},
+                {"cpu_cores", r.cpu_cores}};
+    if (r.send_call_p50_ms) row["send_call_p50_ms"] = *r.send_call_p50_ms;
+    rows_json.push_back(std::move(row));
   }
   return rows_json;
 }
@@ -124,6 +126,7 @@ std::vector<CommFit> fit_and_print(const std::vector<CommRow>& rows,
   std::vector<CommFit> fitted;
   std::cout << "\n# fitted: time = latency + bytes x bus factor / bus bandwidth\n";
   for (const auto& op : ops) {
+    if (op == runtime::kHandOverOp) continue;  // a send call's time by size, no line to fit
     const CommFit fit = fit_comm_model(rows, op, world);
     fitted.push_back(fit);
     fits.push_back({{"op", op},

@@ -10,6 +10,7 @@
 #include "common/limits.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
+#include "runtime/protocol/comm_ops.h"
 
 namespace harness {
 
@@ -99,7 +100,7 @@ std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
     row.samples = stats.count;
     row.p50_ms = stats.p50;
     row.p90_ms = stats.p90;
-    if (row.p50_ms > 0) {
+    if (row.p50_ms > 0 && row.op != runtime::kHandOverOp) {  // a call's time, no transfer's
       row.algbw_gbps = static_cast<double>(row.bytes) / (row.p50_ms * 1e-3) / 1e9;
       row.busbw_gbps = row.algbw_gbps * bus_factor(row.op, n);
     }

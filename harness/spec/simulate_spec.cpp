@@ -36,10 +36,9 @@ std::optional<double> optional_positive(MapReader& r, const std::string& key) {
   return r.get_double(key, std::nullopt, 0.0);
 }
 
-// cluster.inter_send_call_us: [[bytes, microseconds], ...], sizes ascending, nothing negative
-// (the link probe's `send_call_us`, as env.json writes it).
-std::vector<std::pair<double, double>> read_send_calls(MapReader& cluster) {
-  const std::string key = "inter_send_call_us";
+// cluster.inter_send_call_us or intra_send_call_us: [[bytes, microseconds], ...], sizes
+// ascending, nothing negative (the link probe's `send_call_us`, as env.json writes it).
+std::vector<std::pair<double, double>> read_send_calls(MapReader& cluster, const std::string& key) {
   std::vector<std::pair<double, double>> calls;
   const YAML::Node node = cluster.child(key);
   if (!node || node.IsNull()) return calls;
@@ -239,7 +238,10 @@ ClusterSettings read_cluster(const YAML::Node& section, const SpecOrigin& origin
     c.inter_burst_latency_us = cluster.get_double("inter_burst_latency_us", 0.0, kZeroOrMore);
   }
   c.inter_burst_bandwidth = optional_positive(cluster, "inter_burst_bandwidth");
-  c.inter_send_call_us = read_send_calls(cluster);
+  c.inter_send_call_us = read_send_calls(cluster, "inter_send_call_us");
+  if (cluster.has("intra_send_call_us")) {
+    c.intra_send_call_us = read_send_calls(cluster, "intra_send_call_us");
+  }
   c.inter_past_bucket_latency_us = cluster.get_double("inter_past_bucket_latency_us", 0.0, -1e9);
   read_measured_gathers(cluster, c);
   c.machines_per_host = cluster.get_int("machines_per_host", 1, 1, kMaxGpus);

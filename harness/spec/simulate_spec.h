@@ -79,6 +79,8 @@ struct ClusterSettings {
   // receive posted): [bytes, microseconds] pairs, ascending; empty: free. The link probe's
   // `send_call_us` (simulator/cluster.h).
   std::vector<std::pair<double, double>> inter_send_call_us;
+  // The same inside a machine; unset: a loopback comm profile's `handover` calls, else free.
+  std::optional<std::vector<std::pair<double, double>>> intra_send_call_us;
   double cpu_cores = 0;  // per host, shared by its CPU ranks' compute; 0: not modelled
   // Consecutive machines of one host, sharing its cpu_cores (emulated machines of one host).
   long long machines_per_host = 1;

@@ -30,6 +30,7 @@
 #include "runtime/parallel/tensor_traffic.h"
 #include "runtime/pipeline/layout_schedule.h"
 #include "runtime/pipeline/pipeline_layout.h"
+#include "runtime/protocol/comm_ops.h"
 #include "simulator/chrome_trace.h"
 #include "simulator/data_parallel_system.h"
 #include "simulator/layer_costs.h"
@@ -44,11 +45,10 @@ namespace fs = std::filesystem;
 namespace sim = simulator;
 using nlohmann::json;
 
-// The send calls a run was simulated with, as the spec gives them: [[bytes, us], ...].
-json send_call_json(const sim::ClusterConfig& config) {
+// The send calls a run was simulated with: [[bytes, us], ...].
+json send_call_json(const std::vector<std::pair<double, double>>& table) {
   json calls = json::array();
-  for (const auto& [bytes, seconds] : config.inter_send_call)
-    calls.push_back({bytes, seconds * 1e6});
+  for (const auto& [bytes, seconds] : table) calls.push_back({bytes, seconds * 1e6});
   return calls;
 }
 
@@ -65,8 +65,25 @@ struct ProfiledComm {
   double reducescatter_latency_s = -1, reducescatter_bus_bandwidth = 0;
   // Their measured sizes: {buffer bytes, bus bandwidth}, ascending (comm.json's rows).
   std::vector<std::pair<double, double>> allgather_rates, reducescatter_rates;
+  // A send call between ranks of one machine, its receive posted: {bytes, seconds} ascending,
+  // from a loopback profile's `handover` rows; empty where none.
+  std::vector<std::pair<double, double>> intra_send_calls;
   long long world = 0;
 };
+
+// A loopback comm.json's `handover` rows, the send call to a computing receiver (an emulated
+// cluster's profile crosses its link: not one machine's), by message size.
+std::vector<std::pair<double, double>> intra_send_calls(const json& doc) {
+  std::vector<std::pair<double, double>> calls;
+  if (doc.contains("emulated_cluster") && !doc.at("emulated_cluster").is_null()) return calls;
+  for (const auto& row : doc.value("rows", json::array())) {
+    if (!row.is_object() || row.value("op", "") != runtime::kHandOverOp) continue;
+    const double bytes = row.value("bytes", 0.0), ms = row.value("p50_ms", -1.0);
+    if (bytes > 0 && ms >= 0) calls.emplace_back(bytes, ms * 1e-3);
+  }
+  std::sort(calls.begin(), calls.end());
+  return calls;
+}
 
 // comm.json's rows of `op`: each measured size's bus bandwidth, by buffer size.
 std::vector<std::pair<double, double>> measured_rates(const json& doc, const std::string& op) {
@@ -116,6 +133,7 @@ ProfiledComm read_comm_profile(const std::string& path) {
   }
   fit.allgather_rates = measured_rates(doc, "allgather");
   fit.reducescatter_rates = measured_rates(doc, "reducescatter");
+  fit.intra_send_calls = intra_send_calls(doc);
   return fit;
 }
 
@@ -208,6 +226,7 @@ void apply_comm_profile(const ProfiledComm& fit, sim::ClusterConfig& config) {
     config.intra_bandwidth = fit.sendrecv_bandwidth;
     config.intra_latency_s = fit.sendrecv_latency_s;
   }
+  config.intra_send_call = fit.intra_send_calls;
   // The gradient reducer's passes over its buckets, as the ranks' `copy` measured them.
   config.bucket_copy_bandwidth = fit.copy_bandwidth;
   config.bucket_copy_latency_s = fit.copy_latency_s;
@@ -267,6 +286,11 @@ ResolvedCluster resolve_cluster(const PointSettings& p, Inputs& inputs) {
   apply_gather_scatter_fits(c, p.run.world_size, config);
   for (const auto& [bytes, us] : c.inter_send_call_us)
     config.inter_send_call.emplace_back(bytes, us * 1e-6);
+  if (c.intra_send_call_us) {
+    config.intra_send_call.clear();
+    for (const auto& [bytes, us] : *c.intra_send_call_us)
+      config.intra_send_call.emplace_back(bytes, us * 1e-6);
+  }
   config.cpu_cores_per_machine = c.cpu_cores;
   config.machines_per_host = static_cast<int>(c.machines_per_host);
   if (c.comm_cores_per_rank) config.comm_cores_per_rank = *c.comm_cores_per_rank;
@@ -725,7 +749,8 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
                  : nlohmann::json()},
             {"inter_burst_bandwidth", cluster.config().inter_burst_bandwidth},
             {"inter_past_bucket_latency_us", cluster.config().inter_past_bucket_latency_s * 1e6},
-            {"inter_send_call_us", send_call_json(cluster.config())}}},
+            {"inter_send_call_us", send_call_json(cluster.config().inter_send_call)},
+            {"intra_send_call_us", send_call_json(cluster.config().intra_send_call)}}},
           {"run",
            {{"iterations", p.run.iterations},
             {"seed", p.run.seed},

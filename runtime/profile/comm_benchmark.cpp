@@ -195,6 +195,36 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
   return {wall_ms / one_way, cpu_ms / one_way, initiator ? send_call_ms / round_trips : 0.0};
 }
 
+// `handover`: what a send call costs a pipeline stage that hands its output to a stage that
+// computes: rank 0 sends to rank n/2 (one pair, as ping-pong's), whose receive is posted and
+// which computes while the message comes (matmuls of a stage's size, at least 4 and one per
+// 64 KiB of the message, longer than the write). Gloo's TCP pair writes the message on the
+// calling thread, and over loopback the kernel carries it into the receiver's socket there,
+// while the receiver's compute and communication threads share the cores: on 2 cores a 128 KiB
+// call took 0.24 ms so against 0.03 ms to an idle receiver (ping-pong's send_call_ms). The
+// result: rank 0's call alone; the other ranks time nothing (zeros).
+double hand_over_send_ms(Communicator& comm, at::Tensor& buffer, at::Tensor& other) {
+  const int n = comm.world_size(), r = comm.rank(), half = n / 2;
+  if (half == 0 || (r != 0 && r != half)) return 0.0;
+  constexpr int kTag = 13;
+  static const at::Tensor weights = torch::randn({1024, 1024}), input = torch::randn({32, 1024});
+  const auto compute = [&](int64_t matmuls) {
+    for (int64_t i = 0; i < matmuls; ++i) torch::mm(input, weights);
+  };
+  if (r == half) {
+    std::unique_ptr<CommWork> receive = comm.recv(other, 0, kTag);
+    compute(std::max<int64_t>(6, buffer.numel() * 4 / (int64_t{64} << 10)));
+    receive->wait();
+    return 0.0;
+  }
+  compute(2);  // the action that made the output, while the receiver posts and computes
+  const auto call = Clock::now();
+  std::unique_ptr<CommWork> sent = comm.send(buffer, half, kTag);
+  const double ms = ms_since(call);
+  sent->wait();
+  return ms;
+}
+
 // The idle wait before a `burst` round trip: an emulated link's bucket (1 ms of its rate, at
 // least 8 KiB) refills within it down to ~7 Mbit/s.
 constexpr std::chrono::milliseconds kBurstIdle(10);
@@ -278,6 +308,8 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* r
               comm, buffer, other, op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
           ms = one_way.wall_ms, cpu = one_way.cpu_ms;
           if (i >= m.warmup) send_call_times.push_back(one_way.send_call_ms);
+        } else if (op == kHandOverOp) {
+          ms = hand_over_send_ms(comm, buffer, other);
         } else {
           run_op(op, comm, buffer, other);
           ms = ms_since(t0), cpu = process_cpu_ms() - cpu0;

@@ -12,10 +12,13 @@ namespace runtime {
 // two machines when the ranks are spread over emulated ones): its smallest message's time is the
 // link's one-way latency. `burst` is the same ping-pong after the link has idled before every
 // round trip, so that an emulated link's token bucket is full when each message leaves: below the
-// bucket's size its time is the host's own path between the machines.
-inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescatter",
-                                           "alltoall",  "broadcast", "sendrecv",
-                                           "pingpong",  "burst",     "copy"};
+// bucket's size its time is the host's own path between the machines. `handover` times no
+// transfer but a send call whose receiver computes, as a pipeline stage's hand-over meets it
+// (runtime/profile/comm_benchmark.cpp): the call's own time, no bandwidth.
+inline constexpr const char* kCommOps[] = {"allreduce", "allgather", "reducescatter", "alltoall",
+                                           "broadcast", "sendrecv",  "pingpong",      "burst",
+                                           "copy",      "handover"};
+inline constexpr const char* kHandOverOp = "handover";
 
 // Round trips a `pingpong` times per operation, after one untimed trip: four, enough that the
 // first trip's handshake, which the untimed one absorbs, is not what is measured; for larger

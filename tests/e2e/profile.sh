@@ -176,6 +176,22 @@ assert checked == 24 + 3, checked
 assert any(a != b for e in raw["entries"] for a, b in zip(*e["rank_times_ms"]))
 PY
 [[ -s "$SCRATCH/comm/topology.yaml" ]] || fail "no topology.yaml"
+# `handover`: a send call to a receiver that computes, timed on rank 0 alone; a call's time,
+# so no bandwidth and no fit. Ping-pong's rows carry its idle send calls.
+"$HARNESS" profile comm --world 2 --ops handover,pingpong --sizes 128K --iterations 4 --warmup 1 \
+  --out "$SCRATCH/handover" > "$SCRATCH/handover.out" || fail "profile comm --ops handover failed"
+"$PY" - "$SCRATCH/handover/comm.json" "$SCRATCH/handover/comm-raw.json" <<'PY'
+import json, sys
+c, raw = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+row = next(r for r in c["rows"] if r["op"] == "handover")
+assert row["bytes"] == 131072 and row["samples"] == 4 and row["p50_ms"] > 0, row
+assert row["algbw_gbps"] == 0 and row["busbw_gbps"] == 0, row
+assert [f["op"] for f in c["fits"]] == ["pingpong"], c["fits"]
+assert next(r for r in c["rows"] if r["op"] == "pingpong")["send_call_p50_ms"] > 0
+entry = next(e for e in raw["entries"] if e["op"] == "handover")
+assert all(t == 0 for t in entry["rank_times_ms"][1]), entry  # rank 1 receives, times nothing
+assert entry["times_ms"] == entry["rank_times_ms"][0], entry
+PY
 # Several measurements in one launch of the ranks (how a study probes its emulated links): each
 # after `--then` keeps the last one's flags but --out and changes those it names; each file
 # holds only its own ops, sizes and iteration counts, and plain c10d's all-reduce beside the

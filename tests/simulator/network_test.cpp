@@ -226,9 +226,9 @@ TEST(Network, ABurstFromTheBucketLeavesAfterItsLatencyAtTheHostsPath) {
 }
 
 // What a send call that writes its own message costs (ClusterConfig::inter_send_call): linear
-// between the measured sizes, flat beyond them, free inside a machine; a table out of order or
-// with a negative entry is refused.
-TEST(Network, ASendCallCostsWhatItsSizeInterpolatesToAcrossMachinesOnly) {
+// between the measured sizes, flat beyond them; inside a machine intra_send_call's, free where
+// unmeasured; a table out of order or with a negative entry is refused.
+TEST(Network, ASendCallCostsWhatItsSizeInterpolatesTo) {
   ClusterConfig config;
   config.gpus_per_machine = {2, 1};
   config.inter_send_call = {{8, 100e-6}, {65536, 120e-6}, {262144, 440e-6}};
@@ -239,12 +239,19 @@ TEST(Network, ASendCallCostsWhatItsSizeInterpolatesToAcrossMachinesOnly) {
   EXPECT_NEAR(cluster.send_call_seconds(0, 2, 65536), 120e-6, 1e-15);
   EXPECT_NEAR(cluster.send_call_seconds(0, 2, 65536 + 49152), 200e-6, 1e-15);  // a quarter on
   EXPECT_NEAR(cluster.send_call_seconds(0, 2, 1e9), 440e-6, 1e-15);
-  EXPECT_EQ(cluster.send_call_seconds(0, 1, 65536), 0.0);  // the same machine
+  EXPECT_EQ(cluster.send_call_seconds(0, 1, 65536), 0.0);  // the same machine, unmeasured
+  config.intra_send_call = {{65536, 60e-6}, {131072, 80e-6}};
+  EXPECT_NEAR(Cluster(config).send_call_seconds(1, 0, 98304), 70e-6, 1e-15);
+  EXPECT_NEAR(Cluster(config).send_call_seconds(0, 2, 65536), 120e-6, 1e-15);  // across: inter's
   config.inter_send_call.clear();
   EXPECT_EQ(Cluster(config).send_call_seconds(0, 2, 65536), 0.0);
+  EXPECT_NEAR(Cluster(config).send_call_seconds(0, 1, 1e9), 80e-6, 1e-15);
   config.inter_send_call = {{65536, 120e-6}, {8, 100e-6}};
   EXPECT_THROW(Cluster{config}, std::invalid_argument);
   config.inter_send_call = {{8, -1e-6}};
+  EXPECT_THROW(Cluster{config}, std::invalid_argument);
+  config.inter_send_call.clear();
+  config.intra_send_call = {{131072, 80e-6}, {65536, 60e-6}};
   EXPECT_THROW(Cluster{config}, std::invalid_argument);
 }
 

@@ -280,11 +280,23 @@ TEST(Pipeline, ASendCallWritingItsMessageHoldsItsRankBeforeItPostsTheNextReceive
   config.inter_send_call.clear();
   EXPECT_NEAR(simulate_pipeline(Cluster(config), costs, system, 2, none).times.makespan, 8e-3,
               1e-12);
-  // Inside one machine the calls are not measured and cost nothing.
+  // Inside one machine the calls across machines are not what is paid: free where unmeasured.
   ClusterConfig one_machine = idle_machine(2);
   one_machine.inter_send_call = {{0.0, 0.5e-3}};
   EXPECT_NEAR(simulate_pipeline(Cluster(one_machine), costs, system, 2, none).times.makespan, 8e-3,
               1e-12);
+  // A measured call inside one (a comm profile's `handover`) is the same rule: on one machine
+  // with the same 10 GB/s, the calls whose receive is posted take it, activation 1's (its
+  // receive not posted yet) nothing -- the makespan and calls of the two machines above.
+  ClusterConfig measured = config;
+  measured.gpus_per_machine = {2};
+  measured.intra_send_call = {{0.0, 0.5e-3}};
+  measured.inter_send_call.clear();
+  const SimulatedIteration inside = simulate_pipeline(Cluster(measured), costs, system, 2, none);
+  EXPECT_NEAR(inside.times.makespan, 8.5e-3, 1e-12);
+  const auto paid = send_calls(inside);
+  ASSERT_EQ(paid.size(), 4u);
+  for (size_t i = 0; i < paid.size(); ++i) EXPECT_NEAR(paid[i][2], expected[i][2], 1e-12) << i;
 }
 
 // The simulator runs the runtime's action lists: with free links its makespan is the schedule's

@@ -595,6 +595,43 @@ TEST(SimulateSpec, SendCallsArePricedFromTheSpec) {
   }
 }
 
+// A loopback comm profile's `handover` rows (a send call to a computing receiver) price the
+// send calls inside a machine: a 4-stage pipeline on one machine of 4 ranks, every call whose
+// receive is posted holding its rank 20 ms, runs longer than with free calls, and config.json
+// carries the pairs; cluster.intra_send_call_us overrides them ([] frees them again), and an
+// emulated cluster's profile, whose ping-pongs crossed its link, gives none.
+TEST(SimulateSpec, SendCallsInsideAMachineArePricedFromTheHandOverRows) {
+  const auto run = [](const std::string& emulated, const std::string& key, json* calls) {
+    Study study;
+    study.dir.write("comm.json",
+                    R"({"world_size": 4, "backend": "gloo", "emulated_cluster": )" + emulated + R"(,
+      "fits": [{"op": "allreduce", "latency_us": 0, "bus_bandwidth_bytes_per_s": 1e12}],
+      "rows": [{"op": "handover", "bytes": 65536, "p50_ms": 20.0},
+               {"op": "handover", "bytes": 4194304, "p50_ms": 20.0}]})");
+    const std::string system =
+        "    - {name: p4, kind: pipeline, schedule: dapple, micro_batches: 4, stages: [{layers: "
+        "\"0\", ranks: [0]}, {layers: \"1\", ranks: [1]}, {layers: \"2\", ranks: [2]}, "
+        "{layers: \"3\", ranks: [3]}]}\n";
+    std::string text = in_dir(spec_text(system), study.dir.path());
+    text.replace(
+        text.find("gpus_per_machine: 2"), 19,
+        "gpus_per_machine: 4, comm_profile: " + (study.dir.path() / "comm.json").string() + key);
+    EXPECT_EQ(study.run(text), 0) << key;
+    const fs::path raw = study.results() / "raw" / "p000" / "p4" / "rep0";
+    *calls = parse_json(read_file(raw / "config.json"))["cluster"]["intra_send_call_us"];
+    return read_sample_file(raw / "rank0.csv").at("iteration")[0];
+  };
+  json calls;
+  const double priced = run("null", "", &calls);
+  EXPECT_EQ(calls, json::parse("[[65536.0, 20000.0], [4194304.0, 20000.0]]"));
+  const double freed = run("null", ", intra_send_call_us: []", &calls);
+  EXPECT_EQ(calls, json::array());
+  EXPECT_GT(priced, freed + 20.0);
+  EXPECT_NEAR(run(R"({"machines": 2})", "", &calls), freed, 1e-9);
+  EXPECT_EQ(calls, json::array());
+  expect_cluster_key_refused("intra_send_call_us: [[65536, 100], [8, 90]]");
+}
+
 // cluster.inter_past_bucket_latency_us (the link probe's `past_bucket_latency_us`) reaches the
 // engine: the 4-stage pipeline over 4 machines with a bucket of one byte, so that every
 // activation and gradient passes it, each then 1 ms later; config.json carries it. A value that
