@@ -279,6 +279,20 @@ void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::T
   }
 }
 
+// One timed operation of `op`: its wall and CPU time, and a ping-pong's send calls (a
+// hand-over's call is its time).
+OneWay time_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::Tensor& other) {
+  if (op == "pingpong" || op == "burst") {
+    return pingpong_one_way(comm, buffer, other,
+                            op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
+  }
+  if (op == kHandOverOp) return {hand_over_send_ms(comm, buffer, other), 0.0, 0.0};
+  const double cpu0 = process_cpu_ms();
+  const auto t0 = Clock::now();
+  run_op(op, comm, buffer, other);
+  return {ms_since(t0), process_cpu_ms() - cpu0, 0.0};
+}
+
 // The measurement `m`, its all-reduce iterations alternating with the reference group's where it
 // asks for them (then `reference_group` is not null); rank 0 writes its comm-raw.json.
 void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* reference_group) {
@@ -300,21 +314,10 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* r
       // would dominate what is measured).
       auto timed_op = [&](int i) {
         comm.barrier();
-        const double cpu0 = process_cpu_ms();
-        const auto t0 = Clock::now();
-        double ms = 0, cpu = 0;
-        if (op == "pingpong" || op == "burst") {
-          const OneWay one_way = pingpong_one_way(
-              comm, buffer, other, op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
-          ms = one_way.wall_ms, cpu = one_way.cpu_ms;
-          if (i >= m.warmup) send_call_times.push_back(one_way.send_call_ms);
-        } else if (op == kHandOverOp) {
-          ms = hand_over_send_ms(comm, buffer, other);
-        } else {
-          run_op(op, comm, buffer, other);
-          ms = ms_since(t0), cpu = process_cpu_ms() - cpu0;
-        }
-        if (i >= m.warmup) times.push_back(ms), cpu_times.push_back(cpu);
+        const OneWay timed = time_op(op, comm, buffer, other);
+        if (i < m.warmup) return;
+        times.push_back(timed.wall_ms), cpu_times.push_back(timed.cpu_ms);
+        if (op == "pingpong" || op == "burst") send_call_times.push_back(timed.send_call_ms);
       };
       auto timed_reference = [&](int i) {
         comm.barrier();
