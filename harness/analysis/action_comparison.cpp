@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 #include "common/input_error.h"
 #include "common/json_file.h"
@@ -49,16 +48,24 @@ RankActionTimes ActionComparison::miss() const {
   return mean;
 }
 
-double ActionComparison::measured_iteration_ms() const {
+namespace {
+
+// One side's iteration (RankActions::measured or ::simulated), mean over the ranks.
+double mean_iteration_ms(const std::vector<RankActions>& ranks,
+                         RankActionTimes RankActions::*side) {
   double sum = 0;
-  for (const RankActions& r : ranks) sum += r.measured.iteration_ms;
+  for (const RankActions& r : ranks) sum += (r.*side).iteration_ms;
   return ranks.empty() ? 0 : sum / static_cast<double>(ranks.size());
 }
 
+}  // namespace
+
+double ActionComparison::measured_iteration_ms() const {
+  return mean_iteration_ms(ranks, &RankActions::measured);
+}
+
 double ActionComparison::simulated_iteration_ms() const {
-  double sum = 0;
-  for (const RankActions& r : ranks) sum += r.simulated.iteration_ms;
-  return ranks.empty() ? 0 : sum / static_cast<double>(ranks.size());
+  return mean_iteration_ms(ranks, &RankActions::simulated);
 }
 
 namespace {
@@ -87,14 +94,11 @@ fs::path pipeline_rank_file(const fs::path& repeat, long long rank) {
 
 // The F, B-or-I and W actions of a rank's list, from its schedule_order.
 void count_actions(const std::string& order, RankActions& rank) {
-  using Kind = runtime::PipelineAction::Kind;
-  std::istringstream words(order);
-  for (std::string word; words >> word;) {
-    const runtime::PipelineAction action = runtime::parse_action(word);
-    rank.forwards += action.kind == Kind::kForward;
-    rank.backwards += action.kind == Kind::kBackward || action.kind == Kind::kBackwardInput;
-    rank.weights += action.kind == Kind::kBackwardWeight;
-  }
+  const runtime::ComputeActionCounts counts =
+      runtime::count_compute_actions(runtime::parse_actions(order));
+  rank.forwards = counts.forwards;
+  rank.backwards = counts.fulls + counts.inputs;
+  rank.weights = counts.weights;
 }
 
 // One measured iteration of pipeline_rank<r>.json, split into the parts.

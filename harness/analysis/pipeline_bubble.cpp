@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <sstream>
 
 #include "runtime/pipeline/schedule_check.h"
 #include "runtime/pipeline/schedule_csv.h"
@@ -66,9 +65,8 @@ std::optional<RunSchedule> run_schedule(const std::vector<json>& ranks) {
     }
     if (run.position_rank[position] != nullptr) continue;  // another tensor slice's: the same
     run.position_rank[position] = &rank;
-    std::istringstream words(rank.at("schedule_order").get<std::string>());
-    for (std::string word; words >> word;) {
-      const runtime::PipelineAction action = runtime::parse_action(word);
+    for (const auto& action :
+         runtime::parse_actions(rank.at("schedule_order").get<std::string>())) {
       if (!action.is_compute()) continue;
       by_position[position].push_back(action);
       table.stages = std::max(table.stages, action.stage + 1);
@@ -92,14 +90,9 @@ std::optional<RunSchedule> run_schedule(const std::vector<json>& ranks) {
 // A position's mean F, I and W per action in one iteration, from its rank's phase sums.
 runtime::StageCosts measured_costs(const std::vector<runtime::PipelineAction>& actions,
                                    const json& iteration) {
-  using Kind = runtime::PipelineAction::Kind;
-  double forwards = 0, fulls = 0, inputs = 0, weights = 0;
-  for (const auto& a : actions) {
-    forwards += a.kind == Kind::kForward;
-    fulls += a.kind == Kind::kBackward;
-    inputs += a.kind == Kind::kBackwardInput;
-    weights += a.kind == Kind::kBackwardWeight;
-  }
+  const runtime::ComputeActionCounts counts = runtime::count_compute_actions(actions);
+  const double forwards = counts.forwards, fulls = counts.fulls, inputs = counts.inputs,
+               weights = counts.weights;
   const double backward = iteration.value("backward_ms", 0.0);
   const double weight = iteration.value("backward_weight_ms", 0.0);
   runtime::StageCosts costs;

@@ -199,6 +199,18 @@ std::string describe_actions(const std::vector<PipelineAction>& actions) {
   return text;
 }
 
+ComputeActionCounts count_compute_actions(const std::vector<PipelineAction>& actions) {
+  using Kind = PipelineAction::Kind;
+  ComputeActionCounts counts;
+  for (const auto& a : actions) {
+    counts.forwards += a.kind == Kind::kForward;
+    counts.fulls += a.kind == Kind::kBackward;
+    counts.inputs += a.kind == Kind::kBackwardInput;
+    counts.weights += a.kind == Kind::kBackwardWeight;
+  }
+  return counts;
+}
+
 int peak_in_flight(const std::vector<PipelineAction>& actions) {
   using Kind = PipelineAction::Kind;
   int in_flight = 0, peak = 0;

@@ -96,4 +96,10 @@ int peak_in_flight(const std::vector<PipelineAction>& actions);
 // Forwards before the first backward.
 int warmup_forwards(const std::vector<PipelineAction>& actions);
 
+// How many actions of each compute kind a list holds: F, B run whole, I and W.
+struct ComputeActionCounts {
+  int forwards = 0, fulls = 0, inputs = 0, weights = 0;
+};
+ComputeActionCounts count_compute_actions(const std::vector<PipelineAction>& actions);
+
 }  // namespace runtime

@@ -1,5 +1,7 @@
 #include "runtime/pipeline/schedule_csv.h"
 
+#include <sstream>
+
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
@@ -66,6 +68,13 @@ PipelineAction parse_action(const std::string& cell) {
     }
   }
   throw std::invalid_argument("'" + cell + "' is not an action" + expected);
+}
+
+std::vector<PipelineAction> parse_actions(const std::string& order) {
+  std::vector<PipelineAction> actions;
+  std::istringstream words(order);
+  for (std::string word; words >> word;) actions.push_back(parse_action(word));
+  return actions;
 }
 
 ScheduleTable read_schedule_csv(const std::string& text, const std::string& source) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "runtime/pipeline/pipeline_schedule.h"
 
@@ -18,5 +19,8 @@ ScheduleTable read_schedule_csv(const std::string& text, const std::string& sour
 
 // One action in the notation ("2I5"); throws std::invalid_argument with the reason.
 PipelineAction parse_action(const std::string& cell);
+// A rank's list as describe_actions writes it ("0F0 0SEND_F0 0F1 ..."), in order; throws
+// std::invalid_argument (parse_action's reason) at a word it cannot read.
+std::vector<PipelineAction> parse_actions(const std::string& order);
 
 }  // namespace runtime

@@ -97,6 +97,23 @@ TEST(PipelineSchedule, ZeroBubbleH1DefersRankManyWeightPassesAndHoldsRanksManyMi
   EXPECT_NO_THROW(runtime::validate_schedule(t));
 }
 
+// A rank's list as pipeline_rank<r>.json writes it reads back action by action, and its compute
+// counts: ZB-H1's rank 0 of 2 at 3 micro-batches runs F, I and W three times each, no B.
+TEST(PipelineSchedule, AWrittenListReadsBackAndCountsItsComputeKinds) {
+  const auto schedule =
+      runtime::with_communication(runtime::make_schedule(PipelineSchedule::kZbH1, 2, 1, 3));
+  const std::string written = runtime::describe_actions(schedule.actions[0]);
+  const std::vector<PipelineAction> read = runtime::parse_actions(written);
+  EXPECT_EQ(runtime::describe_actions(read), written);
+  const runtime::ComputeActionCounts counts = runtime::count_compute_actions(read);
+  EXPECT_EQ(counts.forwards, 3);
+  EXPECT_EQ(counts.fulls, 0);
+  EXPECT_EQ(counts.inputs, 3);
+  EXPECT_EQ(counts.weights, 3);
+  EXPECT_EQ(runtime::count_compute_actions(runtime::parse_actions("0F0 0B0 1SEND_F0")).fulls, 1);
+  EXPECT_THROW(runtime::parse_actions("0F0 0X1"), std::invalid_argument);
+}
+
 TEST(PipelineSchedule, ZbvPlacesTwoStagesPerRankInAVAndRunsEveryPassOnce) {
   EXPECT_EQ(runtime::v_placement(3), (std::vector<int>{0, 1, 2, 2, 1, 0}));
   for (int p : {1, 2, 3, 4}) {
