@@ -178,9 +178,13 @@ ActionComparison measured_actions(const fs::path& system_folder) {
 
 // The parts of a rank's simulated iteration: its trace's events, its samples' iteration.
 RankActionTimes simulated_parts(const fs::path& repeat, long long rank) {
+  const fs::path file = repeat / ("trace_rank" + std::to_string(rank) + ".json");
+  if (!fs::exists(file)) {
+    throw InputError(repeat.string() + ": no trace of rank " + std::to_string(rank) +
+                     " (simulate with simulate.run.trace_ranks at least the world size)");
+  }
   std::vector<std::string> warnings;
-  const RankTrace trace =
-      read_rank_trace(repeat / ("trace_rank" + std::to_string(rank) + ".json"), warnings);
+  const RankTrace trace = read_rank_trace(file, warnings);
   RankActionTimes t;
   for (const TraceSpan& span : trace.spans) {
     const double ms = (span.end_us - span.start_us) / 1000;

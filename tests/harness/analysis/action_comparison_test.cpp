@@ -186,6 +186,11 @@ TEST(ActionComparison, RefusesWhatItCannotCompare) {
   EXPECT_EQ(error_of(real, {dir.path() / "other"}),
             (dir.path() / "other").string() + ": no simulation of p000 / zb_h1 (no " +
                 (dir.path() / "other/raw/p000/zb_h1/rep0").string() + ")");
+  fs::remove(sim / "raw/p000/zb_h1/rep0/trace_rank1.json");
+  EXPECT_EQ(error_of(real, {sim}),
+            (sim / "raw/p000/zb_h1/rep0").string() +
+                ": no trace of rank 1 (simulate with simulate.run.trace_ranks at least the world "
+                "size)");
   dir.write("real/raw/p000/zb_h1/rep0/pipeline_rank1.json",
             pipeline_rank(1, "1F0 1X0", iteration(22, 4, 10, 6, 1, 0.5, 2, 2)));
   const std::string bad_order = error_of(real, {sim});
