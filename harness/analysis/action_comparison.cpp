@@ -101,6 +101,15 @@ void count_actions(const std::string& order, RankActions& rank) {
   rank.weights = counts.weights;
 }
 
+// Waiting is the part of the iteration no other part covers, on either side.
+void set_waiting_to_the_rest(RankActionTimes& t) {
+  double busy = 0;
+  for (ActionPart part : kActionParts) {
+    if (part != ActionPart::kWaiting) busy += t[part];
+  }
+  t[ActionPart::kWaiting] = t.iteration_ms - busy;
+}
+
 // One measured iteration of pipeline_rank<r>.json, split into the parts.
 RankActionTimes iteration_parts(const json& it) {
   RankActionTimes t;
@@ -112,9 +121,7 @@ RankActionTimes iteration_parts(const json& it) {
   t[ActionPart::kGradientSum] = it.value("allreduce_ms", 0.0);
   t[ActionPart::kStep] = it.value("step_ms", 0.0);
   t.iteration_ms = it.at("iteration_ms").get<double>();
-  double busy = 0;
-  for (ActionPart part : kActionParts) busy += t[part];
-  t[ActionPart::kWaiting] = t.iteration_ms - busy;
+  set_waiting_to_the_rest(t);
   t.recv_wait_ms = it.value("recv_wait_ms", 0.0);
   return t;
 }
@@ -203,9 +210,7 @@ RankActionTimes simulated_parts(const fs::path& repeat, long long rank) {
   }
   const auto samples = read_sample_file(repeat / ("rank" + std::to_string(rank) + ".csv"));
   t.iteration_ms = percentile(samples.at("iteration"), 50);
-  double busy = 0;
-  for (ActionPart part : kActionParts) busy += t[part];
-  t[ActionPart::kWaiting] = t.iteration_ms - busy;
+  set_waiting_to_the_rest(t);
   return t;
 }
 
