@@ -8,6 +8,7 @@
 #include "common/statistics.h"
 #include "common/text_util.h"
 #include "harness/analysis/trace_merge.h"
+#include "harness/results/run_status.h"
 #include "harness/results/run_summary.h"
 #include "runtime/pipeline/schedule_csv.h"
 
@@ -142,13 +143,16 @@ RankActionTimes median_parts(const std::vector<RankActionTimes>& iterations) {
   return median;
 }
 
-// The measured side of one system: its ranks, from every repeat holding pipeline_rank0.json.
-// Empty when the system is not a pipeline.
+// The measured side of one system: its ranks, from every repeat holding pipeline_rank0.json
+// that did not fail or stop (as the study's pipeline table counts them). Empty when the system
+// is not a pipeline.
 ActionComparison measured_actions(const fs::path& system_folder) {
   ActionComparison run;
   std::map<long long, std::vector<RankActionTimes>> iterations;
   for (const fs::path& repeat : sorted_subfolders(system_folder, "rep")) {
     if (!fs::exists(pipeline_rank_file(repeat, 0))) continue;
+    const std::optional<RunOutcome> outcome = read_run_outcome(repeat);
+    if (outcome && *outcome != RunOutcome::kComplete) continue;
     const json first = read_json_file(pipeline_rank_file(repeat, 0));
     const long long world = first.at("world_size").get<long long>();
     for (long long r = 0; r < world; ++r) {

@@ -5,11 +5,12 @@
 // iteration on both sides, so their differences add up to the miss and say where it is.
 //
 // Measured: a run's raw/<point>/<system>/rep<k>/pipeline_rank<r>.json, each part's median over
-// every measured iteration of every repeat (waiting taken per iteration as the rest, then its
-// median; medians need not add up exactly). Simulated: a simulated run's trace_rank<r>.json (its
-// one iteration: the compute lane's events by category, send calls as sends, bucket copies and
-// collectives as the gradient sum) and the median iteration of its rank<r>.csv. Several
-// simulations of one run (a validation's profiles taken before and after it) are averaged.
+// every measured iteration of every repeat that did not fail or stop (waiting taken per iteration
+// as the rest, then its median; medians need not add up exactly). Simulated: a simulated run's
+// trace_rank<r>.json (its one iteration: the compute lane's events by category, send calls as
+// sends, bucket copies and collectives as the gradient sum) and the median iteration of its
+// rank<r>.csv. Several simulations of one run (a validation's profiles taken before and after it)
+// are averaged.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -96,6 +96,13 @@ fs::path simulated_run(const TempDir& dir, const std::string& name, double itera
 
 TEST(ActionComparison, SplitsBothSidesIntoTheSameParts) {
   TempDir dir;
+  // A repeat that failed, its figures far off, is left out as the pipeline table leaves it.
+  for (int r = 0; r < 2; ++r) {
+    dir.write(
+        "real/raw/p000/zb_h1/rep2/pipeline_rank" + std::to_string(r) + ".json",
+        pipeline_rank(r, r == 0 ? kOrder0 : kOrder1, iteration(900, 400, 400, 3, 1, 0, 2, 3)));
+  }
+  dir.write("real/raw/p000/zb_h1/rep2/status.json", R"({"status": "failed"})");
   // Two simulations, rank 0's iteration 18 and 20 ms: mean 19, its waiting 3.7 and 5.7, mean 4.7.
   const auto comparisons = harness::compare_actions(
       measured_run(dir), {simulated_run(dir, "sim-a", 18), simulated_run(dir, "sim-b", 20)}, "");
