@@ -7,6 +7,7 @@
 #include "runtime/models/attention_core.h"
 #include "runtime/models/llama.h"
 #include "runtime/parallel/reshard.h"
+#include "runtime/parallel/vocabulary_parallel.h"
 
 namespace runtime {
 namespace {
@@ -41,33 +42,6 @@ std::map<std::string, at::Tensor> named_tensors(const ZooModel& model) {
   for (const auto& item : model.named_parameters()) tensors[item.key()] = item.value().detach();
   for (const auto& item : model.named_buffers()) tensors[item.key()] = item.value().detach();
   return tensors;
-}
-
-// The batch's next-token loss over a vocabulary shard (Megatron's vocabulary-parallel cross
-// entropy): the maximum and the sum of exponentials over every rank's logits, the target's logit
-// from the rank that holds it; every rank the whole loss.
-at::Tensor vocabulary_loss(Communicator& group, const at::Tensor& logits, const at::Tensor& targets,
-                           double total_tokens) {
-  const int64_t width = logits.size(-1), first = group.rank() * width;
-  const at::Tensor local_max = logits.detach().amax(-1, /*keepdim=*/true);
-  const at::Tensor max = change_form(group, local_max, sharded(2), kReplicated).amax(-1, true);
-  const at::Tensor shifted = logits - max;
-  const at::Tensor sum =
-      reshard(group, shifted.exp().sum(-1), kPartial, kReplicated, kReplicated, kReplicated);
-  const at::Tensor held = (targets >= first) & (targets < first + width);
-  const at::Tensor index = (targets - first).clamp(0, width - 1).unsqueeze(-1);
-  const at::Tensor picked = shifted.gather(-1, index).squeeze(-1) * held;
-  const at::Tensor target = reshard(group, picked, kPartial, kReplicated, kReplicated, kReplicated);
-  return (sum.log() - target).sum() / total_tokens;
-}
-
-// Token ids looked up in this rank's rows of the table [first, first + rows): the others give
-// zeros, a partial sum over the ranks.
-at::Tensor vocabulary_lookup(const Communicator& group, const at::Tensor& ids,
-                             const at::Tensor& table) {
-  const int64_t rows = table.size(0), first = group.rank() * rows;
-  const at::Tensor held = ((ids >= first) & (ids < first + rows)).unsqueeze(-1);
-  return torch::embedding(table, (ids - first).clamp(0, rows - 1)) * held;
 }
 
 }  // namespace
@@ -182,7 +156,7 @@ at::Tensor SpmdTransformer::loss(const SpmdStep& step, const at::Tensor& logits,
   while (shaped.dim() < logits.dim() - (mse ? 0 : 1)) shaped = shaped.unsqueeze(1);
   const double total = static_cast<double>(targets.numel());
   if (step.signature == SignatureKind::kVocab && !mse) {
-    return vocabulary_loss(group_, logits, shaped, total);
+    return vocabulary_cross_entropy(group_, logits, shaped, total);
   }
   const auto form = step.inputs.at(0).form;
   const at::Tensor own =
