@@ -105,15 +105,15 @@ at::Tensor changed(Communicator& group, const at::Tensor& tensor, TensorForm fro
 }  // namespace
 
 at::Tensor change_form(Communicator& group, const at::Tensor& tensor, TensorForm from,
-                       TensorForm to, TraceRecorder* trace) {
+                       TensorForm to, TraceRecorder* trace, const std::string& lane) {
   const auto collective = harness::spmd::resharding(from, to);
   if (trace == nullptr || !trace->enabled() || collective == harness::spmd::Collective::kNone) {
     return changed(group, tensor, from, to);
   }
   const double start_us = TraceRecorder::now_us();
   at::Tensor out = changed(group, tensor, from, to);
-  trace->add(std::string("spmd ") + harness::spmd::collective_name(collective),
-             category_of(collective), start_us, TraceRecorder::now_us(),
+  trace->add(lane + " " + harness::spmd::collective_name(collective), category_of(collective),
+             start_us, TraceRecorder::now_us(),
              {{"bytes", tensor.numel() * tensor.element_size()}});
   return out;
 }
@@ -121,7 +121,8 @@ at::Tensor change_form(Communicator& group, const at::Tensor& tensor, TensorForm
 namespace {
 
 // Forms travel in the context as integers: kind x 16 + dimension + 1, a pair of them as first x
-// 256 + second; the group and the trace as their addresses (the caller's, outliving the graph).
+// 256 + second; the group and the trace as their addresses (the caller's, outliving the graph),
+// the trace's lane as its name.
 int64_t form_code(TensorForm form) { return static_cast<int64_t>(form.kind) * 16 + form.dim + 1; }
 TensorForm form_of(int64_t code) {
   return {static_cast<FormKind>(code / 16), static_cast<int>(code % 16) - 1};
@@ -134,13 +135,15 @@ TraceRecorder* trace_in(AutogradContext* context) {
 class Reshard : public torch::autograd::Function<Reshard> {
  public:
   static at::Tensor forward(AutogradContext* context, const at::Tensor& tensor, int64_t group,
-                            int64_t forms, int64_t grad_forms, int64_t trace) {
+                            int64_t forms, int64_t grad_forms, int64_t trace,
+                            const std::string& lane) {
     context->saved_data["group"] = group;
     context->saved_data["grad_forms"] = grad_forms;
     context->saved_data["trace"] = trace;
+    context->saved_data["lane"] = lane;
     auto& g = *reinterpret_cast<Communicator*>(group);
     const at::Tensor out =
-        change_form(g, tensor, form_of(forms / 256), form_of(forms % 256), trace_in(context));
+        change_form(g, tensor, form_of(forms / 256), form_of(forms % 256), trace_in(context), lane);
     return out.is_same(tensor) ? tensor.view_as(tensor) : out;
   }
   static variable_list backward(AutogradContext* context, variable_list gradients) {
@@ -149,9 +152,9 @@ class Reshard : public torch::autograd::Function<Reshard> {
     if (grad_forms >= 0) {
       auto& g = *reinterpret_cast<Communicator*>(context->saved_data["group"].toInt());
       gradient = change_form(g, gradients[0], form_of(grad_forms / 256), form_of(grad_forms % 256),
-                             trace_in(context));
+                             trace_in(context), context->saved_data["lane"].toStringRef());
     }
-    return {gradient, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {gradient, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -159,12 +162,12 @@ class Reshard : public torch::autograd::Function<Reshard> {
 
 at::Tensor reshard(Communicator& group, const at::Tensor& tensor, TensorForm from, TensorForm to,
                    std::optional<TensorForm> grad_from, std::optional<TensorForm> grad_to,
-                   TraceRecorder* trace) {
+                   TraceRecorder* trace, const std::string& lane) {
   const int64_t forms = form_code(from) * 256 + form_code(to);
   const int64_t grad_forms =
       grad_from && grad_to ? form_code(*grad_from) * 256 + form_code(*grad_to) : -1;
   return Reshard::apply(tensor, reinterpret_cast<int64_t>(&group), forms, grad_forms,
-                        reinterpret_cast<int64_t>(trace));
+                        reinterpret_cast<int64_t>(trace), lane);
 }
 
 }  // namespace runtime

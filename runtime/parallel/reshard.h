@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <string>
 
 #include "common/tensor_form.h"
 #include "runtime/comm/communicator.h"
@@ -22,15 +23,17 @@ using harness::spmd::TensorForm;
 // sharded a reduce-scatter, sharded on one dimension to another an all-to-all; replicated to
 // sharded this rank's slice; to partial, rank 0 keeps the value (a shard's placed in zeros) and
 // the others hold zeros. Dimensions must divide by the group's size. A collective is recorded in
-// `trace` where one is given and enabled ("spmd all-gather", its bytes).
+// `trace` where one is given and enabled, named in the system's `lane` ("spmd all-gather"), with
+// its bytes.
 at::Tensor change_form(Communicator& group, const at::Tensor& tensor, TensorForm from,
-                       TensorForm to, TraceRecorder* trace = nullptr);
+                       TensorForm to, TraceRecorder* trace = nullptr,
+                       const std::string& lane = "spmd");
 
 // change_form forward; backward the gradient from `grad_from` into `grad_to` (none where either
 // is unset: no gradient flows, as into token ids). The group and the trace must outlive the
 // graph.
 at::Tensor reshard(Communicator& group, const at::Tensor& tensor, TensorForm from, TensorForm to,
                    std::optional<TensorForm> grad_from, std::optional<TensorForm> grad_to,
-                   TraceRecorder* trace = nullptr);
+                   TraceRecorder* trace = nullptr, const std::string& lane = "spmd");
 
 }  // namespace runtime

@@ -21,21 +21,21 @@ at::Tensor vocabulary_lookup(const Communicator& group, const at::Tensor& ids,
 // does not depend on it.
 at::Tensor vocabulary_cross_entropy(Communicator& group, const at::Tensor& logits,
                                     const at::Tensor& targets, double total_tokens,
-                                    TraceRecorder* trace) {
+                                    TraceRecorder* trace, const std::string& lane) {
   const at::Tensor local = logits.to(at::promote_types(logits.scalar_type(), at::kFloat));
   const int64_t width = local.size(-1), first = group.rank() * width;
   const int last = static_cast<int>(local.dim()) - 1;
   const at::Tensor local_max = local.detach().amax(-1, /*keepdim=*/true);
   const at::Tensor max =
-      change_form(group, local_max, sharded(last), kReplicated, trace).amax(-1, true);
+      change_form(group, local_max, sharded(last), kReplicated, trace, lane).amax(-1, true);
   const at::Tensor shifted = local - max;
-  const at::Tensor sum =
-      reshard(group, shifted.exp().sum(-1), kPartial, kReplicated, kReplicated, kReplicated, trace);
+  const at::Tensor sum = reshard(group, shifted.exp().sum(-1), kPartial, kReplicated, kReplicated,
+                                 kReplicated, trace, lane);
   const at::Tensor held = (targets >= first) & (targets < first + width);
   const at::Tensor index = (targets - first).clamp(0, width - 1).unsqueeze(-1);
   const at::Tensor picked = shifted.gather(-1, index).squeeze(-1) * held;
   const at::Tensor target =
-      reshard(group, picked, kPartial, kReplicated, kReplicated, kReplicated, trace);
+      reshard(group, picked, kPartial, kReplicated, kReplicated, kReplicated, trace, lane);
   return (sum.log() - target).sum() / total_tokens;
 }
 

@@ -7,6 +7,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <string>
+
 #include "runtime/comm/communicator.h"
 #include "runtime/protocol/trace_recorder.h"
 
@@ -24,8 +26,11 @@ at::Tensor vocabulary_lookup(const Communicator& group, const at::Tensor& ids,
 // exponentials, the target's logit from the rank that holds it); backward: none, each rank's
 // gradient is its columns' softmax less the target's one-hot. Computed in float32 at least
 // (bfloat16 logits are widened, as autocast widens torch's cross entropy).
+// The collectives are recorded in `trace` where one is given, in the system's `lane` ("tensor
+// all-gather").
 at::Tensor vocabulary_cross_entropy(Communicator& group, const at::Tensor& logits,
                                     const at::Tensor& targets, double total_tokens,
-                                    TraceRecorder* trace = nullptr);
+                                    TraceRecorder* trace = nullptr,
+                                    const std::string& lane = "spmd");
 
 }  // namespace runtime
