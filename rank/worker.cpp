@@ -40,6 +40,7 @@
 #include "runtime/parallel/spmd_transformer.h"
 #include "runtime/parallel/tensor_region.h"
 #include "runtime/parallel/tensor_traffic.h"
+#include "runtime/parallel/vocabulary_parallel.h"
 #include "runtime/protocol/cpu_pinning.h"
 #include "runtime/protocol/fault_injection.h"
 #include "runtime/protocol/heap_policy.h"
@@ -168,12 +169,13 @@ struct ForwardResult {
   at::ScalarType output_dtype;  // the model's output: bfloat16 where autocast ran it so
 };
 using ForwardPass = std::function<torch::Tensor(const torch::Tensor&)>;
+using Criterion = std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)>;
 ForwardResult forward_loss(const ForwardPass& forward, ZooModel& model, const torch::Tensor& input,
-                           const torch::Tensor& target, const std::string& loss_name,
+                           const torch::Tensor& target, const Criterion& criterion,
                            Precision precision) {
   const PrecisionScope scope(precision, input.device().type());
   const torch::Tensor output = forward(input);
-  torch::Tensor loss = training_loss(loss_name, output, target);
+  torch::Tensor loss = criterion(output, target);
   if (const torch::Tensor balance = model.auxiliary_loss(); balance.defined()) {
     loss = loss + kLoadBalanceLossWeight * balance;
   }
@@ -260,6 +262,9 @@ struct IterationSteps {
   // Optional: the loss of (input, target) from a system that computes it itself (a searched
   // SPMD strategy, whose ranks hold parts of the logits); `forward` is not called then.
   std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)> loss;
+  // Optional: the loss of (output, target) in place of the spec's (a vocabulary-parallel head,
+  // whose output is this rank's columns of the logits).
+  Criterion criterion;
 };
 
 // A rank's own synthetic shard of `samples` (the rank's batch size unless given), fixed for the
@@ -282,6 +287,11 @@ at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& ar
                                 const std::optional<Fault>& fault) {
   const long long warmup = config.warmup;
   const Precision precision = parse_precision(config.model.precision);
+  const Criterion criterion = steps.criterion
+                                  ? steps.criterion
+                                  : [&](const torch::Tensor& output, const torch::Tensor& target) {
+                                      return training_loss(config.model.loss, output, target);
+                                    };
   const std::unique_ptr<PhaseClock> clock = device.phase_clock(kDdpMarks);
   at::ScalarType output_dtype = at::kFloat;
   for (long long it = 0; it < warmup + config.iterations; ++it) {
@@ -296,10 +306,10 @@ at::ScalarType train_iterations(const WorkerConfig& config, const WorkerArgs& ar
     clock->mark(kStart);
     steps.zero_grad();
     clock->mark(kZeroed);
-    const auto [loss, dtype] = steps.loss
-                                   ? ForwardResult{steps.loss(data.input, data.target), at::kFloat}
-                                   : forward_loss(steps.forward, model, data.input, data.target,
-                                                  config.model.loss, precision);
+    const auto [loss, dtype] =
+        steps.loss
+            ? ForwardResult{steps.loss(data.input, data.target), at::kFloat}
+            : forward_loss(steps.forward, model, data.input, data.target, criterion, precision);
     output_dtype = dtype;
     clock->mark(kForwardDone);
     loss.backward();
@@ -431,21 +441,23 @@ TensorRankGroups tensor_rank_groups(const WorkerConfig& config, const WorkerArgs
 
 // What a tensor-parallel rank sent on its tensor group per measured iteration, beside
 // Megatron's bytes for its replica's batch (runtime/parallel/tensor_traffic.h).
-json tensor_report(const WorkerConfig& config, const TensorRegion& region,
-                   const CollectivePayload& payload, int64_t replica_batch,
-                   at::ScalarType activations) {
-  const TensorTrafficShape shape{replica_batch,
-                                 config.model.input_shape.at(0),
-                                 transformer_width(config.model.name, config.model.width),
-                                 transformer_depth(config.model.name, config.model.depth),
-                                 region.degree,
-                                 region.sequence_parallel,
-                                 static_cast<int64_t>(c10::elementSize(activations)),
-                                 partial_vectors_of(config.model.name)};
+json tensor_report(const WorkerConfig& config, const CollectivePayload& payload,
+                   int64_t replica_batch, at::ScalarType activations) {
+  const TensorAxis& axis = config.system.tensor;
+  TensorTrafficShape shape{replica_batch,
+                           config.model.input_shape.at(0),
+                           transformer_width(config.model.name, config.model.width),
+                           transformer_depth(config.model.name, config.model.depth),
+                           axis.degree,
+                           axis.sequence_parallel,
+                           static_cast<int64_t>(c10::elementSize(activations)),
+                           partial_vectors_of(config.model.name)};
+  shape.vocabulary_parallel = axis.vocabulary_parallel;
   const double iterations = static_cast<double>(std::max(1LL, config.iterations));
-  return {{"degree", region.degree},
-          {"sequence_parallel", region.sequence_parallel},
-          {"bytes_sent_per_iteration", ring_bytes_sent(payload, region.degree) / iterations},
+  return {{"degree", axis.degree},
+          {"sequence_parallel", axis.sequence_parallel},
+          {"vocabulary_parallel", axis.vocabulary_parallel},
+          {"bytes_sent_per_iteration", ring_bytes_sent(payload, axis.degree) / iterations},
           {"formula_bytes_per_iteration", tensor_iteration_bytes_sent(shape)}};
 }
 
@@ -476,18 +488,24 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
   TraceRecorder trace;
   region.trace = &trace;
   DataAxisSteps replicas(config, model, groups.data.get(), trace);
-  const IterationSteps steps{[&] { replicas.zero_grad(); },
-                             [&](const torch::Tensor& input) { return replicas.forward(input); },
-                             [&] { replicas.finish_backward(); }, [&] { replicas.step(trace); },
-                             [&](long long it) {
-                               if (it != config.warmup) return;
-                               counted.reset();
-                               replicas.start_measuring();
-                             }};
+  IterationSteps steps{[&] { replicas.zero_grad(); },
+                       [&](const torch::Tensor& input) { return replicas.forward(input); },
+                       [&] { replicas.finish_backward(); }, [&] { replicas.step(trace); },
+                       [&](long long it) {
+                         if (it != config.warmup) return;
+                         counted.reset();
+                         replicas.start_measuring();
+                       }};
+  if (system.tensor.vocabulary_parallel) {
+    steps.criterion = [&](const torch::Tensor& logits, const torch::Tensor& targets) {
+      return vocabulary_cross_entropy(counted, logits, targets,
+                                      static_cast<double>(targets.numel()), &trace, "tensor");
+    };
+  }
   const at::ScalarType output_dtype =
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
   json memory = replicas.memory();
-  memory["tensor"] = tensor_report(config, region, counted.payload(), replica_batch, output_dtype);
+  memory["tensor"] = tensor_report(config, counted.payload(), replica_batch, output_dtype);
   write_data_parallel_results(args, system, device, comm, model->parameters().front(), output_dtype,
                               config, log, trace, std::move(memory));
 }

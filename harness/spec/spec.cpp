@@ -301,6 +301,11 @@ void read_pipeline_schedule(MapReader& reader, SystemConfig& system, runtime::Pi
 // groups of t ranks, which `stages: N` places (3D with replicas); a plan or an inline list
 // places single ranks, and is refused beside it.
 void read_stage_tensor_axis(MapReader& reader, runtime::TensorAxis& tensor) {
+  if (reader.has("vocabulary_parallel")) {
+    reader.fail(reader.child("vocabulary_parallel"), "vocabulary_parallel",
+                "is for kind: tensor_parallel (a pipeline's first and last stages hold the "
+                "embedding and the head whole)");
+  }
   if (!reader.has("tensor")) {
     if (reader.has("sequence_parallel")) {
       reader.fail(reader.child("sequence_parallel"), "sequence_parallel", "goes with 'tensor: t'");
@@ -510,6 +515,12 @@ void check_tensor_at_point(const SystemConfig& system, const PointConfig& config
       !problem.empty()) {
     fail("model " + model.name + ": " + problem);
   }
+  if (!system.tensor.vocabulary_parallel) return;
+  if (const std::string problem =
+          runtime::vocabulary_split_problem(model.name, model.decoder, t, model.loss);
+      !problem.empty()) {
+    fail("model " + model.name + ": " + problem);
+  }
 }
 
 // A searched SPMD strategy runs on llama and bert (runtime/parallel/spmd_transformer.h), in
@@ -586,10 +597,11 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
 }
 
 // `kind: tensor_parallel`: `tensor: t` consecutive ranks split each layer (its degree),
-// `sequence_parallel`, and how the replicas across the groups sum gradients (DDP's `mode`,
-// `bucket_mb`).
+// `sequence_parallel`, `vocabulary_parallel`, and how the replicas across the groups sum
+// gradients (DDP's `mode`, `bucket_mb`).
 void read_tensor_system(MapReader& reader, SystemConfig& system) {
   system.tensor = read_tensor_axis(reader);
+  system.tensor.vocabulary_parallel = reader.get_bool("vocabulary_parallel", false);
   // The replicas across the groups: DDP's sum, or sharded by a ZeRO stage (3: FSDP x TP).
   system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 3));
   system.gradients.mode = reader.get_string("mode", "overlap", ddp_modes());

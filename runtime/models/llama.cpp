@@ -8,6 +8,7 @@
 #include "runtime/models/activation_checkpoint.h"
 #include "runtime/models/attention_core.h"
 #include "runtime/parallel/tensor_region.h"
+#include "runtime/parallel/vocabulary_parallel.h"
 
 namespace runtime {
 
@@ -169,6 +170,40 @@ class DecoderLayerImpl : public nn::Module {
 };
 TORCH_MODULE(DecoderLayer);
 
+// Vocabulary parallelism's token embedding: this rank's rows of the table looked up, the partial
+// sums joined by Megatron's g (an all-reduce, or under sequence parallelism a reduce-scatter
+// into this rank's tokens). The table stays registered where the model put it.
+class VocabularyEmbeddingImpl : public nn::Module {
+ public:
+  VocabularyEmbeddingImpl(nn::Embedding table, std::shared_ptr<TensorRegion> region)
+      : table_(register_module("table", std::move(table))), region_(std::move(region)) {}
+  torch::Tensor forward(const torch::Tensor& ids) {
+    return leave_tensor_region(*region_, vocabulary_lookup(*region_->group, ids, table_->weight));
+  }
+
+ private:
+  nn::Embedding table_;
+  std::shared_ptr<TensorRegion> region_;
+};
+TORCH_MODULE(VocabularyEmbedding);
+
+// Vocabulary parallelism's head: column-parallel over the vocabulary, entered through Megatron's
+// f (under sequence parallelism an all-gather of the tokens); its logits are this rank's
+// vocabulary columns, which runtime::vocabulary_cross_entropy takes.
+class VocabularyHeadImpl : public nn::Module {
+ public:
+  VocabularyHeadImpl(nn::Linear head, std::shared_ptr<TensorRegion> region)
+      : head_(register_module("head", std::move(head))), region_(std::move(region)) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return head_->forward(enter_tensor_region(*region_, x));
+  }
+
+ private:
+  nn::Linear head_;
+  std::shared_ptr<TensorRegion> region_;
+};
+TORCH_MODULE(VocabularyHead);
+
 class Llama : public ZooModel {
  public:
   explicit Llama(const ModelOptions& options) {
@@ -179,36 +214,66 @@ class Llama : public ZooModel {
     const int64_t kv_heads = decoder.kv_heads > 0 ? decoder.kv_heads : heads;
     const int64_t tokens = options.input_shape.at(0);
     input_vocabulary_ = decoder.vocab > 0 ? decoder.vocab : kLlamaVocabulary;
-    append_layer("embed_tokens", "Embedding",
-                 register_module("embed_tokens", nn::Embedding(input_vocabulary_, width)));
+    tensor_region_ =
+        make_tensor_region(options.tensor_shard, options.tensor_shards, options.sequence_parallel);
+    const bool vocabulary = tensor_region_ && options.vocabulary_parallel;
+    embed_tokens_ = register_module("embed_tokens", nn::Embedding(input_vocabulary_, width));
+    if (vocabulary) {
+      append_layer("embed_tokens", "Embedding", VocabularyEmbedding(embed_tokens_, tensor_region_));
+    } else {
+      append_layer("embed_tokens", "Embedding", embed_tokens_);
+    }
     auto layers = register_module("layers", nn::ModuleList());
-    std::vector<DecoderLayer> decoders;
     for (int64_t i = 0; i < depth; ++i) {
       DecoderLayer layer(width, heads, kv_heads, tokens);
       layer->attention->recompute_core = options.selective_recomputation;
-      decoders.push_back(layer);
+      decoders_.push_back(layer);
       layers->push_back(layer);
       append_layer("layers." + std::to_string(i), "DecoderLayer", layer, /*recomputable=*/true);
     }
-    append_layer("norm", "RMSNorm", register_module("norm", RmsNorm(width)));
-    append_layer(
-        "lm_head", "Linear",
-        register_module("lm_head",
-                        nn::Linear(nn::LinearOptions(width, input_vocabulary_).bias(false))));
-    // Llama's initialisation: N(0, 0.02) for every projection and the embeddings.
+    norm_ = register_module("norm", RmsNorm(width));
+    append_layer("norm", "RMSNorm", norm_);
+    lm_head_ = register_module("lm_head",
+                               nn::Linear(nn::LinearOptions(width, input_vocabulary_).bias(false)));
+    if (vocabulary) {
+      append_layer("lm_head", "Linear", VocabularyHead(lm_head_, tensor_region_));
+    } else {
+      append_layer("lm_head", "Linear", lm_head_);
+    }
+    initialise();
+    if (tensor_region_) split(vocabulary);
+  }
+
+ private:
+  // Llama's initialisation: N(0, 0.02) for every projection and the embeddings.
+  void initialise() {
     for (const auto& module : modules(/*include_self=*/false)) {
       if (auto* linear = module->as<nn::Linear>()) nn::init::normal_(linear->weight, 0, 0.02);
       if (auto* embedding = module->as<nn::Embedding>()) {
         nn::init::normal_(embedding->weight, 0, 0.02);
       }
     }
-    // Split after the whole model is drawn: every rank's shard is its part of one model.
-    tensor_region_ =
-        make_tensor_region(options.tensor_shard, options.tensor_shards, options.sequence_parallel);
-    for (size_t i = 0; tensor_region_ && i < decoders.size(); ++i) {
-      decoders[i]->split(tensor_region_, i == 0, i + 1 == decoders.size());
-    }
   }
+
+  // Split after the whole model is drawn: every rank's shard is its part of one model. With the
+  // vocabulary split too, the embedding shards the tokens and the head gathers them (under
+  // sequence parallelism), so the final norm runs on this rank's tokens.
+  void split(bool vocabulary) {
+    const size_t last = decoders_.size() - 1;
+    for (size_t i = 0; i < decoders_.size(); ++i) {
+      decoders_[i]->split(tensor_region_, i == 0 && !vocabulary, i == last && !vocabulary);
+    }
+    if (!vocabulary) return;
+    const torch::NoGradGuard no_grad;
+    embed_tokens_->weight.set_data(column_shard(*tensor_region_, embed_tokens_->weight));
+    lm_head_->weight.set_data(column_shard(*tensor_region_, lm_head_->weight));
+    if (tensor_region_->sequence_parallel) add_partial_parameter(*tensor_region_, norm_->weight);
+  }
+
+  nn::Embedding embed_tokens_{nullptr};
+  std::vector<DecoderLayer> decoders_;
+  RmsNorm norm_{nullptr};
+  nn::Linear lm_head_{nullptr};
 };
 
 }  // namespace

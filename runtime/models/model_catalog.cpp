@@ -168,6 +168,21 @@ std::string tensor_split_problem(const std::string& name, const std::vector<int6
   return "";
 }
 
+std::string vocabulary_split_problem(const std::string& name, const DecoderShape& decoder,
+                                     int64_t degree, const std::string& loss) {
+  if (name != "llama")
+    return "vocabulary parallelism splits llama's embedding and head, not " + name + "'s";
+  const int64_t vocabulary = decoder.vocab > 0 ? decoder.vocab : kLlamaVocabulary;
+  if (vocabulary % degree != 0) {
+    return "its vocabulary (" + std::to_string(vocabulary) +
+           ") does not split over a tensor axis of " + std::to_string(degree);
+  }
+  if (loss != "cross_entropy") {
+    return "vocabulary parallelism computes cross_entropy over the logits' shards, not " + loss;
+  }
+  return "";
+}
+
 void check_model_options(const std::string& name, const std::vector<int64_t>& input_shape,
                          int64_t depth, int64_t width, const MoeShape& moe,
                          const DecoderShape& decoder) {

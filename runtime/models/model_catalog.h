@@ -67,6 +67,12 @@ std::string tensor_split_problem(const std::string& name, const std::vector<int6
                                  int64_t width, const DecoderShape& decoder, int64_t degree,
                                  bool sequence_parallel);
 
+// What stops `degree` ranks from splitting llama's token embedding and head by vocabulary rows:
+// another model, a vocabulary (`decoder.vocab`, 0: Llama's) not divisible by the degree, or a
+// loss other than cross entropy (the head's logits are shards); "" where nothing does.
+std::string vocabulary_split_problem(const std::string& name, const DecoderShape& decoder,
+                                     int64_t degree, const std::string& loss);
+
 struct ModelEntry {
   std::string name;
   std::string description;

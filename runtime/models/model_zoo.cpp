@@ -391,6 +391,9 @@ class Bert : public ZooModel {
     if (!mixtures_.empty()) {
       throw std::invalid_argument("tensor parallelism does not split a mixture of experts");
     }
+    if (options.vocabulary_parallel) {
+      throw std::invalid_argument("vocabulary parallelism splits llama's embedding and head");
+    }
     for (size_t i = 0; i < blocks.size(); ++i) {
       blocks[i]->split(tensor_region_, i == 0, i + 1 == blocks.size());
     }

@@ -90,6 +90,9 @@ struct ModelOptions {
   int64_t tensor_shard = 0;
   int64_t tensor_shards = 1;
   bool sequence_parallel = false;
+  // llama: the token embedding and the head split by vocabulary rows too (its logits this
+  // rank's vocabulary columns: runtime/parallel/vocabulary_parallel.h).
+  bool vocabulary_parallel = false;
   // Full activation checkpointing of the transformer blocks, the first of each
   // `recompute_every` of them (ZooModel::set_activation_checkpointing).
   bool activation_checkpointing = false;

@@ -31,8 +31,10 @@ SyntheticBatch make_synthetic_batch(ZooModel& model, const ModelOptions& options
   if (loss != "cross_entropy") {
     batch.target = torch::randn(output_shape);
   } else if (output_shape.size() == 3) {
-    // Next-token prediction: token t's target is token t + 1; the last one's is drawn.
-    const auto last = torch::randint(classes, {samples, 1}, torch::kLong);
+    // Next-token prediction: token t's target is token t + 1; the last one's is drawn from the
+    // vocabulary (a vocabulary-parallel head's output holds only this rank's part of it).
+    const int64_t vocabulary = model.input_vocabulary() > 0 ? model.input_vocabulary() : classes;
+    const auto last = torch::randint(vocabulary, {samples, 1}, torch::kLong);
     batch.target = torch::cat({batch.input.narrow(1, 1, batch.input.size(1) - 1), last}, 1);
   } else {
     batch.target = torch::randint(classes, {samples}, torch::kLong);

@@ -146,8 +146,9 @@ std::string describe_mesh(const ParallelSystem& system, const DeviceMesh& mesh, 
       meets.push_back(data_collectives(system) + " " + rank_list(place.data_group));
     }
     if (!place.tensor_group.empty()) {
-      meets.push_back("splits layers with " + rank_list(place.tensor_group) + " (" +
-                      tensor_collectives(system) + ")");
+      const char* what = system.tensor.vocabulary_parallel ? "layers and the vocabulary" : "layers";
+      meets.push_back(std::string("splits ") + what + " with " + rank_list(place.tensor_group) +
+                      " (" + tensor_collectives(system) + ")");
     }
     if (!place.sends_to.empty()) meets.push_back("sends to " + rank_list(place.sends_to));
     if (meets.empty()) meets.push_back("alone");

@@ -71,6 +71,7 @@ TensorAxis read_tensor_axis(const json& s) {
   tensor.degree = require<int>(s, path, "degree");
   if (tensor.degree < 2) throw std::invalid_argument("worker config: system.tensor.degree < 2");
   tensor.sequence_parallel = read<bool>(s, path, "sequence_parallel", false);
+  tensor.vocabulary_parallel = read<bool>(s, path, "vocabulary_parallel", false);
   return tensor;
 }
 
@@ -193,7 +194,8 @@ json to_json(const ParallelSystem& system) {
   if (system.experts) out["experts"] = true;
   if (system.tensor.split()) {
     out["tensor"] = {{"degree", system.tensor.degree},
-                     {"sequence_parallel", system.tensor.sequence_parallel}};
+                     {"sequence_parallel", system.tensor.sequence_parallel},
+                     {"vocabulary_parallel", system.tensor.vocabulary_parallel}};
   }
   if (system.spmd) {
     out["spmd"] = {{"comm", system.spmd->comm},

@@ -73,11 +73,14 @@ struct PipelineAxis {
 
 // The tensor axis: `degree` consecutive ranks split every transformer layer (attention by
 // heads, the feed-forward by columns: runtime/parallel/tensor_region.h); with
-// `sequence_parallel` the activations between split layers are sharded along the tokens. The
-// data axis runs across the groups.
+// `sequence_parallel` the activations between split layers are sharded along the tokens; with
+// `vocabulary_parallel` the token embedding and the head are split by vocabulary rows and the
+// loss is Megatron's vocabulary-parallel cross entropy (runtime/parallel/vocabulary_parallel.h).
+// The data axis runs across the groups.
 struct TensorAxis {
   int degree = 1;
   bool sequence_parallel = false;
+  bool vocabulary_parallel = false;
   bool split() const { return degree > 1; }
   bool operator==(const TensorAxis&) const = default;
 };

@@ -28,6 +28,9 @@ struct TensorTrafficShape {
   // and all-reduces them); `batch` is then the rows of all of them.
   int ends = 2;
   int64_t micro_batches = 1;
+  // The token embedding and the head split by vocabulary rows (runtime/parallel/
+  // vocabulary_parallel.h), which takes the place of the ends' all-gathers.
+  bool vocabulary_parallel = false;
 };
 
 // The width-sized parameters per transformer block whose gradients are partial under sequence
@@ -41,7 +44,12 @@ double tensor_layer_bytes_sent(const TensorTrafficShape& shape);
 // Per iteration: the layers' bytes; under sequence parallelism also the all-gathers where the
 // split layers end (forward) and begin (backward), (t - 1) / t x b s h each of the `ends` held,
 // and the all-reduce of the partial gradients, `partial_vectors` per layer of `width` elements
-// (their bytes `gradient_element_size` each) per micro-batch.
+// (their bytes `gradient_element_size` each) per micro-batch. With the vocabulary split, the
+// embedding's g and the head's f instead of the ends (an all-reduce each, or under sequence
+// parallelism a reduce-scatter and an all-gather each: 4 ring passes of b s h in all), the final
+// norm's partial gradient under sequence parallelism, and the loss's collectives in float32 (or
+// the activations' wider type), 4 bytes a number: an all-gather of one number a token,
+// (t - 1) x b s x 4, and two all-reduces of one, 2 (t - 1) / t x b s x 4 each.
 double tensor_iteration_bytes_sent(const TensorTrafficShape& shape,
                                    int64_t gradient_element_size = 4);
 

@@ -86,4 +86,6 @@ sed -e 's/stages: 2, tensor: 2/plan: auto, tensor: 2/' "$SCRATCH/tp_only.yaml" >
 expect_refused "$SCRATCH/plan.yaml" "tensor: goes with 'stages: N'"
 sed -e 's/stages: 2, tensor: 2/stages: 2, sequence_parallel: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/sp.yaml"
 expect_refused "$SCRATCH/sp.yaml" "sequence_parallel: goes with 'tensor: t'"
+sed -e 's/stages: 2, tensor: 2/stages: 2, tensor: 2, vocabulary_parallel: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/vocab.yaml"
+expect_refused "$SCRATCH/vocab.yaml" "vocabulary_parallel: is for kind: tensor_parallel (a pipeline's first and last stages hold the embedding and the head whole)"
 echo "PASS pipeline tensor"

@@ -4,7 +4,8 @@
 # same seed: so tensor 2 on 2 ranks (with and without sequence parallelism) prints, on both
 # ranks, the loss of DDP on 1 rank at every iteration, and tensor 2 x data 2 on 4 ranks the loss
 # of DDP on 2. Each rank's memory file holds the bytes it sent on its tensor group per
-# iteration, equal to Megatron's 8 (t - 1)/t b s h x 4 bytes per layer computed here by hand;
+# iteration, equal to Megatron's 8 (t - 1)/t b s h x 4 bytes per layer computed here by hand
+# (with the vocabulary split, the embedding's and the head's collectives and the loss's too);
 # the dry run prints the mesh; a layout the model cannot split is refused at the system's line.
 source "$(dirname "$0")/common.sh"
 
@@ -12,13 +13,13 @@ spec() {  # name world batch systems
   cat > "$SCRATCH/$1.yaml" <<YAML
 name: $1
 output: $SCRATCH/results
-model: {name: llama, batch_size: $3, input_shape: [8], depth: 2, width: 64, heads: 4, kv_heads: 2, vocab: 101}
+model: {name: llama, batch_size: $3, input_shape: [8], depth: 2, width: 64, heads: 4, kv_heads: 2, vocab: 102}
 optimizer: {name: adamw, lr: 0.01}
 run: {world_size: $2, iterations: 3, warmup: 1, trace: true}
 systems: $4
 YAML
 }
-spec tensor 2 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"
+spec tensor 2 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: tp_vocab, kind: tensor_parallel, tensor: 2, sequence_parallel: true, vocabulary_parallel: true}]"
 spec whole 1 4 "[overlap]"
 spec tensor_data 4 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, zero_stage: 3, sequence_parallel: true}]"
 spec data 2 4 "[overlap]"
@@ -29,6 +30,9 @@ expect_contains "$dry" "tensor 2, 1 thread(s)/rank"
 expect_contains "$dry" "tensor 2 sequence-parallel, replicas ZeRO-3, 1 thread(s)/rank"
 expect_contains "$dry" "mesh: pipeline 1 x data 2 x tensor 2"
 expect_contains "$dry" "rank 3 (pipeline 0, data 1, tensor 1): all-reduces in [1, 3]; splits layers with [2, 3] (all-reduces)"
+dry=$("$HARNESS" run "$SCRATCH/tensor.yaml" --dry-run 2>&1) || fail "dry run failed: $dry"
+expect_contains "$dry" "tensor 2 sequence-parallel vocabulary-parallel, 1 thread(s)/rank"
+expect_contains "$dry" "splits layers and the vocabulary with [0, 1] (all-gathers and reduce-scatters)"
 for name in tensor whole tensor_data data; do
   "$HARNESS" run "$SCRATCH/$name.yaml" >/dev/null 2>"$SCRATCH/stderr" ||
     fail "$name failed: $(cat "$SCRATCH/stderr")"
@@ -49,7 +53,7 @@ def same(got, want, what):
     for a, b in zip(got, want):
         assert abs(a - b) <= 2e-5 * abs(b), (what, got, want)
 
-for system in ("tp", "tp_sp"):
+for system in ("tp", "tp_sp", "tp_vocab"):
     for rank in range(2):
         same(losses("tensor", system, rank), losses("whole", "overlap", 0), (system, rank))
 for system in ("tp", "fsdp_tp"):
@@ -71,7 +75,13 @@ bsh_bytes = 4 * 8 * 64 * 4
 layers = 2 * 8 * (1 / 2) * bsh_bytes
 # Sequence parallelism adds the two ends' all-gathers and the 4 norms' gradients of 64 fp32.
 ends = 2 * (1 / 2) * bsh_bytes + 2 * (1 / 2) * 4 * 64 * 4
-for spec, system, extra in (("tensor", "tp", 0), ("tensor", "tp_sp", ends), ("tensor_data", "tp", 0)):
+# The vocabulary split instead: 4 ring passes of b s h (the embedding's reduce-scatter and the
+# head's all-gather, and their backward), 5 norms' gradients (the final norm's too), and the
+# loss's fp32 all-gather of one number per token of the 32 and two all-reduces of one.
+tokens = 4 * 8
+vocab = 4 * (1 / 2) * bsh_bytes + 2 * (1 / 2) * 5 * 64 * 4 + tokens * 4 + 2 * (2 * (1 / 2) * tokens * 4)
+for spec, system, extra in (("tensor", "tp", 0), ("tensor", "tp_sp", ends),
+                            ("tensor", "tp_vocab", vocab), ("tensor_data", "tp", 0)):
     for path in glob.glob(os.path.join(raw(spec, system), "memory_rank*.json")):
         t = json.load(open(path))["tensor"]
         assert t["degree"] == 2, t
@@ -82,7 +92,10 @@ for spec, system, extra in (("tensor", "tp", 0), ("tensor", "tp_sp", ends), ("te
     trace = json.load(open(os.path.join(raw(spec, system), "trace_rank0.json")))
     names = [e.get("name") for e in trace["traceEvents"] if e.get("ph") == "X"]
     counts = [names.count("tensor " + c) for c in ("all-reduce", "all-gather", "reduce-scatter")]
-    assert counts == ([4, 10, 8] if system == "tp_sp" else [8, 0, 0]), (system, names)
+    # With the vocabulary split: the loss's 2 all-reduces and all-gather, the embedding's and
+    # the head's reduce-scatter and all-gather each, in place of the ends.
+    want = {"tp": [8, 0, 0], "tp_sp": [4, 10, 8], "tp_vocab": [7, 11, 10]}[system]
+    assert counts == want, (system, counts, names)
 PY
 
 sed -e 's/tensor: 2}\]/tensor: 3}]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/three.yaml"
@@ -92,7 +105,16 @@ sed -e 's/world_size: 4/world_size: 8/' -e 's/tensor: 2}\]/tensor: 8}]/' \
 expect_refused "$SCRATCH/eight.yaml" "systems: tp: model llama: its heads (4) do not split over a tensor axis of 8"
 sed -e 's/heads: 4, kv_heads: 2/heads: 4, kv_heads: 1/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/kv.yaml"
 expect_refused "$SCRATCH/kv.yaml" "its key/value heads (1) do not split over a tensor axis of 2"
-sed -e 's/name: llama, /name: mlp, /' -e 's/, heads: 4, kv_heads: 2, vocab: 101//' \
+sed -e 's/vocab: 102/vocab: 101/' -e 's/tensor: 2}\]/tensor: 2, vocabulary_parallel: true}]/' \
+  "$SCRATCH/tp_only.yaml" > "$SCRATCH/odd.yaml"
+expect_refused "$SCRATCH/odd.yaml" "systems: tp: model llama: its vocabulary (101) does not split over a tensor axis of 2"
+sed -e 's/vocab: 102}/vocab: 102, loss: mse}/' -e 's/tensor: 2}\]/tensor: 2, vocabulary_parallel: true}]/' \
+  "$SCRATCH/tp_only.yaml" > "$SCRATCH/mse.yaml"
+expect_refused "$SCRATCH/mse.yaml" "vocabulary parallelism computes cross_entropy over the logits' shards, not mse"
+sed -e 's/name: llama, /name: bert, /' -e 's/, heads: 4, kv_heads: 2, vocab: 102//' -e 's/width: 64/width: 128/' \
+  -e 's/tensor: 2}\]/tensor: 2, vocabulary_parallel: true}]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/bert.yaml"
+expect_refused "$SCRATCH/bert.yaml" "vocabulary parallelism splits llama's embedding and head, not bert's"
+sed -e 's/name: llama, /name: mlp, /' -e 's/, heads: 4, kv_heads: 2, vocab: 102//' \
   -e 's/input_shape: \[8\]/input_shape: [16]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/mlp.yaml"
 expect_refused "$SCRATCH/mlp.yaml" "tensor parallelism splits llama's and bert's layers, not mlp's"
 sed -e 's/, tensor: 2}/}/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/none.yaml"

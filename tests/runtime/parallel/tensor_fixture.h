@@ -26,7 +26,8 @@ inline constexpr int kTensorSteps = 10;
 inline constexpr int64_t kTensorBatch = 4, kTokens = 8, kWidth = 64, kDepth = 2;
 
 // llama: 8 heads of 8 over 4 key/value heads (grouped-query: each rank keeps whole groups at
-// t = 4); bert: 2 heads of 64 (its head width), a feed-forward of 512.
+// t = 4) and a vocabulary of 96 (which splits over 2 and 4); bert: 2 heads of 64 (its head
+// width), a feed-forward of 512.
 inline int64_t width_of(const std::string& model) { return model == "bert" ? 2 * kWidth : kWidth; }
 
 inline runtime::ModelOptions decoder_options(int64_t shard = 0, int64_t shards = 1,
@@ -36,7 +37,7 @@ inline runtime::ModelOptions decoder_options(int64_t shard = 0, int64_t shards =
   options.input_shape = {kTokens};
   options.depth = kDepth;
   options.width = width_of(model);
-  if (model == "llama") options.decoder = {8, 4, 97};
+  if (model == "llama") options.decoder = {8, 4, 96};
   options.tensor_shard = shard;
   options.tensor_shards = shards;
   options.sequence_parallel = sequence;

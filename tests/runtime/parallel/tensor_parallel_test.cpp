@@ -2,8 +2,9 @@
 // BERT-style encoder, over real Gloo (a thread per rank): from one seed, after 10 AdamW steps,
 // the shards of every rank put together give the parameters of one process trained on the same
 // global batch (float64, relative 1e-9), at t = 2 and 4, with sequence parallelism, composed
-// with data parallelism (2 x 2) and with every block recomputed; and the bytes each rank sends
-// on its tensor group are Megatron's formula's (runtime/parallel/tensor_traffic.h), counted.
+// with data parallelism (2 x 2), with every block recomputed and with the vocabulary split; and
+// the bytes each rank sends on its tensor group are Megatron's formula's
+// (runtime/parallel/tensor_traffic.h), counted.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -19,6 +20,7 @@
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/tensor_region.h"
 #include "runtime/parallel/tensor_traffic.h"
+#include "runtime/parallel/vocabulary_parallel.h"
 #include "tests/runtime/double_default.h"
 #include "tests/runtime/gloo_ranks.h"
 #include "tests/runtime/parallel/tensor_fixture.h"
@@ -32,9 +34,18 @@ struct TensorCase {
   int tensor = 2;
   int data = 1;
   bool sequence_parallel = false;
-  bool checkpointing = false;  // every block recomputed in backward
-  int zero_stage = 0;          // the replicas sharded by ZeRO's stage (baselines/sharded/)
+  bool checkpointing = false;        // every block recomputed in backward
+  int zero_stage = 0;                // the replicas sharded by ZeRO's stage (baselines/sharded/)
+  bool vocabulary_parallel = false;  // llama's embedding and head split by vocabulary rows
 };
+
+// The case's loss: with the vocabulary split, Megatron's cross entropy over the logits' shards.
+torch::Tensor case_loss(const TensorCase& c, runtime::ZooModel& model, const torch::Tensor& output,
+                        const torch::Tensor& target) {
+  if (!c.vocabulary_parallel) return runtime::training_loss(loss_of(c.model), output, target);
+  return runtime::vocabulary_cross_entropy(*model.tensor_region()->group, output, target,
+                                           static_cast<double>(target.numel()));
+}
 
 struct TensorRankOutcome {
   Parameters parameters;
@@ -49,7 +60,7 @@ Parameters train_replicated(const TensorCase& c, runtime::ZooModel& model,
   auto optimizer = runtime::make_optimizer(tensor_adamw(), model.parameters());
   for (int step = 0; step < kTensorSteps; ++step) {
     optimizer->zero_grad();
-    runtime::training_loss(loss_of(c.model), model.forward(input), target).backward();
+    case_loss(c, model, model.forward(input), target).backward();
     for (auto& p : model.parameters()) {
       if (data_group == nullptr) break;
       data_group->all_reduce_sum(p.mutable_grad())->wait();
@@ -69,7 +80,7 @@ Parameters train_sharded(const TensorCase& c, const std::shared_ptr<runtime::Zoo
   baselines::ShardedDataParallel sharded(model, data_group, options, tensor_adamw());
   for (int step = 0; step < kTensorSteps; ++step) {
     sharded.zero_grad();
-    runtime::training_loss(loss_of(c.model), sharded.forward(input), target).backward();
+    case_loss(c, *model, sharded.forward(input), target).backward();
     sharded.finish_backward();
     sharded.step();
   }
@@ -106,6 +117,7 @@ std::vector<TensorRankOutcome> train_tensor_parallel(const TensorCase& c) {
   for (int r = 0; r < world; ++r) {
     auto options = decoder_options(r % c.tensor, c.tensor, c.sequence_parallel, c.model);
     options.activation_checkpointing = c.checkpointing;
+    options.vocabulary_parallel = c.vocabulary_parallel;
     models.push_back(seeded_decoder(options, c.model));
   }
   const auto batch = decoder_batch(c.model);
@@ -131,7 +143,9 @@ void expect_one_process(const std::vector<TensorRankOutcome>& outcomes, const Te
       for (int j = 0; j < c.tensor; ++j) {
         shards.push_back(outcomes[replica * c.tensor + j].parameters.at(name));
       }
-      const torch::Tensor got = whole_of(name, shards);
+      const bool vocabulary_rows =
+          c.vocabulary_parallel && (name == "embed_tokens.weight" || name == "lm_head.weight");
+      const torch::Tensor got = vocabulary_rows ? torch::cat(shards, 0) : whole_of(name, shards);
       // Absolute 1e-10: bert's key bias has no gradient in exact arithmetic (softmax ignores a
       // shift shared by a query's scores), so AdamW turns its float64 rounding noise (~1e-17)
       // into steps of ~1e-11 that differ with the order of the sums.
@@ -143,8 +157,11 @@ void expect_one_process(const std::vector<TensorRankOutcome>& outcomes, const Te
 }
 
 runtime::TensorTrafficShape traffic_of(const TensorCase& c) {
-  return {kTensorBatch / c.data, kTokens, width_of(c.model),        kDepth, c.tensor,
-          c.sequence_parallel,   8,       c.model == "bert" ? 6 : 2};
+  runtime::TensorTrafficShape shape{
+      kTensorBatch / c.data, kTokens, width_of(c.model),        kDepth, c.tensor,
+      c.sequence_parallel,   8,       c.model == "bert" ? 6 : 2};
+  shape.vocabulary_parallel = c.vocabulary_parallel;
+  return shape;
 }
 
 // Every rank of the case sent on its tensor group, per step, what Megatron's formula says.
@@ -246,6 +263,48 @@ TEST(TensorParallel, ShardedReplicasTrainAsOneProcess) {
   }
 }
 
+TEST(TensorParallel, VocabularyParallelEmbeddingAndLossTrainAsOneProcess) {
+  // Per step, besides the layers' collectives: the embedding's g and the head's f on b s h
+  // (all-reduces; under sequence parallelism a reduce-scatter and an all-gather each, in place
+  // of the split's ends), and the loss's all-gather of one number a token and two all-reduces of
+  // one (float64 here, as the logits); the final norm's gradient too under sequence parallelism.
+  const int64_t bs = kTensorBatch * kTokens, bsh = bs * kWidth, layers = kDepth;
+  for (const bool sequence : {false, true}) {
+    TensorCase c{"llama", 2, 1, sequence};
+    c.vocabulary_parallel = true;
+    const auto outcomes = train_tensor_parallel(c);
+    expect_one_process(outcomes, c);
+    for (const auto& outcome : outcomes) {
+      EXPECT_EQ(outcome.parameters.at("lm_head.weight").size(0), 48);  // 96 / 2
+      const auto& payload = outcome.payload;
+      if (!sequence) {
+        EXPECT_EQ(payload.all_reduce, kTensorSteps * ((4 * layers + 2) * bsh + 2 * bs) * 8);
+        EXPECT_EQ(payload.all_gather, kTensorSteps * bs * 8);
+        EXPECT_EQ(payload.reduce_scatter, 0);
+      } else {
+        EXPECT_EQ(payload.all_reduce, kTensorSteps * ((2 * layers + 1) * kWidth + 2 * bs) * 8);
+        EXPECT_EQ(payload.all_gather, kTensorSteps * ((4 * layers + 2) * bsh / 2 + bs) * 8);
+        EXPECT_EQ(payload.reduce_scatter, kTensorSteps * (4 * layers + 2) * bsh * 8);
+      }
+    }
+    expect_formula_bytes(outcomes, c);
+  }
+}
+
+TEST(TensorParallel, VocabularyParallelComposesWithFourShardsAndFsdp) {
+  // t = 4 (24 rows of the vocabulary a rank), and tensor 2 x FSDP 2 with sequence parallelism.
+  TensorCase four{"llama", 4, 1, false};
+  four.vocabulary_parallel = true;
+  TensorCase fsdp{"llama", 2, 2, true};
+  fsdp.zero_stage = 3;
+  fsdp.vocabulary_parallel = true;
+  for (const TensorCase& c : {four, fsdp}) {
+    const auto outcomes = train_tensor_parallel(c);
+    expect_one_process(outcomes, c);
+    expect_formula_bytes(outcomes, c);
+  }
+}
+
 TEST(TensorParallel, RefusesAHeadCountTheAxisDoesNotDivide) {
   // 8 heads over 3 ranks: refused as the model is built, naming what does not divide.
   try {
@@ -270,6 +329,19 @@ TEST(TensorFormula, MegatronsBytesByHand) {
   shape.ends = 1;
   shape.micro_batches = 3;
   EXPECT_DOUBLE_EQ(runtime::tensor_iteration_bytes_sent(shape), 3 * 768.0 + 96 + 3 * 288);
+}
+
+TEST(TensorFormula, VocabularyParallelBytesByHand) {
+  // b s = 8 tokens, h = 8, fp16, t = 4: a ring pass of b s h is 3/4 x 128 = 96 bytes.
+  runtime::TensorTrafficShape shape{2, 4, 8, 3, 4, false, 2};
+  shape.vocabulary_parallel = true;
+  // The embedding's and the head's all-reduces (4 passes), the loss's float32 all-gather of 8
+  // numbers (3 x 32 bytes) and two all-reduces of them (2 x 2 x 3/4 x 32).
+  EXPECT_DOUBLE_EQ(runtime::tensor_iteration_bytes_sent(shape), 3 * 768.0 + 384 + 96 + 96);
+  // Sequence parallelism: the same 4 passes replace the ends; the final norm's gradient joins
+  // the 6 blocks' (7 x 2 x 3/4 x 32 bytes).
+  shape.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(runtime::tensor_iteration_bytes_sent(shape), 3 * 768.0 + 384 + 192 + 336);
 }
 
 }  // namespace
