@@ -25,7 +25,13 @@ threads. Modes:
          fully_shard of every block, the embeddings and the head over its data dimension (the
          harness's `kind: tensor_parallel` with `zero_stage: 3`).
   A tensor-parallel replica trains on batch_size x tensor samples: the global batch of the
-  other modes, as the harness's replica.
+  other modes, as the harness's replica. With --vocabulary-parallel the tensor modes split the
+  embeddings and the head by vocabulary rows too, torchtitan's plan with loss_parallel (the
+  harness's `vocabulary_parallel: true`): the embeddings RowwiseParallel, the head
+  ColwiseParallel with its logits left sharded, the last norm SequenceParallel under sequence
+  parallelism (the embeddings' output and the head's input are then the token shards, in place
+  of the first block's split and the last one's gather), and the cross-entropy inside
+  loss_parallel().
 Reads the torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), prints the
 harness's timing line protocol (baselines/ddp/python/harness_timings.py) and, with
 --memory-out, writes what the rank held after training in the harness's memory_rank<r>.json
@@ -175,13 +181,31 @@ def arguments():
     add_run_arguments(p)
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--bucket-mb", type=float, default=25)
+    p.add_argument("--vocabulary-parallel", action="store_true",
+                   help="tp, tp_sp, fsdp_tp: the embeddings and the head split by vocabulary rows")
     args = p.parse_args()
+    if args.vocabulary_parallel and args.mode not in ("tp", "tp_sp", "fsdp_tp"):
+        p.error("--vocabulary-parallel goes with a tensor mode (tp, tp_sp, fsdp_tp)")
     if args.mode == "fsdp_tp" and args.tensor < 2:
         p.error("fsdp_tp needs --tensor, the ranks that split each layer (2 or more)")
     return args
 
 
-def tensor_parallel(model, sequence_parallel, mesh):
+def vocabulary_parallel(model, sequence_parallel, mesh):
+    """torchtitan's plan for the embeddings, the last norm and the head, for loss_parallel."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   SequenceParallel, parallelize_module)
+    between = Shard(1) if sequence_parallel else Replicate()
+    plan = {"embed_tokens": RowwiseParallel(input_layouts=Replicate(), output_layouts=between),
+            "lm_head": ColwiseParallel(input_layouts=between, output_layouts=Shard(-1),
+                                       use_local_output=False)}
+    if sequence_parallel:
+        plan["norm"] = SequenceParallel()
+    parallelize_module(model, mesh, plan)
+
+
+def tensor_parallel(model, sequence_parallel, mesh, vocabulary=False):
     """torchtitan's plan for the decoder's blocks over `mesh`; heads counted per rank."""
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
@@ -202,7 +226,9 @@ def tensor_parallel(model, sequence_parallel, mesh):
         parallelize_module(layer, mesh, plan)
         layer.self_attn.heads //= world
         layer.self_attn.kv_heads //= world
-    if sequence_parallel:
+    if vocabulary:
+        vocabulary_parallel(model, sequence_parallel, mesh)
+    elif sequence_parallel:
         parallelize_module(model.layers[0], mesh, PrepareModuleInput(
             input_layouts=(Replicate(),), desired_input_layouts=(Shard(1),), use_local_output=True))
         parallelize_module(model.layers[-1], mesh, PrepareModuleOutput(
@@ -219,12 +245,13 @@ def wrap(model, args, device):
         from torch.distributed.device_mesh import init_device_mesh
         world = torch.distributed.get_world_size()
         if args.mode != "fsdp_tp":
-            net = tensor_parallel(model, args.mode == "tp_sp", init_device_mesh(device.type, (world,)))
+            net = tensor_parallel(model, args.mode == "tp_sp", init_device_mesh(device.type, (world,)),
+                                  args.vocabulary_parallel)
             return net, torch.optim.AdamW(net.parameters(), **adamw)
         from torch.distributed.fsdp import fully_shard
         mesh = init_device_mesh(device.type, (world // args.tensor, args.tensor),
                                 mesh_dim_names=("data", "tensor"))
-        tensor_parallel(model, True, mesh["tensor"])
+        tensor_parallel(model, True, mesh["tensor"], args.vocabulary_parallel)
         for module in [model.embed_tokens, *model.layers, model.lm_head]:
             fully_shard(module, mesh=mesh["data"])
         fully_shard(model, mesh=mesh["data"])
@@ -247,6 +274,14 @@ def wrap(model, args, device):
     return net, torch.optim.AdamW(net.parameters(), **adamw)
 
 
+def sharded_loss(vocabulary):
+    """loss_parallel() around a vocabulary-parallel iteration's loss and its backward."""
+    if not vocabulary:
+        return contextlib.nullcontext()
+    from torch.distributed.tensor.parallel import loss_parallel
+    return loss_parallel()
+
+
 def main():
     args = arguments()
     rank, world, device = start_rank(args.threads, args.device, args.backend)
@@ -266,7 +301,7 @@ def main():
     autocast = args.precision == "bf16" and args.mode != "fsdp2"
     timer = IterationTimer(warmup=args.warmup)
     for _ in range(args.warmup + args.iterations):
-        with timer.iteration():
+        with timer.iteration(), sharded_loss(args.vocabulary_parallel):
             with timer.phase("step"):
                 optimizer.zero_grad()
             with timer.phase("forward"):
