@@ -10,31 +10,10 @@
 #include <unordered_map>
 
 #include "baselines/sharded/collective_queue.h"
+#include "baselines/sharded/flat_storage.h"
 #include "runtime/optim/optimizer.h"
 
 namespace baselines {
-
-namespace {
-
-// A unit's flat buffer gives its memory back, and takes it again, without the tensor changing:
-// the parameters are views of it, and autograd's saved tensors hold those views, so a buffer
-// refilled before backward reaches the unit is what backward reads (FSDP frees its unsharded
-// FlatParameter the same way).
-void release_storage(const at::Tensor& flat) {
-  c10::StorageImpl* storage = flat.storage().unsafeGetStorageImpl();
-  storage->set_data_ptr_noswap(at::DataPtr(nullptr, flat.device()));
-  storage->set_nbytes(0);
-}
-
-void allocate_storage(const at::Tensor& flat) {
-  c10::StorageImpl* storage = flat.storage().unsafeGetStorageImpl();
-  const size_t bytes = static_cast<size_t>(flat.numel()) * flat.element_size();
-  if (storage->nbytes() == bytes) return;
-  storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));
-  storage->set_nbytes(bytes);
-}
-
-}  // namespace
 
 struct ShardedDataParallel::State {
   struct UnitState {
