@@ -29,8 +29,8 @@ DataAxisSteps::DataAxisSteps(const WorkerConfig& config, std::shared_ptr<ZooMode
   }
 }
 
-void DataAxisSteps::zero_grad() {
-  if (replicas_) replicas_->zero_grad();
+void DataAxisSteps::begin_iteration(TraceRecorder& trace) {
+  if (replicas_) replicas_->begin_iteration(trace);
   if (sharded_) sharded_->zero_grad();
   if (alone_) alone_->zero_grad();
 }

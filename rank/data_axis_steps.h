@@ -27,7 +27,7 @@ class DataAxisSteps {
   DataAxisSteps(const DataAxisSteps&) = delete;
   DataAxisSteps& operator=(const DataAxisSteps&) = delete;
 
-  void zero_grad();
+  void begin_iteration(TraceRecorder& trace);   // gradients cleared
   at::Tensor forward(const at::Tensor& input);  // ZeRO-3 gathers each unit around its forward
   void finish_backward();
   void step(TraceRecorder& trace);

@@ -55,12 +55,11 @@ baselines::GradientReducer* DataParallelSteps::reducer() {
   return expert_sync_ ? expert_sync_->dense_reducer() : ddp_reducer_.get();
 }
 
-void DataParallelSteps::zero_grad() {
-  if (optimizer_) {
-    optimizer_->zero_grad();
-  } else {
-    expert_sync_->dense_shards()->zero_grad();
-  }
+void DataParallelSteps::begin_iteration(TraceRecorder& trace) {
+  if (optimizer_) return optimizer_->zero_grad();
+  baselines::ReplicaShards& shards = *expert_sync_->dense_shards();
+  shards.zero_grad();
+  shards.gather_parameters(trace);
 }
 
 void DataParallelSteps::step(TraceRecorder& trace) {
@@ -90,7 +89,8 @@ nlohmann::json DataParallelSteps::memory() {
   memory["sharded"] = sharded_report(
       shards.layout(), baselines::zero_stage_from(config_.system.data.zero_stage), "dense",
       parameters.front().element_size(), optimizer_states_per_element(config_.optimizer),
-      ring_bytes_sent(counted_->payload(), shards.layout().world_size) / iterations);
+      ring_bytes_sent(counted_->payload(), shards.layout().world_size) / iterations,
+      /*reshard_after_forward=*/false);
   return memory;
 }
 

@@ -35,7 +35,8 @@ class DataParallelSteps {
   // The bucketed reducer (buckets.json, the trace's all-reduces); none where the dense part is
   // sharded at stage 2.
   baselines::GradientReducer* reducer();
-  void zero_grad();
+  // Gradients cleared; a dense part at ZeRO stage 3 gathers the parameters its step freed.
+  void begin_iteration(TraceRecorder& trace);
   void step(TraceRecorder& trace);
   // The counted bytes start here (the first measured iteration).
   void start_measuring();

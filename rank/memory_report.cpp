@@ -39,7 +39,8 @@ nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
 
 nlohmann::json sharded_report(const baselines::ShardLayout& layout, baselines::ZeroStage stage,
                               const std::string& unit, int64_t element_bytes,
-                              int states_per_element, double bytes_sent_per_iteration) {
+                              int states_per_element, double bytes_sent_per_iteration,
+                              bool reshard_after_forward) {
   const auto formula = baselines::sharded_memory(layout, stage, element_bytes, states_per_element);
   return {{"stage", baselines::stage_number(stage)},
           {"unit", unit},
@@ -53,7 +54,8 @@ nlohmann::json sharded_report(const baselines::ShardLayout& layout, baselines::Z
             {"gradient_bytes", formula.gradient_bytes},
             {"optimizer_state_bytes", formula.optimizer_state_bytes},
             {"bytes_sent_per_iteration",
-             baselines::sharded_traffic(layout, stage, element_bytes).total()}}}};
+             baselines::sharded_traffic(layout, stage, element_bytes, reshard_after_forward)
+                 .total()}}}};
 }
 
 }  // namespace runtime

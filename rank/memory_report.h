@@ -26,9 +26,10 @@ nlohmann::json memory_report(const std::vector<torch::Tensor>& parameters,
 // memory_rank<r>.json's "sharded": how the parameters were cut (the ZeRO stage, the unit, the
 // ranks sharing them, elements and a rank's chunk), the bytes the rank sent per measured
 // iteration, and what the stage's formula says it holds and sends
-// (baselines/sharded/shard_layout.h).
+// (baselines/sharded/shard_layout.h; `reshard_after_forward` as there).
 nlohmann::json sharded_report(const baselines::ShardLayout& layout, baselines::ZeroStage stage,
                               const std::string& unit, int64_t element_bytes,
-                              int states_per_element, double bytes_sent_per_iteration);
+                              int states_per_element, double bytes_sent_per_iteration,
+                              bool reshard_after_forward = true);
 
 }  // namespace runtime

@@ -189,7 +189,7 @@ PipelineModel build_pipeline_model(const WorkerConfig& config, const RankDevice&
 }
 
 // How the stage's replicas step: each its whole stage (their gradients summed by DDP's
-// buckets), or, on a data axis sharded at ZeRO stage 1 or 2, each its chunk of it
+// buckets), or, on a data axis sharded at ZeRO stage 1, 2 or 3, each its chunk of it
 // (baselines/sharded/replica_shards.h), counted so that memory_rank<r>.json can set the bytes
 // it sent beside the formula's.
 class StageOptimizer {
@@ -222,9 +222,11 @@ class StageOptimizer {
   void bind(const PipelineStage& stage) {
     if (shards_ == nullptr) whole_ = make_optimizer(config_.optimizer, stage.stage_parameters());
   }
-  void zero_grad() {
-    if (shards_ != nullptr) return shards_->zero_grad();
-    whole_->zero_grad();
+  // Gradients cleared; at ZeRO stage 3 the parameters the last step freed gathered again.
+  void begin_iteration(TraceRecorder& trace) {
+    if (shards_ == nullptr) return whole_->zero_grad();
+    shards_->zero_grad();
+    shards_->gather_parameters(trace);
   }
   void step(TraceRecorder& trace) {
     if (shards_ != nullptr) return shards_->step(trace);
@@ -258,7 +260,8 @@ json StageOptimizer::shard_report(int64_t element_bytes) const {
   const double iterations = static_cast<double>(std::max(1LL, config_.iterations));
   return sharded_report(layout, baselines::zero_stage_from(config_.system.data.zero_stage), "stage",
                         element_bytes, optimizer_states_per_element(config_.optimizer),
-                        ring_bytes_sent(counted_->payload(), layout.world_size) / iterations);
+                        ring_bytes_sent(counted_->payload(), layout.world_size) / iterations,
+                        /*reshard_after_forward=*/false);
 }
 
 // The rows replica `replica` of `replicas` runs per iteration: its share of every micro-batch
@@ -398,7 +401,7 @@ json train_stage(const WorkerConfig& config, const RankContext& context, const R
     // On a GPU every phase ends with the stream drained (PipelineOptions::device), so the
     // steady clock times what the device did.
     const auto t0 = Clock::now();
-    optimizer.zero_grad();
+    optimizer.begin_iteration(trace);
     device.synchronize();
     const auto t1 = Clock::now();
     PipelineIterationStats stats = stage.run_iteration(batch.input, batch.target, trace);

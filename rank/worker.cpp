@@ -374,7 +374,7 @@ void run_ddp_rank(const WorkerConfig& config, const WorkerArgs& args, const Rank
   for (size_t m = 0; m < mixtures.size(); ++m) {
     mixtures[m]->set_trace(&trace, "moe " + std::to_string(m));
   }
-  const IterationSteps steps{[&] { sync.zero_grad(); },
+  const IterationSteps steps{[&] { sync.begin_iteration(trace); },
                              [&](const torch::Tensor& input) { return model->forward(input); },
                              [&] { sync.sync().finish_backward(); }, [&] { sync.step(trace); },
                              [&](long long it) {
@@ -400,7 +400,7 @@ void run_sharded_rank(const WorkerConfig& config, const WorkerArgs& args, const 
   SampleLog log;
   TraceRecorder trace;
   DataAxisSteps sharded(config, model, &comm, trace);
-  const IterationSteps steps{[&] { sharded.zero_grad(); },
+  const IterationSteps steps{[&] { sharded.begin_iteration(trace); },
                              [&](const torch::Tensor& input) { return sharded.forward(input); },
                              [&] { sharded.finish_backward(); }, [&] { sharded.step(trace); },
                              [&](long long it) {
@@ -488,7 +488,7 @@ void run_tensor_parallel_rank(const WorkerConfig& config, const WorkerArgs& args
   TraceRecorder trace;
   region.trace = &trace;
   DataAxisSteps replicas(config, model, groups.data.get(), trace);
-  IterationSteps steps{[&] { replicas.zero_grad(); },
+  IterationSteps steps{[&] { replicas.begin_iteration(trace); },
                        [&](const torch::Tensor& input) { return replicas.forward(input); },
                        [&] { replicas.finish_backward(); }, [&] { replicas.step(trace); },
                        [&](long long it) {

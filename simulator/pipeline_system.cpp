@@ -346,7 +346,9 @@ int add_replica_sum(PipelineGraph& g, int group, const std::vector<int>& ranks, 
 // runtime/pipeline/pipeline_executor.cpp, finish_iteration), then the step: an optimizer step
 // is a pass over the parameters, so a rank runs the whole model's step time scaled by its share
 // of the parameter bytes. Replicas that shard the stage (zero_stage) reduce-scatter instead at
-// stage 2, step their chunk (1/r of the share) and all-gather the chunks after.
+// stages 2 and 3, step their chunk (1/r of the share) and all-gather the chunks after. Stage 3
+// gathers before the next iteration's first forward instead, which in a steady iteration is the
+// same place on the rank's timeline.
 void add_reductions(PipelineGraph& g, const Cluster& cluster, const LayerCosts& costs,
                     ComputeNoise& noise) {
   const double total_parameters = costs.total_parameter_bytes();
@@ -365,7 +367,7 @@ void add_reductions(PipelineGraph& g, const Cluster& cluster, const LayerCosts& 
     const bool copies = cluster.models_bucket_copies() && replicas > 1;
     const double copy_s = cluster.bucket_copy_seconds(parameters);
     const int collective = add_replica_sum(g, group, ranks, p, parameters, copies ? copy_s : -1.0,
-                                           shards && g.system.zero_stage == 2);
+                                           shards && g.system.zero_stage >= 2);
     // The chunk a sharding replica steps and gathers: the stage's bytes padded to r chunks.
     const double chunk = std::ceil(parameters / 4 / replicas) * 4;
     const double share = total_parameters > 0 ? parameters / total_parameters : 1.0 / g.table.ranks;

@@ -38,7 +38,7 @@ struct PipelineSystem {
   double step_s = 0;        // the whole model's optimizer step; a stage runs its parameters' share
   // How a stage's replicas hold it (baselines/sharded/replica_shards.h): 0 whole; 1 gradients
   // all-reduced, each replica steps its chunk, the chunks all-gathered; 2 the same with the
-  // gradients reduce-scattered.
+  // gradients reduce-scattered; 3 (FSDP, gathered once per iteration) priced as 2.
   int zero_stage = 0;
 };
 

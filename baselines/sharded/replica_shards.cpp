@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "baselines/ddp/gradient_reducer.h"
+#include "baselines/sharded/flat_storage.h"
 #include "runtime/optim/optimizer.h"
 
 namespace baselines {
@@ -15,13 +16,15 @@ struct ReplicaShards::State {
   runtime::Communicator* replicas = nullptr;
   ReplicaShardOptions options;
   ShardLayout layout;
-  std::vector<int64_t> offsets;          // each parameter's first element in `full`
-  at::Tensor full;                       // every parameter, padded; the parameters are views of it
-  at::Tensor chunk;                      // this replica's chunk of `full`: what the optimizer steps
+  std::vector<int64_t> offsets;  // each parameter's first element in `full`
+  at::Tensor full;               // every parameter, padded; the parameters are views of it
+  at::Tensor chunk;  // this replica's chunk of `full` (stage 3: a copy): what the optimizer steps
+  bool gathered = true;                  // stage 3: whether `full` holds the whole parameters
   std::unique_ptr<GradientReducer> sum;  // stage 1: DDP's buckets over the replicas
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 
   int replica() const { return replicas->rank(); }
+  bool frees_parameters() const { return options.stage == ZeroStage::kParameters; }
   int64_t chunk_elements() const { return layout.units.front().shard_elements; }
 
   // Stage 2: every parameter's gradient, end to end and padded (a missing one as zeros), the
@@ -66,9 +69,19 @@ void lay_out_flat(ReplicaShards::State& s) {
     s.offsets.push_back(offset);
     offset += parameter.numel();
   }
-  s.chunk = s.full.narrow(0, s.replica() * unit.shard_elements, unit.shard_elements)
-                .detach()
-                .requires_grad_(true);
+  const at::Tensor mine = s.full.narrow(0, s.replica() * unit.shard_elements, unit.shard_elements);
+  s.chunk = (s.frees_parameters() ? mine.clone() : mine.detach()).requires_grad_(true);
+}
+
+// Every replica's chunk into the whole parameters.
+void gather_chunks(ReplicaShards::State& s, runtime::TraceRecorder& trace) {
+  torch::NoGradGuard no_grad;
+  // Stages 1 and 2 step a view of `full`, which the gather overwrites: it sends a copy.
+  const at::Tensor mine = s.frees_parameters() ? s.chunk.detach() : s.chunk.detach().clone();
+  const double start = runtime::TraceRecorder::now_us();
+  s.replicas->all_gather(s.full, mine)->wait();
+  trace.add("allgather stage", runtime::TraceCategory::kAllGather, start,
+            runtime::TraceRecorder::now_us(), {{"replicas", s.replicas->world_size()}});
 }
 
 }  // namespace
@@ -77,9 +90,6 @@ ReplicaShards::ReplicaShards(std::vector<at::Tensor> parameters, std::vector<std
                              runtime::Communicator& replicas, const ReplicaShardOptions& options)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
-  if (options.stage == ZeroStage::kParameters) {
-    throw std::invalid_argument("a pipeline stage's replicas shard at ZeRO stage 1 or 2, not 3");
-  }
   if (parameters.empty()) throw std::invalid_argument("a stage without parameters has no shards");
   s.parameters = std::move(parameters);
   s.replicas = &replicas;
@@ -115,19 +125,23 @@ void ReplicaShards::finish_backward() {
 }
 
 runtime::TraceCategory ReplicaShards::collective() const {
-  return state_->options.stage == ZeroStage::kGradients ? runtime::TraceCategory::kReduceScatter
-                                                        : runtime::TraceCategory::kAllReduce;
+  return state_->sum ? runtime::TraceCategory::kAllReduce : runtime::TraceCategory::kReduceScatter;
 }
 
 void ReplicaShards::step(runtime::TraceRecorder& trace) {
   State& s = *state_;
   s.optimizer->step();
-  torch::NoGradGuard no_grad;
-  const at::Tensor mine = s.chunk.detach().clone();
-  const double start = runtime::TraceRecorder::now_us();
-  s.replicas->all_gather(s.full, mine)->wait();
-  trace.add("allgather stage", runtime::TraceCategory::kAllGather, start,
-            runtime::TraceRecorder::now_us(), {{"replicas", s.replicas->world_size()}});
+  if (!s.frees_parameters()) return gather_chunks(s, trace);
+  release_storage(s.full);
+  s.gathered = false;
+}
+
+void ReplicaShards::gather_parameters(runtime::TraceRecorder& trace) {
+  State& s = *state_;
+  if (s.gathered) return;
+  allocate_storage(s.full);
+  gather_chunks(s, trace);
+  s.gathered = true;
 }
 
 void ReplicaShards::zero_grad() {
@@ -143,11 +157,15 @@ const ShardLayout& ReplicaShards::layout() const { return state_->layout; }
 
 torch::optim::Optimizer& ReplicaShards::optimizer() { return *state_->optimizer; }
 
-std::vector<at::Tensor> ReplicaShards::held_parameters() const { return {state_->full}; }
+std::vector<at::Tensor> ReplicaShards::held_parameters() const {
+  const State& s = *state_;
+  if (!s.frees_parameters()) return {s.full};
+  return s.gathered ? std::vector<at::Tensor>{s.full, s.chunk} : std::vector<at::Tensor>{s.chunk};
+}
 
 std::vector<at::Tensor> ReplicaShards::held_gradients() const {
   const State& s = *state_;
-  if (s.options.stage == ZeroStage::kGradients) return {s.chunk.grad()};
+  if (!s.sum) return {s.chunk.grad()};
   std::vector<at::Tensor> gradients;
   for (const at::Tensor& parameter : s.parameters) gradients.push_back(parameter.grad());
   return gradients;

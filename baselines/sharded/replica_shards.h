@@ -1,17 +1,23 @@
-// ZeRO stages 1 and 2 over the replicas of a set of parameters: a pipeline stage's (the
-// composition DeepSpeed's pipeline engine runs, its replicas ZeRO-1) or expert parallelism's
-// dense part (DeepSpeed-MoE's ZeRO beside its experts). The parameters are laid end to end in
-// one padded flat buffer (one unit, baselines/sharded/shard_layout.h) and replica r owns chunk r
-// of it:
+// ZeRO stages 1, 2 and 3 over the replicas of a set of parameters: a pipeline stage's (the
+// composition DeepSpeed's pipeline engine runs, its replicas ZeRO-1; torchtitan's FSDP inside
+// pipeline stages) or expert parallelism's dense part (DeepSpeed-MoE's ZeRO beside its experts).
+// The parameters are laid end to end in one padded flat buffer (one unit,
+// baselines/sharded/shard_layout.h) and replica r owns chunk r of it:
 //   stage 1 - after the iteration's last backward the gradients are summed (or averaged) over
 //             the replicas by DDP's buckets, as plain replicas do; each replica steps its chunk;
 //   stage 2 - the gradients are reduce-scattered instead, and the whole ones freed, so a
 //             replica holds its chunk's gradient between iterations;
-// then the updated chunks are all-gathered into every replica's parameters. Micro-batches
-// accumulate whole gradients during the iteration (the pipeline's backward passes reach every
-// layer of the stage several times), so stage 2 saves gradient memory between iterations, not
-// at the peak. Shard steps are element-wise: the parameters equal plain replicas' up to the
-// rounding of the sums (tests/runtime/pipeline/pipeline_composition_test.cpp).
+// then the updated chunks are all-gathered into every replica's parameters.
+//   stage 3 - as stage 2, but the step frees the whole parameters instead (the replica keeps a
+//             copy of its chunk), and gather_parameters all-gathers them before the next
+//             iteration's first forward. They stay whole for all its micro-batches: FSDP2's
+//             reshard_after_forward=False, which torchtitan sets under pipelines so that each
+//             micro-batch does not gather again. The bytes are stage 2's; what moves is when
+//             the whole parameters are held.
+// Micro-batches accumulate whole gradients during the iteration (the pipeline's backward passes
+// reach every layer of the stage several times), so stages 2 and 3 save memory between
+// iterations, not at the peak. Shard steps are element-wise: the parameters equal plain
+// replicas' up to the rounding of the sums (tests/runtime/pipeline/pipeline_composition_test.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -29,7 +35,7 @@
 namespace baselines {
 
 struct ReplicaShardOptions {
-  ZeroStage stage = ZeroStage::kOptimizerState;  // 1 or 2
+  ZeroStage stage = ZeroStage::kOptimizerState;
   // Stage 1's bucketed all-reduce; `average` also divides stage 2's reduce-scatter (data
   // parallelism averages, a pipeline's replicas sum).
   ReducerOptions reducer;
@@ -52,8 +58,11 @@ class ReplicaShards : public runtime::GradientSync {
   // Stage 2's sum is a reduce-scatter.
   runtime::TraceCategory collective() const override;
   // Steps the chunk, then all-gathers every replica's chunk into the parameters (recorded in
-  // `trace` while it is enabled).
+  // `trace` while it is enabled); stage 3 frees the parameters instead.
   void step(runtime::TraceRecorder& trace);
+  // Stage 3: the parameters the last step freed, all-gathered from every replica's chunk; call
+  // before the iteration's first forward. A no-op while they are whole (every other stage).
+  void gather_parameters(runtime::TraceRecorder& trace);
   void zero_grad();
 
   // Stage 1's bucketed all-reduce (its buckets, its trace); none at stage 2.
@@ -61,7 +70,8 @@ class ReplicaShards : public runtime::GradientSync {
   const ShardLayout& layout() const;
   torch::optim::Optimizer& optimizer();
   // What the replica holds for its memory report: the padded flat buffer its parameters are
-  // views of; the whole parameters' gradients at stage 1, the chunk's at stage 2.
+  // views of (at stage 3 while gathered, beside its chunk); the whole parameters' gradients at
+  // stage 1, the chunk's at stages 2 and 3.
   std::vector<at::Tensor> held_parameters() const;
   std::vector<at::Tensor> held_gradients() const;
 

@@ -58,7 +58,8 @@ ShardMemory sharded_memory(const ShardLayout& layout, ZeroStage stage, int64_t e
   return memory;
 }
 
-ShardTraffic sharded_traffic(const ShardLayout& layout, ZeroStage stage, int64_t element_bytes) {
+ShardTraffic sharded_traffic(const ShardLayout& layout, ZeroStage stage, int64_t element_bytes,
+                             bool reshard_after_forward) {
   const double n = layout.world_size;
   const double padded = static_cast<double>(layout.padded_elements() * element_bytes);
   const double gather = padded * (n - 1) / n;  // (N-1) shards of c elements
@@ -75,7 +76,7 @@ ShardTraffic sharded_traffic(const ShardLayout& layout, ZeroStage stage, int64_t
       break;
     case ZeroStage::kParameters:
       traffic.reduce_scatter_bytes = gather;
-      traffic.all_gather_bytes = 2 * gather;
+      traffic.all_gather_bytes = (reshard_after_forward ? 2 : 1) * gather;
       break;
   }
   return traffic;

@@ -67,13 +67,16 @@ ShardMemory sharded_memory(const ShardLayout& layout, ZeroStage stage, int64_t e
 // B bytes (N-1)/N B. Stage 1: the gradients all-reduced (unpadded, DDP's buckets), the updated
 // shards all-gathered; stage 2: gradients reduce-scattered, shards all-gathered; stage 3: each
 // unit all-gathered before its forward and again before its backward, gradients
-// reduce-scattered -- 3 (N-1)/N of the padded parameter bytes against DDP's 2 (N-1)/N.
+// reduce-scattered -- 3 (N-1)/N of the padded parameter bytes against DDP's 2 (N-1)/N. Without
+// `reshard_after_forward` (a pipeline stage's replicas, baselines/sharded/replica_shards.h)
+// stage 3 gathers once per iteration: stage 2's bytes.
 struct ShardTraffic {
   double all_reduce_bytes = 0;
   double all_gather_bytes = 0;
   double reduce_scatter_bytes = 0;
   double total() const { return all_reduce_bytes + all_gather_bytes + reduce_scatter_bytes; }
 };
-ShardTraffic sharded_traffic(const ShardLayout& layout, ZeroStage stage, int64_t element_bytes);
+ShardTraffic sharded_traffic(const ShardLayout& layout, ZeroStage stage, int64_t element_bytes,
+                             bool reshard_after_forward = true);
 
 }  // namespace baselines

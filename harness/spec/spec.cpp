@@ -295,7 +295,7 @@ void read_pipeline_schedule(MapReader& reader, SystemConfig& system, runtime::Pi
 
 // `kind: pipeline`: a schedule and either `stages: [{layers: "0-12", ranks: [0, 1]}, ...]`,
 // `stages: N` (with `stages_per_rank: v`) or `plan: auto | FILE` (a planner plan.json);
-// bucket_mb caps the replicas' all-reduce buckets; `zero_stage: 1 | 2` shards each stage over
+// bucket_mb caps the replicas' all-reduce buckets; `zero_stage: 1 | 2 | 3` shards each stage over
 // its replicas (baselines/sharded/replica_shards.h).
 // A pipeline's `tensor: t` (and `sequence_parallel`): each stage's layers split over tensor
 // groups of t ranks, which `stages: N` places (3D with replicas); a plan or an inline list

@@ -13,7 +13,7 @@ runtime::DataAxis read_sharded_data_axis(MapReader& reader) {
 }
 
 int read_replica_zero_stage(MapReader& reader) {
-  return static_cast<int>(reader.get_int("zero_stage", 0, 0, 2));
+  return static_cast<int>(reader.get_int("zero_stage", 0, 0, 3));
 }
 
 runtime::TensorAxis read_tensor_axis(MapReader& reader) {

@@ -14,9 +14,9 @@ namespace harness {
 // true): the data axis of `kind: sharded`.
 runtime::DataAxis read_sharded_data_axis(MapReader& reader);
 
-// `zero_stage: 0 | 1 | 2` (default 0) of a pipeline or expert-parallel system: how the ranks
-// that hold the same parameters hold them (baselines/sharded/replica_shards.h); 3, FSDP inside
-// them, is not built.
+// `zero_stage: 0 | 1 | 2 | 3` (default 0) of a pipeline or expert-parallel system: how the ranks
+// that hold the same parameters hold them (baselines/sharded/replica_shards.h); 3 is FSDP
+// inside them, its parameters gathered once per iteration.
 int read_replica_zero_stage(MapReader& reader);
 
 // `tensor: t` (2 to 256 ranks that split each layer) and `sequence_parallel: BOOL` (default

@@ -78,13 +78,15 @@ sed 's|^  - {name: ep, kind: expert_parallel}$|  - {name: zb, kind: pipeline, sc
 expect_refused_exactly "$SCRATCH/zb.yaml" "error: $SCRATCH/zb.yaml:7:5: systems: zb: schedule: zb_h1 \
 splits the backward into I and W, which does not carry a mixture-of-experts model's balancing loss \
 (bert_moe): use gpipe, dapple or interleaved_1f1b" "$SCRATCH/zb_results"
-# The dense part sharded at ZeRO-1 and ZeRO-2 beside the experts: from one seed each loss
+# The dense part sharded at ZeRO-1, ZeRO-2 and FSDP beside the experts: from one seed each loss
 # equals plain expert parallelism's at every iteration on both ranks, and each rank's memory
-# file holds the dense part's padded buffer, its gradients (ZeRO-2: its chunk's) and AdamW's
-# state of its chunk and its experts, and the bytes its dense group sent, as the formula says.
+# file holds the dense part's padded buffer (FSDP: its chunk), its gradients (ZeRO-2 and FSDP:
+# its chunk's) and AdamW's state of its chunk and its experts, and the bytes its dense group
+# sent, as the formula says.
 sed -e 's|^  - {name: ep, kind: expert_parallel}$|  - {name: ep, kind: expert_parallel}\
   - {name: ep_zero1, kind: expert_parallel, zero_stage: 1}\
-  - {name: ep_zero2, kind: expert_parallel, zero_stage: 2}|' \
+  - {name: ep_zero2, kind: expert_parallel, zero_stage: 2}\
+  - {name: ep_fsdp, kind: expert_parallel, zero_stage: 3}|' \
   -e 's|^run: |optimizer: {name: adamw, lr: 0.001}\nrun: |' "$SCRATCH/spec.yaml" > "$SCRATCH/zero.yaml"
 dry=$("$HARNESS" run "$SCRATCH/zero.yaml" --dry-run 2>&1) || fail "dry run failed: $dry"
 expect_contains "$dry" "dense part ZeRO-2"
@@ -97,10 +99,10 @@ def losses(system, rank):
     text = open(os.path.join(run(system), f"rank{rank}.stdout")).read()
     return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
 for rank in (0, 1):
-    for system in ("ep_zero1", "ep_zero2"):
+    for system in ("ep_zero1", "ep_zero2", "ep_fsdp"):
         for a, b in zip(losses(system, rank), losses("ep", rank)):
             assert abs(a - b) <= 1e-5 * abs(b), (system, rank, losses(system, rank), losses("ep", rank))
-for system, stage in (("ep_zero1", 1), ("ep_zero2", 2)):
+for system, stage in (("ep_zero1", 1), ("ep_zero2", 2), ("ep_fsdp", 3)):
     for rank in (0, 1):
         plain = json.load(open(os.path.join(run("ep"), f"memory_rank{rank}.json")))
         m = json.load(open(os.path.join(run(system), f"memory_rank{rank}.json")))
@@ -110,8 +112,9 @@ for system, stage in (("ep_zero1", 1), ("ep_zero2", 2)):
         s = m["sharded"]
         assert (s["stage"], s["unit"], s["elements"], s["shard_elements"]) == (stage, "dense", dense, chunk), s
         gradients = 4 * (dense if stage == 1 else chunk) + 4 * experts
+        dense_held = chunk if stage == 3 else 2 * chunk  # FSDP frees the whole dense part
         assert (m["parameter_bytes"], m["gradient_bytes"], m["optimizer_state_bytes"]) == \
-            (4 * (2 * chunk + experts), gradients, 2 * 4 * (chunk + experts)), (system, rank, m)
+            (4 * (dense_held + experts), gradients, 2 * 4 * (chunk + experts)), (system, rank, m)
         assert abs(s["bytes_sent_per_iteration"] - s["formula"]["bytes_sent_per_iteration"]) < 1e-6, s
 PY
 echo "PASS moe"

@@ -298,7 +298,8 @@ TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
 // zero_stage on a pipeline: stage 0 (layers 1-2, 2 MB) on ranks 0 and 1 of one machine at
 // 10 GB/s. Plain replicas all-reduce it (2 x 1 MB / 10 GB/s, 0.2 ms) and step its half of the
 // 0.5 ms step (0.25 ms); ZeRO-2 replicas reduce-scatter (0.1 ms), step half of that (0.125 ms)
-// and all-gather (0.1 ms): rank 0's iteration is 0.125 ms shorter.
+// and all-gather (0.1 ms): rank 0's iteration is 0.125 ms shorter. FSDP (stage 3) gathers once
+// per iteration, before the first forward: in a steady iteration, ZeRO-2's time.
 TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
   Study study;
   const std::string stages =
@@ -306,6 +307,8 @@ TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
   const std::string systems =
       "    - {name: plain, kind: pipeline, schedule: dapple, micro_batches: 2, " + stages +
       "    - {name: zero2, kind: pipeline, schedule: dapple, micro_batches: 2, zero_stage: 2, " +
+      stages +
+      "    - {name: fsdp, kind: pipeline, schedule: dapple, micro_batches: 2, zero_stage: 3, " +
       stages;
   ASSERT_EQ(study.run(in_dir(spec_text(systems, "  baseline: plain\n"), study.dir.path())), 0);
   const auto iteration = [&](const std::string& system) {
@@ -313,15 +316,16 @@ TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
         .at("iteration")[0];
   };
   EXPECT_NEAR(iteration("plain") - iteration("zero2"), 0.125, 1e-6);
+  EXPECT_NEAR(iteration("fsdp"), iteration("zero2"), 1e-9);
   const json config =
       parse_json(read_file(study.results() / "raw" / "p000" / "zero2" / "rep0" / "config.json"));
   EXPECT_EQ(config["system"]["zero_stage"], 2);
   std::string error;
-  EXPECT_EQ(study.run(in_dir(spec_text("    - {name: z, kind: pipeline, zero_stage: 3, " + stages),
+  EXPECT_EQ(study.run(in_dir(spec_text("    - {name: z, kind: pipeline, zero_stage: 4, " + stages),
                              study.dir.path()),
                       &error),
             2);
-  EXPECT_NE(error.find("zero_stage: must be <= 2 (got 3)"), std::string::npos) << error;
+  EXPECT_NE(error.find("zero_stage: must be <= 3 (got 4)"), std::string::npos) << error;
 }
 
 // A profile.json that timed each layer's backward split (`harness profile layers

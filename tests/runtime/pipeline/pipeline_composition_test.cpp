@@ -1,8 +1,9 @@
-// Pipelines whose stage replicas are ZeRO-1 or ZeRO-2 (baselines/sharded/replica_shards.h),
-// over real Gloo (a thread per rank): from one seed, after 10 AdamW steps, every parameter
-// equals one process's AdamW on the same global batch (float64, relative 1e-9), with 2 stages
-// x 2 replicas and with 3 replicas whose chunks are uneven (padded); and what a replica holds
-// and sends is the formula's (baselines/sharded/shard_layout.h), counted on its group.
+// Pipelines whose stage replicas are ZeRO-1, ZeRO-2 or FSDP (ZeRO-3 gathered once per
+// iteration; baselines/sharded/replica_shards.h), over real Gloo (a thread per rank): from one
+// seed, after 10 AdamW steps, every parameter equals one process's AdamW on the same global
+// batch (float64, relative 1e-9), with 2 stages x 2 replicas and with 3 replicas whose chunks
+// are uneven (padded); and what a replica holds and sends is the formula's
+// (baselines/sharded/shard_layout.h), counted on its group.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -59,8 +60,9 @@ std::map<std::string, torch::Tensor> one_process() {
 struct ReplicaOutcome {
   std::map<std::string, torch::Tensor> parameters;
   baselines::ShardLayout layout;
-  std::vector<torch::Tensor> gradients;  // what the replica holds after its last step
-  double bytes_sent = 0;                 // on its replica group, per iteration
+  std::vector<torch::Tensor> parameters_held;  // what the replica holds after its last step
+  std::vector<torch::Tensor> gradients;
+  double bytes_sent = 0;  // on its replica group, per iteration
   std::string error;
 };
 
@@ -87,15 +89,21 @@ void train_composed_rank(const PipelineLayout& layout, ZeroStage zero, int rank,
   runtime::TraceRecorder trace;
   for (int step = 0; step < kSteps; ++step) {
     shards->zero_grad();
+    shards->gather_parameters(trace);
     stage.run_iteration(batch.input, batch.target, trace);
     shards->step(trace);
+    // Counted from the second iteration, as a run counts after its warm-up: the first finds
+    // the parameters whole as built, where FSDP's later ones gather what the step freed.
+    if (step == 0) counted.reset();
   }
+  out.layout = shards->layout();
+  out.parameters_held = shards->held_parameters();
+  out.gradients = shards->held_gradients();
+  out.bytes_sent = runtime::ring_bytes_sent(counted.payload(), replicas) / (kSteps - 1);
+  shards->gather_parameters(trace);  // FSDP's, to read them whole
   const auto names = stage.stage_parameter_names();
   const auto values = stage.stage_parameters();
   for (size_t i = 0; i < names.size(); ++i) out.parameters[names[i]] = values[i].detach();
-  out.layout = shards->layout();
-  out.gradients = shards->held_gradients();
-  out.bytes_sent = runtime::ring_bytes_sent(counted.payload(), replicas) / kSteps;
   everyone->barrier();
 }
 
@@ -145,8 +153,9 @@ TEST_P(PipelineComposition, ParametersEqualOneProcessAfterTenAdamWSteps) {
   EXPECT_EQ(covered.size(), expected.size()) << "every parameter lives on a stage";
 }
 
-// The formula's memory and bytes: a replica's gradients (whole at stage 1, its chunk at 2) and
-// its bytes sent per iteration on its group, against sharded_memory and sharded_traffic.
+// The formula's memory and bytes: a replica's parameters (whole at stages 1 and 2, its chunk at
+// 3), gradients (whole at stage 1, its chunk at 2 and 3) and bytes sent per iteration on its
+// group (one gather per iteration at stage 3), against sharded_memory and sharded_traffic.
 TEST_P(PipelineComposition, HeldGradientsAndBytesSentAreTheFormulas) {
   const runtime_test::DoubleDefault float64;
   const CompositionCase c = GetParam();
@@ -154,11 +163,17 @@ TEST_P(PipelineComposition, HeldGradientsAndBytesSentAreTheFormulas) {
   for (int r = 0; r < c.world; ++r) {
     ASSERT_EQ(outcomes[r].error, "") << "rank " << r;
     const baselines::ShardLayout& layout = outcomes[r].layout;
-    int64_t gradient_bytes = 0;
-    for (const auto& g : outcomes[r].gradients) gradient_bytes += g.numel() * g.element_size();
+    const auto bytes_of = [](const std::vector<torch::Tensor>& tensors) {
+      int64_t bytes = 0;
+      for (const auto& t : tensors) bytes += t.numel() * t.element_size();
+      return bytes;
+    };
     const auto memory = baselines::sharded_memory(layout, c.zero, 8, 2);
-    EXPECT_EQ(gradient_bytes, memory.gradient_bytes) << "rank " << r;
-    EXPECT_DOUBLE_EQ(outcomes[r].bytes_sent, baselines::sharded_traffic(layout, c.zero, 8).total())
+    EXPECT_EQ(bytes_of(outcomes[r].parameters_held), memory.parameter_bytes) << "rank " << r;
+    EXPECT_EQ(bytes_of(outcomes[r].gradients), memory.gradient_bytes) << "rank " << r;
+    EXPECT_DOUBLE_EQ(
+        outcomes[r].bytes_sent,
+        baselines::sharded_traffic(layout, c.zero, 8, /*reshard_after_forward=*/false).total())
         << "rank " << r;
   }
 }
@@ -169,7 +184,9 @@ std::vector<CompositionCase> composition_cases() {
   return {{"zero1_2x2", two_by_two, 4, ZeroStage::kOptimizerState},
           {"zero2_2x2", two_by_two, 4, ZeroStage::kGradients},
           {"zero1_2x3_uneven", two_by_three, 6, ZeroStage::kOptimizerState},
-          {"zero2_2x3_uneven", two_by_three, 6, ZeroStage::kGradients}};
+          {"zero2_2x3_uneven", two_by_three, 6, ZeroStage::kGradients},
+          {"fsdp_2x2", two_by_two, 4, ZeroStage::kParameters},
+          {"fsdp_2x3_uneven", two_by_three, 6, ZeroStage::kParameters}};
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PipelineComposition, testing::ValuesIn(composition_cases()),
