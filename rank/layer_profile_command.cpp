@@ -366,6 +366,9 @@ void add_system_options(CLI::App& layers, runtime::LayerProfileRequest& request)
                   "llama/bert: time slice 0 of a tensor axis of this degree, its collectives "
                   "left out (what a tensor-parallel rank computes; the simulator prices them)")
       ->check(CLI::Range(1, 256));
+  layers.add_flag("--vocabulary-parallel", request.vocabulary_parallel,
+                  "llama, with --tensor: the embedding and the head split by vocabulary rows too "
+                  "(a `vocabulary_parallel: true` system's slice)");
   layers
       .add_option("--optimizer", request.optimizer,
                   "The optimizer whose step is timed (the simulator's step): sgd, no momentum, "
@@ -493,6 +496,7 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
     if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
   }
   if (request.split_backward) copy_args.push_back("--split-backward");
+  if (request.vocabulary_parallel) copy_args.push_back("--vocabulary-parallel");
   return copy_args;
 }
 

@@ -40,6 +40,7 @@ class TensorGraphBuilder {
       throw std::invalid_argument(
           "the profile has no transformer block for a tensor axis to split");
     }
+    if (system.vocabulary_parallel) find_vocabulary_layers();
     if (replicas_ > 1) {
       buckets_ = layer_buckets(costs, system.first_bucket_mb, system.bucket_mb);
       cuts_ = bucket_cuts(costs, buckets_);
@@ -91,20 +92,76 @@ class TensorGraphBuilder {
 
   double bytes_of(int layer) const { return costs_.activation_bytes[layer] * scale_; }
 
+  // The embedding: the first layer, an Embedding; the head: the last, a Linear (llama's chain).
+  void find_vocabulary_layers() {
+    const int last = costs_.size() - 1;
+    if (costs_.names[costs_.order[0]].rfind("Embedding", 0) != 0 ||
+        costs_.names[costs_.order[last]].rfind("Linear", 0) != 0 || last < 2) {
+      throw std::invalid_argument(
+          "the profile's first layer is not an embedding or its last not a linear head, which a "
+          "vocabulary split needs");
+    }
+    head_ = last;
+  }
+  bool vocabulary() const { return system_.vocabulary_parallel; }
+  // The head's input: the last norm's output.
+  double head_input_bytes() const { return bytes_of(costs_.order[head_ - 1]); }
+
+  // Megatron's g after a partial result (the vocabulary's lookup) or f's backward (the head's
+  // input gradient): an all-reduce, or under sequence parallelism a reduce-scatter.
+  int add_partial_sum(int group, double bytes) {
+    return system_.sequence_parallel
+               ? graph_.add_blocking_collective(group, bytes, TaskCategory::kReduceScatter)
+               : graph_.add_blocking_collective(group, bytes);
+  }
+  // The vocabulary-parallel loss: each token's largest logit all-gathered, then two all-reduces
+  // of one number a token.
+  void add_loss_collectives(int group) {
+    graph_.add_blocking_collective(group, system_.token_bytes * system_.tensor,
+                                   TaskCategory::kAllGather);
+    graph_.add_blocking_collective(group, system_.token_bytes);
+    graph_.add_blocking_collective(group, system_.token_bytes);
+  }
+
   void add_forward(const std::vector<int>& ranks, int group, int p) {
     const int layer = costs_.order[p];
+    const bool head = vocabulary() && p == head_;
+    if (head && system_.sequence_parallel) {  // f: the tokens gathered into the head
+      graph_.add_blocking_collective(group, head_input_bytes(), TaskCategory::kAllGather);
+    }
     for (int r : ranks) {
       graph_.add_compute(r, TaskCategory::kForward, noise_.apply(costs_.forward_s[layer] * scale_));
     }
+    if (vocabulary() && p == 0) add_partial_sum(group, bytes_of(layer));
+    if (head) add_loss_collectives(group);
     if (!split_[layer]) return;
     add_block_collectives(group, bytes_of(layer));
-    if (system_.sequence_parallel && p == last_split_) {  // the tokens gathered back
+    if (system_.sequence_parallel && p == last_split_ && !vocabulary()) {  // the tokens rejoined
       graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
+    }
+  }
+
+  // Before a layer's backward: g's backward under sequence parallelism, the embedding's output
+  // gradient gathered from the token shards.
+  void add_backward_entry(int group, int p) {
+    if (vocabulary() && p == 0 && system_.sequence_parallel) {
+      graph_.add_blocking_collective(group, bytes_of(costs_.order[0]), TaskCategory::kAllGather);
+    }
+  }
+
+  // After a layer's backward, outside the split blocks: f's backward after the head, and under
+  // sequence parallelism the last norm's partial gradient (the layer before the head).
+  void add_vocabulary_backward(int group, int p) {
+    if (!vocabulary()) return;
+    if (p == head_) add_partial_sum(group, head_input_bytes());
+    if (p == head_ - 1 && system_.sequence_parallel) {
+      graph_.add_blocking_collective(group, system_.partial_bytes);
     }
   }
 
   void add_backward(const std::vector<int>& ranks, int group, int d, int p) {
     const int layer = costs_.order[p];
+    add_backward_entry(group, p);
     for (int j = 0; j < system_.tensor; ++j) {
       int made = graph_.add_compute(ranks[j], TaskCategory::kBackward,
                                     noise_.apply(costs_.backward_s[layer] * scale_));
@@ -118,12 +175,15 @@ class TensorGraphBuilder {
       }
       last_backward_[j][d] = made;
     }
+    add_vocabulary_backward(group, p);
     if (!split_[layer]) return;
     add_block_collectives(group, bytes_of(layer));
     for (int v = 0; system_.sequence_parallel && v < system_.partial_vectors; ++v) {
       graph_.add_blocking_collective(group, system_.partial_bytes);
     }
-    if (system_.sequence_parallel && p == first_split_) {  // the tokens' gradient gathered
+    // The tokens' gradient gathered where the split layers begin (the embedding's g does it
+    // under a vocabulary split).
+    if (system_.sequence_parallel && p == first_split_ && !vocabulary()) {
       const int gathered =
           graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
       for (int j = 0; j < system_.tensor; ++j) last_backward_[j][d] = gathered;
@@ -139,6 +199,7 @@ class TensorGraphBuilder {
   int replicas_;
   double scale_;
   int first_split_ = -1, last_split_ = -1;  // positions in the forward order
+  int head_ = -1;                           // the vocabulary split's head (the embedding is 0)
   std::vector<LayerBucket> buckets_;
   std::vector<int> cuts_;
   // By slice j: each bucket's ready task per replica, and each replica's last backward task.

@@ -9,7 +9,12 @@
 // (TaskGraph::add_blocking_collective). Sequence parallelism also gathers the tokens once where
 // the split layers end (forward) and begin (backward), and all-reduces the norms' partial
 // gradients in each block's backward; its norms on 1/t of the tokens are priced as the
-// profile's whole ones.
+// profile's whole ones. With the vocabulary split (the profile's embedding and head are then the
+// slice's too) the embedding's forward ends in Megatron's g (an all-reduce, or a reduce-scatter
+// whose backward is an all-gather), the head is entered through f (an all-gather under sequence
+// parallelism; its backward an all-reduce or a reduce-scatter) and followed by the loss's
+// all-gather and two all-reduces of one float32 a token; these replace sequence parallelism's
+// two gathers of the tokens, and the last norm's gradient is partial too.
 #pragma once
 
 #include <vector>
@@ -33,6 +38,10 @@ struct TensorSystem {
   // and the bytes of one (the width in fp32).
   int partial_vectors = 0;
   double partial_bytes = 0;
+  // The embedding and the head split by vocabulary rows; `token_bytes`, 4 bytes a token of the
+  // group's batch, sizes the loss's collectives.
+  bool vocabulary_parallel = false;
+  double token_bytes = 0;
 };
 
 // The layers a tensor axis splits: the profile's transformer blocks (DecoderLayer,

@@ -69,6 +69,7 @@ struct ProfileExtras {
   double step_ms = 0.0;
   double threads = 1.0;
   int tensor = 1;
+  bool vocabulary_parallel = false;
   std::string zoo_model;
   long long tokens = 0;
   int processes = 1;
@@ -132,6 +133,7 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     extras.path = profile.string();
     if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
     extras.tensor = std::max(1, doc.value("tensor", 1));
+    extras.vocabulary_parallel = doc.value("vocabulary_parallel", false);
     extras.zoo_model = doc.value("model", "");
     const auto shape = doc.value("input_shape", std::vector<long long>{});
     if (shape.size() == 1) extras.tokens = shape.front();  // a sequence model's tokens
@@ -199,6 +201,7 @@ ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
   m.step_ms = model.has("step_ms") ? model.get_double("step_ms", 0.0, kZeroOrMore) : extras.step_ms;
   m.threads = extras.threads;
   m.tensor = extras.tensor;
+  m.vocabulary_parallel = extras.vocabulary_parallel;
   m.zoo_model = extras.zoo_model;
   m.tokens = extras.tokens;
   if (model.get_bool("after_idle", true)) m.after_idle = extras.after_idle;
@@ -382,7 +385,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     s.data = read_sharded_data_axis(r);
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   } else if (s.kind != "pipeline") {
-    if (s.kind == "tensor_parallel") s.tensor = read_tensor_axis(r);
+    if (s.kind == "tensor_parallel") s.tensor = read_tensor_system_axis(r);
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   }

@@ -30,8 +30,10 @@ struct ModelSettings {
   double step_ms = 0;
   double threads = 1;  // intra-op threads the profile was measured with (CPU profiles)
   // The tensor axis the profile's layers are slices of (profile.json's `tensor`, `harness
-  // profile layers --tensor`; 1: whole layers).
+  // profile layers --tensor`; 1: whole layers), and whether the vocabulary was split too
+  // (profile.json's `vocabulary_parallel`, `--vocabulary-parallel`).
   int tensor = 1;
+  bool vocabulary_parallel = false;
   // The zoo model and its tokens per sample the profile measured (profile.json's `model` and
   // `input_shape`; empty and 0 where it does not say): sequence parallelism's partial
   // gradients are priced from them.

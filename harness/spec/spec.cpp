@@ -600,8 +600,7 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
 // `sequence_parallel`, `vocabulary_parallel`, and how the replicas across the groups sum
 // gradients (DDP's `mode`, `bucket_mb`).
 void read_tensor_system(MapReader& reader, SystemConfig& system) {
-  system.tensor = read_tensor_axis(reader);
-  system.tensor.vocabulary_parallel = reader.get_bool("vocabulary_parallel", false);
+  system.tensor = read_tensor_system_axis(reader);
   // The replicas across the groups: DDP's sum, or sharded by a ZeRO stage (3: FSDP x TP).
   system.data.zero_stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 3));
   system.gradients.mode = reader.get_string("mode", "overlap", ddp_modes());

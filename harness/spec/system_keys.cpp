@@ -23,6 +23,12 @@ runtime::TensorAxis read_tensor_axis(MapReader& reader) {
   return tensor;
 }
 
+runtime::TensorAxis read_tensor_system_axis(MapReader& reader) {
+  runtime::TensorAxis tensor = read_tensor_axis(reader);
+  tensor.vocabulary_parallel = reader.get_bool("vocabulary_parallel", false);
+  return tensor;
+}
+
 double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
   const double mb = reader.get_double(key, fallback, 0.0);
   if (mb * 1024 * 1024 < 1) {

@@ -557,6 +557,15 @@ void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Input
                      std::to_string(p.model.tensor) + " " + fix);
   }
   if (degree == 1) return;
+  if (s.tensor.vocabulary_parallel != p.model.vocabulary_parallel) {
+    throw InputError(s.where + ": system '" + s.name + "' " +
+                     (s.tensor.vocabulary_parallel ? "splits" : "keeps whole") +
+                     " the embedding and the head, and " + p.model.profile + " was measured " +
+                     (p.model.vocabulary_parallel ? "with" : "without") +
+                     " them split (measure one with `harness profile layers --tensor " +
+                     std::to_string(degree) +
+                     (s.tensor.vocabulary_parallel ? " --vocabulary-parallel`)" : "`)"));
+  }
   if (p.run.world_size % degree != 0) {
     throw InputError(s.where + ": tensor " + std::to_string(degree) + " does not divide " +
                      "run.world_size " + std::to_string(p.run.world_size));
@@ -566,9 +575,9 @@ void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Input
     throw InputError(s.where + ": " + p.model.profile +
                      " has no transformer block (DecoderLayer, EncoderLayer) to split");
   }
-  if (s.tensor.sequence_parallel && p.model.tokens <= 0) {
+  if ((s.tensor.sequence_parallel || s.tensor.vocabulary_parallel) && p.model.tokens <= 0) {
     throw InputError(s.where +
-                     ": sequence parallelism prices its norms' gradients from the "
+                     ": sequence and vocabulary parallelism price their collectives from the "
                      "profile's model and tokens, which " +
                      p.model.profile + "'s profile.json does not give");
   }
@@ -598,8 +607,12 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   system.overlap = s.mode == "overlap";
   system.step_s = p.model.step_ms / 1000.0;
   if (system.sequence_parallel) price_partial_gradients(p, costs, system);
+  system.vocabulary_parallel = s.tensor.vocabulary_parallel;
+  // The vocabulary-parallel loss's numbers: one float32 a token of the group's batch.
+  system.token_bytes = system.batch_per_group * static_cast<double>(p.model.tokens) * 4;
   config["tensor"] = system.tensor;
   config["sequence_parallel"] = system.sequence_parallel;
+  config["vocabulary_parallel"] = system.vocabulary_parallel;
   config["mode"] = s.mode;
   return system;
 }

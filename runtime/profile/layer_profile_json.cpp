@@ -54,6 +54,7 @@ json layer_profile_json(const runtime::LayerProfileResult& result) {
               {"repetitions", result.repetitions},
               {"threads", result.threads},
               {"tensor", result.tensor},
+              {"vocabulary_parallel", result.vocabulary_parallel},
               {"optimizer", result.optimizer},
               {"first_layer", result.first_layer},
               {"chain_layers", result.chain_layers},
@@ -76,6 +77,7 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
   result.repetitions = doc.at("repetitions").get<int>();
   result.threads = doc.at("threads").get<int>();
   result.tensor = doc.value("tensor", 1);
+  result.vocabulary_parallel = doc.value("vocabulary_parallel", false);
   result.optimizer = doc.value("optimizer", "sgd");
   result.first_layer = doc.at("first_layer").get<int>();
   result.chain_layers = doc.at("chain_layers").get<int>();

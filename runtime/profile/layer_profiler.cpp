@@ -111,6 +111,7 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     if (!entry) throw std::invalid_argument("unknown model '" + request.model + "'");
     result.model = request.model;
     result.tensor = request.tensor;
+    result.vocabulary_parallel = request.vocabulary_parallel;
     result.input_shape =
         request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
     ModelOptions options;
@@ -121,6 +122,12 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     options.moe = request.moe;
     options.decoder = request.decoder;
     options.tensor_shards = request.tensor;
+    options.vocabulary_parallel = request.vocabulary_parallel;
+    if (request.vocabulary_parallel && (request.tensor < 2 || request.model != "llama")) {
+      throw std::invalid_argument(
+          "profile: --vocabulary-parallel splits llama's embedding and "
+          "head over --tensor t (2 or more)");
+    }
     loaded.zoo = make_model(request.model, options);
     if (TensorRegion* region = loaded.zoo->tensor_region()) {
       loaded.peerless = std::make_unique<PeerlessGroup>(0, request.tensor);

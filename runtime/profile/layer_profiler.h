@@ -26,6 +26,9 @@ struct LayerProfileRequest {
   // collectives left out (runtime/parallel/peerless_group.h): what a tensor-parallel rank
   // computes, without sequence parallelism. Parameter bytes are the slice's.
   int tensor = 1;
+  // With `tensor`: llama's embedding and head split by vocabulary rows too (the slice's share
+  // of them timed: runtime/parallel/vocabulary_parallel.h).
+  bool vocabulary_parallel = false;
   // The optimizer the step is timed with: "sgd" (no momentum, the specs' default) or "adamw".
   std::string optimizer = "sgd";
   int repetitions = 10;  // timed runs per layer; the median is reported
@@ -97,11 +100,12 @@ struct LayerProfileResult {
   int64_t input_bytes = 0;
   int repetitions = 0;
   int threads = 0;
-  int tensor = 1;                 // LayerProfileRequest::tensor: the slice's degree
-  std::string optimizer = "sgd";  // the step's
-  int first_layer = 0;            // chain index of layers[0]
-  int chain_layers = 0;           // the model's layers, timed or not
-  int untimed_runs = 0;           // runs after the timed ones, while `keep_running` said so
+  int tensor = 1;                    // LayerProfileRequest::tensor: the slice's degree
+  bool vocabulary_parallel = false;  // LayerProfileRequest::vocabulary_parallel
+  std::string optimizer = "sgd";     // the step's
+  int first_layer = 0;               // chain index of layers[0]
+  int chain_layers = 0;              // the model's layers, timed or not
+  int untimed_runs = 0;              // runs after the timed ones, while `keep_running` said so
   std::vector<LayerTiming> layers;
   // The whole model (or the layer range), forward (with the MSE loss where it ends the model)
   // and backward, timed the same way: what the per-layer sums should add up to.

@@ -3,16 +3,20 @@
 # slice of a Llama-style decoder (its blocks hold half of the attention and feed-forward
 # weights, the norms whole: checked against the whole model's profile by hand) with the AdamW
 # step, and `kind: tensor_parallel` in a simulate spec prices it at world 2 and 4, with and
-# without sequence parallelism. A profile of whole layers under a tensor-parallel system, or a
-# slice's under DDP, is refused at the system's line before anything is written.
+# without sequence parallelism; `--vocabulary-parallel` halves the slice's embedding and head
+# too, and a `vocabulary_parallel` system prices their collectives. A profile of whole layers
+# under a tensor-parallel system, a slice's under DDP, or one whose vocabulary split differs
+# from the system's, is refused at the system's line before anything is written.
 source "$(dirname "$0")/common.sh"
 
-MODEL=(--model llama --depth 2 --width 64 --decoder 2,2,53 --input-shape 8 --batch 4
+MODEL=(--model llama --depth 2 --width 64 --decoder 2,2,54 --input-shape 8 --batch 4
   --repetitions 2 --warmup 1 --after-idle-ms none)
 "$HARNESS" profile layers "${MODEL[@]}" --out "$SCRATCH/whole" > /dev/null || fail "whole profile failed"
 "$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --optimizer adamw --out "$SCRATCH/slice" \
   > "$SCRATCH/slice.out" || fail "slice profile failed"
 expect_contains "$(cat "$SCRATCH/slice.out")" "adamw step: "
+"$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --vocabulary-parallel --out "$SCRATCH/vocab" \
+  > /dev/null || fail "vocabulary slice profile failed"
 "$PY" - "$SCRATCH" <<'PY'
 import json, os, sys
 whole, part = (json.load(open(os.path.join(sys.argv[1], d, "profile.json"))) for d in ("whole", "slice"))
@@ -23,6 +27,11 @@ for w, s in zip(whole["layers"], part["layers"]):
     want = (w["parameter_bytes"] - norms) // 2 + norms if split else w["parameter_bytes"]
     assert s["parameter_bytes"] == want, (w, s)
     assert s["activation_bytes"] == w["activation_bytes"], (w, s)  # the block's whole output
+vocab = json.load(open(os.path.join(sys.argv[1], "vocab", "profile.json")))
+assert vocab["vocabulary_parallel"] and not part["vocabulary_parallel"], vocab
+for s, v in zip(part["layers"], vocab["layers"]):  # 54 x 64 fp32 tables, halved
+    halved = s["kind"] in ("Embedding", "Linear")
+    assert v["parameter_bytes"] == (s["parameter_bytes"] // 2 if halved else s["parameter_bytes"]), (s, v)
 PY
 
 spec() {  # name profile systems
@@ -60,6 +69,18 @@ for point, world in (("p000", 2), ("p001", 4)):
             assert names.count("reducescatter") == 8 and names.count("allgather") == 10, names
 PY
 
+# The vocabulary split with sequence parallelism: the embedding's and the head's reduce-scatter
+# and all-gather each in place of the two gathers of the tokens, and the loss's all-gather.
+spec vocab vocab "[{name: tp_vocab, kind: tensor_parallel, tensor: 2, sequence_parallel: true, vocabulary_parallel: true}]"
+"$HARNESS" simulate "$SCRATCH/vocab.yaml" > "$SCRATCH/vocab.out" 2>&1 || fail "simulate failed: $(cat "$SCRATCH/vocab.out")"
+"$PY" - "$SCRATCH/results/vocab" <<'PY'
+import glob, json, os, sys
+raw = os.path.join(glob.glob(os.path.join(sys.argv[1], "*"))[0], "raw", "p000", "tp_vocab", "rep0")
+assert json.load(open(os.path.join(raw, "config.json")))["system"]["vocabulary_parallel"]
+names = [e.get("cat") for e in json.load(open(os.path.join(raw, "trace_rank0.json")))["traceEvents"]]
+assert names.count("reducescatter") == 10 and names.count("allgather") == 11, names
+PY
+
 spec wrong_profile whole "[{name: tp, kind: tensor_parallel, tensor: 2}]"
 code=0; "$HARNESS" simulate "$SCRATCH/wrong_profile.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
 [[ $code == 2 ]] || fail "a whole profile under tensor_parallel: exit $code"
@@ -68,5 +89,10 @@ spec wrong_system slice "[overlap]"
 code=0; "$HARNESS" simulate "$SCRATCH/wrong_system.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
 [[ $code == 2 ]] || fail "a slice profile under ddp: exit $code"
 expect_contains "$(cat "$SCRATCH/err")" "system 'overlap' prices whole layers, and $SCRATCH/slice/graph.txt was measured at tensor 2"
-[[ ! -e "$SCRATCH/results/wrong_profile" && ! -e "$SCRATCH/results/wrong_system" ]] || fail "a refused spec wrote results"
+spec wrong_vocabulary slice "[{name: tp_vocab, kind: tensor_parallel, tensor: 2, vocabulary_parallel: true}]"
+code=0; "$HARNESS" simulate "$SCRATCH/wrong_vocabulary.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
+[[ $code == 2 ]] || fail "a slice without the vocabulary split under vocabulary_parallel: exit $code"
+expect_contains "$(cat "$SCRATCH/err")" "system 'tp_vocab' splits the embedding and the head, and $SCRATCH/slice/graph.txt was measured without them split (measure one with \`harness profile layers --tensor 2 --vocabulary-parallel\`)"
+[[ ! -e "$SCRATCH/results/wrong_profile" && ! -e "$SCRATCH/results/wrong_system" &&
+  ! -e "$SCRATCH/results/wrong_vocabulary" ]] || fail "a refused spec wrote results"
 echo "PASS simulate tensor"

@@ -3,7 +3,8 @@
 // over tensor 2 on one machine at 10 GB/s without latency, a 1 ms step. A = 10 MB / 10 GB/s =
 // 1 ms is one ring all-reduce of a block's output over 2 ranks (2 steps of half of it); its
 // all-gather and its reduce-scatter are one step of half of it each, A/2; the norms' partial
-// gradients of sequence parallelism 1 MB each, A/10.
+// gradients of sequence parallelism 1 MB each, A/10. A vocabulary split's loss all-reduces 1 MB
+// (A/10) and all-gathers 2 MB (A/10).
 #include "simulator/tensor_system.h"
 
 #include <gtest/gtest.h>
@@ -31,8 +32,11 @@ struct TwoBlocks {
     return c;
   }
 
-  SimulatedIteration run(int world, bool sequence_parallel, int partial_vectors = 0) {
+  SimulatedIteration run(int world, bool sequence_parallel, int partial_vectors = 0,
+                         bool vocabulary_parallel = false) {
     TensorSystem system;
+    system.vocabulary_parallel = vocabulary_parallel;
+    system.token_bytes = 1e6;
     system.world = world;
     system.tensor = 2;
     system.sequence_parallel = sequence_parallel;
@@ -68,6 +72,27 @@ TEST(TensorSystem, SequenceParallelGathersAndScattersAndRejoinsTheTokens) {
   const SimulatedIteration norms = setup.run(2, true, 2);
   EXPECT_NEAR(norms.times.makespan, 22e-3 + 0.4e-3, 1e-12);
   EXPECT_EQ(tasks_of(norms, TaskCategory::kAllReduce), 4);
+}
+
+TEST(TensorSystem, AVocabularySplitAddsTheEmbeddingsTheHeadsAndTheLossCollectives) {
+  TwoBlocks setup;
+  // The blocks' 8 A; the embedding's all-reduce forward and the head's backward (A each); the
+  // loss's all-gather and two all-reduces (A/10 each).
+  const SimulatedIteration plain = setup.run(2, false, 0, true);
+  EXPECT_NEAR(plain.times.makespan, 12e-3 + 8e-3 + 2e-3 + 0.3e-3 + 1e-3, 1e-12);
+  EXPECT_EQ(tasks_of(plain, TaskCategory::kAllReduce), 8 + 2 + 2);
+  EXPECT_EQ(tasks_of(plain, TaskCategory::kAllGather), 1);
+  // Sequence parallelism: the embedding's reduce-scatter and all-gather and the head's
+  // all-gather and reduce-scatter (A/2 each) replace the two gathers of the tokens; the last
+  // norm's gradient is all-reduced too (A/10).
+  const SimulatedIteration sequence = setup.run(2, true, 0, true);
+  EXPECT_NEAR(sequence.times.makespan, 12e-3 + 8e-3 + 2e-3 + 0.3e-3 + 0.1e-3 + 1e-3, 1e-12);
+  EXPECT_EQ(tasks_of(sequence, TaskCategory::kAllGather), 8 + 2 + 1);
+  EXPECT_EQ(tasks_of(sequence, TaskCategory::kReduceScatter), 8 + 2);
+  EXPECT_EQ(tasks_of(sequence, TaskCategory::kAllReduce), 2 + 1);
+  // A chain whose ends are not an embedding and a linear head has no vocabulary to split.
+  setup.costs.names[0] = "DecoderLayer(layers.x)";
+  EXPECT_THROW(setup.run(2, false, 0, true), std::invalid_argument);
 }
 
 TEST(TensorSystem, ReplicasSumEachSlicesBucketsAcrossGroups) {
