@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
+#include <vector>
 
 namespace runtime {
 
@@ -13,9 +13,9 @@ std::vector<double> slowest_rank_times(Communicator& world, const SampleLog& log
                                        c10::Device device) {
   const auto n = static_cast<int64_t>(log.samples().size());
   const auto options = torch::TensorOptions().dtype(torch::kFloat64).device(device);
-  at::Tensor mine = torch::empty({n}, torch::kFloat64);
-  for (int64_t i = 0; i < n; ++i) mine[i] = log.samples()[i].iteration_ms;
-  mine = mine.to(device);
+  std::vector<double> times;
+  for (const auto& sample : log.samples()) times.push_back(sample.iteration_ms);
+  const at::Tensor mine = torch::tensor(times, torch::kFloat64).to(device);
   at::Tensor all = torch::empty({world.world_size() * n}, options);
   world.all_gather(all, mine)->wait();
   const at::Tensor slowest = std::get<0>(all.view({world.world_size(), n}).max(0)).cpu();
