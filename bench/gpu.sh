@@ -213,15 +213,15 @@ PY
 done
 
 # 3d. Compositions: the decoder (2 heads, so that a tensor axis of 2 splits it) in a 1F1B
-# pipeline of 2 stages x 2 replicas on 4 ranks sharing the device, its replicas whole, ZeRO-1 and
-# ZeRO-2 (zero_stage), and 2 stages split over tensor 2 with sequence parallelism (pp_tp); in fp32
+# pipeline of 2 stages x 2 replicas on 4 ranks sharing the device, its replicas whole, ZeRO-1,
+# ZeRO-2 and FSDP (zero_stage), and 2 stages split over tensor 2 with sequence parallelism (pp_tp); in fp32
 # each replicated system's losses must equal the plain pipeline's on every rank, and pp_tp's
 # ranks' losses (each its share) must sum to the plain pipeline's ranks' at every iteration.
 tensor_decoder=${decoder/width:/heads: 2, width:}
-composed="[{name: pipeline, kind: pipeline, stages: 2}, {name: pipeline_zero1, kind: pipeline, stages: 2, zero_stage: 1}, {name: pipeline_zero2, kind: pipeline, stages: 2, zero_stage: 2}, {name: pp_tp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true}]"
+composed="[{name: pipeline, kind: pipeline, stages: 2}, {name: pipeline_zero1, kind: pipeline, stages: 2, zero_stage: 1}, {name: pipeline_zero2, kind: pipeline, stages: 2, zero_stage: 2}, {name: pipeline_fsdp, kind: pipeline, stages: 2, zero_stage: 3}, {name: pp_tp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true}]"
 composed_folder=$(optimizer="{name: adamw, lr: 0.001}" study composed_fp32 "${tensor_decoder/PRECISION/fp32}" 4 gloo \
   "$composed" "pipeline: {micro_batches: 4}") || composed_folder=""
-for system in pipeline pipeline_zero1 pipeline_zero2; do
+for system in pipeline pipeline_zero1 pipeline_zero2 pipeline_fsdp; do
   row "Llama-style decoder $system (AdamW, 2 stages x 2 replicas), 4 ranks sharing a device, gloo, fp32" "$composed_folder" "$system"
 done
 row "Llama-style decoder pp_tp (AdamW, 2 stages x tensor 2, sequence-parallel), 4 ranks sharing a device, gloo, fp32" "$composed_folder" pp_tp
@@ -231,7 +231,7 @@ import glob, re, sys
 def losses(system, rank):
     text = open(glob.glob(f"{sys.argv[1]}/raw/*/{system}/rep0/rank{rank}.stdout")[0]).read()
     return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
-worst = max(abs(a - b) / max(abs(b), 1e-12) for r in range(4) for s in ("pipeline_zero1", "pipeline_zero2")
+worst = max(abs(a - b) / max(abs(b), 1e-12) for r in range(4) for s in ("pipeline_zero1", "pipeline_zero2", "pipeline_fsdp")
             for a, b in zip(losses(s, r), losses("pipeline", r)))
 summed = lambda s: [sum(column) for column in zip(*(losses(s, r) for r in range(4)))]
 worst = max([worst] + [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(summed("pp_tp"), summed("pipeline"))])
@@ -240,11 +240,11 @@ PY
 ) || composed_check="FAILED (the comparison)"
 [[ $composed_check == *FAILED* ]] && failures=$((failures + 1))
 
-# 3e. Tensor parallelism: the decoder split over 2 ranks, 2 replicas, on 4 ranks sharing the
-# device; a replica trains on twice a rank's batch, as a DDP rank of twice the batch does: in fp32
+# 3e. Tensor parallelism: the decoder split over 2 ranks (tp_sp_vocab: its vocabulary too), 2
+# replicas, on 4 ranks sharing the device; a replica trains on twice a rank's batch, as a DDP rank of twice the batch does: in fp32
 # each rank's losses must equal those of DDP's rank (its replica) on 2 ranks.
 [[ $decoder =~ batch_size:\ ([0-9]+) ]] && rank_batch=${BASH_REMATCH[1]}
-tensor_systems="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, sequence_parallel: true, zero_stage: 3}]"
+tensor_systems="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, sequence_parallel: true, zero_stage: 3}, {name: tp_sp_vocab, kind: tensor_parallel, tensor: 2, sequence_parallel: true, vocabulary_parallel: true}]"
 tensor_folder=$(optimizer="{name: adamw, lr: 0.001}" study tensor_fp32 "${tensor_decoder/PRECISION/fp32}" 4 gloo \
   "$tensor_systems") || tensor_folder=""
 recomputed_decoder=${tensor_decoder/PRECISION/fp32, activation_checkpointing: full}
@@ -252,7 +252,7 @@ recomputed_folder=$(optimizer="{name: adamw, lr: 0.001}" study tensor_recomputed
   "[{name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]") || recomputed_folder=""
 doubled=${tensor_decoder/batch_size: $rank_batch/batch_size: $((rank_batch * 2))}
 tensor_ddp=$(optimizer="{name: adamw, lr: 0.001}" study tensor_ddp "${doubled/PRECISION/fp32}" 2 gloo) || tensor_ddp=""
-for system in tp tp_sp fsdp_tp; do
+for system in tp tp_sp fsdp_tp tp_sp_vocab; do
   row "Llama-style decoder $system (AdamW, tensor 2 x data 2), 4 ranks sharing a device, gloo, fp32" "$tensor_folder" "$system"
 done
 row "Llama-style decoder tp_sp recomputed (AdamW, tensor 2 x data 2), 4 ranks sharing a device, gloo, fp32" "$recomputed_folder" tp_sp
@@ -262,7 +262,7 @@ import glob, re, sys
 def losses(folder, system, rank):
     text = open(glob.glob(f"{folder}/raw/*/{system}/rep0/rank{rank}.stdout")[0]).read()
     return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
-runs = [(sys.argv[1], s) for s in ("tp", "tp_sp", "fsdp_tp")] + [(sys.argv[2], "tp_sp")]
+runs = [(sys.argv[1], s) for s in ("tp", "tp_sp", "fsdp_tp", "tp_sp_vocab")] + [(sys.argv[2], "tp_sp")]
 worst = max(abs(a - b) / max(abs(b), 1e-12) for folder, s in runs for r in range(4)
             for a, b in zip(losses(folder, s, r), losses(sys.argv[3], "overlap", r // 2)))
 print(f"largest relative difference from DDP's loss {worst:.1e}" + (" FAILED" if worst > 1e-4 else ""))
@@ -405,8 +405,8 @@ printf '%s\n' "${rows[@]}"
 echo
 echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the device and on the CPU, same seed: $pipeline_check"
 echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${sharded_check:-(not run)}"
-echo "Pipeline x ZeRO-1/2 and pp_tp (summed) fp32 losses against the plain pipeline's on the device: $composed_check"
-echo "Tensor parallelism (TP, TP+SP, FSDP x TP, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
+echo "Pipeline x ZeRO-1/2/FSDP and pp_tp (summed) fp32 losses against the plain pipeline's on the device: $composed_check"
+echo "Tensor parallelism (TP, TP+SP, FSDP x TP, TP+SP with the vocabulary split, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
 echo "HiDup's searched strategy fp32 losses against one rank's on the device: $spmd_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
