@@ -368,7 +368,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
   s.where = origin.where(node, path);
   if (node.IsScalar()) {  // a DDP mode name
     s.name = node.Scalar();
-    s.kind = "ddp";
+    s.kind = runtime::SystemKind::kDdp;
     s.mode = node.Scalar();
     if (s.mode != "overlap" && s.mode != "sync") {
       throw InputError(s.where + ": " + path + ": '" + s.mode +
@@ -377,20 +377,24 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     return s;
   }
   MapReader r(node, path, origin);
-  s.kind = r.get_string("kind", "ddp", {"ddp", "dp", "pipeline", "sharded", "tensor_parallel"});
+  // "dp", the simulator's first name for DDP with gradient accumulation, stays a spelling of ddp.
+  const std::string kind =
+      r.get_string("kind", "ddp", {"ddp", "dp", "pipeline", "sharded", "tensor_parallel"});
+  s.kind = kind == "dp" ? runtime::SystemKind::kDdp : runtime::parse_system_kind(kind);
   // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
   if (!r.ok()) return std::nullopt;
   s.name = r.get_string("name", std::nullopt);
-  if (s.kind == "sharded") {
+  using runtime::SystemKind;
+  if (s.kind == SystemKind::kSharded) {
     s.data = read_sharded_data_axis(r);
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
-  } else if (s.kind != "pipeline") {
-    if (s.kind == "tensor_parallel") s.tensor = read_tensor_system_axis(r);
+  } else if (s.kind != SystemKind::kPipeline) {
+    if (s.kind == SystemKind::kTensorParallel) s.tensor = read_tensor_system_axis(r);
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   }
-  if (s.kind == "dp") s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
-  if (s.kind == "pipeline") {
+  if (s.kind == SystemKind::kDdp) s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
+  if (s.kind == SystemKind::kPipeline) {
     s.mode = "";
     s.data.zero_stage = read_replica_zero_stage(r);
     if (r.has("schedule")) {

@@ -128,14 +128,15 @@ struct InlineStage {
 
 struct SystemSettings {
   std::string name;
-  std::string kind;  // ddp | dp | pipeline | sharded | tensor_parallel
+  // ddp (also spelt dp), pipeline, sharded or tensor_parallel: the train spec's enumeration.
+  runtime::SystemKind kind = runtime::SystemKind::kDdp;
   std::string mode = "overlap";
   // sharded: the ZeRO stage, unit and prefetch (a train spec's keys); pipeline: zero_stage,
   // how its stages' replicas hold them
   runtime::DataAxis data;
   runtime::TensorAxis tensor;  // tensor_parallel: the degree and sequence parallelism
   std::optional<double> bucket_mb;
-  long long accumulation = 1;
+  long long accumulation = 1;  // ddp: micro-batches whose gradients accumulate (simulated only)
   std::optional<std::string> schedule, plan;
   // Inline stages without ranks: the list is ranks x this many stages, placed as the schedule
   // places them (interleaved: stage c on rank c mod p; zbv: the V).

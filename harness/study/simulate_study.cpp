@@ -547,7 +547,7 @@ sim::ShardedSystem sharded_system(const SystemSettings& s, const PointSettings& 
 // A tensor-parallel system prices a slice: its profile must be of slices of its degree, and the
 // degree divide the ranks; any other system prices whole layers.
 void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Inputs& inputs) {
-  const int degree = s.kind == "tensor_parallel" ? s.tensor.degree : 1;
+  const int degree = s.kind == runtime::SystemKind::kTensorParallel ? s.tensor.degree : 1;
   const std::string fix =
       "(measure one with `harness profile layers --tensor " + std::to_string(degree) + "`)";
   if (p.model.tensor != degree) {
@@ -625,16 +625,16 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   const int world = static_cast<int>(p.run.world_size);
   RunOutcome outcome;
   json& config = outcome.system_config;
-  config = {{"name", s.name}, {"kind", s.kind}};
+  config = {{"name", s.name}, {"kind", runtime::to_string(s.kind)}};
   std::optional<PipelineChoice> pipeline;
   std::optional<sim::ShardedSystem> sharded;
   std::optional<sim::TensorSystem> tensor;
   sim::DataParallelSystem dp;
-  if (s.kind == "tensor_parallel") {
+  if (s.kind == runtime::SystemKind::kTensorParallel) {
     tensor = tensor_system(s, p, costs, config);
-  } else if (s.kind == "sharded") {
+  } else if (s.kind == runtime::SystemKind::kSharded) {
     sharded = sharded_system(s, p, costs, world, config);
-  } else if (s.kind == "pipeline") {
+  } else if (s.kind == runtime::SystemKind::kPipeline) {
     pipeline = choose_pipeline(s, p, resolved, inputs);
     config["schedule"] = runtime::to_string(pipeline->system.schedule);
     config["micro_batches"] = pipeline->system.micro_batches;
@@ -780,7 +780,7 @@ void write_study_files(const SimulateSpec& spec, const fs::path& directory) {
   manifest.experiment = spec.name;
   manifest.baseline = spec.baseline;
   for (const auto& system : spec.systems) {
-    manifest.systems.push_back({system.name, system.kind, system.mode});
+    manifest.systems.push_back({system.name, runtime::to_string(system.kind), system.mode});
   }
   for (const auto& point : spec.points) {
     manifest.points.push_back({point.id, point.label, point.coordinates,
@@ -802,7 +802,7 @@ void check_inputs(const SimulateSpec& spec, Inputs& inputs) {
     const ResolvedCluster cluster = resolve_cluster(point.settings, inputs);
     // Stages written inline must place at every point; plans are made (or read) per run.
     for (const auto& system : spec.systems) {
-      if (system.kind == "pipeline" && !system.stages.empty()) {
+      if (system.kind == runtime::SystemKind::kPipeline && !system.stages.empty()) {
         choose_pipeline(system, point.settings, cluster, inputs);
       }
       check_tensor_profile(system, point.settings, inputs);

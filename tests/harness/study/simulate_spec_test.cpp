@@ -179,6 +179,11 @@ TEST(SimulateSpec, StudyWritesAResultsFolderThatReportRebuilds) {
   const json config = parse_json(read_file(raw / "config.json"));
   EXPECT_EQ(config["model"]["batch_size"], 2);
   EXPECT_EQ(config["system"]["buckets"], 2);
+  // `kind: dp` is a spelling of ddp, the one enumeration's: DDP that accumulates.
+  const json accumulating =
+      parse_json(read_file(results / "raw" / "p000" / "accum2" / "rep0" / "config.json"));
+  EXPECT_EQ(accumulating["system"]["kind"], "ddp");
+  EXPECT_EQ(accumulating["system"]["accumulation"], 2);
 
   // Traces of one iteration per rank, following the contract.
   const json trace =
