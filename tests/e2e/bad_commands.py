@@ -131,8 +131,6 @@ cases += [
     ("plot: unknown --kind", ["plot", results, "--kind", "nosuch"]),
     ("run: unknown --launcher", ["run", spec, "--launcher", "ssh"]),
     ("profile comm: world 0", ["profile", "comm", "--world", "0", "--out", os.path.join(scratch, "c")]),
-    ("profile layers: a vocabulary split without a tensor axis",
-     ["profile", "layers", "--model", "llama", "--vocabulary-parallel", "--out", os.path.join(scratch, "v")]),
 ]
 
 before = {"scratch": tree_digest(scratch)}

@@ -17,6 +17,12 @@ MODEL=(--model llama --depth 2 --width 64 --decoder 2,2,54 --input-shape 8 --bat
 expect_contains "$(cat "$SCRATCH/slice.out")" "adamw step: "
 "$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --vocabulary-parallel --out "$SCRATCH/vocab" \
   > /dev/null || fail "vocabulary slice profile failed"
+# A vocabulary split without a tensor axis to split it over: one line, exit 2, nothing written.
+code=0; "$HARNESS" profile layers "${MODEL[@]}" --vocabulary-parallel --out "$SCRATCH/no_axis" \
+  > /dev/null 2> "$SCRATCH/err" || code=$?
+[[ $code == 2 && $(wc -l < "$SCRATCH/err") == 1 && ! -e "$SCRATCH/no_axis" ]] ||
+  fail "a vocabulary split without --tensor: exit $code, $(cat "$SCRATCH/err")"
+expect_contains "$(cat "$SCRATCH/err")" "--vocabulary-parallel splits llama's embedding and head over --tensor t (2 or more)"
 "$PY" - "$SCRATCH" <<'PY'
 import json, os, sys
 whole, part = (json.load(open(os.path.join(sys.argv[1], d, "profile.json"))) for d in ("whole", "slice"))
