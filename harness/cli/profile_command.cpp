@@ -129,11 +129,7 @@ std::vector<CommFit> fit_and_print(const std::vector<CommRow>& rows,
     if (op == runtime::kHandOverOp) continue;  // a send call's time by size, no line to fit
     const CommFit fit = fit_comm_model(rows, op, world);
     fitted.push_back(fit);
-    fits.push_back({{"op", op},
-                    {"latency_us", fit.latency_us},
-                    {"bus_bandwidth_bytes_per_s", fit.bus_bandwidth},
-                    {"r_squared", fit.r_squared},
-                    {"cpu_cores_per_rank", fit.cpu_cores}});
+    fits.push_back(to_json(fit));
     std::printf("%-14s latency %10.1f us   bus bandwidth %8.3f GB/s   R^2 %.4f   cpu %.2f cores\n",
                 op.c_str(), fit.latency_us, fit.bus_bandwidth / 1e9, fit.r_squared, fit.cpu_cores);
   }

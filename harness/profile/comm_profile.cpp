@@ -14,6 +14,26 @@
 
 namespace harness {
 
+nlohmann::json to_json(const CommFit& fit) {
+  return {{"op", fit.op},
+          {"latency_us", fit.latency_us},
+          {"bus_bandwidth_bytes_per_s", fit.bus_bandwidth},
+          {"r_squared", fit.r_squared},
+          {"cpu_cores_per_rank", fit.cpu_cores}};
+}
+
+std::vector<CommFit> comm_fits(const nlohmann::json& comm) {
+  std::vector<CommFit> fits;
+  if (!comm.is_object() || !comm.contains("fits") || !comm.at("fits").is_array()) return fits;
+  for (const auto& row : comm.at("fits")) {
+    if (!row.is_object() || row.value("op", "").empty()) continue;
+    fits.push_back({row.value("op", ""), row.value("latency_us", 0.0),
+                    row.value("bus_bandwidth_bytes_per_s", 0.0), row.value("r_squared", 0.0),
+                    row.value("cpu_cores_per_rank", 0.0)});
+  }
+  return fits;
+}
+
 int64_t parse_byte_size(const std::string& text) {
   size_t used = 0;
   double value = 0;

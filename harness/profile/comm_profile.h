@@ -50,6 +50,13 @@ struct CommFit {
   double cpu_cores = 0;  // over the op's rows, weighted by their time (0: not measured)
 };
 
+// comm.json's `fits` entries (op, latency_us, bus_bandwidth_bytes_per_s, r_squared,
+// cpu_cores_per_rank): written by `harness profile comm` and read by the simulator and HiDup's
+// search through these two alone. comm_fits skips entries that are not objects naming an op,
+// and keeps each figure as written (a negative fitted latency too: readers decide).
+nlohmann::json to_json(const CommFit& fit);
+std::vector<CommFit> comm_fits(const nlohmann::json& comm);
+
 // Rows from the comm-worker's JSON (see runtime/profile/comm_benchmark.h).
 std::vector<CommRow> comm_rows(const nlohmann::json& measurement);
 

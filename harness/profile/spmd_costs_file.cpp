@@ -5,6 +5,7 @@
 
 #include "common/input_error.h"
 #include "common/json_file.h"
+#include "harness/profile/comm_profile.h"
 
 namespace harness {
 namespace {
@@ -24,12 +25,10 @@ const std::map<std::string, Collective>& fitted_ops() {
 
 std::map<Collective, CollectiveFit> usable_fits(const nlohmann::json& doc) {
   std::map<Collective, CollectiveFit> fits;
-  for (const auto& row : doc.value("fits", nlohmann::json::array())) {
-    if (!row.is_object()) continue;
-    const auto op = fitted_ops().find(row.value("op", ""));
-    const double bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
-    if (op == fitted_ops().end() || !(bandwidth > 0)) continue;
-    fits[op->second] = {std::max(0.0, row.value("latency_us", 0.0)) * 1e-6, bandwidth};
+  for (const CommFit& row : comm_fits(doc)) {
+    const auto op = fitted_ops().find(row.op);
+    if (op == fitted_ops().end() || !(row.bus_bandwidth > 0)) continue;
+    fits[op->second] = {std::max(0.0, row.latency_us) * 1e-6, row.bus_bandwidth};
   }
   return fits;
 }

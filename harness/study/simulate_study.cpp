@@ -19,6 +19,7 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "harness/cli/plot_command.h"
+#include "harness/profile/comm_profile.h"
 #include "harness/results/run_manifest.h"
 #include "harness/spec/simulate_spec.h"
 #include "harness/spec/spec.h"
@@ -106,26 +107,26 @@ ProfiledComm read_comm_profile(const std::string& path) {
     throw InputError(path + ": not a comm.json of `harness profile comm`: " + e.what());
   }
   fit.world = doc.value("world_size", 0LL);
-  for (const auto& row : doc.value("fits", json::array())) {
-    const std::string op = row.value("op", "");
-    if (op == "allreduce") {
+  for (const CommFit& row : comm_fits(doc)) {
+    const double latency_s = std::max(0.0, row.latency_us) * 1e-6;
+    if (row.op == "allreduce") {
       fit.has_allreduce = true;
-      fit.allreduce_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
-      fit.allreduce_bus_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
-      fit.allreduce_cpu_cores = std::max(0.0, row.value("cpu_cores_per_rank", 0.0));
-    } else if (op == "sendrecv") {
+      fit.allreduce_latency_s = latency_s;
+      fit.allreduce_bus_bandwidth = row.bus_bandwidth;
+      fit.allreduce_cpu_cores = std::max(0.0, row.cpu_cores);
+    } else if (row.op == "sendrecv") {
       fit.has_sendrecv = true;
-      fit.sendrecv_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
-      fit.sendrecv_bandwidth = row.value("bus_bandwidth_bytes_per_s", 0.0);
-    } else if (op == "allgather") {
-      fit.allgather_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
-      fit.allgather_bus_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
-    } else if (op == "reducescatter") {
-      fit.reducescatter_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
-      fit.reducescatter_bus_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
-    } else if (op == "copy") {
-      fit.copy_latency_s = std::max(0.0, row.value("latency_us", 0.0)) * 1e-6;
-      fit.copy_bandwidth = std::max(0.0, row.value("bus_bandwidth_bytes_per_s", 0.0));
+      fit.sendrecv_latency_s = latency_s;
+      fit.sendrecv_bandwidth = row.bus_bandwidth;
+    } else if (row.op == "allgather") {
+      fit.allgather_latency_s = latency_s;
+      fit.allgather_bus_bandwidth = std::max(0.0, row.bus_bandwidth);
+    } else if (row.op == "reducescatter") {
+      fit.reducescatter_latency_s = latency_s;
+      fit.reducescatter_bus_bandwidth = std::max(0.0, row.bus_bandwidth);
+    } else if (row.op == "copy") {
+      fit.copy_latency_s = latency_s;
+      fit.copy_bandwidth = std::max(0.0, row.bus_bandwidth);
     }
   }
   if (!fit.has_allreduce || fit.world < 2 || !(fit.allreduce_bus_bandwidth > 0)) {

@@ -133,6 +133,21 @@ TEST(CommProfile, AFitWithoutAPositiveBandwidthFallsBackToTheLargestSize) {
   EXPECT_EQ(fit.latency_us, 0.0);
 }
 
+TEST(CommProfile, FitsRoundTripThroughCommJsonAndSkipWhatNamesNoOp) {
+  const harness::CommFit fit{"allgather", -12.5, 3e9, 0.98, 1.5};
+  const nlohmann::json comm = {
+      {"fits", {harness::to_json(fit), 7, {{"latency_us", 1.0}}, {{"op", ""}}}}};
+  EXPECT_EQ(comm["fits"][0]["bus_bandwidth_bytes_per_s"], 3e9);
+  const auto fits = harness::comm_fits(comm);
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_EQ(fits[0].op, "allgather");
+  EXPECT_DOUBLE_EQ(fits[0].latency_us, -12.5);  // as written: readers decide
+  EXPECT_DOUBLE_EQ(fits[0].bus_bandwidth, 3e9);
+  EXPECT_DOUBLE_EQ(fits[0].r_squared, 0.98);
+  EXPECT_DOUBLE_EQ(fits[0].cpu_cores, 1.5);
+  EXPECT_TRUE(harness::comm_fits(nlohmann::json{{"fits", "none"}}).empty());
+}
+
 TEST(CommProfile, TopologyFileIsReadByThePlanner) {
   harness_test::TempDir dir;
   const std::vector<harness::CommFit> fits = {{"sendrecv", 40, 3e9, 1},
