@@ -37,6 +37,7 @@ ModelOptions model_options_from(const WorkerModel& model, const TensorAxis& tens
   options.tensor_shards = tensor.degree;
   options.sequence_parallel = tensor.sequence_parallel;
   options.vocabulary_parallel = tensor.vocabulary_parallel;
+  options.recompute_gather = tensor.recompute_gather;
   options.input_shape.assign(model.input_shape.begin(), model.input_shape.end());
   options.num_classes = model.num_classes;
   options.depth = model.depth;

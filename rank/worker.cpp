@@ -453,10 +453,12 @@ json tensor_report(const WorkerConfig& config, const CollectivePayload& payload,
                            static_cast<int64_t>(c10::elementSize(activations)),
                            partial_vectors_of(config.model.name)};
   shape.vocabulary_parallel = axis.vocabulary_parallel;
+  shape.recompute_gather = axis.recompute_gather;
   const double iterations = static_cast<double>(std::max(1LL, config.iterations));
   return {{"degree", axis.degree},
           {"sequence_parallel", axis.sequence_parallel},
           {"vocabulary_parallel", axis.vocabulary_parallel},
+          {"recompute_gather", axis.recompute_gather},
           {"bytes_sent_per_iteration", ring_bytes_sent(payload, axis.degree) / iterations},
           {"formula_bytes_per_iteration", tensor_iteration_bytes_sent(shape)}};
 }

@@ -178,6 +178,9 @@ class TensorGraphBuilder {
     add_vocabulary_backward(group, p);
     if (!split_[layer]) return;
     add_block_collectives(group, bytes_of(layer));
+    for (int i = 0; system_.sequence_parallel && system_.recompute_gather && i < 2; ++i) {
+      graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
+    }
     for (int v = 0; system_.sequence_parallel && v < system_.partial_vectors; ++v) {
       graph_.add_blocking_collective(group, system_.partial_bytes);
     }

@@ -14,7 +14,8 @@
 // whose backward is an all-gather), the head is entered through f (an all-gather under sequence
 // parallelism; its backward an all-reduce or a reduce-scatter) and followed by the loss's
 // all-gather and two all-reduces of one float32 a token; these replace sequence parallelism's
-// two gathers of the tokens, and the last norm's gradient is partial too.
+// two gathers of the tokens, and the last norm's gradient is partial too. Gathering again in
+// backward (`recompute_gather`) adds two all-gathers to each split block's backward.
 #pragma once
 
 #include <vector>
@@ -42,6 +43,8 @@ struct TensorSystem {
   // group's batch, sizes the loss's collectives.
   bool vocabulary_parallel = false;
   double token_bytes = 0;
+  // Sequence parallelism gathering each split block's two inputs again in its backward.
+  bool recompute_gather = false;
 };
 
 // The layers a tensor axis splits: the profile's transformer blocks (DecoderLayer,

@@ -306,6 +306,11 @@ void read_stage_tensor_axis(MapReader& reader, runtime::TensorAxis& tensor) {
                 "is for kind: tensor_parallel (a pipeline's first and last stages hold the "
                 "embedding and the head whole)");
   }
+  if (reader.has("recompute_gather")) {
+    reader.fail(reader.child("recompute_gather"), "recompute_gather",
+                "is for kind: tensor_parallel (a zero-bubble stage splits the backward that "
+                "gathers again)");
+  }
   if (!reader.has("tensor")) {
     if (reader.has("sequence_parallel")) {
       reader.fail(reader.child("sequence_parallel"), "sequence_parallel", "goes with 'tensor: t'");

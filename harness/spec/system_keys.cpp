@@ -26,6 +26,11 @@ runtime::TensorAxis read_tensor_axis(MapReader& reader) {
 runtime::TensorAxis read_tensor_system_axis(MapReader& reader) {
   runtime::TensorAxis tensor = read_tensor_axis(reader);
   tensor.vocabulary_parallel = reader.get_bool("vocabulary_parallel", false);
+  tensor.recompute_gather = reader.get_bool("recompute_gather", false);
+  if (tensor.recompute_gather && !tensor.sequence_parallel) {
+    reader.report(reader.child("recompute_gather"), "recompute_gather",
+                  "goes with 'sequence_parallel: true' (it keeps the token shards)");
+  }
   return tensor;
 }
 

@@ -22,8 +22,9 @@ int read_replica_zero_stage(MapReader& reader);
 // `tensor: t` (2 to 256 ranks that split each layer) and `sequence_parallel: BOOL` (default
 // false): the tensor axis of a tensor-parallel system or of a pipeline's stages.
 runtime::TensorAxis read_tensor_axis(MapReader& reader);
-// A `kind: tensor_parallel` system's axis: read_tensor_axis's keys and `vocabulary_parallel:
-// BOOL` (default false), which a pipeline's stages do not take.
+// A `kind: tensor_parallel` system's axis: read_tensor_axis's keys, `vocabulary_parallel: BOOL`
+// and `recompute_gather: BOOL` (default false; it goes with sequence_parallel), which a
+// pipeline's stages do not take.
 runtime::TensorAxis read_tensor_system_axis(MapReader& reader);
 
 // A bucket cap in MiB: at least one byte. A smaller value is reported and `fallback` returned.

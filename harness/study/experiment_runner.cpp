@@ -169,7 +169,8 @@ std::string describe_matrix(const Experiment& experiment) {
       // A replica's slices share its batch: batch_size x degree samples each.
       how += ", tensor " + std::to_string(run.system->tensor.degree) +
              (run.system->tensor.sequence_parallel ? " sequence-parallel" : "") +
-             (run.system->tensor.vocabulary_parallel ? " vocabulary-parallel" : "");
+             (run.system->tensor.vocabulary_parallel ? " vocabulary-parallel" : "") +
+             (run.system->tensor.recompute_gather ? " gathered again in backward" : "");
       if (run.system->data.sharded() && !run.system->pipeline) {  // a pipeline's says so
         how += ", replicas ZeRO-" + std::to_string(run.system->data.zero_stage);
       }

@@ -609,11 +609,13 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   system.step_s = p.model.step_ms / 1000.0;
   if (system.sequence_parallel) price_partial_gradients(p, costs, system);
   system.vocabulary_parallel = s.tensor.vocabulary_parallel;
+  system.recompute_gather = s.tensor.recompute_gather;
   // The vocabulary-parallel loss's numbers: one float32 a token of the group's batch.
   system.token_bytes = system.batch_per_group * static_cast<double>(p.model.tokens) * 4;
   config["tensor"] = system.tensor;
   config["sequence_parallel"] = system.sequence_parallel;
   config["vocabulary_parallel"] = system.vocabulary_parallel;
+  config["recompute_gather"] = system.recompute_gather;
   config["mode"] = s.mode;
   return system;
 }

@@ -71,16 +71,25 @@ class AttentionImpl : public nn::Module {
     o->weight.set_data(row_shard(*region_, o->weight));
   }
 
-  torch::Tensor forward(torch::Tensor x) {
+  // q, k and v of x: through Megatron's f, or from this rank's token shard (regathers).
+  std::vector<torch::Tensor> projections(torch::Tensor x) {
+    if (region_ && region_->regathers) {
+      return gathered_projections(*region_, x, {{q->weight, {}}, {k->weight, {}}, {v->weight, {}}});
+    }
     if (region_) x = enter_tensor_region(*region_, x);
-    const int64_t batch = x.size(0), tokens = x.size(1);
+    return {q->forward(x), k->forward(x), v->forward(x)};
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    const std::vector<torch::Tensor> qkv = projections(x);
+    const int64_t batch = qkv[0].size(0), tokens = qkv[0].size(1);
     auto heads_of = [&](const torch::Tensor& t, int64_t count) {
       return t.view({batch, tokens, count, head_width_}).transpose(1, 2);
     };
     const torch::Tensor cos = cos_.narrow(0, 0, tokens), sin = sin_.narrow(0, 0, tokens);
-    torch::Tensor queries = apply_rotary(heads_of(q->forward(x), heads_), cos, sin);
-    torch::Tensor keys = apply_rotary(heads_of(k->forward(x), kv_heads_), cos, sin);
-    torch::Tensor values = heads_of(v->forward(x), kv_heads_);
+    torch::Tensor queries = apply_rotary(heads_of(qkv[0], heads_), cos, sin);
+    torch::Tensor keys = apply_rotary(heads_of(qkv[1], kv_heads_), cos, sin);
+    torch::Tensor values = heads_of(qkv[2], kv_heads_);
     if (kv_heads_ < heads_) {  // grouped-query: each key/value head serves heads / kv_heads
       keys = keys.repeat_interleave(heads_ / kv_heads_, 1);
       values = values.repeat_interleave(heads_ / kv_heads_, 1);
@@ -121,8 +130,14 @@ class FeedForwardImpl : public nn::Module {
     down->weight.set_data(row_shard(*region_, down->weight));
   }
   torch::Tensor forward(torch::Tensor x) {
-    if (region_) x = enter_tensor_region(*region_, x);
-    const torch::Tensor out = down->forward(torch::silu(gate->forward(x)) * up->forward(x));
+    std::vector<torch::Tensor> gate_up;
+    if (region_ && region_->regathers) {
+      gate_up = gathered_projections(*region_, x, {{gate->weight, {}}, {up->weight, {}}});
+    } else {
+      if (region_) x = enter_tensor_region(*region_, x);
+      gate_up = {gate->forward(x), up->forward(x)};
+    }
+    const torch::Tensor out = down->forward(torch::silu(gate_up[0]) * gate_up[1]);
     return region_ ? leave_tensor_region(*region_, out) : out;
   }
   nn::Linear gate{nullptr}, up{nullptr}, down{nullptr};
@@ -214,8 +229,8 @@ class Llama : public ZooModel {
     const int64_t kv_heads = decoder.kv_heads > 0 ? decoder.kv_heads : heads;
     const int64_t tokens = options.input_shape.at(0);
     input_vocabulary_ = decoder.vocab > 0 ? decoder.vocab : kLlamaVocabulary;
-    tensor_region_ =
-        make_tensor_region(options.tensor_shard, options.tensor_shards, options.sequence_parallel);
+    tensor_region_ = make_tensor_region(options.tensor_shard, options.tensor_shards,
+                                        options.sequence_parallel, options.recompute_gather);
     const bool vocabulary = tensor_region_ && options.vocabulary_parallel;
     embed_tokens_ = register_module("embed_tokens", nn::Embedding(input_vocabulary_, width));
     if (vocabulary) {

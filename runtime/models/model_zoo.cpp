@@ -283,21 +283,28 @@ class EncoderLayerImpl : public nn::Module {
     shards_input_ = first;
     gathers_output_ = last;
   }
+  // A column-parallel projection of x: through Megatron's f, or from this rank's token shard
+  // (regathers).
+  torch::Tensor column_parallel(nn::Linear& linear, const torch::Tensor& x) {
+    if (region_ && region_->regathers) {
+      return gathered_projections(*region_, x, {{linear->weight, linear->bias}})[0];
+    }
+    return linear->forward(region_ ? enter_tensor_region(*region_, x) : x);
+  }
   torch::Tensor forward(torch::Tensor x) {
     if (shards_input_) x = split_sequence(*region_, x);
-    const torch::Tensor whole = region_ ? enter_tensor_region(*region_, x) : x;
-    const int64_t batch = whole.size(0), seq = whole.size(1);
-    const int64_t head_dim = whole.size(2) / (region_ ? heads_ * region_->degree : heads_);
+    const torch::Tensor fused = column_parallel(qkv, x);
+    const int64_t batch = fused.size(0), seq = fused.size(1);
+    const int64_t head_dim = x.size(2) / (region_ ? heads_ * region_->degree : heads_);
     // [batch, seq, 3, heads, head_dim] -> three [batch, heads, seq, head_dim]
-    auto parts =
-        qkv->forward(whole).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
+    auto parts = fused.view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
     auto context = recompute_core ? recomputed_attention_core(parts[0], parts[1], parts[2], false)
                                   : attention_core(parts[0], parts[1], parts[2], false);
     context = context.transpose(1, 2).reshape({batch, seq, heads_ * head_dim});
     x = attention_norm->forward(x + row_parallel(attention_output, context));
     if (mixture) return output_norm->forward(x + mixture->forward(x));
-    const torch::Tensor inner = region_ ? enter_tensor_region(*region_, x) : x;
-    x = output_norm->forward(x + row_parallel(output, torch::gelu(intermediate->forward(inner))));
+    x = output_norm->forward(x +
+                             row_parallel(output, torch::gelu(column_parallel(intermediate, x))));
     return gathers_output_ ? gather_sequence(*region_, x) : x;
   }
   nn::Linear qkv{nullptr}, attention_output{nullptr}, intermediate{nullptr}, output{nullptr};
@@ -385,8 +392,8 @@ class Bert : public ZooModel {
  private:
   // Tensor parallelism, once the whole model is drawn: every rank's slices are parts of one.
   void split_blocks(std::vector<EncoderLayer>& blocks, const ModelOptions& options) {
-    tensor_region_ =
-        make_tensor_region(options.tensor_shard, options.tensor_shards, options.sequence_parallel);
+    tensor_region_ = make_tensor_region(options.tensor_shard, options.tensor_shards,
+                                        options.sequence_parallel, options.recompute_gather);
     if (!tensor_region_) return;
     if (!mixtures_.empty()) {
       throw std::invalid_argument("tensor parallelism does not split a mixture of experts");

@@ -93,6 +93,9 @@ struct ModelOptions {
   // llama: the token embedding and the head split by vocabulary rows too (its logits this
   // rank's vocabulary columns: runtime/parallel/vocabulary_parallel.h).
   bool vocabulary_parallel = false;
+  // Under sequence parallelism, keep only the token shards of the split blocks' inputs and
+  // gather them again in backward, as Megatron-LM does (runtime::gathered_projections).
+  bool recompute_gather = false;
   // Full activation checkpointing of the transformer blocks, the first of each
   // `recompute_every` of them (ZooModel::set_activation_checkpointing).
   bool activation_checkpointing = false;

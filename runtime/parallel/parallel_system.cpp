@@ -72,6 +72,7 @@ TensorAxis read_tensor_axis(const json& s) {
   if (tensor.degree < 2) throw std::invalid_argument("worker config: system.tensor.degree < 2");
   tensor.sequence_parallel = read<bool>(s, path, "sequence_parallel", false);
   tensor.vocabulary_parallel = read<bool>(s, path, "vocabulary_parallel", false);
+  tensor.recompute_gather = read<bool>(s, path, "recompute_gather", false);
   return tensor;
 }
 
@@ -195,7 +196,8 @@ json to_json(const ParallelSystem& system) {
   if (system.tensor.split()) {
     out["tensor"] = {{"degree", system.tensor.degree},
                      {"sequence_parallel", system.tensor.sequence_parallel},
-                     {"vocabulary_parallel", system.tensor.vocabulary_parallel}};
+                     {"vocabulary_parallel", system.tensor.vocabulary_parallel},
+                     {"recompute_gather", system.tensor.recompute_gather}};
   }
   if (system.spmd) {
     out["spmd"] = {{"comm", system.spmd->comm},

@@ -75,12 +75,15 @@ struct PipelineAxis {
 // heads, the feed-forward by columns: runtime/parallel/tensor_region.h); with
 // `sequence_parallel` the activations between split layers are sharded along the tokens; with
 // `vocabulary_parallel` the token embedding and the head are split by vocabulary rows and the
-// loss is Megatron's vocabulary-parallel cross entropy (runtime/parallel/vocabulary_parallel.h).
-// The data axis runs across the groups.
+// loss is Megatron's vocabulary-parallel cross entropy (runtime/parallel/vocabulary_parallel.h);
+// with `recompute_gather` sequence parallelism keeps only the token shards of the split blocks'
+// inputs and gathers them again in backward (runtime::gathered_projections). The data axis runs
+// across the groups.
 struct TensorAxis {
   int degree = 1;
   bool sequence_parallel = false;
   bool vocabulary_parallel = false;
+  bool recompute_gather = false;
   bool split() const { return degree > 1; }
   bool operator==(const TensorAxis&) const = default;
 };

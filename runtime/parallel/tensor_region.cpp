@@ -134,6 +134,59 @@ class GatherSequence : public torch::autograd::Function<GatherSequence> {
   }
 };
 
+// The gradients of one projection out = whole @ weight^T + bias, in the gradient's precision
+// (an autocast projection's), each returned in its tensor's own type.
+struct ProjectionGradients {
+  at::Tensor input, weight, bias;
+};
+ProjectionGradients projection_gradients(const at::Tensor& gradient, const at::Tensor& whole,
+                                         const at::Tensor& weight, const at::Tensor& bias) {
+  const at::ScalarType type = gradient.scalar_type();
+  const at::Tensor rows = gradient.flatten(0, -2);
+  ProjectionGradients out;
+  out.input = gradient.matmul(weight.to(type)).to(whole.scalar_type());
+  out.weight = rows.t().matmul(whole.flatten(0, -2).to(type)).to(weight.scalar_type());
+  if (bias.numel() > 0) out.bias = rows.sum(0).to(bias.scalar_type());
+  return out;
+}
+
+// Sequence parallelism keeping only its shards (gathered_projections): up to three projections
+// of one gathered input. The absent weights and biases are empty tensors: a custom function
+// takes no undefined input.
+class GatheredProjections : public torch::autograd::Function<GatheredProjections> {
+ public:
+  static variable_list forward(AutogradContext* context, const at::Tensor& shard,
+                               const at::Tensor& w0, const at::Tensor& b0, const at::Tensor& w1,
+                               const at::Tensor& b1, const at::Tensor& w2, const at::Tensor& b2,
+                               int64_t region) {
+    context->saved_data["region"] = region;
+    context->save_for_backward({shard, w0, b0, w1, b1, w2, b2});
+    const at::Tensor whole = all_gather_tokens(region_in(context), shard);
+    variable_list outputs;
+    for (const auto& [w, b] : {std::pair{w0, b0}, std::pair{w1, b1}, std::pair{w2, b2}}) {
+      if (w.numel() > 0) outputs.push_back(at::linear(whole, w, b.numel() > 0 ? b : at::Tensor()));
+    }
+    return outputs;
+  }
+  static variable_list backward(AutogradContext* context, variable_list gradients) {
+    TensorRegion& r = region_in(context);
+    const variable_list saved = context->get_saved_variables();
+    const at::Tensor whole = all_gather_tokens(r, saved[0]);  // the shard gathered again
+    variable_list out(9);
+    at::Tensor input;
+    for (size_t p = 0; p < 3 && saved[1 + 2 * p].numel() > 0; ++p) {
+      if (!gradients[p].defined()) continue;  // an output backward did not reach
+      const ProjectionGradients g =
+          projection_gradients(gradients[p], whole, saved[1 + 2 * p], saved[2 + 2 * p]);
+      input = input.defined() ? input + g.input : g.input;
+      out[1 + 2 * p] = g.weight;
+      out[2 + 2 * p] = g.bias;
+    }
+    if (input.defined()) out[0] = reduce_scatter_tokens(r, input);
+    return out;
+  }
+};
+
 }  // namespace
 
 int64_t TensorRegion::share_of(int64_t count, const std::string& what) const {
@@ -146,7 +199,7 @@ int64_t TensorRegion::share_of(int64_t count, const std::string& what) const {
 }
 
 std::shared_ptr<TensorRegion> make_tensor_region(int64_t index, int64_t degree,
-                                                 bool sequence_parallel) {
+                                                 bool sequence_parallel, bool regathers) {
   if (degree <= 1) return nullptr;
   if (index < 0 || index >= degree) {
     throw std::invalid_argument("tensor shard " + std::to_string(index) + " of " +
@@ -156,6 +209,7 @@ std::shared_ptr<TensorRegion> make_tensor_region(int64_t index, int64_t degree,
   region->index = static_cast<int>(index);
   region->degree = static_cast<int>(degree);
   region->sequence_parallel = sequence_parallel;
+  region->regathers = sequence_parallel && regathers;
   return region;
 }
 
@@ -174,6 +228,21 @@ at::Tensor split_sequence(TensorRegion& region, const at::Tensor& whole) {
 
 at::Tensor gather_sequence(TensorRegion& region, const at::Tensor& shard) {
   return GatherSequence::apply(shard, region_address(region));
+}
+
+std::vector<at::Tensor> gathered_projections(TensorRegion& region, const at::Tensor& shard,
+                                             const std::vector<Projection>& projections) {
+  if (projections.empty() || projections.size() > 3) {
+    throw std::invalid_argument("gathered_projections takes 1 to 3 projections");
+  }
+  const at::Tensor absent = at::empty({0}, shard.options());
+  Projection p[3] = {{absent, absent}, {absent, absent}, {absent, absent}};
+  for (size_t i = 0; i < projections.size(); ++i) {
+    p[i].weight = projections[i].weight;
+    if (projections[i].bias.defined()) p[i].bias = projections[i].bias;
+  }
+  return GatheredProjections::apply(shard, p[0].weight, p[0].bias, p[1].weight, p[1].bias,
+                                    p[2].weight, p[2].bias, region_address(region));
 }
 
 void add_partial_parameter(TensorRegion& region, at::Tensor& parameter) {

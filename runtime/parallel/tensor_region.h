@@ -29,6 +29,9 @@ struct TensorRegion {
   int index = 0;   // this rank's slice: heads [index x heads / degree, ...)
   int degree = 1;  // ranks that split each layer
   bool sequence_parallel = false;
+  // Sequence parallelism keeping only each rank's token shard of the split blocks' inputs
+  // (gathered_projections); false keeps the gathered copy the projections read.
+  bool regathers = false;
   Communicator* group = nullptr;  // degree ranks, this rank's rank in it is `index`
   TraceRecorder* trace = nullptr;
   // How many parameters' gradients are partial sums over the sequence shards (norms and the
@@ -40,8 +43,9 @@ struct TensorRegion {
 };
 
 // The region of rank `index` of `degree` (its group set later); null for a degree of 1.
+// `regathers` takes effect under sequence parallelism only.
 std::shared_ptr<TensorRegion> make_tensor_region(int64_t index, int64_t degree,
-                                                 bool sequence_parallel);
+                                                 bool sequence_parallel, bool regathers = false);
 
 // f: before a column-parallel block (see the header's comment).
 at::Tensor enter_tensor_region(TensorRegion& region, const at::Tensor& input);
@@ -51,6 +55,19 @@ at::Tensor leave_tensor_region(TensorRegion& region, const at::Tensor& partial);
 // the gradient gathered back; and the whole sequence from the shards, the gradient sliced.
 at::Tensor split_sequence(TensorRegion& region, const at::Tensor& whole);
 at::Tensor gather_sequence(TensorRegion& region, const at::Tensor& shard);
+
+// Sequence parallelism as Megatron-LM runs it, keeping only its shards: the column-parallel
+// projections a split block begins with (q, k, v; the feed-forward's first) applied to this
+// rank's token shard as one operation. Forward all-gathers the tokens and applies each; only
+// the shard is kept for backward, which all-gathers it again for the weights' gradients and
+// reduce-scatters the input's. In place of enter_tensor_region and the projections: the
+// bytes of one more all-gather per block entry, for the gathered input's memory.
+struct Projection {
+  at::Tensor weight;  // [out, in]: this rank's rows
+  at::Tensor bias;    // undefined where the projection has none
+};
+std::vector<at::Tensor> gathered_projections(TensorRegion& region, const at::Tensor& shard,
+                                             const std::vector<Projection>& projections);
 
 // A parameter that sees only this rank's tokens (sequence parallelism): its gradient is summed
 // over the group as backward makes it, by a hook that runs before the gradient is accumulated,

@@ -27,7 +27,8 @@ int64_t partial_vectors_of(const std::string& model) { return model == "bert" ? 
 
 double tensor_layer_bytes_sent(const TensorTrafficShape& shape) {
   // An all-reduce is two passes (reduce-scatter, then all-gather); four of them per layer.
-  return 8 * ring_pass_bytes(shape);
+  const bool regathered = shape.sequence_parallel && shape.recompute_gather;
+  return (regathered ? 10 : 8) * ring_pass_bytes(shape);
 }
 
 double tensor_iteration_bytes_sent(const TensorTrafficShape& shape, int64_t gradient_element_size) {

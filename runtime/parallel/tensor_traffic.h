@@ -31,6 +31,9 @@ struct TensorTrafficShape {
   // The token embedding and the head split by vocabulary rows (runtime/parallel/
   // vocabulary_parallel.h), which takes the place of the ends' all-gathers.
   bool vocabulary_parallel = false;
+  // Sequence parallelism gathering the split blocks' inputs again in backward: one all-gather
+  // more per block entry, 2 ring passes of b s h per layer.
+  bool recompute_gather = false;
 };
 
 // The width-sized parameters per transformer block whose gradients are partial under sequence
@@ -38,7 +41,7 @@ struct TensorTrafficShape {
 int64_t partial_vectors_of(const std::string& model);
 
 // Per layer per micro-batch: 8 (t - 1) / t x b s h x bytes, with or without sequence
-// parallelism.
+// parallelism; 10 where sequence parallelism gathers again in backward.
 double tensor_layer_bytes_sent(const TensorTrafficShape& shape);
 
 // Per iteration: the layers' bytes; under sequence parallelism also the all-gathers where the

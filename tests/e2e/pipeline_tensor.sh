@@ -88,4 +88,6 @@ sed -e 's/stages: 2, tensor: 2/stages: 2, sequence_parallel: true/' "$SCRATCH/tp
 expect_refused "$SCRATCH/sp.yaml" "sequence_parallel: goes with 'tensor: t'"
 sed -e 's/stages: 2, tensor: 2/stages: 2, tensor: 2, vocabulary_parallel: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/vocab.yaml"
 expect_refused "$SCRATCH/vocab.yaml" "vocabulary_parallel: is for kind: tensor_parallel (a pipeline's first and last stages hold the embedding and the head whole)"
+sed -e 's/stages: 2, tensor: 2/stages: 2, tensor: 2, sequence_parallel: true, recompute_gather: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/regather.yaml"
+expect_refused "$SCRATCH/regather.yaml" "recompute_gather: is for kind: tensor_parallel"
 echo "PASS pipeline tensor"

@@ -19,7 +19,7 @@ run: {world_size: $2, iterations: 3, warmup: 1, trace: true}
 systems: $4
 YAML
 }
-spec tensor 2 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: tp_vocab, kind: tensor_parallel, tensor: 2, sequence_parallel: true, vocabulary_parallel: true}]"
+spec tensor 2 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: tp_vocab, kind: tensor_parallel, tensor: 2, sequence_parallel: true, vocabulary_parallel: true}, {name: tp_regather, kind: tensor_parallel, tensor: 2, sequence_parallel: true, recompute_gather: true}]"
 spec whole 1 4 "[overlap]"
 spec tensor_data 4 2 "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, zero_stage: 3, sequence_parallel: true}]"
 spec data 2 4 "[overlap]"
@@ -53,7 +53,7 @@ def same(got, want, what):
     for a, b in zip(got, want):
         assert abs(a - b) <= 2e-5 * abs(b), (what, got, want)
 
-for system in ("tp", "tp_sp", "tp_vocab"):
+for system in ("tp", "tp_sp", "tp_vocab", "tp_regather"):
     for rank in range(2):
         same(losses("tensor", system, rank), losses("whole", "overlap", 0), (system, rank))
 for system in ("tp", "fsdp_tp"):
@@ -80,8 +80,11 @@ ends = 2 * (1 / 2) * bsh_bytes + 2 * (1 / 2) * 4 * 64 * 4
 # loss's fp32 all-gather of one number per token of the 32 and two all-reduces of one.
 tokens = 4 * 8
 vocab = 4 * (1 / 2) * bsh_bytes + 2 * (1 / 2) * 5 * 64 * 4 + tokens * 4 + 2 * (2 * (1 / 2) * tokens * 4)
+# Gathering again in backward: one all-gather of b s/t h more per block entry, 4 here.
+regather = ends + 4 * (1 / 2) * bsh_bytes
 for spec, system, extra in (("tensor", "tp", 0), ("tensor", "tp_sp", ends),
-                            ("tensor", "tp_vocab", vocab), ("tensor_data", "tp", 0)):
+                            ("tensor", "tp_vocab", vocab), ("tensor", "tp_regather", regather),
+                            ("tensor_data", "tp", 0)):
     for path in glob.glob(os.path.join(raw(spec, system), "memory_rank*.json")):
         t = json.load(open(path))["tensor"]
         assert t["degree"] == 2, t
@@ -94,7 +97,8 @@ for spec, system, extra in (("tensor", "tp", 0), ("tensor", "tp_sp", ends),
     counts = [names.count("tensor " + c) for c in ("all-reduce", "all-gather", "reduce-scatter")]
     # With the vocabulary split: the loss's 2 all-reduces and all-gather, the embedding's and
     # the head's reduce-scatter and all-gather each, in place of the ends.
-    want = {"tp": [8, 0, 0], "tp_sp": [4, 10, 8], "tp_vocab": [7, 11, 10]}[system]
+    want = {"tp": [8, 0, 0], "tp_sp": [4, 10, 8], "tp_vocab": [7, 11, 10],
+            "tp_regather": [4, 14, 8]}[system]
     assert counts == want, (system, counts, names)
 PY
 
@@ -114,6 +118,8 @@ expect_refused "$SCRATCH/mse.yaml" "vocabulary parallelism computes cross_entrop
 sed -e 's/name: llama, /name: bert, /' -e 's/, heads: 4, kv_heads: 2, vocab: 102//' -e 's/width: 64/width: 128/' \
   -e 's/tensor: 2}\]/tensor: 2, vocabulary_parallel: true}]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/bert.yaml"
 expect_refused "$SCRATCH/bert.yaml" "vocabulary parallelism splits llama's embedding and head, not bert's"
+sed -e 's/tensor: 2}\]/tensor: 2, recompute_gather: true}]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/regather.yaml"
+expect_refused "$SCRATCH/regather.yaml" "recompute_gather: goes with 'sequence_parallel: true' (it keeps the token shards)"
 sed -e 's/name: llama, /name: mlp, /' -e 's/, heads: 4, kv_heads: 2, vocab: 102//' \
   -e 's/input_shape: \[8\]/input_shape: [16]/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/mlp.yaml"
 expect_refused "$SCRATCH/mlp.yaml" "tensor parallelism splits llama's and bert's layers, not mlp's"

@@ -33,8 +33,9 @@ struct TwoBlocks {
   }
 
   SimulatedIteration run(int world, bool sequence_parallel, int partial_vectors = 0,
-                         bool vocabulary_parallel = false) {
+                         bool vocabulary_parallel = false, bool recompute_gather = false) {
     TensorSystem system;
+    system.recompute_gather = recompute_gather;
     system.vocabulary_parallel = vocabulary_parallel;
     system.token_bytes = 1e6;
     system.world = world;
@@ -93,6 +94,14 @@ TEST(TensorSystem, AVocabularySplitAddsTheEmbeddingsTheHeadsAndTheLossCollective
   // A chain whose ends are not an embedding and a linear head has no vocabulary to split.
   setup.costs.names[0] = "DecoderLayer(layers.x)";
   EXPECT_THROW(setup.run(2, false, 0, true), std::invalid_argument);
+}
+
+TEST(TensorSystem, GatheringAgainInBackwardAddsTwoAllGathersPerBlock) {
+  TwoBlocks setup;
+  // Sequence parallelism's 22 ms, and 2 all-gathers (A/2 each) in each of the 2 blocks' backward.
+  const SimulatedIteration it = setup.run(2, true, 0, false, true);
+  EXPECT_NEAR(it.times.makespan, 22e-3 + 2e-3, 1e-12);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 10 + 4);
 }
 
 TEST(TensorSystem, ReplicasSumEachSlicesBucketsAcrossGroups) {

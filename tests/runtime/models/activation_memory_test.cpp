@@ -7,9 +7,10 @@
 // feed-forward's masks (sbh each) and the attention's dropped probabilities and their mask
 // (3as^2b), so 32 + 2as/h. Under sequence parallelism this runtime keeps the all-gathered
 // inputs of q, k, v and of the feed-forward whole (2 + 2, where Megatron gathers them again in
-// backward): 4 + 28/t + 2as/(ht). The measurement counts the block's output in place of its
-// input (the formula's q, k, v input, which the next block keeps). A tensor-parallel slice is
-// measured alone, its collectives answered by a peerless group
+// backward): 4 + 28/t + 2as/(ht); gathering them again in backward, as Megatron does
+// (recompute_gather), keeps their shards: 32/t + 2as/(ht). The measurement counts the block's
+// output in place of its input (the formula's q, k, v input, which the next block keeps). A
+// tensor-parallel slice is measured alone, its collectives answered by a peerless group
 // (runtime/parallel/peerless_group.h).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -29,6 +30,7 @@ struct MemoryCase {
   int tensor = 1;
   bool sequence_parallel = false;
   std::string recompute = "none";  // none | selective | full
+  bool recompute_gather = false;   // sequence parallelism keeping only its token shards
 };
 
 // Korthikanti's terms without dropout, in 2-byte units of s b h, as the header derives them.
@@ -38,6 +40,7 @@ double formula_units(const MemoryCase& c) {
   const double softmax = c.recompute == "selective" ? 0 : 2 * as_h / t;
   // The block's output shard, held here as the next block's input, is not what the next block
   // keeps under sequence parallelism (its all-gathered copy, counted in its 4): 2/t on top.
+  if (c.sequence_parallel && c.recompute_gather) return 32 / t + softmax + 2 / t;
   if (c.sequence_parallel) return 4 + 28 / t + softmax + 2 / t;
   return 8 + 24 / t + softmax;
 }
@@ -51,6 +54,7 @@ int64_t bytes_held_by_block(const MemoryCase& c) {
   options.width = kWidth;
   options.tensor_shards = c.tensor;
   options.sequence_parallel = c.sequence_parallel;
+  options.recompute_gather = c.recompute_gather;
   options.activation_checkpointing = c.recompute == "full";
   options.selective_recomputation = c.recompute == "selective";
   torch::manual_seed(3);
@@ -89,6 +93,11 @@ TEST(ActivationMemory, TensorParallelSlicesHoldTheirShareOfTheSplitTerms) {
 
 TEST(ActivationMemory, SequenceParallelShardsTheNormsInputs) {
   expect_near_formula({2, true, "none"});
+}
+
+TEST(ActivationMemory, GatheringAgainInBackwardKeepsOnlyTheShards) {
+  expect_near_formula({2, true, "none", true});
+  expect_near_formula({4, true, "none", true});
 }
 
 TEST(ActivationMemory, RecomputationDropsTheCoreOrTheWholeLayer) {

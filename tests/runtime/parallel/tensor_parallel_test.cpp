@@ -37,6 +37,7 @@ struct TensorCase {
   bool checkpointing = false;        // every block recomputed in backward
   int zero_stage = 0;                // the replicas sharded by ZeRO's stage (baselines/sharded/)
   bool vocabulary_parallel = false;  // llama's embedding and head split by vocabulary rows
+  bool recompute_gather = false;     // sequence parallelism keeping only its token shards
 };
 
 // The case's loss: with the vocabulary split, Megatron's cross entropy over the logits' shards.
@@ -118,6 +119,7 @@ std::vector<TensorRankOutcome> train_tensor_parallel(const TensorCase& c) {
     auto options = decoder_options(r % c.tensor, c.tensor, c.sequence_parallel, c.model);
     options.activation_checkpointing = c.checkpointing;
     options.vocabulary_parallel = c.vocabulary_parallel;
+    options.recompute_gather = c.recompute_gather;
     models.push_back(seeded_decoder(options, c.model));
   }
   const auto batch = decoder_batch(c.model);
@@ -161,6 +163,7 @@ runtime::TensorTrafficShape traffic_of(const TensorCase& c) {
       kTensorBatch / c.data, kTokens, width_of(c.model),        kDepth, c.tensor,
       c.sequence_parallel,   8,       c.model == "bert" ? 6 : 2};
   shape.vocabulary_parallel = c.vocabulary_parallel;
+  shape.recompute_gather = c.recompute_gather;
   return shape;
 }
 
@@ -305,6 +308,28 @@ TEST(TensorParallel, VocabularyParallelComposesWithFourShardsAndFsdp) {
   }
 }
 
+TEST(TensorParallel, SequenceParallelGatheringAgainInBackwardTrainsAsOneProcess) {
+  // Megatron's way: each block entry keeps its token shard and all-gathers it again in
+  // backward, one all-gather of b s/t h more per entry (2 per layer) than keeping the copy.
+  const int64_t bsh = kTensorBatch * kTokens * kWidth;
+  TensorCase llama{"llama", 2, 1, true};
+  llama.recompute_gather = true;
+  const auto outcomes = train_tensor_parallel(llama);
+  expect_one_process(outcomes, llama);
+  for (const auto& outcome : outcomes) {
+    EXPECT_EQ(outcome.payload.all_gather, kTensorSteps * (kDepth * 6 + 2) * bsh / 2 * 8);
+    EXPECT_EQ(outcome.payload.reduce_scatter, kTensorSteps * kDepth * 4 * bsh * 8);
+  }
+  expect_formula_bytes(outcomes, llama);
+  // BERT's fused q, k, v and its first linear carry biases; tensor 2 x FSDP 2 shards them.
+  TensorCase bert{"bert", 2, 2, true};
+  bert.recompute_gather = true;
+  bert.zero_stage = 3;
+  const auto bert_outcomes = train_tensor_parallel(bert);
+  expect_one_process(bert_outcomes, bert);
+  expect_formula_bytes(bert_outcomes, bert);
+}
+
 TEST(TensorParallel, RefusesAHeadCountTheAxisDoesNotDivide) {
   // 8 heads over 3 ranks: refused as the model is built, naming what does not divide.
   try {
@@ -329,6 +354,14 @@ TEST(TensorFormula, MegatronsBytesByHand) {
   shape.ends = 1;
   shape.micro_batches = 3;
   EXPECT_DOUBLE_EQ(runtime::tensor_iteration_bytes_sent(shape), 3 * 768.0 + 96 + 3 * 288);
+}
+
+TEST(TensorFormula, GatheringAgainInBackwardAddsTwoPassesPerLayer) {
+  runtime::TensorTrafficShape shape{2, 4, 8, 3, 4, true, 2};
+  shape.recompute_gather = true;
+  EXPECT_DOUBLE_EQ(runtime::tensor_layer_bytes_sent(shape), 10 * 96.0);
+  shape.sequence_parallel = false;  // nothing to gather again
+  EXPECT_DOUBLE_EQ(runtime::tensor_layer_bytes_sent(shape), 8 * 96.0);
 }
 
 TEST(TensorFormula, VocabularyParallelBytesByHand) {
