@@ -41,8 +41,8 @@ at::Tensor all_gather_tokens(TensorRegion& region, const at::Tensor& shard) {
   at::Tensor output = at::empty(stacked, input.options());
   const bool bytes_only = sixteen_bit_float(input);
   region.group
-      ->all_gather(bytes_only ? output.view(at::kShort) : output,
-                   bytes_only ? input.view(at::kShort) : input)
+      ->all_gather(bytes_only ? output.view(at::kHalf) : output,
+                   bytes_only ? input.view(at::kHalf) : input)
       ->wait();
   record_tensor_collective(region, "tensor all-gather", TraceCategory::kAllGather, start_us, input);
   const int64_t batch = input.size(0), tokens = input.size(1);
