@@ -172,7 +172,7 @@ class GatheredProjections : public torch::autograd::Function<GatheredProjections
     TensorRegion& r = region_in(context);
     const variable_list saved = context->get_saved_variables();
     const at::Tensor whole = all_gather_tokens(r, saved[0]);  // the shard gathered again
-    variable_list out(9);
+    variable_list out(8);  // one a forward input: the shard, 3 weights and biases, the region
     at::Tensor input;
     for (size_t p = 0; p < 3 && saved[1 + 2 * p].numel() > 0; ++p) {
       if (!gradients[p].defined()) continue;  // an output backward did not reach
