@@ -118,11 +118,13 @@ TEST(WorkerConfig, ShardedCarriesItsStageUnitAndPrefetch) {
 TEST(WorkerConfig, TensorParallelCarriesItsDegreeAndWhatElseItSplits) {
   WorkerConfig c = pipeline_config();
   c.system.pipeline.reset();
-  c.system.tensor = {2, true, true};
+  c.system.tensor = {2, true, true, true};
   const json encoded = runtime::to_json(c);
   EXPECT_EQ(encoded.at("system").at("kind"), "tensor_parallel");
-  EXPECT_EQ(encoded.at("system").at("tensor"),
-            json({{"degree", 2}, {"sequence_parallel", true}, {"vocabulary_parallel", true}}));
+  EXPECT_EQ(encoded.at("system").at("tensor"), json({{"degree", 2},
+                                                     {"sequence_parallel", true},
+                                                     {"vocabulary_parallel", true},
+                                                     {"recompute_gather", true}}));
   const WorkerConfig d = runtime::worker_config_from_json(encoded);
   EXPECT_EQ(runtime::kind_of(d.system), runtime::SystemKind::kTensorParallel);
   EXPECT_EQ(d.system, c.system);
