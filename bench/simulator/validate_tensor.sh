@@ -14,7 +14,8 @@
 # the measured p50 pooled over the rounds' iterations (n samples), the median of the rounds'
 # simulated p50s, the error, and each round's error against its own run.
 #
-# Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] bench/simulator/validate_tensor.sh
+# Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] [SYSTEMS="[...]"]
+#   bench/simulator/validate_tensor.sh
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,7 +25,8 @@ ROUNDS=${ROUNDS:-3}
 CORES=${CORES:-$(nproc)}
 BATCH=2  # per rank, as experiments/llm_parallelism.yaml; a group's slices run 2 x tensor
 MODEL=(--model llama --depth 4 --width 256 --decoder 4,4,1000 --input-shape 64)
-SYSTEMS="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"
+# Systems of the slice's profile (one without a vocabulary split); the first must be named tp.
+SYSTEMS=${SYSTEMS:-"[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"}
 mkdir -p "$OUT"
 
 measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
@@ -80,7 +82,7 @@ def p50s(pattern):
     return {s["name"]: s["phases"]["iteration"]["p50"] for s in summary["points"][0]["systems"]}
 measured = p50s(f"{d}/real/*/*/summary.json")
 simulated = p50s(f"{d}/simulated/*/*/summary.json")
-for system in ("tp", "tp_sp"):
+for system in measured:
     print(f"{world},{system},{round_},{measured[system]:.3f},{simulated[system]:.3f},{d}/real")
 PY
   done
@@ -95,7 +97,7 @@ print(f"Machine: {model}, {os.cpu_count()} cores. Rounds: {len({r['round'] for r
 print("| world | system | measured p50 (ms) | n | simulated p50 (ms) | error | per-round errors |")
 print("|---:|---|---:|---:|---:|---:|---|")
 for world in ("2", "4"):
-    for system in ("tp", "tp_sp"):
+    for system in dict.fromkeys(r["system"] for r in rows):
         mine = [r for r in rows if r["world"] == world and r["system"] == system]
         samples = []
         for r in mine:
