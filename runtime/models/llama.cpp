@@ -71,17 +71,9 @@ class AttentionImpl : public nn::Module {
     o->weight.set_data(row_shard(*region_, o->weight));
   }
 
-  // q, k and v of x: through Megatron's f, or from this rank's token shard (regathers).
-  std::vector<torch::Tensor> projections(torch::Tensor x) {
-    if (region_ && region_->regathers) {
-      return gathered_projections(*region_, x, {{q->weight, {}}, {k->weight, {}}, {v->weight, {}}});
-    }
-    if (region_) x = enter_tensor_region(*region_, x);
-    return {q->forward(x), k->forward(x), v->forward(x)};
-  }
-
   torch::Tensor forward(const torch::Tensor& x) {
-    const std::vector<torch::Tensor> qkv = projections(x);
+    const std::vector<torch::Tensor> qkv =
+        column_projections(region_.get(), x, {{q->weight, {}}, {k->weight, {}}, {v->weight, {}}});
     const int64_t batch = qkv[0].size(0), tokens = qkv[0].size(1);
     auto heads_of = [&](const torch::Tensor& t, int64_t count) {
       return t.view({batch, tokens, count, head_width_}).transpose(1, 2);
@@ -129,14 +121,9 @@ class FeedForwardImpl : public nn::Module {
     up->weight.set_data(column_shard(*region_, up->weight));
     down->weight.set_data(row_shard(*region_, down->weight));
   }
-  torch::Tensor forward(torch::Tensor x) {
-    std::vector<torch::Tensor> gate_up;
-    if (region_ && region_->regathers) {
-      gate_up = gathered_projections(*region_, x, {{gate->weight, {}}, {up->weight, {}}});
-    } else {
-      if (region_) x = enter_tensor_region(*region_, x);
-      gate_up = {gate->forward(x), up->forward(x)};
-    }
+  torch::Tensor forward(const torch::Tensor& x) {
+    const std::vector<torch::Tensor> gate_up =
+        column_projections(region_.get(), x, {{gate->weight, {}}, {up->weight, {}}});
     const torch::Tensor out = down->forward(torch::silu(gate_up[0]) * gate_up[1]);
     return region_ ? leave_tensor_region(*region_, out) : out;
   }

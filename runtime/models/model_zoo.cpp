@@ -283,13 +283,9 @@ class EncoderLayerImpl : public nn::Module {
     shards_input_ = first;
     gathers_output_ = last;
   }
-  // A column-parallel projection of x: through Megatron's f, or from this rank's token shard
-  // (regathers).
+  // A column-parallel projection of x (runtime::column_projections).
   torch::Tensor column_parallel(nn::Linear& linear, const torch::Tensor& x) {
-    if (region_ && region_->regathers) {
-      return gathered_projections(*region_, x, {{linear->weight, linear->bias}})[0];
-    }
-    return linear->forward(region_ ? enter_tensor_region(*region_, x) : x);
+    return column_projections(region_.get(), x, {{linear->weight, linear->bias}})[0];
   }
   torch::Tensor forward(torch::Tensor x) {
     if (shards_input_) x = split_sequence(*region_, x);

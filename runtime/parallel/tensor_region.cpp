@@ -245,6 +245,15 @@ std::vector<at::Tensor> gathered_projections(TensorRegion& region, const at::Ten
                                     p[2].weight, p[2].bias, region_address(region));
 }
 
+std::vector<at::Tensor> column_projections(TensorRegion* region, const at::Tensor& x,
+                                           const std::vector<Projection>& projections) {
+  if (region != nullptr && region->regathers) return gathered_projections(*region, x, projections);
+  const at::Tensor input = region != nullptr ? enter_tensor_region(*region, x) : x;
+  std::vector<at::Tensor> outputs;
+  for (const Projection& p : projections) outputs.push_back(at::linear(input, p.weight, p.bias));
+  return outputs;
+}
+
 void add_partial_parameter(TensorRegion& region, at::Tensor& parameter) {
   ++region.partial_parameters;
   parameter.register_hook([&region](const at::Tensor& gradient) {

@@ -68,6 +68,11 @@ struct Projection {
 };
 std::vector<at::Tensor> gathered_projections(TensorRegion& region, const at::Tensor& shard,
                                              const std::vector<Projection>& projections);
+// The column-parallel projections a split block begins with, of x: whole layers where there is
+// no region, after Megatron's f (enter_tensor_region), or gathered_projections where the region
+// regathers. What every split model calls.
+std::vector<at::Tensor> column_projections(TensorRegion* region, const at::Tensor& x,
+                                           const std::vector<Projection>& projections);
 
 // A parameter that sees only this rank's tokens (sequence parallelism): its gradient is summed
 // over the group as backward makes it, by a hook that runs before the gradient is accumulated,
