@@ -84,8 +84,11 @@ std::string render_markdown_tables(const RunSummary& summary) {
         out << "| " << system.name << (system.name == baseline ? " (baseline)" : "") << " | ";
         const SampleSummary* stats = find_phase(system, phase);
         if (!stats) {
+          // A system whose runs completed without this phase (an external program that times
+          // only its iterations) did not fail: the table says which of the two it is.
+          const char* why = system.complete_runs > 0 ? "not reported" : "failed";
           out << "0 |";
-          for (size_t i = 0; i < std::size(kTableStatistics); ++i) out << " failed | |";
+          for (size_t i = 0; i < std::size(kTableStatistics); ++i) out << " " << why << " | |";
           out << "\n";
           continue;
         }

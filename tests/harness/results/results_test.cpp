@@ -248,6 +248,15 @@ TEST(ComparisonTable, CsvRowsParseBack) {
   EXPECT_TRUE(found) << csv;
 }
 
+TEST(RunSummary, APhaseACompleteSystemDidNotTimeIsNotReportedNotFailed) {
+  TempDir dir;
+  auto summary = harness::summarize_run_directory(make_results_folder(dir, false));
+  summary.points[0].systems[1].phases.erase("forward");
+  const std::string md = harness::render_markdown_tables(summary);
+  EXPECT_NE(md.find("| fast | 0 | not reported |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| fast | 0 | failed |"), std::string::npos) << md;
+}
+
 TEST(RunSummary, IncompleteRunsAreLeftOutAndMarkedFailed) {
   TempDir dir;
   const auto summary = harness::summarize_run_directory(make_results_folder(dir, true));
