@@ -370,6 +370,19 @@ void add_system_options(CLI::App& layers, runtime::LayerProfileRequest& request)
                   "llama, with --tensor: the embedding and the head split by vocabulary rows too "
                   "(a `vocabulary_parallel: true` system's slice)");
   layers
+      .add_option("--activation-checkpointing", request.activation_checkpointing,
+                  "llama/bert: recompute as a run with model.activation_checkpointing does, each "
+                  "recomputed block's backward then holds its recomputation: full (every "
+                  "block's forward, or the first of each --recompute-every) or selective (its "
+                  "attention core)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "full", "selective"}));
+  layers
+      .add_option("--recompute-every", request.recompute_every,
+                  "With --activation-checkpointing full: the first of each k blocks")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  layers
       .add_option("--optimizer", request.optimizer,
                   "The optimizer whose step is timed (the simulator's step): sgd, no momentum, "
                   "or adamw, as the run's")
@@ -492,11 +505,16 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
        {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
         {"--depth", request.depth},
         {"--width", request.width},
-        {"--tensor", request.tensor > 1 ? request.tensor : 0}}) {
+        {"--tensor", request.tensor > 1 ? request.tensor : 0},
+        {"--recompute-every", request.recompute_every > 1 ? request.recompute_every : 0}}) {
     if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
   }
   if (request.split_backward) copy_args.push_back("--split-backward");
   if (request.vocabulary_parallel) copy_args.push_back("--vocabulary-parallel");
+  if (request.activation_checkpointing != "none") {
+    copy_args.insert(copy_args.end(),
+                     {"--activation-checkpointing", request.activation_checkpointing});
+  }
   return copy_args;
 }
 

@@ -134,7 +134,13 @@ class TensorGraphBuilder {
     }
     if (vocabulary() && p == 0) add_partial_sum(group, bytes_of(layer));
     if (head) add_loss_collectives(group);
-    if (!split_[layer]) return;
+    if (split_[layer]) add_split_forward_collectives(group, p);
+  }
+
+  // What a split block's forward waits in: Megatron's pair, and under sequence parallelism the
+  // last block's gather of the tokens.
+  void add_split_forward_collectives(int group, int p) {
+    const int layer = costs_.order[p];
     add_block_collectives(group, bytes_of(layer));
     if (system_.sequence_parallel && p == last_split_ && !vocabulary()) {  // the tokens rejoined
       graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
@@ -159,9 +165,19 @@ class TensorGraphBuilder {
     }
   }
 
+  // Whether the split block at forward position p runs its forward again in its backward: the
+  // first of each `recompute_every` blocks, counted in forward order as the model counts them.
+  bool recomputed(int p) const {
+    if (system_.recompute_every <= 0) return false;
+    int block = 0;
+    for (int q = 0; q < p; ++q) block += split_[costs_.order[q]];
+    return block % system_.recompute_every == 0;
+  }
+
   void add_backward(const std::vector<int>& ranks, int group, int d, int p) {
     const int layer = costs_.order[p];
     add_backward_entry(group, p);
+    if (split_[layer] && recomputed(p)) add_split_forward_collectives(group, p);
     for (int j = 0; j < system_.tensor; ++j) {
       int made = graph_.add_compute(ranks[j], TaskCategory::kBackward,
                                     noise_.apply(costs_.backward_s[layer] * scale_));

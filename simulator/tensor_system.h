@@ -5,7 +5,8 @@
 // and feed-forward columns, the other layers whole, the slice's parameter bytes). Each split
 // block's forward ends in Megatron's two collectives on its tensor group -- all-reduces of the
 // block's output, or, with sequence parallelism, an all-gather and a reduce-scatter of it each
-// -- and so does its backward; the rank's thread waits in them
+// -- and so does its backward (a fully recomputed block's backward first repeats its forward's);
+// the rank's thread waits in them
 // (TaskGraph::add_blocking_collective). Sequence parallelism also gathers the tokens once where
 // the split layers end (forward) and begin (backward), and all-reduces the norms' partial
 // gradients in each block's backward; its norms on 1/t of the tokens are priced as the
@@ -45,6 +46,11 @@ struct TensorSystem {
   double token_bytes = 0;
   // Sequence parallelism gathering each split block's two inputs again in its backward.
   bool recompute_gather = false;
+  // Full activation checkpointing of the first of each `recompute_every` split blocks (0: none):
+  // its backward runs its forward again, and with it the forward's collectives. The compute is
+  // the profile's (`harness profile layers --activation-checkpointing full` times the backward
+  // with the recomputation in it); the collectives are priced here.
+  int recompute_every = 0;
 };
 
 // The layers a tensor axis splits: the profile's transformer blocks (DecoderLayer,

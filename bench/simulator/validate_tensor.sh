@@ -14,7 +14,10 @@
 # the measured p50 pooled over the rounds' iterations (n samples), the median of the rounds'
 # simulated p50s, the error, and each round's error against its own run.
 #
-# Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] [SYSTEMS="[...]"]
+# RECOMPUTE=full or selective: the runs recompute their blocks (model.activation_checkpointing)
+# and the slice is profiled recomputing them the same way (--activation-checkpointing).
+#
+# Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] [SYSTEMS="[...]"] [RECOMPUTE=none]
 #   bench/simulator/validate_tensor.sh
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
@@ -22,6 +25,7 @@ cd "$(dirname "$0")/../.."
 HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/simulate-tensor-XXXXXX)}
 ROUNDS=${ROUNDS:-3}
+RECOMPUTE=${RECOMPUTE:-none}
 CORES=${CORES:-$(nproc)}
 BATCH=2  # per rank, as experiments/llm_parallelism.yaml; a group's slices run 2 x tensor
 MODEL=(--model llama --depth 4 --width 256 --decoder 4,4,1000 --input-shape 64)
@@ -36,7 +40,7 @@ measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
     --sizes 64K:16M:x4 --iterations 8 --warmup 2 --out "$dir/comm" > "$dir/comm.log"
   [ "$world" -gt "$CORES" ] && clock=cpu
   "$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --batch $((BATCH * 2)) --optimizer adamw \
-    --repetitions 5 \
+    --repetitions 5 --activation-checkpointing "$RECOMPUTE" \
     --warmup 1 --after-idle-ms none --co-located "$world" --clock "$clock" \
     --out "$dir/profile" > "$dir/profile.log"
 }
@@ -44,6 +48,7 @@ measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
 run_real() {  # dir world
   "$HARNESS" run experiments/llm_parallelism.yaml --set "run.world_size=$2" --set run.repeats=1 \
     --set run.iterations=10 --set run.warmup=2 --set "systems=$SYSTEMS" --set baseline=tp \
+    --set "model.activation_checkpointing=$RECOMPUTE" \
     --set 'sweep={}' --set "output=$1/real" > "$1/real.log" 2>&1
 }
 
@@ -53,7 +58,8 @@ kind: simulate
 name: tensor_validation
 output: $1/simulated
 simulate:
-  model: {profile: $1/profile/graph.txt, pbs: $((BATCH * 2)), batch_size: $BATCH}
+  model: {profile: $1/profile/graph.txt, pbs: $((BATCH * 2)), batch_size: $BATCH,
+          activation_checkpointing: $RECOMPUTE}
   cluster:
     topology: profiles/gloo-2ranks-cpu/topology.yaml
     gpus_per_machine: $2
@@ -88,12 +94,13 @@ PY
   done
 done
 
-python3 - "$OUT" > "$OUT/table.md" <<'PY'
+python3 - "$OUT" "$RECOMPUTE" > "$OUT/table.md" <<'PY'
 import csv, glob, json, os, platform, statistics, sys
-out = sys.argv[1]
+out, recompute = sys.argv[1:3]
 rows = list(csv.DictReader(open(os.path.join(out, "rounds.csv"))))
 model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
-print(f"Machine: {model}, {os.cpu_count()} cores. Rounds: {len({r['round'] for r in rows})}.\n")
+print(f"Machine: {model}, {os.cpu_count()} cores. Rounds: {len({r['round'] for r in rows})}. "
+      f"Recomputation: {recompute}.\n")
 print("| world | system | measured p50 (ms) | n | simulated p50 (ms) | error | per-round errors |")
 print("|---:|---|---:|---:|---:|---:|---|")
 for world in ("2", "4"):

@@ -70,6 +70,8 @@ struct ProfileExtras {
   double threads = 1.0;
   int tensor = 1;
   bool vocabulary_parallel = false;
+  std::string activation_checkpointing = "none";
+  long long recompute_every = 1;
   std::string zoo_model;
   long long tokens = 0;
   int processes = 1;
@@ -134,6 +136,8 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
     extras.tensor = std::max(1, doc.value("tensor", 1));
     extras.vocabulary_parallel = doc.value("vocabulary_parallel", false);
+    extras.activation_checkpointing = doc.value("activation_checkpointing", "none");
+    extras.recompute_every = std::max<long long>(1, doc.value("recompute_every", 1LL));
     extras.zoo_model = doc.value("model", "");
     const auto shape = doc.value("input_shape", std::vector<long long>{});
     if (shape.size() == 1) extras.tokens = shape.front();  // a sequence model's tokens
@@ -183,6 +187,21 @@ void read_measured_gathers(MapReader& cluster, ClusterSettings& settings) {
   settings.scatter_bandwidth = optional_positive(cluster, "scatter_bandwidth");
 }
 
+// A spec's `model.activation_checkpointing` says what it means to simulate; the profile's backward
+// times decide what is simulated, so the two must agree.
+void check_recomputation_key(MapReader& model, const std::string& profiled) {
+  if (!model.has("activation_checkpointing")) return;
+  const std::string wanted =
+      model.get_string("activation_checkpointing", std::nullopt, {"none", "full", "selective"});
+  if (!wanted.empty() && wanted != profiled) {
+    model.report(model.child("activation_checkpointing"), "activation_checkpointing",
+                 "the profile recomputes " + profiled +
+                     " (profile.json's activation_checkpointing): profile with `harness profile "
+                     "layers --activation-checkpointing " +
+                     wanted + "`");
+  }
+}
+
 // simulate.model: the profile (checked readable now) and what its files add.
 ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
                          ProfileExtras& extras) {
@@ -202,6 +221,9 @@ ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
   m.threads = extras.threads;
   m.tensor = extras.tensor;
   m.vocabulary_parallel = extras.vocabulary_parallel;
+  m.activation_checkpointing = extras.activation_checkpointing;
+  m.recompute_every = extras.recompute_every;
+  check_recomputation_key(model, m.activation_checkpointing);
   m.zoo_model = extras.zoo_model;
   m.tokens = extras.tokens;
   if (model.get_bool("after_idle", true)) m.after_idle = extras.after_idle;

@@ -34,6 +34,13 @@ struct ModelSettings {
   // (profile.json's `vocabulary_parallel`, `--vocabulary-parallel`).
   int tensor = 1;
   bool vocabulary_parallel = false;
+  // The blocks the profile recomputed (profile.json's `activation_checkpointing` and
+  // `recompute_every`, `harness profile layers --activation-checkpointing`): none, full or
+  // selective. Their backward times hold the recomputation; a tensor axis also repeats a fully
+  // recomputed block's forward collectives. `model.activation_checkpointing`, where a spec
+  // gives it, must be the profile's.
+  std::string activation_checkpointing = "none";
+  long long recompute_every = 1;
   // The zoo model and its tokens per sample the profile measured (profile.json's `model` and
   // `input_shape`; empty and 0 where it does not say): sequence parallelism's partial
   // gradients are priced from them.

@@ -447,6 +447,22 @@ int plan_file_stages(const SystemSettings& s, const std::string& plan, const sim
   return plan_micro_batches;
 }
 
+// A recomputing profile's backward holds the block's forward again; a zero-bubble schedule's I and
+// W would each need a share of it, which no profile measures (nor do the runs recompute there).
+void refuse_split_recomputation(const SystemSettings& s, const PointSettings& p,
+                                runtime::PipelineSchedule schedule) {
+  if (p.model.activation_checkpointing == "none" || (schedule != runtime::PipelineSchedule::kZbH1 &&
+                                                     schedule != runtime::PipelineSchedule::kZbv)) {
+    return;
+  }
+  throw InputError(s.where + ": pipeline system '" + s.name + "': the profile recomputes " +
+                   p.model.activation_checkpointing +
+                   " (profile.json's activation_checkpointing), " + "which " +
+                   runtime::to_string(schedule) +
+                   " would split into input and weight passes (use gpipe, dapple or "
+                   "interleaved_1f1b)");
+}
+
 PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
                                const ResolvedCluster& cluster, Inputs& inputs) {
   const sim::LayerCosts& costs = inputs.costs(p.model);
@@ -458,6 +474,7 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
   choice.system.zero_stage = s.data.zero_stage;
   choice.system.schedule =
       runtime::parse_pipeline_schedule(s.schedule.value_or(p.pipeline.schedule));
+  refuse_split_recomputation(s, p, choice.system.schedule);
   int plan_micro_batches = 0;
   const std::string plan = s.plan.value_or(s.stages.empty() ? p.pipeline.plan : "");
   if (!s.stages.empty()) {
@@ -610,6 +627,9 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   if (system.sequence_parallel) price_partial_gradients(p, costs, system);
   system.vocabulary_parallel = s.tensor.vocabulary_parallel;
   system.recompute_gather = s.tensor.recompute_gather;
+  if (p.model.activation_checkpointing == "full") {
+    system.recompute_every = static_cast<int>(p.model.recompute_every);
+  }
   // The vocabulary-parallel loss's numbers: one float32 a token of the group's batch.
   system.token_bytes = system.batch_per_group * static_cast<double>(p.model.tokens) * 4;
   config["tensor"] = system.tensor;
@@ -735,6 +755,8 @@ json simulated_run_config(const PointSettings& p, const RunOutcome& outcome,
             {"batch_size", p.model.batch_size},
             {"global_batch", p.model.batch_size * p.run.world_size},
             {"step_ms", p.model.step_ms},
+            {"activation_checkpointing", p.model.activation_checkpointing},
+            {"recompute_every", p.model.recompute_every},
             {"after_idle_layers", after_idle_layers(p.model)},
             {"backward_split", p.model.backward_input_ms.empty() ? "share" : "profiled"}}},
           {"system", outcome.system_config},

@@ -55,6 +55,8 @@ json layer_profile_json(const runtime::LayerProfileResult& result) {
               {"threads", result.threads},
               {"tensor", result.tensor},
               {"vocabulary_parallel", result.vocabulary_parallel},
+              {"activation_checkpointing", result.activation_checkpointing},
+              {"recompute_every", result.recompute_every},
               {"optimizer", result.optimizer},
               {"first_layer", result.first_layer},
               {"chain_layers", result.chain_layers},
@@ -78,6 +80,8 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
   result.threads = doc.at("threads").get<int>();
   result.tensor = doc.value("tensor", 1);
   result.vocabulary_parallel = doc.value("vocabulary_parallel", false);
+  result.activation_checkpointing = doc.value("activation_checkpointing", "none");
+  result.recompute_every = doc.value("recompute_every", int64_t{1});
   result.optimizer = doc.value("optimizer", "sgd");
   result.first_layer = doc.at("first_layer").get<int>();
   result.chain_layers = doc.at("chain_layers").get<int>();

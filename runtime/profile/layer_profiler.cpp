@@ -44,13 +44,15 @@ struct ChainLayer {
   std::vector<torch::Tensor> parameters;
 };
 
+// Each layer runs through the model, as a rank's does: a recomputed block drops its activations
+// in forward and runs again in its backward.
 std::vector<ChainLayer> zoo_chain(const std::shared_ptr<ZooModel>& model) {
   std::vector<ChainLayer> chain;
-  for (const auto& layer : model->layers()) {
-    torch::nn::AnyModule module = layer.module;
+  for (size_t i = 0; i < model->layers().size(); ++i) {
+    const auto& layer = model->layers()[i];
     chain.push_back({layer.name, layer.kind,
-                     [module](const torch::Tensor& x) mutable { return module.forward(x); },
-                     module.ptr()->parameters()});
+                     [model, i](const torch::Tensor& x) { return model->forward_layers(x, i, i); },
+                     layer.module.ptr()->parameters()});
   }
   return chain;
 }
@@ -80,10 +82,72 @@ struct LoadedChain {
   std::vector<ChainLayer> chain;
 };
 
+// The zoo's options a rank of the same model and split would build.
+ModelOptions zoo_options(const LayerProfileRequest& request, const LayerProfileResult& result) {
+  ModelOptions options;
+  options.input_shape = result.input_shape;
+  options.num_classes = request.num_classes;
+  options.depth = request.depth;
+  options.width = request.width;
+  options.moe = request.moe;
+  options.decoder = request.decoder;
+  options.tensor_shards = request.tensor;
+  options.vocabulary_parallel = request.vocabulary_parallel;
+  options.activation_checkpointing = request.activation_checkpointing == "full";
+  options.recompute_every = request.recompute_every;
+  options.selective_recomputation = request.activation_checkpointing == "selective";
+  return options;
+}
+
+void check_recomputation(const LayerProfileRequest& request, const ZooModel& model) {
+  if (request.activation_checkpointing == "none") return;
+  if (!model.has_recomputable_layers()) {
+    throw std::invalid_argument(
+        "profile: --activation-checkpointing recomputes transformer blocks; " + request.model +
+        " has none");
+  }
+  if (request.split_backward) {
+    throw std::invalid_argument(
+        "profile: --split-backward times the zero-bubble schedules' I and W, which do not "
+        "recompute (leave out --activation-checkpointing)");
+  }
+}
+
+void load_zoo_chain(const LayerProfileRequest& request, LayerProfileResult& result,
+                    LoadedChain& loaded) {
+  const ModelEntry* entry = find_model(request.model);
+  if (!entry) throw std::invalid_argument("unknown model '" + request.model + "'");
+  result.model = request.model;
+  result.tensor = request.tensor;
+  result.vocabulary_parallel = request.vocabulary_parallel;
+  result.activation_checkpointing = request.activation_checkpointing;
+  result.recompute_every = request.recompute_every;
+  result.input_shape =
+      request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
+  if (request.vocabulary_parallel && (request.tensor < 2 || request.model != "llama")) {
+    throw std::invalid_argument(
+        "profile: --vocabulary-parallel splits llama's embedding and "
+        "head over --tensor t (2 or more)");
+  }
+  loaded.zoo = make_model(request.model, zoo_options(request, result));
+  check_recomputation(request, *loaded.zoo);
+  if (TensorRegion* region = loaded.zoo->tensor_region()) {
+    loaded.peerless = std::make_unique<PeerlessGroup>(0, request.tensor);
+    region->group = loaded.peerless.get();
+  }
+  loaded.zoo->train();
+  loaded.chain = zoo_chain(loaded.zoo);
+}
+
 LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& result) {
   LoadedChain loaded;
   result.optimizer = request.optimizer;
   if (!request.torchscript.empty()) {
+    if (request.activation_checkpointing != "none") {
+      throw std::invalid_argument(
+          "profile: --activation-checkpointing recomputes the zoo's blocks, "
+          "not a TorchScript module's");
+    }
     std::error_code missing;
     if (!std::filesystem::is_regular_file(request.torchscript, missing)) {
       throw std::invalid_argument("--torchscript '" + request.torchscript + "': no such file");
@@ -107,34 +171,7 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
     }
     result.input_shape = request.input_shape;
   } else {
-    const ModelEntry* entry = find_model(request.model);
-    if (!entry) throw std::invalid_argument("unknown model '" + request.model + "'");
-    result.model = request.model;
-    result.tensor = request.tensor;
-    result.vocabulary_parallel = request.vocabulary_parallel;
-    result.input_shape =
-        request.input_shape.empty() ? entry->default_input_shape : request.input_shape;
-    ModelOptions options;
-    options.input_shape = result.input_shape;
-    options.num_classes = request.num_classes;
-    options.depth = request.depth;
-    options.width = request.width;
-    options.moe = request.moe;
-    options.decoder = request.decoder;
-    options.tensor_shards = request.tensor;
-    options.vocabulary_parallel = request.vocabulary_parallel;
-    if (request.vocabulary_parallel && (request.tensor < 2 || request.model != "llama")) {
-      throw std::invalid_argument(
-          "profile: --vocabulary-parallel splits llama's embedding and "
-          "head over --tensor t (2 or more)");
-    }
-    loaded.zoo = make_model(request.model, options);
-    if (TensorRegion* region = loaded.zoo->tensor_region()) {
-      loaded.peerless = std::make_unique<PeerlessGroup>(0, request.tensor);
-      region->group = loaded.peerless.get();
-    }
-    loaded.zoo->train();
-    loaded.chain = zoo_chain(loaded.zoo);
+    load_zoo_chain(request, result, loaded);
   }
   return loaded;
 }

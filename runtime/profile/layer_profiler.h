@@ -29,6 +29,12 @@ struct LayerProfileRequest {
   // With `tensor`: llama's embedding and head split by vocabulary rows too (the slice's share
   // of them timed: runtime/parallel/vocabulary_parallel.h).
   bool vocabulary_parallel = false;
+  // llama and bert: the blocks recomputed as a run with `model.activation_checkpointing` recomputes
+  // them (runtime/models/activation_checkpoint.h), so that each such block's backward holds its
+  // recomputation: "full" (the first of each `recompute_every` blocks keeps only its input and
+  // runs its forward again), "selective" (every block's attention core), or "none".
+  std::string activation_checkpointing = "none";
+  int64_t recompute_every = 1;
   // The optimizer the step is timed with: "sgd" (no momentum, the specs' default) or "adamw".
   std::string optimizer = "sgd";
   int repetitions = 10;  // timed runs per layer; the median is reported
@@ -106,6 +112,9 @@ struct LayerProfileResult {
   int first_layer = 0;               // chain index of layers[0]
   int chain_layers = 0;              // the model's layers, timed or not
   int untimed_runs = 0;              // runs after the timed ones, while `keep_running` said so
+  // LayerProfileRequest's activation_checkpointing and recompute_every.
+  std::string activation_checkpointing = "none";
+  int64_t recompute_every = 1;
   std::vector<LayerTiming> layers;
   // The whole model (or the layer range), forward (with the MSE loss where it ends the model)
   // and backward, timed the same way: what the per-layer sums should add up to.

@@ -6,7 +6,9 @@
 # without sequence parallelism; `--vocabulary-parallel` halves the slice's embedding and head
 # too, and a `vocabulary_parallel` system prices their collectives. A profile of whole layers
 # under a tensor-parallel system, a slice's under DDP, or one whose vocabulary split differs
-# from the system's, is refused at the system's line before anything is written.
+# from the system's, is refused at the system's line before anything is written. A slice profiled
+# recomputing its blocks (`--activation-checkpointing full`, two copies in lockstep) is priced
+# with each block's forward collectives again in its backward.
 source "$(dirname "$0")/common.sh"
 
 MODEL=(--model llama --depth 2 --width 64 --decoder 2,2,54 --input-shape 8 --batch 4
@@ -85,6 +87,21 @@ raw = os.path.join(glob.glob(os.path.join(sys.argv[1], "*"))[0], "raw", "p000", 
 assert json.load(open(os.path.join(raw, "config.json")))["system"]["vocabulary_parallel"]
 names = [e.get("cat") for e in json.load(open(os.path.join(raw, "trace_rank0.json")))["traceEvents"]]
 assert names.count("reducescatter") == 10 and names.count("allgather") == 11, names
+PY
+
+"$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --activation-checkpointing full --co-located 2 \
+  --out "$SCRATCH/recomputed" > /dev/null || fail "recomputing slice profile failed"
+spec recomputed recomputed "[{name: tp, kind: tensor_parallel, tensor: 2}]"
+"$HARNESS" simulate "$SCRATCH/recomputed.yaml" > "$SCRATCH/recomputed.out" 2>&1 ||
+  fail "simulate failed: $(cat "$SCRATCH/recomputed.out")"
+"$PY" - "$SCRATCH" <<'PY'
+import glob, json, os, sys
+profile = json.load(open(os.path.join(sys.argv[1], "recomputed", "profile.json")))
+assert (profile["activation_checkpointing"], profile["co_located"]) == ("full", 2), profile
+raw = os.path.join(glob.glob(os.path.join(sys.argv[1], "results", "recomputed", "*"))[0], "raw", "p000", "tp", "rep0")
+assert json.load(open(os.path.join(raw, "config.json")))["model"]["activation_checkpointing"] == "full"
+names = [e.get("cat") for e in json.load(open(os.path.join(raw, "trace_rank0.json")))["traceEvents"]]
+assert names.count("allreduce") == 8 + 4, names  # 2 blocks' forward pair again in backward
 PY
 
 spec wrong_profile whole "[{name: tp, kind: tensor_parallel, tensor: 2}]"

@@ -33,8 +33,10 @@ struct TwoBlocks {
   }
 
   SimulatedIteration run(int world, bool sequence_parallel, int partial_vectors = 0,
-                         bool vocabulary_parallel = false, bool recompute_gather = false) {
+                         bool vocabulary_parallel = false, bool recompute_gather = false,
+                         int recompute_every = 0) {
     TensorSystem system;
+    system.recompute_every = recompute_every;
     system.recompute_gather = recompute_gather;
     system.vocabulary_parallel = vocabulary_parallel;
     system.token_bytes = 1e6;
@@ -102,6 +104,24 @@ TEST(TensorSystem, GatheringAgainInBackwardAddsTwoAllGathersPerBlock) {
   const SimulatedIteration it = setup.run(2, true, 0, false, true);
   EXPECT_NEAR(it.times.makespan, 22e-3 + 2e-3, 1e-12);
   EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 10 + 4);
+}
+
+TEST(TensorSystem, AFullyRecomputedBlockRepeatsItsForwardCollectivesInBackward) {
+  TwoBlocks setup;
+  // Every block: its 2 forward all-reduces again before its backward (2 blocks x 2 A); the
+  // recomputed compute is the profile's backward, unchanged here.
+  const SimulatedIteration every = setup.run(2, false, 0, false, false, 1);
+  EXPECT_NEAR(every.times.makespan, 21e-3 + 4e-3, 1e-12);
+  EXPECT_EQ(tasks_of(every, TaskCategory::kAllReduce), 8 + 4);
+  // The first of each 2: block 0 only.
+  const SimulatedIteration first = setup.run(2, false, 0, false, false, 2);
+  EXPECT_NEAR(first.times.makespan, 21e-3 + 2e-3, 1e-12);
+  // Sequence parallelism: block 0's 2 all-gathers and 2 reduce-scatters (A/2 each); block 1,
+  // the last, also gathers the tokens again (A/2).
+  const SimulatedIteration sequence = setup.run(2, true, 0, false, false, 1);
+  EXPECT_NEAR(sequence.times.makespan, 22e-3 + 4e-3 + 0.5e-3, 1e-12);
+  EXPECT_EQ(tasks_of(sequence, TaskCategory::kAllGather), 10 + 5);
+  EXPECT_EQ(tasks_of(sequence, TaskCategory::kReduceScatter), 8 + 4);
 }
 
 TEST(TensorSystem, ReplicasSumEachSlicesBucketsAcrossGroups) {

@@ -369,6 +369,42 @@ TEST(SimulateSpec, AProfiledSplitBackwardPricesZeroBubbleStages) {
   EXPECT_GT(std::abs(zb_h1_iteration(layers(0.25), &quarter) - whole), 0.1);
 }
 
+// A profile that recomputed blocks (`harness profile layers --activation-checkpointing`) is
+// simulated as it was timed: config.json says so, a spec that means another recomputation is
+// refused at its key, and so is a zero-bubble schedule, whose I and W would each need a share.
+TEST(SimulateSpec, ARecomputingProfileIsRecordedAndCheckedAgainstTheSpec) {
+  const std::string profile =
+      R"({"threads": 1, "activation_checkpointing": "full", "recompute_every": 2,)"
+      R"( "whole_model": {"step": {"median_ms": 0.5}}})";
+  Study study;
+  study.dir.write("profile.json", profile);
+  EXPECT_EQ(study.run(in_dir(spec_text("    - {name: ddp}\n"), study.dir.path())), 0);
+  const json model =
+      parse_json(read_file(study.results() / "raw" / "p000" / "ddp" / "rep0" / "config.json"))
+          .at("model");
+  EXPECT_EQ(model.at("activation_checkpointing"), "full");
+  EXPECT_EQ(model.at("recompute_every"), 2);
+
+  std::string text = spec_text("    - {name: ddp}\n");
+  const std::string step = "step_ms: 0.5}";
+  text.replace(text.find(step), step.size(), "step_ms: 0.5, activation_checkpointing: selective}");
+  std::string error;
+  EXPECT_EQ(study.run(in_dir(text, study.dir.path()), &error), 2);
+  EXPECT_NE(error.find("spec.yaml:5:"), std::string::npos) << error;
+  EXPECT_NE(error.find("the profile recomputes full (profile.json's activation_checkpointing): "
+                       "profile with `harness profile layers --activation-checkpointing "
+                       "selective`"),
+            std::string::npos)
+      << error;
+
+  const std::string zb =
+      "    - {name: zb, kind: pipeline, schedule: zb_h1, micro_batches: 2, stages: [{layers: "
+      "\"0-2\", ranks: [0, 1]}, {layers: \"3-3\", ranks: [2, 3]}]}\n";
+  EXPECT_EQ(study.run(in_dir(spec_text(zb), study.dir.path()), &error), 2);
+  EXPECT_NE(error.find("pipeline system 'zb': the profile recomputes full"), std::string::npos)
+      << error;
+}
+
 // A comm profile that timed the reduce-scatter size by size prices each one at the rate its
 // size ran at: here 1 GB/s of bus bandwidth at every size (a flat table), against the links'
 // 10 GB/s. ZeRO-2 on 4 ranks of one machine, 1 MB layers: forward 10 ms, backward 20 ms, each

@@ -8,6 +8,7 @@
 #include <barrier>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -125,6 +126,46 @@ TEST(LayerProfiler, AfterIdleTimesTheRangeAfterEachGap) {
   EXPECT_EQ(barriers, (1 + 3) * (4 + 6 + 5) + 3 * 3);
   request.idle_gaps_ms = {0};
   EXPECT_THROW(runtime::profile_layers(request), std::invalid_argument);
+}
+
+// --activation-checkpointing: the blocks run through the model as a rank's do, recorded in the
+// result; a model without blocks and a split backward (the zero-bubble schedules recompute
+// nothing) are refused.
+TEST(LayerProfiler, RecomputationIsRecordedAndRefusedWhereNothingRecomputes) {
+  runtime::LayerProfileRequest request;
+  request.model = "llama";
+  request.depth = 2;
+  request.width = 64;
+  request.decoder = {2, 2, 50};
+  request.input_shape = {16};
+  request.batch = 2;
+  request.repetitions = 1;
+  request.warmup = 0;
+  for (const std::string how : {"full", "selective"}) {
+    request.activation_checkpointing = how;
+    request.recompute_every = how == "full" ? 2 : 1;
+    const auto result = runtime::profile_layers(request);
+    EXPECT_EQ(result.activation_checkpointing, how);
+    EXPECT_EQ(result.recompute_every, request.recompute_every);
+    ASSERT_EQ(result.layers.size(), 5u);  // embedding, 2 blocks, norm, head
+    EXPECT_GT(result.layers[1].backward.median_ms, 0);
+  }
+  request.split_backward = true;
+  try {
+    runtime::profile_layers(request);
+    FAIL() << "a split backward with recomputation was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--split-backward"), std::string::npos) << e.what();
+  }
+  auto mlp = mlp_request(0, 5);
+  mlp.activation_checkpointing = "full";
+  try {
+    runtime::profile_layers(mlp);
+    FAIL() << "recomputing an MLP was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "profile: --activation-checkpointing recomputes transformer blocks; mlp has none");
+  }
 }
 
 TEST(LayerProfiler, RejectsARangeOutsideTheModel) {
