@@ -12,7 +12,8 @@ using nlohmann::json;
 
 std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forward_flops,
                                          long long batch_size, long long world_size,
-                                         const std::vector<runtime::StageAssignment>& stages) {
+                                         const std::vector<runtime::StageAssignment>& stages,
+                                         int tensor) {
   const double model_forward =
       std::accumulate(layer_forward_flops.begin(), layer_forward_flops.end(), 0.0);
   std::vector<double> flops(static_cast<size_t>(world_size), 3.0 * model_forward * batch_size);
@@ -26,9 +27,11 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
       stage_forward += layer_forward_flops[static_cast<size_t>(layer)];
     }
     const double samples = global_batch / std::max<size_t>(1, stage.ranks.size());
-    for (int rank : stage.ranks) {
-      if (rank >= 0 && rank < world_size)
-        flops[static_cast<size_t>(rank)] = 3.0 * stage_forward * samples;
+    for (int group : stage.ranks) {
+      for (int rank = group * tensor; rank < (group + 1) * tensor; ++rank) {
+        if (rank >= 0 && rank < world_size)
+          flops[static_cast<size_t>(rank)] = 3.0 * stage_forward * samples / tensor;
+      }
     }
   }
   return flops;
@@ -37,14 +40,16 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
 std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_forward_flops,
                                              const std::vector<double>& recomputed_forward_flops,
                                              long long batch_size, long long world_size,
-                                             const std::vector<runtime::StageAssignment>& stages) {
+                                             const std::vector<runtime::StageAssignment>& stages,
+                                             int tensor) {
   std::vector<double> again(layer_forward_flops.size(), 0.0);
   for (size_t i = 0; i < again.size() && i < recomputed_forward_flops.size(); ++i) {
     again[i] = recomputed_forward_flops[i];
   }
   std::vector<double> flops =
-      rank_iteration_flops(layer_forward_flops, batch_size, world_size, stages);
-  const std::vector<double> extra = rank_iteration_flops(again, batch_size, world_size, stages);
+      rank_iteration_flops(layer_forward_flops, batch_size, world_size, stages, tensor);
+  const std::vector<double> extra =
+      rank_iteration_flops(again, batch_size, world_size, stages, tensor);
   for (size_t r = 0; r < flops.size(); ++r) flops[r] += extra[r] / 3;  // one forward, not three
   return flops;
 }

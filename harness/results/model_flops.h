@@ -20,10 +20,15 @@
 
 namespace harness {
 
-// FLOPs each rank does per iteration; `stages` empty for data parallelism.
+// FLOPs each rank does per iteration; `stages` empty for data parallelism. Where a tensor axis of
+// `tensor` ranks splits the stages' layers, a stage's `ranks` are tensor groups (group g: ranks
+// g·tensor..g·tensor+tensor-1, runtime/parallel/device_mesh.h), each of whose ranks does 1/tensor
+// of the group's share. (Under tensor parallelism without a pipeline a group trains batch_size x
+// tensor samples, so each rank's share is the data-parallel rank's.)
 std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forward_flops,
                                          long long batch_size, long long world_size,
-                                         const std::vector<runtime::StageAssignment>& stages);
+                                         const std::vector<runtime::StageAssignment>& stages,
+                                         int tensor = 1);
 
 // The FLOPs each rank's hardware does per iteration where backward runs forward work again
 // (activation checkpointing): the model's, plus `recomputed_forward_flops` per sample per layer
@@ -31,7 +36,8 @@ std::vector<double> rank_iteration_flops(const std::vector<double>& layer_forwar
 std::vector<double> hardware_iteration_flops(const std::vector<double>& layer_forward_flops,
                                              const std::vector<double>& recomputed_forward_flops,
                                              long long batch_size, long long world_size,
-                                             const std::vector<runtime::StageAssignment>& stages);
+                                             const std::vector<runtime::StageAssignment>& stages,
+                                             int tensor = 1);
 
 // What backward runs again per sample, layer by layer, under `model.activation_checkpointing`:
 // "full", the forward of every layer runtime::recomputed_layers names (the first of each `every`);

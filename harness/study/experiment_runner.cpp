@@ -475,18 +475,20 @@ void write_iteration_flops(const PlannedRun& run, const fs::path& raw,
   const auto stages =
       run.system->kind() == SystemKind::kPipeline ? run.stages : std::vector<PipelineStageSpec>{};
   const long long batch = config.model.batch_size, world = config.run.world_size;
+  const int tensor = stages.empty() ? 1 : run.system->tensor.degree;  // a stage's ranks: groups
   std::vector<double> hardware;
   if (const ModelConfig& m = config.model; m.activation_checkpointing != "none") {
     const auto again =
         recomputed_forward_flops(m.activation_checkpointing, m.name, m.depth, m.moe,
                                  m.input_shape.at(0), m.width, layers, m.recompute_every);
-    hardware = hardware_iteration_flops(layers, again, batch, world, stages);
+    hardware = hardware_iteration_flops(layers, again, batch, world, stages, tensor);
   }
   fs::create_directories(raw);
   write_file_atomic(
       raw / "flops.json",
-      json_text(flops_json(layers, rank_iteration_flops(layers, batch, world, stages), hardware),
-                2) +
+      json_text(
+          flops_json(layers, rank_iteration_flops(layers, batch, world, stages, tensor), hardware),
+          2) +
           "\n");
 }
 

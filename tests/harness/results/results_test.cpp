@@ -433,6 +433,11 @@ TEST(ModelFlops, PerRankIterationFlopsUnderDataParallelismAndAPipeline) {
   const std::vector<runtime::StageAssignment> stages = {{0, 0, {0, 1}}, {1, 1, {2}}};
   EXPECT_EQ(harness::rank_iteration_flops(layers, 2, 3, stages),
             (std::vector<double>{3 * 10 * 3, 3 * 10 * 3, 3 * 20 * 6}));
+  // The same layout of tensor groups of 2 (world 6, global batch 12): stage 0 on groups 0 and 1
+  // (ranks 0-3, 6 samples a group, half a group's work a rank), stage 1 on group 2 (ranks 4, 5).
+  EXPECT_EQ(harness::rank_iteration_flops(layers, 2, 6, stages, 2),
+            (std::vector<double>{3 * 10 * 6 / 2, 3 * 10 * 6 / 2, 3 * 10 * 6 / 2, 3 * 10 * 6 / 2,
+                                 3 * 20 * 12 / 2, 3 * 20 * 12 / 2}));
 }
 
 // Recomputation: the hardware does the recomputed layers' forward once more, per rank.
