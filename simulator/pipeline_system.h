@@ -13,6 +13,7 @@
 #include "simulator/cluster.h"
 #include "simulator/layer_costs.h"
 #include "simulator/system_result.h"
+#include "simulator/tensor_collectives.h"
 
 namespace harness::simulator {
 
@@ -22,7 +23,8 @@ using PipelineSchedule = runtime::PipelineSchedule;
 
 struct PipelineStage {
   std::vector<int> layers;  // layer indices (LayerCosts)
-  std::vector<int> ranks;   // its replicas; stages of one rank list the same ones
+  std::vector<int> ranks;   // its replicas (tensor groups under a tensor axis); stages of one
+                            // rank list the same ones
 };
 
 struct PipelineSystem {
@@ -40,11 +42,24 @@ struct PipelineSystem {
   // all-reduced, each replica steps its chunk, the chunks all-gathered; 2 the same with the
   // gradients reduce-scattered; 3 (FSDP, gathered once per iteration) priced as 2.
   int zero_stage = 0;
+  // A tensor axis inside the stages (a train spec's pipeline `tensor`): the stages' `ranks` are
+  // tensor groups, group g being ranks g·tensor..g·tensor+tensor-1, and slice j of every group
+  // runs the pipeline with slice j of the others, summing its gradients over its replicas. The
+  // profile's layers are one slice's (`harness profile layers --tensor`); each split block's
+  // passes wait in Megatron's collectives on its group (simulator/tensor_collectives.h), its
+  // I the input gradient's and its W the norms' partial gradients'. Under sequence parallelism a
+  // stage hands on 1/tensor of an activation between split blocks (the token shards).
+  int tensor = 1;
+  SplitBlockComm tensor_comm;
+  // Full recomputation of the first of each `recompute_every` split blocks (0: none): a
+  // recomputed block's backward waits in its forward's collectives first.
+  int recompute_every = 0;
 };
 
 // Checks the stages against the profile and the world: every layer in exactly one stage, no
-// edge from a later stage to an earlier one, ranks below `world`, a rank in several stages only
-// with the same replicas. Throws std::invalid_argument with the reason.
+// edge from a later stage to an earlier one, ranks (groups) below `world` (over the tensor
+// degree), a rank in several stages only with the same replicas, a tensor axis only over a
+// profile with blocks to split. Throws std::invalid_argument with the reason.
 void validate_pipeline(const LayerCosts& costs, const PipelineSystem& system, int world);
 
 // Bytes (at the profile batch) crossing the boundary after stage s: the output activations of

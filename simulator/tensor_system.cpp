@@ -4,16 +4,9 @@
 #include <string>
 
 #include "simulator/data_parallel_system.h"
+#include "simulator/tensor_collectives.h"
 
 namespace harness::simulator {
-
-std::vector<bool> split_layers(const LayerCosts& costs) {
-  std::vector<bool> split;
-  for (const std::string& name : costs.names) {
-    split.push_back(name.rfind("DecoderLayer", 0) == 0 || name.rfind("EncoderLayer", 0) == 0);
-  }
-  return split;
-}
 
 namespace {
 
@@ -77,17 +70,8 @@ class TensorGraphBuilder {
   }
 
  private:
-  // Megatron's pair after a split block's forward or backward: all-reduces, or under sequence
-  // parallelism an all-gather and a reduce-scatter each, of the block's output.
   void add_block_collectives(int group, double bytes) {
-    for (int i = 0; i < 2; ++i) {
-      if (!system_.sequence_parallel) {
-        graph_.add_blocking_collective(group, bytes);
-        continue;
-      }
-      graph_.add_blocking_collective(group, bytes, TaskCategory::kAllGather);
-      graph_.add_blocking_collective(group, bytes, TaskCategory::kReduceScatter);
-    }
+    add_megatron_pair(graph_, group, bytes, system_.sequence_parallel);
   }
 
   double bytes_of(int layer) const { return costs_.activation_bytes[layer] * scale_; }

@@ -24,6 +24,7 @@
 #include "simulator/cluster.h"
 #include "simulator/layer_costs.h"
 #include "simulator/system_result.h"
+#include "simulator/tensor_collectives.h"
 
 namespace harness::simulator {
 
@@ -52,10 +53,6 @@ struct TensorSystem {
   // with the recomputation in it); the collectives are priced here.
   int recompute_every = 0;
 };
-
-// The layers a tensor axis splits: the profile's transformer blocks (DecoderLayer,
-// EncoderLayer), by their descriptions.
-std::vector<bool> split_layers(const LayerCosts& costs);
 
 SimulatedIteration simulate_tensor_parallel(const Cluster& cluster, const LayerCosts& costs,
                                             const TensorSystem& system, ComputeNoise& noise);

@@ -419,6 +419,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
   if (s.kind == SystemKind::kPipeline) {
     s.mode = "";
     s.data.zero_stage = read_replica_zero_stage(r);
+    if (r.has("tensor")) s.tensor = read_tensor_axis(r);  // the stages' layers split too
     if (r.has("schedule")) {
       s.schedule = r.get_string("schedule", std::nullopt, runtime::pipeline_schedule_names());
     }

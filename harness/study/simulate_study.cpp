@@ -447,6 +447,21 @@ int plan_file_stages(const SystemSettings& s, const std::string& plan, const sim
   return plan_micro_batches;
 }
 
+// How an axis's split blocks talk. Under sequence parallelism a block's partial gradients are
+// width-sized fp32 vectors; the width is a block's output over its tokens (fp32 activations at
+// the profile's batch).
+sim::SplitBlockComm split_block_comm(const runtime::TensorAxis& axis, const PointSettings& p,
+                                     const sim::LayerCosts& costs) {
+  sim::SplitBlockComm comm;
+  comm.sequence_parallel = axis.sequence_parallel;
+  if (!comm.sequence_parallel) return comm;
+  const std::vector<bool> split = sim::split_layers(costs);
+  const auto block = std::find(split.begin(), split.end(), true) - split.begin();
+  comm.partial_vectors = static_cast<int>(runtime::partial_vectors_of(p.model.zoo_model));
+  comm.partial_bytes = costs.activation_bytes[block] / (costs.profile_batch * p.model.tokens);
+  return comm;
+}
+
 // A recomputing profile's backward holds the block's forward again; a zero-bubble schedule's I and
 // W would each need a share of it, which no profile measures (nor do the runs recompute there).
 void refuse_split_recomputation(const SystemSettings& s, const PointSettings& p,
@@ -463,6 +478,23 @@ void refuse_split_recomputation(const SystemSettings& s, const PointSettings& p,
                    "interleaved_1f1b)");
 }
 
+// A tensor axis inside the stages, and the blocks a recomputing profile recomputed in full.
+void split_stage_layers(const SystemSettings& s, const PointSettings& p,
+                        const sim::LayerCosts& costs, sim::PipelineSystem& system) {
+  system.tensor = s.tensor.degree;
+  if (s.tensor.split()) {
+    if (s.stages.empty()) {
+      throw InputError(s.where + ": pipeline system '" + s.name +
+                       "': a tensor axis inside the stages needs inline 'stages' (their ranks "
+                       "are tensor groups), not a plan");
+    }
+    system.tensor_comm = split_block_comm(s.tensor, p, costs);
+  }
+  if (p.model.activation_checkpointing == "full") {
+    system.recompute_every = static_cast<int>(p.model.recompute_every);
+  }
+}
+
 PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
                                const ResolvedCluster& cluster, Inputs& inputs) {
   const sim::LayerCosts& costs = inputs.costs(p.model);
@@ -472,13 +504,14 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
   choice.system.global_batch = static_cast<double>(gbs);
   choice.system.step_s = p.model.step_ms / 1000.0;
   choice.system.zero_stage = s.data.zero_stage;
+  split_stage_layers(s, p, costs, choice.system);
   choice.system.schedule =
       runtime::parse_pipeline_schedule(s.schedule.value_or(p.pipeline.schedule));
   refuse_split_recomputation(s, p, choice.system.schedule);
   int plan_micro_batches = 0;
   const std::string plan = s.plan.value_or(s.stages.empty() ? p.pipeline.plan : "");
   if (!s.stages.empty()) {
-    inline_stages(s, costs, world, choice);
+    inline_stages(s, costs, world / s.tensor.degree, choice);
   } else if (plan == "auto") {
     plan_micro_batches = planned_stages(p, cluster, inputs, gbs, choice);
   } else if (!plan.empty()) {
@@ -565,7 +598,7 @@ sim::ShardedSystem sharded_system(const SystemSettings& s, const PointSettings& 
 // A tensor-parallel system prices a slice: its profile must be of slices of its degree, and the
 // degree divide the ranks; any other system prices whole layers.
 void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Inputs& inputs) {
-  const int degree = s.kind == runtime::SystemKind::kTensorParallel ? s.tensor.degree : 1;
+  const int degree = s.tensor.degree;
   const std::string fix =
       "(measure one with `harness profile layers --tensor " + std::to_string(degree) + "`)";
   if (p.model.tensor != degree) {
@@ -601,16 +634,6 @@ void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Input
   }
 }
 
-// Under sequence parallelism a block's partial gradients are width-sized fp32 vectors; the
-// width is a block's output over its tokens (fp32 activations at the profile's batch).
-void price_partial_gradients(const PointSettings& p, const sim::LayerCosts& costs,
-                             sim::TensorSystem& system) {
-  const std::vector<bool> split = sim::split_layers(costs);
-  const auto block = std::find(split.begin(), split.end(), true) - split.begin();
-  system.partial_vectors = static_cast<int>(runtime::partial_vectors_of(p.model.zoo_model));
-  system.partial_bytes = costs.activation_bytes[block] / (costs.profile_batch * p.model.tokens);
-}
-
 // The tensor-parallel system at the point, and what its config.json records.
 sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
                                 const sim::LayerCosts& costs, json& config) {
@@ -624,7 +647,9 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   system.first_bucket_mb = p.first_bucket_mb;
   system.overlap = s.mode == "overlap";
   system.step_s = p.model.step_ms / 1000.0;
-  if (system.sequence_parallel) price_partial_gradients(p, costs, system);
+  const sim::SplitBlockComm comm = split_block_comm(s.tensor, p, costs);
+  system.partial_vectors = comm.partial_vectors;
+  system.partial_bytes = comm.partial_bytes;
   system.vocabulary_parallel = s.tensor.vocabulary_parallel;
   system.recompute_gather = s.tensor.recompute_gather;
   if (p.model.activation_checkpointing == "full") {
@@ -638,6 +663,22 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   config["recompute_gather"] = system.recompute_gather;
   config["mode"] = s.mode;
   return system;
+}
+
+// What a simulated pipeline's config.json says of it.
+void record_pipeline(const SystemSettings& s, const PipelineChoice& pipeline, json& config) {
+  config["schedule"] = runtime::to_string(pipeline.system.schedule);
+  config["micro_batches"] = pipeline.system.micro_batches;
+  config["tensor"] = pipeline.system.tensor;
+  config["sequence_parallel"] = pipeline.system.tensor_comm.sequence_parallel;
+  if (s.data.sharded()) config["zero_stage"] = s.data.zero_stage;
+  config["plan"] = pipeline.source;
+  config["stages"] = pipeline.summary;
+  json stages = json::array();
+  for (const auto& stage : pipeline.system.stages) {
+    stages.push_back({{"layers", stage.layers.size()}, {"ranks", stage.ranks}});
+  }
+  config["stage_ranks"] = stages;
 }
 
 RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long long repeat,
@@ -659,16 +700,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
     sharded = sharded_system(s, p, costs, world, config);
   } else if (s.kind == runtime::SystemKind::kPipeline) {
     pipeline = choose_pipeline(s, p, resolved, inputs);
-    config["schedule"] = runtime::to_string(pipeline->system.schedule);
-    config["micro_batches"] = pipeline->system.micro_batches;
-    if (s.data.sharded()) config["zero_stage"] = s.data.zero_stage;
-    config["plan"] = pipeline->source;
-    config["stages"] = pipeline->summary;
-    json stages = json::array();
-    for (const auto& stage : pipeline->system.stages) {
-      stages.push_back({{"layers", stage.layers.size()}, {"ranks", stage.ranks}});
-    }
-    config["stage_ranks"] = stages;
+    record_pipeline(s, *pipeline, config);
   } else {
     dp.world = world;
     dp.batch_per_rank = static_cast<double>(p.model.batch_size);

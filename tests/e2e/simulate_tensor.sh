@@ -8,7 +8,9 @@
 # under a tensor-parallel system, a slice's under DDP, or one whose vocabulary split differs
 # from the system's, is refused at the system's line before anything is written. A slice profiled
 # recomputing its blocks (`--activation-checkpointing full`, two copies in lockstep) is priced
-# with each block's forward collectives again in its backward.
+# with each block's forward collectives again in its backward. A pipeline whose stages split
+# their blocks over tensor groups (2 stages x tensor 2 at world 4) prices the same slices, its
+# stages' ranks being the groups.
 source "$(dirname "$0")/common.sh"
 
 MODEL=(--model llama --depth 2 --width 64 --decoder 2,2,54 --input-shape 8 --batch 4
@@ -103,6 +105,37 @@ assert json.load(open(os.path.join(raw, "config.json")))["model"]["activation_ch
 names = [e.get("cat") for e in json.load(open(os.path.join(raw, "trace_rank0.json")))["traceEvents"]]
 assert names.count("allreduce") == 8 + 4, names  # 2 blocks' forward pair again in backward
 PY
+
+cat > "$SCRATCH/pp_tp.yaml" <<YAML
+kind: simulate
+name: pp_tp
+output: $SCRATCH/results
+simulate:
+  model: {profile: $SCRATCH/slice/graph.txt, pbs: 4, batch_size: 2}
+  cluster: {topology: profiles/gloo-2ranks-cpu/topology.yaml, gpus_per_machine: 4, cpu_cores: 2}
+  run: {world_size: 4, iterations: 3}
+  systems:
+    - {name: pp_tp, kind: pipeline, schedule: dapple, micro_batches: 2, tensor: 2,
+       sequence_parallel: true, stages: [{layers: "0-1", ranks: [0]}, {layers: "2-4", ranks: [1]}]}
+YAML
+"$HARNESS" simulate "$SCRATCH/pp_tp.yaml" > "$SCRATCH/pp_tp.out" 2>&1 || fail "simulate failed: $(cat "$SCRATCH/pp_tp.out")"
+"$PY" - "$SCRATCH/results/pp_tp" <<'PY'
+import glob, json, os, sys
+raw = os.path.join(glob.glob(os.path.join(sys.argv[1], "*"))[0], "raw", "p000", "pp_tp", "rep0")
+system = json.load(open(os.path.join(raw, "config.json")))["system"]
+assert (system["tensor"], system["sequence_parallel"]) == (2, True), system
+assert len(glob.glob(os.path.join(raw, "rank*.csv"))) == 4
+for rank, blocks in ((0, 1), (2, 1)):  # each stage holds one of the 2 blocks, 2 micro-batches
+    names = [e.get("cat") for e in json.load(open(os.path.join(raw, f"trace_rank{rank}.json")))["traceEvents"]]
+    # per block and micro-batch 4 reduce-scatters; 4 all-gathers and the sequence's rejoin
+    # (stage 1's block, forward) or its gradient's gather (stage 0's block, backward)
+    assert names.count("reducescatter") == 4 * blocks * 2, (rank, names)
+    assert names.count("allgather") == (4 * blocks + 1) * 2, (rank, names)
+PY
+sed -e 's|slice/graph.txt|whole/graph.txt|' -e 's/name: pp_tp$/name: pp_tp_whole/' "$SCRATCH/pp_tp.yaml" > "$SCRATCH/pp_tp_whole.yaml"
+code=0; "$HARNESS" simulate "$SCRATCH/pp_tp_whole.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
+[[ $code == 2 ]] || fail "a whole profile under a pipeline with a tensor axis: exit $code"
+expect_contains "$(cat "$SCRATCH/err")" "system 'pp_tp' prices slices of tensor 2, and $SCRATCH/whole/graph.txt was measured at tensor 1"
 
 spec wrong_profile whole "[{name: tp, kind: tensor_parallel, tensor: 2}]"
 code=0; "$HARNESS" simulate "$SCRATCH/wrong_profile.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
