@@ -16,9 +16,12 @@
 #
 # RECOMPUTE=full or selective: the runs recompute their blocks (model.activation_checkpointing)
 # and the slice is profiled recomputing them the same way (--activation-checkpointing).
+# PIPELINE=1: at world 4 also the tensor axis inside pipeline stages, experiments/
+# llm_parallelism.yaml's pp_tp (2 balanced stages x tensor 2, sequence-parallel, 4
+# micro-batches), simulated from the same inputs on the stages the run cut.
 #
 # Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] [SYSTEMS="[...]"] [RECOMPUTE=none]
-#   bench/simulator/validate_tensor.sh
+#   [PIPELINE=0] bench/simulator/validate_tensor.sh
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,6 +29,8 @@ HARNESS=${HARNESS:-build/harness}
 OUT=${OUT:-$(mktemp -d /tmp/simulate-tensor-XXXXXX)}
 ROUNDS=${ROUNDS:-3}
 RECOMPUTE=${RECOMPUTE:-none}
+PIPELINE=${PIPELINE:-0}
+PP_TP="{name: pp_tp, kind: pipeline, schedule: dapple, stages: 2, tensor: 2, sequence_parallel: true}"
 CORES=${CORES:-$(nproc)}
 BATCH=2  # per rank, as experiments/llm_parallelism.yaml; a group's slices run 2 x tensor
 MODEL=(--model llama --depth 4 --width 256 --decoder 4,4,1000 --input-shape 64)
@@ -72,6 +77,30 @@ YAML
   "$HARNESS" simulate "$1/simulate.yaml" > "$1/simulate.log" 2>&1
 }
 
+# pp_tp's real run at world 4, then its simulation on the stages the run cut (ranks: groups).
+run_pipeline() {  # dir
+  "$HARNESS" run experiments/llm_parallelism.yaml --set run.world_size=4 --set run.repeats=1 \
+    --set run.iterations=10 --set run.warmup=2 --set "systems=[$PP_TP]" --set baseline=pp_tp \
+    --set "model.activation_checkpointing=$RECOMPUTE" \
+    --set 'sweep={}' --set "output=$1/pipeline_real" > "$1/pipeline_real.log" 2>&1
+  local stages
+  stages=$(python3 - "$1" <<'PY'
+import glob, json, os, sys
+config = json.load(open(glob.glob(os.path.join(sys.argv[1], "pipeline_real/*/*/raw/p000/pp_tp/rep0/config.json"))[0]))
+cut = [f'{{layers: "{s["first_layer"]}-{s["last_layer"]}", ranks: {s["ranks"]}}}' for s in config["system"]["pipeline"]["stages"]]
+print("[" + ", ".join(cut) + "]")
+PY
+)
+  sed -e "s|output: $1/simulated|output: $1/pipeline_simulated|" \
+    -e "/^  systems:/,\$d" "$1/simulate.yaml" > "$1/pipeline_simulate.yaml"
+  cat >> "$1/pipeline_simulate.yaml" <<YAML
+  pipeline: {micro_batches: 4}
+  systems: [{name: pp_tp, kind: pipeline, schedule: dapple, tensor: 2, sequence_parallel: true, stages: $stages}]
+  baseline: pp_tp
+YAML
+  "$HARNESS" simulate "$1/pipeline_simulate.yaml" > "$1/pipeline_simulate.log" 2>&1
+}
+
 echo "world,system,round,measured_p50_ms,simulated_p50_ms,samples_dir" > "$OUT/rounds.csv"
 for round in $(seq 1 "$ROUNDS"); do
   for world in 2 4; do
@@ -80,16 +109,20 @@ for round in $(seq 1 "$ROUNDS"); do
     measure_inputs "$dir" "$world"
     run_real "$dir" "$world"
     simulate "$dir" "$world"
+    [[ $PIPELINE == 1 && $world == 4 ]] && run_pipeline "$dir"
     python3 - "$dir" "$world" "$round" >> "$OUT/rounds.csv" <<'PY'
 import glob, json, sys
 d, world, round_ = sys.argv[1:4]
 def p50s(pattern):
-    summary = json.load(open(glob.glob(pattern)[0]))
+    found = glob.glob(pattern)
+    if not found:
+        return {}
+    summary = json.load(open(found[0]))
     return {s["name"]: s["phases"]["iteration"]["p50"] for s in summary["points"][0]["systems"]}
-measured = p50s(f"{d}/real/*/*/summary.json")
-simulated = p50s(f"{d}/simulated/*/*/summary.json")
-for system in measured:
-    print(f"{world},{system},{round_},{measured[system]:.3f},{simulated[system]:.3f},{d}/real")
+for real, simulated in (("real", "simulated"), ("pipeline_real", "pipeline_simulated")):
+    measured, priced = p50s(f"{d}/{real}/*/*/summary.json"), p50s(f"{d}/{simulated}/*/*/summary.json")
+    for system in measured:
+        print(f"{world},{system},{round_},{measured[system]:.3f},{priced[system]:.3f},{d}/{real}")
 PY
   done
 done
@@ -106,6 +139,8 @@ print("|---:|---|---:|---:|---:|---:|---|")
 for world in ("2", "4"):
     for system in dict.fromkeys(r["system"] for r in rows):
         mine = [r for r in rows if r["world"] == world and r["system"] == system]
+        if not mine:
+            continue
         samples = []
         for r in mine:
             summary = json.load(open(glob.glob(os.path.join(r["samples_dir"], "*/*/summary.json"))[0]))
