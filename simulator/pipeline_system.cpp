@@ -325,14 +325,13 @@ void add_split_action(PipelineGraph& g, const LayerCosts& costs, const SplitBloc
 }
 
 // Pass 1: compute tasks, per rank in its list's order, with the stage's profiled times.
-void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, ComputeNoise& noise,
-                       std::vector<int>& stage_of_rank) {
+void add_compute_tasks(PipelineGraph& g, const LayerCosts& costs, const SplitBlocks& blocks,
+                       ComputeNoise& noise, std::vector<int>& stage_of_rank) {
   // Each stage's compute-after-a-wait curve, added once and shared by its tasks.
   std::vector<int> after_idle(g.system.stages.size());
   for (size_t c = 0; c < g.system.stages.size(); ++c) {
     after_idle[c] = g.graph.add_after_idle_curve(costs.after_idle_of(g.system.stages[c].layers));
   }
-  const SplitBlocks blocks(costs);
   for (int p = 0; p < g.table.ranks; ++p) {
     const int first_stage = g.table.stages_of(p).front();
     const std::vector<int>& ranks = g.ranks_of(first_stage);
@@ -473,10 +472,9 @@ void add_lane_transfers(PipelineGraph& g, const runtime::PipelineAction& a, int 
   }
 }
 
-void add_transfers(PipelineGraph& g, const LayerCosts& costs, bool ready_notices,
-                   const std::vector<double>& boundary) {
+void add_transfers(PipelineGraph& g, const LayerCosts& costs, const SplitBlocks& blocks,
+                   bool ready_notices, const std::vector<double>& boundary) {
   const double micro_samples = g.system.global_batch / g.system.micro_batches;
-  const SplitBlocks blocks(costs);
   std::vector<Receive> receives;
   for (const auto& [p, send] : sends_in_ready_order(g)) {
     const bool down = send->kind == Kind::kSendActivations;
@@ -623,8 +621,10 @@ SimulatedIteration simulate_pipeline(const Cluster& cluster, const LayerCosts& c
                   {},
                   {}};
   g.sent.assign(static_cast<size_t>(world), {});
-  add_compute_tasks(g, costs, noise, result.stage_of_rank);
-  add_transfers(g, costs, cluster.config().p2p_ready_behind_sends, boundary_bytes(costs, system));
+  const SplitBlocks blocks(costs);
+  add_compute_tasks(g, costs, blocks, noise, result.stage_of_rank);
+  add_transfers(g, costs, blocks, cluster.config().p2p_ready_behind_sends,
+                boundary_bytes(costs, system));
   add_reductions(g, cluster, costs, noise);
   result.times = run_tasks(cluster, result.graph);
   result.ranks = rank_phases(result.graph, result.times);

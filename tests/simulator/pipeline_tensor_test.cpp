@@ -23,12 +23,7 @@ int blocking_all_reduces(const SimulatedIteration& it) {
 }
 
 struct TwoStagesOfTwoSlices {
-  LayerCosts costs = [] {
-    LayerCosts c = testing::chain(4, 1e-3, 2e-3, 10e6, 0);
-    c.names = {"Embedding(embed_tokens)", "DecoderLayer(layers.0)", "DecoderLayer(layers.1)",
-               "Linear(lm_head)"};
-    return c;
-  }();
+  LayerCosts costs = testing::two_block_decoder();
   ComputeNoise none;
 
   SimulatedIteration run(bool sequence_parallel, int recompute_every = 0) {

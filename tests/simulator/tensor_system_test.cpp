@@ -16,12 +16,7 @@ namespace harness::simulator {
 namespace {
 
 struct TwoBlocks {
-  LayerCosts costs = [] {
-    LayerCosts c = testing::chain(4, 1e-3, 2e-3, 10e6, 0);
-    c.names = {"Embedding(embed_tokens)", "DecoderLayer(layers.0)", "DecoderLayer(layers.1)",
-               "Linear(lm_head)"};
-    return c;
-  }();
+  LayerCosts costs = testing::two_block_decoder();
   ComputeNoise none;
 
   ClusterConfig config(int ranks) const {

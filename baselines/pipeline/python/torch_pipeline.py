@@ -70,6 +70,22 @@ def stage_ranges(text, layer_count):
     return ranges
 
 
+def train(schedule, optimizer, args, inputs, targets, first, last):
+    """The timed iterations: zeroing and the optimizer as step, the schedule's forwards and
+    backwards together as backward; the first stage feeds `inputs`, the last takes `targets`."""
+    timer = IterationTimer(warmup=args.warmup)
+    for _ in range(args.warmup + args.iterations):
+        with timer.iteration():
+            with timer.phase("step"):
+                optimizer.zero_grad()
+            with timer.phase("backward"):
+                step_args = (inputs,) if first else ()
+                step_kwargs = {"target": targets, "losses": []} if last else {}
+                schedule.step(*step_args, **step_kwargs)
+            with timer.phase("step"):
+                optimizer.step()
+
+
 def rank_of_stage(schedule, stages, world):
     if schedule == "zbv":
         return [c if c < world else 2 * world - 1 - c for c in range(stages)]
@@ -100,18 +116,7 @@ def main():
     global_batch = args.batch_size * world
     inputs = torch.randn(global_batch, args.input, device=device)
     targets = torch.randn(global_batch, args.classes, device=device)
-    first, last = 0 in mine, len(ranges) - 1 in mine
-    timer = IterationTimer(warmup=args.warmup)
-    for _ in range(args.warmup + args.iterations):
-        with timer.iteration():
-            with timer.phase("step"):
-                optimizer.zero_grad()
-            with timer.phase("backward"):  # the schedule's forwards and backwards together
-                step_args = (inputs,) if first else ()
-                step_kwargs = {"target": targets, "losses": []} if last else {}
-                schedule.step(*step_args, **step_kwargs)
-            with timer.phase("step"):
-                optimizer.step()
+    train(schedule, optimizer, args, inputs, targets, 0 in mine, len(ranges) - 1 in mine)
     if args.memory_out:
         write_memory(args.memory_out, sum(p.numel() * p.element_size() for p in parameters),
                      sum(p.grad.numel() * p.grad.element_size()

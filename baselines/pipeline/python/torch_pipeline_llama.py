@@ -37,11 +37,10 @@ from torch import nn
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "ddp", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "sharded", "python"))
-from harness_timings import IterationTimer  # noqa: E402
 from torchrun_rank import add_run_arguments, finish_rank, start_rank, write_memory  # noqa: E402
 from torch_sharded import (Llama, optimizer_state_bytes, tensor_bytes,  # noqa: E402
                            tensor_parallel)
-from torch_pipeline import stage_ranges  # noqa: E402
+from torch_pipeline import stage_ranges, train  # noqa: E402
 
 SCHEDULES = {"gpipe": "ScheduleGPipe", "dapple": "Schedule1F1B"}
 
@@ -147,18 +146,7 @@ def main():
     rows = args.batch_size * world // mesh["data"].size()
     tokens = torch.randint(0, args.vocab, (rows, args.tokens + 1), device=device)
     inputs, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
-    first, last = stage == 0, stage == len(ranges) - 1
-    timer = IterationTimer(warmup=args.warmup)
-    for _ in range(args.warmup + args.iterations):
-        with timer.iteration():
-            with timer.phase("step"):
-                optimizer.zero_grad()
-            with timer.phase("backward"):  # the schedule's forwards and backwards together
-                step_args = (inputs,) if first else ()
-                step_kwargs = {"target": targets, "losses": []} if last else {}
-                schedule.step(*step_args, **step_kwargs)
-            with timer.phase("step"):
-                optimizer.step()
+    train(schedule, optimizer, args, inputs, targets, stage == 0, stage == len(ranges) - 1)
     if args.memory_out:
         write_memory(args.memory_out, tensor_bytes(net.parameters()),
                      tensor_bytes(p.grad for p in net.parameters()),
