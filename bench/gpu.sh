@@ -17,8 +17,8 @@
 #      and ZeRO-2, and 2 stages split over tensor 2 (pp_tp); each composition's fp32 losses must
 #      equal the plain pipeline's (pp_tp's ranks summed);
 #   3e. the decoder under tensor parallelism on 4 ranks (tensor 2 x data 2; with sequence
-#      parallelism; with FSDP on the data axis) and recomputed; each one's fp32 losses must equal
-#      DDP's on 2 ranks of twice the batch;
+#      parallelism, gathering again in backward too; with FSDP on the data axis) and recomputed;
+#      each one's fp32 losses must equal DDP's on 2 ranks of twice the batch;
 #   3f. the decoder under HiDup's searched strategy (kind: spmd) on 2 ranks; its fp32 losses
 #      must equal DDP's on 1 rank of twice the batch;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
@@ -244,7 +244,7 @@ PY
 # replicas, on 4 ranks sharing the device; a replica trains on twice a rank's batch, as a DDP rank of twice the batch does: in fp32
 # each rank's losses must equal those of DDP's rank (its replica) on 2 ranks.
 [[ $decoder =~ batch_size:\ ([0-9]+) ]] && rank_batch=${BASH_REMATCH[1]}
-tensor_systems="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, sequence_parallel: true, zero_stage: 3}, {name: tp_sp_vocab, kind: tensor_parallel, tensor: 2, sequence_parallel: true, vocabulary_parallel: true}]"
+tensor_systems="[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}, {name: fsdp_tp, kind: tensor_parallel, tensor: 2, sequence_parallel: true, zero_stage: 3}, {name: tp_sp_vocab, kind: tensor_parallel, tensor: 2, sequence_parallel: true, vocabulary_parallel: true}, {name: tp_regather, kind: tensor_parallel, tensor: 2, sequence_parallel: true, recompute_gather: true}]"
 tensor_folder=$(optimizer="{name: adamw, lr: 0.001}" study tensor_fp32 "${tensor_decoder/PRECISION/fp32}" 4 gloo \
   "$tensor_systems") || tensor_folder=""
 recomputed_decoder=${tensor_decoder/PRECISION/fp32, activation_checkpointing: full}
@@ -252,7 +252,7 @@ recomputed_folder=$(optimizer="{name: adamw, lr: 0.001}" study tensor_recomputed
   "[{name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]") || recomputed_folder=""
 doubled=${tensor_decoder/batch_size: $rank_batch/batch_size: $((rank_batch * 2))}
 tensor_ddp=$(optimizer="{name: adamw, lr: 0.001}" study tensor_ddp "${doubled/PRECISION/fp32}" 2 gloo) || tensor_ddp=""
-for system in tp tp_sp fsdp_tp tp_sp_vocab; do
+for system in tp tp_sp fsdp_tp tp_sp_vocab tp_regather; do
   row "Llama-style decoder $system (AdamW, tensor 2 x data 2), 4 ranks sharing a device, gloo, fp32" "$tensor_folder" "$system"
 done
 row "Llama-style decoder tp_sp recomputed (AdamW, tensor 2 x data 2), 4 ranks sharing a device, gloo, fp32" "$recomputed_folder" tp_sp
@@ -262,7 +262,8 @@ import glob, re, sys
 def losses(folder, system, rank):
     text = open(glob.glob(f"{folder}/raw/*/{system}/rep0/rank{rank}.stdout")[0]).read()
     return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
-runs = [(sys.argv[1], s) for s in ("tp", "tp_sp", "fsdp_tp", "tp_sp_vocab")] + [(sys.argv[2], "tp_sp")]
+runs = [(sys.argv[1], s) for s in ("tp", "tp_sp", "fsdp_tp", "tp_sp_vocab", "tp_regather")]
+runs += [(sys.argv[2], "tp_sp")]
 worst = max(abs(a - b) / max(abs(b), 1e-12) for folder, s in runs for r in range(4)
             for a, b in zip(losses(folder, s, r), losses(sys.argv[3], "overlap", r // 2)))
 print(f"largest relative difference from DDP's loss {worst:.1e}" + (" FAILED" if worst > 1e-4 else ""))
@@ -406,7 +407,7 @@ echo
 echo "BERT DAPPLE (2 stages, 4 micro-batches) fp32, the last stage's loss on the device and on the CPU, same seed: $pipeline_check"
 echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${sharded_check:-(not run)}"
 echo "Pipeline x ZeRO-1/2/FSDP and pp_tp (summed) fp32 losses against the plain pipeline's on the device: $composed_check"
-echo "Tensor parallelism (TP, TP+SP, FSDP x TP, TP+SP with the vocabulary split, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
+echo "Tensor parallelism (TP, TP+SP, FSDP x TP, TP+SP with the vocabulary split, TP+SP gathering again in backward, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
 echo "HiDup's searched strategy fp32 losses against one rank's on the device: $spmd_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
