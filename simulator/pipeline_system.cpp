@@ -256,24 +256,6 @@ class SplitAction {
   bool waiting_ = false;
 };
 
-// Where the profile's split blocks are: per layer, whether split, its index among the blocks in
-// model order, and the first and last block (the sequence's split and rejoin).
-struct SplitBlocks {
-  std::vector<bool> split;
-  std::vector<int> index;
-  int first = -1, last = -1;
-  explicit SplitBlocks(const LayerCosts& costs)
-      : split(split_layers(costs)), index(costs.size(), -1) {
-    int blocks = 0;
-    for (int layer : costs.order) {
-      if (!split[layer]) continue;
-      index[layer] = blocks++;
-      if (first < 0) first = layer;
-      last = layer;
-    }
-  }
-};
-
 // The collectives of replica `replica`'s split action `a`, layer by layer (backward in reverse);
 // compute at the micro-batch share `scale`, collectives of the block's output at that share.
 void add_split_action(PipelineGraph& g, const LayerCosts& costs, const SplitBlocks& blocks,

@@ -12,6 +12,17 @@ std::vector<bool> split_layers(const LayerCosts& costs) {
   return split;
 }
 
+SplitBlocks::SplitBlocks(const LayerCosts& costs)
+    : split(split_layers(costs)), index(static_cast<size_t>(costs.size()), -1) {
+  int blocks = 0;
+  for (int layer : costs.order) {
+    if (!split[layer]) continue;
+    index[layer] = blocks++;
+    if (first < 0) first = layer;
+    last = layer;
+  }
+}
+
 int add_megatron_pair(TaskGraph& graph, int group, double bytes, bool sequence_parallel) {
   int last = -1;
   for (int i = 0; i < 2; ++i) {

@@ -15,6 +15,16 @@ namespace harness::simulator {
 // EncoderLayer), by their descriptions.
 std::vector<bool> split_layers(const LayerCosts& costs);
 
+// Where the profile's split blocks are, by layer index: whether split, the block's index among
+// them in model order (the first of each `recompute_every` is recomputed), and the first and
+// last block (where sequence parallelism shards and rejoins the tokens; -1: none).
+struct SplitBlocks {
+  std::vector<bool> split;
+  std::vector<int> index;
+  int first = -1, last = -1;
+  explicit SplitBlocks(const LayerCosts& costs);
+};
+
 // How a group's split blocks talk: sequence parallelism, and (under it) the norms' partial
 // gradients all-reduced in each block's backward, `partial_vectors` of `partial_bytes` each.
 struct SplitBlockComm {

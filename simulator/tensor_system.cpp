@@ -21,15 +21,10 @@ class TensorGraphBuilder {
         system_(system),
         noise_(noise),
         graph_(graph),
-        split_(split_layers(costs)),
+        blocks_(costs),
         replicas_(system.world / system.tensor),
         scale_(system.batch_per_group / costs.profile_batch) {
-    for (int p = 0; p < costs.size(); ++p) {
-      if (!split_[costs.order[p]]) continue;
-      if (first_split_ < 0) first_split_ = p;
-      last_split_ = p;
-    }
-    if (first_split_ < 0) {
+    if (blocks_.first < 0) {
       throw std::invalid_argument(
           "the profile has no transformer block for a tensor axis to split");
     }
@@ -118,15 +113,14 @@ class TensorGraphBuilder {
     }
     if (vocabulary() && p == 0) add_partial_sum(group, bytes_of(layer));
     if (head) add_loss_collectives(group);
-    if (split_[layer]) add_split_forward_collectives(group, p);
+    if (blocks_.split[layer]) add_split_forward_collectives(group, layer);
   }
 
   // What a split block's forward waits in: Megatron's pair, and under sequence parallelism the
   // last block's gather of the tokens.
-  void add_split_forward_collectives(int group, int p) {
-    const int layer = costs_.order[p];
+  void add_split_forward_collectives(int group, int layer) {
     add_block_collectives(group, bytes_of(layer));
-    if (system_.sequence_parallel && p == last_split_ && !vocabulary()) {  // the tokens rejoined
+    if (system_.sequence_parallel && layer == blocks_.last && !vocabulary()) {  // tokens rejoined
       graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
     }
   }
@@ -149,19 +143,16 @@ class TensorGraphBuilder {
     }
   }
 
-  // Whether the split block at forward position p runs its forward again in its backward: the
-  // first of each `recompute_every` blocks, counted in forward order as the model counts them.
-  bool recomputed(int p) const {
-    if (system_.recompute_every <= 0) return false;
-    int block = 0;
-    for (int q = 0; q < p; ++q) block += split_[costs_.order[q]];
-    return block % system_.recompute_every == 0;
+  // Whether a split block runs its forward again in its backward: the first of each
+  // `recompute_every` blocks, counted in forward order as the model counts them.
+  bool recomputed(int layer) const {
+    return system_.recompute_every > 0 && blocks_.index[layer] % system_.recompute_every == 0;
   }
 
   void add_backward(const std::vector<int>& ranks, int group, int d, int p) {
     const int layer = costs_.order[p];
     add_backward_entry(group, p);
-    if (split_[layer] && recomputed(p)) add_split_forward_collectives(group, p);
+    if (blocks_.split[layer] && recomputed(layer)) add_split_forward_collectives(group, layer);
     for (int j = 0; j < system_.tensor; ++j) {
       int made = graph_.add_compute(ranks[j], TaskCategory::kBackward,
                                     noise_.apply(costs_.backward_s[layer] * scale_));
@@ -176,7 +167,7 @@ class TensorGraphBuilder {
       last_backward_[j][d] = made;
     }
     add_vocabulary_backward(group, p);
-    if (!split_[layer]) return;
+    if (!blocks_.split[layer]) return;
     add_block_collectives(group, bytes_of(layer));
     for (int i = 0; system_.sequence_parallel && system_.recompute_gather && i < 2; ++i) {
       graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
@@ -186,7 +177,7 @@ class TensorGraphBuilder {
     }
     // The tokens' gradient gathered where the split layers begin (the embedding's g does it
     // under a vocabulary split).
-    if (system_.sequence_parallel && p == first_split_ && !vocabulary()) {
+    if (system_.sequence_parallel && layer == blocks_.first && !vocabulary()) {
       const int gathered =
           graph_.add_blocking_collective(group, bytes_of(layer), TaskCategory::kAllGather);
       for (int j = 0; j < system_.tensor; ++j) last_backward_[j][d] = gathered;
@@ -198,11 +189,10 @@ class TensorGraphBuilder {
   const TensorSystem& system_;
   ComputeNoise& noise_;
   TaskGraph& graph_;
-  std::vector<bool> split_;
+  SplitBlocks blocks_;
   int replicas_;
   double scale_;
-  int first_split_ = -1, last_split_ = -1;  // positions in the forward order
-  int head_ = -1;                           // the vocabulary split's head (the embedding is 0)
+  int head_ = -1;  // the vocabulary split's head (the embedding is 0)
   std::vector<LayerBucket> buckets_;
   std::vector<int> cuts_;
   // By slice j: each bucket's ready task per replica, and each replica's last backward task.
