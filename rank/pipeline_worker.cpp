@@ -44,9 +44,7 @@ ModelOptions model_options_from(const WorkerModel& model, const TensorAxis& tens
   options.width = model.width;
   options.moe = model.moe;
   options.decoder = model.decoder;
-  options.activation_checkpointing = model.activation_checkpointing == "full";
-  options.recompute_every = model.recompute_every;
-  options.selective_recomputation = model.activation_checkpointing == "selective";
+  set_recomputation(options, model.activation_checkpointing, model.recompute_every);
   return options;
 }
 

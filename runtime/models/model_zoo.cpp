@@ -34,6 +34,13 @@ torch::Tensor ZooModel::forward_layers(torch::Tensor input, size_t first, size_t
   return input;
 }
 
+void set_recomputation(ModelOptions& options, const std::string& activation_checkpointing,
+                       int64_t recompute_every) {
+  options.activation_checkpointing = activation_checkpointing == "full";
+  options.recompute_every = recompute_every;
+  options.selective_recomputation = activation_checkpointing == "selective";
+}
+
 void ZooModel::set_activation_checkpointing(bool on, int64_t every) {
   checkpointing_ = on;
   int64_t recomputable = 0;

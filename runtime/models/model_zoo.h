@@ -105,6 +105,11 @@ struct ModelOptions {
   bool selective_recomputation = false;
 };
 
+// A spec's `model.activation_checkpointing` ("none", "full" or "selective") and, for full, its
+// `recompute_every`, as the options a rank and a layer profile build the model with.
+void set_recomputation(ModelOptions& options, const std::string& activation_checkpointing,
+                       int64_t recompute_every);
+
 // Builds a model with weights drawn from torch's current generator (seed it first).
 // Throws std::invalid_argument for an unknown name.
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options);

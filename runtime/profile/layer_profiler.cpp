@@ -93,9 +93,7 @@ ModelOptions zoo_options(const LayerProfileRequest& request, const LayerProfileR
   options.decoder = request.decoder;
   options.tensor_shards = request.tensor;
   options.vocabulary_parallel = request.vocabulary_parallel;
-  options.activation_checkpointing = request.activation_checkpointing == "full";
-  options.recompute_every = request.recompute_every;
-  options.selective_recomputation = request.activation_checkpointing == "selective";
+  set_recomputation(options, request.activation_checkpointing, request.recompute_every);
   return options;
 }
 
