@@ -447,6 +447,12 @@ int plan_file_stages(const SystemSettings& s, const std::string& plan, const sim
   return plan_micro_batches;
 }
 
+// Which split blocks a recomputing profile recomputed in full: the first of each this many (0:
+// none; selective recomputation repeats no collective).
+int full_recompute_every(const PointSettings& p) {
+  return p.model.activation_checkpointing == "full" ? static_cast<int>(p.model.recompute_every) : 0;
+}
+
 // How an axis's split blocks talk. Under sequence parallelism a block's partial gradients are
 // width-sized fp32 vectors; the width is a block's output over its tokens (fp32 activations at
 // the profile's batch).
@@ -478,7 +484,7 @@ void refuse_split_recomputation(const SystemSettings& s, const PointSettings& p,
                    "interleaved_1f1b)");
 }
 
-// A tensor axis inside the stages, and the blocks a recomputing profile recomputed in full.
+// A tensor axis inside the stages, and the blocks it recomputes in full.
 void split_stage_layers(const SystemSettings& s, const PointSettings& p,
                         const sim::LayerCosts& costs, sim::PipelineSystem& system) {
   system.tensor = s.tensor.degree;
@@ -490,9 +496,7 @@ void split_stage_layers(const SystemSettings& s, const PointSettings& p,
     }
     system.tensor_comm = split_block_comm(s.tensor, p, costs);
   }
-  if (p.model.activation_checkpointing == "full") {
-    system.recompute_every = static_cast<int>(p.model.recompute_every);
-  }
+  system.recompute_every = full_recompute_every(p);
 }
 
 PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
@@ -652,9 +656,7 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   system.partial_bytes = comm.partial_bytes;
   system.vocabulary_parallel = s.tensor.vocabulary_parallel;
   system.recompute_gather = s.tensor.recompute_gather;
-  if (p.model.activation_checkpointing == "full") {
-    system.recompute_every = static_cast<int>(p.model.recompute_every);
-  }
+  system.recompute_every = full_recompute_every(p);
   // The vocabulary-parallel loss's numbers: one float32 a token of the group's batch.
   system.token_bytes = system.batch_per_group * static_cast<double>(p.model.tokens) * 4;
   config["tensor"] = system.tensor;
