@@ -40,6 +40,7 @@ add_executable(harness_tests
   harness/plot/plot_test.cpp
   harness/profile/profile_files_test.cpp
   harness/profile/spmd_costs_file_test.cpp
+  harness/profile/estimated_profile_test.cpp
   harness/results/report_test.cpp
   harness/results/rank_placement_test.cpp
   harness/results/results_test.cpp
@@ -110,6 +111,10 @@ add_test(NAME e2e_paper_specs
           bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/paper_specs.sh)
 set_tests_properties(e2e_paper_specs PROPERTIES TIMEOUT 300 LABELS torch-free COST 10)
 # HiDup's SPMD search from the command line: plan files, the systems beside it, bad input.
+add_test(NAME e2e_profile_estimate
+  COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
+          bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/profile_estimate.sh)
+set_tests_properties(e2e_profile_estimate PROPERTIES TIMEOUT 120 LABELS torch-free)
 add_test(NAME e2e_spmd_search
   COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
           bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/spmd_search.sh)

@@ -17,6 +17,7 @@
 #include "common/limits.h"
 #include "common/statistics.h"
 #include "common/text_util.h"
+#include "harness/cli/profile_estimate_command.h"
 #include "harness/emulation/emulated_network.h"
 #include "harness/emulation/link_quantities.h"
 #include "harness/emulation/network_plan.h"
@@ -368,6 +369,8 @@ void add_profile_command(CLI::App& app, RankProgram& rank_program) {
     for (const auto& arg : layers->remaining()) args.push_back(arg);
     rank_program.exec(args);
   });
+
+  add_profile_estimate_command(*profile);
 
   auto* comm =
       profile->add_subcommand("comm", "Collective and send/recv bandwidth (nccl-tests style)");

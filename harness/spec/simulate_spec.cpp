@@ -70,6 +70,7 @@ struct ProfileExtras {
   double threads = 1.0;
   int tensor = 1;
   bool vocabulary_parallel = false;
+  std::optional<bool> sequence_parallel;
   std::string activation_checkpointing = "none";
   long long recompute_every = 1;
   std::string zoo_model;
@@ -136,6 +137,9 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
     extras.tensor = std::max(1, doc.value("tensor", 1));
     extras.vocabulary_parallel = doc.value("vocabulary_parallel", false);
+    if (doc.contains("sequence_parallel")) {
+      extras.sequence_parallel = doc.at("sequence_parallel").get<bool>();
+    }
     extras.activation_checkpointing = doc.value("activation_checkpointing", "none");
     extras.recompute_every = std::max<long long>(1, doc.value("recompute_every", 1LL));
     extras.zoo_model = doc.value("model", "");
@@ -221,6 +225,7 @@ ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
   m.threads = extras.threads;
   m.tensor = extras.tensor;
   m.vocabulary_parallel = extras.vocabulary_parallel;
+  m.sequence_parallel = extras.sequence_parallel;
   m.activation_checkpointing = extras.activation_checkpointing;
   m.recompute_every = extras.recompute_every;
   check_recomputation_key(model, m.activation_checkpointing);

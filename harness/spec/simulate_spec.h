@@ -34,6 +34,9 @@ struct ModelSettings {
   // (profile.json's `vocabulary_parallel`, `--vocabulary-parallel`).
   int tensor = 1;
   bool vocabulary_parallel = false;
+  // Whether the slice's norms ran on token shards, where profile.json says (`harness profile
+  // estimate --sequence-parallel`; a measured slice's norms are whole either way).
+  std::optional<bool> sequence_parallel;
   // The blocks the profile recomputed (profile.json's `activation_checkpointing` and
   // `recompute_every`, `harness profile layers --activation-checkpointing`): none, full or
   // selective. Their backward times hold the recomputation; a tensor axis also repeats a fully

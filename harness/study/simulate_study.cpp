@@ -621,6 +621,14 @@ void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Input
                      std::to_string(degree) +
                      (s.tensor.vocabulary_parallel ? " --vocabulary-parallel`)" : "`)"));
   }
+  if (p.model.sequence_parallel && *p.model.sequence_parallel != s.tensor.sequence_parallel) {
+    throw InputError(s.where + ": system '" + s.name + "' " +
+                     (s.tensor.sequence_parallel ? "runs" : "does not run") +
+                     " sequence parallelism, and " + p.model.profile + " was estimated " +
+                     (s.tensor.sequence_parallel ? "without" : "with") +
+                     " it (`harness profile estimate` with" +
+                     (s.tensor.sequence_parallel ? "" : "out") + " --sequence-parallel)");
+  }
   if (p.run.world_size % degree != 0) {
     throw InputError(s.where + ": tensor " + std::to_string(degree) + " does not divide " +
                      "run.world_size " + std::to_string(p.run.world_size));

@@ -1,0 +1,64 @@
+// What each layer of a Llama-style decoder does, from its shapes alone: the FLOPs of its matrix
+// products (counted as runtime/models/flop_count.h counts LibTorch's, 2 x m x n x k a product,
+// the attention's two batched products whole), the bytes its element-wise work moves, the
+// parameters it holds and the elements of its output. For slice 0 of a tensor axis of t ranks
+// (Megatron's split, as the zoo's model splits itself): the heads and feed-forward columns over
+// t; the norms, the residual adds, the embedding and the head whole, or under sequence
+// parallelism the norms and adds on 1/t of the tokens, and with the vocabulary split the
+// embedding's and the head's rows over t. Torch-free: `harness
+// profile estimate` prices it on devices the harness does not run on (a test holds it to the
+// zoo's model and the FLOP counter).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace runtime {
+
+// A decoder's shape as published (Llama-2 7B: 32 blocks of width 4096, 32 heads, feed-forward
+// 11008, vocabulary 32000, 4096 tokens).
+struct LlamaDimensions {
+  int64_t depth = 0;
+  int64_t width = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t feed_forward = 0;
+  int64_t vocab = 0;
+  int64_t tokens = 0;
+};
+
+struct LayerWork {
+  std::string name;  // the zoo's chain names and kinds: embed_tokens, layers.i, norm, lm_head
+  std::string kind;
+  double forward_flops = 0;    // the batch's matrix products
+  double attention_flops = 0;  // of which the attention core's (selective recomputation's)
+  // Element-wise bytes of the forward (16-bit activations): each operation outside the matrix
+  // products reads its inputs and writes its output once; the attention core is one fused
+  // kernel (FlashAttention's), reading q, k, v and writing its output; the loss reads and
+  // writes the float32 logits.
+  double forward_bytes = 0;
+  int64_t parameters = 0;
+  int64_t output_elements = 0;  // the batch's
+};
+
+// What stops `tensor` ranks from splitting the decoder (the heads, key/value heads or
+// feed-forward width not divisible), or a shape that is no decoder (a dimension below 1, heads
+// not dividing the width, key/value heads not dividing the heads); "" where nothing does.
+std::string llama_work_problem(const LlamaDimensions& dims, int64_t tensor);
+
+// How a tensor axis splits the decoder: its degree, sequence parallelism (Korthikanti et al.'s)
+// and the vocabulary split (Megatron's vocabulary-parallel embedding, head and loss).
+struct LlamaSplit {
+  int64_t tensor = 1;
+  bool sequence_parallel = false;
+  bool vocabulary_parallel = false;
+};
+
+// Every chain layer's work at `batch` samples, slice 0 of the split. Throws
+// std::invalid_argument with llama_work_problem's reason, or where the vocabulary does not
+// split over the degree.
+std::vector<LayerWork> llama_layer_work(const LlamaDimensions& dims, int64_t batch,
+                                        const LlamaSplit& split);
+
+}  // namespace runtime

@@ -1,0 +1,101 @@
+// The shape-only count of a decoder's work (runtime/models/llama_work.h) against the zoo's model:
+// per chain layer, the FLOP counter's forward FLOPs and the parameters the layer holds, whole
+// and as slice 0 of a tensor axis of 2 and 4 (and with the vocabulary split), grouped-query heads
+// included.
+#include "runtime/models/llama_work.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "runtime/models/flop_count.h"
+#include "runtime/models/llama.h"
+#include "runtime/parallel/peerless_group.h"
+#include "runtime/parallel/tensor_region.h"
+
+namespace llama_work_test {
+
+constexpr int64_t kBatch = 2, kTokens = 16, kWidth = 128, kHeads = 8, kKvHeads = 4;
+constexpr int64_t kVocab = 500;
+
+int64_t layer_parameters(const runtime::Layer& layer) {
+  int64_t count = 0;
+  for (const auto& p : layer.module.ptr()->parameters()) count += p.numel();
+  return count;
+}
+
+void expect_zoo_counts(int64_t tensor, bool vocabulary_parallel = false) {
+  runtime::ModelOptions options;
+  options.input_shape = {kTokens};
+  options.depth = 3;
+  options.width = kWidth;
+  options.decoder = {kHeads, kKvHeads, kVocab};
+  options.tensor_shards = tensor;
+  options.vocabulary_parallel = vocabulary_parallel;
+  const auto model = runtime::make_model("llama", options);
+  runtime::PeerlessGroup group(0, static_cast<int>(tensor));
+  if (runtime::TensorRegion* region = model->tensor_region()) region->group = &group;
+  const torch::Tensor input = torch::randint(kVocab, {kBatch, kTokens}, torch::kLong);
+  const std::vector<double> counted = runtime::layer_forward_flops(*model, input);
+
+  const runtime::LlamaDimensions dims{
+      3, kWidth, kHeads, kKvHeads, runtime::llama_feed_forward_width(kWidth), kVocab, kTokens};
+  const auto work = runtime::llama_layer_work(dims, kBatch, {tensor, false, vocabulary_parallel});
+  ASSERT_EQ(work.size(), model->layers().size());
+  ASSERT_EQ(work.size(), counted.size());
+  for (size_t i = 0; i < work.size(); ++i) {
+    const runtime::Layer& layer = model->layers()[i];
+    SCOPED_TRACE(layer.name + " at tensor " + std::to_string(tensor) +
+                 (vocabulary_parallel ? ", the vocabulary split" : ""));
+    EXPECT_EQ(work[i].name, layer.name);
+    EXPECT_EQ(work[i].kind, layer.kind);
+    EXPECT_DOUBLE_EQ(work[i].forward_flops, counted[i]);
+    EXPECT_EQ(work[i].parameters, layer_parameters(layer));
+  }
+}
+
+TEST(LlamaWork, EveryLayerIsTheZoosModelWholeAndSplit) {
+  expect_zoo_counts(1);
+  expect_zoo_counts(2);
+  expect_zoo_counts(4);
+  expect_zoo_counts(2, /*vocabulary_parallel=*/true);
+}
+
+// By hand for one block of width 8, 2 heads of 4 sharing 1 key/value head, feed-forward 16,
+// 4 tokens, 1 sample, whole: projections 2 x 4 x 8 x (16 + 8 + 48) = 4608, attention
+// 4 x 16 x 8 = 512; bytes 2 x 4 tokens x (norms and adds 10 x 8, rotary 2 x 12, attention
+// 16 + 8, SwiGLU 48) = 1408.
+TEST(LlamaWork, ABlockByHand) {
+  const runtime::LlamaDimensions dims{1, 8, 2, 1, 16, 10, 4};
+  const auto work = runtime::llama_layer_work(dims, 1, {});
+  ASSERT_EQ(work.size(), 4u);
+  EXPECT_DOUBLE_EQ(work[1].attention_flops, 512);
+  EXPECT_DOUBLE_EQ(work[1].forward_flops, 4608 + 512);
+  EXPECT_DOUBLE_EQ(work[1].forward_bytes, 1408);
+  EXPECT_EQ(work[1].parameters, 2 * 64 + 2 * 32 + 3 * 128 + 16);
+  EXPECT_DOUBLE_EQ(work[3].forward_flops, 2 * 4 * 8 * 10);  // the head
+  EXPECT_DOUBLE_EQ(work[3].forward_bytes, 4 * 2 * 10 * 4);  // float32 logits in and out
+  EXPECT_EQ(work[3].output_elements, 40);
+  // Over 2 ranks with sequence parallelism, each of 2 key/value heads: the norms and adds on
+  // 2 of the 4 tokens, (40 + (32 + 32 + 48) / 2) x 4 x 2 = 768 bytes; the final norm's 64.
+  const runtime::LlamaDimensions two_kv{1, 8, 2, 2, 16, 10, 4};
+  const auto sharded = runtime::llama_layer_work(two_kv, 1, {2, true, true});
+  EXPECT_DOUBLE_EQ(sharded[1].forward_bytes, 768);
+  EXPECT_DOUBLE_EQ(sharded[2].forward_bytes, 64);
+  EXPECT_DOUBLE_EQ(sharded[3].forward_flops, 2 * 4 * 8 * 5);  // 5 of the 10 vocabulary rows
+  EXPECT_EQ(sharded[0].parameters, 40);
+}
+
+TEST(LlamaWork, RefusesWhatDoesNotSplit) {
+  const runtime::LlamaDimensions dims{2, 64, 4, 2, 171, 100, 8};
+  EXPECT_EQ(runtime::llama_work_problem(dims, 2),
+            "feed_forward (171) do not split over a tensor axis of 2");
+  EXPECT_EQ(runtime::llama_work_problem(dims, 4),
+            "kv_heads (2) do not split over a tensor axis of 4");
+  EXPECT_EQ(runtime::llama_work_problem({2, 64, 3, 1, 128, 100, 8}, 1),
+            "the heads do not divide the width");
+  EXPECT_THROW(runtime::llama_layer_work({0, 64, 4, 2, 128, 100, 8}, 1, {}), std::invalid_argument);
+  EXPECT_THROW(runtime::llama_layer_work({2, 64, 4, 2, 128, 99, 8}, 1, {2, false, true}),
+               std::invalid_argument);  // 99 rows over 2
+}
+
+}  // namespace llama_work_test
