@@ -35,6 +35,7 @@
 #include "simulator/chrome_trace.h"
 #include "simulator/data_parallel_system.h"
 #include "simulator/layer_costs.h"
+#include "simulator/model_state_memory.h"
 #include "simulator/pipeline_system.h"
 #include "simulator/sharded_system.h"
 #include "simulator/tensor_system.h"
@@ -572,6 +573,17 @@ struct RunOutcome {
 // The optimizer states per parameter a simulated rank's memory is counted with: AdamW's.
 constexpr int kSimulatedOptimizerStates = 2;
 
+// config.json's memory_per_rank: what the fullest rank holds, float32 with AdamW's moments.
+json memory_json(double parameter_bytes, double gradient_bytes, double optimizer_state_bytes) {
+  return {{"parameter_bytes", parameter_bytes},
+          {"gradient_bytes", gradient_bytes},
+          {"optimizer_state_bytes", optimizer_state_bytes},
+          {"optimizer", "adamw"}};
+}
+json memory_json(const sim::StateMemory& m) {
+  return memory_json(m.parameter_bytes, m.gradient_bytes, m.optimizer_state_bytes);
+}
+
 // A sharded system as the simulator prices it, and what its config.json records: the stage,
 // unit and prefetch, its units, and what a rank holds by the stage's formula (fp32, with
 // AdamW's two moments: the profile names no optimizer; SGD's would be none or one).
@@ -592,10 +604,9 @@ sim::ShardedSystem sharded_system(const SystemSettings& s, const PointSettings& 
   config["units"] = layout.units.size();
   const baselines::ShardMemory memory =
       baselines::sharded_memory(layout, system.stage, 4, kSimulatedOptimizerStates);
-  config["memory_per_rank"] = {{"parameter_bytes", memory.parameter_bytes},
-                               {"gradient_bytes", memory.gradient_bytes},
-                               {"optimizer_state_bytes", memory.optimizer_state_bytes},
-                               {"optimizer", "adamw"}};
+  config["memory_per_rank"] =
+      memory_json(double(memory.parameter_bytes), double(memory.gradient_bytes),
+                  double(memory.optimizer_state_bytes));
   return system;
 }
 
@@ -706,11 +717,14 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   sim::DataParallelSystem dp;
   if (s.kind == runtime::SystemKind::kTensorParallel) {
     tensor = tensor_system(s, p, costs, config);
+    config["memory_per_rank"] = memory_json(sim::replicated_states(costs.total_parameter_bytes()));
   } else if (s.kind == runtime::SystemKind::kSharded) {
     sharded = sharded_system(s, p, costs, world, config);
   } else if (s.kind == runtime::SystemKind::kPipeline) {
     pipeline = choose_pipeline(s, p, resolved, inputs);
     record_pipeline(s, *pipeline, config);
+    config["memory_per_rank"] =
+        memory_json(sim::pipeline_states(costs, pipeline->system, s.data.zero_stage));
   } else {
     dp.world = world;
     dp.batch_per_rank = static_cast<double>(p.model.batch_size);
@@ -723,6 +737,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
     if (s.bucket_mb) config["bucket_mb"] = *s.bucket_mb;
     config["accumulation"] = s.accumulation;
     config["buckets"] = sim::layer_buckets(costs, dp.first_bucket_mb, dp.bucket_mb).size();
+    config["memory_per_rank"] = memory_json(sim::replicated_states(costs.total_parameter_bytes()));
   }
   const bool noisy = p.run.noise_percent > 0;
   const long long runs = noisy ? p.run.iterations : 1;

@@ -2,7 +2,8 @@
 # `harness profile estimate` end to end, with the harness alone (no rank program: nothing is
 # measured): Llama-2 7B's profile on an H100 holds the published model's 6.74 billion
 # parameters, whole and as a slice of tensor 8 with the vocabulary split; `harness simulate`
-# prices the slice under a tensor-parallel system at world 16 on two DGX H100 machines, and
+# prices the slice under a tensor-parallel system at world 16 on two DGX H100 machines (each
+# rank holding the slice's states), and
 # refuses a system whose sequence parallelism is not the estimate's. Bad requests: one line,
 # exit 2, nothing written.
 source "$(dirname "$0")/common.sh"
@@ -44,6 +45,13 @@ YAML
 "$HARNESS" simulate "$SCRATCH/spec.yaml" > "$SCRATCH/simulate.out" 2>&1 ||
   fail "simulate failed: $(cat "$SCRATCH/simulate.out")"
 expect_contains "$(cat "$SCRATCH/simulate.out")" "| tp8 |"
+"$PY" - "$SCRATCH" <<'PY'
+import glob, json, os, sys
+config = json.load(open(glob.glob(os.path.join(sys.argv[1], "results/estimate/*/raw/p000/tp8/rep0/config.json"))[0]))
+memory = config["system"]["memory_per_rank"]
+held = sum(l["parameter_bytes"] for l in json.load(open(os.path.join(sys.argv[1], "slice/profile.json")))["layers"])
+assert (memory["parameter_bytes"], memory["gradient_bytes"], memory["optimizer_state_bytes"]) == (held, held, 2 * held), memory
+PY
 sed 's/sequence_parallel: true, //; s/output: .*/output: OUT/' "$SCRATCH/spec.yaml" > "$SCRATCH/no_sp.yaml"
 sed -i "s|output: OUT|output: $SCRATCH/refused|" "$SCRATCH/no_sp.yaml"
 code=0; "$HARNESS" simulate "$SCRATCH/no_sp.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?

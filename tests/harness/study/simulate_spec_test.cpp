@@ -304,7 +304,8 @@ TEST(SimulateSpec, AShardedSystemGathersEachLayerAroundItsUse) {
 // 10 GB/s. Plain replicas all-reduce it (2 x 1 MB / 10 GB/s, 0.2 ms) and step its half of the
 // 0.5 ms step (0.25 ms); ZeRO-2 replicas reduce-scatter (0.1 ms), step half of that (0.125 ms)
 // and all-gather (0.1 ms): rank 0's iteration is 0.125 ms shorter. FSDP (stage 3) gathers once
-// per iteration, before the first forward: in a steady iteration, ZeRO-2's time.
+// per iteration, before the first forward: in a steady iteration, ZeRO-2's time. Each records
+// what its fullest rank holds.
 TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
   Study study;
   const std::string stages =
@@ -314,7 +315,7 @@ TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
       "    - {name: zero2, kind: pipeline, schedule: dapple, micro_batches: 2, zero_stage: 2, " +
       stages +
       "    - {name: fsdp, kind: pipeline, schedule: dapple, micro_batches: 2, zero_stage: 3, " +
-      stages;
+      stages + "    - overlap\n";
   ASSERT_EQ(study.run(in_dir(spec_text(systems, "  baseline: plain\n"), study.dir.path())), 0);
   const auto iteration = [&](const std::string& system) {
     return read_sample_file(study.results() / "raw" / "p000" / system / "rep0" / "rank0.csv")
@@ -325,6 +326,20 @@ TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
   const json config =
       parse_json(read_file(study.results() / "raw" / "p000" / "zero2" / "rep0" / "config.json"));
   EXPECT_EQ(config["system"]["zero_stage"], 2);
+  // What the fullest rank holds, MB of parameters, gradients and AdamW's moments: DDP the whole
+  // 4 MB model; a stage's replica its 2 MB, the moments (ZeRO-1), gradients (2) and parameters
+  // (3) halved over its 2 replicas.
+  const auto held = [&](const std::string& system) {
+    const json memory = parse_json(read_file(study.results() / "raw" / "p000" / system / "rep0" /
+                                             "config.json"))["system"]["memory_per_rank"];
+    return std::vector<double>{memory["parameter_bytes"].get<double>() / 1e6,
+                               memory["gradient_bytes"].get<double>() / 1e6,
+                               memory["optimizer_state_bytes"].get<double>() / 1e6};
+  };
+  EXPECT_EQ(held("overlap"), (std::vector<double>{4, 4, 8}));
+  EXPECT_EQ(held("plain"), (std::vector<double>{2, 2, 4}));
+  EXPECT_EQ(held("zero2"), (std::vector<double>{2, 1, 2}));
+  EXPECT_EQ(held("fsdp"), (std::vector<double>{1, 1, 2}));
   std::string error;
   EXPECT_EQ(study.run(in_dir(spec_text("    - {name: z, kind: pipeline, zero_stage: 4, " + stages),
                              study.dir.path()),
