@@ -388,6 +388,32 @@ std::vector<InlineStage> read_inline_stages(MapReader& r, const YAML::Node& stag
   return read;
 }
 
+// A pipeline system's keys: how its replicas hold the states, its tensor axis, schedule, stages.
+void read_pipeline_keys(MapReader& r, const SpecOrigin& origin, SystemSettings& s) {
+  const std::string path = std::string(kSection) + ".systems";
+  s.mode = "";
+  s.data.zero_stage = read_replica_zero_stage(r);
+  if (r.has("tensor")) s.tensor = read_tensor_axis(r);  // the stages' layers split too
+  if (r.has("schedule")) {
+    s.schedule = r.get_string("schedule", std::nullopt, runtime::pipeline_schedule_names());
+  }
+  if (r.has("stages_per_rank")) {
+    s.stages_per_rank = static_cast<int>(r.get_int("stages_per_rank", 1, 1, 64));
+  }
+  if (r.has("plan")) s.plan = r.get_string("plan", std::nullopt);
+  if (r.has("micro_batches")) s.micro_batches = r.get_int("micro_batches", 1, 1, 1 << 20);
+  if (YAML::Node stages = r.child("stages"); stages && stages.IsScalar()) {
+    s.balanced_stage_count = static_cast<int>(r.get_int("stages", 1, 1, 1 << 10));
+  } else if (stages) {
+    s.stages = read_inline_stages(r, stages, origin);
+  }
+  if (s.plan && (!s.stages.empty() || s.balanced_stage_count > 0)) {
+    throw InputError(s.where + ": " + path +
+                     ": a pipeline system takes 'plan' or 'stages', "
+                     "not both");
+  }
+}
+
 std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
                                                     const SpecOrigin& origin) {
   const std::string path = std::string(kSection) + ".systems";
@@ -421,25 +447,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   }
   if (s.kind == SystemKind::kDdp) s.accumulation = r.get_int("accumulation", 1, 1, 1 << 20);
-  if (s.kind == SystemKind::kPipeline) {
-    s.mode = "";
-    s.data.zero_stage = read_replica_zero_stage(r);
-    if (r.has("tensor")) s.tensor = read_tensor_axis(r);  // the stages' layers split too
-    if (r.has("schedule")) {
-      s.schedule = r.get_string("schedule", std::nullopt, runtime::pipeline_schedule_names());
-    }
-    if (r.has("stages_per_rank")) {
-      s.stages_per_rank = static_cast<int>(r.get_int("stages_per_rank", 1, 1, 64));
-    }
-    if (r.has("plan")) s.plan = r.get_string("plan", std::nullopt);
-    if (r.has("micro_batches")) s.micro_batches = r.get_int("micro_batches", 1, 1, 1 << 20);
-    if (YAML::Node stages = r.child("stages")) s.stages = read_inline_stages(r, stages, origin);
-    if (s.plan && !s.stages.empty()) {
-      throw InputError(s.where + ": " + path +
-                       ": a pipeline system takes 'plan' or 'stages', "
-                       "not both");
-    }
-  }
+  if (s.kind == SystemKind::kPipeline) read_pipeline_keys(r, origin, s);
   r.finish();
   if (!r.ok()) return std::nullopt;
   return s;

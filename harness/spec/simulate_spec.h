@@ -153,6 +153,9 @@ struct SystemSettings {
   int stages_per_rank = 1;
   std::optional<long long> micro_batches;
   std::vector<InlineStage> stages;
+  // `stages: N`, as a train spec's: N stages cut where the profile's forward times balance
+  // (balanced_stages), each an equal share of the world (of its tensor groups); 0: none.
+  int balanced_stage_count = 0;
   std::string where;  // spec location, for errors found while simulating
 };
 

@@ -21,6 +21,7 @@
 #include "harness/cli/plot_command.h"
 #include "harness/profile/comm_profile.h"
 #include "harness/results/run_manifest.h"
+#include "harness/spec/pipeline_plan_source.h"
 #include "harness/spec/simulate_spec.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/yaml_reader.h"
@@ -490,7 +491,7 @@ void split_stage_layers(const SystemSettings& s, const PointSettings& p,
                         const sim::LayerCosts& costs, sim::PipelineSystem& system) {
   system.tensor = s.tensor.degree;
   if (s.tensor.split()) {
-    if (s.stages.empty()) {
+    if (s.stages.empty() && s.balanced_stage_count == 0) {
       throw InputError(s.where + ": pipeline system '" + s.name +
                        "': a tensor axis inside the stages needs inline 'stages' (their ranks "
                        "are tensor groups), not a plan");
@@ -498,6 +499,27 @@ void split_stage_layers(const SystemSettings& s, const PointSettings& p,
     system.tensor_comm = split_block_comm(s.tensor, p, costs);
   }
   system.recompute_every = full_recompute_every(p);
+}
+
+// `stages: N` as inline stages: cut where the profile's forward times balance (as a train spec's
+// `stages: N` balances its model's), each stage an equal share of the world.
+SystemSettings with_balanced_stages(const SystemSettings& s, const sim::LayerCosts& costs) {
+  std::vector<double> forward;
+  for (const int layer : costs.order) forward.push_back(costs.forward_s[layer]);
+  if (s.balanced_stage_count > costs.size()) {
+    throw InputError(s.where + ": pipeline system '" + s.name +
+                     "': " + std::to_string(s.balanced_stage_count) + " stages but " +
+                     costs.source + " has " + std::to_string(costs.size()) + " layers");
+  }
+  SystemSettings placed = s;
+  for (const PipelineStageSpec& cut : balanced_stages(s.balanced_stage_count, forward, 1)) {
+    InlineStage stage;
+    for (int position = cut.first_layer; position <= cut.last_layer; ++position) {
+      stage.layer_positions.push_back(position);
+    }
+    placed.stages.push_back(std::move(stage));
+  }
+  return placed;
 }
 
 PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
@@ -515,7 +537,9 @@ PipelineChoice choose_pipeline(const SystemSettings& s, const PointSettings& p,
   refuse_split_recomputation(s, p, choice.system.schedule);
   int plan_micro_batches = 0;
   const std::string plan = s.plan.value_or(s.stages.empty() ? p.pipeline.plan : "");
-  if (!s.stages.empty()) {
+  if (s.balanced_stage_count > 0) {
+    inline_stages(with_balanced_stages(s, costs), costs, world / s.tensor.degree, choice);
+  } else if (!s.stages.empty()) {
     inline_stages(s, costs, world / s.tensor.degree, choice);
   } else if (plan == "auto") {
     plan_micro_batches = planned_stages(p, cluster, inputs, gbs, choice);
@@ -884,7 +908,8 @@ void check_inputs(const SimulateSpec& spec, Inputs& inputs) {
     const ResolvedCluster cluster = resolve_cluster(point.settings, inputs);
     // Stages written inline must place at every point; plans are made (or read) per run.
     for (const auto& system : spec.systems) {
-      if (system.kind == runtime::SystemKind::kPipeline && !system.stages.empty()) {
+      if (system.kind == runtime::SystemKind::kPipeline &&
+          (!system.stages.empty() || system.balanced_stage_count > 0)) {
         choose_pipeline(system, point.settings, cluster, inputs);
       }
       check_tensor_profile(system, point.settings, inputs);

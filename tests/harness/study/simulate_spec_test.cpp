@@ -348,6 +348,37 @@ TEST(SimulateSpec, APipelinesShardedReplicasStepTheirChunk) {
   EXPECT_NE(error.find("zero_stage: must be <= 3 (got 4)"), std::string::npos) << error;
 }
 
+// `stages: N`, a train spec's form: forwards of 1, 2, 3 and 4 ms balance best as layers 0-2
+// (6 ms) and 3 (4 ms), each stage on half of the 4 ranks: the inline pipeline of those stages,
+// to the simulated microsecond. More stages than the profile's layers: refused at the system.
+TEST(SimulateSpec, BalancedStagesCutWhereTheForwardTimesBalance) {
+  Study study;
+  const std::string systems =
+      "    - {name: balanced, kind: pipeline, schedule: dapple, micro_batches: 2, stages: 2}\n"
+      "    - {name: inline, kind: pipeline, schedule: dapple, micro_batches: 2,\n"
+      "       stages: [{layers: \"0-2\"}, {layers: \"3\"}]}\n";
+  ASSERT_EQ(study.run(in_dir(spec_text(systems, "  baseline: inline\n"), study.dir.path())), 0);
+  const auto raw = [&](const std::string& system) {
+    return study.results() / "raw" / "p000" / system / "rep0";
+  };
+  for (const char* rank : {"rank0.csv", "rank3.csv"}) {
+    EXPECT_DOUBLE_EQ(read_sample_file(raw("balanced") / rank).at("iteration")[0],
+                     read_sample_file(raw("inline") / rank).at("iteration")[0]);
+  }
+  const json stages =
+      parse_json(read_file(raw("balanced") / "config.json"))["system"]["stage_ranks"];
+  EXPECT_EQ(stages,
+            json::parse(R"([{"layers": 3, "ranks": [0, 1]}, {"layers": 1, "ranks": [2, 3]}])"));
+  std::string error;
+  EXPECT_EQ(
+      study.run(in_dir(spec_text("    - {name: p, kind: pipeline, micro_batches: 2, stages: 5}\n"),
+                       study.dir.path()),
+                &error),
+      2);
+  EXPECT_NE(error.find("pipeline system 'p': 5 stages but"), std::string::npos) << error;
+  EXPECT_NE(error.find("has 4 layers"), std::string::npos) << error;
+}
+
 // A profile.json that timed each layer's backward split (`harness profile layers
 // --split-backward`) prices ZB-H1's I and W by it: halves of every layer's backward give the
 // iteration of no split at all (I = W = half the stage's backward), a quarter and three quarters
