@@ -115,6 +115,10 @@ add_test(NAME e2e_profile_estimate
   COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
           bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/profile_estimate.sh)
 set_tests_properties(e2e_profile_estimate PROPERTIES TIMEOUT 120 LABELS torch-free)
+add_test(NAME e2e_llama2_scale
+  COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
+          bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/llama2_scale.sh)
+set_tests_properties(e2e_llama2_scale PROPERTIES TIMEOUT 120 LABELS torch-free)
 add_test(NAME e2e_spmd_search
   COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
           bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/spmd_search.sh)

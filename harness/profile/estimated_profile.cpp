@@ -161,6 +161,14 @@ namespace harness {
 
 namespace {
 
+// The training FLOPs of one sample through the whole model (3 x its forward's products, MFU's
+// numerator), whatever slice the profile holds.
+double model_flops_per_sample(const runtime::LlamaDimensions& dims) {
+  double flops = 0;
+  for (const auto& w : runtime::llama_layer_work(dims, 1, {})) flops += 3 * w.forward_flops;
+  return flops;
+}
+
 json estimate_json(const EstimateRequest& r) {
   return {{"basis",
            "computed from the shapes (harness profile estimate), not measured: a layer's forward "
@@ -176,7 +184,8 @@ json estimate_json(const EstimateRequest& r) {
           {"heads", r.dims.heads},
           {"kv_heads", r.dims.kv_heads},
           {"feed_forward", r.dims.feed_forward},
-          {"vocab", r.dims.vocab}};
+          {"vocab", r.dims.vocab},
+          {"model_flops_per_sample", model_flops_per_sample(r.dims)}};
 }
 
 void print_profile(const runtime::LayerProfileResult& result, const EstimateRequest& r) {
