@@ -41,19 +41,57 @@ constexpr double kActivationBytes = 2;         // 16-bit outputs
 
 runtime::TimingStats flat(double ms) { return {ms, ms, ms}; }
 
-// What each chain layer's backward recomputes: full, its whole forward (the blocks
-// runtime::recomputed_layers chooses); selective, its attention core's products.
+// The layers full activation checkpointing recomputes (runtime::recomputed_layers); none else.
+std::vector<bool> fully_recomputed(const EstimateRequest& r, size_t layers) {
+  if (r.activation_checkpointing != "full") return std::vector<bool>(layers, false);
+  return runtime::recomputed_layers("llama", r.dims.depth, {}, r.recompute_every);
+}
+
+// What each chain layer's backward recomputes: full, its whole forward; selective, its attention
+// core's products.
 std::vector<double> recomputed_ms(const EstimateRequest& r,
                                   const std::vector<runtime::LayerWork>& work,
                                   const std::vector<double>& forward_ms, double matmul_rate) {
   std::vector<double> extra(work.size(), 0.0);
   if (r.activation_checkpointing == "full") {
-    const auto chosen = runtime::recomputed_layers("llama", r.dims.depth, {}, r.recompute_every);
+    const auto chosen = fully_recomputed(r, work.size());
     for (size_t i = 0; i < work.size(); ++i) extra[i] = chosen.at(i) ? forward_ms[i] : 0.0;
   } else if (r.activation_checkpointing == "selective") {
     for (size_t i = 0; i < work.size(); ++i) extra[i] = work[i].attention_flops / matmul_rate * 1e3;
   }
   return extra;
+}
+
+// What the profile says of itself: a llama at the request's batch and tokens, its slice, AdamW.
+runtime::LayerProfileResult profile_header(const EstimateRequest& r, int layers) {
+  runtime::LayerProfileResult result;
+  result.model = "llama";
+  result.batch = r.batch;
+  result.input_shape = {r.dims.tokens};
+  result.input_bytes = r.batch * r.dims.tokens * 8;  // int64 token ids
+  result.threads = 1;
+  result.tensor = static_cast<int>(r.split.tensor);
+  result.vocabulary_parallel = r.split.vocabulary_parallel;
+  result.optimizer = "adamw";
+  result.activation_checkpointing = r.activation_checkpointing;
+  result.recompute_every = r.recompute_every;
+  result.chain_layers = layers;
+  return result;
+}
+
+// One layer: backward twice the forward plus what it recomputes; a fully recomputed block
+// keeps only its input.
+runtime::LayerTiming estimated_timing(const runtime::LayerWork& w, double forward_ms,
+                                      double recompute_ms, bool recomputed) {
+  runtime::LayerTiming t;
+  t.name = w.name;
+  t.kind = w.kind;
+  t.forward = flat(forward_ms);
+  t.backward = flat(2 * forward_ms + recompute_ms);
+  t.activation_bytes = static_cast<int64_t>(double(w.output_elements) * kActivationBytes);
+  t.parameter_bytes = static_cast<int64_t>(double(w.parameters) * kParameterBytes);
+  t.stored_bytes = static_cast<int64_t>(recomputed ? w.recomputed_bytes : w.stored_bytes);
+  return t;
 }
 
 }  // namespace
@@ -123,31 +161,14 @@ runtime::LayerProfileResult estimate_layer_profile(const EstimateRequest& r) {
     forward_ms.push_back((w.forward_flops / matmul_rate + w.forward_bytes / memory_rate) * 1e3);
   }
   const std::vector<double> extra = recomputed_ms(r, work, forward_ms, matmul_rate);
-  runtime::LayerProfileResult result;
-  result.model = "llama";
-  result.batch = r.batch;
-  result.input_shape = {r.dims.tokens};
-  result.input_bytes = r.batch * r.dims.tokens * 8;  // int64 token ids
-  result.threads = 1;
-  result.tensor = static_cast<int>(r.split.tensor);
-  result.vocabulary_parallel = r.split.vocabulary_parallel;
-  result.optimizer = "adamw";
-  result.activation_checkpointing = r.activation_checkpointing;
-  result.recompute_every = r.recompute_every;
-  result.chain_layers = static_cast<int>(work.size());
+  const std::vector<bool> recomputed = fully_recomputed(r, work.size());
+  runtime::LayerProfileResult result = profile_header(r, static_cast<int>(work.size()));
   double forward = 0, backward = 0, parameters = 0;
   for (size_t i = 0; i < work.size(); ++i) {
-    runtime::LayerTiming t;
-    t.name = work[i].name;
-    t.kind = work[i].kind;
-    t.forward = flat(forward_ms[i]);
-    t.backward = flat(2 * forward_ms[i] + extra[i]);
-    t.activation_bytes = static_cast<int64_t>(work[i].output_elements * kActivationBytes);
-    t.parameter_bytes = static_cast<int64_t>(work[i].parameters * kParameterBytes);
-    forward += t.forward.median_ms;
-    backward += t.backward.median_ms;
+    result.layers.push_back(estimated_timing(work[i], forward_ms[i], extra[i], recomputed[i]));
+    forward += result.layers.back().forward.median_ms;
+    backward += result.layers.back().backward.median_ms;
     parameters += double(work[i].parameters);
-    result.layers.push_back(t);
   }
   result.whole_forward = flat(forward);
   result.whole_backward = flat(backward);

@@ -28,6 +28,12 @@ LayerWork block_work(const LlamaDimensions& d, double batch, const LlamaSplit& s
   const double by_heads = 2 * (h + kv_width) + (2 * h + 2 * kv_width) + 3 * f;
   w.forward_bytes =
       rows * (norms_and_adds / (split.sequence_parallel ? t : 1) + by_heads / t) * kActivationBytes;
+  // Per token: the norms' inputs; the two gathered inputs of the column-parallel projections;
+  // q, o and k, v; the SwiGLU's four tensors of the feed-forward width.
+  const double shard = split.sequence_parallel ? t : 1;
+  const double kept = 2 * h / shard + 2 * h + (2 * h + 2 * kv_width + 4 * f) / t;
+  w.stored_bytes = rows * kept * kActivationBytes;
+  w.recomputed_bytes = rows * h / shard * kActivationBytes;
   w.parameters =
       (2 * d.width * d.width + 2 * d.width * int64_t(kv_width) + 3 * d.width * d.feed_forward) /
           split.tensor +
@@ -91,12 +97,14 @@ std::vector<LayerWork> llama_layer_work(const LlamaDimensions& d, int64_t batch,
       rows * 2 * h * kActivationBytes / double(split.sequence_parallel ? split.tensor : 1);
   norm.parameters = d.width;
   norm.output_elements = int64_t(rows) * d.width;
+  norm.stored_bytes = norm.forward_bytes / 2;  // its input
   chain.push_back(named(norm, "norm", "RMSNorm"));
   LayerWork head;  // the projection onto the vocabulary, and the loss over its logits
   head.forward_flops = 2 * rows * h * double(vocab);
   head.forward_bytes = rows * 2 * double(vocab) * kLogitBytes;
   head.parameters = vocab * d.width;
   head.output_elements = int64_t(rows) * vocab;
+  head.stored_bytes = rows * (h * kActivationBytes + double(vocab) * kLogitBytes);
   chain.push_back(named(head, "lm_head", "Linear"));
   return chain;
 }

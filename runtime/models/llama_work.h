@@ -40,6 +40,13 @@ struct LayerWork {
   double forward_bytes = 0;
   int64_t parameters = 0;
   int64_t output_elements = 0;  // the batch's
+  // What its forward keeps for its backward (16-bit activations, float32 logits): a block its
+  // norms' inputs (on token shards under sequence parallelism), the column-parallel projections'
+  // gathered inputs, q, k, v and the attention's output, and the SwiGLU's gate, up, activated
+  // gate and product; the fused attention core no scores. `recomputed_bytes`: what it keeps when
+  // it recomputes in backward (full activation checkpointing: its input alone).
+  double stored_bytes = 0;
+  double recomputed_bytes = 0;
 };
 
 // What stops `tensor` ranks from splitting the decoder (the heads, key/value heads or

@@ -97,6 +97,9 @@ struct LayerTiming {
   std::optional<TimingStats> backward_input, backward_weight;
   int64_t activation_bytes = 0;  // the layer's output
   int64_t parameter_bytes = 0;
+  // What its forward keeps for its backward, where the profile knows it (`harness profile
+  // estimate` counts it; a measured profile does not).
+  std::optional<int64_t> stored_bytes;
 };
 
 struct LayerProfileResult {

@@ -35,6 +35,13 @@ TEST(EstimatedProfile, LayerTimesByHand) {
   EXPECT_EQ(profile.layers[1].activation_bytes, 4 * 8 * 2);  // 16-bit outputs
   EXPECT_EQ(profile.layers[1].parameter_bytes, 592 * 4);     // float32 gradients
   EXPECT_EQ(profile.layers[3].activation_bytes, 4 * 10 * 2);
+  // Kept for backward, 16-bit a token: the block's norm inputs and normed copies (4 x 8), q and
+  // o (16), k and v (8), the SwiGLU's four 16-wide tensors (64); the norm its input; the head its
+  // input and the float32 logits. 4 tokens.
+  EXPECT_EQ(profile.layers[0].stored_bytes, 0);
+  EXPECT_EQ(profile.layers[1].stored_bytes, 4 * (32 + 16 + 8 + 64) * 2);
+  EXPECT_EQ(profile.layers[2].stored_bytes, 4 * 8 * 2);
+  EXPECT_EQ(profile.layers[3].stored_bytes, 4 * (8 * 2 + 10 * 4));
   // AdamW's step: 80 + 592 + 8 + 80 parameters, 32 bytes each.
   EXPECT_DOUBLE_EQ(profile.whole_step.median_ms, 760 * 32);
   EXPECT_DOUBLE_EQ(profile.whole_forward.median_ms, 128 + 5.12 + 1408 + 128 + 0.64 + 320);
@@ -47,6 +54,7 @@ TEST(EstimatedProfile, RecomputationAddsToTheBlocksBackward) {
   EXPECT_DOUBLE_EQ(recomputed.layers[1].backward.median_ms, 3 * (5.12 + 1408));
   EXPECT_DOUBLE_EQ(recomputed.layers[3].backward.median_ms, 2 * (0.64 + 320));  // the head: not
   EXPECT_EQ(recomputed.activation_checkpointing, "full");
+  EXPECT_EQ(recomputed.layers[1].stored_bytes, 4 * 8 * 2);  // the block's input alone
   EstimateRequest selective = small_request();
   selective.activation_checkpointing = "selective";  // the attention core's 512 FLOPs again
   EXPECT_DOUBLE_EQ(harness::estimate_layer_profile(selective).layers[1].backward.median_ms,

@@ -1,12 +1,14 @@
 // The shape-only count of a decoder's work (runtime/models/llama_work.h) against the zoo's model:
 // per chain layer, the FLOP counter's forward FLOPs and the parameters the layer holds, whole
 // and as slice 0 of a tensor axis of 2 and 4 (and with the vocabulary split), grouped-query heads
-// included.
+// included; and what a block keeps for backward against the allocator.
 #include "runtime/models/llama_work.h"
 
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "runtime/device/allocation_tracker.h"
 #include "runtime/models/flop_count.h"
 #include "runtime/models/llama.h"
 #include "runtime/parallel/peerless_group.h"
@@ -60,6 +62,57 @@ TEST(LlamaWork, EveryLayerIsTheZoosModelWholeAndSplit) {
   expect_zoo_counts(2, /*vocabulary_parallel=*/true);
 }
 
+// Bytes the middle of three zoo blocks leaves allocated by its forward (float32), its input the
+// first block's output: what it keeps for backward, and its output (the next block's input,
+// which the count holds as this block's).
+double bytes_held_by_llama_block(int64_t tensor, bool sequence_parallel) {
+  runtime::ModelOptions options;
+  options.input_shape = {kTokens};
+  options.depth = 3;
+  options.width = kWidth;
+  options.decoder = {kHeads, kHeads, kVocab};
+  options.tensor_shards = tensor;
+  options.sequence_parallel = sequence_parallel;
+  const auto model = runtime::make_model("llama", options);
+  runtime::PeerlessGroup group(0, static_cast<int>(tensor));
+  if (runtime::TensorRegion* region = model->tensor_region()) region->group = &group;
+  const torch::Tensor tokens = torch::randint(kVocab, {kBatch, kTokens}, torch::kLong);
+  const torch::Tensor input = model->forward_layers(tokens, 0, 1);
+  auto tracker = std::make_shared<runtime::AllocationTracker>(c10::DeviceType::CPU);
+  torch::Tensor output;
+  {
+    const c10::DebugInfoGuard track(c10::DebugInfoKind::PROFILER_STATE, tracker);
+    output = model->forward_layers(input, 2, 2);
+  }
+  EXPECT_TRUE(output.requires_grad());
+  return static_cast<double>(tracker->current());
+}
+
+// The count is a fused implementation's (RMSNorm keeping its input, the attention core no
+// scores); the zoo's unfused ones keep more, each term by hand: each RMSNorm the square of its
+// input and its normalised input before the scale (on the norm's share of the tokens) and a
+// float a token (its mean square), the attention its probabilities (a/t s^2 floats a sample)
+// and its causal mask (s^2 bools). In float32, twice the count's 16-bit bytes. To the byte.
+void expect_stored_as_counted(int64_t tensor, bool sequence_parallel) {
+  SCOPED_TRACE("tensor " + std::to_string(tensor) + (sequence_parallel ? " with SP" : ""));
+  const runtime::LlamaDimensions dims{
+      3, kWidth, kHeads, kHeads, runtime::llama_feed_forward_width(kWidth), kVocab, kTokens};
+  const auto work = runtime::llama_layer_work(dims, kBatch, {tensor, sequence_parallel, false});
+  const double shard = sequence_parallel ? double(tensor) : 1;
+  const double rows = double(kBatch * kTokens) / shard;
+  const double unfused = 2 * (2 * rows * kWidth + rows) * 4 +
+                         double(kBatch * kHeads / tensor * kTokens * kTokens) * 4 +
+                         double(kTokens * kTokens);
+  EXPECT_DOUBLE_EQ(bytes_held_by_llama_block(tensor, sequence_parallel),
+                   2 * work[2].stored_bytes + unfused);
+}
+
+TEST(LlamaWork, WhatABlockKeepsIsTheAllocatorsLessTheUnfusedTerms) {
+  expect_stored_as_counted(1, false);
+  expect_stored_as_counted(2, false);
+  expect_stored_as_counted(2, true);
+}
+
 // By hand for one block of width 8, 2 heads of 4 sharing 1 key/value head, feed-forward 16,
 // 4 tokens, 1 sample, whole: projections 2 x 4 x 8 x (16 + 8 + 48) = 4608, attention
 // 4 x 16 x 8 = 512; bytes 2 x 4 tokens x (norms and adds 10 x 8, rotary 2 x 12, attention
@@ -83,6 +136,11 @@ TEST(LlamaWork, ABlockByHand) {
   EXPECT_DOUBLE_EQ(sharded[2].forward_bytes, 64);
   EXPECT_DOUBLE_EQ(sharded[3].forward_flops, 2 * 4 * 8 * 5);  // 5 of the 10 vocabulary rows
   EXPECT_EQ(sharded[0].parameters, 40);
+  // Kept: the norms' inputs on 2 tokens of 4 (2 x 8 / 2), their gathered normed copies (2 x 8),
+  // q, o, k, v (32) and the SwiGLU's four (64) halved: 72 a token, 576 bytes; recomputing, the
+  // block's input shard, 4 x 4 x 2 = 32.
+  EXPECT_DOUBLE_EQ(sharded[1].stored_bytes, 576);
+  EXPECT_DOUBLE_EQ(sharded[1].recomputed_bytes, 32);
 }
 
 TEST(LlamaWork, RefusesWhatDoesNotSplit) {
