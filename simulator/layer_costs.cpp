@@ -72,6 +72,21 @@ void add_backward_split(LayerCosts& costs, const std::vector<double>& input_ms,
   }
 }
 
+void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes) {
+  if (bytes.size() != static_cast<size_t>(costs.size())) {
+    throw std::invalid_argument("the stored bytes cover " + std::to_string(bytes.size()) +
+                                " layers, the profile has " + std::to_string(costs.size()));
+  }
+  costs.stored_bytes.assign(bytes.size(), 0.0);
+  for (size_t position = 0; position < bytes.size(); ++position) {
+    if (!(bytes[position] >= 0)) {
+      throw std::invalid_argument("layer " + std::to_string(position) + " stores " +
+                                  std::to_string(bytes[position]) + " bytes");
+    }
+    costs.stored_bytes[costs.order[position]] = bytes[position];
+  }
+}
+
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch) {
   LayerCosts costs;
   costs.source = pruned.source;

@@ -27,6 +27,9 @@ struct LayerCosts {
   // A zero-bubble schedule's I and W per layer at the profile batch, where the profile timed
   // the backward split (add_backward_split); empty: not measured.
   std::vector<double> backward_input_s, backward_weight_s;
+  // What each layer's forward keeps for its backward at the profile batch, where the profile
+  // counted it (`harness profile estimate`); empty: not known.
+  std::vector<double> stored_bytes;
 
   int size() const { return static_cast<int>(ids.size()); }
   double total_forward_s() const;
@@ -49,6 +52,11 @@ void add_after_idle(LayerCosts& costs, int first, int last, AfterIdleCurve curve
 // profile's layers or a time is negative.
 void add_backward_split(LayerCosts& costs, const std::vector<double>& input_ms,
                         const std::vector<double>& weight_ms);
+
+// Gives the layers at positions 0..n-1 of `order` what they keep for backward (bytes at the
+// profile batch, as profile.json lists them). Throws std::invalid_argument when the count is not
+// the profile's layers or a size is negative.
+void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes);
 
 // From an already pruned graph (planner::prune_inputs_and_getitem_sinks).
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch);

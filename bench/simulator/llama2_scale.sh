@@ -8,12 +8,13 @@
 # global batch at a world size (4M tokens at 1024, Llama 2's). Tensor axes split the vocabulary
 # too and run sequence parallelism; a pipeline's stages hold the embedding and head whole (the
 # runtime's rule), cut where the forwards balance, 1F1B with one sample a micro-batch; 70B's
-# whole-layer systems recompute every block (full activation checkpointing), as they must to fit.
+# FSDP runs with and without recomputing every block (full activation checkpointing).
 #
 # Output: $OUT/table.md: per model and world, each system's iteration time (the slowest rank's),
 # tokens/s per GPU, MFU (model FLOPs, recomputation not counted, over the H100's dense BF16
-# peak) and the float32 states with AdamW's moments its fullest rank holds (activations not
-# counted); then the fastest configuration whose states fit in 80 GB.
+# peak), the float32 states with AdamW's moments and the activations its fullest rank holds (what
+# the estimate counts each layer keeping for backward, over the micro-batches its schedule holds
+# at once); then the fastest configuration whose states and activations fit in 80 GB.
 #
 # Usage: [OUT=dir] [HARNESS=build/harness] [WORLDS="[64, 128, 256, 512, 1024]"]
 #   bench/simulator/llama2_scale.sh
@@ -31,7 +32,8 @@ profile 7b llama2-7b
 profile 7b-t2 llama2-7b --tensor 2 --sequence-parallel --vocabulary-parallel
 profile 7b-t8 llama2-7b --tensor 8 --sequence-parallel --vocabulary-parallel
 profile 7b-t8-stages llama2-7b --tensor 8 --sequence-parallel
-profile 70b llama2-70b --activation-checkpointing full
+profile 70b llama2-70b
+profile 70b-ac llama2-70b --activation-checkpointing full
 profile 70b-t8 llama2-70b --tensor 8 --sequence-parallel --vocabulary-parallel
 profile 70b-t8-stages llama2-70b --tensor 8 --sequence-parallel
 
@@ -56,7 +58,8 @@ simulate 7b "[{name: ddp, kind: ddp}, {name: fsdp, kind: sharded, stage: 3}]"
 simulate 7b-t2 "[{name: tp2, tensor: 2, $TP}]"
 simulate 7b-t8 "[{name: tp8, tensor: 8, $TP}]"
 simulate 7b-t8-stages "[{name: pp2_tp8, $PP, stages: 2, micro_batches: 16}, {name: pp4_tp8, $PP, stages: 4, micro_batches: 32}]"
-simulate 70b "[{name: fsdp_ac, kind: sharded, stage: 3}]"
+simulate 70b "[{name: fsdp, kind: sharded, stage: 3}]"
+simulate 70b-ac "[{name: fsdp_ac, kind: sharded, stage: 3}]"
 simulate 70b-t8 "[{name: tp8, tensor: 8, $TP}]"
 simulate 70b-t8-stages "[{name: pp4_tp8, $PP, stages: 4, micro_batches: 32}, {name: pp8_tp8, $PP, stages: 8, micro_batches: 64}]"
 
@@ -68,7 +71,7 @@ rows = collections.defaultdict(list)  # (model, world) -> [(system, ms, states)]
 for summary_path in glob.glob(os.path.join(out, "results", "*", "*", "summary.json")):
     run = os.path.dirname(summary_path)
     summary = json.load(open(summary_path))
-    model = summary["experiment"].split("-")[1]
+    model = summary["experiment"].split("-")[1]  # llama2-70b-ac: 70b
     for point in summary["points"]:
         for system in point["systems"]:
             raw = os.path.join(run, "raw", point["id"], system["name"], "rep0")
@@ -76,20 +79,22 @@ for summary_path in glob.glob(os.path.join(out, "results", "*", "*", "summary.js
             profile = json.load(open(os.path.join(os.path.dirname(config["model"]["profile"]), "profile.json")))
             memory = config["system"]["memory_per_rank"]
             states = memory["parameter_bytes"] + memory["gradient_bytes"] + memory["optimizer_state_bytes"]
+            activations = memory["activation_bytes"]
             ms = system["phases"]["iteration"]["max"]
             flops = profile["estimate"]["model_flops_per_sample"]
             world = config["model"]["global_batch"] // config["model"]["batch_size"]
-            rows[(model, world)].append((system["name"], ms, states, flops))
-print("| model | GPUs | system | iteration ms | tokens/s per GPU | MFU | states per rank (GB) |")
-print("|---|---:|---|---:|---:|---:|---:|")
+            rows[(model, world)].append((system["name"], ms, states, activations, flops))
+print("| model | GPUs | system | iteration ms | tokens/s per GPU | MFU | states GB | activations GB |")
+print("|---|---:|---|---:|---:|---:|---:|---:|")
 fastest = []
 for (model, world) in sorted(rows, key=lambda k: (int(k[0][:-1]), k[1])):
     entries = sorted(rows[(model, world)], key=lambda e: e[1])
-    for name, ms, states, flops in entries:
-        mark = "" if states <= GPU_BYTES else " (does not fit)"
+    for name, ms, states, activations, flops in entries:
+        mark = "" if states + activations <= GPU_BYTES else " (does not fit)"
         print(f"| {model} | {world} | {name} | {ms:.1f} | {4096 / (ms / 1e3):.0f} | "
-              f"{100 * flops / (ms / 1e3) / PEAK:.1f}% | {states / 1e9:.1f}{mark} |")
-    fits = [e for e in entries if e[2] <= GPU_BYTES]
+              f"{100 * flops / (ms / 1e3) / PEAK:.1f}% | {states / 1e9:.1f} | "
+              f"{activations / 1e9:.1f}{mark} |")
+    fits = [e for e in entries if e[2] + e[3] <= GPU_BYTES]
     fastest.append((model, world, fits[0][0] if fits else "none fits",
                     f"{fits[0][1]:.1f}" if fits else "-",
                     f"{fits[1][0]} {fits[1][1] / fits[0][1]:.2f}x" if len(fits) > 1 else "-"))

@@ -79,6 +79,7 @@ struct ProfileExtras {
   bool cpu_clock = false;
   std::vector<AfterIdleSettings> after_idle;
   std::vector<double> backward_input_ms, backward_weight_ms;
+  std::vector<double> stored_bytes;
 };
 
 // [{gap_ms, forward: {median_ms}, backward: {median_ms}}, ...] over layers first..last.
@@ -126,6 +127,17 @@ void read_backward_split(const json& doc, ProfileExtras& extras) {
   }
 }
 
+// profile.json's layers' stored_bytes, or none where a layer lacks it.
+std::vector<double> read_stored_bytes(const json& doc) {
+  std::vector<double> bytes;
+  if (!doc.contains("layers")) return bytes;
+  for (const json& layer : doc.at("layers")) {
+    if (!layer.contains("stored_bytes")) return {};
+    bytes.push_back(layer.at("stored_bytes").get<double>());
+  }
+  return bytes;
+}
+
 ProfileExtras read_profile_extras(const std::string& graph_path) {
   ProfileExtras extras;
   const fs::path profile = fs::path(graph_path).parent_path() / "profile.json";
@@ -151,6 +163,7 @@ ProfileExtras read_profile_extras(const std::string& graph_path) {
     extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
     extras.after_idle = read_after_idle(doc);
     read_backward_split(doc, extras);
+    extras.stored_bytes = read_stored_bytes(doc);
   } catch (const std::exception&) {
     // an older profile without a step or after-idle timings, or not one of ours
   }
@@ -233,6 +246,7 @@ ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
   m.tokens = extras.tokens;
   if (model.get_bool("after_idle", true)) m.after_idle = extras.after_idle;
   m.backward_input_ms = extras.backward_input_ms;
+  m.stored_bytes = extras.stored_bytes;
   m.backward_weight_ms = extras.backward_weight_ms;
   model.finish();
   return m;

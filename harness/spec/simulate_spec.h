@@ -56,6 +56,10 @@ struct ModelSettings {
   // split (profile.json's layers' backward_input and backward_weight medians: `harness profile
   // layers --split-backward`); empty where it did not.
   std::vector<double> backward_input_ms, backward_weight_ms;
+  // What each chain layer keeps for backward (bytes at the profile batch), where profile.json
+  // counts it (`harness profile estimate`'s layers' stored_bytes); empty: not known, and the
+  // systems' memory_per_rank counts no activations.
+  std::vector<double> stored_bytes;
 };
 
 struct ClusterSettings {

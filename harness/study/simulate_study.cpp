@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -36,8 +37,8 @@
 #include "simulator/chrome_trace.h"
 #include "simulator/data_parallel_system.h"
 #include "simulator/layer_costs.h"
-#include "simulator/model_state_memory.h"
 #include "simulator/pipeline_system.h"
+#include "simulator/rank_memory.h"
 #include "simulator/sharded_system.h"
 #include "simulator/tensor_system.h"
 
@@ -141,7 +142,7 @@ ProfiledComm read_comm_profile(const std::string& path) {
 }
 
 // The profile's layer costs with what its profile.json adds: compute after a wait, the split
-// backward.
+// backward, what the layers keep for backward.
 sim::LayerCosts load_costs(const ModelSettings& m) {
   sim::LayerCosts costs = sim::load_layer_costs(m.profile, static_cast<double>(m.pbs));
   try {
@@ -152,6 +153,7 @@ sim::LayerCosts load_costs(const ModelSettings& m) {
     if (!m.backward_input_ms.empty()) {
       sim::add_backward_split(costs, m.backward_input_ms, m.backward_weight_ms);
     }
+    if (!m.stored_bytes.empty()) sim::add_stored_bytes(costs, m.stored_bytes);
   } catch (const std::invalid_argument& e) {
     throw InputError((fs::path(m.profile).parent_path() / "profile.json").string() + ": " +
                      e.what());
@@ -597,15 +599,15 @@ struct RunOutcome {
 // The optimizer states per parameter a simulated rank's memory is counted with: AdamW's.
 constexpr int kSimulatedOptimizerStates = 2;
 
-// config.json's memory_per_rank: what the fullest rank holds, float32 with AdamW's moments.
-json memory_json(double parameter_bytes, double gradient_bytes, double optimizer_state_bytes) {
-  return {{"parameter_bytes", parameter_bytes},
-          {"gradient_bytes", gradient_bytes},
-          {"optimizer_state_bytes", optimizer_state_bytes},
-          {"optimizer", "adamw"}};
-}
-json memory_json(const sim::StateMemory& m) {
-  return memory_json(m.parameter_bytes, m.gradient_bytes, m.optimizer_state_bytes);
+// config.json's memory_per_rank: what the fullest rank holds, float32 states with AdamW's
+// moments, and the activations where the profile counts them.
+json memory_json(const sim::RankMemory& m) {
+  json doc = {{"parameter_bytes", m.parameter_bytes},
+              {"gradient_bytes", m.gradient_bytes},
+              {"optimizer_state_bytes", m.optimizer_state_bytes},
+              {"optimizer", "adamw"}};
+  if (m.activation_bytes) doc["activation_bytes"] = *m.activation_bytes;
+  return doc;
 }
 
 // A sharded system as the simulator prices it, and what its config.json records: the stage,
@@ -628,9 +630,12 @@ sim::ShardedSystem sharded_system(const SystemSettings& s, const PointSettings& 
   config["units"] = layout.units.size();
   const baselines::ShardMemory memory =
       baselines::sharded_memory(layout, system.stage, 4, kSimulatedOptimizerStates);
-  config["memory_per_rank"] =
-      memory_json(double(memory.parameter_bytes), double(memory.gradient_bytes),
-                  double(memory.optimizer_state_bytes));
+  std::vector<int> layers(static_cast<size_t>(costs.size()));
+  std::iota(layers.begin(), layers.end(), 0);
+  config["memory_per_rank"] = memory_json(
+      {double(memory.parameter_bytes), double(memory.gradient_bytes),
+       double(memory.optimizer_state_bytes),
+       sim::stored_activations(costs, layers, static_cast<double>(p.model.batch_size))});
   return system;
 }
 
@@ -741,14 +746,14 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   sim::DataParallelSystem dp;
   if (s.kind == runtime::SystemKind::kTensorParallel) {
     tensor = tensor_system(s, p, costs, config);
-    config["memory_per_rank"] = memory_json(sim::replicated_states(costs.total_parameter_bytes()));
+    config["memory_per_rank"] = memory_json(sim::replicated_memory(costs, tensor->batch_per_group));
   } else if (s.kind == runtime::SystemKind::kSharded) {
     sharded = sharded_system(s, p, costs, world, config);
   } else if (s.kind == runtime::SystemKind::kPipeline) {
     pipeline = choose_pipeline(s, p, resolved, inputs);
     record_pipeline(s, *pipeline, config);
     config["memory_per_rank"] =
-        memory_json(sim::pipeline_states(costs, pipeline->system, s.data.zero_stage));
+        memory_json(sim::pipeline_memory(costs, pipeline->system, s.data.zero_stage));
   } else {
     dp.world = world;
     dp.batch_per_rank = static_cast<double>(p.model.batch_size);
@@ -761,7 +766,8 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
     if (s.bucket_mb) config["bucket_mb"] = *s.bucket_mb;
     config["accumulation"] = s.accumulation;
     config["buckets"] = sim::layer_buckets(costs, dp.first_bucket_mb, dp.bucket_mb).size();
-    config["memory_per_rank"] = memory_json(sim::replicated_states(costs.total_parameter_bytes()));
+    config["memory_per_rank"] =
+        memory_json(sim::replicated_memory(costs, dp.batch_per_rank / dp.accumulation));
   }
   const bool noisy = p.run.noise_percent > 0;
   const long long runs = noisy ? p.run.iterations : 1;

@@ -3,7 +3,7 @@
 # measured): Llama-2 7B's profile on an H100 holds the published model's 6.74 billion
 # parameters, whole and as a slice of tensor 8 with the vocabulary split; `harness simulate`
 # prices the slice under a tensor-parallel system at world 16 on two DGX H100 machines (each
-# rank holding the slice's states), and
+# rank holding the slice's states and its group's 8 samples' activations), and
 # refuses a system whose sequence parallelism is not the estimate's. Bad requests: one line,
 # exit 2, nothing written.
 source "$(dirname "$0")/common.sh"
@@ -49,8 +49,11 @@ expect_contains "$(cat "$SCRATCH/simulate.out")" "| tp8 |"
 import glob, json, os, sys
 config = json.load(open(glob.glob(os.path.join(sys.argv[1], "results/estimate/*/raw/p000/tp8/rep0/config.json"))[0]))
 memory = config["system"]["memory_per_rank"]
-held = sum(l["parameter_bytes"] for l in json.load(open(os.path.join(sys.argv[1], "slice/profile.json")))["layers"])
+layers = json.load(open(os.path.join(sys.argv[1], "slice/profile.json")))["layers"]
+held = sum(l["parameter_bytes"] for l in layers)
 assert (memory["parameter_bytes"], memory["gradient_bytes"], memory["optimizer_state_bytes"]) == (held, held, 2 * held), memory
+# A group's slices run 8 samples (batch 1 x tensor 8), each keeping what the profile counts.
+assert memory["activation_bytes"] == 8 * sum(l["stored_bytes"] for l in layers), memory
 PY
 sed 's/sequence_parallel: true, //; s/output: .*/output: OUT/' "$SCRATCH/spec.yaml" > "$SCRATCH/no_sp.yaml"
 sed -i "s|output: OUT|output: $SCRATCH/refused|" "$SCRATCH/no_sp.yaml"

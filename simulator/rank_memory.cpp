@@ -1,0 +1,91 @@
+#include "simulator/rank_memory.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace harness::simulator {
+
+namespace {
+
+constexpr double kAdamMoments = 2;
+
+std::vector<int> all_layers(const LayerCosts& costs) {
+  std::vector<int> layers(static_cast<size_t>(costs.size()));
+  std::iota(layers.begin(), layers.end(), 0);
+  return layers;
+}
+
+double parameter_bytes_of(const LayerCosts& costs, const std::vector<int>& layers) {
+  double bytes = 0;
+  for (const int layer : layers) bytes += costs.parameter_bytes.at(layer);
+  return bytes;
+}
+
+// A stage's states on each of its replicas, ZeRO dividing them over the replicas.
+RankMemory stage_states(const LayerCosts& costs, const PipelineStage& stage, int zero_stage) {
+  const double bytes = parameter_bytes_of(costs, stage.layers);
+  const double replicas = std::max<double>(1, double(stage.ranks.size()));
+  RankMemory held{bytes, bytes, kAdamMoments * bytes, std::nullopt};
+  if (zero_stage >= 1) held.optimizer_state_bytes /= replicas;
+  if (zero_stage >= 2) held.gradient_bytes /= replicas;
+  if (zero_stage >= 3) held.parameter_bytes /= replicas;
+  return held;
+}
+
+// The most bytes of activations a position's actions hold at once: a forward adds its stage's
+// micro-batch, the backward (or W after I) releases it.
+double peak_live_bytes(const std::vector<runtime::PipelineAction>& actions,
+                       const std::vector<double>& micro_batch_bytes) {
+  using Kind = runtime::PipelineAction::Kind;
+  double live = 0, peak = 0;
+  for (const auto& action : actions) {
+    const double bytes = micro_batch_bytes.at(static_cast<size_t>(action.stage));
+    if (action.kind == Kind::kForward) peak = std::max(peak, live += bytes);
+    if (action.kind == Kind::kBackward || action.kind == Kind::kBackwardWeight) live -= bytes;
+  }
+  return peak;
+}
+
+}  // namespace
+
+std::optional<double> stored_activations(const LayerCosts& costs, const std::vector<int>& layers,
+                                         double samples) {
+  if (costs.stored_bytes.empty()) return std::nullopt;
+  double bytes = 0;
+  for (const int layer : layers) bytes += costs.stored_bytes.at(layer);
+  return bytes * samples / costs.profile_batch;
+}
+
+RankMemory replicated_memory(const LayerCosts& costs, double samples) {
+  const double bytes = costs.total_parameter_bytes();
+  return {bytes, bytes, kAdamMoments * bytes,
+          stored_activations(costs, all_layers(costs), samples)};
+}
+
+RankMemory pipeline_memory(const LayerCosts& costs, const PipelineSystem& system, int zero_stage) {
+  const runtime::ScheduleTable table = pipeline_schedule_of(system);
+  const std::vector<int> positions = stage_positions(system);
+  std::vector<double> micro_batch_bytes;
+  std::vector<RankMemory> held(table.actions.size());
+  for (size_t s = 0; s < system.stages.size(); ++s) {
+    const PipelineStage& stage = system.stages[s];
+    const double replicas = std::max<double>(1, double(stage.ranks.size()));
+    const double samples = system.global_batch / system.micro_batches / replicas;
+    micro_batch_bytes.push_back(stored_activations(costs, stage.layers, samples).value_or(0));
+    const RankMemory states = stage_states(costs, stage, zero_stage);
+    RankMemory& sum = held.at(static_cast<size_t>(positions[s]));
+    sum.parameter_bytes += states.parameter_bytes;
+    sum.gradient_bytes += states.gradient_bytes;
+    sum.optimizer_state_bytes += states.optimizer_state_bytes;
+  }
+  RankMemory fullest;
+  for (size_t p = 0; p < held.size(); ++p) {
+    if (!costs.stored_bytes.empty()) {
+      held[p].activation_bytes = peak_live_bytes(table.actions[p], micro_batch_bytes);
+    }
+    if (held[p].total() > fullest.total()) fullest = held[p];
+  }
+  return fullest;
+}
+
+}  // namespace harness::simulator
