@@ -24,12 +24,8 @@ double parameter_bytes_of(const LayerCosts& costs, const std::vector<int>& layer
 // A stage's states on each of its replicas, ZeRO dividing them over the replicas.
 RankMemory stage_states(const LayerCosts& costs, const PipelineStage& stage, int zero_stage) {
   const double bytes = parameter_bytes_of(costs, stage.layers);
-  const double replicas = std::max<double>(1, double(stage.ranks.size()));
-  RankMemory held{bytes, bytes, kAdamMoments * bytes, std::nullopt};
-  if (zero_stage >= 1) held.optimizer_state_bytes /= replicas;
-  if (zero_stage >= 2) held.gradient_bytes /= replicas;
-  if (zero_stage >= 3) held.parameter_bytes /= replicas;
-  return held;
+  return sharded_over({bytes, bytes, kAdamMoments * bytes, std::nullopt},
+                      std::max<double>(1, double(stage.ranks.size())), zero_stage);
 }
 
 // The most bytes of activations a position's actions hold at once: a forward adds its stage's
@@ -54,6 +50,13 @@ std::optional<double> stored_activations(const LayerCosts& costs, const std::vec
   double bytes = 0;
   for (const int layer : layers) bytes += costs.stored_bytes.at(layer);
   return bytes * samples / costs.profile_batch;
+}
+
+RankMemory sharded_over(RankMemory held, double replicas, int zero_stage) {
+  if (zero_stage >= 1) held.optimizer_state_bytes /= replicas;
+  if (zero_stage >= 2) held.gradient_bytes /= replicas;
+  if (zero_stage >= 3) held.parameter_bytes /= replicas;
+  return held;
 }
 
 RankMemory replicated_memory(const LayerCosts& costs, double samples) {

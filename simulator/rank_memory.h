@@ -32,6 +32,10 @@ std::optional<double> stored_activations(const LayerCosts& costs, const std::vec
 // batch), a tensor slice (its group's batch).
 RankMemory replicated_memory(const LayerCosts& costs, double samples);
 
+// `held` with ZeRO's `zero_stage` over `replicas`: 1 divides the optimizer states, 2 the
+// gradients too, 3 the parameters too (padding aside).
+RankMemory sharded_over(RankMemory held, double replicas, int zero_stage);
+
 // The fullest pipeline position: its stages' states (with `zero_stage` 1, 2 or 3 the optimizer
 // states, then the gradients, then the parameters divided over each stage's replicas) and the
 // most micro-batches' activations its schedule holds at once, stage by stage (a forward keeps

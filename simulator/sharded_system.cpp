@@ -21,10 +21,6 @@ baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world,
   return baselines::make_shard_layout(units, world);
 }
 
-namespace {
-
-// The positions (in costs.order) each unit's forward runs: from its layer to the next unit's;
-// layers before the first unit join the first. One unit of the whole model spans them all.
 std::vector<std::pair<int, int>> unit_spans(const LayerCosts& costs, runtime::ShardUnitKind unit) {
   std::vector<int> starts;
   for (int p = 0; p < costs.size(); ++p) {
@@ -39,6 +35,8 @@ std::vector<std::pair<int, int>> unit_spans(const LayerCosts& costs, runtime::Sh
   }
   return spans;
 }
+
+namespace {
 
 struct Builder {
   const Cluster& cluster;

@@ -7,6 +7,9 @@
 // all-gather waits behind the reduce-scatters queued before it, as on the real ranks.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "baselines/sharded/shard_layout.h"
 #include "runtime/parallel/parallel_system.h"
 #include "simulator/cluster.h"
@@ -29,6 +32,10 @@ struct ShardedSystem {
 // per layer with parameters, or the whole model as one.
 baselines::ShardLayout shard_layout_of(const LayerCosts& costs, int world,
                                        runtime::ShardUnitKind unit);
+
+// The positions (in costs.order) each unit's forward runs: from its layer to the next unit's;
+// layers before the first unit join the first. One unit of the whole model spans them all.
+std::vector<std::pair<int, int>> unit_spans(const LayerCosts& costs, runtime::ShardUnitKind unit);
 
 SimulatedIteration simulate_sharded(const Cluster& cluster, const LayerCosts& costs,
                                     const ShardedSystem& system, ComputeNoise& noise);

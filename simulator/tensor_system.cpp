@@ -4,6 +4,7 @@
 #include <string>
 
 #include "simulator/data_parallel_system.h"
+#include "simulator/slice_shards.h"
 #include "simulator/tensor_collectives.h"
 
 namespace harness::simulator {
@@ -29,7 +30,7 @@ class TensorGraphBuilder {
           "the profile has no transformer block for a tensor axis to split");
     }
     if (system.vocabulary_parallel) find_vocabulary_layers();
-    if (replicas_ > 1) {
+    if (replicas_ > 1 && system.zero_stage < 2) {
       buckets_ = layer_buckets(costs, system.first_bucket_mb, system.bucket_mb);
       cuts_ = bucket_cuts(costs, buckets_);
     }
@@ -37,34 +38,58 @@ class TensorGraphBuilder {
     ready_.assign(slices,
                   std::vector<std::vector<int>>(buckets_.size(), std::vector<int>(replicas_, -1)));
     last_backward_.assign(slices, std::vector<int>(replicas_, -1));
+    const std::vector<int> per_replica(static_cast<size_t>(costs.size()), -1);
+    backward_.assign(slices, std::vector<std::vector<int>>(replicas_, per_replica));
+    forward_end_.assign(slices, std::vector<int>(replicas_, -1));
+    add_slice_groups();
   }
 
   void add_replica(int d) {
     std::vector<int> ranks;
     for (int j = 0; j < system_.tensor; ++j) ranks.push_back(d * system_.tensor + j);
     const int group = graph_.add_group(ranks);
-    for (int p = 0; p < costs_.size(); ++p) add_forward(ranks, group, p);
+    for (int p = 0; p < costs_.size(); ++p) add_forward(ranks, group, d, p);
     for (int p = costs_.size() - 1; p >= 0; --p) add_backward(ranks, group, d, p);
   }
 
-  // Slice j's buckets all-reduced over its replicas (none with one), then every step.
+  // Slice j's buckets all-reduced over its replicas (none with one), or its shards'
+  // reduce-scatters, then every step (of a shard, where sharded) and the gathers after it.
   void add_replicas_sum_and_steps() {
+    const bool sharded = replicas_ > 1 && system_.zero_stage > 0;
+    const double step_s = system_.step_s / (sharded ? replicas_ : 1);
     for (int j = 0; j < system_.tensor; ++j) {
-      std::vector<int> ranks;
-      for (int d = 0; d < replicas_; ++d) ranks.push_back(d * system_.tensor + j);
       int last = -1;
-      if (replicas_ > 1) {
-        last = add_bucket_collectives(graph_, cluster_, buckets_, graph_.add_group(ranks),
-                                      system_.overlap, ready_[j], last_backward_[j]);
+      if (sharded && system_.zero_stage >= 2) {
+        last = shards_[j].add_backward(backward_[j], forward_end_[j]);
+      } else if (replicas_ > 1) {
+        last = add_bucket_collectives(graph_, cluster_, buckets_, slice_groups_[j], system_.overlap,
+                                      ready_[j], last_backward_[j]);
       }
-      for (int r : ranks) {
-        const int step = graph_.add_compute(r, TaskCategory::kStep, noise_.apply(system_.step_s));
-        if (last >= 0) graph_.depend(step, last);
+      std::vector<int> steps;
+      for (int d = 0; d < replicas_; ++d) {
+        steps.push_back(
+            graph_.add_compute(d * system_.tensor + j, TaskCategory::kStep, noise_.apply(step_s)));
+        if (last >= 0) graph_.depend(steps.back(), last);
       }
+      if (sharded) shards_[j].add_gathers_after(steps);
     }
   }
 
  private:
+  // Slice j's ranks over the replicas, and where the replicas shard their states, what queues
+  // their collectives (stage 3's forward gathers first, as the runtime prefetches them).
+  void add_slice_groups() {
+    if (replicas_ < 2) return;
+    for (int j = 0; j < system_.tensor; ++j) {
+      std::vector<int> ranks;
+      for (int d = 0; d < replicas_; ++d) ranks.push_back(d * system_.tensor + j);
+      slice_groups_.push_back(graph_.add_group(ranks));
+      if (system_.zero_stage == 0) continue;
+      shards_.emplace_back(costs_, graph_, slice_groups_.back(), replicas_, system_.zero_stage);
+      shards_.back().add_forward_gathers();
+    }
+  }
+
   void add_block_collectives(int group, double bytes) {
     add_megatron_pair(graph_, group, bytes, system_.sequence_parallel);
   }
@@ -102,14 +127,19 @@ class TensorGraphBuilder {
     graph_.add_blocking_collective(group, system_.token_bytes);
   }
 
-  void add_forward(const std::vector<int>& ranks, int group, int p) {
+  void add_forward(const std::vector<int>& ranks, int group, int d, int p) {
     const int layer = costs_.order[p];
     const bool head = vocabulary() && p == head_;
     if (head && system_.sequence_parallel) {  // f: the tokens gathered into the head
       graph_.add_blocking_collective(group, head_input_bytes(), TaskCategory::kAllGather);
     }
-    for (int r : ranks) {
-      graph_.add_compute(r, TaskCategory::kForward, noise_.apply(costs_.forward_s[layer] * scale_));
+    for (int j = 0; j < system_.tensor; ++j) {
+      const int made = graph_.add_compute(ranks[j], TaskCategory::kForward,
+                                          noise_.apply(costs_.forward_s[layer] * scale_));
+      if (!shards_.empty() && shards_[j].forward_gather(p) >= 0) {
+        graph_.depend(made, shards_[j].forward_gather(p));
+      }
+      forward_end_[j][d] = made;
     }
     if (vocabulary() && p == 0) add_partial_sum(group, bytes_of(layer));
     if (head) add_loss_collectives(group);
@@ -156,6 +186,7 @@ class TensorGraphBuilder {
     for (int j = 0; j < system_.tensor; ++j) {
       int made = graph_.add_compute(ranks[j], TaskCategory::kBackward,
                                     noise_.apply(costs_.backward_s[layer] * scale_));
+      backward_[j][d][p] = made;
       for (size_t k = 0; k < buckets_.size(); ++k) {
         if (cuts_[k] != p) continue;
         // Overlap mode copies a bucket in from the backward hook, right after its layer.
@@ -198,6 +229,12 @@ class TensorGraphBuilder {
   // By slice j: each bucket's ready task per replica, and each replica's last backward task.
   std::vector<std::vector<std::vector<int>>> ready_;
   std::vector<std::vector<int>> last_backward_;
+  // By slice j: its group over the replicas, its shards (ZeRO), and per replica each position's
+  // backward compute and the last forward compute.
+  std::vector<int> slice_groups_;
+  std::vector<SliceShards> shards_;
+  std::vector<std::vector<std::vector<int>>> backward_;
+  std::vector<std::vector<int>> forward_end_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Tensor parallelism (Megatron-LM's; runtime/parallel/tensor_region.h) on the cluster: groups
 // of `tensor` consecutive ranks split each transformer block, the data axis runs across them,
-// slice j of every group summing its gradients with DDP's buckets. The costs are one slice's:
+// slice j of every group summing its gradients with DDP's buckets, or sharding its states by a
+// ZeRO stage (FSDP x TP at stage 3). The costs are one slice's:
 // a profile measured with `harness profile layers --tensor t` (its blocks at 1/t of the heads
 // and feed-forward columns, the other layers whole, the slice's parameter bytes). Each split
 // block's forward ends in Megatron's two collectives on its tensor group -- all-reduces of the
@@ -52,6 +53,9 @@ struct TensorSystem {
   // the profile's (`harness profile layers --activation-checkpointing full` times the backward
   // with the recomputation in it); the collectives are priced here.
   int recompute_every = 0;
+  // The replicas' ZeRO stage (0: DDP's buckets; 1, 2, 3: slice j's states sharded over its
+  // replicas, 3 being torchtitan's FSDP x TP; simulator/slice_shards.h).
+  int zero_stage = 0;
 };
 
 SimulatedIteration simulate_tensor_parallel(const Cluster& cluster, const LayerCosts& costs,

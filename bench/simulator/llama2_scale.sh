@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Llama-2 7B and 70B on 64 to 1024 simulated H100s (issue 79): which of 1D (DDP, FSDP), 2D
-# (tensor x data) and 3D (pipeline x tensor x data) configurations is fastest per GPU count.
+# (tensor x DDP, tensor x FSDP) and 3D (pipeline x tensor x data) configurations is fastest per
+# GPU count.
 # The layer profiles are computed, not measured (`harness profile estimate`: FLOPs and bytes at
 # its default efficiencies), the links are DGX H100's datasheet peaks
 # (planner/topologies/h100_8x2.yaml): the ranking rests on those assumptions, not on a GPU.
@@ -8,7 +9,8 @@
 # global batch at a world size (4M tokens at 1024, Llama 2's). Tensor axes split the vocabulary
 # too and run sequence parallelism; a pipeline's stages hold the embedding and head whole (the
 # runtime's rule), cut where the forwards balance, 1F1B with one sample a micro-batch; 70B's
-# FSDP runs with and without recomputing every block (full activation checkpointing).
+# FSDP and FSDP x TP run with and without recomputing every block (full activation
+# checkpointing).
 #
 # Output: $OUT/table.md: per model and world, each system's iteration time (the slowest rank's),
 # tokens/s per GPU, MFU (model FLOPs, recomputation not counted, over the H100's dense BF16
@@ -35,6 +37,8 @@ profile 7b-t8-stages llama2-7b --tensor 8 --sequence-parallel
 profile 70b llama2-70b
 profile 70b-ac llama2-70b --activation-checkpointing full
 profile 70b-t8 llama2-70b --tensor 8 --sequence-parallel --vocabulary-parallel
+profile 70b-t8-ac llama2-70b --tensor 8 --sequence-parallel --vocabulary-parallel \
+  --activation-checkpointing full
 profile 70b-t8-stages llama2-70b --tensor 8 --sequence-parallel
 
 simulate() {  # profile systems
@@ -55,12 +59,13 @@ YAML
 TP="kind: tensor_parallel, sequence_parallel: true, vocabulary_parallel: true"
 PP="kind: pipeline, schedule: dapple, tensor: 8, sequence_parallel: true"
 simulate 7b "[{name: ddp, kind: ddp}, {name: fsdp, kind: sharded, stage: 3}]"
-simulate 7b-t2 "[{name: tp2, tensor: 2, $TP}]"
-simulate 7b-t8 "[{name: tp8, tensor: 8, $TP}]"
+simulate 7b-t2 "[{name: tp2, tensor: 2, $TP}, {name: fsdp_tp2, tensor: 2, zero_stage: 3, $TP}]"
+simulate 7b-t8 "[{name: tp8, tensor: 8, $TP}, {name: fsdp_tp8, tensor: 8, zero_stage: 3, $TP}]"
 simulate 7b-t8-stages "[{name: pp2_tp8, $PP, stages: 2, micro_batches: 16}, {name: pp4_tp8, $PP, stages: 4, micro_batches: 32}]"
 simulate 70b "[{name: fsdp, kind: sharded, stage: 3}]"
 simulate 70b-ac "[{name: fsdp_ac, kind: sharded, stage: 3}]"
-simulate 70b-t8 "[{name: tp8, tensor: 8, $TP}]"
+simulate 70b-t8 "[{name: tp8, tensor: 8, $TP}, {name: fsdp_tp8, tensor: 8, zero_stage: 3, $TP}]"
+simulate 70b-t8-ac "[{name: fsdp_tp8_ac, tensor: 8, zero_stage: 3, $TP}]"
 simulate 70b-t8-stages "[{name: pp4_tp8, $PP, stages: 4, micro_batches: 32}, {name: pp8_tp8, $PP, stages: 8, micro_batches: 64}]"
 
 python3 - "$OUT" > "$OUT/table.md" <<'PY'

@@ -456,7 +456,10 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     s.data = read_sharded_data_axis(r);
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   } else if (s.kind != SystemKind::kPipeline) {
-    if (s.kind == SystemKind::kTensorParallel) s.tensor = read_tensor_system_axis(r);
+    if (s.kind == SystemKind::kTensorParallel) {
+      s.tensor = read_tensor_system_axis(r);
+      s.data.zero_stage = read_replica_zero_stage(r);  // 3: FSDP x TP
+    }
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   }

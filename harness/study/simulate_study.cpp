@@ -673,6 +673,12 @@ void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Input
     throw InputError(s.where + ": tensor " + std::to_string(degree) + " does not divide " +
                      "run.world_size " + std::to_string(p.run.world_size));
   }
+  if (s.kind == runtime::SystemKind::kTensorParallel && s.data.zero_stage > 0 &&
+      p.run.world_size / degree < 2) {
+    throw InputError(s.where + ": zero_stage " + std::to_string(s.data.zero_stage) +
+                     " shards over the replicas, and tensor " + std::to_string(degree) + " on " +
+                     std::to_string(p.run.world_size) + " ranks leaves one");
+  }
   const std::vector<bool> split = sim::split_layers(inputs.costs(p.model));
   if (std::find(split.begin(), split.end(), true) == split.end()) {
     throw InputError(s.where + ": " + p.model.profile +
@@ -705,12 +711,14 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   system.vocabulary_parallel = s.tensor.vocabulary_parallel;
   system.recompute_gather = s.tensor.recompute_gather;
   system.recompute_every = full_recompute_every(p);
+  system.zero_stage = s.data.zero_stage;
   // The vocabulary-parallel loss's numbers: one float32 a token of the group's batch.
   system.token_bytes = system.batch_per_group * static_cast<double>(p.model.tokens) * 4;
   config["tensor"] = system.tensor;
   config["sequence_parallel"] = system.sequence_parallel;
   config["vocabulary_parallel"] = system.vocabulary_parallel;
   config["recompute_gather"] = system.recompute_gather;
+  config["zero_stage"] = system.zero_stage;
   config["mode"] = s.mode;
   return system;
 }
@@ -746,7 +754,9 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   sim::DataParallelSystem dp;
   if (s.kind == runtime::SystemKind::kTensorParallel) {
     tensor = tensor_system(s, p, costs, config);
-    config["memory_per_rank"] = memory_json(sim::replicated_memory(costs, tensor->batch_per_group));
+    config["memory_per_rank"] =
+        memory_json(sim::sharded_over(sim::replicated_memory(costs, tensor->batch_per_group),
+                                      tensor->world / tensor->tensor, tensor->zero_stage));
   } else if (s.kind == runtime::SystemKind::kSharded) {
     sharded = sharded_system(s, p, costs, world, config);
   } else if (s.kind == runtime::SystemKind::kPipeline) {

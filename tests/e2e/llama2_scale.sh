@@ -19,8 +19,8 @@ for row in rows:
         systems[(cells[0], int(cells[1]))][cells[2]] = (float(cells[3]), cells[6], cells[7])
     else:
         fastest[(cells[0], int(cells[1]))] = cells[2]
-expected = {"7b": {"ddp", "fsdp", "tp2", "tp8", "pp2_tp8", "pp4_tp8"},
-            "70b": {"fsdp", "fsdp_ac", "tp8", "pp4_tp8", "pp8_tp8"}}
+expected = {"7b": {"ddp", "fsdp", "tp2", "fsdp_tp2", "tp8", "fsdp_tp8", "pp2_tp8", "pp4_tp8"},
+            "70b": {"fsdp", "fsdp_ac", "tp8", "fsdp_tp8", "fsdp_tp8_ac", "pp4_tp8", "pp8_tp8"}}
 for model, names in expected.items():
     for world in (64, 128):
         got = systems[(model, world)]

@@ -3,7 +3,8 @@
 # measured): Llama-2 7B's profile on an H100 holds the published model's 6.74 billion
 # parameters, whole and as a slice of tensor 8 with the vocabulary split; `harness simulate`
 # prices the slice under a tensor-parallel system at world 16 on two DGX H100 machines (each
-# rank holding the slice's states and its group's 8 samples' activations), and
+# rank holding the slice's states and its group's 8 samples' activations; under FSDP x TP half
+# of those states), and
 # refuses a system whose sequence parallelism is not the estimate's. Bad requests: one line,
 # exit 2, nothing written.
 source "$(dirname "$0")/common.sh"
@@ -41,10 +42,11 @@ simulate:
   run: {world_size: 16, iterations: 1}
   systems:
     - {name: tp8, kind: tensor_parallel, tensor: 8, sequence_parallel: true, vocabulary_parallel: true}
+    - {name: fsdp_tp8, kind: tensor_parallel, tensor: 8, sequence_parallel: true, vocabulary_parallel: true, zero_stage: 3}
 YAML
 "$HARNESS" simulate "$SCRATCH/spec.yaml" > "$SCRATCH/simulate.out" 2>&1 ||
   fail "simulate failed: $(cat "$SCRATCH/simulate.out")"
-expect_contains "$(cat "$SCRATCH/simulate.out")" "| tp8 |"
+expect_contains "$(cat "$SCRATCH/simulate.out")" "| fsdp_tp8 |"
 "$PY" - "$SCRATCH" <<'PY'
 import glob, json, os, sys
 config = json.load(open(glob.glob(os.path.join(sys.argv[1], "results/estimate/*/raw/p000/tp8/rep0/config.json"))[0]))
@@ -54,7 +56,19 @@ held = sum(l["parameter_bytes"] for l in layers)
 assert (memory["parameter_bytes"], memory["gradient_bytes"], memory["optimizer_state_bytes"]) == (held, held, 2 * held), memory
 # A group's slices run 8 samples (batch 1 x tensor 8), each keeping what the profile counts.
 assert memory["activation_bytes"] == 8 * sum(l["stored_bytes"] for l in layers), memory
+# FSDP x TP: each slice's states halved over its 2 replicas, the activations as they were.
+config = json.load(open(glob.glob(os.path.join(sys.argv[1], "results/estimate/*/raw/p000/fsdp_tp8/rep0/config.json"))[0]))
+sharded = config["system"]["memory_per_rank"]
+assert config["system"]["zero_stage"] == 3, config["system"]
+assert (sharded["parameter_bytes"], sharded["optimizer_state_bytes"]) == (held / 2, held), sharded
+assert sharded["activation_bytes"] == memory["activation_bytes"], sharded
 PY
+# One group leaves no replicas to shard over: refused at the system, nothing written.
+sed "s|world_size: 16|world_size: 8|; s|output: .*|output: $SCRATCH/one_group|" "$SCRATCH/spec.yaml" > "$SCRATCH/one.yaml"
+code=0; "$HARNESS" simulate "$SCRATCH/one.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
+[[ $code == 2 && $(wc -l < "$SCRATCH/err") == 1 && ! -e "$SCRATCH/one_group" ]] ||
+  fail "FSDP x TP on one group: exit $code, $(cat "$SCRATCH/err")"
+expect_contains "$(cat "$SCRATCH/err")" "zero_stage 3 shards over the replicas, and tensor 8 on 8 ranks leaves one"
 sed 's/sequence_parallel: true, //; s/output: .*/output: OUT/' "$SCRATCH/spec.yaml" > "$SCRATCH/no_sp.yaml"
 sed -i "s|output: OUT|output: $SCRATCH/refused|" "$SCRATCH/no_sp.yaml"
 code=0; "$HARNESS" simulate "$SCRATCH/no_sp.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?

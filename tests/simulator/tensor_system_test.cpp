@@ -152,3 +152,45 @@ TEST(TensorSystem, RefusesAProfileWithoutBlocksAndAnAxisThatDoesNotDivide) {
 
 }  // namespace
 }  // namespace harness::simulator
+
+namespace harness::simulator {
+namespace {
+
+// FSDP x TP (zero_stage 3) at world 4, tensor 2 x 2 replicas: the decoder's 4 layers each hold
+// 20 MB (float32) and their outputs nothing, so that only the replicas' collectives cost: a
+// unit's all-gather or reduce-scatter over 2 replicas is one ring step of 10 MB, 1 ms. A group's
+// 2 samples make each forward 2 ms and each backward 4 ms. Forward: the 4 gathers queue at once
+// (ending at 1, 2, 3, 4 ms), each layer behind its own: 1 + 4 x 2 = 9 ms. Backward: the last
+// unit gathered again (10), the one before behind it (11); layer 3 10-14, its reduce-scatter
+// 14-15; unit 1's gather 15-16; layer 2 14-18, scatter 18-19; unit 0's gather 19-20; layer 1
+// 18-22, scatter 22-23; layer 0 22-26, scatter 26-27; half the 1 ms step: 27.5 ms. ZeRO-2 keeps
+// the whole parameters: forward 8, each backward's scatter behind it (25), the half step (25.5),
+// then the 4 updated shards gathered: 29.5 ms.
+TEST(TensorSystem, ShardedReplicasGatherAndScatterTheirSlicesUnits) {
+  LayerCosts costs = testing::two_block_decoder();
+  costs.parameter_bytes.assign(4, 20e6);
+  costs.activation_bytes.assign(4, 0.0);
+  ClusterConfig config;
+  config.gpus_per_machine = {4};
+  config.intra_bandwidth = 10e9;
+  config.intra_latency_s = 0;
+  ComputeNoise none;
+  const auto run = [&](int zero_stage) {
+    TensorSystem system;
+    system.world = 4;
+    system.tensor = 2;
+    system.batch_per_group = 2;
+    system.step_s = 1e-3;
+    system.zero_stage = zero_stage;
+    return simulate_tensor_parallel(Cluster(config), costs, system, none);
+  };
+  const SimulatedIteration fsdp = run(3);
+  EXPECT_NEAR(fsdp.times.makespan, 27.5e-3, 1e-12);
+  EXPECT_EQ(testing::tasks_of(fsdp, TaskCategory::kAllGather), 2 * 8);  // 2 slices' groups
+  EXPECT_EQ(testing::tasks_of(fsdp, TaskCategory::kReduceScatter), 2 * 4);
+  EXPECT_NEAR(run(2).times.makespan, 29.5e-3, 1e-12);
+  EXPECT_EQ(testing::tasks_of(run(2), TaskCategory::kAllGather), 2 * 4);
+}
+
+}  // namespace
+}  // namespace harness::simulator
