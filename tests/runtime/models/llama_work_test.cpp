@@ -25,17 +25,32 @@ int64_t layer_parameters(const runtime::Layer& layer) {
   return count;
 }
 
-void expect_zoo_counts(int64_t tensor, bool vocabulary_parallel = false) {
+// Slice 0 of the zoo's 3-block decoder split as `split` says, its collectives answered by a
+// peerless group kept beside it.
+struct ZooSlice {
+  std::shared_ptr<runtime::ZooModel> model;
+  std::unique_ptr<runtime::PeerlessGroup> group;
+};
+ZooSlice zoo_slice(const runtime::LlamaSplit& split, int64_t kv_heads) {
   runtime::ModelOptions options;
   options.input_shape = {kTokens};
   options.depth = 3;
   options.width = kWidth;
-  options.decoder = {kHeads, kKvHeads, kVocab};
-  options.tensor_shards = tensor;
-  options.vocabulary_parallel = vocabulary_parallel;
-  const auto model = runtime::make_model("llama", options);
-  runtime::PeerlessGroup group(0, static_cast<int>(tensor));
-  if (runtime::TensorRegion* region = model->tensor_region()) region->group = &group;
+  options.decoder = {kHeads, kv_heads, kVocab};
+  options.tensor_shards = split.tensor;
+  options.sequence_parallel = split.sequence_parallel;
+  options.vocabulary_parallel = split.vocabulary_parallel;
+  ZooSlice slice{runtime::make_model("llama", options),
+                 std::make_unique<runtime::PeerlessGroup>(0, static_cast<int>(split.tensor))};
+  if (runtime::TensorRegion* region = slice.model->tensor_region()) {
+    region->group = slice.group.get();
+  }
+  return slice;
+}
+
+void expect_zoo_counts(int64_t tensor, bool vocabulary_parallel = false) {
+  const ZooSlice slice = zoo_slice({tensor, false, vocabulary_parallel}, kKvHeads);
+  runtime::ZooModel* model = slice.model.get();
   const torch::Tensor input = torch::randint(kVocab, {kBatch, kTokens}, torch::kLong);
   const std::vector<double> counted = runtime::layer_forward_flops(*model, input);
 
@@ -66,16 +81,8 @@ TEST(LlamaWork, EveryLayerIsTheZoosModelWholeAndSplit) {
 // first block's output: what it keeps for backward, and its output (the next block's input,
 // which the count holds as this block's).
 double bytes_held_by_llama_block(int64_t tensor, bool sequence_parallel) {
-  runtime::ModelOptions options;
-  options.input_shape = {kTokens};
-  options.depth = 3;
-  options.width = kWidth;
-  options.decoder = {kHeads, kHeads, kVocab};
-  options.tensor_shards = tensor;
-  options.sequence_parallel = sequence_parallel;
-  const auto model = runtime::make_model("llama", options);
-  runtime::PeerlessGroup group(0, static_cast<int>(tensor));
-  if (runtime::TensorRegion* region = model->tensor_region()) region->group = &group;
+  const ZooSlice slice = zoo_slice({tensor, sequence_parallel, false}, kHeads);
+  runtime::ZooModel* model = slice.model.get();
   const torch::Tensor tokens = torch::randint(kVocab, {kBatch, kTokens}, torch::kLong);
   const torch::Tensor input = model->forward_layers(tokens, 0, 1);
   auto tracker = std::make_shared<runtime::AllocationTracker>(c10::DeviceType::CPU);
