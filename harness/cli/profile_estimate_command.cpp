@@ -15,7 +15,7 @@ namespace {
 
 // What the command line gives; a dimension left out comes from --shape, or its default.
 struct EstimateOptions {
-  std::string shape, device = "h100", activation_checkpointing = "none", out;
+  std::string shape, device = "h100", activation_checkpointing = "none", precision = "bf16", out;
   std::optional<int64_t> depth, width, heads, kv_heads, feed_forward, vocab, tokens;
   std::optional<double> peak_flops, memory_bandwidth;
   int64_t batch = 1, tensor = 1, recompute_every = 1;
@@ -57,6 +57,8 @@ EstimateRequest estimate_request(const EstimateOptions& o) {
   r.device = *device;
   r.device.peak_flops = o.peak_flops.value_or(r.device.peak_flops);
   r.device.memory_bandwidth = o.memory_bandwidth.value_or(r.device.memory_bandwidth);
+  if (o.peak_flops || o.memory_bandwidth) r.device.name += " (rates given)";
+  r.element_bytes = o.precision == "fp32" ? 4 : 2;
   r.batch = o.batch;
   r.split = {o.tensor, o.sequence_parallel, o.vocabulary_parallel};
   r.activation_checkpointing = o.activation_checkpointing;
@@ -111,6 +113,9 @@ void add_profile_estimate_command(CLI::App& profile) {
       ->capture_default_str();
   command->add_option("--memory-efficiency", o.memory_efficiency, "Share of the bandwidth reached")
       ->check(finite_number(0, true))
+      ->capture_default_str();
+  command->add_option("--precision", o.precision, "Activations: bf16 (2 bytes) or fp32 (4)")
+      ->check(CLI::IsMember({"bf16", "fp32"}))
       ->capture_default_str();
   command->add_option("--out", o.out, "Folder for graph.txt and profile.json");
   command->footer("Example:\n  harness profile estimate --shape llama2-7b --tensor 8 --out DIR");

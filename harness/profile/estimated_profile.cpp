@@ -37,7 +37,6 @@ const std::vector<std::pair<std::string, runtime::LlamaDimensions>>& shape_table
 
 constexpr double kStepBytesPerParameter = 32;  // AdamW: parameter, gradient, 2 moments; zeroing
 constexpr double kParameterBytes = 4;          // float32 gradients, as the data axis sums them
-constexpr double kActivationBytes = 2;         // 16-bit outputs
 
 runtime::TimingStats flat(double ms) { return {ms, ms, ms}; }
 
@@ -79,16 +78,17 @@ runtime::LayerProfileResult profile_header(const EstimateRequest& r, int layers)
   return result;
 }
 
-// One layer: backward twice the forward plus what it recomputes; a fully recomputed block
-// keeps only its input.
-runtime::LayerTiming estimated_timing(const runtime::LayerWork& w, double forward_ms,
-                                      double recompute_ms, bool recomputed) {
+// One layer: backward twice the forward plus `backward_extra_ms` (what it recomputes, the
+// embedding's table gradient); a fully recomputed block keeps only its input.
+runtime::LayerTiming estimated_timing(const runtime::LayerWork& w, double element_bytes,
+                                      double forward_ms, double backward_extra_ms,
+                                      bool recomputed) {
   runtime::LayerTiming t;
   t.name = w.name;
   t.kind = w.kind;
   t.forward = flat(forward_ms);
-  t.backward = flat(2 * forward_ms + recompute_ms);
-  t.activation_bytes = static_cast<int64_t>(double(w.output_elements) * kActivationBytes);
+  t.backward = flat(2 * forward_ms + backward_extra_ms);
+  t.activation_bytes = static_cast<int64_t>(double(w.output_elements) * element_bytes);
   t.parameter_bytes = static_cast<int64_t>(double(w.parameters) * kParameterBytes);
   t.stored_bytes = static_cast<int64_t>(recomputed ? w.recomputed_bytes : w.stored_bytes);
   return t;
@@ -134,6 +134,7 @@ std::string estimate_problem(const EstimateRequest& r) {
     return "sequence and vocabulary parallelism split over a tensor axis of 2 or more";
   }
   if (r.batch < 1) return "batch must be at least 1";
+  if (r.element_bytes != 2 && r.element_bytes != 4) return "activations are 2 or 4 bytes";
   for (const auto& [what, value] : {std::pair{"matmul efficiency", r.matmul_efficiency},
                                     std::pair{"memory efficiency", r.memory_efficiency}}) {
     if (!(value > 0 && value <= 1)) return std::string(what) + " must be in (0, 1]";
@@ -153,19 +154,23 @@ runtime::LayerProfileResult estimate_layer_profile(const EstimateRequest& r) {
   if (const std::string problem = estimate_problem(r); !problem.empty()) {
     throw std::invalid_argument(problem);
   }
-  const auto work = runtime::llama_layer_work(r.dims, r.batch, r.split);
+  const auto work = runtime::llama_layer_work(r.dims, r.batch, r.split, r.element_bytes);
   const double matmul_rate = r.device.peak_flops * r.matmul_efficiency;
   const double memory_rate = r.device.memory_bandwidth * r.memory_efficiency;
   std::vector<double> forward_ms;
   for (const auto& w : work) {
     forward_ms.push_back((w.forward_flops / matmul_rate + w.forward_bytes / memory_rate) * 1e3);
   }
-  const std::vector<double> extra = recomputed_ms(r, work, forward_ms, matmul_rate);
+  std::vector<double> extra = recomputed_ms(r, work, forward_ms, matmul_rate);
+  for (size_t i = 0; i < work.size(); ++i) {
+    extra[i] += work[i].backward_extra_bytes / memory_rate * 1e3;
+  }
   const std::vector<bool> recomputed = fully_recomputed(r, work.size());
   runtime::LayerProfileResult result = profile_header(r, static_cast<int>(work.size()));
   double forward = 0, backward = 0, parameters = 0;
   for (size_t i = 0; i < work.size(); ++i) {
-    result.layers.push_back(estimated_timing(work[i], forward_ms[i], extra[i], recomputed[i]));
+    result.layers.push_back(
+        estimated_timing(work[i], r.element_bytes, forward_ms[i], extra[i], recomputed[i]));
     forward += result.layers.back().forward.median_ms;
     backward += result.layers.back().backward.median_ms;
     parameters += double(work[i].parameters);
@@ -206,6 +211,7 @@ json estimate_json(const EstimateRequest& r) {
           {"kv_heads", r.dims.kv_heads},
           {"feed_forward", r.dims.feed_forward},
           {"vocab", r.dims.vocab},
+          {"activation_element_bytes", r.element_bytes},
           {"model_flops_per_sample", model_flops_per_sample(r.dims)}};
 }
 
@@ -219,7 +225,7 @@ void print_profile(const runtime::LayerProfileResult& result, const EstimateRequ
                 static_cast<long long>(l.parameter_bytes));
   }
   double flops = 0;
-  for (const auto& w : runtime::llama_layer_work(r.dims, r.batch, r.split)) {
+  for (const auto& w : runtime::llama_layer_work(r.dims, r.batch, r.split, r.element_bytes)) {
     flops += 3 * w.forward_flops;
   }
   const double seconds = (result.whole_forward.median_ms + result.whole_backward.median_ms) / 1e3;

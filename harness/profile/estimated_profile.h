@@ -1,11 +1,12 @@
 // `harness profile estimate`: a Llama-style decoder's layer profile computed, not measured, for
 // a device the harness does not run on: each layer's forward is its matrix products' FLOPs at a
 // share of the device's peak plus its element-wise bytes at a share of its memory bandwidth
-// (runtime/models/llama_work.h counts both); backward is twice the forward; AdamW's step moves
-// 32 bytes a parameter. The same graph.txt and profile.json as `harness profile layers` writes,
-// so `harness simulate` prices paper-scale shapes (Llama-2 7B, 70B) on paper-scale clusters.
-// profile.json's `estimate` says every assumption the times rest on, and `sequence_parallel`
-// whether the slice's norms ran on token shards (a simulation refuses a system that differs).
+// (runtime/models/llama_work.h counts both); backward is twice the forward (and the embedding's
+// dense table gradient); AdamW's step moves 32 bytes a parameter. The same graph.txt and
+// profile.json as `harness profile layers` writes, so `harness simulate` prices paper-scale shapes
+// (Llama-2 7B, 70B) on paper-scale clusters. profile.json's `estimate` says every assumption the
+// times rest on, and `sequence_parallel` whether the slice's norms ran on token shards (a
+// simulation refuses a system that differs).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,7 @@ struct EstimateRequest {
   DeviceRates device;
   double matmul_efficiency = 0.7;  // the share of peak_flops the products reach
   double memory_efficiency = 0.8;  // the share of memory_bandwidth element-wise work reaches
+  double element_bytes = 2;        // an activation's: 2 (bf16, fp16) or 4 (fp32)
 };
 
 // What the request cannot be ("" where nothing): the decoder's split (llama_work_problem), a

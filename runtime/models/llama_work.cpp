@@ -7,11 +7,12 @@ namespace runtime {
 
 namespace {
 
-constexpr double kActivationBytes = 2;  // 16-bit activations
-constexpr double kLogitBytes = 4;       // the loss's float32 logits
+constexpr double kLogitBytes = 4;     // the loss's float32 logits
+constexpr double kGradientBytes = 4;  // float32 parameter gradients
 
 // One block's slice: q, k, v and o split by heads, the SwiGLU's three projections by columns.
-LayerWork block_work(const LlamaDimensions& d, double batch, const LlamaSplit& split) {
+LayerWork block_work(const LlamaDimensions& d, double batch, const LlamaSplit& split,
+                     double element) {
   const double t = double(split.tensor);
   const double h = double(d.width), f = double(d.feed_forward), s = double(d.tokens);
   const double kv_width = double(d.kv_heads) * (h / double(d.heads));
@@ -27,13 +28,13 @@ LayerWork block_work(const LlamaDimensions& d, double batch, const LlamaSplit& s
   const double norms_and_adds = 2 * 2 * h + 2 * 3 * h;
   const double by_heads = 2 * (h + kv_width) + (2 * h + 2 * kv_width) + 3 * f;
   w.forward_bytes =
-      rows * (norms_and_adds / (split.sequence_parallel ? t : 1) + by_heads / t) * kActivationBytes;
+      rows * (norms_and_adds / (split.sequence_parallel ? t : 1) + by_heads / t) * element;
   // Per token: the norms' inputs; the two gathered inputs of the column-parallel projections;
   // q, o and k, v; the SwiGLU's four tensors of the feed-forward width.
   const double shard = split.sequence_parallel ? t : 1;
   const double kept = 2 * h / shard + 2 * h + (2 * h + 2 * kv_width + 4 * f) / t;
-  w.stored_bytes = rows * kept * kActivationBytes;
-  w.recomputed_bytes = rows * h / shard * kActivationBytes;
+  w.stored_bytes = rows * kept * element;
+  w.recomputed_bytes = rows * h / shard * element;
   w.parameters =
       (2 * d.width * d.width + 2 * d.width * int64_t(kv_width) + 3 * d.width * d.feed_forward) /
           split.tensor +
@@ -70,7 +71,7 @@ std::string llama_work_problem(const LlamaDimensions& d, int64_t tensor) {
 }
 
 std::vector<LayerWork> llama_layer_work(const LlamaDimensions& d, int64_t batch,
-                                        const LlamaSplit& split) {
+                                        const LlamaSplit& split, double element) {
   if (const std::string problem = llama_work_problem(d, split.tensor); !problem.empty()) {
     throw std::invalid_argument(problem);
   }
@@ -84,17 +85,18 @@ std::vector<LayerWork> llama_layer_work(const LlamaDimensions& d, int64_t batch,
   const int64_t vocab = split.vocabulary_parallel ? d.vocab / split.tensor : d.vocab;
   std::vector<LayerWork> chain;
   LayerWork embedding;  // a lookup: every token's row read and written (masked where not held)
-  embedding.forward_bytes = rows * 2 * h * kActivationBytes;
+  embedding.forward_bytes = rows * 2 * h * element;
+  // Its backward writes the whole table's gradient (dense), not only the looked-up rows.
+  embedding.backward_extra_bytes = double(vocab) * h * kGradientBytes;
   embedding.parameters = vocab * d.width;
   embedding.output_elements = int64_t(rows) * d.width;
   chain.push_back(named(embedding, "embed_tokens", "Embedding"));
-  const LayerWork block = block_work(d, double(batch), split);
+  const LayerWork block = block_work(d, double(batch), split, element);
   for (int64_t i = 0; i < d.depth; ++i) {
     chain.push_back(named(block, "layers." + std::to_string(i), "DecoderLayer"));
   }
   LayerWork norm;
-  norm.forward_bytes =
-      rows * 2 * h * kActivationBytes / double(split.sequence_parallel ? split.tensor : 1);
+  norm.forward_bytes = rows * 2 * h * element / double(split.sequence_parallel ? split.tensor : 1);
   norm.parameters = d.width;
   norm.output_elements = int64_t(rows) * d.width;
   norm.stored_bytes = norm.forward_bytes / 2;  // its input
@@ -104,7 +106,7 @@ std::vector<LayerWork> llama_layer_work(const LlamaDimensions& d, int64_t batch,
   head.forward_bytes = rows * 2 * double(vocab) * kLogitBytes;
   head.parameters = vocab * d.width;
   head.output_elements = int64_t(rows) * vocab;
-  head.stored_bytes = rows * (h * kActivationBytes + double(vocab) * kLogitBytes);
+  head.stored_bytes = rows * (h * element + double(vocab) * kLogitBytes);
   chain.push_back(named(head, "lm_head", "Linear"));
   return chain;
 }

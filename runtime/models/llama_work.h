@@ -33,14 +33,16 @@ struct LayerWork {
   std::string kind;
   double forward_flops = 0;    // the batch's matrix products
   double attention_flops = 0;  // of which the attention core's (selective recomputation's)
-  // Element-wise bytes of the forward (16-bit activations): each operation outside the matrix
+  // Element-wise bytes of the forward: each operation outside the matrix
   // products reads its inputs and writes its output once; the attention core is one fused
   // kernel (FlashAttention's), reading q, k, v and writing its output; the loss reads and
   // writes the float32 logits.
   double forward_bytes = 0;
+  // What its backward moves beyond twice the forward's: the embedding's dense table gradient.
+  double backward_extra_bytes = 0;
   int64_t parameters = 0;
   int64_t output_elements = 0;  // the batch's
-  // What its forward keeps for its backward (16-bit activations, float32 logits): a block its
+  // What its forward keeps for its backward (float32 logits): a block its
   // norms' inputs (on token shards under sequence parallelism), the column-parallel projections'
   // gathered inputs, q, k, v and the attention's output, and the SwiGLU's gate, up, activated
   // gate and product; the fused attention core no scores. `recomputed_bytes`: what it keeps when
@@ -62,10 +64,10 @@ struct LlamaSplit {
   bool vocabulary_parallel = false;
 };
 
-// Every chain layer's work at `batch` samples, slice 0 of the split. Throws
-// std::invalid_argument with llama_work_problem's reason, or where the vocabulary does not
-// split over the degree.
+// Every chain layer's work at `batch` samples, slice 0 of the split, its activations of
+// `element_bytes` (2: 16-bit; 4: float32). Throws std::invalid_argument with
+// llama_work_problem's reason, or where the vocabulary does not split over the degree.
 std::vector<LayerWork> llama_layer_work(const LlamaDimensions& dims, int64_t batch,
-                                        const LlamaSplit& split);
+                                        const LlamaSplit& split, double element_bytes = 2);
 
 }  // namespace runtime

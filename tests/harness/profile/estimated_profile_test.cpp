@@ -31,6 +31,8 @@ TEST(EstimatedProfile, LayerTimesByHand) {
   EXPECT_DOUBLE_EQ(profile.layers[0].forward.median_ms, 128);
   EXPECT_DOUBLE_EQ(profile.layers[1].forward.median_ms, 5.12 + 1408);
   EXPECT_DOUBLE_EQ(profile.layers[1].backward.median_ms, 2 * (5.12 + 1408));
+  // The embedding's backward also writes its 10 x 8 table's float32 gradient: 320 bytes.
+  EXPECT_DOUBLE_EQ(profile.layers[0].backward.median_ms, 2 * 128 + 320);
   EXPECT_DOUBLE_EQ(profile.layers[3].forward.median_ms, 0.64 + 320);
   EXPECT_EQ(profile.layers[1].activation_bytes, 4 * 8 * 2);  // 16-bit outputs
   EXPECT_EQ(profile.layers[1].parameter_bytes, 592 * 4);     // float32 gradients
@@ -45,6 +47,17 @@ TEST(EstimatedProfile, LayerTimesByHand) {
   // AdamW's step: 80 + 592 + 8 + 80 parameters, 32 bytes each.
   EXPECT_DOUBLE_EQ(profile.whole_step.median_ms, 760 * 32);
   EXPECT_DOUBLE_EQ(profile.whole_forward.median_ms, 128 + 5.12 + 1408 + 128 + 0.64 + 320);
+}
+
+// Float32 activations move twice the bytes; the products' FLOPs are the same.
+TEST(EstimatedProfile, Float32ActivationsMoveTwiceTheBytes) {
+  EstimateRequest r = small_request();
+  r.element_bytes = 4;
+  const auto profile = harness::estimate_layer_profile(r);
+  EXPECT_DOUBLE_EQ(profile.layers[1].forward.median_ms, 5.12 + 2 * 1408);
+  EXPECT_EQ(profile.layers[1].activation_bytes, 4 * 8 * 4);
+  r.element_bytes = 3;
+  EXPECT_EQ(harness::estimate_problem(r), "activations are 2 or 4 bytes");
 }
 
 TEST(EstimatedProfile, RecomputationAddsToTheBlocksBackward) {
