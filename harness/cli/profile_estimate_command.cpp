@@ -101,7 +101,7 @@ void add_profile_estimate_command(CLI::App& profile) {
       ->check(CLI::IsMember({"none", "full", "selective"}));
   command->add_option("--recompute-every", o.recompute_every, "Full: the first of each k blocks")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  command->add_option("--device", o.device, "h100, a100 or v100 (datasheet rates)")
+  command->add_option("--device", o.device, "h100, h200, a100 or v100 (datasheet rates)")
       ->capture_default_str();
   command->add_option("--peak-flops", o.peak_flops, "Dense 16-bit FLOP/s, in place of the device's")
       ->check(finite_number(0, true));

@@ -21,8 +21,10 @@ namespace {
 
 // Dense BF16/FP16 tensor-core peaks and HBM bandwidths of NVIDIA's datasheets.
 const std::vector<DeviceRates>& device_table() {
-  static const std::vector<DeviceRates> table = {
-      {"h100", 989.4e12, 3.35e12}, {"a100", 312e12, 2.039e12}, {"v100", 125e12, 0.9e12}};
+  static const std::vector<DeviceRates> table = {{"h100", 989.4e12, 3.35e12},
+                                                 {"h200", 989.4e12, 4.8e12},
+                                                 {"a100", 312e12, 2.039e12},
+                                                 {"v100", 125e12, 0.9e12}};
   return table;
 }
 

@@ -25,7 +25,7 @@ struct DeviceRates {
   double memory_bandwidth = 0;  // bytes/s
 };
 
-// h100 (SXM5), a100 (SXM4 80 GB), v100 (SXM2); nullptr for another name.
+// h100 (SXM5), h200 (SXM), a100 (SXM4 80 GB), v100 (SXM2); nullptr for another name.
 const DeviceRates* find_device_rates(const std::string& name);
 std::vector<std::string> device_rate_names();
 

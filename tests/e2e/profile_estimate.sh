@@ -86,7 +86,7 @@ refused() {  # want args...
 }
 refused "kv_heads (8) do not split over a tensor axis of 16" --shape llama2-70b --tensor 16
 refused "unknown shape 'llama3-8b' (expected one of: llama2-7b, llama2-13b, llama2-70b)" --shape llama3-8b
-refused "unknown device 'tpu' (expected one of: h100, a100, v100)" --shape llama2-7b --device tpu
+refused "unknown device 'tpu' (expected one of: h100, h200, a100, v100)" --shape llama2-7b --device tpu
 refused "give --shape, or --depth and --width" --depth 4
 refused "matmul efficiency must be in (0, 1]" --shape llama2-7b --matmul-efficiency 1.2
 refused "sequence and vocabulary parallelism split over a tensor axis of 2 or more" --shape llama2-7b --sequence-parallel
