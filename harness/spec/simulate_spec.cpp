@@ -60,26 +60,17 @@ std::vector<std::pair<double, double>> read_send_calls(MapReader& cluster, const
   return calls;
 }
 
-// What `harness profile layers` wrote beside the graph file (profile.json): the optimizer
-// step it measured (whole_model.step; 0 where there is none: published profiles have no
-// step) and the intra-op threads it ran with (1 where not recorded); how many processes ran
-// at once while it was timed (stages x co-located copies) and on which clock.
-struct ProfileExtras {
+// What profile.json (beside the graph file) says that the spec may still decide on or that
+// only warns: the optimizer step it measured (whole_model.step; 0 where there is none:
+// published profiles have no step), its after-idle timings, how many processes ran at once while
+// it was timed (stages x co-located copies) and on which clock. The rest of what it says goes
+// straight into the model's settings (read_profile_json).
+struct ProfileReading {
   std::string path;  // of profile.json; empty where there is none
   double step_ms = 0.0;
-  double threads = 1.0;
-  int tensor = 1;
-  bool vocabulary_parallel = false;
-  std::optional<bool> sequence_parallel;
-  std::string activation_checkpointing = "none";
-  long long recompute_every = 1;
-  std::string zoo_model;
-  long long tokens = 0;
   int processes = 1;
   bool cpu_clock = false;
   std::vector<AfterIdleSettings> after_idle;
-  std::vector<double> backward_input_ms, backward_weight_ms;
-  std::vector<double> stored_bytes;
 };
 
 // [{gap_ms, forward: {median_ms}, backward: {median_ms}}, ...] over layers first..last.
@@ -114,16 +105,16 @@ std::vector<AfterIdleSettings> read_after_idle(const json& doc) {
 }
 
 // profile.json's split backward: every layer's I and W medians, or none where a layer lacks them.
-void read_backward_split(const json& doc, ProfileExtras& extras) {
+void read_backward_split(const json& doc, ModelSettings& m) {
   if (!doc.contains("layers")) return;
   for (const json& layer : doc.at("layers")) {
     if (!layer.contains("backward_input") || !layer.contains("backward_weight")) {
-      extras.backward_input_ms.clear();
-      extras.backward_weight_ms.clear();
+      m.backward_input_ms.clear();
+      m.backward_weight_ms.clear();
       return;
     }
-    extras.backward_input_ms.push_back(layer.at("backward_input").at("median_ms").get<double>());
-    extras.backward_weight_ms.push_back(layer.at("backward_weight").at("median_ms").get<double>());
+    m.backward_input_ms.push_back(layer.at("backward_input").at("median_ms").get<double>());
+    m.backward_weight_ms.push_back(layer.at("backward_weight").at("median_ms").get<double>());
   }
 }
 
@@ -138,42 +129,44 @@ std::vector<double> read_stored_bytes(const json& doc) {
   return bytes;
 }
 
-ProfileExtras read_profile_extras(const std::string& graph_path) {
-  ProfileExtras extras;
-  const fs::path profile = fs::path(graph_path).parent_path() / "profile.json";
+// Reads profile.json beside `m.profile` into `m` (threads, the tensor split, recomputation, the
+// zoo model and its tokens, the split backward, the stored bytes) and returns the rest.
+ProfileReading read_profile_json(ModelSettings& m) {
+  ProfileReading reading;
+  const fs::path profile = fs::path(m.profile).parent_path() / "profile.json";
   std::error_code error;
-  if (!fs::is_regular_file(profile, error)) return extras;
+  if (!fs::is_regular_file(profile, error)) return reading;
   try {
     const json doc = parse_json(read_file(profile));
-    extras.path = profile.string();
-    if (doc.contains("threads")) extras.threads = std::max(1, doc.at("threads").get<int>());
-    extras.tensor = std::max(1, doc.value("tensor", 1));
-    extras.vocabulary_parallel = doc.value("vocabulary_parallel", false);
+    reading.path = profile.string();
+    if (doc.contains("threads")) m.threads = std::max(1, doc.at("threads").get<int>());
+    m.tensor = std::max(1, doc.value("tensor", 1));
+    m.vocabulary_parallel = doc.value("vocabulary_parallel", false);
     if (doc.contains("sequence_parallel")) {
-      extras.sequence_parallel = doc.at("sequence_parallel").get<bool>();
+      m.sequence_parallel = doc.at("sequence_parallel").get<bool>();
     }
-    extras.activation_checkpointing = doc.value("activation_checkpointing", "none");
-    extras.recompute_every = std::max<long long>(1, doc.value("recompute_every", 1LL));
-    extras.zoo_model = doc.value("model", "");
+    m.activation_checkpointing = doc.value("activation_checkpointing", "none");
+    m.recompute_every = std::max<long long>(1, doc.value("recompute_every", 1LL));
+    m.zoo_model = doc.value("model", "");
     const auto shape = doc.value("input_shape", std::vector<long long>{});
-    if (shape.size() == 1) extras.tokens = shape.front();  // a sequence model's tokens
+    if (shape.size() == 1) m.tokens = shape.front();  // a sequence model's tokens
     const int stages = doc.contains("stages") ? static_cast<int>(doc.at("stages").size()) : 1;
-    extras.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
-    extras.cpu_clock = doc.value("clock", "wall") == "cpu";
-    extras.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
-    extras.after_idle = read_after_idle(doc);
-    read_backward_split(doc, extras);
-    extras.stored_bytes = read_stored_bytes(doc);
+    reading.processes = std::max(1, stages) * std::max(1, doc.value("co_located", 1));
+    reading.cpu_clock = doc.value("clock", "wall") == "cpu";
+    reading.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
+    reading.after_idle = read_after_idle(doc);
+    read_backward_split(doc, m);
+    m.stored_bytes = read_stored_bytes(doc);
   } catch (const std::exception&) {
     // an older profile without a step or after-idle timings, or not one of ours
   }
-  return extras;
+  return reading;
 }
 
 // A profile timed on the wall clock by more processes than the simulated machine has cores
 // already contains each process's wait for a core; the simulator's own sharing of
 // `cluster.cpu_cores` would add it a second time. Warned once per profile and core count.
-void warn_if_cores_shared_twice(const ProfileExtras& extras, double cpu_cores) {
+void warn_if_cores_shared_twice(const ProfileReading& extras, double cpu_cores) {
   if (extras.path.empty() || extras.cpu_clock || cpu_cores <= 0 || extras.processes <= cpu_cores) {
     return;
   }
@@ -221,7 +214,7 @@ void check_recomputation_key(MapReader& model, const std::string& profiled) {
 
 // simulate.model: the profile (checked readable now) and what its files add.
 ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
-                         ProfileExtras& extras) {
+                         ProfileReading& extras) {
   const std::string base = kSection;
   ModelSettings m;
   MapReader model(section["model"], base + ".model", origin);
@@ -233,21 +226,10 @@ ModelSettings read_model(const YAML::Node& section, const SpecOrigin& origin,
   }
   m.pbs = model.get_int("pbs", std::nullopt, 1, 1 << 30);
   m.batch_size = model.get_int("batch_size", m.pbs, 1, 1 << 30);
-  extras = read_profile_extras(m.profile);
+  extras = read_profile_json(m);
   m.step_ms = model.has("step_ms") ? model.get_double("step_ms", 0.0, kZeroOrMore) : extras.step_ms;
-  m.threads = extras.threads;
-  m.tensor = extras.tensor;
-  m.vocabulary_parallel = extras.vocabulary_parallel;
-  m.sequence_parallel = extras.sequence_parallel;
-  m.activation_checkpointing = extras.activation_checkpointing;
-  m.recompute_every = extras.recompute_every;
   check_recomputation_key(model, m.activation_checkpointing);
-  m.zoo_model = extras.zoo_model;
-  m.tokens = extras.tokens;
   if (model.get_bool("after_idle", true)) m.after_idle = extras.after_idle;
-  m.backward_input_ms = extras.backward_input_ms;
-  m.stored_bytes = extras.stored_bytes;
-  m.backward_weight_ms = extras.backward_weight_ms;
   model.finish();
   return m;
 }
@@ -324,7 +306,7 @@ RunSettings read_run(const YAML::Node& section, const SpecOrigin& origin) {
 PointSettings read_point(const YAML::Node& section, const SpecOrigin& origin) {
   const std::string base = kSection;
   PointSettings p;
-  ProfileExtras extras;
+  ProfileReading extras;
   p.model = read_model(section, origin, extras);
   p.cluster = read_cluster(section, origin);
   warn_if_cores_shared_twice(extras, p.cluster.cpu_cores);
