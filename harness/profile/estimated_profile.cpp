@@ -183,10 +183,6 @@ runtime::LayerProfileResult estimate_layer_profile(const EstimateRequest& r) {
   return result;
 }
 
-}  // namespace harness
-
-namespace harness {
-
 namespace {
 
 // The training FLOPs of one sample through the whole model (3 x its forward's products, MFU's
@@ -201,7 +197,9 @@ json estimate_json(const EstimateRequest& r) {
   return {{"basis",
            "computed from the shapes (harness profile estimate), not measured: a layer's forward "
            "is its matrix products at matmul_efficiency x peak_flops plus its element-wise bytes "
-           "at memory_efficiency x memory_bandwidth; backward twice the forward"},
+           "at memory_efficiency x memory_bandwidth; backward twice the forward, plus what it "
+           "recomputes and the embedding's dense table gradient; AdamW's step 32 bytes a "
+           "parameter"},
           {"device", r.device.name},
           {"peak_flops", r.device.peak_flops},
           {"memory_bandwidth", r.device.memory_bandwidth},
