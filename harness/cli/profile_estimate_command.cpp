@@ -57,7 +57,12 @@ EstimateRequest estimate_request(const EstimateOptions& o) {
   r.device = *device;
   r.device.peak_flops = o.peak_flops.value_or(r.device.peak_flops);
   r.device.memory_bandwidth = o.memory_bandwidth.value_or(r.device.memory_bandwidth);
-  if (o.peak_flops || o.memory_bandwidth) r.device.name += " (rates given)";
+  // What profile.json names as the device: the preset, or the rates given in its place.
+  if (o.peak_flops && o.memory_bandwidth) {
+    r.device.name = "given rates";
+  } else if (o.peak_flops || o.memory_bandwidth) {
+    r.device.name += o.peak_flops ? " (peak given)" : " (bandwidth given)";
+  }
   r.element_bytes = o.precision == "fp32" ? 4 : 2;
   r.batch = o.batch;
   r.split = {o.tensor, o.sequence_parallel, o.vocabulary_parallel};

@@ -76,6 +76,12 @@ code=0; "$HARNESS" simulate "$SCRATCH/no_sp.yaml" > /dev/null 2> "$SCRATCH/err" 
   fail "a system without the estimate's sequence parallelism: exit $code, $(cat "$SCRATCH/err")"
 expect_contains "$(cat "$SCRATCH/err")" "system 'tp8' does not run sequence parallelism, and $SCRATCH/slice/graph.txt was estimated with it"
 
+# Rates given in place of a preset's are named so in profile.json, never as the preset.
+"$HARNESS" profile estimate --depth 2 --width 64 --peak-flops 1e12 --memory-bandwidth 1e11 \
+  --out "$SCRATCH/given" > /dev/null || fail "an estimate at given rates failed"
+"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert (d["device"], d["estimate"]["peak_flops"]) == ("given rates", 1e12), d["estimate"]' \
+  "$SCRATCH/given/profile.json" || fail "given rates named as a device"
+
 refused() {  # want args...
   local want=$1 code=0
   shift
