@@ -21,6 +21,8 @@
 #      each one's fp32 losses must equal DDP's on 2 ranks of twice the batch;
 #   3f. the decoder under HiDup's searched strategy (kind: spmd) on 2 ranks; its fp32 losses
 #      must equal DDP's on 1 rank of twice the batch;
+#   3g. a wider decoder at world 1 in bf16 against `harness profile estimate` of its shape at
+#      the GPU's datasheet rates: the run's p50 over the estimate;
 #   4. the harness's overlap reducer against PyTorch's own DDP on the same GPU (world 1 over
 #      NCCL, ResNet-50, batch 64 at 224x224, alternating rounds, in each precision; the peer is
 #      the Python whose torch is the rank program's LibTorch, with the same math): iteration p50
@@ -293,6 +295,47 @@ PY
 ) || spmd_check="FAILED (the comparison)"
 [[ $spmd_check == *FAILED* ]] && failures=$((failures + 1))
 
+# 3g. The computed profile against a run: a wider decoder, world 1 in bf16 with AdamW, and
+# `harness profile estimate` of the same shape and batch at the device's datasheet rates (the
+# default efficiencies) or, where the device has no preset, at this machine's measured bf16 GEMM
+# and triad (efficiency 1). The ratio of the run's p50 to the estimate's forward, backward and
+# step is what the paper-scale study's efficiencies would need to be multiplied by (the zoo's
+# attention and norms are not fused; the estimate's are).
+if [[ $device == cuda ]]; then
+  estimated_shape=(--depth 4 --width 2048 --tokens 2048 --batch 4)
+  estimated_model="{name: llama, depth: 4, width: 2048, input_shape: [2048], batch_size: 4, precision: bf16}"
+  case "$gpu_name" in *H200*) rates=(--device h200) ;; *H100*) rates=(--device h100) ;; *) rates=() ;; esac
+else
+  estimated_shape=(--depth 2 --width 64 --tokens 16 --batch 2 --vocab 500)
+  estimated_model="{name: llama, depth: 2, width: 64, input_shape: [16], vocab: 500, batch_size: 2, precision: bf16}"
+  rates=()
+fi
+if [[ ${#rates[@]} == 0 ]]; then
+  read -r gemm triad < <(python3 -c '
+import json, os
+limits = json.load(open(os.path.expanduser("~/.cache/harness/machine.json")))
+print(limits["gemm_bf16"]["gflops_all_cores"] * 1e9, limits["triad"]["gbs_all_cores"] * 1e9)') || true
+  rates=(--peak-flops "${gemm:-1e12}" --memory-bandwidth "${triad:-1e11}" --matmul-efficiency 1 --memory-efficiency 1)
+fi
+estimate_check="FAILED (the run)"
+estimate_run=$(optimizer="{name: adamw, lr: 0.001}" study estimate_run "$estimated_model" 1 "$nccl") || estimate_run=""
+row "Llama-style decoder (AdamW), world 1, $nccl, bf16, against its computed profile" "$estimate_run"
+if [[ -n $estimate_run ]] && "$BUILD/harness" profile estimate "${estimated_shape[@]}" "${rates[@]}"     --out "$work/estimate" > "$work/estimate.out" 2> "$work/estimate.err"; then
+  estimate_check=$(python3 - "$estimate_run" "$work/estimate/profile.json" <<'PY'
+import csv, glob, json, sys
+xs = sorted(float(r["iteration_ms"]) for f in glob.glob(f"{sys.argv[1]}/raw/*/*/rep*/rank*.csv") for r in csv.DictReader(open(f)))
+h = 0.5 * (len(xs) - 1); k = int(h)
+p50 = xs[k] + (h - k) * (xs[min(k + 1, len(xs) - 1)] - xs[k])
+doc = json.load(open(sys.argv[2]))
+whole = doc["whole_model"]
+estimated = sum(whole[phase]["median_ms"] for phase in ("forward", "backward", "step"))
+print(f"run p50 {p50:.2f} ms, estimated {estimated:.2f} ms on {doc['device']}: run / estimate {p50 / estimated:.2f}")
+PY
+) || estimate_check="FAILED (the comparison)"
+fi
+[[ $estimate_check == FAILED* ]] && failures=$((failures + 1))
+echo "Computed profile against the run: $estimate_check" >&2
+
 # The device's pipeline trains what the host CPU's does: DAPPLE's last stage's loss in the first
 # iterations, fp32 (IEEE on both), from the same seed, on the device and on the CPU.
 pipeline_check="(not run: the device is the CPU)"
@@ -409,6 +452,7 @@ echo "Llama-style decoder ZeRO-1/2/3 fp32 losses against DDP's on the device: ${
 echo "Pipeline x ZeRO-1/2/FSDP and pp_tp (summed) fp32 losses against the plain pipeline's on the device: $composed_check"
 echo "Tensor parallelism (TP, TP+SP, FSDP x TP, TP+SP with the vocabulary split, TP+SP gathering again in backward, recomputed TP+SP) fp32 losses against DDP's on the device: $tensor_check"
 echo "HiDup's searched strategy fp32 losses against one rank's on the device: $spmd_check"
+echo "Llama-style decoder, world 1, bf16, against \`harness profile estimate\` of its shape: $estimate_check"
 echo
 echo "ResNet-50 harness/PyTorch DDP on one device, batch $batch at ${image}x${image}:"
 echo
