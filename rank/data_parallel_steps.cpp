@@ -57,9 +57,7 @@ baselines::GradientReducer* DataParallelSteps::reducer() {
 
 void DataParallelSteps::begin_iteration(TraceRecorder& trace) {
   if (optimizer_) return optimizer_->zero_grad();
-  baselines::ReplicaShards& shards = *expert_sync_->dense_shards();
-  shards.zero_grad();
-  shards.gather_parameters(trace);
+  expert_sync_->dense_shards()->begin_iteration(trace);
 }
 
 void DataParallelSteps::step(TraceRecorder& trace) {

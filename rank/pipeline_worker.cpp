@@ -224,8 +224,7 @@ class StageOptimizer {
   // Gradients cleared; at ZeRO stage 3 the parameters the last step freed gathered again.
   void begin_iteration(TraceRecorder& trace) {
     if (shards_ == nullptr) return whole_->zero_grad();
-    shards_->zero_grad();
-    shards_->gather_parameters(trace);
+    shards_->begin_iteration(trace);
   }
   void step(TraceRecorder& trace) {
     if (shards_ != nullptr) return shards_->step(trace);

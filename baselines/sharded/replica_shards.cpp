@@ -144,11 +144,12 @@ void ReplicaShards::gather_parameters(runtime::TraceRecorder& trace) {
   s.gathered = true;
 }
 
-void ReplicaShards::zero_grad() {
+void ReplicaShards::begin_iteration(runtime::TraceRecorder& trace) {
   State& s = *state_;
   for (at::Tensor& parameter : s.parameters) parameter.mutable_grad().reset();
   for (at::Tensor parameter : s.options.local_parameters) parameter.mutable_grad().reset();
   s.chunk.mutable_grad().reset();
+  gather_parameters(trace);
 }
 
 GradientReducer* ReplicaShards::reducer() { return state_->sum.get(); }

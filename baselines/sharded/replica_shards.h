@@ -60,10 +60,12 @@ class ReplicaShards : public runtime::GradientSync {
   // Steps the chunk, then all-gathers every replica's chunk into the parameters (recorded in
   // `trace` while it is enabled); stage 3 frees the parameters instead.
   void step(runtime::TraceRecorder& trace);
-  // Stage 3: the parameters the last step freed, all-gathered from every replica's chunk; call
-  // before the iteration's first forward. A no-op while they are whole (every other stage).
+  // Before the iteration's first forward: the gradients cleared and, at stage 3, the parameters
+  // the last step freed all-gathered from every replica's chunk.
+  void begin_iteration(runtime::TraceRecorder& trace);
+  // Stage 3: the parameters the last step freed, all-gathered from every replica's chunk. A
+  // no-op while they are whole (every other stage).
   void gather_parameters(runtime::TraceRecorder& trace);
-  void zero_grad();
 
   // Stage 1's bucketed all-reduce (its buckets, its trace); none at stage 2.
   GradientReducer* reducer();

@@ -188,8 +188,7 @@ void expect_sharded_dense_part_matches_one_process(ZeroStage stage) {
             stage, ReducerOptions{.bucket_mb = 0.05, .first_bucket_mb = 0.01}, adamw, {}});
     runtime::TraceRecorder trace;
     for (int step = 0; step < kSteps; ++step) {
-      sync->dense_shards()->zero_grad();
-      sync->dense_shards()->gather_parameters(trace);  // stage 3's, freed by the last step
+      sync->dense_shards()->begin_iteration(trace);  // stage 3 gathers what the step freed
       loss_of(model, ids.narrow(0, r * kPerRank, kPerRank),
               labels.narrow(0, r * kPerRank, kPerRank))
           .backward();

@@ -88,8 +88,7 @@ void train_composed_rank(const PipelineLayout& layout, ZeroStage zero, int rank,
   runtime::PipelineStage stage(model, options, *everyone, &counted, runtime::sample_of(batch));
   runtime::TraceRecorder trace;
   for (int step = 0; step < kSteps; ++step) {
-    shards->zero_grad();
-    shards->gather_parameters(trace);
+    shards->begin_iteration(trace);
     stage.run_iteration(batch.input, batch.target, trace);
     shards->step(trace);
     // Counted from the second iteration, as a run counts after its warm-up: the first finds
