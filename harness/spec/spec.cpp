@@ -508,10 +508,10 @@ void check_tensor_at_point(const SystemConfig& system, const PointConfig& config
     fail("tensor " + std::to_string(t) + " does not divide run.world_size " +
          std::to_string(config.run.world_size));
   }
-  if (system.data.sharded() && config.run.world_size == t) {
-    fail("zero_stage " + std::to_string(system.data.zero_stage) +
-         " shards over the replicas, and tensor " + std::to_string(t) + " on " + std::to_string(t) +
-         " ranks leaves one");
+  if (const std::string problem =
+          tensor_replicas_problem(system.data.zero_stage, t, config.run.world_size);
+      !problem.empty()) {
+    fail(problem);
   }
   const ModelConfig& model = config.model;
   const std::vector<int64_t> shape(model.input_shape.begin(), model.input_shape.end());

@@ -34,6 +34,12 @@ runtime::TensorAxis read_tensor_system_axis(MapReader& reader) {
   return tensor;
 }
 
+std::string tensor_replicas_problem(int zero_stage, int degree, long long world) {
+  if (zero_stage == 0 || world != degree) return "";
+  return "zero_stage " + std::to_string(zero_stage) + " shards over the replicas, and tensor " +
+         std::to_string(degree) + " on " + std::to_string(world) + " ranks leaves one";
+}
+
 double read_bucket_mb(MapReader& reader, const std::string& key, double fallback) {
   const double mb = reader.get_double(key, fallback, 0.0);
   if (mb * 1024 * 1024 < 1) {

@@ -27,6 +27,12 @@ runtime::TensorAxis read_tensor_axis(MapReader& reader);
 // pipeline's stages do not take.
 runtime::TensorAxis read_tensor_system_axis(MapReader& reader);
 
+// What stops ZeRO's `zero_stage` from sharding a tensor-parallel system's replicas: tensor
+// `degree` over `world` ranks leaving one group; "" where it leaves more (or does not divide
+// them: refused apart) or there is nothing to shard (stage 0). One message for train and
+// simulate specs.
+std::string tensor_replicas_problem(int zero_stage, int degree, long long world);
+
 // A bucket cap in MiB: at least one byte. A smaller value is reported and `fallback` returned.
 double read_bucket_mb(MapReader& reader, const std::string& key, double fallback);
 

@@ -25,6 +25,7 @@
 #include "harness/spec/pipeline_plan_source.h"
 #include "harness/spec/simulate_spec.h"
 #include "harness/spec/spec.h"
+#include "harness/spec/system_keys.h"
 #include "harness/spec/yaml_reader.h"
 #include "harness/study/experiment_runner.h"
 #include "planner/cluster/topology.h"
@@ -673,11 +674,10 @@ void check_tensor_profile(const SystemSettings& s, const PointSettings& p, Input
     throw InputError(s.where + ": tensor " + std::to_string(degree) + " does not divide " +
                      "run.world_size " + std::to_string(p.run.world_size));
   }
-  if (s.kind == runtime::SystemKind::kTensorParallel && s.data.zero_stage > 0 &&
-      p.run.world_size / degree < 2) {
-    throw InputError(s.where + ": zero_stage " + std::to_string(s.data.zero_stage) +
-                     " shards over the replicas, and tensor " + std::to_string(degree) + " on " +
-                     std::to_string(p.run.world_size) + " ranks leaves one");
+  if (const std::string problem =
+          tensor_replicas_problem(s.data.zero_stage, degree, p.run.world_size);
+      s.kind == runtime::SystemKind::kTensorParallel && !problem.empty()) {
+    throw InputError(s.where + ": " + problem);
   }
   const std::vector<bool> split = sim::split_layers(inputs.costs(p.model));
   if (std::find(split.begin(), split.end(), true) == split.end()) {
