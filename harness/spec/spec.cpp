@@ -399,18 +399,25 @@ bool splits_backward(const SystemConfig& system,
   return false;
 }
 
+// The most replicas a pipeline's stage has where the layout is known now: an inline list's
+// largest stage, or `stages: N`'s equal share of the ranks; 0 for a plan's (checked by the plan).
+long long replicas_per_stage(const SystemConfig& system, const PointConfig& config) {
+  if (system.stage_count > 0)
+    return system.layout_ranks(config.run.world_size) / system.stage_count;
+  long long replicas = 0;
+  for (const auto& stage : system.stages) {
+    replicas = std::max(replicas, static_cast<long long>(stage.ranks.size()));
+  }
+  return replicas;
+}
+
 // Every micro-batch needs a sample for each replica of a stage: the global batch split into
 // micro_batches parts of at least `replicas` rows (the most replicas any stage has). "" when it
 // does.
 std::string micro_batch_problem(const SystemConfig& system, const PointConfig& config) {
   const long long global_batch = config.model.batch_size * config.run.world_size;
-  long long replicas = 1;
-  for (const auto& stage : system.stages) {
-    replicas = std::max<long long>(replicas, static_cast<long long>(stage.ranks.size()));
-  }
-  if (system.stage_count > 0)
-    replicas = system.layout_ranks(config.run.world_size) / system.stage_count;
-  if (config.pipeline.micro_batches * std::max(1LL, replicas) <= global_batch) return "";
+  const long long replicas = std::max(1LL, replicas_per_stage(system, config));
+  if (config.pipeline.micro_batches * replicas <= global_batch) return "";
   return "pipeline.micro_batches " + std::to_string(config.pipeline.micro_batches) + " x " +
          std::to_string(replicas) + " replica(s) per stage needs " +
          std::to_string(config.pipeline.micro_batches * replicas) +
@@ -440,12 +447,7 @@ void check_known_schedule(const SystemConfig& system, const PointConfig& config,
 // zero_stage shards a stage over its replicas: a layout where no stage has two says nothing
 // (where the layout is known now; a plan's is checked by the plan).
 std::string replica_shard_problem(const SystemConfig& system, const PointConfig& config) {
-  if (!system.data.sharded()) return "";
-  size_t replicas = 0;
-  for (const auto& stage : system.stages) replicas = std::max(replicas, stage.ranks.size());
-  if (system.stage_count > 0)
-    replicas = system.layout_ranks(config.run.world_size) / system.stage_count;
-  if (replicas != 1) return "";
+  if (!system.data.sharded() || replicas_per_stage(system, config) != 1) return "";
   return "zero_stage " + std::to_string(system.data.zero_stage) +
          " shards each stage over its replicas, and every stage here has one";
 }
