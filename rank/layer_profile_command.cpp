@@ -31,6 +31,7 @@
 #include "runtime/models/model_catalog.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "runtime/profile/layer_profile_json.h"
+#include "runtime/profile/layer_table.h"
 #include "runtime/protocol/heap_policy.h"
 
 namespace harness {
@@ -214,13 +215,8 @@ int write_layer_profile(const runtime::LayerProfileResult& result, int warmup,
                         const std::vector<runtime::LayerProfileResult>& stages = {}) {
   std::vector<GraphLayer> graph;
   double forward_sum = 0, backward_sum = 0;
-  std::printf("%-22s %-18s %12s %12s %14s %14s\n", "layer", "kind", "forward ms", "backward ms",
-              "activation B", "parameter B");
+  runtime::print_layer_table(result);
   for (const auto& l : result.layers) {
-    std::printf("%-22s %-18s %12.3f %12.3f %14lld %14lld\n", l.name.c_str(), l.kind.c_str(),
-                l.forward.median_ms, l.backward.median_ms,
-                static_cast<long long>(l.activation_bytes),
-                static_cast<long long>(l.parameter_bytes));
     forward_sum += l.forward.median_ms;
     backward_sum += l.backward.median_ms;
     graph.push_back({l.name, l.kind, l.forward.median_ms, l.backward.median_ms, l.activation_bytes,

@@ -11,6 +11,7 @@
 #include "planner/model/pipedream_graph_writer.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/profile/layer_profile_json.h"
+#include "runtime/profile/layer_table.h"
 
 namespace harness {
 
@@ -216,14 +217,7 @@ json estimate_json(const EstimateRequest& r) {
 }
 
 void print_profile(const runtime::LayerProfileResult& result, const EstimateRequest& r) {
-  std::printf("%-14s %-14s %12s %12s %14s %14s\n", "layer", "kind", "forward ms", "backward ms",
-              "activation B", "parameter B");
-  for (const auto& l : result.layers) {
-    std::printf("%-14s %-14s %12.3f %12.3f %14lld %14lld\n", l.name.c_str(), l.kind.c_str(),
-                l.forward.median_ms, l.backward.median_ms,
-                static_cast<long long>(l.activation_bytes),
-                static_cast<long long>(l.parameter_bytes));
-  }
+  runtime::print_layer_table(result);
   double flops = 0;
   for (const auto& w : runtime::llama_layer_work(r.dims, r.batch, r.split, r.element_bytes)) {
     flops += 3 * w.forward_flops;
