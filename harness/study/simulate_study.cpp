@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -631,12 +630,11 @@ sim::ShardedSystem sharded_system(const SystemSettings& s, const PointSettings& 
   config["units"] = layout.units.size();
   const baselines::ShardMemory memory =
       baselines::sharded_memory(layout, system.stage, 4, kSimulatedOptimizerStates);
-  std::vector<int> layers(static_cast<size_t>(costs.size()));
-  std::iota(layers.begin(), layers.end(), 0);
+  // Its padded shards by the stage's formula; its activations a replica's, every layer's batch.
   config["memory_per_rank"] = memory_json(
       {double(memory.parameter_bytes), double(memory.gradient_bytes),
        double(memory.optimizer_state_bytes),
-       sim::stored_activations(costs, layers, static_cast<double>(p.model.batch_size))});
+       sim::replicated_memory(costs, static_cast<double>(p.model.batch_size)).activation_bytes});
   return system;
 }
 
