@@ -44,6 +44,7 @@ add_executable(harness_tests
   harness/results/report_test.cpp
   harness/results/rank_placement_test.cpp
   harness/results/results_test.cpp
+  harness/spec/mesh_form_test.cpp
   harness/spec/pipeline_plan_source_test.cpp
   harness/spec/spec_test.cpp
 )

@@ -12,6 +12,7 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "common/limits.h"
+#include "harness/spec/mesh_form.h"
 #include "harness/spec/published_profiles.h"
 #include "harness/spec/spec.h"
 #include "harness/spec/spec_errors.h"
@@ -425,7 +426,13 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     }
     return s;
   }
-  MapReader r(node, path, origin);
+  // The composed form (`mesh:`) is read as the short form it expands to.
+  const std::optional<MeshForm> form =
+      expand_mesh_form(node, path, origin, {"ddp", "pipeline", "sharded", "tensor_parallel"});
+  if (!form) return std::nullopt;
+  s.mesh = form->mesh;
+  MapReader r(form->entry, path, origin);
+  r.locate_at(node);
   // "dp", the simulator's first name for DDP with gradient accumulation, stays a spelling of ddp.
   const std::string kind =
       r.get_string("kind", "ddp", {"ddp", "dp", "pipeline", "sharded", "tensor_parallel"});

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/spec/mesh_form.h"
 #include "runtime/parallel/parallel_system.h"
 
 namespace harness {
@@ -160,6 +161,8 @@ struct SystemSettings {
   // `stages: N`, as a train spec's: N stages cut where the profile's forward times balance
   // (balanced_stages), each an equal share of the world (of its tensor groups); 0: none.
   int balanced_stage_count = 0;
+  // Written as a device mesh (harness/spec/mesh_form.h): its data degree checked at each point.
+  std::optional<MeshDegrees> mesh;
   std::string where;  // spec location, for errors found while simulating
 };
 

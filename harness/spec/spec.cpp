@@ -18,6 +18,7 @@
 #include "harness/plot/kinds.h"
 #include "harness/profile/spmd_costs_file.h"
 #include "harness/results/results_folder.h"
+#include "harness/spec/mesh_form.h"
 #include "harness/spec/pipeline_schedule_source.h"
 #include "harness/spec/spec_errors.h"
 #include "harness/spec/system_keys.h"
@@ -565,6 +566,10 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     throw InputError(origin.where(where, "systems") + ": systems: " + system.name + ": " + what +
                      at);
   };
+  if (const std::string problem = mesh_world_problem(system.mesh, config.run.world_size);
+      !problem.empty()) {
+    fail(problem);
+  }
   if (system.kind() == SystemKind::kExternal && config.run.pin_cpus) {
     fail(
         "run.pin_cpus binds the harness's own ranks; an external system's command is not "
@@ -649,7 +654,13 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
     }
     return system;
   }
-  MapReader reader(entry, "systems", origin);
+  // The composed form (`mesh:`) is read as the short form it expands to.
+  const std::optional<MeshForm> form =
+      expand_mesh_form(entry, "systems", origin, runtime::system_kind_names());
+  if (!form) return std::nullopt;
+  system.mesh = form->mesh;
+  MapReader reader(form->entry, "systems", origin);
+  reader.locate_at(entry);
   system.name = reader.get_string("name", std::nullopt);
   if (const std::string problem = folder_name_problem(system.name);
       reader.has("name") && !problem.empty()) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/emulation/network_plan.h"
+#include "harness/spec/mesh_form.h"
 #include "harness/spec/sweep.h"
 #include "harness/spec/yaml_reader.h"
 #include "runtime/models/model_catalog.h"
@@ -135,6 +136,9 @@ struct SystemConfig : runtime::ParallelSystem {
   int stage_count = 0;  // `stages: N`: N pipeline ranks of equal layer counts on equal rank groups
   int stages_per_rank = 1;  // with `stages: N`: the model cut into N x this many stages
   std::string plan;         // "auto" or a planner plan.json
+  // Written as a device mesh (harness/spec/mesh_form.h): its degrees, the data axis's checked
+  // against each point's world.
+  std::optional<MeshDegrees> mesh;
 
   SystemKind kind() const { return external ? SystemKind::kExternal : runtime::kind_of(*this); }
   // The ranks a pipeline's layout places out of `world`: tensor groups, where a tensor axis

@@ -81,7 +81,7 @@ void MapReader::report(const YAML::Node& node, const std::string& key, const std
 }
 
 void MapReader::report_map(const std::string& message) {
-  report(origin_.error(node_, path_, path_ + ": " + message));
+  report(origin_.error(map_position(), path_, path_ + ": " + message));
 }
 
 bool MapReader::has(const std::string& key) const { return bool(node_[key]); }
@@ -95,7 +95,7 @@ YAML::Node MapReader::child(const std::string& key) {
 std::optional<YAML::Node> MapReader::required(const std::string& key) {
   YAML::Node value = child(key);
   if (!value) {
-    report(origin_.error(node_, path_, "missing required key '" + key_path(key) + "'"));
+    report(origin_.error(map_position(), path_, "missing required key '" + key_path(key) + "'"));
     return std::nullopt;
   }
   if (!value.IsScalar()) {
@@ -202,7 +202,7 @@ std::vector<long long> MapReader::get_int_list(const std::string& key,
   }
   YAML::Node value = child(key);
   if (!value || !value.IsSequence() || value.size() == 0) {
-    report(value ? value : node_, key,
+    report(value ? value : map_position(), key,
            "expected a non-empty list of integers, got " + describe_node(value));
     return stand_in;
   }

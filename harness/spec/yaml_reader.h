@@ -90,13 +90,20 @@ class MapReader {
   void report(const YAML::Node& node, const std::string& key, const std::string& message);
   // An error about the map as a whole ("model: ..." at the map's own position).
   void report_map(const std::string& message);
+  // Errors about the map as a whole (report_map, a missing key) point at `node`: the map the
+  // spec wrote, where this reader reads one derived from it (harness/spec/mesh_form.h).
+  void locate_at(const YAML::Node& node) { located_at_.emplace(node); }
 
  private:
   // The key's single value, or nothing once its absence or shape has been reported.
   std::optional<YAML::Node> required(const std::string& key);
   void report(InputError error);
 
+  // Where map-level errors point: node_ itself unless locate_at said otherwise.
+  const YAML::Node& map_position() const { return located_at_ ? *located_at_ : node_; }
+
   YAML::Node node_;
+  std::optional<YAML::Node> located_at_;
   std::string path_;
   const SpecOrigin& origin_;
   std::set<std::string> read_;

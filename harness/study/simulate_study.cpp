@@ -922,6 +922,11 @@ void check_inputs(const SimulateSpec& spec, Inputs& inputs) {
     const ResolvedCluster cluster = resolve_cluster(point.settings, inputs);
     // Stages written inline must place at every point; plans are made (or read) per run.
     for (const auto& system : spec.systems) {
+      if (const std::string problem =
+              mesh_world_problem(system.mesh, point.settings.run.world_size);
+          !problem.empty()) {
+        throw InputError(system.where + ": " + problem);
+      }
       if (system.kind == runtime::SystemKind::kPipeline &&
           (!system.stages.empty() || system.balanced_stage_count > 0)) {
         choose_pipeline(system, point.settings, cluster, inputs);
