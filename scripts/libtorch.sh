@@ -20,6 +20,7 @@
 
 HARNESS_PYPI_TORCH=2.11.0
 HARNESS_PYPI_TORCHVISION=0.26.0
+HARNESS_PYPI_DEEPSPEED=0.19.8
 
 libtorch_venv() {
   echo "${HARNESS_CACHE:-$HOME/.cache/harness}/torch-$HARNESS_PYPI_TORCH"
@@ -124,6 +125,12 @@ sys.exit(packages.version('torch').split('+')[0] != '$HARNESS_PYPI_TORCH')" 2>/d
     /usr/bin/python3 -m venv "$venv"
     libtorch_pip_install "$venv" \
       "torch==$HARNESS_PYPI_TORCH" "torchvision==$HARNESS_PYPI_TORCHVISION" numpy
+  fi
+  # DeepSpeed, the peer of the harness's ZeRO, runs on this torch (its sdist builds no ops).
+  if ! "$venv/bin/python" -c "import importlib.metadata as packages, sys
+sys.exit(packages.version('deepspeed') != '$HARNESS_PYPI_DEEPSPEED')" 2>/dev/null; then
+    echo "install-deps: deepspeed $HARNESS_PYPI_DEEPSPEED from PyPI into $venv"
+    libtorch_pip_install "$venv" "deepspeed==$HARNESS_PYPI_DEEPSPEED"
   fi
   libtorch_install_cuda_toolkit "$venv"
 }
