@@ -32,13 +32,15 @@ def start_rank(threads, device_kind, backend):
     return rank, world, device
 
 
-def write_memory(path, parameter_bytes, gradient_bytes, optimizer_state_bytes):
+def write_memory(path, parameter_bytes, gradient_bytes, optimizer_state_bytes,
+                 expert_parameter_bytes=0):
     """The rank's memory_rank<r>.json, as the harness's ranks write it, with the process's peak
-    resident memory."""
+    resident memory; expert_parameter_bytes: of the parameters, a mixture's experts'."""
     import json
     import resource
     memory = {"parameter_bytes": parameter_bytes, "gradient_bytes": gradient_bytes,
-              "optimizer_state_bytes": optimizer_state_bytes, "expert_parameter_bytes": 0,
+              "optimizer_state_bytes": optimizer_state_bytes,
+              "expert_parameter_bytes": expert_parameter_bytes,
               "peak_resident_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     with open(path, "w") as out:
         json.dump(memory, out, indent=1)
