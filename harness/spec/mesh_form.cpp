@@ -34,23 +34,15 @@ std::optional<MeshDegrees> read_mesh_degrees(const YAML::Node& node, const std::
   return mesh;
 }
 
-// A data axis alone: the ZeRO stage that `zero_stage` gives (0 where absent); -1 once
-// reported.
+// The ZeRO stage of the data axis, `zero_stage` (0 where absent), read by the short forms' rule;
+// -1 once reported.
 int data_zero_stage(const YAML::Node& entry, const std::string& path, const SpecOrigin& origin) {
-  const YAML::Node value = entry["zero_stage"];
-  if (!value) return 0;
-  int stage = -1;
-  if (value.IsScalar()) {
-    const std::string& text = value.Scalar();
-    if (text.size() == 1 && text[0] >= '0' && text[0] <= '3') stage = text[0] - '0';
-  }
-  if (stage >= 0) return stage;
   MapReader reader(entry, path, origin);
-  reader.report(value, "zero_stage", "expected 0, 1, 2 or 3, got " + describe_node(value));
-  return -1;
+  const auto stage = static_cast<int>(reader.get_int("zero_stage", 0, 0, 3));
+  return reader.ok() ? stage : -1;
 }
 
-// The short form's kind for the axes; "" once reported.
+// The short form's kind for the axes.
 std::string short_kind(const MeshDegrees& mesh, int zero_stage) {
   if (mesh.pipeline > 1) return "pipeline";
   if (mesh.tensor > 1) return "tensor_parallel";

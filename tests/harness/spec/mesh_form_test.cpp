@@ -116,7 +116,7 @@ TEST(MeshForm, ErrorsPointIntoTheMeshAndTheKeysBesideIt) {
             "spec.yaml:6:44: systems.stages: goes with a short form; beside 'mesh' the axes' "
             "degrees say it (drop 'stages')");
   EXPECT_EQ(first_error("{name: s, mesh: {}, zero_stage: 4}"),
-            "spec.yaml:6:37: systems.zero_stage: expected 0, 1, 2 or 3, got '4'");
+            "spec.yaml:6:37: systems.zero_stage: must be <= 3 (got 4)");
   EXPECT_EQ(first_error("{name: s, mesh: 2}"),
             "spec.yaml:6:21: systems.mesh: expected a map of axis degrees {pipeline: P, "
             "tensor: T, data: D, experts: BOOL}, got '2'");
