@@ -12,7 +12,10 @@
 #
 # Output: rounds.csv (one row per world, system and round) and table.md: per world and system
 # the measured p50 pooled over the rounds' iterations (n samples), the median of the rounds'
-# simulated p50s, the error, and each round's error against its own run.
+# simulated p50s, the error, and each round's error against its own run; then breakdown.md,
+# where each miss lies: every round's traced iteration per rank, run and simulation, split into
+# compute and the tensor group's collectives, with how far apart a pair enters and leaves them
+# (bench/simulator/tensor_breakdown.py).
 #
 # RECOMPUTE=full or selective: the runs recompute their blocks (model.activation_checkpointing)
 # and the slice is profiled recomputing them the same way (--activation-checkpointing).
@@ -102,6 +105,12 @@ YAML
 }
 
 echo "world,system,round,measured_p50_ms,simulated_p50_ms,samples_dir" > "$OUT/rounds.csv"
+{
+  echo "Traced iteration, ms, ranks 0 and 1 (the first tensor group; $(nproc) cores):"
+  echo
+  echo "| world | round | system | side | rank | compute | all-reduce | all-gather | reduce-scatter | enter skew | leave skew |"
+  echo "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
+} > "$OUT/breakdown.md"
 for round in $(seq 1 "$ROUNDS"); do
   for world in 2 4; do
     dir="$OUT/round$round/world$world"
@@ -110,6 +119,9 @@ for round in $(seq 1 "$ROUNDS"); do
     run_real "$dir" "$world"
     simulate "$dir" "$world"
     [[ $PIPELINE == 1 && $world == 4 ]] && run_pipeline "$dir"
+    # shellcheck disable=SC2046  # each glob names one results folder
+    python3 bench/simulator/tensor_breakdown.py $(echo "$dir"/real/*/*/) \
+      $(echo "$dir"/simulated/*/*/) $(grep -o 'name: [a-z0-9_]*' <<<"$SYSTEMS" | cut -d' ' -f2) | sed "s/^| /| $world | $round | /" >> "$OUT/breakdown.md"
     python3 - "$dir" "$world" "$round" >> "$OUT/rounds.csv" <<'PY'
 import glob, json, sys
 d, world, round_ = sys.argv[1:4]
@@ -154,4 +166,6 @@ for world in ("2", "4"):
         print(f"| {world} | {system} | {measured:.1f} | {n} | {simulated:.1f} | {100 * (simulated / measured - 1):+.1f}% | {errors} |")
 PY
 cat "$OUT/table.md"
+echo
+cat "$OUT/breakdown.md"
 echo "rounds: $OUT/rounds.csv" >&2
