@@ -24,7 +24,7 @@
 # micro-batches), simulated from the same inputs on the stages the run cut.
 #
 # Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] [SYSTEMS="[...]"] [RECOMPUTE=none]
-#   [PIPELINE=0] bench/simulator/validate_tensor.sh
+#   [PIPELINE=0] [AFTER_COMPUTE=5] bench/simulator/validate_tensor.sh
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +33,10 @@ OUT=${OUT:-$(mktemp -d /tmp/simulate-tensor-XXXXXX)}
 ROUNDS=${ROUNDS:-3}
 RECOMPUTE=${RECOMPUTE:-none}
 PIPELINE=${PIPELINE:-0}
+# Matrix products each rank computes before every timed collective of the Gloo profile
+# (`harness profile comm --after-compute`), so that the collectives are priced as a block meets
+# them, right after compute; 0: on ranks that idled into them together.
+AFTER_COMPUTE=${AFTER_COMPUTE:-5}
 PP_TP="{name: pp_tp, kind: pipeline, schedule: dapple, stages: 2, tensor: 2, sequence_parallel: true}"
 CORES=${CORES:-$(nproc)}
 BATCH=2  # per rank, as experiments/llm_parallelism.yaml; a group's slices run 2 x tensor
@@ -45,7 +49,8 @@ measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
   local dir=$1 world=$2 clock=wall
   mkdir -p "$dir"
   "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy,allgather,reducescatter \
-    --sizes 64K:16M:x4 --iterations 8 --warmup 2 --out "$dir/comm" > "$dir/comm.log"
+    --sizes 64K:16M:x4 --iterations 8 --warmup 2 --after-compute "$AFTER_COMPUTE" \
+    --out "$dir/comm" > "$dir/comm.log"
   [ "$world" -gt "$CORES" ] && clock=cpu
   "$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --batch $((BATCH * 2)) --optimizer adamw \
     --repetitions 5 --activation-checkpointing "$RECOMPUTE" \

@@ -234,13 +234,10 @@ int run_comm(const CommRequest& plain_request, const CommEmulation& emulation,
     emulated = emulated_link_json(*shape, measured_figures);
     print_link_comparison(*shape, measured_figures);
   }
-  const json comm = {{"emulated_cluster", emulated},
-                     {"world_size", request.world},
-                     {"backend", request.backend},
-                     {"iterations", request.iterations},
-                     {"warmup", request.warmup},
-                     {"rows", comm_rows_json(rows)},
-                     {"fits", fits},
+  const json comm = {{"emulated_cluster", emulated},    {"world_size", request.world},
+                     {"backend", request.backend},      {"iterations", request.iterations},
+                     {"warmup", request.warmup},        {"after_compute", request.after_compute},
+                     {"rows", comm_rows_json(rows)},    {"fits", fits},
                      {"reference_allreduce", reference}};
   write_file_atomic(out / "comm.json", json_text(comm, 1) + "\n");
   if (has_topology_ops(ops, shape.has_value())) {
@@ -330,6 +327,7 @@ int run_profile_spec(const std::string& path, YAML::Node root,
     comm.ops = profile.get_string("ops", comm.ops);
     comm.iterations = static_cast<int>(profile.get_int("iterations", 20, 1, 1000000));
     comm.warmup = static_cast<int>(profile.get_int("warmup", 5, 0, 1000000));
+    comm.after_compute = static_cast<int>(profile.get_int("after_compute", 0, 0, 100000));
     try {
       parse_size_range(comm.sizes);
     } catch (const InputError& e) {
@@ -388,6 +386,11 @@ void add_profile_command(CLI::App& app, RankProgram& rank_program) {
       ->capture_default_str();
   comm->add_option("--warmup", comm_request.warmup, "Untimed iterations per size")
       ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  comm->add_option("--after-compute", comm_request.after_compute,
+                   "Matrix products (64x512 by 512x512) every rank computes before each timed "
+                   "operation: the operation as a training step meets it, right after compute")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   comm->add_option("--out", comm_request.out_dir, "Output folder (default: a new results folder)");
   const auto emulation = std::make_shared<CommEmulation>();

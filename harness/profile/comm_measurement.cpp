@@ -21,11 +21,12 @@ std::vector<RankProcess> comm_ranks(const CommRequest& request,
     std::vector<std::string> size_text;
     for (int64_t s : phase.sizes) size_text.push_back(std::to_string(s));
     if (!measurements.empty()) measurements.push_back("--then");
-    measurements.insert(measurements.end(),
-                        {"--ops", phase.ops, "--sizes", join(size_text, ","), "--iterations",
-                         std::to_string(phase.iterations), "--warmup", std::to_string(phase.warmup),
-                         "--out", (phase.out / "comm-raw.json").string(), "--reference",
-                         phase.c10d_reference ? "on" : "off"});
+    measurements.insert(
+        measurements.end(),
+        {"--ops", phase.ops, "--sizes", join(size_text, ","), "--iterations",
+         std::to_string(phase.iterations), "--warmup", std::to_string(phase.warmup), "--out",
+         (phase.out / "comm-raw.json").string(), "--reference", phase.c10d_reference ? "on" : "off",
+         "--after-compute", std::to_string(phase.after_compute)});
   }
   const int port = pick_free_port();
   const std::string key = new_rendezvous_key();
@@ -91,8 +92,9 @@ CommSeries measure_comm_phases(const CommRequest& request, const std::vector<Com
 
 CommMeasurement measure_comm(const CommRequest& request, const std::vector<int64_t>& sizes,
                              const fs::path& out, RankProgram& rank_program) {
-  const CommPhase phase{request.ops,    sizes, request.iterations,
-                        request.warmup, out,   request.c10d_reference};
+  const CommPhase phase{request.ops,          sizes, request.iterations,
+                        request.warmup,       out,   request.c10d_reference,
+                        request.after_compute};
   CommSeries series = measure_comm_phases(request, {phase}, out, rank_program);
   if (series.exit_code != 0) return {nlohmann::json(), series.exit_code};
   return {std::move(series.raw.front()), 0};

@@ -27,6 +27,8 @@ struct CommRequest {
   const NetworkPlan* network = nullptr;
   // As CommPhase's: plain c10d's all-reduce timed beside this communicator's.
   bool c10d_reference = false;
+  // As CommPhase's: the matrix products each rank computes before every timed operation.
+  int after_compute = 0;
 };
 
 struct CommMeasurement {
@@ -50,6 +52,9 @@ struct CommPhase {
   // Its all-reduce iterations alternated with plain c10d's (comm-raw.json `reference`): what
   // `harness profile comm` compares its communicator with. Off, the all-reduce takes half the time.
   bool c10d_reference = false;
+  // Matrix products (64 x 512 by 512 x 512) every rank computes, untimed, before each timed
+  // operation: the operation as a training step meets it, right after compute.
+  int after_compute = 0;
 };
 
 struct CommSeries {

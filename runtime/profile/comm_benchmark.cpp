@@ -35,6 +35,10 @@ struct Measurement {
   // `harness profile comm` prints the two side by side; a probe that only fits the link leaves
   // it off, which halves its all-reduce's time.
   bool reference = true;
+  // Matrix products each rank computes after the barrier, untimed, before every timed operation
+  // (64 x 512 by 512 x 512, fp32): an operation as a training step meets it, right after compute,
+  // rather than on ranks that idled into it together.
+  int after_compute = 0;
 };
 
 struct Args {
@@ -67,6 +71,8 @@ bool read_measurement_flag(Measurement& m, const std::string& flag, const std::s
     m.warmup = std::stoi(value);
   } else if (flag == "--out") {
     m.out = value;
+  } else if (flag == "--after-compute") {
+    m.after_compute = std::stoi(value);
   } else if (flag == "--reference") {
     if (value != "on" && value != "off")
       throw std::invalid_argument("--reference: '" + value + "' is not on or off");
@@ -244,6 +250,13 @@ std::vector<std::vector<double>> gather_times(Communicator& comm, const std::vec
   return by_rank;
 }
 
+// `count` fp32 products of a 64 x 512 by a 512 x 512 matrix (33.6 MFLOP each): compute a rank
+// does before an operation, as a training step's layers do before their collective.
+void compute_products(int count) {
+  static const at::Tensor weights = torch::randn({512, 512}), input = torch::randn({64, 512});
+  for (int i = 0; i < count; ++i) torch::mm(input, weights);
+}
+
 // An operation lasts until its last rank is done: the ranks leave the barrier together, and one
 // that finishes early (rank 0 at the start of a ring, a root) would otherwise time a collective
 // shorter than any training step waits for it. Per iteration, the slowest rank's time.
@@ -279,9 +292,11 @@ void run_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::T
   }
 }
 
-// One timed operation of `op`: its wall and CPU time, and a ping-pong's send calls (a
-// hand-over's call is its time).
-OneWay time_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::Tensor& other) {
+// One timed operation of `op` after `after_compute` untimed products: its wall and CPU time, and
+// a ping-pong's send calls (a hand-over's call is its time).
+OneWay time_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at::Tensor& other,
+               int after_compute) {
+  compute_products(after_compute);
   if (op == "pingpong" || op == "burst") {
     return pingpong_one_way(comm, buffer, other,
                             op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
@@ -291,6 +306,21 @@ OneWay time_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at
   const auto t0 = Clock::now();
   run_op(op, comm, buffer, other);
   return {ms_since(t0), process_cpu_ms() - cpu0, 0.0};
+}
+
+// Rank 0 writes the measurement's comm-raw.json once every rank is done.
+void write_raw(const Measurement& m, Communicator& comm, const json& entries,
+               const json& reference) {
+  comm.barrier();
+  if (comm.rank() != 0) return;
+  const json out = {{"world_size", comm.world_size()},
+                    {"backend", comm.backend()},
+                    {"iterations", m.iterations},
+                    {"warmup", m.warmup},
+                    {"after_compute", m.after_compute},
+                    {"entries", entries},
+                    {"reference", reference}};
+  write_text_atomic(m.out, harness::json_text(out, 1) + "\n");
 }
 
 // The measurement `m`, its all-reduce iterations alternating with the reference group's where it
@@ -314,7 +344,7 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* r
       // would dominate what is measured).
       auto timed_op = [&](int i) {
         comm.barrier();
-        const OneWay timed = time_op(op, comm, buffer, other);
+        const OneWay timed = time_op(op, comm, buffer, other, m.after_compute);
         if (i < m.warmup) return;
         times.push_back(timed.wall_ms), cpu_times.push_back(timed.cpu_ms);
         if (op == "pingpong" || op == "burst") send_call_times.push_back(timed.send_call_ms);
@@ -356,16 +386,7 @@ void measure(const Measurement& m, Communicator& comm, c10d::ProcessGroupGloo* r
     }
   }
 
-  comm.barrier();
-  if (comm.rank() == 0) {
-    json out = {{"world_size", comm.world_size()},
-                {"backend", comm.backend()},
-                {"iterations", m.iterations},
-                {"warmup", m.warmup},
-                {"entries", entries},
-                {"reference", reference}};
-    write_text_atomic(m.out, harness::json_text(out, 1) + "\n");
-  }
+  write_raw(m, comm, entries, reference);
 }
 
 int run(const Args& a) {

@@ -13,9 +13,10 @@ namespace runtime {
 // "copy" moves no data between ranks: every rank copies the buffer into another at once, as the
 // DDP reducer flattens gradients into a bucket and back (its host-side cost per byte on CPU).
 // argv after "comm-worker": --rank R --world-size N --master-addr A --master-port P
-// --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W --out FILE (written by rank 0);
-// then, for each further measurement in the same process, `--then` and the flags among --ops,
-// --sizes, --iterations, --warmup it changes, with its own --out.
+// --ops a,b --sizes s1,s2 (bytes) --iterations I --warmup W [--after-compute K] --out FILE
+// (written by rank 0); then, for each further measurement in the same process, `--then` and the
+// flags among --ops, --sizes, --iterations, --warmup, --after-compute it changes, with its own
+// --out. --after-compute K: K matrix products on every rank before each timed operation.
 // Unless a measurement says `--reference off`, also times a plain c10d ProcessGroupGloo
 // all-reduce (its own process group) over the same sizes, its iterations alternating with the
 // profiler's, as an independent reference (the group is connected only if one asks for it).

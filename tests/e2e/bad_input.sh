@@ -153,7 +153,7 @@ expect_error "error: $f:7:5: systems: gp: pipeline.micro_batches 8 x 1 replica(s
 # A bad command line is bad input too: exit 2, one line (not CLI11's own codes and second line).
 for args in "run" "compare $SCRATCH" "plan --threads x" "run $SCRATCH/bad.yaml --launcher" \
     "plan --profile $SCRATCH/none --pbs 1 --threads 100000" "profile comm --world 100000" \
-    "profile comm --iterations 0"; do
+    "profile comm --iterations 0" "profile comm --after-compute -1"; do
   set +e; "$HARNESS" $args >"$SCRATCH/out" 2>"$SCRATCH/err"; code=$?; set -e
   [[ $code == 2 ]] || fail "harness $args: exit $code (want 2): $(cat "$SCRATCH/err")"
   [[ $(wc -l < "$SCRATCH/err") == 1 ]] || fail "harness $args: not one line: $(cat "$SCRATCH/err")"

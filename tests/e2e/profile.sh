@@ -177,12 +177,16 @@ assert any(a != b for e in raw["entries"] for a, b in zip(*e["rank_times_ms"]))
 PY
 [[ -s "$SCRATCH/comm/topology.yaml" ]] || fail "no topology.yaml"
 # `handover`: a send call to a receiver that computes, timed on rank 0 alone; a call's time,
-# so no bandwidth and no fit. Ping-pong's rows carry its idle send calls.
+# so no bandwidth and no fit. Ping-pong's rows carry its idle send calls. `--after-compute`
+# (matrix products before each timed operation) is recorded in both files, 0 where not given.
 "$HARNESS" profile comm --world 2 --ops handover,pingpong --sizes 128K --iterations 4 --warmup 1 \
-  --out "$SCRATCH/handover" > "$SCRATCH/handover.out" || fail "profile comm --ops handover failed"
+  --after-compute 3 --out "$SCRATCH/handover" > "$SCRATCH/handover.out" ||
+  fail "profile comm --ops handover failed"
 "$PY" - "$SCRATCH/handover/comm.json" "$SCRATCH/handover/comm-raw.json" <<'PY'
 import json, sys
 c, raw = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert c["after_compute"] == 3 and raw["after_compute"] == 3, (c["after_compute"], raw["after_compute"])
+assert json.load(open(sys.argv[1].replace("handover", "comm")))["after_compute"] == 0
 row = next(r for r in c["rows"] if r["op"] == "handover")
 assert row["bytes"] == 131072 and row["samples"] == 4 and row["p50_ms"] > 0, row
 assert row["algbw_gbps"] == 0 and row["busbw_gbps"] == 0, row
