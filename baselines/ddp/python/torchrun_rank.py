@@ -19,6 +19,20 @@ def add_run_arguments(parser):
     parser.add_argument("--memory-out", default="", help="where to write memory_rank<r>.json")
 
 
+def add_adamw_arguments(parser):
+    """AdamW's options, as the spec's optimizer keys give them: lr, betas, eps, weight decay."""
+    parser.add_argument("--lr", type=float, default=0.001)
+    parser.add_argument("--betas", default="0.9,0.999")
+    parser.add_argument("--eps", type=float, default=1e-8)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+
+
+def adamw_settings(args):
+    """torch.optim.AdamW's keyword arguments from add_adamw_arguments' options."""
+    return dict(lr=args.lr, betas=tuple(float(b) for b in args.betas.split(",")), eps=args.eps,
+                weight_decay=args.weight_decay)
+
+
 def start_rank(threads, device_kind, backend):
     """Returns (rank, world_size, device) once the default process group is up."""
     torch.set_num_threads(threads)

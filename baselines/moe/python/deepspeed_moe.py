@@ -32,10 +32,10 @@ from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sharded", "python"))
-from deepspeed_zero import start_deepspeed  # noqa: E402
+from deepspeed_zero import deepspeed_adamw, start_deepspeed  # noqa: E402
 from harness_timings import IterationTimer  # noqa: E402
 from torch_sharded import tensor_bytes  # noqa: E402
-from torchrun_rank import add_run_arguments, write_memory  # noqa: E402
+from torchrun_rank import add_adamw_arguments, add_run_arguments, write_memory  # noqa: E402
 
 BERT_VOCABULARY = 30522
 LOAD_BALANCE_WEIGHT = 0.01  # runtime::kLoadBalanceLossWeight
@@ -116,10 +116,7 @@ def arguments():
     p.add_argument("--top-k", type=int, choices=[1, 2], default=2)
     p.add_argument("--capacity-factor", type=float, default=1.25)
     p.add_argument("--moe-every", type=int, default=2)
-    p.add_argument("--lr", type=float, default=0.001)
-    p.add_argument("--betas", default="0.9,0.999")
-    p.add_argument("--eps", type=float, default=1e-8)
-    p.add_argument("--weight-decay", type=float, default=0.01)
+    add_adamw_arguments(p)
     add_run_arguments(p)
     args = p.parse_args()
     args.depth, args.width, args.classes = args.depth or 12, args.width or 768, args.classes or 2
@@ -127,11 +124,9 @@ def arguments():
 
 
 def engine_config(args):
-    adamw = {"lr": args.lr, "betas": [float(b) for b in args.betas.split(",")],
-             "eps": args.eps, "weight_decay": args.weight_decay, "torch_adam": True}
     return {"train_micro_batch_size_per_gpu": args.batch_size,
             "gradient_accumulation_steps": 1,
-            "optimizer": {"type": "AdamW", "params": adamw},
+            "optimizer": deepspeed_adamw(args),
             "steps_per_print": 1 << 30}
 
 

@@ -37,9 +37,10 @@ from torch import nn
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "ddp", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "sharded", "python"))
-from torchrun_rank import add_run_arguments, finish_rank, start_rank, write_memory  # noqa: E402
-from torch_sharded import (Llama, optimizer_state_bytes, tensor_bytes,  # noqa: E402
-                           tensor_parallel)
+from torchrun_rank import (add_run_arguments, adamw_settings, finish_rank,  # noqa: E402
+                           start_rank, write_memory)
+from torch_sharded import (add_decoder_arguments, build_decoder,  # noqa: E402
+                           optimizer_state_bytes, tensor_bytes, tensor_parallel)
 from torch_pipeline import stage_ranges, train  # noqa: E402
 
 SCHEDULES = {"gpipe": "ScheduleGPipe", "dapple": "Schedule1F1B"}
@@ -53,17 +54,7 @@ def arguments():
     p.add_argument("--data", choices=["ddp", "zero1", "fsdp2"], default="ddp")
     p.add_argument("--tensor", type=int, default=1, help="ranks that split each block")
     p.add_argument("--sequence-parallel", action="store_true")
-    p.add_argument("--depth", type=int, default=2)
-    p.add_argument("--width", type=int, default=512)
-    p.add_argument("--heads", type=int, default=0, help="0: width / 64")
-    p.add_argument("--kv-heads", type=int, default=0, help="0: the heads")
-    p.add_argument("--vocab", type=int, default=32000)
-    p.add_argument("--tokens", type=int, default=128)
-    p.add_argument("--batch-size", type=int, default=2, help="samples per rank")
-    p.add_argument("--lr", type=float, default=0.001)
-    p.add_argument("--betas", default="0.9,0.999")
-    p.add_argument("--eps", type=float, default=1e-8)
-    p.add_argument("--weight-decay", type=float, default=0.01)
+    add_decoder_arguments(p)
     p.add_argument("--bucket-mb", type=float, default=25)
     add_run_arguments(p)
     args = p.parse_args()
@@ -110,8 +101,7 @@ def replicate(module, args, mesh, device):
 
 
 def optimizer_of(net, args, mesh):
-    betas = tuple(float(b) for b in args.betas.split(","))
-    adamw = dict(lr=args.lr, betas=betas, eps=args.eps, weight_decay=args.weight_decay)
+    adamw = adamw_settings(args)
     if args.data == "zero1" and mesh["data"].size() > 1:
         from torch.distributed.optim import ZeroRedundancyOptimizer
         return ZeroRedundancyOptimizer(net.parameters(), optimizer_class=torch.optim.AdamW,
@@ -123,13 +113,10 @@ def main():
     args = arguments()
     rank, world, device = start_rank(args.threads, args.device, args.backend)
     from torch.distributed import pipelining
-    heads = args.heads or args.width // 64
+    model = build_decoder(args, device)  # resolves the depth the chain's length needs
     ranges = stage_ranges(args.stages, args.depth + 3)
     mesh = mesh_of(args, world, len(ranges), device)
     stage = mesh.get_local_rank("pipeline")
-    torch.manual_seed(args.seed)
-    model = Llama(args.depth, args.width, heads, args.kv_heads or heads, args.vocab,
-                  args.tokens).to(device)
     if args.tensor > 1:
         tensor_parallel(model, args.sequence_parallel, mesh["tensor"])
     net = replicate(stage_module(model, *ranges[stage]), args, mesh, device)

@@ -27,8 +27,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
 sys.path.insert(0, os.path.dirname(__file__))
 from harness_timings import IterationTimer  # noqa: E402
-from torch_sharded import Llama, tensor_bytes  # noqa: E402
-from torchrun_rank import add_run_arguments, write_memory  # noqa: E402
+from torch_sharded import add_decoder_arguments, build_decoder, tensor_bytes  # noqa: E402
+from torchrun_rank import add_run_arguments, adamw_settings, write_memory  # noqa: E402
 
 MIB = 1 << 20
 
@@ -36,22 +36,18 @@ MIB = 1 << 20
 def arguments():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--stage", type=int, choices=[1, 2, 3], required=True)
-    # 0: the harness's defaults (runtime/models/model_catalog.h), as a spec leaving a key out.
-    p.add_argument("--depth", type=int, default=0, help="blocks (0: 2)")
-    p.add_argument("--width", type=int, default=0, help="0: 512")
-    p.add_argument("--heads", type=int, default=0, help="0: width / 64")
-    p.add_argument("--kv-heads", type=int, default=0, help="0: the heads")
-    p.add_argument("--vocab", type=int, default=0, help="0: 32000")
-    p.add_argument("--tokens", type=int, default=128)
-    p.add_argument("--batch-size", type=int, default=2)
-    p.add_argument("--lr", type=float, default=0.001)
-    p.add_argument("--betas", default="0.9,0.999")
-    p.add_argument("--eps", type=float, default=1e-8)
-    p.add_argument("--weight-decay", type=float, default=0.01)
+    add_decoder_arguments(p)
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--bucket-mb", type=float, default=25)
     add_run_arguments(p)
     return p.parse_args()
+
+
+def deepspeed_adamw(args):
+    """PyTorch's AdamW (`torch_adam`) with the run's options, as a DeepSpeed optimizer entry."""
+    settings = adamw_settings(args)
+    return {"type": "AdamW", "params": dict(settings, betas=list(settings["betas"]),
+                                            torch_adam=True)}
 
 
 def zero_config(args):
@@ -62,11 +58,9 @@ def zero_config(args):
     if args.stage == 3:
         zero.update({"stage3_param_persistence_threshold": 0,
                      "stage3_prefetch_bucket_size": bucket})
-    adamw = {"lr": args.lr, "betas": [float(b) for b in args.betas.split(",")],
-             "eps": args.eps, "weight_decay": args.weight_decay, "torch_adam": True}
     return {"train_micro_batch_size_per_gpu": args.batch_size,
             "gradient_accumulation_steps": 1,
-            "optimizer": {"type": "AdamW", "params": adamw},
+            "optimizer": deepspeed_adamw(args),
             "zero_optimization": zero,
             "bf16": {"enabled": args.precision == "bf16"},
             "steps_per_print": 1 << 30}
@@ -114,11 +108,8 @@ def main():
     args = arguments()
     deepspeed, device = start_deepspeed(args)
     rank = torch.distributed.get_rank()
-    args.depth, args.width, args.vocab = args.depth or 2, args.width or 512, args.vocab or 32000
-    heads = args.heads or args.width // 64
-    torch.manual_seed(args.seed)
-    model = Llama(args.depth, args.width, heads, args.kv_heads or heads, args.vocab, args.tokens)
-    engine, optimizer, _, _ = deepspeed.initialize(model=model.to(device),
+    model = build_decoder(args, device)
+    engine, optimizer, _, _ = deepspeed.initialize(model=model,
                                                    model_parameters=model.parameters(),
                                                    config=zero_config(args))
     torch.manual_seed(args.seed * 1000003 + rank + 1)

@@ -50,7 +50,8 @@ from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "python"))
 from harness_timings import IterationTimer  # noqa: E402
-from torchrun_rank import add_run_arguments, finish_rank, start_rank, write_memory  # noqa: E402
+from torchrun_rank import (add_adamw_arguments, add_run_arguments, adamw_settings,  # noqa: E402
+                           finish_rank, start_rank, write_memory)
 
 
 class RMSNorm(nn.Module):
@@ -160,24 +161,36 @@ def optimizer_state_bytes(optimizer):
                         if torch.is_tensor(v) and v.dim() > 0)
 
 
+def add_decoder_arguments(parser):
+    """The decoder's shape, a rank's batch and AdamW's options; 0 for a shape's key is the
+    harness's default (runtime/models/model_catalog.h), as a spec leaving the key out."""
+    parser.add_argument("--depth", type=int, default=0, help="blocks (0: 2)")
+    parser.add_argument("--width", type=int, default=0, help="0: 512")
+    parser.add_argument("--heads", type=int, default=0, help="0: width / 64")
+    parser.add_argument("--kv-heads", type=int, default=0, help="0: the heads")
+    parser.add_argument("--vocab", type=int, default=0, help="0: 32000")
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=2, help="samples per rank")
+    add_adamw_arguments(parser)
+
+
+def build_decoder(args, device):
+    """The decoder of add_decoder_arguments' options, drawn from --seed on `device`; the
+    defaults are resolved into `args` (depth, width, vocab)."""
+    args.depth, args.width, args.vocab = args.depth or 2, args.width or 512, args.vocab or 32000
+    heads = args.heads or args.width // 64
+    torch.manual_seed(args.seed)
+    return Llama(args.depth, args.width, heads, args.kv_heads or heads, args.vocab,
+                 args.tokens).to(device)
+
+
 def arguments():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mode", choices=["ddp", "zero1", "fsdp2", "tp", "tp_sp", "fsdp_tp"],
                    required=True)
     p.add_argument("--tensor", type=int, default=0,
                    help="ranks that split each layer (0: all of them; fsdp_tp: required)")
-    # 0: the harness's defaults (runtime/models/model_catalog.h), as a spec leaving a key out.
-    p.add_argument("--depth", type=int, default=0, help="blocks (0: 2)")
-    p.add_argument("--width", type=int, default=0, help="0: 512")
-    p.add_argument("--heads", type=int, default=0, help="0: width / 64")
-    p.add_argument("--kv-heads", type=int, default=0, help="0: the heads")
-    p.add_argument("--vocab", type=int, default=0, help="0: 32000")
-    p.add_argument("--tokens", type=int, default=128)
-    p.add_argument("--batch-size", type=int, default=2)
-    p.add_argument("--lr", type=float, default=0.001)
-    p.add_argument("--betas", default="0.9,0.999")
-    p.add_argument("--eps", type=float, default=1e-8)
-    p.add_argument("--weight-decay", type=float, default=0.01)
+    add_decoder_arguments(p)
     add_run_arguments(p)
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--bucket-mb", type=float, default=25)
@@ -239,8 +252,7 @@ def tensor_parallel(model, sequence_parallel, mesh, vocabulary=False):
 
 def wrap(model, args, device):
     """The mode's model and optimizer."""
-    betas = tuple(float(b) for b in args.betas.split(","))
-    adamw = dict(lr=args.lr, betas=betas, eps=args.eps, weight_decay=args.weight_decay)
+    adamw = adamw_settings(args)
     if args.mode in ("tp", "tp_sp", "fsdp_tp"):
         from torch.distributed.device_mesh import init_device_mesh
         world = torch.distributed.get_world_size()
@@ -285,11 +297,7 @@ def sharded_loss(vocabulary):
 def main():
     args = arguments()
     rank, world, device = start_rank(args.threads, args.device, args.backend)
-    args.depth, args.width, args.vocab = args.depth or 2, args.width or 512, args.vocab or 32000
-    heads = args.heads or args.width // 64
-    torch.manual_seed(args.seed)
-    model = Llama(args.depth, args.width, heads, args.kv_heads or heads, args.vocab,
-                  args.tokens).to(device)
+    model = build_decoder(args, device)
     net, optimizer = wrap(model, args, device)
     # A tensor-parallel replica draws batch_size x tensor samples, its ranks the same ones.
     tensor = args.tensor or world if args.mode in ("tp", "tp_sp", "fsdp_tp") else 1
