@@ -33,8 +33,9 @@ def adamw_settings(args):
                 weight_decay=args.weight_decay)
 
 
-def start_rank(threads, device_kind, backend):
-    """Returns (rank, world_size, device) once the default process group is up."""
+def rank_device(threads, device_kind):
+    """Returns (rank, world_size, device) under torchrun's variables, with `threads` intra-op
+    threads and, on `cuda`, local rank r on GPU r (ranks share GPUs round-robin)."""
     torch.set_num_threads(threads)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     device = torch.device("cpu")
@@ -42,6 +43,12 @@ def start_rank(threads, device_kind, backend):
         local = int(os.environ.get("LOCAL_RANK", rank))
         device = torch.device("cuda", local % torch.cuda.device_count())
         torch.cuda.set_device(device)
+    return rank, world, device
+
+
+def start_rank(threads, device_kind, backend):
+    """Returns (rank, world_size, device) once the default process group is up."""
+    rank, world, device = rank_device(threads, device_kind)
     dist.init_process_group(backend, rank=rank, world_size=world)
     return rank, world, device
 

@@ -35,7 +35,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sharded"
 from deepspeed_zero import deepspeed_adamw, start_deepspeed  # noqa: E402
 from harness_timings import IterationTimer  # noqa: E402
 from torch_sharded import tensor_bytes  # noqa: E402
-from torchrun_rank import add_adamw_arguments, add_run_arguments, write_memory  # noqa: E402
+from torchrun_rank import (add_adamw_arguments, add_run_arguments, finish_rank,  # noqa: E402
+                           write_memory)
 
 BERT_VOCABULARY = 30522
 LOAD_BALANCE_WEIGHT = 0.01  # runtime::kLoadBalanceLossWeight
@@ -138,8 +139,8 @@ def adamw_state_bytes(optimizer):
 
 def main():
     args = arguments()
-    deepspeed, device = start_deepspeed(args)
-    rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+    deepspeed, rank, device = start_deepspeed(args)
+    world = torch.distributed.get_world_size()
     torch.manual_seed(args.seed)
     model = BertMoe(args, world).to(device)
     engine, optimizer, _, _ = deepspeed.initialize(model=model,
@@ -165,8 +166,7 @@ def main():
         experts = tensor_bytes(p for name, p in model.named_parameters() if ".experts." in name)
         write_memory(args.memory_out, tensor_bytes(model.parameters()), gradients,
                      adamw_state_bytes(optimizer), experts)
-    torch.distributed.barrier()
-    torch.distributed.destroy_process_group()
+    finish_rank()
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "ddp", "p
 sys.path.insert(0, os.path.dirname(__file__))
 from harness_timings import IterationTimer  # noqa: E402
 from torch_sharded import add_decoder_arguments, build_decoder, tensor_bytes  # noqa: E402
-from torchrun_rank import add_run_arguments, adamw_settings, write_memory  # noqa: E402
+from torchrun_rank import (add_run_arguments, adamw_settings, finish_rank,  # noqa: E402
+                           rank_device, write_memory)
 
 MIB = 1 << 20
 
@@ -67,18 +68,14 @@ def zero_config(args):
 
 
 def start_deepspeed(args):
-    """DeepSpeed's process group over the torchrun variables, on the rank's device."""
+    """DeepSpeed's process group over the torchrun variables: (deepspeed, rank, device)."""
     import deepspeed
     # The CPU backend compiles a shared-memory all-reduce for inference when it starts (half a
     # minute on 2 cores, once per machine); training's collectives go through torch.distributed.
     deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
-    torch.set_num_threads(args.threads)
-    device = torch.device("cpu")
-    if args.device == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
-        torch.cuda.set_device(device)
+    rank, _, device = rank_device(args.threads, args.device)
     deepspeed.init_distributed(dist_backend=args.backend)
-    return deepspeed, device
+    return deepspeed, rank, device
 
 
 def state_bytes(optimizer, stage):
@@ -106,8 +103,7 @@ def parameter_bytes(model, stage):
 
 def main():
     args = arguments()
-    deepspeed, device = start_deepspeed(args)
-    rank = torch.distributed.get_rank()
+    deepspeed, rank, device = start_deepspeed(args)
     model = build_decoder(args, device)
     engine, optimizer, _, _ = deepspeed.initialize(model=model,
                                                    model_parameters=model.parameters(),
@@ -131,8 +127,7 @@ def main():
     if args.memory_out:
         write_memory(args.memory_out, parameter_bytes(model, args.stage), gradients,
                      state_bytes(optimizer, args.stage))
-    torch.distributed.barrier()
-    torch.distributed.destroy_process_group()
+    finish_rank()
 
 
 if __name__ == "__main__":
