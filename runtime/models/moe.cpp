@@ -141,7 +141,9 @@ MoeFeedForwardImpl::Routing MoeFeedForwardImpl::route(const torch::Tensor& top_e
 // row reached adds its zero term instead); each result at its row.
 torch::Tensor MoeFeedForwardImpl::run_experts(
     const torch::Tensor& arrived, const std::vector<std::vector<int64_t>>& rows_of_expert) {
-  torch::Tensor results = torch::zeros_like(arrived);
+  // Zeros that depend on `arrived`: where no row reached this rank's experts, the dispatch's
+  // all-to-all must still run backward here, as it does on the ranks it sent rows to.
+  torch::Tensor results = arrived * 0;
   for (int64_t j = 0; j < local_experts(); ++j) {
     if (rows_of_expert[j].empty()) {
       results = results + idle_expert_term(*experts[j]).to(results.scalar_type());

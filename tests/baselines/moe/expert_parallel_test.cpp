@@ -232,6 +232,40 @@ TEST(ExpertParallel, ExpertsStartTheSameWhicheverRankHoldsThem) {
             runtime::expert_parameters(*whole).size());
 }
 
+// Every token's one choice is expert 0, rank 0's: rank 1's experts receive nothing, yet both
+// ranks must run the dispatch's all-to-all backward, or rank 0 waits for rank 1 for ever.
+TEST(ExpertParallel, ARankWhoseExpertsReceiveNoTokenStillRunsBackward) {
+  constexpr int kWorld = 2;
+  constexpr int64_t kHidden = 8;
+  std::vector<std::vector<double>> expert_gradients(kWorld);
+  const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
+    runtime::MoeFeedForward layer(
+        kHidden,
+        runtime::MoeOptions{
+            .experts = 4, .top_k = 1, .capacity_factor = 4.0, .shard = r, .shards = kWorld});
+    layer->set_expert_group(&comm);
+    {
+      const torch::NoGradGuard no_grad;
+      layer->router->weight.zero_();
+      layer->router->weight[0].fill_(1.0);  // positive tokens: expert 0 scores highest
+    }
+    // Tokens that take a gradient, as a layer's input inside a model does.
+    const torch::Tensor tokens = (torch::rand({2, 3, kHidden}) + 0.5).requires_grad_();
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      const torch::Tensor output = layer->forward(tokens);
+      (output.sum() + layer->auxiliary_loss()).backward();
+    }
+    for (const auto& p : layer->experts->parameters()) {
+      expert_gradients[r].push_back(p.grad().abs().sum().item<double>());
+    }
+  });
+  for (const auto& error : errors) ASSERT_EQ(error, "");
+  // Rank 0's expert 0 learned from both ranks' tokens, its expert 1 and rank 1's experts nothing.
+  EXPECT_GT(expert_gradients[0][0], 0.0);
+  for (size_t i = 4; i < expert_gradients[0].size(); ++i) EXPECT_EQ(expert_gradients[0][i], 0.0);
+  for (double gradient : expert_gradients[1]) EXPECT_EQ(gradient, 0.0);
+}
+
 TEST(ExpertParallel, UnevenShardsAreRefused) {
   ModelOptions options = options_for(1.25, 1, 0, 3);
   EXPECT_THROW(runtime::make_model("bert_moe", options), std::invalid_argument);
