@@ -18,7 +18,7 @@ constexpr std::array<std::pair<OperatorKind, const char*>, 9> kOperatorWords = {
     {OperatorKind::kLoss, "loss"},
 }};
 
-constexpr std::array<std::pair<SignatureKind, const char*>, 11> kSignatureWords = {{
+constexpr std::array<std::pair<SignatureKind, const char*>, 10> kSignatureWords = {{
     {SignatureKind::kData, "data"},
     {SignatureKind::kSequence, "sequence"},
     {SignatureKind::kReplicated, "replicated"},
@@ -29,7 +29,6 @@ constexpr std::array<std::pair<SignatureKind, const char*>, 11> kSignatureWords 
     {SignatureKind::kPartial, "partial"},
     {SignatureKind::kVocab, "vocab"},
     {SignatureKind::kExperts, "experts"},
-    {SignatureKind::kExpertsSequence, "experts-sequence"},
 }};
 
 template <typename Kind, size_t N>

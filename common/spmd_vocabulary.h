@@ -22,17 +22,16 @@ enum class OperatorKind {
 };
 
 enum class SignatureKind {
-  kData,             // a batch shard, weights whole and their gradients summed
-  kSequence,         // a token shard, likewise
-  kReplicated,       // everything whole everywhere
-  kColumn,           // Megatron's column split: input whole, output features split
-  kRow,              // Megatron's row split: input features split, output a partial sum
-  kFeatures,         // features split in and out
-  kHeads,            // attention over a shard of the heads
-  kPartial,          // partial sums added as they are
-  kVocab,            // an embedding's or a loss's vocabulary split
-  kExperts,          // a mixture's experts spread over the ranks, tokens by batch shard
-  kExpertsSequence,  // the same, tokens by token shard
+  kData,        // a batch shard, weights whole and their gradients summed
+  kSequence,    // a token shard, likewise
+  kReplicated,  // everything whole everywhere
+  kColumn,      // Megatron's column split: input whole, output features split
+  kRow,         // Megatron's row split: input features split, output a partial sum
+  kFeatures,    // features split in and out
+  kHeads,       // attention over a shard of the heads
+  kPartial,     // partial sums added as they are
+  kVocab,       // an embedding's or a loss's vocabulary split
+  kExperts,     // a mixture's experts spread over the ranks, tokens by batch shard
 };
 
 // "tokens", "embedding", ...; "data", "sequence", "replicated", "column", ...

@@ -148,24 +148,31 @@ std::vector<Signature> loss_signatures(int ranks, const Divisible& divisible, do
 std::vector<Signature> mixture_signatures(const MixtureShape& shape, int ranks,
                                           const Divisible& divisible) {
   const OperatorShape& base = shape.operator_shape;
-  std::vector<Signature> signatures = token_signatures(base, ranks, divisible);
-  const size_t token_split = signatures.size();
-  for (size_t i = 0; i < token_split && shape.experts_divide; ++i) {
-    Signature experts = signatures[i];
-    experts.kind =
-        i == 0 && divisible.batch ? SignatureKind::kExperts : SignatureKind::kExpertsSequence;
-    experts.parameter_share =
-        (shape.router_bytes + (base.parameter_bytes - shape.router_bytes) / ranks) /
-        base.parameter_bytes;
+  // The router's capacity is counted per batch shard whatever the signature (GShard's groups):
+  // a token shard would hold tokens of every group, so no "sequence" form.
+  std::vector<Signature> signatures =
+      token_signatures(base, ranks, {divisible.batch, false, false});
+  // The router stays whole beside the experts' split.
+  const double split_share =
+      (shape.router_bytes + (base.parameter_bytes - shape.router_bytes) / ranks) /
+      base.parameter_bytes;
+  if (divisible.batch && shape.experts_divide) {
+    Signature experts = signatures.front();
+    experts.kind = SignatureKind::kExperts;
+    experts.parameter_share = split_share;
     experts.synced_gradient_bytes = shape.router_bytes;
     experts.inner.push_back({Collective::kAllToAll, shape.dispatch_bytes, 4});
     signatures.push_back(experts);
   }
   signatures.push_back(replicated_signature(base));
   if (shape.hidden_divides) {
+    // Every expert's hidden layer split; the gates weigh partial outputs, so the whole router's
+    // gradient is a partial sum too.
     Signature column = column_signature(base, ranks);
     column.output = kPartial;
     column.output_grad = kReplicated;
+    column.parameter_share = split_share;
+    column.synced_gradient_bytes = shape.router_bytes;
     signatures.push_back(column);
   }
   return signatures;

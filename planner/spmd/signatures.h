@@ -61,9 +61,11 @@ std::vector<Signature> embedding_signatures(const OperatorShape& shape, int rank
 // The loss over logits; split over the vocabulary ("vocab"), its softmax gathers every rank's
 // largest logit of each token and sums two all-reduces of `token_bytes` (one float a token).
 std::vector<Signature> loss_signatures(int ranks, const Divisible& divisible, double token_bytes);
-// A mixture of experts: also "experts" (each rank holds experts/ranks of them; tokens travel by
-// all-to-all, `dispatch_bytes` one rank's dispatched buffer, 4 calls an iteration: dispatch and
-// combine, forward and backward) and "column" (every expert's hidden layer split).
+// A mixture of experts: a batch shard ("data"), "experts" (each rank holds experts/ranks of
+// them; tokens travel by all-to-all, `dispatch_bytes` one rank's dispatched buffer, 4 calls an
+// iteration: dispatch and combine, forward and backward), "replicated" and "column" (every
+// expert's hidden layer split, the router whole); no token shard, since tokens are routed in
+// one capacity group per batch shard.
 struct MixtureShape {
   OperatorShape operator_shape;
   double router_bytes = 0;

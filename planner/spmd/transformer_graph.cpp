@@ -123,7 +123,8 @@ int add_mixture(GraphBuilder& g, const std::string& block, int input) {
   const double w = static_cast<double>(s.width), hidden = 4.0 * w;
   const double routed = s.capacity_factor * static_cast<double>(s.top_k);
   MixtureShape shape;
-  shape.router_bytes = g.weight_bytes(s.width, s.experts);
+  // The router has no bias (runtime/models/moe.h).
+  shape.router_bytes = w * static_cast<double>(s.experts) * s.bytes_per_element;
   shape.operator_shape = {1, true,
                           shape.router_bytes + static_cast<double>(s.experts) *
                                                    (2.0 * w * hidden + hidden + w) *

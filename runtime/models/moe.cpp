@@ -16,8 +16,8 @@ namespace nn = torch::nn;
 
 namespace {
 
-nn::Sequential make_expert(int64_t hidden) {
-  return nn::Sequential(nn::Linear(hidden, 4 * hidden), nn::GELU(), nn::Linear(4 * hidden, hidden));
+nn::Sequential make_expert(int64_t hidden, int64_t width) {
+  return nn::Sequential(nn::Linear(hidden, width), nn::GELU(), nn::Linear(width, hidden));
 }
 
 // Runs `build` without drawing from torch's global generator (its state is put back after):
@@ -74,7 +74,8 @@ MoeFeedForwardImpl::MoeFeedForwardImpl(int64_t hidden, MoeOptions options) : opt
       register_module("router", nn::Linear(nn::LinearOptions(hidden, options.experts).bias(false)));
   experts = register_module("experts", nn::ModuleList());
   without_global_draws([&] {
-    for (int64_t e = 0; e < local_experts(); ++e) experts->push_back(make_expert(hidden));
+    const int64_t width = options.expert_width > 0 ? options.expert_width : 4 * hidden;
+    for (int64_t e = 0; e < local_experts(); ++e) experts->push_back(make_expert(hidden, width));
   });
   // One draw from the global generator whatever the shard: the rest of the model is the same.
   const auto seed = torch::randint(int64_t{1} << 62, {1}, torch::kLong).item<int64_t>();

@@ -34,6 +34,9 @@ struct MoeOptions {
   // the rest live on the other ranks of the communicator given to set_expert_group.
   int64_t shard = 0;
   int64_t shards = 1;
+  // The width of each expert's hidden layer as this layer holds it: 0, the whole 4 x hidden; a
+  // share of it where the ranks split every expert's hidden layer (an SPMD "column" mixture).
+  int64_t expert_width = 0;
 };
 
 // Tokens [..., hidden] -> [..., hidden]. Each token goes to its top_k experts (a 4x GELU
@@ -61,6 +64,7 @@ class MoeFeedForwardImpl : public torch::nn::Module {
   // of e), 1 when balanced, averaged over groups; and the choices dropped for capacity.
   torch::Tensor auxiliary_loss() const { return auxiliary_loss_; }
   int64_t dropped_choices() const { return dropped_; }
+  const MoeOptions& options() const { return options_; }
   int64_t capacity(int64_t tokens) const;
   int64_t first_local_expert() const { return options_.shard * local_experts(); }
   int64_t local_experts() const { return options_.experts / options_.shards; }

@@ -54,8 +54,8 @@ SpmdTransformer::SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, C
   encoder_ ? read_encoder_shape(zoo) : read_decoder_shape(zoo);
   for (const SpmdStep& step : steps_) {
     if (step.kind == OperatorKind::kExperts) {
-      throw std::invalid_argument("spmd plan operator '" + step.name +
-                                  "': a mixture of experts is searched, not run");
+      take_mixture(step, whole, zoo);
+      continue;
     }
     const ZooParts parts = zoo_parts(step.name, encoder_);
     if (parts.weight.empty()) continue;
@@ -64,6 +64,25 @@ SpmdTransformer::SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, C
                                                              : 1;
     weights_.emplace(step.name, take_weights(step, parts, zoo, group, groups));
   }
+}
+
+// The zoo's layer behind a mixture operator: "encoder.layer.1.experts" is "encoder.layer.1.moe".
+void SpmdTransformer::take_mixture(const SpmdStep& step, ZooModel& whole,
+                                   const std::map<std::string, at::Tensor>& zoo) {
+  const std::string module = step.name.substr(0, step.name.rfind('.')) + ".moe";
+  for (const auto& item : whole.named_modules()) {
+    const auto* layer = item.value()->as<MoeFeedForwardImpl>();
+    if (item.key() != module || layer == nullptr) continue;
+    mixtures_.emplace(std::piecewise_construct, std::forward_as_tuple(step.name),
+                      std::forward_as_tuple(step, *layer, module, zoo, group_));
+    return;
+  }
+  throw std::invalid_argument("spmd plan operator '" + step.name + "': the model has no " + module);
+}
+
+void SpmdTransformer::set_trace(TraceRecorder* trace) {
+  trace_ = trace;
+  for (auto& [name, mixture] : mixtures_) mixture.set_trace(trace, "spmd " + name);
 }
 
 void SpmdTransformer::read_decoder_shape(const std::map<std::string, at::Tensor>& zoo) {
@@ -199,7 +218,7 @@ at::Tensor SpmdTransformer::run_step(const SpmdStep& step, const std::vector<at:
     case OperatorKind::kLoss:
       return loss(step, inputs[0], targets);
     case OperatorKind::kExperts:
-      break;
+      return mixtures_.at(step.name).forward(inputs[0]);
   }
   throw std::invalid_argument("spmd plan operator '" + step.name + "': no such operator");
 }
@@ -218,19 +237,36 @@ at::Tensor SpmdTransformer::forward_loss(const at::Tensor& ids, const at::Tensor
       produced[step.name] = {out, &step};
       continue;
     }
-    // A shard's loss is its part of the mean, summed with the first bucket of gradients (no
-    // collective of its own in forward): its value is the whole once finish_backward ran.
-    partial_loss_ = partial_loss(step) ? out.detach() : at::Tensor();
-    return out;
+    return add_auxiliary_losses(out, partial_loss(step));
   }
   throw std::invalid_argument("spmd plan: no loss operator");
 }
 
+// The task's loss and the mixtures' weighted balancing losses. The parts the ranks hold parts of
+// are summed with the first bucket of gradients (no collective of their own in forward): the
+// value is the whole once finish_backward ran.
+at::Tensor SpmdTransformer::add_auxiliary_losses(const at::Tensor& task, bool task_is_part) {
+  at::Tensor loss = task;
+  at::Tensor parts = at::zeros({}, task.options()), whole = at::zeros({}, task.options());
+  bool any_part = task_is_part;
+  (task_is_part ? parts : whole) += task.detach();
+  for (auto& [name, mixture] : mixtures_) {
+    const at::Tensor balance = kLoadBalanceLossWeight * mixture.auxiliary_loss();
+    loss = loss + balance;
+    (mixture.auxiliary_is_part() ? parts : whole) += balance.detach();
+    any_part = any_part || mixture.auxiliary_is_part();
+  }
+  loss_parts_ = any_part ? parts : at::Tensor();
+  whole_loss_ = whole;
+  shown_loss_ = loss.detach();
+  return loss;
+}
+
 void SpmdTransformer::finish_backward() {
   std::vector<at::Tensor> bucket;
-  if (partial_loss_.defined()) bucket.push_back(partial_loss_);
+  if (loss_parts_.defined()) bucket.push_back(loss_parts_);
   int64_t bucket_bytes = 0;
-  const auto add = [&](at::Tensor& tensor) {
+  const auto add = [&](const at::Tensor& tensor) {
     bucket.push_back(tensor.mutable_grad());
     bucket_bytes += tensor.numel() * tensor.element_size();
     if (bucket_bytes < kGradientBucketBytes) return;
@@ -239,6 +275,9 @@ void SpmdTransformer::finish_backward() {
     bucket_bytes = 0;
   };
   for (const SpmdStep& step : steps_) {
+    if (const auto mixture = mixtures_.find(step.name); mixture != mixtures_.end()) {
+      for (const at::Tensor& p : mixture->second.summed_parameters()) add(p);
+    }
     if (!harness::spmd::sums_weight_gradients(step.signature) || !weights_.count(step.name)) {
       continue;
     }
@@ -247,6 +286,9 @@ void SpmdTransformer::finish_backward() {
     if (weights.bias) add(weights.bias->local);
   }
   sum_bucket(bucket);
+  if (shown_loss_.defined()) {
+    shown_loss_.copy_(loss_parts_.defined() ? loss_parts_ + whole_loss_ : whole_loss_);
+  }
 }
 
 // One all-reduce for the bucket's gradients, flattened together (DDP's coalescing).
@@ -272,7 +314,7 @@ double SpmdTransformer::train_step(const at::Tensor& ids, const at::Tensor& targ
   const at::Tensor loss = forward_loss(ids, targets);
   loss.backward();
   finish_backward();
-  return loss.item<double>();
+  return shown_loss_.item<double>();
 }
 
 std::vector<at::Tensor> SpmdTransformer::parameters() const {
@@ -280,6 +322,9 @@ std::vector<at::Tensor> SpmdTransformer::parameters() const {
   for (const auto& [name, weights] : weights_) {
     out.push_back(weights.weight.local);
     if (weights.bias) out.push_back(weights.bias->local);
+  }
+  for (const auto& [name, mixture] : mixtures_) {
+    for (const at::Tensor& p : mixture.parameters()) out.push_back(p);
   }
   return out;
 }
@@ -292,6 +337,7 @@ std::map<std::string, at::Tensor> SpmdTransformer::whole_parameters() {
   }
   std::map<std::string, at::Tensor> whole;
   for (const auto& [name, pieces] : chunks) whole[name] = torch::cat(pieces, 0);
+  for (auto& [name, mixture] : mixtures_) mixture.add_whole(whole);
   return whole;
 }
 

@@ -15,6 +15,7 @@
 
 #include "runtime/comm/communicator.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/parallel/spmd_mixture.h"
 #include "runtime/parallel/spmd_plan.h"
 #include "runtime/parallel/spmd_weights.h"
 #include "runtime/protocol/trace_recorder.h"
@@ -24,17 +25,18 @@ namespace runtime {
 class SpmdTransformer {
  public:
   // `whole`: llama or bert built whole from the seed (make_model), whose weights this rank
-  // copies its parts of (runtime/parallel/spmd_weights.h); `steps`: the plan's, for this model's
-  // operators; `group`: every rank of the plan, outliving this object; `loss`: the model's
-  // (cross_entropy; bert's may be mse). Throws std::invalid_argument where the plan names a
-  // weight the model lacks or a mixture of experts (searched, not run).
+  // copies its parts of (runtime/parallel/spmd_weights.h; bert_moe's mixtures:
+  // runtime/parallel/spmd_mixture.h); `steps`: the plan's, for this model's operators; `group`:
+  // every rank of the plan, outliving this object; `loss`: the model's (cross_entropy; bert's may
+  // be mse). Throws std::invalid_argument where the plan names a weight the model lacks.
   SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group,
                   std::string loss = "cross_entropy");
 
   // The forward of one global batch (token ids and next tokens, both [batch, tokens]), every
   // rank the same batch: the loss whose backward gives this rank's gradients, and whose value is
-  // the batch's mean next-token loss on every rank once finish_backward has run (a batch or
-  // token shard's part is summed with the gradients).
+  // the batch's mean next-token loss (with the mixtures' load-balancing losses weighted as
+  // Switch Transformer's) on every rank once finish_backward has run (a batch or token shard's
+  // part is summed with the gradients).
   at::Tensor forward_loss(const at::Tensor& ids, const at::Tensor& targets);
   // After backward: the gradients the plan sums (batch and token shards' weights) summed.
   void finish_backward();
@@ -42,7 +44,7 @@ class SpmdTransformer {
   double train_step(const at::Tensor& ids, const at::Tensor& targets);
 
   // Where the plan's collectives and the gradients' sums are recorded (outliving this object).
-  void set_trace(TraceRecorder* trace) { trace_ = trace; }
+  void set_trace(TraceRecorder* trace);
 
   // This rank's weights, for its optimizer.
   std::vector<at::Tensor> parameters() const;
@@ -62,6 +64,9 @@ class SpmdTransformer {
   at::Tensor loss(const SpmdStep& step, const at::Tensor& logits, const at::Tensor& targets);
   bool partial_loss(const SpmdStep& step) const;
   void sum_bucket(const std::vector<at::Tensor>& gradients);
+  void take_mixture(const SpmdStep& step, ZooModel& whole,
+                    const std::map<std::string, at::Tensor>& zoo);
+  at::Tensor add_auxiliary_losses(const at::Tensor& task, bool task_is_part);
 
   // Gradients summed a bucket at a time, as DDP's 25 MiB (what the search prices).
   static constexpr int64_t kGradientBucketBytes = int64_t{25} << 20;
@@ -71,8 +76,11 @@ class SpmdTransformer {
   std::string loss_;      // cross_entropy, or mse (bert)
   bool encoder_ = false;  // bert (else llama)
   TraceRecorder* trace_ = nullptr;
-  at::Tensor partial_loss_;  // the last forward's, where the ranks hold parts of the loss
+  // The last forward's loss as returned, and its value's parts: those the ranks hold parts of
+  // (summed with the gradients; undefined where none) and those every rank holds whole.
+  at::Tensor shown_loss_, loss_parts_, whole_loss_;
   std::map<std::string, OperatorWeights> weights_;  // by operator
+  std::map<std::string, SpmdMixture> mixtures_;     // by operator
   at::Tensor rope_cos_, rope_sin_;
   int64_t heads_ = 0, kv_heads_ = 0, head_width_ = 0;
   // Row groups of the fused projections: the ranks where the heads (the feed-forward width)

@@ -90,15 +90,37 @@ for rank in (0, 1):
     assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (got, want)
 PY
 
+# bert_moe (a mixture of 4 experts, top-2, in its second block): two strategies that run the
+# mixture differently (searched at 80 and at 0.001 GFLOP/s) train as one process routing the
+# batch in 2 capacity groups, so their losses are equal.
 spec moe "" ""
-sed -i 's/name: llama/name: bert_moe/; s/, heads: 4, vocab: 96//; s/loss: cross_entropy/loss: mse/' "$SCRATCH/moe.yaml"
-expect_refused "$SCRATCH/moe.yaml" "spmd runs llama's and bert's operators, not bert_moe's" --dry-run
+sed -i 's/name: llama/name: bert_moe/; s/width: 64, heads: 4, vocab: 96, input_shape: \[16\]/width: 128, input_shape: [8]/' "$SCRATCH/moe.yaml"
+echo "  - {name: slow_flops, kind: spmd, comm: profiles/gloo-2ranks-cpu/comm.json, gflops: 0.001}" \
+  >> "$SCRATCH/moe.yaml"
+"$HARNESS" run "$SCRATCH/moe.yaml" > "$SCRATCH/moe.out" 2>&1 || fail "bert_moe failed: $(tail -5 "$SCRATCH/moe.out")"
+"$PY" - "$SCRATCH/results" <<'PY'
+import glob, json, re, sys
+def losses(system, rank):
+    text = open(glob.glob(f"{sys.argv[1]}/moe/*/raw/p000/{system}/rep0/rank{rank}.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+def mixture(system):
+    plan = json.load(open(glob.glob(f"{sys.argv[1]}/moe/*/plans/{system}/p000/spmd_plan.json")[0]))
+    return [o["signature"] for o in plan["operators"] if o["kind"] == "experts"]
+assert mixture("hidup") != mixture("slow_flops"), mixture("hidup")
+want = losses("hidup", 0)
+for system, rank in (("hidup", 1), ("slow_flops", 0), ("slow_flops", 1)):
+    got = losses(system, rank)
+    assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (system, got, want)
+PY
+spec mlp "" ""
+sed -i 's/name: llama/name: mlp/; s/, heads: 4, vocab: 96//' "$SCRATCH/mlp.yaml"
+expect_refused "$SCRATCH/mlp.yaml" "spmd runs llama's, bert's and bert_moe's operators, not mlp's" --dry-run
 spec bf16 ", precision: bf16" ""
 expect_refused "$SCRATCH/bf16.yaml" "spmd runs in fp32, not model.precision bf16" --dry-run
 spec nocomm "" ""
 sed -i 's|comm: profiles/gloo-2ranks-cpu/comm.json|comm: /nonexistent/comm.json|' "$SCRATCH/nocomm.yaml"
 expect_refused "$SCRATCH/nocomm.yaml" "nocomm.yaml:8:" --dry-run
-[ ! -e "$SCRATCH/results/moe" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
+[ ! -e "$SCRATCH/results/mlp" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
 # The shipped studies stay valid, and a dry run says how each searched system runs.
 "$HARNESS" run experiments/hidup_bert.yaml --dry-run > /dev/null || fail "experiments/hidup_bert.yaml"
 dry=$("$HARNESS" run experiments/hidup_llama.yaml --dry-run) || fail "experiments/hidup_llama.yaml"

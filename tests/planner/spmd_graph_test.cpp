@@ -93,14 +93,21 @@ TEST(SpmdTransformerGraph, BertMoeHasItsMixturesAndTheirExpertSignatures) {
   shape.top_k = 2;
   const OperatorGraph graph = transformer_graph(shape, 4);
   const Operator& mixture = named(graph, "encoder.layer.1.experts");
-  // Router 128 x 4 + 4; four experts of 128 x 512 + 512 and 512 x 128 + 128.
-  const double expert = 128.0 * 512 + 512 + 512 * 128 + 128;
-  EXPECT_DOUBLE_EQ(mixture.parameter_bytes, 4 * (128.0 * 4 + 4 + 4 * expert));
+  // Router 128 x 4 (no bias); four experts of 128 x 512 + 512 and 512 x 128 + 128.
+  const double expert = 128.0 * 512 + 512 + 512 * 128 + 128, router = 128.0 * 4;
+  EXPECT_DOUBLE_EQ(mixture.parameter_bytes, 4 * (router + 4 * expert));
+  // Routed in one capacity group per batch shard: no token shard.
+  EXPECT_EQ(names_of(mixture), (std::set<std::string>{"data", "experts", "replicated", "column"}));
   for (const Signature& signature : mixture.signatures) {
+    if (signature.kind == SignatureKind::kColumn) {
+      // The router whole, its gradient a partial sum; a quarter of each expert.
+      EXPECT_DOUBLE_EQ(signature.synced_gradient_bytes, 4 * router);
+      EXPECT_DOUBLE_EQ(signature.parameter_share * mixture.parameter_bytes, 4 * (router + expert));
+    }
     if (signature.kind != SignatureKind::kExperts) continue;
     // One expert a rank; the router's gradient summed; dispatch and combine both ways, each
     // rank's 8 x 64 / 4 tokens x top-2 x capacity 1.25 x 128 floats.
-    EXPECT_DOUBLE_EQ(signature.synced_gradient_bytes, 4 * (128.0 * 4 + 4));
+    EXPECT_DOUBLE_EQ(signature.synced_gradient_bytes, 4 * router);
     ASSERT_EQ(signature.inner.size(), 1u);
     EXPECT_EQ(signature.inner[0].calls, 4);
     EXPECT_DOUBLE_EQ(signature.inner[0].buffer_bytes, 128.0 * 2 * 1.25 * 128 * 4);

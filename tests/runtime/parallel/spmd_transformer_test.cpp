@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -38,23 +39,29 @@ constexpr int64_t kBatch = 4, kTokens = 8, kDepth = 2;
 struct Workload {
   std::string model = "llama";
   std::string loss = "cross_entropy";
+  int64_t top_k = 0;  // bert_moe: 2 (GShard) or 1 (Switch)
 };
 const Workload kLlama{};
+// bert's shape with a mixture of 4 experts in its second block, capacity factor 1.25.
+const Workload kGshard{"bert_moe", "cross_entropy", 2}, kSwitch{"bert_moe", "cross_entropy", 1};
 
 // llama: width 64, 8 heads of 8 over 4 key/value heads, a vocabulary of 96 (which 2 and 4 ranks
 // divide); bert: width 128 (2 heads of 64), its 30522-token vocabulary.
-runtime::ModelOptions options_of(const Workload& w) {
+// `groups`: the capacity groups bert_moe's one process routes the batch in.
+runtime::ModelOptions options_of(const Workload& w, int64_t groups = 1) {
   runtime::ModelOptions options;
   options.input_shape = {kTokens};
   options.depth = kDepth;
   options.width = w.model == "llama" ? 64 : 128;
   if (w.model == "llama") options.decoder = {8, 4, 96};
+  if (w.top_k > 0) options.moe.top_k = w.top_k;
+  options.moe_groups = groups;
   return options;
 }
 
-std::shared_ptr<runtime::ZooModel> seeded(const Workload& w) {
+std::shared_ptr<runtime::ZooModel> seeded(const Workload& w, int64_t groups = 1) {
   torch::manual_seed(11);
-  return runtime::make_model(w.model, options_of(w));
+  return runtime::make_model(w.model, options_of(w, groups));
 }
 
 runtime::WorkerOptimizer adamw() { return {"adamw", 0.01, 0.0, 0.9, 0.999, 1e-8, 0.01}; }
@@ -69,16 +76,22 @@ runtime::SyntheticBatch batch_of(const Workload& w) {
 struct Trained {
   Parameters parameters;
   double first_loss = 0;
+  int64_t first_dropped = 0;  // bert_moe: the choices its mixture dropped for capacity
 };
 
-Trained one_process(const Workload& w) {
-  const auto model = seeded(w);
+// bert_moe's mixture routes the batch in `groups` capacity groups, as `groups` ranks do.
+Trained one_process(const Workload& w, int64_t groups = 1) {
+  const auto model = seeded(w, groups);
   const auto batch = batch_of(w);
   auto optimizer = runtime::make_optimizer(adamw(), model->parameters());
   Trained out;
   for (int step = 0; step < kSteps; ++step) {
     optimizer->zero_grad();
-    const auto loss = runtime::training_loss(w.loss, model->forward(batch.input), batch.target);
+    auto loss = runtime::training_loss(w.loss, model->forward(batch.input), batch.target);
+    if (const auto balance = model->auxiliary_loss(); balance.defined()) {
+      loss = loss + runtime::kLoadBalanceLossWeight * balance;
+      if (step == 0) out.first_dropped = runtime::mixtures_of(*model)[0]->dropped_choices();
+    }
     if (step == 0) out.first_loss = loss.item<double>();
     loss.backward();
     optimizer->step();
@@ -103,6 +116,8 @@ spmd::OperatorGraph graph_of(const Workload& w, int ranks) {
     shape.vocabulary = 96;
   } else {
     shape.family = spmd::TransformerFamily::kEncoder;
+    shape.experts = w.top_k > 0 ? 4 : 0;
+    shape.top_k = std::max<int64_t>(w.top_k, 1);
     shape.width = 128;
     shape.heads = shape.kv_heads = 2;
     shape.feed_forward = 512;
@@ -357,6 +372,54 @@ TEST(SpmdTransformer, BertStrategiesTrainAsOneProcess) {
     EXPECT_TRUE(used.count({loss, Op::kLoss, Sig::kVocab})) << loss;
   }
   EXPECT_TRUE(used.count({"cross_entropy", Op::kEmbedding, Sig::kVocab}));
+}
+
+// The strategies that run bert_moe's one mixture under each of its signatures, every other
+// operator on a batch shard (DDP's strategy); the index of the mixture's operator.
+std::pair<std::vector<spmd::Strategy>, size_t> mixture_strategies(
+    const spmd::OperatorGraph& graph) {
+  const auto& ops = graph.operators;
+  const auto mixture =
+      static_cast<size_t>(std::find_if(ops.begin(), ops.end(),
+                                       [](const spmd::Operator& op) {
+                                         return op.kind == spmd::OperatorKind::kExperts;
+                                       }) -
+                          ops.begin());
+  const auto data = *spmd::reference_strategy(graph, spmd::ReferenceSystem::kData);
+  std::vector<spmd::Strategy> strategies;
+  for (size_t s = 0; s < ops.at(mixture).signatures.size(); ++s) {
+    strategies.push_back(data);
+    strategies.back()[mixture] = static_cast<int>(s);
+  }
+  return {strategies, mixture};
+}
+
+// bert_moe's mixture as a batch shard, as experts spread by all-to-all, whole, and with every
+// expert's hidden layer split, under GShard's top-2 and Switch's top-1, choices dropped for
+// capacity: the ranks train as one process that routes the batch in one capacity group a rank.
+TEST(SpmdTransformer, MixtureStrategiesTrainAsOneProcess) {
+  const runtime_test::DoubleDefault float64;
+  std::set<spmd::SignatureKind> used;
+  for (const auto& [w, ranks] : {std::pair{kGshard, 2}, {kSwitch, 2}, {kGshard, 4}}) {
+    const Trained want = one_process(w, ranks);
+    EXPECT_GT(want.first_dropped, 0) << "capacity dropped no choice";
+    const auto graph = graph_of(w, ranks);
+    auto [strategies, mixture] = mixture_strategies(graph);
+    if (ranks == 2 && w.top_k == 2) {
+      strategies.push_back(spmd::search_strategy(graph, costs_of(2e-4, 1e9)).strategy);
+      strategies.push_back(arbitrary(graph, 3, 2));
+    }
+    for (const auto& strategy : strategies) {
+      used.insert(graph.operators[mixture].signatures[strategy[mixture]].kind);
+      expect_equal(train_spmd(ranks, steps_of(graph, strategy), w), want,
+                   "top-" + std::to_string(w.top_k) + ", " + std::to_string(ranks) +
+                       " ranks: " + strategy_text(graph, strategy),
+                   1e-10);
+    }
+  }
+  EXPECT_EQ(used, (std::set<spmd::SignatureKind>{
+                      spmd::SignatureKind::kData, spmd::SignatureKind::kExperts,
+                      spmd::SignatureKind::kReplicated, spmd::SignatureKind::kColumn}));
 }
 
 // Memory and bytes against the formula: each rank holds the parameters and hands each collective
