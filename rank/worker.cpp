@@ -542,9 +542,9 @@ void run_spmd_rank(const WorkerConfig& config, const WorkerArgs& args, const Ran
                              }};
   const at::ScalarType output_dtype =
       train_iterations(config, args, device, *model, data, steps, trace, log, fault);
-  write_data_parallel_results(args, config.system, device, comm, spmd_model.parameters().front(),
-                              output_dtype, config, log, trace,
-                              memory_report(spmd_model.parameters(), {}, *optimizer));
+  write_data_parallel_results(
+      args, config.system, device, comm, spmd_model.parameters().front(), output_dtype, config, log,
+      trace, memory_report(spmd_model.parameters(), spmd_model.expert_parameters(), *optimizer));
 }
 
 // Pinned before any pool or communicator starts a thread, so that every thread inherits it;

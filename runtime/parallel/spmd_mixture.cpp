@@ -115,6 +115,14 @@ std::vector<at::Tensor> SpmdMixture::parameters() const {
   return out;
 }
 
+std::vector<at::Tensor> SpmdMixture::expert_parameters() const {
+  std::vector<at::Tensor> out;
+  for (const auto& p : layer_->experts->parameters()) {
+    if (p.requires_grad()) out.push_back(p);
+  }
+  return out;
+}
+
 std::vector<at::Tensor> SpmdMixture::summed_parameters() const {
   switch (signature_) {
     case SignatureKind::kData:

@@ -44,6 +44,8 @@ class SpmdMixture {
   // This rank's weights, for its optimizer; those whose gradients the ranks sum.
   std::vector<at::Tensor> parameters() const;
   std::vector<at::Tensor> summed_parameters() const;
+  // Its experts' weights as this rank holds them (all but the router).
+  std::vector<at::Tensor> expert_parameters() const;
   // The layer's weights whole under the zoo's names (every rank calls it).
   void add_whole(std::map<std::string, at::Tensor>& whole);
 

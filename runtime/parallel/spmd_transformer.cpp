@@ -329,6 +329,14 @@ std::vector<at::Tensor> SpmdTransformer::parameters() const {
   return out;
 }
 
+std::vector<at::Tensor> SpmdTransformer::expert_parameters() const {
+  std::vector<at::Tensor> out;
+  for (const auto& [name, mixture] : mixtures_) {
+    for (const at::Tensor& p : mixture.expert_parameters()) out.push_back(p);
+  }
+  return out;
+}
+
 std::map<std::string, at::Tensor> SpmdTransformer::whole_parameters() {
   std::map<std::string, std::vector<at::Tensor>> chunks;
   for (const auto& [name, weights] : weights_) {

@@ -48,6 +48,8 @@ class SpmdTransformer {
 
   // This rank's weights, for its optimizer.
   std::vector<at::Tensor> parameters() const;
+  // Of them, the mixtures' experts' (for the memory table).
+  std::vector<at::Tensor> expert_parameters() const;
   // Every weight whole under the zoo's names, the ranks' parts gathered: every rank calls it.
   std::map<std::string, at::Tensor> whole_parameters();
 

@@ -107,6 +107,16 @@ def mixture(system):
     plan = json.load(open(glob.glob(f"{sys.argv[1]}/moe/*/plans/{system}/p000/spmd_plan.json")[0]))
     return [o["signature"] for o in plan["operators"] if o["kind"] == "experts"]
 assert mixture("hidup") != mixture("slow_flops"), mixture("hidup")
+# The experts' bytes a rank reports: 4 experts of 128 x 512 + 512 and 512 x 128 + 128 floats,
+# whole, two of them (experts spread), or a column split's half with the second bias on rank 0
+# alone.
+for system in ("hidup", "slow_flops"):
+    for rank in (0, 1):
+        memory = json.load(open(glob.glob(f"{sys.argv[1]}/moe/*/raw/p000/{system}/rep0/memory_rank{rank}.json")[0]))
+        whole = 4 * (128 * 512 + 512 + 512 * 128 + 128) * 4
+        column = 4 * (128 * 256 + 256 + 256 * 128 + (128 if rank == 0 else 0)) * 4
+        want_bytes = {"column": column, "experts": whole // 2}.get(mixture(system)[0], whole)
+        assert memory["expert_parameter_bytes"] == want_bytes, (system, rank, memory, mixture(system))
 want = losses("hidup", 0)
 for system, rank in (("hidup", 1), ("slow_flops", 0), ("slow_flops", 1)):
     got = losses(system, rank)
