@@ -584,7 +584,8 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
   }
   if (system.kind() == SystemKind::kExpertParallel) {
     if (!runtime::is_mixture_of_experts(config.model.name)) {
-      fail("expert_parallel needs a mixture-of-experts model (bert_moe), not " + config.model.name);
+      fail("expert_parallel needs a mixture-of-experts model (bert_moe, vit_moe), not " +
+           config.model.name);
     }
     if (config.model.moe.experts % config.run.world_size != 0) {
       fail("model.experts " + std::to_string(config.model.moe.experts) +

@@ -20,6 +20,14 @@ const std::vector<ModelEntry>& model_catalog() {
        "model.experts, top_k, capacity_factor, moe_every)",
        {128},
        true},
+      {"vit",
+       "ViT-style encoder (ViT-B/16: 12 pre-LayerNorm layers x 768 by default; model.depth, "
+       "model.width): 16 x 16 patches, a class token, learned positions",
+       {3, 224, 224}},
+      {"vit_moe",
+       "ViT-style encoder, every other feed-forward a mixture of 4 experts (top-2, capacity 1.25; "
+       "model.experts, top_k, capacity_factor, moe_every)",
+       {3, 224, 224}},
       {"mlp", "3-layer MLP (in->256->256->classes), no BatchNorm", {64}},
       {"llama",
        "Llama-style decoder (2 blocks x 512 by default; model.depth, model.width): RMSNorm, "
@@ -43,7 +51,9 @@ const ModelEntry* find_model(const std::string& name) {
   return nullptr;
 }
 
-bool is_mixture_of_experts(const std::string& name) { return name == "bert_moe"; }
+bool is_mixture_of_experts(const std::string& name) {
+  return name == "bert_moe" || name == "vit_moe";
+}
 
 std::string moe_flag_text(const MoeShape& moe) {
   std::ostringstream text;
@@ -194,9 +204,15 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
                                 " input_shape must be [channels, height, width]");
   }
   const bool bert = name == "bert" || name == "bert_moe";
+  const bool vit = name == "vit" || name == "vit_moe";
   const bool tokens = bert || name == "llama";
   if (tokens && shape.size() != 1) {
     throw std::invalid_argument(name + " input_shape must be [sequence_length]");
+  }
+  if (vit && (shape.size() != 3 || shape[1] % 16 != 0 || shape[2] % 16 != 0)) {
+    throw std::invalid_argument(name +
+                                " input_shape must be [channels, height, width], height and width "
+                                "multiples of 16 (its patches)");
   }
   double elements = 1;
   for (int64_t d : shape) elements *= static_cast<double>(d);
@@ -209,7 +225,7 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
   if (name == "vgg19" && depth > 0) {
     throw std::invalid_argument("vgg19 has no depth option (it is 19)");
   }
-  if (tokens && width > 0 && width % 64 != 0) {
+  if ((tokens || vit) && width > 0 && width % 64 != 0) {
     throw std::invalid_argument(name + " width must be a multiple of 64 (heads of 64)");
   }
   if (width > 65536) throw std::invalid_argument(name + " width is at most 65536");
@@ -219,7 +235,7 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
     if (!(moe == MoeShape{})) {
       throw std::invalid_argument(name +
                                   " has no mixture of experts (experts, top_k, "
-                                  "capacity_factor, moe_every are bert_moe's)");
+                                  "capacity_factor, moe_every are bert_moe's and vit_moe's)");
     }
     return;
   }

@@ -9,7 +9,7 @@
 
 namespace runtime {
 
-// A mixture-of-experts model's shape (bert_moe; spec keys model.experts, model.top_k,
+// A mixture-of-experts model's shape (bert_moe, vit_moe; spec keys model.experts, model.top_k,
 // model.capacity_factor, model.moe_every): `experts` experts per mixture, each token to its
 // `top_k` (1: Switch, 2: GShard), an expert taking ceil(capacity_factor x tokens x top_k /
 // experts) tokens, a mixture in every `every`-th encoder layer (2: the 2nd, 4th, ...).

@@ -246,18 +246,21 @@ class EmbeddingsImpl : public nn::Module {
 };
 TORCH_MODULE(Embeddings);
 
-// One post-LayerNorm Transformer encoder layer as in BERT: multi-head self-attention and a
-// GELU feed-forward of 4x the width, each with a residual connection; with `moe`, the
-// feed-forward is a mixture of such experts (runtime/models/moe.h). Batch-first throughout,
-// so a pipeline splits micro-batches along dimension 0 like every other model.
+// One Transformer encoder layer: multi-head self-attention and a GELU feed-forward of 4x the
+// width, each with a residual connection; with `moe`, the feed-forward is a mixture of such
+// experts (runtime/models/moe.h). Post-LayerNorm as BERT's (eps 1e-12), or with `pre_norm`
+// each branch normalising its input as ViT's (eps 1e-6). Batch-first throughout, so a pipeline
+// splits micro-batches along dimension 0 like every other model.
 class EncoderLayerImpl : public nn::Module {
  public:
-  EncoderLayerImpl(int64_t hidden, int64_t heads, std::optional<MoeOptions> moe = std::nullopt)
-      : heads_(heads) {
+  EncoderLayerImpl(int64_t hidden, int64_t heads, std::optional<MoeOptions> moe = std::nullopt,
+                   bool pre_norm = false)
+      : heads_(heads), pre_norm_(pre_norm) {
+    const double eps = pre_norm ? 1e-6 : 1e-12;
     qkv = register_module("qkv", nn::Linear(hidden, 3 * hidden));
     attention_output = register_module("attention_output", nn::Linear(hidden, hidden));
     attention_norm =
-        register_module("attention_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+        register_module("attention_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(eps)));
     if (moe) {
       mixture = register_module("moe", MoeFeedForward(hidden, *moe));
     } else {
@@ -265,7 +268,7 @@ class EncoderLayerImpl : public nn::Module {
       output = register_module("output", nn::Linear(4 * hidden, hidden));
     }
     output_norm =
-        register_module("output_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-12)));
+        register_module("output_norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(eps)));
   }
   // Tensor parallelism (Megatron's): this rank's heads of the fused q, k, v (column-parallel,
   // each of the three split alike) and columns of the GELU feed-forward's first linear; the
@@ -295,19 +298,13 @@ class EncoderLayerImpl : public nn::Module {
     return column_projections(region_.get(), x, {{linear->weight, linear->bias}})[0];
   }
   torch::Tensor forward(torch::Tensor x) {
+    if (pre_norm_) {
+      x = x + attention(attention_norm->forward(x));
+      return x + feed_forward(output_norm->forward(x));
+    }
     if (shards_input_) x = split_sequence(*region_, x);
-    const torch::Tensor fused = column_parallel(qkv, x);
-    const int64_t batch = fused.size(0), seq = fused.size(1);
-    const int64_t head_dim = x.size(2) / (region_ ? heads_ * region_->degree : heads_);
-    // [batch, seq, 3, heads, head_dim] -> three [batch, heads, seq, head_dim]
-    auto parts = fused.view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
-    auto context = recompute_core ? recomputed_attention_core(parts[0], parts[1], parts[2], false)
-                                  : attention_core(parts[0], parts[1], parts[2], false);
-    context = context.transpose(1, 2).reshape({batch, seq, heads_ * head_dim});
-    x = attention_norm->forward(x + row_parallel(attention_output, context));
-    if (mixture) return output_norm->forward(x + mixture->forward(x));
-    x = output_norm->forward(x +
-                             row_parallel(output, torch::gelu(column_parallel(intermediate, x))));
+    x = attention_norm->forward(x + attention(x));
+    x = output_norm->forward(x + feed_forward(x));
     return gathers_output_ ? gather_sequence(*region_, x) : x;
   }
   nn::Linear qkv{nullptr}, attention_output{nullptr}, intermediate{nullptr}, output{nullptr};
@@ -316,6 +313,23 @@ class EncoderLayerImpl : public nn::Module {
   MoeFeedForward mixture{nullptr};
 
  private:
+  // Self-attention's branch, before the residual.
+  torch::Tensor attention(const torch::Tensor& x) {
+    const torch::Tensor fused = column_parallel(qkv, x);
+    const int64_t batch = fused.size(0), seq = fused.size(1);
+    const int64_t head_dim = x.size(2) / (region_ ? heads_ * region_->degree : heads_);
+    // [batch, seq, 3, heads, head_dim] -> three [batch, heads, seq, head_dim]
+    auto parts = fused.view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
+    auto context = recompute_core ? recomputed_attention_core(parts[0], parts[1], parts[2], false)
+                                  : attention_core(parts[0], parts[1], parts[2], false);
+    context = context.transpose(1, 2).reshape({batch, seq, heads_ * head_dim});
+    return row_parallel(attention_output, context);
+  }
+  // The feed-forward's branch (or the mixture's), before the residual.
+  torch::Tensor feed_forward(const torch::Tensor& x) {
+    if (mixture) return mixture->forward(x);
+    return row_parallel(output, torch::gelu(column_parallel(intermediate, x)));
+  }
   // A linear layer whole, or row-parallel: this rank's partial product summed over the group,
   // then the bias.
   torch::Tensor row_parallel(nn::Linear& linear, const torch::Tensor& input) {
@@ -324,6 +338,7 @@ class EncoderLayerImpl : public nn::Module {
            linear->bias;
   }
   int64_t heads_;
+  bool pre_norm_;
   std::shared_ptr<TensorRegion> region_;
   bool shards_input_ = false, gathers_output_ = false;
 };
@@ -340,39 +355,37 @@ class PoolerImpl : public nn::Module {
 };
 TORCH_MODULE(Pooler);
 
-// A BERT-style encoder for sequence classification: embeddings, `depth` encoder layers (12 by
-// default, BERT-base), pooler, classifier. Width 768 by default with 64-wide heads; input
-// [seq_len] token ids from a 30522-token vocabulary, as BERT's. With `moe`, every other
-// encoder layer (the 2nd, 4th, ...: GShard's placement) has a mixture-of-experts feed-forward.
-class Bert : public ZooModel {
+// What BERT and ViT share: `depth` encoder layers (12 by default) under Hugging Face's names
+// (encoder.layer.<i>.<...>), with `moe` a mixture in every `every`-th of them (the 2nd, 4th, ...:
+// GShard's placement), and BERT's initialisation.
+class EncoderModel : public ZooModel {
  public:
-  explicit Bert(const ModelOptions& options, std::optional<MoeOptions> moe = std::nullopt) {
+  torch::Tensor auxiliary_loss() const override { return summed_auxiliary_loss(mixtures_); }
+
+ protected:
+  std::vector<EncoderLayer> add_encoder_layers(const ModelOptions& options, int64_t hidden,
+                                               const std::optional<MoeOptions>& moe,
+                                               bool pre_norm) {
     const int64_t depth = options.depth > 0 ? options.depth : 12;
-    const int64_t hidden = options.width > 0 ? options.width : 768;
-    const int64_t classes = options.num_classes > 0 ? options.num_classes : 2;
-    input_vocabulary_ = kBertVocabulary;
-    append_layer("embeddings", "Embeddings",
-                 register_module("embeddings",
-                                 Embeddings(input_vocabulary_, options.input_shape[0], hidden)));
-    // Parameter names as Hugging Face's BERT: encoder.layer.<i>.<...>.
     auto encoder = register_module("encoder", std::make_shared<nn::Module>());
     auto encoder_layers = encoder->register_module("layer", nn::ModuleList());
     std::vector<EncoderLayer> blocks;
     for (int64_t i = 0; i < depth; ++i) {
       const bool mixture = moe && (i + 1) % options.moe.every == 0;
-      EncoderLayer layer(hidden, hidden / 64, mixture ? moe : std::nullopt);
+      EncoderLayer layer(hidden, hidden / 64, mixture ? moe : std::nullopt, pre_norm);
       layer->recompute_core = options.selective_recomputation;
       if (layer->mixture) mixtures_.push_back(layer->mixture.get());
       blocks.push_back(layer);
       encoder_layers->push_back(layer);
       append_layer("encoder.layer." + std::to_string(i), "EncoderLayer", layer, !mixture);
     }
-    append_layer("pooler", "Pooler", register_module("pooler", Pooler(hidden)));
-    append_layer("classifier", "Linear",
-                 register_module("classifier", nn::Linear(hidden, classes)));
-    // BERT: N(0, 0.02) weights, zero biases, LayerNorm to identity. Experts draw from their
-    // own generators (one seed per mixture from the global one), so that a rank holding some
-    // of them starts them as a rank holding all does.
+    return blocks;
+  }
+
+  // BERT: N(0, 0.02) weights, zero biases, LayerNorm to identity. Experts draw from their own
+  // generators (one seed per mixture from the global one), so that a rank holding some of them
+  // starts them as a rank holding all does.
+  void initialize_weights() {
     for (const auto& item : named_modules("", false)) {
       const auto& module = item.value();
       if (item.key().find(".moe.experts") != std::string::npos) continue;
@@ -387,10 +400,31 @@ class Bert : public ZooModel {
         nn::init::normal_(embedding->weight, 0, 0.02);
       }
     }
-    split_blocks(blocks, options);
   }
 
-  torch::Tensor auxiliary_loss() const override { return summed_auxiliary_loss(mixtures_); }
+  std::vector<MoeFeedForwardImpl*> mixtures_;  // owned by the encoder layers
+};
+
+// A BERT-style encoder for sequence classification: embeddings, the encoder layers (BERT-base's
+// 12 by default), pooler, classifier. Width 768 by default with 64-wide heads; input [seq_len]
+// token ids from a 30522-token vocabulary, as BERT's. With `moe`, every other encoder layer has
+// a mixture-of-experts feed-forward.
+class Bert : public EncoderModel {
+ public:
+  explicit Bert(const ModelOptions& options, std::optional<MoeOptions> moe = std::nullopt) {
+    const int64_t hidden = options.width > 0 ? options.width : 768;
+    const int64_t classes = options.num_classes > 0 ? options.num_classes : 2;
+    input_vocabulary_ = kBertVocabulary;
+    append_layer("embeddings", "Embeddings",
+                 register_module("embeddings",
+                                 Embeddings(input_vocabulary_, options.input_shape[0], hidden)));
+    std::vector<EncoderLayer> blocks = add_encoder_layers(options, hidden, moe, false);
+    append_layer("pooler", "Pooler", register_module("pooler", Pooler(hidden)));
+    append_layer("classifier", "Linear",
+                 register_module("classifier", nn::Linear(hidden, classes)));
+    initialize_weights();
+    split_blocks(blocks, options);
+  }
 
  private:
   // Tensor parallelism, once the whole model is drawn: every rank's slices are parts of one.
@@ -408,7 +442,70 @@ class Bert : public ZooModel {
       blocks[i]->split(tensor_region_, i == 0, i + 1 == blocks.size());
     }
   }
-  std::vector<MoeFeedForwardImpl*> mixtures_;  // owned by the encoder layers
+};
+
+// ViT's patch embedding (ViT-B/16): each 16 x 16 patch flattened and projected (a linear layer
+// over its pixels, as the stride-16 convolution computes), a learned class token in front and
+// learned positions added. Images [batch, channels, height, width] -> [batch, 1 + patches,
+// hidden].
+class PatchEmbeddingsImpl : public nn::Module {
+ public:
+  static constexpr int64_t kPatch = 16;
+  PatchEmbeddingsImpl(int64_t channels, int64_t patches, int64_t hidden) {
+    projection = register_module("projection", nn::Linear(channels * kPatch * kPatch, hidden));
+    class_token = register_parameter("class_token", torch::zeros({1, 1, hidden}));
+    positions = register_parameter("positions", torch::zeros({1, patches + 1, hidden}));
+  }
+  torch::Tensor forward(torch::Tensor images) {
+    const int64_t batch = images.size(0), channels = images.size(1);
+    const int64_t rows = images.size(2) / kPatch, columns = images.size(3) / kPatch;
+    // [batch, channels, rows, 16, columns, 16] -> [batch, rows x columns, channels x 16 x 16]
+    const torch::Tensor patches = images.reshape({batch, channels, rows, kPatch, columns, kPatch})
+                                      .permute({0, 2, 4, 1, 3, 5})
+                                      .reshape({batch, rows * columns, -1});
+    const torch::Tensor tokens = projection->forward(patches);
+    return torch::cat({class_token.expand({batch, 1, -1}), tokens}, 1) + positions;
+  }
+  nn::Linear projection{nullptr};
+  torch::Tensor class_token, positions;
+};
+TORCH_MODULE(PatchEmbeddings);
+
+// ViT's head: the last LayerNorm, then a linear classifier of the class token.
+class VitHeadImpl : public nn::Module {
+ public:
+  VitHeadImpl(int64_t hidden, int64_t classes) {
+    norm = register_module("norm", nn::LayerNorm(nn::LayerNormOptions({hidden}).eps(1e-6)));
+    classifier = register_module("classifier", nn::Linear(hidden, classes));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    return classifier->forward(norm->forward(x).select(1, 0));
+  }
+  nn::LayerNorm norm{nullptr};
+  nn::Linear classifier{nullptr};
+};
+TORCH_MODULE(VitHead);
+
+// A ViT-style encoder for image classification (ViT-B/16 by default: 12 pre-LayerNorm layers
+// of 768, heads of 64, 1000 classes): patch embeddings, the encoder layers, the head. With
+// `moe`, every other layer's feed-forward is a mixture of experts (ViT-MoE: HiDup's ViT-SGMoE
+// and ViT-Switch). Initialised as BERT, the class token and positions N(0, 0.02) too.
+class Vit : public EncoderModel {
+ public:
+  explicit Vit(const ModelOptions& options, std::optional<MoeOptions> moe = std::nullopt) {
+    const int64_t hidden = options.width > 0 ? options.width : 768;
+    const int64_t classes = options.num_classes > 0 ? options.num_classes : 1000;
+    const auto& image = options.input_shape;
+    const int64_t patches =
+        (image[1] / PatchEmbeddingsImpl::kPatch) * (image[2] / PatchEmbeddingsImpl::kPatch);
+    auto embeddings = register_module("embeddings", PatchEmbeddings(image[0], patches, hidden));
+    append_layer("embeddings", "PatchEmbeddings", embeddings);
+    add_encoder_layers(options, hidden, moe, /*pre_norm=*/true);
+    append_layer("head", "VitHead", register_module("head", VitHead(hidden, classes)));
+    initialize_weights();
+    nn::init::normal_(embeddings->class_token, 0, 0.02);
+    nn::init::normal_(embeddings->positions, 0, 0.02);
+  }
 };
 
 // Linear layers with ReLU (three by default), no BatchNorm: per-sample independent, so
@@ -447,14 +544,16 @@ std::shared_ptr<ZooModel> make_zoo_model(const std::string& name, const ModelOpt
   if (name == "mlp") return std::make_shared<Mlp>(options);
   if (name == "bert") return std::make_shared<Bert>(options);
   if (name == "llama") return make_llama(options);
-  if (name == "bert_moe") {
-    return std::make_shared<Bert>(options,
-                                  MoeOptions{.experts = options.moe.experts,
-                                             .top_k = options.moe.top_k,
-                                             .capacity_factor = options.moe.capacity_factor,
-                                             .groups = options.moe_groups,
-                                             .shard = options.expert_shard,
-                                             .shards = options.expert_shards});
+  if (name == "vit") return std::make_shared<Vit>(options);
+  if (is_mixture_of_experts(name)) {
+    const MoeOptions moe{.experts = options.moe.experts,
+                         .top_k = options.moe.top_k,
+                         .capacity_factor = options.moe.capacity_factor,
+                         .groups = options.moe_groups,
+                         .shard = options.expert_shard,
+                         .shards = options.expert_shards};
+    if (name == "vit_moe") return std::make_shared<Vit>(options, moe);
+    return std::make_shared<Bert>(options, moe);
   }
   throw std::invalid_argument("unknown model '" + name + "'");
 }

@@ -22,9 +22,12 @@ using runtime::ModelOptions;
 constexpr int64_t kSequence = 6, kPerRank = 3, kClasses = 3;
 constexpr double kLoadBalanceWeight = 0.01, kLearningRate = 0.5;
 
-ModelOptions options_for(double capacity_factor, int64_t groups, int64_t shard, int64_t shards) {
+// bert_moe reads kSequence tokens; vit_moe a 32 x 32 image, 4 patches and its class token.
+ModelOptions options_for(double capacity_factor, int64_t groups, int64_t shard, int64_t shards,
+                         const std::string& model = "bert_moe") {
   ModelOptions options;
-  options.input_shape = {kSequence};
+  options.input_shape =
+      model == "vit_moe" ? std::vector<int64_t>{3, 32, 32} : std::vector<int64_t>{kSequence};
   options.num_classes = kClasses;
   options.depth = 2;
   options.width = 64;
@@ -37,7 +40,8 @@ ModelOptions options_for(double capacity_factor, int64_t groups, int64_t shard, 
 
 std::shared_ptr<runtime::ZooModel> build(const ModelOptions& options) {
   torch::manual_seed(7);
-  auto model = runtime::make_model("bert_moe", options);
+  auto model =
+      runtime::make_model(options.input_shape.size() == 3 ? "vit_moe" : "bert_moe", options);
   model->to(torch::kDouble);
   return model;
 }
@@ -73,10 +77,12 @@ torch::Tensor reference_parameter(runtime::ZooModel& reference, const std::strin
 struct TokenBatch {
   torch::Tensor ids, labels;
 };
-TokenBatch global_batch(int world) {
+TokenBatch global_batch(int world, const std::string& model = "bert_moe") {
   torch::manual_seed(11);
   TokenBatch batch;
-  batch.ids = torch::randint(30522, {world * kPerRank, kSequence}, torch::kLong);
+  batch.ids = model == "vit_moe"
+                  ? torch::randn({world * kPerRank, 3, 32, 32}, torch::kDouble)
+                  : torch::randint(30522, {world * kPerRank, kSequence}, torch::kLong);
   batch.labels = torch::randint(kClasses, {world * kPerRank}, torch::kLong);
   return batch;
 }
@@ -97,12 +103,13 @@ std::unique_ptr<ExpertParallelSync> rank_sync(runtime::ZooModel& model, runtime:
                                               comm, std::move(dense));
 }
 
-void expect_step_matches_one_process(double capacity_factor, bool expect_drops) {
+void expect_step_matches_one_process(double capacity_factor, bool expect_drops,
+                                     const std::string& model_name = "bert_moe") {
   constexpr int kWorld = 2;
   torch::set_num_threads(1);
-  const auto [ids, labels] = global_batch(kWorld);
+  const auto [ids, labels] = global_batch(kWorld, model_name);
 
-  auto reference = build(options_for(capacity_factor, kWorld, 0, 1));
+  auto reference = build(options_for(capacity_factor, kWorld, 0, 1, model_name));
   torch::optim::SGD reference_sgd(reference->parameters(), kLearningRate);
   const torch::Tensor reference_loss = loss_of(*reference, ids, labels);
   reference_loss.backward();
@@ -116,7 +123,7 @@ void expect_step_matches_one_process(double capacity_factor, bool expect_drops) 
   // Built one after another (torch's generator is global), trained on a thread each.
   std::vector<std::shared_ptr<runtime::ZooModel>> ranks;
   for (int r = 0; r < kWorld; ++r)
-    ranks.push_back(build(options_for(capacity_factor, 1, r, kWorld)));
+    ranks.push_back(build(options_for(capacity_factor, 1, r, kWorld, model_name)));
   std::vector<double> losses(kWorld);
   const auto errors = runtime_test::on_every_rank(kWorld, [&](int r, runtime::Communicator& comm) {
     runtime::ZooModel& model = *ranks[r];
@@ -148,7 +155,7 @@ void expect_step_matches_one_process(double capacity_factor, bool expect_drops) 
     }
   }
   // The step moved the experts: a comparison of untouched weights would prove nothing.
-  auto untouched = build(options_for(capacity_factor, kWorld, 0, 1));
+  auto untouched = build(options_for(capacity_factor, kWorld, 0, 1, model_name));
   const std::string expert = "encoder.layer.1.moe.experts.3.0.weight";
   EXPECT_FALSE(torch::allclose(untouched->named_parameters()[expert],
                                reference->named_parameters()[expert], 1e-9, 1e-12));
@@ -162,6 +169,12 @@ TEST(ExpertParallel, OneStepEqualsOneProcessOnTheGlobalBatchWithoutDrops) {
 TEST(ExpertParallel, OneStepEqualsOneProcessOnTheGlobalBatchWithDrops) {
   // Capacity ceil(0.5 x 18 x 2 / 4) = 5 of 36 choices per rank and layer: some dropped.
   expect_step_matches_one_process(0.5, true);
+}
+
+// ViT-MoE (HiDup's ViT-SGMoE): the same layer behind patch embeddings and pre-norm blocks.
+TEST(ExpertParallel, AVitMoeStepEqualsOneProcessOnTheGlobalBatchWithDrops) {
+  // Capacity ceil(0.5 x 15 x 2 / 4) = 4 an expert, 16 of a rank's 30 choices a layer: some dropped.
+  expect_step_matches_one_process(0.5, true, "vit_moe");
 }
 
 // The dense part sharded at ZeRO stage 1, 2 or 3 over the ranks, the experts stepped beside its

@@ -412,7 +412,7 @@ baseline: ddp
   EXPECT_EQ(
       error_of(text),
       "spec.yaml:4:20: systems: ep: expert_parallel needs a mixture-of-experts model "
-      "(bert_moe), not mlp\n"
+      "(bert_moe, vit_moe), not mlp\n"
       "spec.yaml:5:11: baseline: unknown value 'ddp' (expected one of: overlap, ep); did you mean "
       "'ep'?");
 }
@@ -487,7 +487,7 @@ TEST(Spec, MixtureOfExpertsKeysAndTheExpertParallelSystem) {
             "spec.yaml:3:3: model: bert_moe top_k must be in [1, experts]");
   EXPECT_EQ(error_of(replace(kValidSpec, "  batch_size: 8\n", "  batch_size: 8\n  experts: 2\n")),
             "spec.yaml:3:3: model: mlp has no mixture of experts (experts, top_k, capacity_factor, "
-            "moe_every are bert_moe's)");
+            "moe_every are bert_moe's and vit_moe's)");
 
   // expert_parallel: the dense part's reducer mode defaults to overlap.
   const std::string systems = "systems: [overlap, sync, {name: big, mode: async, bucket_mb: 50}]";
@@ -503,7 +503,7 @@ TEST(Spec, MixtureOfExpertsKeysAndTheExpertParallelSystem) {
       "(run.world_size) (at ddp.bucket_mb=1, model.batch_size=4)");
   EXPECT_EQ(error_of(replace(kValidSpec, systems, ep_systems)),
             "spec.yaml:9:17: systems: ep: expert_parallel needs a mixture-of-experts model "
-            "(bert_moe), not mlp (at ddp.bucket_mb=1, model.batch_size=4)");
+            "(bert_moe, vit_moe), not mlp (at ddp.bucket_mb=1, model.batch_size=4)");
 }
 
 // kind: sharded: the ZeRO stage (default 3), the unit (default layer) and prefetch (default on),

@@ -86,6 +86,50 @@ TEST(ModelZoo, BertBaseHasHuggingFaceBertsParametersWithoutTokenTypes) {
   EXPECT_EQ(model->input_vocabulary(), 30522);
 }
 
+TEST(ModelZoo, VitBaseHasViTB16sParameters) {
+  // ViT-B/16 at 224 x 224 with 1000 classes: 86,567,656 parameters, as timm's
+  // vit_base_patch16_224 (the patch convolution's 768 x 3 x 16 x 16 + 768 as a linear layer).
+  auto model = make_model("vit", image_options());
+  EXPECT_EQ(runtime::parameter_count(*model), 86567656);
+  const auto named = model->named_parameters();
+  EXPECT_EQ(named["embeddings.positions"].sizes(), (std::vector<int64_t>{1, 197, 768}));
+  EXPECT_TRUE(named.contains("encoder.layer.11.intermediate.weight"));
+  const auto& layers = model->layers();
+  ASSERT_EQ(layers.size(), 14u);  // patch embeddings, 12 encoder layers, head
+  EXPECT_EQ(layers[13].name, "head");
+  EXPECT_EQ(model->input_vocabulary(), 0);
+  // vit_moe: every other feed-forward 4 experts and a router, in place of one feed-forward.
+  const int64_t feed_forward = 2 * 768 * 3072 + 3072 + 768;
+  EXPECT_EQ(runtime::parameter_count(*make_model("vit_moe", image_options())),
+            86567656 + 6 * (3 * feed_forward + 768 * 4));
+}
+
+// The patch embedding is the stride-16 convolution of ViT: the same weights as a [hidden, 3, 16,
+// 16] kernel give the same tokens, the class token first, positions added to every token.
+TEST(ModelZoo, VitPatchesAreTheStride16Convolution) {
+  torch::manual_seed(3);
+  ModelOptions options = image_options(32);
+  options.depth = 1;
+  options.width = 64;
+  options.num_classes = 10;
+  auto model = make_model("vit", options);
+  const auto images = torch::randn({2, 3, 32, 32});
+  const auto tokens = model->forward_layers(images, 0, 0);  // [2, 1 + 4, 64]
+  auto named = model->named_parameters();
+  const auto kernel = named["embeddings.projection.weight"].reshape({64, 3, 16, 16});
+  const auto convolved = torch::conv2d(images, kernel, named["embeddings.projection.bias"], 16)
+                             .flatten(2)
+                             .transpose(1, 2);  // [2, 4, 64], row-major patches
+  const auto positions = named["embeddings.positions"];
+  EXPECT_TRUE(
+      torch::allclose(tokens.narrow(1, 1, 4), convolved + positions.narrow(1, 1, 4), 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(
+      tokens.select(1, 0),
+      (named["embeddings.class_token"] + positions.narrow(1, 0, 1)).squeeze(1).expand({2, 64})));
+  EXPECT_EQ(model->forward(images).sizes(), (std::vector<int64_t>{2, 10}));
+  EXPECT_THROW(make_model("vit", image_options(40)), std::invalid_argument);  // 40 % 16 != 0
+}
+
 TEST(ModelZoo, DepthAndWidthResizeBertVggAndMlp) {
   torch::manual_seed(0);
   auto bert = make_model("bert", {{16}, 3, /*depth=*/2, /*width=*/128});
