@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# DeepSpeed's ZeRO and DeepSpeed-MoE run as experiments/sharded_vs_deepspeed.yaml and
-# moe_vs_deepspeed.yaml run them, shrunk by --quick: every system completes. Each DeepSpeed-MoE
-# rank holds the harness's expert-parallel rank's parameter, expert, gradient and AdamW bytes
-# (the same encoder, experts and shard). Each ZeRO rank holds what ZeRO's design says against the
+# DeepSpeed's ZeRO and DeepSpeed-MoE run as experiments/sharded_vs_deepspeed.yaml,
+# moe_vs_deepspeed.yaml and vit_moe_vs_deepspeed.yaml run them, shrunk by --quick: every system
+# completes. Each DeepSpeed-MoE rank holds the harness's expert-parallel rank's parameter, expert,
+# gradient and AdamW bytes (the same BERT- or ViT-style encoder, experts and shard). Each ZeRO rank holds what ZeRO's design says against the
 # harness's rank of the same stage: the same parameter bytes (whole under stages 1 and 2, its
 # partition under 3); the gradient partition under every stage (DeepSpeed's stage 1 reduces into
 # its partition as stage 2 does, where the harness's stage 1 all-reduces whole gradients); and
@@ -12,7 +12,7 @@
 source "$(dirname "$0")/common.sh"
 cd "$(dirname "$0")/../.." || exit 1  # the study names the peer script by its repository path
 
-for spec in sharded_vs_deepspeed moe_vs_deepspeed; do
+for spec in sharded_vs_deepspeed moe_vs_deepspeed vit_moe_vs_deepspeed; do
   "$HARNESS" run "experiments/$spec.yaml" --quick --set output="$SCRATCH/results" \
     >/dev/null 2>"$SCRATCH/$spec.err" || fail "$spec failed: $(tail -5 "$SCRATCH/$spec.err")"
 done
@@ -27,8 +27,9 @@ def memory(spec, system, keys=("parameter_bytes", "gradient_bytes", "optimizer_s
     files = [json.load(open(os.path.join(folder, f"memory_rank{r}.json"))) for r in range(2)]
     return [tuple(m[k] for k in keys) for m in files]
 moe_keys = ("parameter_bytes", "expert_parameter_bytes", "gradient_bytes", "optimizer_state_bytes")
-ours, theirs = (memory("moe_vs_deepspeed", s, moe_keys) for s in ("expert_parallel", "deepspeed_moe"))
-assert ours == theirs, ("moe", ours, theirs)
+for spec in ("moe_vs_deepspeed", "vit_moe_vs_deepspeed"):
+    ours, theirs = (memory(spec, s, moe_keys) for s in ("expert_parallel", "deepspeed_moe"))
+    assert ours == theirs, (spec, ours, theirs)
 partition_gradients = [g for _, g, _ in memory("sharded_vs_deepspeed", "zero2")]
 for stage in (1, 2, 3):
     ours = memory("sharded_vs_deepspeed", f"zero{stage}")

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""One rank of DeepSpeed-MoE on the harness's BERT-style mixture-of-experts encoder.
+"""One rank of DeepSpeed-MoE on the harness's BERT- or ViT-style mixture-of-experts encoder.
 
 The DeepSpeed peer of the harness's `kind: expert_parallel` (HiDup's comparison, VI.C-F): the
 zoo's `bert_moe` (runtime/models/model_zoo.cpp: word and position embeddings and a LayerNorm,
 post-LayerNorm encoder layers with a fused q, k, v projection, every `--moe-every`-th
-feed-forward a mixture, a tanh pooler of the first token and a classifier; N(0, 0.02) weights,
-zero biases) with each mixture a `deepspeed.moe.layer.MoE`: the same router (a bias-free linear
+feed-forward a mixture, a tanh pooler of the first token and a classifier) or `vit_moe` (16 x 16
+patches projected, a class token and learned positions, the same layers normalising before each
+branch with eps 1e-6, the class token's LayerNorm and classifier); N(0, 0.02) weights, zero
+biases; each mixture a `deepspeed.moe.layer.MoE`: the same router (a bias-free linear
 to the experts), the same experts (a 4x GELU feed-forward each), top-k routing with
 ceil(factor x tokens x k / experts) tokens an expert (`min_capacity` 0, tokens beyond it
 dropped), the experts sharded over all the ranks (`ep_size` = world, as the harness shards
@@ -40,6 +42,7 @@ from torchrun_rank import (add_adamw_arguments, add_run_arguments, finish_rank, 
 
 BERT_VOCABULARY = 30522
 LOAD_BALANCE_WEIGHT = 0.01  # runtime::kLoadBalanceLossWeight
+PATCH = 16  # ViT-B/16's
 
 
 def feed_forward(width):
@@ -47,71 +50,126 @@ def feed_forward(width):
 
 
 class EncoderLayer(nn.Module):
-    def __init__(self, width, mixture):
+    """BERT's post-LayerNorm layer, or with `pre_norm` ViT's (each branch normalises its input)."""
+
+    def __init__(self, width, mixture, pre_norm):
         super().__init__()
-        self.heads = width // 64
+        eps = 1e-6 if pre_norm else 1e-12
+        self.heads, self.pre_norm = width // 64, pre_norm
         self.qkv = nn.Linear(width, 3 * width)
         self.attention_output = nn.Linear(width, width)
-        self.attention_norm = nn.LayerNorm(width, eps=1e-12)
+        self.attention_norm = nn.LayerNorm(width, eps=eps)
         self.mixture = mixture
         self.feed_forward = None if mixture is not None else feed_forward(width)
-        self.output_norm = nn.LayerNorm(width, eps=1e-12)
+        self.output_norm = nn.LayerNorm(width, eps=eps)
 
-    def forward(self, x):
+    def attention(self, x):
         batch, tokens, width = x.shape
         q, k, v = self.qkv(x).view(batch, tokens, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
         context = F.scaled_dot_product_attention(q, k, v)
-        x = self.attention_norm(x + self.attention_output(
-            context.transpose(1, 2).reshape(batch, tokens, width)))
+        return self.attention_output(context.transpose(1, 2).reshape(batch, tokens, width))
+
+    def feed_forward_branch(self, x):
         if self.mixture is None:
-            return self.output_norm(x + self.feed_forward(x)), 0.0
+            return self.feed_forward(x), 0.0
         mixed, balance, _ = self.mixture(x)
+        return mixed, balance
+
+    def forward(self, x):
+        if self.pre_norm:
+            x = x + self.attention(self.attention_norm(x))
+            mixed, balance = self.feed_forward_branch(self.output_norm(x))
+            return x + mixed, balance
+        x = self.attention_norm(x + self.attention(x))
+        mixed, balance = self.feed_forward_branch(x)
         return self.output_norm(x + mixed), balance
+
+
+def encoder_layers(args, world, pre_norm):
+    """The layers, a DeepSpeed-MoE mixture in every `--moe-every`-th."""
+    from deepspeed.moe.layer import MoE
+    layers = nn.ModuleList()
+    for i in range(args.depth):
+        mixture = None
+        if (i + 1) % args.moe_every == 0:
+            mixture = MoE(hidden_size=args.width, expert=feed_forward(args.width),
+                          num_experts=args.experts, ep_size=world, k=args.top_k,
+                          capacity_factor=args.capacity_factor,
+                          eval_capacity_factor=args.capacity_factor, min_capacity=0,
+                          drop_tokens=True, use_residual=False)
+        layers.append(EncoderLayer(args.width, mixture, pre_norm))
+    return layers
+
+
+def run_layers(layers, x):
+    balance = 0.0
+    for layer in layers:
+        x, layer_balance = layer(x)
+        balance = balance + layer_balance
+    return x, balance
+
+
+def initialize(model):
+    for module in model.modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, 0, 0.02)
+            if getattr(module, "bias", None) is not None:
+                nn.init.zeros_(module.bias)
 
 
 class BertMoe(nn.Module):
     def __init__(self, args, world):
         super().__init__()
-        from deepspeed.moe.layer import MoE
         width = args.width
         self.words = nn.Embedding(BERT_VOCABULARY, width)
-        self.positions = nn.Embedding(args.tokens, width)
+        self.positions = nn.Embedding(args.input_shape[0], width)
         self.embedding_norm = nn.LayerNorm(width, eps=1e-12)
-        self.layers = nn.ModuleList()
-        for i in range(args.depth):
-            mixture = None
-            if (i + 1) % args.moe_every == 0:
-                mixture = MoE(hidden_size=width, expert=feed_forward(width),
-                              num_experts=args.experts, ep_size=world, k=args.top_k,
-                              capacity_factor=args.capacity_factor,
-                              eval_capacity_factor=args.capacity_factor, min_capacity=0,
-                              drop_tokens=True, use_residual=False)
-            self.layers.append(EncoderLayer(width, mixture))
+        self.layers = encoder_layers(args, world, pre_norm=False)
         self.pooler = nn.Linear(width, width)
         self.classifier = nn.Linear(width, args.classes)
-        for module in self.modules():
-            if isinstance(module, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(module.weight, 0, 0.02)
-                if getattr(module, "bias", None) is not None:
-                    nn.init.zeros_(module.bias)
+        initialize(self)
 
     def forward(self, ids):
         positions = torch.arange(ids.shape[1], device=ids.device)
         x = self.embedding_norm(self.words(ids) + self.positions(positions).unsqueeze(0))
-        balance = 0.0
-        for layer in self.layers:
-            x, layer_balance = layer(x)
-            balance = balance + layer_balance
+        x, balance = run_layers(self.layers, x)
         return self.classifier(torch.tanh(self.pooler(x[:, 0]))), balance
+
+
+class VitMoe(nn.Module):
+    def __init__(self, args, world):
+        super().__init__()
+        channels, height, width_px = args.input_shape
+        patches = (height // PATCH) * (width_px // PATCH)
+        self.projection = nn.Linear(channels * PATCH * PATCH, args.width)
+        self.class_token = nn.Parameter(torch.zeros(1, 1, args.width))
+        self.positions = nn.Parameter(torch.zeros(1, patches + 1, args.width))
+        self.layers = encoder_layers(args, world, pre_norm=True)
+        self.norm = nn.LayerNorm(args.width, eps=1e-6)
+        self.classifier = nn.Linear(args.width, args.classes)
+        initialize(self)
+        nn.init.normal_(self.class_token, 0, 0.02)
+        nn.init.normal_(self.positions, 0, 0.02)
+
+    def forward(self, images):
+        batch, channels, height, width_px = images.shape
+        patches = images.reshape(batch, channels, height // PATCH, PATCH, width_px // PATCH, PATCH)
+        patches = patches.permute(0, 2, 4, 1, 3, 5).reshape(batch, -1, channels * PATCH * PATCH)
+        x = torch.cat([self.class_token.expand(batch, -1, -1), self.projection(patches)], 1)
+        x, balance = run_layers(self.layers, x + self.positions)
+        return self.classifier(self.norm(x)[:, 0]), balance
 
 
 def arguments():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     # 0: the harness's defaults (runtime/models/model_catalog.h), as a spec leaving a key out.
+    p.add_argument("--model", choices=["bert_moe", "vit_moe"], default="bert_moe")
     p.add_argument("--depth", type=int, default=0, help="encoder layers (0: 12)")
     p.add_argument("--width", type=int, default=0, help="0: 768")
-    p.add_argument("--classes", type=int, default=0, help="0: 2")
-    p.add_argument("--tokens", type=int, default=128)
+    p.add_argument("--classes", type=int, default=0, help="0: 2 (bert_moe), 1000 (vit_moe)")
+    p.add_argument("--input-shape", default="",
+                   help="TOKENS (bert_moe, default 128) or CHANNELS,HEIGHT,WIDTH (vit_moe, "
+                        "default 3,224,224)")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--experts", type=int, default=4)
     p.add_argument("--top-k", type=int, choices=[1, 2], default=2)
@@ -120,7 +178,13 @@ def arguments():
     add_adamw_arguments(p)
     add_run_arguments(p)
     args = p.parse_args()
-    args.depth, args.width, args.classes = args.depth or 12, args.width or 768, args.classes or 2
+    vit = args.model == "vit_moe"
+    args.depth, args.width = args.depth or 12, args.width or 768
+    args.classes = args.classes or (1000 if vit else 2)
+    default_shape = "3,224,224" if vit else "128"
+    args.input_shape = [int(d) for d in (args.input_shape or default_shape).split(",")]
+    if len(args.input_shape) != (3 if vit else 1):
+        p.error(f"--input-shape {args.input_shape}: {args.model} takes {default_shape}'s form")
     return args
 
 
@@ -142,12 +206,14 @@ def main():
     deepspeed, rank, device = start_deepspeed(args)
     world = torch.distributed.get_world_size()
     torch.manual_seed(args.seed)
-    model = BertMoe(args, world).to(device)
+    model = (VitMoe if args.model == "vit_moe" else BertMoe)(args, world).to(device)
     engine, optimizer, _, _ = deepspeed.initialize(model=model,
                                                    model_parameters=model.parameters(),
                                                    config=engine_config(args))
     torch.manual_seed(args.seed * 1000003 + rank + 1)
-    ids = torch.randint(0, BERT_VOCABULARY, (args.batch_size, args.tokens), device=device)
+    shape = (args.batch_size, *args.input_shape)
+    ids = (torch.randn(shape, device=device) if args.model == "vit_moe"
+           else torch.randint(0, BERT_VOCABULARY, shape, device=device))
     classes = torch.randint(0, args.classes, (args.batch_size,), device=device)
     timer = IterationTimer(warmup=args.warmup)
     gradients = 0
