@@ -40,6 +40,9 @@ void check_model(const SpmdRequest& r) {
   if (moe_flags && !runtime::is_mixture_of_experts(r.model)) {
     throw InputError("spmd: --experts, --top-k, --capacity-factor and --moe-every are bert_moe's");
   }
+  if (r.classes != 0 && r.model == "llama") {
+    throw InputError("spmd: --classes is bert's and bert_moe's (llama predicts its vocabulary)");
+  }
   try {
     runtime::check_model_options(r.model, {zoo_tokens(r.model, r.tokens)}, r.depth, r.width,
                                  moe_shape(r), {r.heads, r.kv_heads, r.vocab});
@@ -51,8 +54,9 @@ void check_model(const SpmdRequest& r) {
 // The shape the zoo builds for the request.
 spmd::TransformerShape transformer_shape(const SpmdRequest& r) {
   check_model(r);
-  SpmdModel model{r.model,     r.batch, r.tokens, r.width, r.depth, {r.heads, r.kv_heads, r.vocab},
-                  moe_shape(r)};
+  SpmdModel model{r.model,      r.batch,  r.tokens,
+                  r.width,      r.depth,  {r.heads, r.kv_heads, r.vocab},
+                  moe_shape(r), r.classes};
   return zoo_transformer_shape(model);
 }
 
@@ -127,6 +131,8 @@ void add_model_options(CLI::App* sub, SpmdRequest& r) {
   sub->add_option("--kv-heads", r.kv_heads, "llama: key/value heads (default: heads)")
       ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelWidth}));
   sub->add_option("--vocab", r.vocab, "llama: vocabulary (default 32000)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1'000'000}));
+  sub->add_option("--classes", r.classes, "bert, bert_moe: the classifier's classes (default 2)")
       ->check(CLI::Range(int64_t{2}, int64_t{1'000'000}));
   sub->add_option("--experts", r.experts, "bert_moe: experts a mixture (default 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));

@@ -50,7 +50,8 @@ nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder)
                         m.width,
                         m.depth,
                         m.decoder,
-                        m.moe};
+                        m.moe,
+                        m.num_classes};
   const runtime::SpmdStrategy& strategy = *run.system->spmd;
   const auto shape = zoo_transformer_shape(model);
   const SpmdSearch search =

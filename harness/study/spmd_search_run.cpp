@@ -25,6 +25,7 @@ spmd::TransformerShape zoo_transformer_shape(const SpmdModel& m) {
   s.feed_forward = decoder ? runtime::llama_feed_forward_width(s.width) : 4 * s.width;
   s.vocabulary = decoder ? (m.decoder.vocab > 0 ? m.decoder.vocab : runtime::kLlamaVocabulary)
                          : runtime::kBertVocabulary;
+  if (m.classes > 0) s.classes = m.classes;
   if (runtime::is_mixture_of_experts(m.name)) {
     s.experts = m.moe.experts;
     s.top_k = m.moe.top_k;
@@ -86,6 +87,7 @@ nlohmann::json spmd_inputs_json(const std::string& model, const spmd::Transforme
           {"heads", s.heads},
           {"kv_heads", s.kv_heads},
           {"vocabulary", s.vocabulary},
+          {"classes", s.classes},
           {"experts", s.experts},
           {"top_k", s.top_k},
           {"comm", comm},

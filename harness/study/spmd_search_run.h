@@ -25,6 +25,7 @@ struct SpmdModel {
   int64_t tokens = 0, width = 0, depth = 0;
   runtime::DecoderShape decoder;
   runtime::MoeShape moe;
+  int64_t classes = 0;  // bert's and bert_moe's classifier; 0: the zoo's 2
 };
 
 // The tokens a sample of the zoo's `model` has: `tokens`, else its default input shape's.

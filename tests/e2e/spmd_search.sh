@@ -31,6 +31,9 @@ done
 "$HARNESS" spmd --model bert_moe --depth 2 --width 64 --tokens 8 --batch 8 --experts 4 --top-k 1 \
   --ranks 4 --gflops 10 --comm "$SCRATCH/loopback.json" --out "$SCRATCH/moe" > /dev/null \
   || fail "spmd on bert_moe failed"
+"$HARNESS" spmd --model bert --depth 1 --width 64 --tokens 8 --batch 4 --classes 3 --ranks 2 \
+  --gflops 10 --comm "$SCRATCH/cheap.json" --out "$SCRATCH/bert3" > /dev/null \
+  || fail "spmd on bert with 3 classes failed"
 
 "$PY" - "$SCRATCH" <<'PY'
 import json, os, sys
@@ -65,6 +68,12 @@ best = min(s["predicted_s"] for s in moe["strategies"])
 assert moe["strategies"][0]["name"] == "searched" and moe["strategies"][0]["predicted_s"] == best
 experts = [o for o in moe["operators"] if o["kind"] == "experts"]
 assert len(experts) == 1, experts  # the 2nd block's
+# 3 classes do not split over 2 ranks: on free links, where every operator splits that can, the
+# classifier's outputs and the loss stay whole (the classifier may split its input's features).
+bert3 = plan("bert3")
+assert bert3["inputs"]["classes"] == 3, bert3["inputs"]
+head = {o["name"]: o["signature"] for o in bert3["operators"]}
+assert head["classifier"] not in ("column", "vocab") and head["loss"] != "vocab", head
 PY
 
 # Table IV: the strategy searched on noisy inputs, priced on the true ones, never better than the
@@ -95,6 +104,7 @@ refused() {  # want args...
 GOOD=(--ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/loopback.json")
 refused "--model must be llama, bert or bert_moe, got 'resnet50'" --model resnet50 "${GOOD[@]}"
 refused "are bert_moe's" --model llama --experts 4 "${GOOD[@]}"
+refused "--classes is bert's and bert_moe's" --model llama --classes 3 "${GOOD[@]}"
 refused "heads" --model llama --width 64 --heads 3 "${GOOD[@]}"
 echo '{"fits": [{"op": "allgather", "latency_us": 1, "bus_bandwidth_bytes_per_s": 1e9}]}' > "$SCRATCH/no_ar.json"
 refused "no_ar.json: no all-reduce fit" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/no_ar.json"
