@@ -46,7 +46,7 @@ expect_error "error: $f:3:8: model: mlp input_shape has more than 2^26 elements 
 write_spec "" "baseline: async"
 expect_error "error: $f:8:11: baseline: unknown value 'async' (expected one of: overlap, sync); did you mean 'sync'?"
 write_spec "" ""
-expect_error "error: --set model.name=vgg: model.name: unknown value 'vgg' (expected one of: resnet50, resnet18, vgg19, bert, bert_moe, mlp, llama); did you mean 'vgg19'?" --set model.name=vgg
+expect_error "error: --set model.name=vgg: model.name: unknown value 'vgg' (expected one of: resnet50, resnet18, vgg19, bert, bert_moe, vit, vit_moe, mlp, llama); did you mean 'vgg19'?" --set model.name=vgg
 # --dry-run checks every file a spec names, for every kind, and says where.
 cat > "$SCRATCH/bad.yaml" <<YAML
 name: bad

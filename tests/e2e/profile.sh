@@ -263,7 +263,7 @@ set +e
 "$HARNESS" profile layers --model resnet51 --batch 2 2>"$SCRATCH/err"; code=$?
 set -e
 [[ $code == 2 ]] || fail "unknown model: exit $code"
-[[ "$(cat "$SCRATCH/err")" == "error: --model: unknown model 'resnet51' (expected one of: resnet50, resnet18, vgg19, bert, bert_moe, mlp, llama); did you mean 'resnet50'?" ]] || fail "$(cat "$SCRATCH/err")"
+[[ "$(cat "$SCRATCH/err")" == "error: --model: unknown model 'resnet51' (expected one of: resnet50, resnet18, vgg19, bert, bert_moe, vit, vit_moe, mlp, llama); did you mean 'resnet50'?" ]] || fail "$(cat "$SCRATCH/err")"
 # The same through a `kind: profile` spec run by `harness run`, and its validation.
 cat > "$SCRATCH/prof.yaml" <<YAML
 kind: profile
