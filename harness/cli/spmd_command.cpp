@@ -33,19 +33,28 @@ runtime::MoeShape moe_shape(const SpmdRequest& r) {
 
 // The zoo's rules for the model's options, and which flags the model takes.
 void check_model(const SpmdRequest& r) {
-  if (!runtime::find_model(r.model) || !runtime::has_transformer_blocks(r.model)) {
-    throw InputError("spmd: --model must be llama, bert or bert_moe, got '" + r.model + "'");
+  if (!runtime::find_model(r.model) || !runtime::has_spmd_graph(r.model)) {
+    throw InputError("spmd: --model must be llama, bert, bert_moe, vit or vit_moe, got '" +
+                     r.model + "'");
+  }
+  const bool vision = r.model.starts_with("vit");
+  if (vision ? r.tokens != 0 : !r.image.empty()) {
+    throw InputError(vision ? "spmd: vit and vit_moe take --image, not --tokens"
+                            : "spmd: --image is vit's and vit_moe's");
   }
   const bool moe_flags = r.experts || r.top_k || r.moe_every || r.capacity_factor > 0;
   if (moe_flags && !runtime::is_mixture_of_experts(r.model)) {
     throw InputError("spmd: --experts, --top-k, --capacity-factor and --moe-every are bert_moe's");
   }
   if (r.classes != 0 && r.model == "llama") {
-    throw InputError("spmd: --classes is bert's and bert_moe's (llama predicts its vocabulary)");
+    throw InputError("spmd: --classes is the encoders' (llama predicts its vocabulary)");
   }
   try {
-    runtime::check_model_options(r.model, {zoo_tokens(r.model, r.tokens)}, r.depth, r.width,
-                                 moe_shape(r), {r.heads, r.kv_heads, r.vocab});
+    const std::vector<int64_t> input =
+        vision ? (r.image.empty() ? runtime::find_model(r.model)->default_input_shape : r.image)
+               : std::vector<int64_t>{zoo_tokens(r.model, r.tokens)};
+    runtime::check_model_options(r.model, input, r.depth, r.width, moe_shape(r),
+                                 {r.heads, r.kv_heads, r.vocab});
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("spmd: ") + e.what());
   }
@@ -54,9 +63,9 @@ void check_model(const SpmdRequest& r) {
 // The shape the zoo builds for the request.
 spmd::TransformerShape transformer_shape(const SpmdRequest& r) {
   check_model(r);
-  SpmdModel model{r.model,      r.batch,  r.tokens,
-                  r.width,      r.depth,  {r.heads, r.kv_heads, r.vocab},
-                  moe_shape(r), r.classes};
+  SpmdModel model{r.model,      r.batch,   r.tokens,
+                  r.width,      r.depth,   {r.heads, r.kv_heads, r.vocab},
+                  moe_shape(r), r.classes, r.image};
   return zoo_transformer_shape(model);
 }
 
@@ -119,7 +128,7 @@ int run_spmd(const SpmdRequest& request, std::ostream& out) {
 namespace {
 
 void add_model_options(CLI::App* sub, SpmdRequest& r) {
-  sub->add_option("--model", r.model, "llama, bert or bert_moe")->required();
+  sub->add_option("--model", r.model, "llama, bert, bert_moe, vit or vit_moe")->required();
   sub->add_option("--tokens", r.tokens, "Tokens a sequence (default: the model's input)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 26));
   sub->add_option("--width", r.width, "Model width (default: the zoo's)")
@@ -132,7 +141,11 @@ void add_model_options(CLI::App* sub, SpmdRequest& r) {
       ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelWidth}));
   sub->add_option("--vocab", r.vocab, "llama: vocabulary (default 32000)")
       ->check(CLI::Range(int64_t{2}, int64_t{1'000'000}));
-  sub->add_option("--classes", r.classes, "bert, bert_moe: the classifier's classes (default 2)")
+  sub->add_option("--image", r.image, "vit, vit_moe: CHANNELS,HEIGHT,WIDTH (default 3,224,224)")
+      ->delimiter(',')
+      ->expected(3);
+  sub->add_option("--classes", r.classes,
+                  "bert, bert_moe, vit, vit_moe: the classifier's classes (default 2; vit 1000)")
       ->check(CLI::Range(int64_t{2}, int64_t{1'000'000}));
   sub->add_option("--experts", r.experts, "bert_moe: experts a mixture (default 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));

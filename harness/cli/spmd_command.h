@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -14,12 +15,13 @@ class App;
 namespace harness {
 
 struct SpmdRequest {
-  std::string model;  // llama, bert, bert_moe
+  std::string model;  // llama, bert, bert_moe, vit, vit_moe
   int ranks = 0;
   int64_t batch = 0;  // sequences an iteration, over all ranks
   // The model's shape as a spec's `model:` gives it; 0: the zoo's default.
   int64_t tokens = 0, width = 0, depth = 0, heads = 0, kv_heads = 0, vocab = 0;
-  int64_t classes = 0;  // bert's and bert_moe's classifier
+  int64_t classes = 0;         // the encoders' classifier
+  std::vector<int64_t> image;  // vit, vit_moe: channels, height, width
   int64_t experts = 0, top_k = 0, moe_every = 0;
   double capacity_factor = 0;
   std::string comm;   // comm.json of `harness profile comm`

@@ -531,13 +531,14 @@ void check_tensor_at_point(const SystemConfig& system, const PointConfig& config
   }
 }
 
-// A searched SPMD strategy runs on llama, bert and bert_moe (runtime/parallel/spmd_transformer.h),
-// in fp32, its blocks not recomputed.
+// A searched SPMD strategy runs on llama, bert, bert_moe, vit and vit_moe
+// (runtime/parallel/spmd_transformer.h), in fp32, its blocks not recomputed.
 template <typename Fail>
 void check_spmd_at_point(const PointConfig& config, const Fail& fail) {
   const ModelConfig& model = config.model;
-  if (model.name != "llama" && model.name != "bert" && model.name != "bert_moe") {
-    fail("spmd runs llama's, bert's and bert_moe's operators, not " + model.name + "'s");
+  if (!runtime::has_spmd_graph(model.name)) {
+    fail("spmd runs llama's, bert's, bert_moe's, vit's and vit_moe's operators, not " + model.name +
+         "'s");
   }
   if (model.name == "llama" && model.loss != "cross_entropy") {
     fail("spmd trains llama by cross_entropy, not model.loss " + model.loss);

@@ -25,7 +25,8 @@ struct SpmdModel {
   int64_t tokens = 0, width = 0, depth = 0;
   runtime::DecoderShape decoder;
   runtime::MoeShape moe;
-  int64_t classes = 0;  // bert's and bert_moe's classifier; 0: the zoo's 2
+  int64_t classes = 0;         // the encoders' classifier; 0: the zoo's (bert 2, vit 1000)
+  std::vector<int64_t> image;  // vit, vit_moe: [channels, height, width]; empty: the zoo's
 };
 
 // The tokens a sample of the zoo's `model` has: `tokens`, else its default input shape's.

@@ -9,7 +9,9 @@ using Kinds = std::vector<SignatureKind>;
 
 // Megatron's split as the harness makes it: inside the blocks ("layers.0.qkv"); the embeddings,
 // the pooler and its tanh, the classifier and the vocabulary head stay whole.
-bool inside_a_block(const Operator& op) { return op.name.find('.') != std::string::npos; }
+bool inside_a_block(const Operator& op) {
+  return op.name.starts_with("layers.") || op.name.starts_with("encoder.layer.");
+}
 
 // The signatures the system runs an operator with, in order of preference.
 Kinds preferred(ReferenceSystem system, const Operator& op) {
@@ -55,10 +57,13 @@ std::optional<Strategy> reference_strategy(const OperatorGraph& graph, Reference
   const bool has_experts =
       std::any_of(graph.operators.begin(), graph.operators.end(),
                   [](const Operator& op) { return op.kind == OperatorKind::kExperts; });
-  // The harness splits llama's and bert's layers over a tensor axis, not bert_moe's.
+  // The harness splits llama's and bert's layers over a tensor axis, not bert_moe's or ViT's
+  // (whose graph starts from its image patches).
+  const bool vision = !graph.operators.empty() && graph.operators.front().name == "patches";
   if (has_experts != (system == ReferenceSystem::kExperts) && system != ReferenceSystem::kData) {
     return std::nullopt;
   }
+  if (vision && system == ReferenceSystem::kTensor) return std::nullopt;
   Strategy strategy;
   for (const Operator& op : graph.operators) {
     const std::optional<int> chosen = first_offered(op, preferred(system, op));

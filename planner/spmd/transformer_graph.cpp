@@ -23,9 +23,10 @@ class GraphBuilder {
   double activation_bytes(int64_t features) const {
     return tokens() * static_cast<double>(features) * shape_.bytes_per_element;
   }
-  // The encoder's (BERT's) linear layers have biases, the decoder's (Llama's) none.
+  // BERT's and ViT's linear layers have biases, the decoder's (Llama's) none.
+  bool biased() const { return shape_.family != TransformerFamily::kDecoder; }
   double weight_bytes(int64_t in, int64_t out) const {
-    const int64_t bias = shape_.family == TransformerFamily::kEncoder ? out : 0;
+    const int64_t bias = biased() ? out : 0;
     return static_cast<double>(in * out + bias) * shape_.bytes_per_element;
   }
   bool divides(int64_t size) const { return size % ranks_ == 0; }
@@ -36,10 +37,12 @@ class GraphBuilder {
                   bool row) const {
     return dense(name, input, tokens(), in, out, divisible(out), column, row);
   }
-  // A linear layer over `rows` of its input (the encoder's head reads one token a sequence).
+  // A linear layer over `rows` of its input (the encoder's head reads one token a sequence);
+  // one over ViT's patches hands no gradient back.
   Operator dense(const std::string& name, int input, double rows, int64_t in, int64_t out,
-                 const Divisible& divisible, bool column, bool row) const {
-    const OperatorShape shape{1, true, weight_bytes(in, out)};
+                 const Divisible& divisible, bool column, bool row,
+                 bool input_has_gradient = true) const {
+    const OperatorShape shape{1, input_has_gradient, weight_bytes(in, out)};
     return {name,
             OperatorKind::kLinear,
             {input},
@@ -61,7 +64,7 @@ class GraphBuilder {
   Operator norm(const std::string& name, int input) const {
     const int64_t w = shape_.width;
     // LayerNorm's weight and bias; RMSNorm's weight.
-    const int64_t vectors = shape_.family == TransformerFamily::kEncoder ? 2 : 1;
+    const int64_t vectors = biased() ? 2 : 1;
     const OperatorShape shape{1, true, static_cast<double>(vectors * w) * shape_.bytes_per_element};
     return {name,
             OperatorKind::kNorm,
@@ -174,10 +177,41 @@ int add_embedding(GraphBuilder& g) {
   return encoder ? g.add(g.norm("embeddings_norm", looked_up)) : looked_up;
 }
 
-int add_decoder_block(GraphBuilder& g, const std::string& block, int x) {
+// Llama's and ViT's block: each branch normalises its input (the second norm `ffn_norm` or, as
+// the zoo names ViT's, `output_norm`).
+// ViT's patches (no gradient), their projection, then the class token in front and positions
+// added: an operator of its own, which changes the token count, so neither runs on a token shard.
+int add_patch_embedding(GraphBuilder& g) {
+  const TransformerShape& s = g.shape_;
+  const double patches = static_cast<double>(s.batch * (s.tokens - 1));
+  const Divisible no_token_shard{g.divides(s.batch), false, g.divides(s.width)};
+  const int source = g.add({"patches",
+                            OperatorKind::kTokens,
+                            {},
+                            0,
+                            0,
+                            patches * static_cast<double>(s.patch_pixels) * s.bytes_per_element,
+                            token_source_signatures(g.ranks_, {g.divides(s.batch), false, false})});
+  const int projected =
+      g.add(g.dense("embeddings.projection", source, patches, s.patch_pixels, s.width,
+                    no_token_shard, no_token_shard.features, false, /*input_has_gradient=*/false));
+  const OperatorShape shape{1, true,
+                            static_cast<double>((s.tokens + 1) * s.width) * s.bytes_per_element};
+  return g.add({"embeddings",
+                OperatorKind::kEmbedding,
+                {projected},
+                g.tokens() * static_cast<double>(s.width),
+                shape.parameter_bytes,
+                g.activation_bytes(s.width),
+                elementwise_signatures(shape, g.ranks_, no_token_shard)});
+}
+
+int add_pre_norm_block(GraphBuilder& g, const std::string& block, int x, bool mixture) {
+  const bool vision = g.shape_.family == TransformerFamily::kVision;
   const int attention = add_attention(g, block, g.add(g.norm(block + ".attention_norm", x)));
   const int mid = g.add(g.residual(block + ".attention_add", x, attention));
-  const int ffn = add_feed_forward(g, block, g.add(g.norm(block + ".ffn_norm", mid)));
+  const int normed = g.add(g.norm(block + (vision ? ".output_norm" : ".ffn_norm"), mid));
+  const int ffn = mixture ? add_mixture(g, block, normed) : add_feed_forward(g, block, normed);
   return g.add(g.residual(block + ".ffn_add", mid, ffn));
 }
 
@@ -204,6 +238,30 @@ void add_decoder_head(GraphBuilder& g, int x) {
          loss_signatures(g.ranks_, g.divisible(s.vocabulary), g.tokens() * s.bytes_per_element)});
 }
 
+// The loss of a classifier's logits, one row a sample.
+void add_class_loss(GraphBuilder& g, int logits) {
+  const TransformerShape& s = g.shape_;
+  const double rows = static_cast<double>(s.batch);
+  const bool batch = g.divides(s.batch), classes = g.divides(s.classes);
+  g.add({"loss",
+         OperatorKind::kLoss,
+         {logits},
+         3.0 * rows * static_cast<double>(s.classes),
+         0,
+         s.bytes_per_element,
+         loss_signatures(g.ranks_, {batch, false, classes}, rows * s.bytes_per_element)});
+}
+
+// ViT's head: the norm over every token, then the classifier of the class token.
+void add_vision_head(GraphBuilder& g, int x) {
+  const TransformerShape& s = g.shape_;
+  const bool batch = g.divides(s.batch), width = g.divides(s.width);
+  const bool classes = g.divides(s.classes);
+  const int normed = g.add(g.norm("head.norm", x));
+  add_class_loss(g, g.add(g.dense("head.classifier", normed, static_cast<double>(s.batch), s.width,
+                                  s.classes, {batch, false, classes}, classes, width)));
+}
+
 void add_encoder_head(GraphBuilder& g, int x) {
   const TransformerShape& s = g.shape_;
   const double rows = static_cast<double>(s.batch);
@@ -220,20 +278,14 @@ void add_encoder_head(GraphBuilder& g, int x) {
                 elementwise_signatures({1, true, 0}, g.ranks_, {batch, false, width})};
   const int activated = g.add(std::move(tanh));
   const bool classes = g.divides(s.classes);
-  const int logits = g.add(g.dense("classifier", activated, rows, s.width, s.classes,
-                                   {batch, false, classes}, classes, width));
-  g.add({"loss",
-         OperatorKind::kLoss,
-         {logits},
-         3.0 * rows * static_cast<double>(s.classes),
-         0,
-         s.bytes_per_element,
-         loss_signatures(g.ranks_, {batch, false, classes}, rows * s.bytes_per_element)});
+  add_class_loss(g, g.add(g.dense("classifier", activated, rows, s.width, s.classes,
+                                  {batch, false, classes}, classes, width)));
 }
 
 void check_shape(const TransformerShape& s, int ranks) {
-  const int64_t sizes[] = {s.batch,        s.tokens,     s.width,   s.depth, s.heads,    s.kv_heads,
-                           s.feed_forward, s.vocabulary, s.classes, s.top_k, s.moe_every};
+  const int64_t sizes[] = {s.batch,   s.tokens,   s.width,        s.depth,
+                           s.heads,   s.kv_heads, s.feed_forward, s.vocabulary,
+                           s.classes, s.top_k,    s.moe_every,    s.patch_pixels};
   for (int64_t size : sizes) {
     if (size < 1) throw std::invalid_argument("a transformer's sizes must be positive");
   }
@@ -250,15 +302,19 @@ void check_shape(const TransformerShape& s, int ranks) {
 OperatorGraph transformer_graph(const TransformerShape& shape, int ranks) {
   check_shape(shape, ranks);
   GraphBuilder g(shape, ranks);
-  int x = add_embedding(g);
-  const bool decoder = shape.family == TransformerFamily::kDecoder;
+  const TransformerFamily family = shape.family;
+  const bool decoder = family == TransformerFamily::kDecoder;
+  int x = family == TransformerFamily::kVision ? add_patch_embedding(g) : add_embedding(g);
   for (int64_t i = 0; i < shape.depth; ++i) {
     const std::string block = (decoder ? "layers." : "encoder.layer.") + std::to_string(i);
     const bool mixture = shape.experts > 0 && (i + 1) % shape.moe_every == 0;
-    x = decoder ? add_decoder_block(g, block, x) : add_encoder_block(g, block, x, mixture);
+    x = family == TransformerFamily::kEncoder ? add_encoder_block(g, block, x, mixture)
+                                              : add_pre_norm_block(g, block, x, mixture);
   }
   if (decoder) {
     add_decoder_head(g, x);
+  } else if (family == TransformerFamily::kVision) {
+    add_vision_head(g, x);
   } else {
     add_encoder_head(g, x);
   }

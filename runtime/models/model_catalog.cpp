@@ -128,6 +128,10 @@ bool has_transformer_blocks(const std::string& name) {
   return name == "llama" || name == "bert" || name == "bert_moe";
 }
 
+bool has_spmd_graph(const std::string& name) {
+  return has_transformer_blocks(name) || name == "vit" || name == "vit_moe";
+}
+
 std::vector<bool> recomputed_layers(const std::string& name, int64_t depth, const MoeShape& moe,
                                     int64_t every) {
   if (!has_transformer_blocks(name)) return {};

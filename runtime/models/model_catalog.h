@@ -43,6 +43,10 @@ struct DecoderShape {
 // (llama, bert, and bert_moe's blocks without a mixture).
 bool has_transformer_blocks(const std::string& name);
 
+// Whether HiDup's search has the model's operator graph and `kind: spmd` runs it (llama, bert,
+// bert_moe, vit, vit_moe: planner/spmd/transformer_graph.h).
+bool has_spmd_graph(const std::string& name);
+
 // Which layers of the model's chain full activation checkpointing recomputes, in chain order
 // (the zoo's, which a test holds this to): the blocks between the embeddings and the last two
 // layers, not bert_moe's mixtures; with `every` k, the first of each k of those blocks (blocks

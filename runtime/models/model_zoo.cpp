@@ -457,14 +457,8 @@ class PatchEmbeddingsImpl : public nn::Module {
     positions = register_parameter("positions", torch::zeros({1, patches + 1, hidden}));
   }
   torch::Tensor forward(torch::Tensor images) {
-    const int64_t batch = images.size(0), channels = images.size(1);
-    const int64_t rows = images.size(2) / kPatch, columns = images.size(3) / kPatch;
-    // [batch, channels, rows, 16, columns, 16] -> [batch, rows x columns, channels x 16 x 16]
-    const torch::Tensor patches = images.reshape({batch, channels, rows, kPatch, columns, kPatch})
-                                      .permute({0, 2, 4, 1, 3, 5})
-                                      .reshape({batch, rows * columns, -1});
-    const torch::Tensor tokens = projection->forward(patches);
-    return torch::cat({class_token.expand({batch, 1, -1}), tokens}, 1) + positions;
+    const torch::Tensor tokens = projection->forward(image_patches(images));
+    return torch::cat({class_token.expand({images.size(0), 1, -1}), tokens}, 1) + positions;
   }
   nn::Linear projection{nullptr};
   torch::Tensor class_token, positions;
@@ -559,6 +553,16 @@ std::shared_ptr<ZooModel> make_zoo_model(const std::string& name, const ModelOpt
 }
 
 }  // namespace
+
+torch::Tensor image_patches(const torch::Tensor& images) {
+  constexpr int64_t kPatch = PatchEmbeddingsImpl::kPatch;
+  const int64_t batch = images.size(0), channels = images.size(1);
+  const int64_t rows = images.size(2) / kPatch, columns = images.size(3) / kPatch;
+  // [batch, channels, rows, 16, columns, 16] -> [batch, rows x columns, channels x 16 x 16]
+  return images.reshape({batch, channels, rows, kPatch, columns, kPatch})
+      .permute({0, 2, 4, 1, 3, 5})
+      .reshape({batch, rows * columns, -1});
+}
 
 std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions& options) {
   std::shared_ptr<ZooModel> model = make_zoo_model(name, options);

@@ -116,4 +116,8 @@ std::shared_ptr<ZooModel> make_model(const std::string& name, const ModelOptions
 
 int64_t parameter_count(const torch::nn::Module& module);
 
+// ViT's 16 x 16 patches of images [batch, channels, height, width]: [batch, patches, channels x
+// 16 x 16], the patches in row-major order.
+torch::Tensor image_patches(const torch::Tensor& images);
+
 }  // namespace runtime

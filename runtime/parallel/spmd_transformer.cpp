@@ -37,6 +37,16 @@ std::vector<at::Tensor> split_groups(const at::Tensor& x, int64_t groups,
 
 namespace {
 
+// ViT's class token and positions, [1, 1, width] and [1, tokens, width], as rows of a table:
+// `flat` [1, width] and [tokens, width], else back.
+constexpr const char* kVitTables[] = {"embeddings.class_token", "embeddings.positions"};
+void reshape_vit_tables(std::map<std::string, at::Tensor>& tensors, bool flat) {
+  for (const char* name : kVitTables) {
+    at::Tensor& table = tensors.at(name);
+    table = flat ? table.flatten(0, 1) : table.unsqueeze(0);
+  }
+}
+
 std::map<std::string, at::Tensor> named_tensors(const ZooModel& model) {
   std::map<std::string, at::Tensor> tensors;
   for (const auto& item : model.named_parameters()) tensors[item.key()] = item.value().detach();
@@ -44,20 +54,26 @@ std::map<std::string, at::Tensor> named_tensors(const ZooModel& model) {
   return tensors;
 }
 
+ZooFamily family_of(const std::map<std::string, at::Tensor>& zoo) {
+  if (zoo.count("embeddings.word_embeddings.weight")) return ZooFamily::kBert;
+  return zoo.count("embeddings.projection.weight") ? ZooFamily::kVit : ZooFamily::kLlama;
+}
+
 }  // namespace
 
 SpmdTransformer::SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group,
                                  std::string loss)
     : steps_(std::move(steps)), group_(group), loss_(std::move(loss)) {
-  const auto zoo = named_tensors(whole);
-  encoder_ = zoo.count("embeddings.word_embeddings.weight") > 0;
-  encoder_ ? read_encoder_shape(zoo) : read_decoder_shape(zoo);
+  auto zoo = named_tensors(whole);
+  family_ = family_of(zoo);
+  if (family_ == ZooFamily::kVit) reshape_vit_tables(zoo, /*flat=*/true);
+  family_ == ZooFamily::kLlama ? read_decoder_shape(zoo) : read_encoder_shape(zoo);
   for (const SpmdStep& step : steps_) {
     if (step.kind == OperatorKind::kExperts) {
       take_mixture(step, whole, zoo);
       continue;
     }
-    const ZooParts parts = zoo_parts(step.name, encoder_);
+    const ZooParts parts = zoo_parts(step.name, family_);
     if (parts.weight.empty()) continue;
     const int64_t groups = step.name.ends_with(".qkv")       ? attention_groups_
                            : step.name.ends_with(".gate_up") ? feed_forward_groups_
@@ -96,10 +112,13 @@ void SpmdTransformer::read_decoder_shape(const std::map<std::string, at::Tensor>
   feed_forward_groups_ = zoo.at("layers.0.mlp.gate_proj.weight").size(0) % ranks == 0 ? ranks : 1;
 }
 
-// BERT's heads are 64 wide (runtime/models/model_zoo.cpp).
+// BERT's and ViT's heads are 64 wide (runtime/models/model_zoo.cpp).
 void SpmdTransformer::read_encoder_shape(const std::map<std::string, at::Tensor>& zoo) {
   head_width_ = 64;
-  heads_ = kv_heads_ = zoo.at("embeddings.word_embeddings.weight").size(1) / head_width_;
+  const int64_t width = family_ == ZooFamily::kVit
+                            ? zoo.at("embeddings.projection.weight").size(0)
+                            : zoo.at("embeddings.word_embeddings.weight").size(1);
+  heads_ = kv_heads_ = width / head_width_;
   attention_groups_ = heads_ % group_.world_size() == 0 ? group_.world_size() : 1;
 }
 
@@ -117,14 +136,15 @@ at::Tensor SpmdTransformer::attention(const SpmdStep& step, const at::Tensor& qk
   };
   at::Tensor queries = heads_of(parts[0], heads), keys = heads_of(parts[1], kv_heads);
   at::Tensor values = heads_of(parts[2], kv_heads);
-  if (!encoder_) {  // llama: rotary positions, grouped-query heads, causal
+  const bool llama = family_ == ZooFamily::kLlama;
+  if (llama) {  // rotary positions, grouped-query heads, causal
     const at::Tensor cos = rope_cos_.narrow(0, 0, tokens), sin = rope_sin_.narrow(0, 0, tokens);
     queries = apply_rotary(queries, cos, sin);
     keys = apply_rotary(keys, cos, sin);
     keys = keys.repeat_interleave(heads / kv_heads, 1);
     values = values.repeat_interleave(heads / kv_heads, 1);
   }
-  return attention_core(queries, keys, values, /*causal=*/!encoder_)
+  return attention_core(queries, keys, values, /*causal=*/llama)
       .transpose(1, 2)
       .reshape({batch, tokens, heads * head_width_});
 }
@@ -137,7 +157,7 @@ at::Tensor SpmdTransformer::embedding(const SpmdStep& step, const at::Tensor& id
     return step.signature == SignatureKind::kVocab ? vocabulary_lookup(group_, rows, table)
                                                    : torch::embedding(table, rows);
   };
-  if (!encoder_) return look_up(ids);
+  if (family_ == ZooFamily::kLlama) return look_up(ids);
   const int64_t tokens = ids.size(1), words = weights.weight.part_rows[0];
   const bool token_shard = step.inputs[0].form == sharded(1);
   const int64_t first = words + (token_shard ? group_.rank() * tokens : 0);
@@ -145,9 +165,20 @@ at::Tensor SpmdTransformer::embedding(const SpmdStep& step, const at::Tensor& id
   return look_up(ids) + look_up(positions.unsqueeze(0).expand_as(ids));
 }
 
+// ViT's class token in front of the projected patches and the positions added, on this rank's
+// samples, or its features of every sample (its columns of both tables).
+at::Tensor SpmdTransformer::class_token_and_positions(const at::Tensor& patches,
+                                                      const OperatorWeights& weights) const {
+  const at::Tensor& table = weights.weight.local;  // [1 + tokens, features]: class, positions
+  const at::Tensor class_token = table.narrow(0, 0, 1).unsqueeze(0);
+  const at::Tensor positions = table.narrow(0, 1, table.size(0) - 1).unsqueeze(0);
+  return torch::cat({class_token.expand({patches.size(0), 1, -1}), patches}, 1) + positions;
+}
+
 at::Tensor SpmdTransformer::linear(const SpmdStep& step, at::Tensor x,
                                    const OperatorWeights& weights) const {
-  if (step.name == "pooler") x = x.narrow(1, 0, 1);  // BERT's pooler reads the first token
+  // BERT's pooler and ViT's classifier read the first token.
+  if (step.name == "pooler" || step.name == "head.classifier") x = x.narrow(1, 0, 1);
   at::Tensor bias;
   if (weights.bias && (!weights.bias_once || group_.rank() == 0)) bias = weights.bias->local;
   return torch::nn::functional::linear(x, weights.weight.local, bias);
@@ -199,13 +230,16 @@ at::Tensor SpmdTransformer::run_step(const SpmdStep& step, const std::vector<at:
   const auto found = weights_.find(step.name);
   const OperatorWeights* weights = found == weights_.end() ? nullptr : &found->second;
   switch (step.kind) {
-    case OperatorKind::kTokens:
-      return change_form(group_, ids, kReplicated, step.output);
+    case OperatorKind::kTokens:  // ViT's: the images' patches
+      return change_form(group_, family_ == ZooFamily::kVit ? image_patches(ids) : ids, kReplicated,
+                         step.output);
     case OperatorKind::kEmbedding:
-      return embedding(step, inputs[0], *weights);
+      return family_ == ZooFamily::kVit ? class_token_and_positions(inputs[0], *weights)
+                                        : embedding(step, inputs[0], *weights);
     case OperatorKind::kNorm:
       return weights->bias ? torch::layer_norm(inputs[0], {inputs[0].size(-1)},
-                                               weights->weight.local, weights->bias->local, 1e-12)
+                                               weights->weight.local, weights->bias->local,
+                                               family_ == ZooFamily::kVit ? 1e-6 : 1e-12)
                            : rms_norm(inputs[0], weights->weight.local);
     case OperatorKind::kLinear:
       return linear(step, inputs[0], *weights);
@@ -346,6 +380,7 @@ std::map<std::string, at::Tensor> SpmdTransformer::whole_parameters() {
   std::map<std::string, at::Tensor> whole;
   for (const auto& [name, pieces] : chunks) whole[name] = torch::cat(pieces, 0);
   for (auto& [name, mixture] : mixtures_) mixture.add_whole(whole);
+  if (family_ == ZooFamily::kVit) reshape_vit_tables(whole, /*flat=*/false);
   return whole;
 }
 

@@ -1,10 +1,11 @@
-// The zoo's llama or bert trained under a searched SPMD strategy (planner/spmd, `harness spmd
-// --out`): each operator of the plan runs on this rank's part of its inputs with this rank's part
-// of its weights, as its signature says (whole; Megatron's column or row; the attention's heads;
-// the embedding's vocabulary rows or features; the loss over a vocabulary or class shard), and
-// between operators reshard() changes each tensor into the form its consumer takes, and its
-// gradient back. Weights whose operator ran on a batch or token shard have their gradients summed
-// after backward, in 25 MiB buckets. From the same seed and batch it trains as one process.
+// The zoo's llama, bert, bert_moe, vit or vit_moe trained under a searched SPMD strategy
+// (planner/spmd, `harness spmd --out`): each operator of the plan runs on this rank's part of its
+// inputs with this rank's part of its weights, as its signature says (whole; Megatron's column or
+// row; the attention's heads; the embedding's vocabulary rows or features, ViT's class token and
+// positions by features; the loss over a vocabulary or class shard), and between operators
+// reshard() changes each tensor into the form its consumer takes, and its gradient back. Weights
+// whose operator ran on a batch or token shard have their gradients summed after backward, in 25
+// MiB buckets. From the same seed and batch it trains as one process.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -24,7 +25,7 @@ namespace runtime {
 
 class SpmdTransformer {
  public:
-  // `whole`: llama or bert built whole from the seed (make_model), whose weights this rank
+  // `whole`: the model built whole from the seed (make_model), whose weights this rank
   // copies its parts of (runtime/parallel/spmd_weights.h; bert_moe's mixtures:
   // runtime/parallel/spmd_mixture.h); `steps`: the plan's, for this model's operators; `group`:
   // every rank of the plan, outliving this object; `loss`: the model's (cross_entropy; bert's may
@@ -32,7 +33,8 @@ class SpmdTransformer {
   SpmdTransformer(ZooModel& whole, std::vector<SpmdStep> steps, Communicator& group,
                   std::string loss = "cross_entropy");
 
-  // The forward of one global batch (token ids and next tokens, both [batch, tokens]), every
+  // The forward of one global batch (token ids and next tokens, both [batch, tokens]; vit's
+  // images and classes), every
   // rank the same batch: the loss whose backward gives this rank's gradients, and whose value is
   // the batch's mean next-token loss (with the mixtures' load-balancing losses weighted as
   // Switch Transformer's) on every rank once finish_backward has run (a batch or token shard's
@@ -60,6 +62,8 @@ class SpmdTransformer {
                       const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor embedding(const SpmdStep& step, const at::Tensor& ids,
                        const OperatorWeights& weights) const;
+  at::Tensor class_token_and_positions(const at::Tensor& patches,
+                                       const OperatorWeights& weights) const;
   at::Tensor linear(const SpmdStep& step, at::Tensor x, const OperatorWeights& weights) const;
   at::Tensor attention(const SpmdStep& step, const at::Tensor& qkv) const;
   at::Tensor activation(const SpmdStep& step, const at::Tensor& x) const;
@@ -75,8 +79,8 @@ class SpmdTransformer {
 
   std::vector<SpmdStep> steps_;
   Communicator& group_;
-  std::string loss_;      // cross_entropy, or mse (bert)
-  bool encoder_ = false;  // bert (else llama)
+  std::string loss_;  // cross_entropy, or mse (bert)
+  ZooFamily family_ = ZooFamily::kLlama;
   TraceRecorder* trace_ = nullptr;
   // The last forward's loss as returned, and its value's parts: those the ranks hold parts of
   // (summed with the gradients; undefined where none) and those every rank holds whole.

@@ -58,9 +58,22 @@ ZooParts bert_parts(const std::string& block, const std::string& what) {
   return found == modules.end() ? ZooParts{} : with_bias(block + "." + found->second);
 }
 
+// ViT's operators outside its blocks, as the zoo names their modules.
+ZooParts vit_parts(const std::string& op) {
+  if (op == "embeddings") {
+    return {whole_parts({"embeddings.class_token", "embeddings.positions"}), {}};
+  }
+  if (op == "embeddings.projection" || op == "head.norm" || op == "head.classifier") {
+    return with_bias(op);
+  }
+  return {};
+}
+
 }  // namespace
 
-ZooParts zoo_parts(const std::string& op, bool encoder) {
+ZooParts zoo_parts(const std::string& op, ZooFamily family) {
+  const bool encoder = family != ZooFamily::kLlama;
+  if (family == ZooFamily::kVit && !op.starts_with("encoder.")) return vit_parts(op);
   if (encoder) {
     if (op == "embeddings") {
       return {whole_parts(
@@ -84,7 +97,7 @@ int weight_split(const SpmdStep& step) {
   if (step.signature == SignatureKind::kColumn) {
     return step.kind == OperatorKind::kEmbedding ? 1 : 0;
   }
-  if (step.signature == SignatureKind::kRow) return 1;
+  if (step.signature == SignatureKind::kRow || step.signature == SignatureKind::kFeatures) return 1;
   return -1;
 }
 

@@ -1,7 +1,8 @@
 // The zoo's weights as the operators of a searched SPMD plan hold them (planner/spmd's graph of
-// llama or bert): which of the zoo's tensors stand behind each operator, fused as the graph fuses
-// them (llama's q, k and v; gate and up; bert's position rows under its word rows), laid out row
-// group by row group so that a column split is one slice, and this rank's part of each.
+// llama, bert or vit): which of the zoo's tensors stand behind each operator, fused as the graph
+// fuses them (llama's q, k and v; gate and up; bert's position rows under its word rows; vit's
+// positions under its class token), laid out row group by row group so that a column split is one
+// slice, and this rank's part of each.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -23,12 +24,16 @@ struct WeightPart {
   int64_t chunks = 1;
 };
 
+// Which of the zoo's transformers stands behind a plan: their tensors' names differ.
+enum class ZooFamily { kLlama, kBert, kVit };
+
 // The zoo's tensors behind an operator, by the graph's operator names; none for an operator
-// without weights. `encoder`: bert's names, else llama's.
+// without weights. ViT's class token and positions, [1, 1, width] and [1, tokens, width] in the
+// zoo, are read as [1, width] and [tokens, width] (SpmdTransformer reshapes them).
 struct ZooParts {
   std::vector<WeightPart> weight, bias;
 };
-ZooParts zoo_parts(const std::string& op, bool encoder);
+ZooParts zoo_parts(const std::string& op, ZooFamily family);
 
 // A weight (or bias) as this rank holds it: its parts stacked row-wise in `groups` (each part's
 // j-th chunk of rows in group j), whole or this rank's `split` (0: rows, 1: columns).
@@ -49,7 +54,8 @@ struct OperatorWeights {
 
 // Which dimension of its weight an operator's signature splits: a projection's rows for column
 // (its output features), its columns for row; the embedding table's rows for vocab and its
-// columns for column (the features it looks up). -1: whole.
+// columns for column (the features it looks up); the columns (features) of ViT's class token and
+// positions for features. -1: whole.
 int weight_split(const SpmdStep& step);
 
 // This rank's weights of `step` from the zoo's tensors (by name). Throws std::invalid_argument

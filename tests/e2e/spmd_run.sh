@@ -122,9 +122,32 @@ for system, rank in (("hidup", 1), ("slow_flops", 0), ("slow_flops", 1)):
     got = losses(system, rank)
     assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (system, got, want)
 PY
+# vit (4 patches and the class token, 4 classes; its images' patches taken on the ranks) under a
+# searched strategy, against DDP at world 1 on the shared batch.
+for name in vit vit_one; do
+  spec "$name" "" ""
+  sed -i 's/name: llama/name: vit/; s/heads: 4, vocab: 96, input_shape: \[16\]/input_shape: [3, 32, 32], num_classes: 4/; s/gflops: 80/gflops: 0.001/' "$SCRATCH/$name.yaml"
+done
+sed -i 's/batch_size: 2/batch_size: 4/; s/world_size: 2/world_size: 1/; /kind: spmd/d' "$SCRATCH/vit_one.yaml"
+for name in vit vit_one; do
+  "$HARNESS" run "$SCRATCH/$name.yaml" > "$SCRATCH/$name.out" 2>&1 || fail "$name failed: $(tail -5 "$SCRATCH/$name.out")"
+done
+"$PY" - "$SCRATCH/results" <<'PY'
+import glob, json, re, sys
+def losses(study, system, rank):
+    text = open(glob.glob(f"{sys.argv[1]}/{study}/*/raw/p000/{system}/rep0/rank{rank}.stdout")[0]).read()
+    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
+want = losses("vit_one", "overlap", 0)
+plan = json.load(open(glob.glob(f"{sys.argv[1]}/vit/*/plans/hidup/p000/spmd_plan.json")[0]))
+assert plan["operators"][0]["name"] == "patches", plan["operators"][0]
+for rank in (0, 1):
+    got = losses("vit", "hidup", rank)
+    assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (got, want)
+PY
+
 spec mlp "" ""
 sed -i 's/name: llama/name: mlp/; s/, heads: 4, vocab: 96//' "$SCRATCH/mlp.yaml"
-expect_refused "$SCRATCH/mlp.yaml" "spmd runs llama's, bert's and bert_moe's operators, not mlp's" --dry-run
+expect_refused "$SCRATCH/mlp.yaml" "spmd runs llama's, bert's, bert_moe's, vit's and vit_moe's operators, not mlp's" --dry-run
 spec bf16 ", precision: bf16" ""
 expect_refused "$SCRATCH/bf16.yaml" "spmd runs in fp32, not model.precision bf16" --dry-run
 spec nocomm "" ""

@@ -34,6 +34,9 @@ done
 "$HARNESS" spmd --model bert --depth 1 --width 64 --tokens 8 --batch 4 --classes 3 --ranks 2 \
   --gflops 10 --comm "$SCRATCH/cheap.json" --out "$SCRATCH/bert3" > /dev/null \
   || fail "spmd on bert with 3 classes failed"
+"$HARNESS" spmd --model vit_moe --image 3,32,32 --depth 2 --width 64 --classes 4 --batch 4 \
+  --ranks 2 --gflops 10 --comm "$SCRATCH/loopback.json" --out "$SCRATCH/vit" > /dev/null \
+  || fail "spmd on vit_moe failed"
 
 "$PY" - "$SCRATCH" <<'PY'
 import json, os, sys
@@ -74,6 +77,14 @@ bert3 = plan("bert3")
 assert bert3["inputs"]["classes"] == 3, bert3["inputs"]
 head = {o["name"]: o["signature"] for o in bert3["operators"]}
 assert head["classifier"] not in ("column", "vocab") and head["loss"] != "vocab", head
+# vit_moe: 4 patches and the class token; patches, their projection, the class token and
+# positions, a dense block of 10 operators and a mixture's of 8, the head's norm and classifier, loss.
+vit = plan("vit")
+assert vit["inputs"]["tokens"] == 5 and vit["inputs"]["classes"] == 4, vit["inputs"]
+names = [o["name"] for o in vit["operators"]]
+assert names[:3] == ["patches", "embeddings.projection", "embeddings"], names
+assert names[-3:] == ["head.norm", "head.classifier", "loss"] and len(names) == 3 + 10 + 8 + 3, names
+assert {s["name"] for s in vit["strategies"]} == {"searched", "data", "experts"}, vit["strategies"]
 PY
 
 # Table IV: the strategy searched on noisy inputs, priced on the true ones, never better than the
@@ -102,9 +113,12 @@ refused() {  # want args...
   [ ! -e "$SCRATCH/refused" ] || fail "spmd $* wrote $SCRATCH/refused"
 }
 GOOD=(--ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/loopback.json")
-refused "--model must be llama, bert or bert_moe, got 'resnet50'" --model resnet50 "${GOOD[@]}"
+refused "--model must be llama, bert, bert_moe, vit or vit_moe, got 'resnet50'" --model resnet50 "${GOOD[@]}"
 refused "are bert_moe's" --model llama --experts 4 "${GOOD[@]}"
-refused "--classes is bert's and bert_moe's" --model llama --classes 3 "${GOOD[@]}"
+refused "--classes is the encoders'" --model llama --classes 3 "${GOOD[@]}"
+refused "vit and vit_moe take --image, not --tokens" --model vit --tokens 8 "${GOOD[@]}"
+refused "--image is vit's and vit_moe's" --model bert --image 3,32,32 "${GOOD[@]}"
+refused "height and width multiples of 16" --model vit --image 3,40,40 "${GOOD[@]}"
 refused "heads" --model llama --width 64 --heads 3 "${GOOD[@]}"
 echo '{"fits": [{"op": "allgather", "latency_us": 1, "bus_bandwidth_bytes_per_s": 1e9}]}' > "$SCRATCH/no_ar.json"
 refused "no_ar.json: no all-reduce fit" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/no_ar.json"

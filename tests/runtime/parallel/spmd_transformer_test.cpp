@@ -34,23 +34,30 @@ using Parameters = std::map<std::string, torch::Tensor>;
 constexpr int kSteps = 10;
 constexpr int64_t kBatch = 4, kTokens = 8, kDepth = 2;
 
-// The model and its loss: llama (next-token cross entropy) or bert (a 2-class head, by cross
-// entropy or mse).
+// The model and its loss: llama (next-token cross entropy), bert (a 2-class head, by cross
+// entropy or mse) or vit (a 4-class head).
 struct Workload {
   std::string model = "llama";
   std::string loss = "cross_entropy";
-  int64_t top_k = 0;  // bert_moe: 2 (GShard) or 1 (Switch)
+  int64_t top_k = 0;  // bert_moe, vit_moe: 2 (GShard) or 1 (Switch)
 };
 const Workload kLlama{};
 // bert's shape with a mixture of 4 experts in its second block, capacity factor 1.25.
 const Workload kGshard{"bert_moe", "cross_entropy", 2}, kSwitch{"bert_moe", "cross_entropy", 1};
+const Workload kVit{"vit"}, kVitMoe{"vit_moe", "cross_entropy", 2};
+
+bool is_vit(const Workload& w) { return w.model.starts_with("vit"); }
+// vit's 32 x 32 images: 4 patches and the class token.
+constexpr int64_t kImage = 32, kVitTokens = 5, kVitClasses = 4;
 
 // llama: width 64, 8 heads of 8 over 4 key/value heads, a vocabulary of 96 (which 2 and 4 ranks
-// divide); bert: width 128 (2 heads of 64), its 30522-token vocabulary.
+// divide); bert and vit: width 128 (2 heads of 64); bert's 30522-token vocabulary.
 // `groups`: the capacity groups bert_moe's one process routes the batch in.
 runtime::ModelOptions options_of(const Workload& w, int64_t groups = 1) {
   runtime::ModelOptions options;
   options.input_shape = {kTokens};
+  if (is_vit(w)) options.input_shape = {3, kImage, kImage};
+  if (is_vit(w)) options.num_classes = kVitClasses;
   options.depth = kDepth;
   options.width = w.model == "llama" ? 64 : 128;
   if (w.model == "llama") options.decoder = {8, 4, 96};
@@ -116,6 +123,12 @@ spmd::OperatorGraph graph_of(const Workload& w, int ranks) {
     shape.vocabulary = 96;
   } else {
     shape.family = spmd::TransformerFamily::kEncoder;
+    if (is_vit(w)) {
+      shape.family = spmd::TransformerFamily::kVision;
+      shape.tokens = kVitTokens;
+      shape.patch_pixels = 3 * 16 * 16;
+      shape.classes = kVitClasses;
+    }
     shape.experts = w.top_k > 0 ? 4 : 0;
     shape.top_k = std::max<int64_t>(w.top_k, 1);
     shape.width = 128;
@@ -484,6 +497,46 @@ TEST(SpmdTransformer, MixturesHoldAndMoveWhatThePlanPriced) {
               static_cast<int64_t>(kRanks * planned_parameter_bytes(graph, strategy)))
         << what;
   }
+}
+
+// The graph holds the zoo's parameters, operator by operator: their bytes add up to the model's.
+TEST(SpmdTransformer, EachGraphHoldsItsModelsParameters) {
+  for (const Workload& w : {kLlama, Workload{"bert"}, kGshard, kVit, kVitMoe}) {
+    double bytes = 0;
+    for (const auto& op : graph_of(w, 2).operators) bytes += op.parameter_bytes;
+    EXPECT_EQ(static_cast<int64_t>(bytes) / 8, runtime::parameter_count(*seeded(w))) << w.model;
+  }
+}
+
+// ViT's patches projected, its class token and positions, pre-norm blocks with LayerNorm's eps
+// 1e-6, the head's norm and its classifier of the class token; vit_moe's mixture under each
+// signature: the ranks train as one process.
+TEST(SpmdTransformer, VitStrategiesTrainAsOneProcess) {
+  const runtime_test::DoubleDefault float64;
+  std::set<std::pair<std::string, spmd::SignatureKind>> used;
+  for (const auto& [w, ranks] : {std::pair{kVit, 2}, {kVit, 4}, {kVitMoe, 2}}) {
+    const Trained want = one_process(w, ranks);
+    const auto graph = graph_of(w, ranks);
+    std::vector<spmd::Strategy> strategies = {
+        spmd::search_strategy(graph, costs_of(2e-4, 1e9)).strategy,
+        spmd::search_strategy(graph, costs_of(0, 1e15)).strategy, arbitrary(graph, 1, 1),
+        arbitrary(graph, 3, 2)};
+    if (w.top_k > 0) strategies = mixture_strategies(graph).first;
+    for (const auto& strategy : strategies) {
+      for (size_t i = 0; i < strategy.size(); ++i) {
+        used.insert({graph.operators[i].name, graph.operators[i].signatures[strategy[i]].kind});
+      }
+      expect_equal(
+          train_spmd(ranks, steps_of(graph, strategy), w), want,
+          w.model + ", " + std::to_string(ranks) + " ranks: " + strategy_text(graph, strategy),
+          1e-10);
+    }
+  }
+  // Among them the tables and the projection split by features, the head split.
+  EXPECT_TRUE(used.count({"embeddings", spmd::SignatureKind::kFeatures}));
+  EXPECT_TRUE(used.count({"embeddings.projection", spmd::SignatureKind::kColumn}));
+  EXPECT_TRUE(used.count({"head.classifier", spmd::SignatureKind::kColumn}) ||
+              used.count({"head.classifier", spmd::SignatureKind::kRow}));
 }
 
 }  // namespace spmd_transformer_test
