@@ -67,28 +67,41 @@ for system in ("hidup", "slow_flops"):
         assert len(got) == len(want) and worst < 1e-4, (system, rank, got, want)
 PY
 
-# bert (its classifier trained by mse), split by a search priced at 0.001 GFLOP/s, against DDP at
-# world 1 on the shared batch.
-for name in bert bert_one; do
-  spec "$name" "" ""
-  sed -i 's/name: llama/name: bert/; s/width: 64, heads: 4, vocab: 96, input_shape: \[16\]/width: 128, input_shape: [8]/; s/loss: cross_entropy/loss: mse/; s/gflops: 80/gflops: 0.001/' "$SCRATCH/$name.yaml"
-done
-sed -i 's/batch_size: 2/batch_size: 4/; s/world_size: 2/world_size: 1/; /kind: spmd/d' "$SCRATCH/bert_one.yaml"
-for name in bert bert_one; do
-  "$HARNESS" run "$SCRATCH/$name.yaml" > "$SCRATCH/$name.out" 2>&1 || fail "$name failed: $(tail -5 "$SCRATCH/$name.out")"
-done
-"$PY" - "$SCRATCH/results" <<'PY'
-import glob, json, re, sys
+# A model under the searched strategy `hidup` against DDP at world 1 on the batch the ranks share:
+# both specs are the llama one edited by `edit`; every rank's losses are DDP's (fp32, 1e-4).
+against_one_process() {  # name edit
+  local name=$1 edit=$2 study
+  for study in "$name" "${name}_one"; do
+    spec "$study" "" ""
+    sed -i "$edit" "$SCRATCH/$study.yaml"
+  done
+  sed -i 's/batch_size: 2/batch_size: 4/; s/world_size: 2/world_size: 1/; /kind: spmd/d' "$SCRATCH/${name}_one.yaml"
+  for study in "$name" "${name}_one"; do
+    "$HARNESS" run "$SCRATCH/$study.yaml" > "$SCRATCH/$study.out" 2>&1 || fail "$study failed: $(tail -5 "$SCRATCH/$study.out")"
+  done
+  "$PY" - "$SCRATCH/results" "$name" <<'PY'
+import glob, re, sys
+results, name = sys.argv[1], sys.argv[2]
 def losses(study, system, rank):
-    text = open(glob.glob(f"{sys.argv[1]}/{study}/*/raw/p000/{system}/rep0/rank{rank}.stdout")[0]).read()
+    text = open(glob.glob(f"{results}/{study}/*/raw/p000/{system}/rep0/rank{rank}.stdout")[0]).read()
     return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
-want = losses("bert_one", "overlap", 0)
-plan = json.load(open(glob.glob(f"{sys.argv[1]}/bert/*/plans/hidup/p000/spmd_plan.json")[0]))
-assert {o["signature"] for o in plan["operators"]} - {"replicated", "data"}, plan["operators"]
+want = losses(name + "_one", "overlap", 0)
 for rank in (0, 1):
-    got = losses("bert", "hidup", rank)
-    assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (got, want)
+    got = losses(name, "hidup", rank)
+    assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (name, got, want)
 PY
+}
+plan_of() {  # study: its hidup plan's operators' names and signatures, one a line
+  "$PY" -c 'import json, sys; [print(o["name"], o["signature"]) for o in json.load(open(sys.argv[1]))["operators"]]' \
+    "$(ls "$SCRATCH/results/$1"/*/plans/hidup/p000/spmd_plan.json)"
+}
+
+# bert (its classifier trained by mse), split by a search priced at 0.001 GFLOP/s.
+against_one_process bert 's/name: llama/name: bert/; s/width: 64, heads: 4, vocab: 96, input_shape: \[16\]/width: 128, input_shape: [8]/; s/loss: cross_entropy/loss: mse/; s/gflops: 80/gflops: 0.001/'
+[ "$(plan_of bert | grep -cvE ' (replicated|data)$')" -gt 0 ] || fail "bert's search split no operator"
+# vit (4 patches and the class token, 4 classes; the images' patches taken on the ranks).
+against_one_process vit 's/name: llama/name: vit/; s/heads: 4, vocab: 96, input_shape: \[16\]/input_shape: [3, 32, 32], num_classes: 4/; s/gflops: 80/gflops: 0.001/'
+[ "$(plan_of vit | awk 'NR == 1 {print $1}')" = patches ] || fail "vit's plan does not start from its patches"
 
 # bert_moe (a mixture of 4 experts, top-2, in its second block): two strategies that run the
 # mixture differently (searched at 80 and at 0.001 GFLOP/s) train as one process routing the
@@ -121,28 +134,6 @@ want = losses("hidup", 0)
 for system, rank in (("hidup", 1), ("slow_flops", 0), ("slow_flops", 1)):
     got = losses(system, rank)
     assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (system, got, want)
-PY
-# vit (4 patches and the class token, 4 classes; its images' patches taken on the ranks) under a
-# searched strategy, against DDP at world 1 on the shared batch.
-for name in vit vit_one; do
-  spec "$name" "" ""
-  sed -i 's/name: llama/name: vit/; s/heads: 4, vocab: 96, input_shape: \[16\]/input_shape: [3, 32, 32], num_classes: 4/; s/gflops: 80/gflops: 0.001/' "$SCRATCH/$name.yaml"
-done
-sed -i 's/batch_size: 2/batch_size: 4/; s/world_size: 2/world_size: 1/; /kind: spmd/d' "$SCRATCH/vit_one.yaml"
-for name in vit vit_one; do
-  "$HARNESS" run "$SCRATCH/$name.yaml" > "$SCRATCH/$name.out" 2>&1 || fail "$name failed: $(tail -5 "$SCRATCH/$name.out")"
-done
-"$PY" - "$SCRATCH/results" <<'PY'
-import glob, json, re, sys
-def losses(study, system, rank):
-    text = open(glob.glob(f"{sys.argv[1]}/{study}/*/raw/p000/{system}/rep0/rank{rank}.stdout")[0]).read()
-    return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
-want = losses("vit_one", "overlap", 0)
-plan = json.load(open(glob.glob(f"{sys.argv[1]}/vit/*/plans/hidup/p000/spmd_plan.json")[0]))
-assert plan["operators"][0]["name"] == "patches", plan["operators"][0]
-for rank in (0, 1):
-    got = losses("vit", "hidup", rank)
-    assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (got, want)
 PY
 
 spec mlp "" ""
