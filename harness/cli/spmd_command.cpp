@@ -44,7 +44,9 @@ void check_model(const SpmdRequest& r) {
   }
   const bool moe_flags = r.experts || r.top_k || r.moe_every || r.capacity_factor > 0;
   if (moe_flags && !runtime::is_mixture_of_experts(r.model)) {
-    throw InputError("spmd: --experts, --top-k, --capacity-factor and --moe-every are bert_moe's");
+    throw InputError(
+        "spmd: --experts, --top-k, --capacity-factor and --moe-every are bert_moe's and "
+        "vit_moe's");
   }
   if (r.classes != 0 && r.model == "llama") {
     throw InputError("spmd: --classes is the encoders' (llama predicts its vocabulary)");
@@ -147,13 +149,15 @@ void add_model_options(CLI::App* sub, SpmdRequest& r) {
   sub->add_option("--classes", r.classes,
                   "bert, bert_moe, vit, vit_moe: the classifier's classes (default 2; vit 1000)")
       ->check(CLI::Range(int64_t{2}, int64_t{1'000'000}));
-  sub->add_option("--experts", r.experts, "bert_moe: experts a mixture (default 4)")
+  sub->add_option("--experts", r.experts, "bert_moe, vit_moe: experts a mixture (default 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));
-  sub->add_option("--top-k", r.top_k, "bert_moe: experts a token (default 2)")
+  sub->add_option("--top-k", r.top_k, "bert_moe, vit_moe: experts a token (default 2)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));
-  sub->add_option("--capacity-factor", r.capacity_factor, "bert_moe: capacity (default 1.25)")
+  sub->add_option("--capacity-factor", r.capacity_factor,
+                  "bert_moe, vit_moe: capacity (default 1.25)")
       ->check(finite_number(0, true));
-  sub->add_option("--moe-every", r.moe_every, "bert_moe: a mixture every N blocks (default 2)")
+  sub->add_option("--moe-every", r.moe_every,
+                  "bert_moe, vit_moe: a mixture every N blocks (default 2)")
       ->check(CLI::Range(int64_t{1}, int64_t{kMaxModelDepth}));
 }
 

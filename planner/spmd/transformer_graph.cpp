@@ -177,8 +177,6 @@ int add_embedding(GraphBuilder& g) {
   return encoder ? g.add(g.norm("embeddings_norm", looked_up)) : looked_up;
 }
 
-// Llama's and ViT's block: each branch normalises its input (the second norm `ffn_norm` or, as
-// the zoo names ViT's, `output_norm`).
 // ViT's patches (no gradient), their projection, then the class token in front and positions
 // added: an operator of its own, which changes the token count, so neither runs on a token shard.
 int add_patch_embedding(GraphBuilder& g) {
@@ -206,6 +204,8 @@ int add_patch_embedding(GraphBuilder& g) {
                 elementwise_signatures(shape, g.ranks_, no_token_shard)});
 }
 
+// Llama's and ViT's block: each branch normalises its input (the second norm `ffn_norm` or, as
+// the zoo names ViT's, `output_norm`).
 int add_pre_norm_block(GraphBuilder& g, const std::string& block, int x, bool mixture) {
   const bool vision = g.shape_.family == TransformerFamily::kVision;
   const int attention = add_attention(g, block, g.add(g.norm(block + ".attention_norm", x)));
