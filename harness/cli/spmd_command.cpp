@@ -37,7 +37,7 @@ void check_model(const SpmdRequest& r) {
     throw InputError("spmd: --model must be llama, bert, bert_moe, vit or vit_moe, got '" +
                      r.model + "'");
   }
-  const bool vision = r.model.starts_with("vit");
+  const bool vision = runtime::is_vision_transformer(r.model);
   if (vision ? r.tokens != 0 : !r.image.empty()) {
     throw InputError(vision ? "spmd: vit and vit_moe take --image, not --tokens"
                             : "spmd: --image is vit's and vit_moe's");

@@ -14,13 +14,13 @@ int64_t zoo_tokens(const std::string& model, int64_t tokens) {
 
 namespace {
 
-// ViT's tokens: its 16 x 16 patches and the class token.
+// ViT's tokens: its patches (runtime::kVitPatch square) and the class token.
 void set_vision_shape(const SpmdModel& m, spmd::TransformerShape& s) {
   const std::vector<int64_t> image =
       m.image.empty() ? runtime::find_model(m.name)->default_input_shape : m.image;
   s.family = spmd::TransformerFamily::kVision;
-  s.tokens = (image.at(1) / 16) * (image.at(2) / 16) + 1;
-  s.patch_pixels = image.at(0) * 16 * 16;
+  s.tokens = (image.at(1) / runtime::kVitPatch) * (image.at(2) / runtime::kVitPatch) + 1;
+  s.patch_pixels = image.at(0) * runtime::kVitPatch * runtime::kVitPatch;
   s.vocabulary = 1;  // none
   s.classes = m.classes > 0 ? m.classes : 1000;
 }
@@ -32,7 +32,7 @@ spmd::TransformerShape zoo_transformer_shape(const SpmdModel& m) {
   spmd::TransformerShape s;
   s.family = decoder ? spmd::TransformerFamily::kDecoder : spmd::TransformerFamily::kEncoder;
   s.batch = m.batch;
-  s.tokens = m.name.starts_with("vit") ? 1 : zoo_tokens(m.name, m.tokens);
+  s.tokens = zoo_tokens(m.name, m.tokens);
   s.width = runtime::transformer_width(m.name, m.width);
   s.depth = runtime::transformer_depth(m.name, m.depth);
   s.heads = m.decoder.heads > 0 ? m.decoder.heads : s.width / runtime::kLlamaHeadWidth;
@@ -41,7 +41,7 @@ spmd::TransformerShape zoo_transformer_shape(const SpmdModel& m) {
   s.vocabulary = decoder ? (m.decoder.vocab > 0 ? m.decoder.vocab : runtime::kLlamaVocabulary)
                          : runtime::kBertVocabulary;
   if (m.classes > 0) s.classes = m.classes;
-  if (m.name.starts_with("vit")) set_vision_shape(m, s);
+  if (runtime::is_vision_transformer(m.name)) set_vision_shape(m, s);
   if (runtime::is_mixture_of_experts(m.name)) {
     s.experts = m.moe.experts;
     s.top_k = m.moe.top_k;

@@ -128,8 +128,10 @@ bool has_transformer_blocks(const std::string& name) {
   return name == "llama" || name == "bert" || name == "bert_moe";
 }
 
+bool is_vision_transformer(const std::string& name) { return name == "vit" || name == "vit_moe"; }
+
 bool has_spmd_graph(const std::string& name) {
-  return has_transformer_blocks(name) || name == "vit" || name == "vit_moe";
+  return has_transformer_blocks(name) || is_vision_transformer(name);
 }
 
 std::vector<bool> recomputed_layers(const std::string& name, int64_t depth, const MoeShape& moe,
@@ -208,15 +210,16 @@ void check_model_options(const std::string& name, const std::vector<int64_t>& in
                                 " input_shape must be [channels, height, width]");
   }
   const bool bert = name == "bert" || name == "bert_moe";
-  const bool vit = name == "vit" || name == "vit_moe";
+  const bool vit = is_vision_transformer(name);
   const bool tokens = bert || name == "llama";
   if (tokens && shape.size() != 1) {
     throw std::invalid_argument(name + " input_shape must be [sequence_length]");
   }
-  if (vit && (shape.size() != 3 || shape[1] % 16 != 0 || shape[2] % 16 != 0)) {
+  if (vit && (shape.size() != 3 || shape[1] % kVitPatch != 0 || shape[2] % kVitPatch != 0)) {
     throw std::invalid_argument(name +
                                 " input_shape must be [channels, height, width], height and width "
-                                "multiples of 16 (its patches)");
+                                "multiples of " +
+                                std::to_string(kVitPatch) + " (its patches)");
   }
   double elements = 1;
   for (int64_t d : shape) elements *= static_cast<double>(d);

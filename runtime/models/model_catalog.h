@@ -43,6 +43,10 @@ struct DecoderShape {
 // (llama, bert, and bert_moe's blocks without a mixture).
 bool has_transformer_blocks(const std::string& name);
 
+// ViT's (vit, vit_moe): images cut into square patches of this side, each a token.
+inline constexpr int64_t kVitPatch = 16;
+bool is_vision_transformer(const std::string& name);
+
 // Whether HiDup's search has the model's operator graph and `kind: spmd` runs it (llama, bert,
 // bert_moe, vit, vit_moe: planner/spmd/transformer_graph.h).
 bool has_spmd_graph(const std::string& name);

@@ -450,9 +450,9 @@ class Bert : public EncoderModel {
 // hidden].
 class PatchEmbeddingsImpl : public nn::Module {
  public:
-  static constexpr int64_t kPatch = 16;
   PatchEmbeddingsImpl(int64_t channels, int64_t patches, int64_t hidden) {
-    projection = register_module("projection", nn::Linear(channels * kPatch * kPatch, hidden));
+    projection =
+        register_module("projection", nn::Linear(channels * kVitPatch * kVitPatch, hidden));
     class_token = register_parameter("class_token", torch::zeros({1, 1, hidden}));
     positions = register_parameter("positions", torch::zeros({1, patches + 1, hidden}));
   }
@@ -490,8 +490,7 @@ class Vit : public EncoderModel {
     const int64_t hidden = options.width > 0 ? options.width : 768;
     const int64_t classes = options.num_classes > 0 ? options.num_classes : 1000;
     const auto& image = options.input_shape;
-    const int64_t patches =
-        (image[1] / PatchEmbeddingsImpl::kPatch) * (image[2] / PatchEmbeddingsImpl::kPatch);
+    const int64_t patches = (image[1] / kVitPatch) * (image[2] / kVitPatch);
     auto embeddings = register_module("embeddings", PatchEmbeddings(image[0], patches, hidden));
     append_layer("embeddings", "PatchEmbeddings", embeddings);
     add_encoder_layers(options, hidden, moe, /*pre_norm=*/true);
@@ -555,11 +554,10 @@ std::shared_ptr<ZooModel> make_zoo_model(const std::string& name, const ModelOpt
 }  // namespace
 
 torch::Tensor image_patches(const torch::Tensor& images) {
-  constexpr int64_t kPatch = PatchEmbeddingsImpl::kPatch;
   const int64_t batch = images.size(0), channels = images.size(1);
-  const int64_t rows = images.size(2) / kPatch, columns = images.size(3) / kPatch;
+  const int64_t rows = images.size(2) / kVitPatch, columns = images.size(3) / kVitPatch;
   // [batch, channels, rows, 16, columns, 16] -> [batch, rows x columns, channels x 16 x 16]
-  return images.reshape({batch, channels, rows, kPatch, columns, kPatch})
+  return images.reshape({batch, channels, rows, kVitPatch, columns, kVitPatch})
       .permute({0, 2, 4, 1, 3, 5})
       .reshape({batch, rows * columns, -1});
 }
