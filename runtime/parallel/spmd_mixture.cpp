@@ -135,9 +135,8 @@ std::vector<at::Tensor> SpmdMixture::summed_parameters() const {
   }
 }
 
-// A tensor split along `split` (-1: whole) put back together on every rank.
+// A tensor split along `split` put back together on every rank.
 at::Tensor SpmdMixture::whole_of(const at::Tensor& local, int split) {
-  if (split < 0) return local.detach().clone();
   return change_form(group_, local.detach().contiguous(), sharded(split), kReplicated);
 }
 
