@@ -622,12 +622,16 @@ void read_tensor_system(MapReader& reader, SystemConfig& system) {
 }
 
 // `kind: spmd`: HiDup's search at each point over all its ranks, priced by `comm` (a comm.json
-// of `harness profile comm`, read now so that --dry-run catches it) and `gflops` (a rank's
-// GFLOP/s).
+// of `harness profile comm`, read now so that --dry-run catches it) and `compute`: `flops` at
+// `gflops` (a rank's GFLOP/s), or each operator's time `measured` before the search.
 void read_spmd_system(MapReader& reader, SystemConfig& system) {
   runtime::SpmdStrategy strategy;
   strategy.comm = reader.get_string("comm", std::nullopt);
-  strategy.gflops = reader.get_double("gflops", std::nullopt, 0.0);
+  strategy.measured_compute =
+      reader.get_string("compute", "flops", {"flops", "measured"}) == "measured";
+  if (!strategy.measured_compute || reader.has("gflops")) {
+    strategy.gflops = reader.get_double("gflops", std::nullopt, 0.0);
+  }
   if (reader.ok()) {
     try {
       read_spmd_costs(strategy.comm, strategy.gflops * 1e9);

@@ -159,8 +159,10 @@ std::string describe_matrix(const Experiment& experiment) {
                           ? describe_pipeline(*run.system, c)
                           : "bucket " + format_number(system_bucket_mb(run)) + " MiB";
     if (run.system->spmd) {
-      how = "HiDup's search priced by " + run.system->spmd->comm + " at " +
-            format_number(run.system->spmd->gflops) + " GFLOP/s a rank";
+      how = "HiDup's search priced by " + run.system->spmd->comm + " and " +
+            (run.system->spmd->measured_compute
+                 ? "each operator's measured time"
+                 : format_number(run.system->spmd->gflops) + " GFLOP/s a rank");
     }
     if (run.system->experts && run.system->data.sharded()) {
       how += ", dense part ZeRO-" + std::to_string(run.system->data.zero_stage);
@@ -605,7 +607,7 @@ void resolve_system_runs(std::vector<PlannedRun>& runs, const fs::path& director
     const ProbedLink* link = links.find(point);
     return link ? link->topology.string() : std::string();
   });
-  resolve_spmd_runs(runs, directory);
+  resolve_spmd_runs(runs, directory, options.executable);
 }
 
 }  // namespace

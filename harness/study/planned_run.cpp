@@ -7,6 +7,7 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "harness/spec/pipeline_plan_source.h"
+#include "harness/study/spmd_measured_compute.h"
 #include "harness/study/spmd_search_run.h"
 #include "runtime/protocol/traced_iteration.h"
 
@@ -41,7 +42,21 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& direct
 
 namespace {
 
-nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder) {
+// Each operator timed under each signature by the rank program, where the system measures
+// compute; nothing where it prices FLOPs.
+ComputeTimer compute_timer(const PlannedRun& run, const fs::path& folder,
+                           const std::string& executable) {
+  if (!run.system->spmd->measured_compute) return {};
+  const PointConfig& c = run.point->config;
+  return [&c, folder, executable](spmd::OperatorGraph& graph, spmd::SpmdCosts& costs) {
+    const SpmdComputeRun ranks{c.model, c.optimizer, c.model.batch_size * c.run.world_size,
+                               c.run.threads_per_rank};
+    measure_spmd_compute(graph, costs, ranks, RankProgram(executable), folder);
+  };
+}
+
+nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder,
+                                  const std::string& executable) {
   const ModelConfig& m = run.point->config.model;
   const long long world = run.point->config.run.world_size;
   const bool image = m.input_shape.size() == 3;
@@ -58,23 +73,26 @@ nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder)
   const runtime::SpmdStrategy& strategy = *run.system->spmd;
   const auto shape = zoo_transformer_shape(model);
   const SpmdSearch search =
-      run_spmd_search(shape, static_cast<int>(world), strategy.comm, strategy.gflops);
-  const nlohmann::json plan = search.plan_document(spmd_inputs_json(
+      run_spmd_search(shape, static_cast<int>(world), strategy.comm, strategy.gflops,
+                      compute_timer(run, folder, executable));
+  nlohmann::json plan = search.plan_document(spmd_inputs_json(
       m.name, shape, static_cast<int>(world), strategy.comm, strategy.gflops, search.inputs));
+  plan["inputs"]["compute"] = strategy.measured_compute ? "measured" : "flops";
   write_file_atomic(folder / "spmd_plan.json", json_text(plan, 1) + "\n");
   return plan.at("operators");
 }
 
 }  // namespace
 
-void resolve_spmd_runs(std::vector<PlannedRun>& runs, const fs::path& directory) {
+void resolve_spmd_runs(std::vector<PlannedRun>& runs, const fs::path& directory,
+                       const std::string& executable) {
   std::map<std::pair<const Point*, std::string>, nlohmann::json> resolved;
   for (auto& run : runs) {
     if (run.system->kind() != SystemKind::kSpmd) continue;
     const auto key = std::make_pair(run.point, run.system->name);
     if (!resolved.count(key)) {
-      resolved[key] =
-          searched_operators(run, directory / "plans" / run.system->name / run.point->id);
+      resolved[key] = searched_operators(
+          run, directory / "plans" / run.system->name / run.point->id, executable);
     }
     run.spmd_operators = resolved[key];
   }

@@ -35,9 +35,12 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const std::filesystem:
                            const std::function<std::string(const Point&)>& emulated_topology = {});
 
 // The strategy of every spmd run: HiDup's search over the point's world size for its global
-// batch, priced by the system's comm.json and GFLOP/s, its plan written to
-// <directory>/plans/<system>/<point id>/spmd_plan.json. One search per point and system.
-void resolve_spmd_runs(std::vector<PlannedRun>& runs, const std::filesystem::path& directory);
+// batch, priced by the system's comm.json and GFLOP/s (or each operator's time, measured by the
+// rank program `executable`), its plan written to
+// <directory>/plans/<system>/<point id>/spmd_plan.json (with spmd_compute.json where measured).
+// One search per point and system.
+void resolve_spmd_runs(std::vector<PlannedRun>& runs, const std::filesystem::path& directory,
+                       const std::string& executable);
 
 // The bucket cap of the run's system: its own, else the point's ddp.bucket_mb.
 double system_bucket_mb(const PlannedRun& run);

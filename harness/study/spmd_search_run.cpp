@@ -75,11 +75,12 @@ nlohmann::json SpmdSearch::plan_document(nlohmann::json inputs_json) const {
 }
 
 SpmdSearch run_spmd_search(const spmd::TransformerShape& shape, int ranks, const std::string& comm,
-                           double gflops) {
+                           double gflops, const ComputeTimer& time_compute) {
   SpmdSearch search;
   search.inputs = read_spmd_costs(comm, gflops * 1e9);
   try {
     search.graph = spmd::transformer_graph(shape, ranks);
+    if (time_compute) time_compute(search.graph, search.inputs.costs);
     const auto started = std::chrono::steady_clock::now();
     search.found = spmd::search_strategy(search.graph, search.inputs.costs);
     search.search_ms =

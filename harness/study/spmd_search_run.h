@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,13 @@ struct SpmdSearch {
   nlohmann::json plan_document(nlohmann::json inputs_json) const;
 };
 
+// Sets measured times on the graph's signatures (Signature::measured_compute_s) before the search.
+using ComputeTimer = std::function<void(spmd::OperatorGraph&, spmd::SpmdCosts&)>;
+
 // Throws InputError for an unreadable comm.json or a graph whose cuts are too wide to search.
+// With `time_compute`, compute is priced by what it measures.
 SpmdSearch run_spmd_search(const spmd::TransformerShape& shape, int ranks, const std::string& comm,
-                           double gflops);
+                           double gflops, const ComputeTimer& time_compute = {});
 
 // `inputs` of spmd_plan.json: the model's shape, the ranks, what priced it.
 nlohmann::json spmd_inputs_json(const std::string& model, const spmd::TransformerShape& shape,

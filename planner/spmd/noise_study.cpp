@@ -10,8 +10,13 @@ namespace harness::spmd {
 OperatorGraph perturb_flops(const OperatorGraph& graph, double fraction, std::uint64_t seed) {
   SeededRandom random(seed);
   OperatorGraph noisy = graph;
-  for (Operator& op : noisy.operators)
-    op.forward_flops *= random.uniform(1 - fraction, 1 + fraction);
+  for (Operator& op : noisy.operators) {
+    const double factor = random.uniform(1 - fraction, 1 + fraction);
+    op.forward_flops *= factor;
+    for (Signature& signature : op.signatures) {
+      if (signature.measured_compute_s) *signature.measured_compute_s *= factor;
+    }
+  }
   return noisy;
 }
 

@@ -1,8 +1,8 @@
 // HiDup's Table IV for the SPMD search: a strategy searched on mis-measured inputs, priced on the
-// true ones, against the strategy the true inputs give. Each operator's FLOPs and each
-// collective's bus bandwidth are scaled by a factor uniform in [1 - f, 1 + f) (a seeded draw,
-// operators in graph order, then the collectives), and every collective's time by a fixed scale
-// (HiDup's +-50% communication).
+// true ones, against the strategy the true inputs give. Each operator's FLOPs (and its measured
+// times, where the graph carries them) and each collective's bus bandwidth are scaled by a factor
+// uniform in [1 - f, 1 + f) (a seeded draw, operators in graph order, then the collectives), and
+// every collective's time by a fixed scale (HiDup's +-50% communication).
 #pragma once
 
 #include <cstdint>

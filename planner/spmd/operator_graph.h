@@ -31,7 +31,10 @@ struct Signature {
   TensorForm output;
   // The form the output's gradient must arrive in; nullopt where no gradient flows back (a loss).
   std::optional<TensorForm> output_grad;
-  double compute_share = 1.0;    // of the operator's FLOPs one rank runs
+  double compute_share = 1.0;  // of the operator's FLOPs one rank runs
+  // One rank's forward and backward of the operator under this signature as timed on the
+  // machine (spmd_compute.json); where set, it prices compute in place of the FLOPs.
+  std::optional<double> measured_compute_s;
   double parameter_share = 1.0;  // of its parameters one rank holds
   // Parameter bytes whose gradients the ranks sum (replicated weights under split work).
   double synced_gradient_bytes = 0;

@@ -28,8 +28,11 @@ double collective_seconds(const SpmdCosts& costs, Collective collective, double 
 OperatorCost operator_cost(const SpmdCosts& costs, int ranks, const Operator& op,
                            const Signature& signature) {
   OperatorCost cost;
-  cost.compute_s = op.forward_flops * signature.compute_share * (1.0 + costs.backward_factor) /
-                   costs.flops_per_s;
+  cost.compute_s =
+      signature.measured_compute_s.value_or(op.forward_flops * signature.compute_share *
+                                            (1.0 + costs.backward_factor) / costs.flops_per_s);
+  cost.compute_s +=
+      op.parameter_bytes * signature.parameter_share * costs.step_seconds_per_parameter_byte;
   for (const InnerCollective& inner : signature.inner) {
     cost.communication_s +=
         inner.calls * collective_seconds(costs, inner.collective, inner.buffer_bytes, ranks);

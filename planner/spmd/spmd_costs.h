@@ -1,5 +1,7 @@
 // What a strategy costs, HiDup's model with the harness's measured inputs: an operator's FLOPs
-// over a rank's FLOP/s (its share of them; backward twice forward), every collective its
+// over a rank's FLOP/s (its share of them; backward twice forward), or its signature's time
+// as measured where the graph carries one (Signature::measured_compute_s) with the optimizer's
+// step over the parameters a rank holds, every collective its
 // fitted latency plus its bytes times the bus factor over the fitted bus bandwidth (comm.json),
 // replicated weights' gradients summed in DDP's buckets. Nothing overlaps: each collective is
 // on the critical path, as the harness's blocking tensor-parallel collectives are. The cost of
@@ -26,6 +28,9 @@ struct SpmdCosts {
   // DDP's bucket: one all-reduce latency per this many gradient bytes.
   double gradient_bucket_bytes = 25.0 * (1 << 20);
   double bytes_per_parameter_state = 4.0;  // AdamW keeps weight, gradient, m, v: x4 in memory
+  // The optimizer's step, per byte of parameters a rank holds, where it was measured with the
+  // operators' times (0: not priced, as under FLOPs).
+  double step_seconds_per_parameter_byte = 0;
 };
 
 // Latency + buffer x bus factor / bus bandwidth over `ranks` (0 for kNone or one rank).

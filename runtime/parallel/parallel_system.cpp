@@ -95,6 +95,7 @@ SpmdStrategy read_spmd_strategy(const json& s) {
   SpmdStrategy strategy;
   strategy.comm = read<std::string>(s, path, "comm", "");
   strategy.gflops = read<double>(s, path, "gflops", 0.0);
+  strategy.measured_compute = read<bool>(s, path, "measured_compute", false);
   strategy.operators = s.value("operators", json::array());
   if (!strategy.operators.is_array() || strategy.operators.empty()) {
     throw std::invalid_argument("worker config: system.spmd.operators must be a non-empty list");
@@ -202,6 +203,7 @@ json to_json(const ParallelSystem& system) {
   if (system.spmd) {
     out["spmd"] = {{"comm", system.spmd->comm},
                    {"gflops", system.spmd->gflops},
+                   {"measured_compute", system.spmd->measured_compute},
                    {"operators", system.spmd->operators}};
   }
   return out;

@@ -90,12 +90,14 @@ struct TensorAxis {
 
 // A strategy HiDup's search (planner/spmd) chose for the run: each operator's signature and the
 // forms of its inputs and output over all the ranks (runtime/parallel/spmd_plan.h), priced by
-// the collectives fitted in `comm` (a comm.json) and a rank's `gflops`. The spec gives those
-// two; the harness searches for each point of a study before its ranks start and hands the
+// the collectives fitted in `comm` (a comm.json) and compute at a rank's `gflops`, or each
+// operator's time as measured (`measured_compute`, HiDup's profiled cost model). The spec gives
+// those; the harness searches for each point of a study before its ranks start and hands the
 // ranks `operators` (spmd_plan.json's).
 struct SpmdStrategy {
   std::string comm;
   double gflops = 0;
+  bool measured_compute = false;
   nlohmann::json operators = nlohmann::json::array();
   bool operator==(const SpmdStrategy&) const = default;
 };

@@ -33,9 +33,14 @@ void PeerlessGroup::reduce_scatter_sum(at::Tensor output, at::Tensor input) {
   output.copy_(input.chunk(world_size_, 0)[rank_].view_as(output));
 }
 
-std::unique_ptr<CommWork> PeerlessGroup::all_to_all(at::Tensor, at::Tensor, std::vector<int64_t>,
-                                                    std::vector<int64_t>) {
-  no_stand_in("all-to-all");
+std::unique_ptr<CommWork> PeerlessGroup::all_to_all(at::Tensor output, at::Tensor input,
+                                                    std::vector<int64_t> output_splits,
+                                                    std::vector<int64_t> input_splits) {
+  if (output_splits != input_splits || !output.sizes().equals(input.sizes())) {
+    no_stand_in("all-to-all that receives other than it sends");
+  }
+  output.copy_(input);
+  return done();
 }
 
 std::unique_ptr<CommWork> PeerlessGroup::send(at::Tensor, int, int) { no_stand_in("send"); }

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "runtime/models/attention_core.h"
@@ -274,6 +276,61 @@ at::Tensor SpmdTransformer::forward_loss(const at::Tensor& ids, const at::Tensor
     return add_auxiliary_losses(out, partial_loss(step));
   }
   throw std::invalid_argument("spmd plan: no loss operator");
+}
+
+std::vector<SpmdTransformer::OperatorSeconds> SpmdTransformer::time_operators(
+    const at::Tensor& ids, const at::Tensor& targets, int repetitions) {
+  std::map<std::string, std::pair<at::Tensor, const SpmdStep*>> produced;
+  std::vector<OperatorSeconds> seconds;
+  for (const SpmdStep& step : steps_) {
+    std::vector<at::Tensor> inputs;
+    for (const SpmdInput& input : step.inputs) {
+      const auto& [tensor, from] = produced.at(input.from);
+      inputs.push_back(
+          reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad, nullptr)
+              .detach());
+    }
+    seconds.push_back(time_operator(step, inputs, ids, targets, repetitions));
+    torch::NoGradGuard no_grad;
+    produced[step.name] = {run_step(step, inputs, ids, targets), &step};
+  }
+  return seconds;
+}
+
+namespace {
+
+double median_seconds(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+double elapsed_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+// Inputs that carry values take a gradient, as they do inside the model (token ids do not).
+SpmdTransformer::OperatorSeconds SpmdTransformer::time_operator(
+    const SpmdStep& step, const std::vector<at::Tensor>& inputs, const at::Tensor& ids,
+    const at::Tensor& targets, int repetitions) {
+  std::vector<double> forward, backward;
+  for (int repetition = -1; repetition < repetitions; ++repetition) {
+    std::vector<at::Tensor> leaves;
+    for (const at::Tensor& input : inputs) {
+      leaves.push_back(input.is_floating_point() ? input.detach().requires_grad_(true) : input);
+    }
+    const auto started = std::chrono::steady_clock::now();
+    const at::Tensor out = run_step(step, leaves, ids, targets);
+    const double forward_s = elapsed_since(started);
+    const auto backward_started = std::chrono::steady_clock::now();
+    if (out.requires_grad()) out.backward(at::ones_like(out));
+    if (repetition < 0) continue;
+    forward.push_back(forward_s);
+    backward.push_back(elapsed_since(backward_started));
+  }
+  return {median_seconds(forward), median_seconds(backward)};
 }
 
 // The task's loss and the mixtures' weighted balancing losses. The parts the ranks hold parts of

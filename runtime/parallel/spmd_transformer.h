@@ -45,6 +45,16 @@ class SpmdTransformer {
   // forward_loss, backward, finish_backward; the loss's value.
   double train_step(const at::Tensor& ids, const at::Tensor& targets);
 
+  // Each operator's forward and backward on this rank's part of its inputs, timed alone (the
+  // inputs the forward of `ids` hands it, its output's gradient ones; the resharding between
+  // operators left out), the median of `repetitions` after one unmeasured: what HiDup's cost
+  // model profiles. In the plan's order, the loss's backward from its value.
+  struct OperatorSeconds {
+    double forward = 0, backward = 0;
+  };
+  std::vector<OperatorSeconds> time_operators(const at::Tensor& ids, const at::Tensor& targets,
+                                              int repetitions);
+
   // Where the plan's collectives and the gradients' sums are recorded (outliving this object).
   void set_trace(TraceRecorder* trace);
 
@@ -58,6 +68,8 @@ class SpmdTransformer {
  private:
   void read_decoder_shape(const std::map<std::string, at::Tensor>& zoo);
   void read_encoder_shape(const std::map<std::string, at::Tensor>& zoo);
+  OperatorSeconds time_operator(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
+                                const at::Tensor& ids, const at::Tensor& targets, int repetitions);
   at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                       const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor embedding(const SpmdStep& step, const at::Tensor& ids,

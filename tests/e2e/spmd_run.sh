@@ -21,8 +21,10 @@ systems:
 YAML
 }
 spec ok "" ""
-echo "  - {name: slow_flops, kind: spmd, comm: profiles/gloo-2ranks-cpu/comm.json, gflops: 0.001}" \
-  >> "$SCRATCH/ok.yaml"
+cat >> "$SCRATCH/ok.yaml" <<'YAML'
+  - {name: slow_flops, kind: spmd, comm: profiles/gloo-2ranks-cpu/comm.json, gflops: 0.001}
+  - {name: measured, kind: spmd, comm: profiles/gloo-2ranks-cpu/comm.json, compute: measured}
+YAML
 "$HARNESS" run "$SCRATCH/ok.yaml" > "$SCRATCH/ok.out" 2>&1 || fail "spmd run failed: $(tail -20 "$SCRATCH/ok.out")"
 expect_contains "$(cat "$SCRATCH/ok.out")" "| hidup |"
 "$PY" - "$SCRATCH/results/ok" <<'PY'
@@ -46,6 +48,23 @@ names = [e.get("name", "") for e in json.load(open(os.path.join(slow, "trace_ran
 assert any(n.startswith("spmd ") for n in names), sorted(set(names))
 signatures = {o["signature"] for o in json.load(open(os.path.join(slow, "config.json")))["system"]["spmd"]["operators"]}
 assert signatures - {"replicated"}, signatures
+# Priced by each operator's measured time: every signature of every operator of the plan timed,
+# forward and backward, and the optimizer's step; the plan's compute is their sum.
+folder = os.path.join(run, "plans", "measured", "p000")
+measured = json.load(open(os.path.join(folder, "spmd_plan.json")))
+assert measured["inputs"]["compute"] == "measured" and plan["inputs"]["compute"] == "flops"
+times = json.load(open(os.path.join(folder, "spmd_compute.json")))
+assert times["optimizer"] == "sgd" and times["threads"] == 1 and times["step_ms_per_mib"] > 0, times
+assert [o["name"] for o in times["operators"]] == [o["name"] for o in measured["operators"]]
+chosen = 0.0
+for timed, op in zip(times["operators"], measured["operators"]):
+    kinds = [t["signature"] for t in timed["signatures"]]
+    assert op["signature"] in kinds and len(set(kinds)) == len(kinds), (op, kinds)
+    t = timed["signatures"][kinds.index(op["signature"])]
+    assert t["forward_ms"] > 0 or op["kind"] == "tokens", (op["name"], t)
+    chosen += t["forward_ms"] + t["backward_ms"]
+searched = next(s for s in measured["strategies"] if s["name"] == "searched")
+assert chosen < searched["compute_s"] * 1e3 < chosen + 50, (chosen, searched)
 PY
 
 # The same training as one process: DDP at world 1 on the doubled batch draws the batch the spmd
@@ -60,7 +79,7 @@ def losses(study, system, rank):
     return [float(x) for x in re.findall(r"iteration \d+ done loss (\S+)", text)]
 want = losses("one", "overlap", 0)
 assert len(want) == 4, want
-for system in ("hidup", "slow_flops"):
+for system in ("hidup", "slow_flops", "measured"):
     for rank in (0, 1):
         got = losses("ok", system, rank)
         worst = max(abs(a - b) / abs(b) for a, b in zip(got, want))
@@ -144,10 +163,13 @@ expect_refused "$SCRATCH/bf16.yaml" "spmd runs in fp32, not model.precision bf16
 spec nocomm "" ""
 sed -i 's|comm: profiles/gloo-2ranks-cpu/comm.json|comm: /nonexistent/comm.json|' "$SCRATCH/nocomm.yaml"
 expect_refused "$SCRATCH/nocomm.yaml" "nocomm.yaml:8:" --dry-run
-[ ! -e "$SCRATCH/results/mlp" ] && [ ! -e "$SCRATCH/results/nocomm" ] || fail "a refused spec wrote results"
+spec guessed "" ", compute: guessed"
+expect_refused "$SCRATCH/guessed.yaml" "guessed.yaml:8:" --dry-run
+expect_refused "$SCRATCH/guessed.yaml" "'guessed'" --dry-run
+[ ! -e "$SCRATCH/results/mlp" ] && [ ! -e "$SCRATCH/results/nocomm" ] && [ ! -e "$SCRATCH/results/guessed" ] || fail "a refused spec wrote results"
 # The shipped studies stay valid, and a dry run says how each searched system runs.
 "$HARNESS" run experiments/hidup_bert.yaml --dry-run > /dev/null || fail "experiments/hidup_bert.yaml"
 dry=$("$HARNESS" run experiments/hidup_llama.yaml --dry-run) || fail "experiments/hidup_llama.yaml"
-expect_contains "$dry" "hidup        rep 0  llama batch 2 x 2 ranks, 5+20 iters, HiDup's search priced by profiles/gloo-2ranks-cpu/comm.json at 86 GFLOP/s a rank"
+expect_contains "$dry" "hidup        rep 0  llama batch 2 x 2 ranks, 5+20 iters, HiDup's search priced by profiles/gloo-2ranks-cpu/comm.json and 86 GFLOP/s a rank"
 expect_contains "$dry" "mesh: one group of all 4 ranks, each operator split as the search chooses before the runs (plans/hidup/<point>/spmd_plan.json)"
 echo "e2e spmd run: OK"

@@ -83,6 +83,25 @@ TEST(SpmdSearch, KeepsEverythingWholeWhenCollectivesCostMoreThanTheWork) {
   EXPECT_NEAR(found.seconds, 6e3 * 3 / 1e9, 1e-15);
 }
 
+// Measured times price compute in place of the FLOPs: the split MLP measured as slow as whole
+// (a small operator's split work is not faster) keeps every operator whole, at the measured sum.
+TEST(SpmdSearch, PricesComputeByMeasuredTimesWhereTheGraphCarriesThem) {
+  OperatorGraph graph = megatron_mlp();
+  for (Operator& op : graph.operators) {
+    for (Signature& signature : op.signatures)
+      signature.measured_compute_s = op.name == "input" ? 0.0 : 0.5;
+  }
+  const SearchResult found = search_strategy(graph, unit_costs());
+  for (size_t i = 0; i < found.strategy.size(); ++i) {
+    EXPECT_EQ(graph.operators[i].signatures[found.strategy[i]].kind, SignatureKind::kReplicated)
+        << i;
+  }
+  EXPECT_NEAR(found.seconds, 3 * 0.5, 1e-12);
+  const Signature& column = graph.operators[1].signatures[1];
+  ASSERT_EQ(column.kind, SignatureKind::kColumn);
+  EXPECT_DOUBLE_EQ(operator_cost(unit_costs(), 2, graph.operators[1], column).compute_s, 0.5);
+}
+
 TensorForm random_form(std::mt19937_64& random) {
   const int pick = static_cast<int>(random() % 5);
   if (pick == 3) return kReplicated;

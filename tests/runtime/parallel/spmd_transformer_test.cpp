@@ -21,6 +21,7 @@
 #include "runtime/models/model_zoo.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
+#include "runtime/parallel/peerless_group.h"
 #include "runtime/parallel/spmd_transformer.h"
 #include "tests/runtime/double_default.h"
 #include "tests/runtime/gloo_ranks.h"
@@ -437,6 +438,39 @@ TEST(SpmdTransformer, MixtureStrategiesTrainAsOneProcess) {
   EXPECT_EQ(used, (std::set<spmd::SignatureKind>{
                       spmd::SignatureKind::kData, spmd::SignatureKind::kExperts,
                       spmd::SignatureKind::kReplicated, spmd::SignatureKind::kColumn}));
+}
+
+// HiDup's profiled compute: every operator of bert_moe under each of its signatures (a plan a
+// signature index, as `compute: measured` times them) runs alone on one rank's part with its
+// peers left out, the mixture's all-to-alls under `experts` included, and takes time forward and
+// backward where it computes; timing leaves the weights as they were.
+TEST(SpmdTransformer, TimesEveryOperatorAloneUnderEachSignature) {
+  const auto graph = graph_of(kGshard, 2);
+  const auto model = seeded(kGshard);
+  const auto batch = batch_of(kGshard);
+  runtime::PeerlessGroup group(0, 2);
+  std::set<spmd::SignatureKind> mixture_timed;
+  for (int pass = 0; pass < 4; ++pass) {
+    spmd::Strategy strategy;
+    for (const auto& op : graph.operators) {
+      strategy.push_back(pass < static_cast<int>(op.signatures.size()) ? pass : 0);
+    }
+    const auto steps = steps_of(graph, strategy);
+    runtime::SpmdTransformer rank(*model, steps, group, kGshard.loss);
+    const auto before = rank.parameters().front().clone();
+    const auto times = rank.time_operators(batch.input, batch.target, 2);
+    ASSERT_EQ(times.size(), steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].kind == spmd::OperatorKind::kTokens) continue;  // the ids, no work
+      EXPECT_GT(times[i].forward, 0) << steps[i].name;
+      EXPECT_GT(times[i].backward, 0) << steps[i].name;
+      if (steps[i].kind == spmd::OperatorKind::kExperts) mixture_timed.insert(steps[i].signature);
+    }
+    EXPECT_TRUE(torch::equal(rank.parameters().front(), before));
+  }
+  EXPECT_EQ(mixture_timed, (std::set<spmd::SignatureKind>{
+                               spmd::SignatureKind::kData, spmd::SignatureKind::kExperts,
+                               spmd::SignatureKind::kReplicated, spmd::SignatureKind::kColumn}));
 }
 
 // Memory and bytes against the formula: each rank holds the parameters and hands each collective

@@ -1,0 +1,34 @@
+// HiDup's profiled compute for the SPMD search (`compute: measured` on a `kind: spmd` system):
+// every operator timed alone under each of its signatures at the point's shapes by the rank
+// program (`harness-rank spmd-times`, runtime/profile/spmd_operator_times.h), one rank's part,
+// and set on the graph so that the search prices compute by those times, not by FLOPs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "harness/launch/rank_program.h"
+#include "harness/spec/spec.h"
+#include "planner/spmd/operator_graph.h"
+#include "planner/spmd/spmd_costs.h"
+
+namespace harness {
+
+// What the ranks of a point run: the model, its optimizer, the global batch, a rank's threads.
+struct SpmdComputeRun {
+  const ModelConfig& model;
+  const OptimizerConfig& optimizer;
+  long long batch = 0;
+  long long threads = 1;
+};
+
+// Times every signature of every operator of `graph` for the run, one rank's part, with the
+// optimizer's step per parameter byte; sets each Signature::measured_compute_s and the costs'
+// step_seconds_per_parameter_byte, and writes the plans the rank program timed and the times
+// (spmd_compute.json) into `folder`. The times as that file holds them come back.
+nlohmann::json measure_spmd_compute(spmd::OperatorGraph& graph, spmd::SpmdCosts& costs,
+                                    const SpmdComputeRun& run, const RankProgram& program,
+                                    const std::filesystem::path& folder);
+
+}  // namespace harness
