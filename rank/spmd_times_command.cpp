@@ -11,6 +11,7 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "rank/layer_profile_command.h"
+#include "rank/model_flags.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/profile/spmd_operator_times.h"
 
@@ -19,35 +20,33 @@ namespace {
 
 using nlohmann::json;
 
-// The model flags as `harness-rank layers` takes them (harness/spec/spec.h, rank_model_flags).
 struct SpmdTimesOptions {
-  std::string model, input_shape, moe, decoder;
-  int64_t num_classes = 0, depth = 0, width = 0;
+  ModelFlags model;
   runtime::SpmdTimesRequest request;
   std::vector<std::string> plans;  // spmd_plan.json files
 };
 
-runtime::ModelOptions model_options(const SpmdTimesOptions& o) {
+runtime::ModelOptions model_options(const ModelFlags& flags) {
   runtime::ModelOptions options;
-  options.input_shape = parse_shape(o.input_shape);
-  const runtime::ModelEntry* entry = runtime::find_model(o.model);
-  if (entry == nullptr) throw InputError("spmd-times: no model '" + o.model + "' in the zoo");
+  options.input_shape = parse_shape(flags.input_shape);
+  const runtime::ModelEntry* entry = runtime::find_model(flags.model);
+  if (entry == nullptr) throw InputError("spmd-times: no model '" + flags.model + "' in the zoo");
   if (options.input_shape.empty()) options.input_shape = entry->default_input_shape;
-  options.num_classes = o.num_classes;
-  options.depth = o.depth;
-  options.width = o.width;
-  if (!o.moe.empty()) options.moe = runtime::parse_moe_flag(o.moe);
-  if (!o.decoder.empty()) options.decoder = runtime::parse_decoder_flag(o.decoder);
+  options.num_classes = flags.num_classes;
+  options.depth = flags.depth;
+  options.width = flags.width;
+  if (!flags.moe.empty()) options.moe = runtime::parse_moe_flag(flags.moe);
+  if (!flags.decoder.empty()) options.decoder = runtime::parse_decoder_flag(flags.decoder);
   return options;
 }
 
 json times_answer(SpmdTimesOptions& o) {
-  o.request.model = o.model;
+  o.request.model = o.model.model;
   std::vector<std::vector<runtime::SpmdStep>> plans;
   std::vector<std::vector<std::string>> names;
   runtime::SpmdTimes times;
   try {
-    o.request.options = model_options(o);
+    o.request.options = model_options(o.model);
     for (const std::string& path : o.plans) {
       plans.push_back(runtime::read_spmd_steps(read_json_file(path)));
       names.emplace_back();
@@ -77,13 +76,7 @@ void add_spmd_times_command(CLI::App& app) {
   auto o = std::make_shared<SpmdTimesOptions>();
   auto* sub = app.add_subcommand(
       "spmd-times", "Each operator's time alone under SPMD plans, one rank's part, as JSON");
-  sub->add_option("--model", o->model, "Zoo model")->required();
-  sub->add_option("--input-shape", o->input_shape, "One sample's shape");
-  sub->add_option("--num-classes", o->num_classes, "Output width (0: model default)");
-  sub->add_option("--depth", o->depth, "Blocks (0: model default)");
-  sub->add_option("--width", o->width, "Width (0: model default)");
-  sub->add_option("--moe", o->moe, "EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
-  sub->add_option("--decoder", o->decoder, "llama: HEADS,KV_HEADS,VOCAB");
+  add_model_flags(*sub, o->model);
   sub->add_option("--loss", o->request.loss, "cross_entropy or mse");
   sub->add_option("--batch", o->request.batch, "The global batch")
       ->required()

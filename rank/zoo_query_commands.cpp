@@ -12,6 +12,7 @@
 #include "common/json_file.h"
 #include "common/torch_python.h"
 #include "rank/layer_profile_command.h"
+#include "rank/model_flags.h"
 #include "rank/zoo_queries.h"
 #include "runtime/device/cuda_devices.h"
 #include "runtime/machine/blas_library.h"
@@ -21,15 +22,8 @@ namespace {
 
 using nlohmann::json;
 
-// The options that build one zoo model, as `harness-rank layers` takes them.
-struct ModelQuery {
-  std::string model;
-  std::string input_shape;
-  int64_t num_classes = 0;
-  int64_t depth = 0;
-  int64_t width = 0;
-  std::string moe;      // --moe EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (mixture-of-experts models)
-  std::string decoder;  // --decoder HEADS,KV_HEADS,VOCAB (llama)
+// The options that build one zoo model, and what `harness-rank layers` answers of it.
+struct ModelQuery : ModelFlags {
   int64_t forward_ms_batch = 0;  // > 0: also time each layer's forward at this batch
   bool flops = false;            // also each layer's forward FLOPs per sample
   bool chain = false;            // also each layer's kind, parameters and output shape
@@ -65,13 +59,7 @@ void add_models(CLI::App& app) {
 void add_layers(CLI::App& app) {
   auto query = std::make_shared<ModelQuery>();
   auto* layers = app.add_subcommand("layers", "A zoo model's layer chain (and times), as JSON");
-  layers->add_option("--model", query->model, "Zoo model")->required();
-  layers->add_option("--input-shape", query->input_shape, "One sample's shape, e.g. 3,64,64");
-  layers->add_option("--num-classes", query->num_classes, "Output width (0: model default)");
-  layers->add_option("--depth", query->depth, "bert/mlp layers (0: model default)");
-  layers->add_option("--width", query->width, "bert/vgg19/mlp width (0: model default)");
-  layers->add_option("--moe", query->moe, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
-  layers->add_option("--decoder", query->decoder, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
+  add_model_flags(*layers, *query);
   layers->add_option("--forward-ms-batch", query->forward_ms_batch,
                      "Also time each layer's forward on this many samples");
   layers->add_flag("--flops", query->flops, "Also each layer's forward FLOPs per sample");

@@ -1,0 +1,17 @@
+#include "rank/model_flags.h"
+
+#include <CLI/CLI.hpp>
+
+namespace harness {
+
+void add_model_flags(CLI::App& command, ModelFlags& flags) {
+  command.add_option("--model", flags.model, "Zoo model")->required();
+  command.add_option("--input-shape", flags.input_shape, "One sample's shape, e.g. 3,64,64");
+  command.add_option("--num-classes", flags.num_classes, "Output width (0: model default)");
+  command.add_option("--depth", flags.depth, "Layers or blocks (0: model default)");
+  command.add_option("--width", flags.width, "Width (0: model default)");
+  command.add_option("--moe", flags.moe, "Mixtures: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
+  command.add_option("--decoder", flags.decoder, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
+}
+
+}  // namespace harness

@@ -1,0 +1,25 @@
+// The flags that build one zoo model in the rank program's queries (`harness-rank layers`,
+// `harness-rank spmd-times`), as the harness writes them (harness/spec/spec.h,
+// rank_model_flags).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace harness {
+
+struct ModelFlags {
+  std::string model;
+  std::string input_shape;                        // "3,64,64"; empty: the model's default
+  int64_t num_classes = 0, depth = 0, width = 0;  // 0: the model's default
+  std::string moe;      // EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY (mixture-of-experts models)
+  std::string decoder;  // HEADS,KV_HEADS,VOCAB (llama)
+};
+
+void add_model_flags(CLI::App& command, ModelFlags& flags);
+
+}  // namespace harness
