@@ -14,6 +14,7 @@
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "harness/cli/option_checks.h"
+#include "harness/study/spmd_measured_compute.h"
 #include "harness/study/spmd_search_run.h"
 #include "runtime/models/model_catalog.h"
 
@@ -85,7 +86,16 @@ void check_request(const SpmdRequest& r) {
     throw InputError("spmd: --ranks must be 1.." + std::to_string(kMaxGpus));
   }
   if (r.batch < 1) throw InputError("spmd: --batch must be at least 1");
-  if (!(r.gflops > 0)) throw InputError("spmd: --gflops must be positive");
+  if (r.measure_compute != (r.gflops == 0)) {
+    throw InputError("spmd: give one of --gflops and --measure-compute");
+  }
+  if (r.measure_compute && r.out_dir.empty()) {
+    throw InputError(
+        "spmd: --measure-compute writes the plans it times and their times: give --out");
+  }
+  if (r.loss == "mse" && r.model == "llama") {
+    throw InputError("spmd: llama trains by cross_entropy, not --loss mse");
+  }
   noise_of(r);  // its refusals before any search
   if (!r.out_dir.empty()) check_output_place(r.out_dir, "--out");
 }
@@ -103,12 +113,40 @@ void run_noise_study(const SpmdRequest& request, const SpmdSearch& search,
   }
 }
 
+// The model as a spec's `model:` would give it, for the rank program's flags.
+ModelConfig model_config(const SpmdRequest& r) {
+  ModelConfig model;
+  model.name = r.model;
+  if (!r.image.empty()) model.input_shape.assign(r.image.begin(), r.image.end());
+  if (r.tokens > 0) model.input_shape = {r.tokens};
+  model.num_classes = r.classes;
+  model.loss = r.loss;
+  model.depth = r.depth;
+  model.width = r.width;
+  if (runtime::is_mixture_of_experts(r.model)) model.moe = moe_shape(r);
+  model.decoder = {r.heads, r.kv_heads, r.vocab};
+  return model;
+}
+
+// Each operator timed by the rank program beside this one, where the request measures compute.
+ComputeTimer compute_timer(const SpmdRequest& r, int64_t batch) {
+  if (!r.measure_compute) return {};
+  return [&r, batch](spmd::OperatorGraph& graph, spmd::SpmdCosts& costs) {
+    const ModelConfig model = model_config(r);
+    OptimizerConfig optimizer;
+    optimizer.name = r.optimizer;
+    const SpmdComputeRun run{model, optimizer, batch, r.threads};
+    measure_spmd_compute(graph, costs, run, RankProgram::beside_this_executable(), r.out_dir);
+  };
+}
+
 }  // namespace
 
 int run_spmd(const SpmdRequest& request, std::ostream& out) {
   const spmd::TransformerShape shape = transformer_shape(request);
   check_request(request);
-  const SpmdSearch search = run_spmd_search(shape, request.ranks, request.comm, request.gflops);
+  const SpmdSearch search = run_spmd_search(shape, request.ranks, request.comm, request.gflops,
+                                            compute_timer(request, shape.batch));
   out << "# HiDup SPMD search: " << request.model << ", " << request.ranks << " ranks, batch "
       << shape.batch << " x " << shape.tokens << " tokens, " << search.graph.operators.size()
       << " operators; " << search.found.states << " states in " << format_fixed(search.search_ms, 2)
@@ -118,8 +156,9 @@ int run_spmd(const SpmdRequest& request, std::ostream& out) {
   out << "\n";
   spmd::write_strategy_table(out, search.strategy_rows());
   if (!request.out_dir.empty()) {
-    const nlohmann::json plan = search.plan_document(spmd_inputs_json(
-        request.model, shape, request.ranks, request.comm, request.gflops, search.inputs));
+    const nlohmann::json plan = search.plan_document(
+        spmd_inputs_json(request.model, shape, request.ranks, request.comm, request.gflops,
+                         request.measure_compute, search.inputs));
     write_file_atomic(std::filesystem::path(request.out_dir) / "spmd_plan.json",
                       json_text(plan, 1) + "\n");
   }
@@ -199,8 +238,18 @@ void add_spmd_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   sub->add_option("--comm", request->comm, "comm.json of `harness profile comm`")->required();
   sub->add_option("--gflops", request->gflops, "One rank's GFLOP/s (`harness machine`'s GEMM)")
-      ->required()
       ->check(finite_number(0, true));
+  sub->add_flag("--measure-compute", request->measure_compute,
+                "Time each operator under each signature here (HiDup's profiled cost model)");
+  sub->add_option("--loss", request->loss, "--measure-compute: the ranks' loss")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cross_entropy", "mse"}));
+  sub->add_option("--optimizer", request->optimizer, "--measure-compute: whose step is timed")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sgd", "adamw"}));
+  sub->add_option("--threads", request->threads, "--measure-compute: a rank's threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   sub->add_option("--out", request->out_dir, "Write spmd_plan.json into this folder")
       ->check(not_empty());
   add_noise_options(sub, *request);

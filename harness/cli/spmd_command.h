@@ -25,7 +25,12 @@ struct SpmdRequest {
   int64_t experts = 0, top_k = 0, moe_every = 0;
   double capacity_factor = 0;
   std::string comm;   // comm.json of `harness profile comm`
-  double gflops = 0;  // one rank's
+  double gflops = 0;  // one rank's; 0 with measure_compute
+  // HiDup's profiled cost model: each operator timed by the rank program before the search
+  // (harness/study/spmd_measured_compute.h), with the ranks' loss, optimizer and threads.
+  bool measure_compute = false;
+  std::string loss = "cross_entropy", optimizer = "adamw";
+  int threads = 1;
   std::string out_dir;
   // HiDup's Table IV after the search, where any is given: percent noise on each operator's
   // FLOPs and each collective's bandwidth, every collective's time scaled; over seeds.

@@ -75,9 +75,9 @@ nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder,
   const SpmdSearch search =
       run_spmd_search(shape, static_cast<int>(world), strategy.comm, strategy.gflops,
                       compute_timer(run, folder, executable));
-  nlohmann::json plan = search.plan_document(spmd_inputs_json(
-      m.name, shape, static_cast<int>(world), strategy.comm, strategy.gflops, search.inputs));
-  plan["inputs"]["compute"] = strategy.measured_compute ? "measured" : "flops";
+  const nlohmann::json plan = search.plan_document(
+      spmd_inputs_json(m.name, shape, static_cast<int>(world), strategy.comm, strategy.gflops,
+                       strategy.measured_compute, search.inputs));
   write_file_atomic(folder / "spmd_plan.json", json_text(plan, 1) + "\n");
   return plan.at("operators");
 }

@@ -94,7 +94,7 @@ SpmdSearch run_spmd_search(const spmd::TransformerShape& shape, int ranks, const
 
 nlohmann::json spmd_inputs_json(const std::string& model, const spmd::TransformerShape& s,
                                 int ranks, const std::string& comm, double gflops,
-                                const SpmdCostInputs& inputs) {
+                                bool measured_compute, const SpmdCostInputs& inputs) {
   return {{"model", model},
           {"ranks", ranks},
           {"batch", s.batch},
@@ -109,6 +109,7 @@ nlohmann::json spmd_inputs_json(const std::string& model, const spmd::Transforme
           {"top_k", s.top_k},
           {"comm", comm},
           {"gflops_per_rank", gflops},
+          {"compute", measured_compute ? "measured" : "flops"},
           {"comm_measured_ranks", inputs.measured_ranks},
           {"substitutions", inputs.substitutions}};
 }

@@ -58,9 +58,10 @@ using ComputeTimer = std::function<void(spmd::OperatorGraph&, spmd::SpmdCosts&)>
 SpmdSearch run_spmd_search(const spmd::TransformerShape& shape, int ranks, const std::string& comm,
                            double gflops, const ComputeTimer& time_compute = {});
 
-// `inputs` of spmd_plan.json: the model's shape, the ranks, what priced it.
+// `inputs` of spmd_plan.json: the model's shape, the ranks, what priced it (`compute`: flops
+// or measured).
 nlohmann::json spmd_inputs_json(const std::string& model, const spmd::TransformerShape& shape,
                                 int ranks, const std::string& comm, double gflops,
-                                const SpmdCostInputs& inputs);
+                                bool measured_compute, const SpmdCostInputs& inputs);
 
 }  // namespace harness

@@ -155,6 +155,29 @@ for system, rank in (("hidup", 1), ("slow_flops", 0), ("slow_flops", 1)):
     assert len(got) == len(want) == 4 and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-4, (system, got, want)
 PY
 
+# `harness spmd --measure-compute`: every operator timed under each signature by the rank
+# program (bert by mse, AdamW's step), the plan priced by those times: its compute is the chosen
+# signatures' times and the step over the parameters a rank holds.
+"$HARNESS" spmd --model bert --depth 1 --width 128 --tokens 8 --ranks 2 --batch 4 --loss mse \
+  --comm profiles/gloo-2ranks-cpu/comm.json --measure-compute --out "$SCRATCH/measured" > "$SCRATCH/measured.out" \
+  || fail "spmd --measure-compute: $(tail -3 "$SCRATCH/measured.out")"
+"$PY" - "$SCRATCH/measured" <<'PY'
+import json, os, sys
+plan = json.load(open(os.path.join(sys.argv[1], "spmd_plan.json")))
+times = json.load(open(os.path.join(sys.argv[1], "spmd_compute.json")))
+assert plan["inputs"]["compute"] == "measured" and times["optimizer"] == "adamw", (plan["inputs"], times)
+assert times["step_ms_per_mib"] > 0, times
+for op, timed in zip(plan["operators"], times["operators"], strict=True):
+    assert op["name"] == timed["name"], (op["name"], timed["name"])
+    chosen = next(t for t in timed["signatures"] if t["signature"] == op["signature"])
+    step = op["compute_s"] - (chosen["forward_ms"] + chosen["backward_ms"]) / 1e3
+    # The step over the operator's weights: none where it has none.
+    weighted = op["kind"] in ("embedding", "norm", "linear")
+    assert (step > 0) if weighted else abs(step) < 1e-12, (op["name"], op["compute_s"], chosen)
+searched = next(s for s in plan["strategies"] if s["name"] == "searched")
+total = sum(op["compute_s"] for op in plan["operators"])
+assert abs(searched["compute_s"] - total) < 1e-9, (searched["compute_s"], total)
+PY
 spec mlp "" ""
 sed -i 's/name: llama/name: mlp/; s/, heads: 4, vocab: 96//' "$SCRATCH/mlp.yaml"
 expect_refused "$SCRATCH/mlp.yaml" "spmd runs llama's, bert's, bert_moe's, vit's and vit_moe's operators, not mlp's" --dry-run

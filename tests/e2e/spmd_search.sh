@@ -126,4 +126,11 @@ refused "missing.json" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SC
 printf '{"fits": [' > "$SCRATCH/broken.json"
 refused "broken.json:1:" --model llama --ranks 2 --batch 4 --gflops 10 --comm "$SCRATCH/broken.json"
 refused "--noise-flops must be a percentage in [0, 100)" --model llama "${GOOD[@]}" --noise-flops 100
+refused "give one of --gflops and --measure-compute" --model llama "${GOOD[@]}" --measure-compute
+refused "give one of --gflops and --measure-compute" --model llama --ranks 2 --batch 4 --comm "$SCRATCH/loopback.json"
+refused "llama trains by cross_entropy, not --loss mse" --model llama --ranks 2 --batch 4 --comm "$SCRATCH/loopback.json" --measure-compute --loss mse
+"$HARNESS" spmd --model llama --ranks 2 --batch 4 --comm "$SCRATCH/loopback.json" --measure-compute \
+  > "$SCRATCH/no_out.out" 2>&1 && fail "--measure-compute without --out ran"
+expect_contains "$(cat "$SCRATCH/no_out.out")" "--measure-compute writes the plans it times and their times: give --out"
+
 echo "e2e spmd search: OK"
