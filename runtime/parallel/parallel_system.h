@@ -97,8 +97,8 @@ struct TensorAxis {
 struct SpmdStrategy {
   std::string comm;
   double gflops = 0;
-  bool measured_compute = false;
   nlohmann::json operators = nlohmann::json::array();
+  bool measured_compute = false;
   bool operator==(const SpmdStrategy&) const = default;
 };
 

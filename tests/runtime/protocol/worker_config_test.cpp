@@ -212,10 +212,12 @@ TEST(WorkerConfig, SpmdCarriesItsSearchedOperators) {
   WorkerConfig c = pipeline_config();
   c.system.pipeline.reset();
   const json operators = json::array({{{"name", "tokens"}, {"output", "S0"}}});
-  c.system.spmd = runtime::SpmdStrategy{"comm.json", 80.0, operators};
+  c.system.spmd = runtime::SpmdStrategy{
+      .comm = "comm.json", .gflops = 0.0, .operators = operators, .measured_compute = true};
   const json encoded = runtime::to_json(c);
   EXPECT_EQ(encoded.at("system").at("kind"), "spmd");
   EXPECT_EQ(encoded.at("system").at("spmd").at("operators"), operators);
+  EXPECT_EQ(encoded.at("system").at("spmd").at("measured_compute"), true);
   const WorkerConfig d = runtime::worker_config_from_json(encoded);
   EXPECT_EQ(runtime::kind_of(d.system), runtime::SystemKind::kSpmd);
   EXPECT_EQ(d.system, c.system);
