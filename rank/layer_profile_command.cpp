@@ -26,6 +26,7 @@
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "planner/model/pipedream_graph_writer.h"
+#include "rank/profile_processes.h"
 #include "rank/zoo_queries.h"
 #include "runtime/machine/blas_library.h"
 #include "runtime/models/model_catalog.h"
@@ -77,106 +78,6 @@ std::vector<double> parse_idle_gaps(const std::string& text) {
 }
 
 namespace {
-
-// The other processes of a co-located or stage profile: started before the measurement,
-// watched during it, reaped after it (killed if still running: the measured process is done
-// with them). One that fails while they run ends the whole profile at once: the measured
-// process may then be blocked in a barrier wait that the dead process would have opened, and
-// c10d's store wait cannot be interrupted, so the watcher reports the process, kills the
-// others, runs `cleanup` and exits with status 1 itself (nothing is written before the end).
-class ProfileProcesses {
- public:
-  // `names[i]`: how a failure message names the process started with `args[i]`.
-  ProfileProcesses(const std::string& executable, const std::vector<std::vector<std::string>>& args,
-                   std::vector<std::string> names, std::function<void()> cleanup = {})
-      : names_(std::move(names)), cleanup_(std::move(cleanup)) {
-    for (const auto& process_args : args) {
-      harness::ChildSpec spec;
-      spec.program = executable;
-      spec.args = process_args;
-      spec.inherit_stdin = true;
-      spec.out = harness::ChildStream::null();
-      processes_.push_back({harness::ChildProcess(spec), std::nullopt});
-    }
-    if (!processes_.empty()) watcher_ = std::thread([this] { watch(); });
-  }
-  ~ProfileProcesses() {
-    stop_.store(true);
-    if (watcher_.joinable()) watcher_.join();
-    kill_all();
-  }
-  ProfileProcesses(const ProfileProcesses&) = delete;
-  ProfileProcesses& operator=(const ProfileProcesses&) = delete;
-
-  // Waits up to `timeout_s` for every process to exit (a failure ends the profile first).
-  void wait_all(double timeout_s) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(timeout_s * 1000));
-    while (true) {
-      {
-        const std::lock_guard lock(mutex_);
-        const auto running = std::find_if(processes_.begin(), processes_.end(),
-                                          [](const Process& p) { return !p.exit; });
-        if (running == processes_.end()) return;
-        if (std::chrono::steady_clock::now() > deadline) {
-          throw std::runtime_error(name(running - processes_.begin()) + " still runs after " +
-                                   std::to_string(static_cast<int>(timeout_s)) + " s");
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
- private:
-  struct Process {
-    harness::ChildProcess child;
-    std::optional<harness::ChildExit> exit;  // once it has ended
-  };
-
-  // The only reaper of the processes while they run.
-  void watch() {
-    while (!stop_.load()) {
-      {
-        const std::lock_guard lock(mutex_);
-        for (size_t i = 0; i < processes_.size(); ++i) {
-          Process& p = processes_[i];
-          if (p.exit || !(p.exit = p.child.poll())) continue;
-          if (p.exit->succeeded()) continue;
-          fail(name(i) + " failed (" +
-               (p.exit->signal != 0 ? "signal " + std::to_string(p.exit->signal)
-                                    : "exit status " + std::to_string(p.exit->code)) +
-               ")");
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-
-  void kill_all() {
-    for (auto& p : processes_) {
-      if (!p.exit) p.exit = p.child.kill();
-    }
-  }
-
-  [[noreturn]] void fail(const std::string& why) {
-    std::fprintf(stderr, "error: %s; stopped the profile\n", why.c_str());
-    kill_all();
-    if (cleanup_) cleanup_();
-    std::fflush(nullptr);
-    std::_Exit(1);
-  }
-
-  std::string name(size_t i) const {
-    return i < names_.size() ? names_[i] : "profile process " + std::to_string(i + 1);
-  }
-
-  std::vector<std::string> names_;
-  std::function<void()> cleanup_;
-  std::mutex mutex_;
-  std::vector<Process> processes_;
-  std::atomic<bool> stop_{false};
-  std::thread watcher_;
-};
 
 void check_model_name(const runtime::LayerProfileRequest& request) {
   const auto names = runtime::model_names();
