@@ -14,4 +14,14 @@ void add_model_flags(CLI::App& command, ModelFlags& flags) {
   command.add_option("--decoder", flags.decoder, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
 }
 
+std::vector<std::string> model_flag_arguments(const ModelFlags& flags) {
+  return {"--model",       flags.model,
+          "--input-shape", flags.input_shape,
+          "--num-classes", std::to_string(flags.num_classes),
+          "--depth",       std::to_string(flags.depth),
+          "--width",       std::to_string(flags.width),
+          "--moe",         flags.moe,
+          "--decoder",     flags.decoder};
+}
+
 }  // namespace harness

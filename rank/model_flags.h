@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -21,5 +22,8 @@ struct ModelFlags {
 };
 
 void add_model_flags(CLI::App& command, ModelFlags& flags);
+
+// The flags as arguments again, for another process of the same command.
+std::vector<std::string> model_flag_arguments(const ModelFlags& flags);
 
 }  // namespace harness

@@ -47,7 +47,7 @@ int rank_main(int argc, char** argv) {
   profile->require_subcommand(1);
   add_layer_profile_command(*profile, self_executable(argv[0]));
   add_zoo_query_commands(app);
-  add_spmd_times_command(app);
+  add_spmd_times_command(app, self_executable(argv[0]));
   add_machine_command(app);
   const int code = parse_and_run(app, argc, argv);
   return code != 0 ? code : exit_code;

@@ -10,9 +10,12 @@
 
 #include "common/input_error.h"
 #include "common/json_file.h"
+#include "common/ports.h"
 #include "rank/layer_profile_command.h"
 #include "rank/model_flags.h"
+#include "rank/profile_processes.h"
 #include "runtime/models/model_catalog.h"
+#include "runtime/profile/layer_profiler.h"
 #include "runtime/profile/spmd_operator_times.h"
 
 namespace harness {
@@ -23,6 +26,12 @@ using nlohmann::json;
 struct SpmdTimesOptions {
   ModelFlags model;
   runtime::SpmdTimesRequest request;
+  // Processes that time the same operators at the same moments, as ranks sharing this
+  // machine's cores do: this one and co_located - 1 copies (lockstep_rank > 0), each barrier
+  // before a timed run.
+  int co_located = 1;
+  int lockstep_rank = 0;
+  runtime::ProfileMeeting meeting;
   std::vector<std::string> plans;  // spmd_plan.json files
 };
 
@@ -70,9 +79,51 @@ json times_answer(SpmdTimesOptions& o) {
   return answer;
 }
 
+// A copy's arguments: everything this process was given, and where to meet it.
+std::vector<std::string> copy_arguments(const SpmdTimesOptions& o, int rank) {
+  const runtime::SpmdTimesRequest& r = o.request;
+  std::vector<std::string> args = {"spmd-times"};
+  for (auto& flag : model_flag_arguments(o.model)) args.push_back(std::move(flag));
+  args.insert(args.end(), {"--loss",          r.loss,
+                           "--batch",         std::to_string(r.batch),
+                           "--ranks",         std::to_string(r.ranks),
+                           "--repetitions",   std::to_string(r.repetitions),
+                           "--threads",       std::to_string(r.threads),
+                           "--seed",          std::to_string(r.seed),
+                           "--optimizer",     r.optimizer.name,
+                           "--momentum",      std::to_string(r.optimizer.momentum),
+                           "--co-located",    std::to_string(o.co_located),
+                           "--lockstep-rank", std::to_string(rank),
+                           "--lockstep-port", std::to_string(o.meeting.port),
+                           "--lockstep-key",  o.meeting.key});
+  for (const std::string& plan : o.plans) args.insert(args.end(), {"--plan", plan});
+  return args;
+}
+
+// Prints the answer (a copy prints nothing), with the copies running beside this process.
+void run_times(SpmdTimesOptions& o, const std::string& executable) {
+  if (o.lockstep_rank > 0) {
+    o.request.before_each =
+        runtime::make_lockstep_barrier(o.meeting, o.lockstep_rank, o.co_located);
+    times_answer(o);
+    return;
+  }
+  std::vector<std::vector<std::string>> copies;
+  std::vector<std::string> names;
+  if (o.co_located > 1) o.meeting = {pick_free_port(), new_rendezvous_key()};
+  for (int rank = 1; rank < o.co_located; ++rank) {
+    copies.push_back(copy_arguments(o, rank));
+    names.push_back("co-located copy " + std::to_string(rank));
+  }
+  const ProfileProcesses running(executable, copies, names);
+  if (o.co_located > 1)
+    o.request.before_each = runtime::make_lockstep_barrier(o.meeting, 0, o.co_located);
+  std::cout << json_text(times_answer(o)) << "\n";
+}
+
 }  // namespace
 
-void add_spmd_times_command(CLI::App& app) {
+void add_spmd_times_command(CLI::App& app, const std::string& executable) {
   auto o = std::make_shared<SpmdTimesOptions>();
   auto* sub = app.add_subcommand(
       "spmd-times", "Each operator's time alone under SPMD plans, one rank's part, as JSON");
@@ -92,7 +143,13 @@ void add_spmd_times_command(CLI::App& app) {
       ->check(CLI::IsMember({"sgd", "adamw"}));
   sub->add_option("--momentum", o->request.optimizer.momentum, "sgd's momentum");
   sub->add_option("--plan", o->plans, "spmd_plan.json (repeat for more)")->required();
-  sub->callback([o] { std::cout << json_text(times_answer(*o)) << "\n"; });
+  sub->add_option("--co-located", o->co_located,
+                  "Processes timing in lockstep, as ranks sharing this machine's cores")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--lockstep-rank", o->lockstep_rank)->group("");
+  sub->add_option("--lockstep-port", o->meeting.port)->group("");
+  sub->add_option("--lockstep-key", o->meeting.key)->group("");
+  sub->callback([o, executable] { run_times(*o, executable); });
 }
 
 }  // namespace harness

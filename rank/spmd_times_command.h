@@ -4,12 +4,15 @@
 // JSON document on stdout. A bad model, option or plan is one line on stderr, exit 2.
 #pragma once
 
+#include <string>
+
 namespace CLI {
 class App;
 }
 
 namespace harness {
 
-void add_spmd_times_command(CLI::App& app);
+// `executable`: this program, which starts the co-located copies.
+void add_spmd_times_command(CLI::App& app, const std::string& executable);
 
 }  // namespace harness

@@ -135,7 +135,7 @@ ComputeTimer compute_timer(const SpmdRequest& r, int64_t batch) {
     const ModelConfig model = model_config(r);
     OptimizerConfig optimizer;
     optimizer.name = r.optimizer;
-    const SpmdComputeRun run{model, optimizer, batch, r.threads};
+    const SpmdComputeRun run{model, optimizer, batch, r.threads, r.co_located};
     measure_spmd_compute(graph, costs, run, RankProgram::beside_this_executable(), r.out_dir);
   };
 }
@@ -250,6 +250,10 @@ void add_spmd_command(CLI::App& app) {
   sub->add_option("--threads", request->threads, "--measure-compute: a rank's threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  sub->add_option("--co-located", request->co_located,
+                  "--measure-compute: ranks sharing this machine, timed as that many processes")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxGpus));
   sub->add_option("--out", request->out_dir, "Write spmd_plan.json into this folder")
       ->check(not_empty());
   add_noise_options(sub, *request);

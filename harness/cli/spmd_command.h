@@ -31,6 +31,7 @@ struct SpmdRequest {
   bool measure_compute = false;
   std::string loss = "cross_entropy", optimizer = "adamw";
   int threads = 1;
+  int co_located = 1;  // ranks that will share this machine's cores, timed in lockstep
   std::string out_dir;
   // HiDup's Table IV after the search, where any is given: percent noise on each operator's
   // FLOPs and each collective's bandwidth, every collective's time scaled; over seeds.

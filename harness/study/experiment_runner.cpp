@@ -607,7 +607,7 @@ void resolve_system_runs(std::vector<PlannedRun>& runs, const fs::path& director
     const ProbedLink* link = links.find(point);
     return link ? link->topology.string() : std::string();
   });
-  resolve_spmd_runs(runs, directory, options.executable);
+  resolve_spmd_runs(runs, directory, options);
 }
 
 }  // namespace

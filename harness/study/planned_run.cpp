@@ -43,20 +43,23 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const fs::path& direct
 namespace {
 
 // Each operator timed under each signature by the rank program, where the system measures
-// compute; nothing where it prices FLOPs.
+// compute; nothing where it prices FLOPs. A local launch puts every rank on this machine: they
+// are timed sharing its cores.
 ComputeTimer compute_timer(const PlannedRun& run, const fs::path& folder,
-                           const std::string& executable) {
+                           const RunnerOptions& options) {
   if (!run.system->spmd->measured_compute) return {};
   const PointConfig& c = run.point->config;
-  return [&c, folder, executable](spmd::OperatorGraph& graph, spmd::SpmdCosts& costs) {
+  const long long co_located = options.launcher == LauncherKind::local ? c.run.world_size : 1;
+  return [&c, folder, co_located, executable = options.executable](spmd::OperatorGraph& graph,
+                                                                   spmd::SpmdCosts& costs) {
     const SpmdComputeRun ranks{c.model, c.optimizer, c.model.batch_size * c.run.world_size,
-                               c.run.threads_per_rank};
+                               c.run.threads_per_rank, co_located};
     measure_spmd_compute(graph, costs, ranks, RankProgram(executable), folder);
   };
 }
 
 nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder,
-                                  const std::string& executable) {
+                                  const RunnerOptions& options) {
   const ModelConfig& m = run.point->config.model;
   const long long world = run.point->config.run.world_size;
   const bool image = m.input_shape.size() == 3;
@@ -72,9 +75,8 @@ nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder,
                               : std::vector<int64_t>{}};
   const runtime::SpmdStrategy& strategy = *run.system->spmd;
   const auto shape = zoo_transformer_shape(model);
-  const SpmdSearch search =
-      run_spmd_search(shape, static_cast<int>(world), strategy.comm, strategy.gflops,
-                      compute_timer(run, folder, executable));
+  const SpmdSearch search = run_spmd_search(shape, static_cast<int>(world), strategy.comm,
+                                            strategy.gflops, compute_timer(run, folder, options));
   const nlohmann::json plan = search.plan_document(
       spmd_inputs_json(m.name, shape, static_cast<int>(world), strategy.comm, strategy.gflops,
                        strategy.measured_compute, search.inputs));
@@ -85,14 +87,14 @@ nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder,
 }  // namespace
 
 void resolve_spmd_runs(std::vector<PlannedRun>& runs, const fs::path& directory,
-                       const std::string& executable) {
+                       const RunnerOptions& options) {
   std::map<std::pair<const Point*, std::string>, nlohmann::json> resolved;
   for (auto& run : runs) {
     if (run.system->kind() != SystemKind::kSpmd) continue;
     const auto key = std::make_pair(run.point, run.system->name);
     if (!resolved.count(key)) {
-      resolved[key] = searched_operators(
-          run, directory / "plans" / run.system->name / run.point->id, executable);
+      resolved[key] =
+          searched_operators(run, directory / "plans" / run.system->name / run.point->id, options);
     }
     run.spmd_operators = resolved[key];
   }

@@ -36,11 +36,11 @@ void resolve_pipeline_runs(std::vector<PlannedRun>& runs, const std::filesystem:
 
 // The strategy of every spmd run: HiDup's search over the point's world size for its global
 // batch, priced by the system's comm.json and GFLOP/s (or each operator's time, measured by the
-// rank program `executable`), its plan written to
-// <directory>/plans/<system>/<point id>/spmd_plan.json (with spmd_compute.json where measured).
-// One search per point and system.
+// rank program, as many processes in lockstep as ranks share this machine under a local launch),
+// its plan written to <directory>/plans/<system>/<point id>/spmd_plan.json (with
+// spmd_compute.json where measured). One search per point and system.
 void resolve_spmd_runs(std::vector<PlannedRun>& runs, const std::filesystem::path& directory,
-                       const std::string& executable);
+                       const RunnerOptions& options);
 
 // The bucket cap of the run's system: its own, else the point's ddp.bucket_mb.
 double system_bucket_mb(const PlannedRun& run);

@@ -36,15 +36,16 @@ size_t most_signatures(const spmd::OperatorGraph& graph) {
   return most;
 }
 
-std::vector<std::string> times_query(const ModelConfig& model, const OptimizerConfig& optimizer,
-                                     long long batch, long long threads, int ranks,
+std::vector<std::string> times_query(const SpmdComputeRun& run, int ranks,
                                      const std::vector<fs::path>& plans) {
   std::vector<std::string> args = {"spmd-times"};
-  for (auto& flag : rank_model_flags(model)) args.push_back(std::move(flag));
-  args.insert(args.end(), {"--loss", model.loss, "--optimizer", optimizer.name, "--momentum",
-                           format_number(optimizer.momentum), "--batch", std::to_string(batch),
-                           "--ranks", std::to_string(ranks), "--threads", std::to_string(threads),
-                           "--repetitions", std::to_string(kRepetitions)});
+  for (auto& flag : rank_model_flags(run.model)) args.push_back(std::move(flag));
+  args.insert(
+      args.end(),
+      {"--loss", run.model.loss, "--optimizer", run.optimizer.name, "--momentum",
+       format_number(run.optimizer.momentum), "--batch", std::to_string(run.batch), "--ranks",
+       std::to_string(ranks), "--threads", std::to_string(run.threads), "--co-located",
+       std::to_string(run.co_located), "--repetitions", std::to_string(kRepetitions)});
   for (const fs::path& plan : plans) args.insert(args.end(), {"--plan", plan.string()});
   return args;
 }
@@ -59,8 +60,7 @@ json measure_spmd_compute(spmd::OperatorGraph& graph, spmd::SpmdCosts& costs,
     plans.push_back(folder / ("compute_plan_" + std::to_string(pass) + ".json"));
     write_file_atomic(plans.back(), json_text(pass_plan(graph, costs, pass), 1) + "\n");
   }
-  const json answer = program.query(
-      times_query(run.model, run.optimizer, run.batch, run.threads, graph.ranks, plans));
+  const json answer = program.query(times_query(run, graph.ranks, plans));
   costs.step_seconds_per_parameter_byte = answer.at("step_s_per_parameter_byte");
   json operators = json::array();
   for (size_t i = 0; i < graph.operators.size(); ++i) {
@@ -78,6 +78,7 @@ json measure_spmd_compute(spmd::OperatorGraph& graph, spmd::SpmdCosts& costs,
   }
   json times = {{"repetitions", kRepetitions},
                 {"threads", run.threads},
+                {"co_located", run.co_located},
                 {"optimizer", run.optimizer.name},
                 {"step_ms_per_mib", costs.step_seconds_per_parameter_byte * 1e3 * (1 << 20)},
                 {"operators", operators}};

@@ -15,12 +15,14 @@
 
 namespace harness {
 
-// What the ranks of a point run: the model, its optimizer, the global batch, a rank's threads.
+// What the ranks of a point run: the model, its optimizer, the global batch, a rank's threads,
+// and how many ranks share this machine's cores (timed as that many processes in lockstep).
 struct SpmdComputeRun {
   const ModelConfig& model;
   const OptimizerConfig& optimizer;
   long long batch = 0;
   long long threads = 1;
+  long long co_located = 1;
 };
 
 // Times every signature of every operator of `graph` for the run, one rank's part, with the

@@ -279,7 +279,8 @@ at::Tensor SpmdTransformer::forward_loss(const at::Tensor& ids, const at::Tensor
 }
 
 std::vector<SpmdTransformer::OperatorSeconds> SpmdTransformer::time_operators(
-    const at::Tensor& ids, const at::Tensor& targets, int repetitions) {
+    const at::Tensor& ids, const at::Tensor& targets, int repetitions,
+    const std::function<void()>& before_each) {
   std::map<std::string, std::pair<at::Tensor, const SpmdStep*>> produced;
   std::vector<OperatorSeconds> seconds;
   for (const SpmdStep& step : steps_) {
@@ -290,7 +291,7 @@ std::vector<SpmdTransformer::OperatorSeconds> SpmdTransformer::time_operators(
           reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad, nullptr)
               .detach());
     }
-    seconds.push_back(time_operator(step, inputs, ids, targets, repetitions));
+    seconds.push_back(time_operator(step, inputs, ids, targets, repetitions, before_each));
     torch::NoGradGuard no_grad;
     produced[step.name] = {run_step(step, inputs, ids, targets), &step};
   }
@@ -314,9 +315,10 @@ double elapsed_since(std::chrono::steady_clock::time_point start) {
 // Inputs that carry values take a gradient, as they do inside the model (token ids do not).
 SpmdTransformer::OperatorSeconds SpmdTransformer::time_operator(
     const SpmdStep& step, const std::vector<at::Tensor>& inputs, const at::Tensor& ids,
-    const at::Tensor& targets, int repetitions) {
+    const at::Tensor& targets, int repetitions, const std::function<void()>& before_each) {
   std::vector<double> forward, backward;
   for (int repetition = -1; repetition < repetitions; ++repetition) {
+    if (before_each) before_each();
     std::vector<at::Tensor> leaves;
     for (const at::Tensor& input : inputs) {
       leaves.push_back(input.is_floating_point() ? input.detach().requires_grad_(true) : input);

@@ -10,6 +10,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,12 +49,14 @@ class SpmdTransformer {
   // Each operator's forward and backward on this rank's part of its inputs, timed alone (the
   // inputs the forward of `ids` hands it, its output's gradient ones; the resharding between
   // operators left out), the median of `repetitions` after one unmeasured: what HiDup's cost
-  // model profiles. In the plan's order, the loss's backward from its value.
+  // model profiles. In the plan's order, the loss's backward from its value. `before_each` runs
+  // before every run of an operator (co-located copies' lockstep barrier).
   struct OperatorSeconds {
     double forward = 0, backward = 0;
   };
   std::vector<OperatorSeconds> time_operators(const at::Tensor& ids, const at::Tensor& targets,
-                                              int repetitions);
+                                              int repetitions,
+                                              const std::function<void()>& before_each = {});
 
   // Where the plan's collectives and the gradients' sums are recorded (outliving this object).
   void set_trace(TraceRecorder* trace);
@@ -69,7 +72,8 @@ class SpmdTransformer {
   void read_decoder_shape(const std::map<std::string, at::Tensor>& zoo);
   void read_encoder_shape(const std::map<std::string, at::Tensor>& zoo);
   OperatorSeconds time_operator(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
-                                const at::Tensor& ids, const at::Tensor& targets, int repetitions);
+                                const at::Tensor& ids, const at::Tensor& targets, int repetitions,
+                                const std::function<void()>& before_each);
   at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                       const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor embedding(const SpmdStep& step, const at::Tensor& ids,

@@ -22,6 +22,7 @@ double step_seconds_per_byte(ZooModel& model, const SpmdTimesRequest& request) {
   auto optimizer = make_optimizer(request.optimizer, model.parameters());
   std::vector<double> seconds;
   for (int repetition = -1; repetition < request.repetitions; ++repetition) {
+    if (request.before_each) request.before_each();
     const auto started = std::chrono::steady_clock::now();
     optimizer->step();
     if (repetition < 0) continue;  // the first allocates the optimizer's state
@@ -45,7 +46,8 @@ SpmdTimes time_spmd_operators(const SpmdTimesRequest& request,
   SpmdTimes times;
   for (const std::vector<SpmdStep>& steps : plans) {
     SpmdTransformer rank(*model, steps, group, request.loss);
-    times.plans.push_back(rank.time_operators(batch.input, batch.target, request.repetitions));
+    times.plans.push_back(
+        rank.time_operators(batch.input, batch.target, request.repetitions, request.before_each));
   }
   times.step_seconds_per_parameter_byte = step_seconds_per_byte(*model, request);
   return times;

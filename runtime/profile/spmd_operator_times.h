@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct SpmdTimesRequest {
   int threads = 1;  // LibTorch's intra-op threads, as a rank of the run has
   uint64_t seed = 0;
   WorkerOptimizer optimizer;  // whose step is timed over the whole model
+  // Before every timed run (operator or step): co-located copies' lockstep barrier.
+  std::function<void()> before_each;
 };
 
 struct SpmdTimes {
