@@ -2,10 +2,10 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
+#include "common/statistics.h"
 #include "runtime/models/attention_core.h"
 #include "runtime/models/llama.h"
 #include "runtime/parallel/reshard.h"
@@ -300,12 +300,6 @@ std::vector<SpmdTransformer::OperatorSeconds> SpmdTransformer::time_operators(
 
 namespace {
 
-double median_seconds(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 double elapsed_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -332,7 +326,7 @@ SpmdTransformer::OperatorSeconds SpmdTransformer::time_operator(
     forward.push_back(forward_s);
     backward.push_back(elapsed_since(backward_started));
   }
-  return {median_seconds(forward), median_seconds(backward)};
+  return {harness::percentile(forward, 50), harness::percentile(backward, 50)};
 }
 
 // The task's loss and the mixtures' weighted balancing losses. The parts the ranks hold parts of

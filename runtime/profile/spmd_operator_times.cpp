@@ -2,9 +2,9 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <chrono>
 
+#include "common/statistics.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/peerless_group.h"
@@ -29,8 +29,7 @@ double step_seconds_per_byte(ZooModel& model, const SpmdTimesRequest& request) {
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
-  return seconds[seconds.size() / 2] / bytes;
+  return harness::percentile(seconds, 50) / bytes;
 }
 
 }  // namespace
