@@ -532,9 +532,14 @@ void check_tensor_at_point(const SystemConfig& system, const PointConfig& config
 }
 
 // A searched SPMD strategy runs on llama, bert, bert_moe, vit and vit_moe
-// (runtime/parallel/spmd_transformer.h), in fp32, its blocks not recomputed.
+// (runtime/parallel/spmd_transformer.h), in fp32, its blocks not recomputed; its operators are
+// timed (`compute: measured`) on the CPU only.
 template <typename Fail>
-void check_spmd_at_point(const PointConfig& config, const Fail& fail) {
+void check_spmd_at_point(const SystemConfig& system, const PointConfig& config, const Fail& fail) {
+  if (system.spmd->measured_compute && config.run.device != "cpu") {
+    fail("compute: measured times the operators on the CPU, not run.device " + config.run.device +
+         " (price them by flops)");
+  }
   const ModelConfig& model = config.model;
   if (!runtime::has_spmd_graph(model.name)) {
     fail("spmd runs llama's, bert's, bert_moe's, vit's and vit_moe's operators, not " + model.name +
@@ -595,7 +600,7 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
     }
     return;
   }
-  if (system.kind() == SystemKind::kSpmd) check_spmd_at_point(config, fail);
+  if (system.kind() == SystemKind::kSpmd) check_spmd_at_point(system, config, fail);
   if (system.kind() == SystemKind::kPipeline)
     check_pipeline_at_point(system, config, options, origin, at, fail);
   if (system.pipeline && config.model.activation_checkpointing != "none" &&

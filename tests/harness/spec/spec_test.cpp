@@ -102,6 +102,32 @@ TEST(Spec, HeapPolicyDefaultsToRetainAndIsChecked) {
             "spec.yaml:9:9: run.heap: unknown value 'keep' (expected one of: retain, system)");
 }
 
+// A searched SPMD strategy's operators are timed (`compute: measured`) on the CPU: a point on
+// CUDA is refused at its system, and loads priced by FLOPs.
+TEST(Spec, SpmdMeasuresItsOperatorsOnTheCpuOnly) {
+  TempDir dir;
+  const std::string comm =
+      dir.write(
+             "comm.json",
+             R"({"fits": [{"op": "allreduce", "latency_us": 1, "bus_bandwidth_bytes_per_s": 1e9}]})")
+          .string();
+  const std::string spec =
+      "name: s\nmodel: {name: llama, batch_size: 2, loss: cross_entropy}\n"
+      "run: {world_size: 2, iterations: 3, warmup: 1, device: cuda}\n"
+      "systems:\n  - {name: hidup, kind: spmd, comm: " +
+      comm + ", compute: measured}\n";
+  LoadOptions options = options_with();
+  options.known_models.push_back("llama");
+  options.rank_devices = [] { return harness::RankDevices{2, true}; };
+  EXPECT_EQ(harness_test::spec_load_error(spec, options),
+            "spec.yaml:5:5: systems: hidup: compute: measured times the operators on the CPU, not "
+            "run.device cuda (price them by flops)");
+  const std::string flops = replace(spec, "compute: measured", "gflops: 80");
+  const Experiment loaded = harness::load_experiment(dir.write("f.yaml", flops).string(), options);
+  EXPECT_FALSE(loaded.systems.at(0).spmd->measured_compute);
+  EXPECT_EQ(loaded.points.at(0).config.run.device, "cuda");
+}
+
 // A run that says cuda must train on cuda: what the machine's GPUs or the rank program's
 // LibTorch cannot give is refused where the spec says it (ranks_on_machine: the local
 // launcher's world); where they can, the spec loads with device and backend as said.
