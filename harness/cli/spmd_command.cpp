@@ -14,6 +14,7 @@
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "harness/cli/option_checks.h"
+#include "harness/launch/rank_program.h"
 #include "harness/study/spmd_measured_compute.h"
 #include "harness/study/spmd_search_run.h"
 #include "runtime/models/model_catalog.h"
@@ -131,13 +132,10 @@ ModelConfig model_config(const SpmdRequest& r) {
 // Each operator timed by the rank program beside this one, where the request measures compute.
 ComputeTimer compute_timer(const SpmdRequest& r, int64_t batch) {
   if (!r.measure_compute) return {};
-  return [&r, batch](spmd::OperatorGraph& graph, spmd::SpmdCosts& costs) {
-    const ModelConfig model = model_config(r);
-    OptimizerConfig optimizer;
-    optimizer.name = r.optimizer;
-    const SpmdComputeRun run{model, optimizer, batch, r.threads, r.co_located};
-    measure_spmd_compute(graph, costs, run, RankProgram::beside_this_executable(), r.out_dir);
-  };
+  OptimizerConfig optimizer;
+  optimizer.name = r.optimizer;
+  return measured_compute_timer({model_config(r), optimizer, batch, r.threads, r.co_located},
+                                RankProgram::beside_this_executable().path(), r.out_dir);
 }
 
 }  // namespace

@@ -50,12 +50,9 @@ ComputeTimer compute_timer(const PlannedRun& run, const fs::path& folder,
   if (!run.system->spmd->measured_compute) return {};
   const PointConfig& c = run.point->config;
   const long long co_located = options.launcher == LauncherKind::local ? c.run.world_size : 1;
-  return [&c, folder, co_located, executable = options.executable](spmd::OperatorGraph& graph,
-                                                                   spmd::SpmdCosts& costs) {
-    const SpmdComputeRun ranks{c.model, c.optimizer, c.model.batch_size * c.run.world_size,
-                               c.run.threads_per_rank, co_located};
-    measure_spmd_compute(graph, costs, ranks, RankProgram(executable), folder);
-  };
+  return measured_compute_timer({c.model, c.optimizer, c.model.batch_size * c.run.world_size,
+                                 c.run.threads_per_rank, co_located},
+                                options.executable, folder);
 }
 
 nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder,

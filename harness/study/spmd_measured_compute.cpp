@@ -1,12 +1,14 @@
 #include "harness/study/spmd_measured_compute.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/atomic_file.h"
 #include "common/json_file.h"
 #include "common/text_util.h"
+#include "harness/launch/rank_program.h"
 #include "planner/report/spmd_report.h"
 
 namespace harness {
@@ -50,9 +52,7 @@ std::vector<std::string> times_query(const SpmdComputeRun& run, int ranks,
   return args;
 }
 
-}  // namespace
-
-json measure_spmd_compute(spmd::OperatorGraph& graph, spmd::SpmdCosts& costs,
+void measure_spmd_compute(spmd::OperatorGraph& graph, spmd::SpmdCosts& costs,
                           const SpmdComputeRun& run, const RankProgram& program,
                           const fs::path& folder) {
   std::vector<fs::path> plans;
@@ -76,14 +76,22 @@ json measure_spmd_compute(spmd::OperatorGraph& graph, spmd::SpmdCosts& costs,
     }
     operators.push_back({{"name", op.name}, {"signatures", std::move(signatures)}});
   }
-  json times = {{"repetitions", kRepetitions},
-                {"threads", run.threads},
-                {"co_located", run.co_located},
-                {"optimizer", run.optimizer.name},
-                {"step_ms_per_mib", costs.step_seconds_per_parameter_byte * 1e3 * (1 << 20)},
-                {"operators", operators}};
+  const json times = {{"repetitions", kRepetitions},
+                      {"threads", run.threads},
+                      {"co_located", run.co_located},
+                      {"optimizer", run.optimizer.name},
+                      {"step_ms_per_mib", costs.step_seconds_per_parameter_byte * 1e3 * (1 << 20)},
+                      {"operators", operators}};
   write_file_atomic(folder / "spmd_compute.json", json_text(times, 1) + "\n");
-  return times;
+}
+
+}  // namespace
+
+ComputeTimer measured_compute_timer(SpmdComputeRun run, std::string executable, fs::path folder) {
+  return [run = std::move(run), executable = std::move(executable), folder = std::move(folder)](
+             spmd::OperatorGraph& graph, spmd::SpmdCosts& costs) {
+    measure_spmd_compute(graph, costs, run, RankProgram(executable), folder);
+  };
 }
 
 }  // namespace harness
