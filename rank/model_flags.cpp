@@ -14,6 +14,15 @@ void add_model_flags(CLI::App& command, ModelFlags& flags) {
   command.add_option("--decoder", flags.decoder, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
 }
 
+runtime::MoeShape moe_shape_of(const ModelFlags& flags) {
+  return flags.moe.empty() ? runtime::MoeShape{} : runtime::parse_moe_flag(flags.moe);
+}
+
+runtime::DecoderShape decoder_shape_of(const ModelFlags& flags) {
+  return flags.decoder.empty() ? runtime::DecoderShape{}
+                               : runtime::parse_decoder_flag(flags.decoder);
+}
+
 std::vector<std::string> model_flag_arguments(const ModelFlags& flags) {
   return {"--model",       flags.model,
           "--input-shape", flags.input_shape,

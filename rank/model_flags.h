@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/models/model_catalog.h"
+
 namespace CLI {
 class App;
 }
@@ -22,6 +24,11 @@ struct ModelFlags {
 };
 
 void add_model_flags(CLI::App& command, ModelFlags& flags);
+
+// The shapes the flags' text gives: --moe's and --decoder's (the zoo's defaults where not given).
+// std::invalid_argument for malformed text.
+runtime::MoeShape moe_shape_of(const ModelFlags& flags);
+runtime::DecoderShape decoder_shape_of(const ModelFlags& flags);
 
 // The flags as arguments again, for another process of the same command.
 std::vector<std::string> model_flag_arguments(const ModelFlags& flags);

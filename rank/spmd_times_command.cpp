@@ -44,8 +44,8 @@ runtime::ModelOptions model_options(const ModelFlags& flags) {
   options.num_classes = flags.num_classes;
   options.depth = flags.depth;
   options.width = flags.width;
-  if (!flags.moe.empty()) options.moe = runtime::parse_moe_flag(flags.moe);
-  if (!flags.decoder.empty()) options.decoder = runtime::parse_decoder_flag(flags.decoder);
+  options.moe = moe_shape_of(flags);
+  options.decoder = decoder_shape_of(flags);
   return options;
 }
 

@@ -72,11 +72,8 @@ void add_layers(CLI::App& app) {
     const std::vector<int64_t> shape = parse_shape(query->input_shape);
     json answer;
     try {
-      const runtime::MoeShape moe =
-          query->moe.empty() ? runtime::MoeShape{} : runtime::parse_moe_flag(query->moe);
-      const runtime::DecoderShape decoder = query->decoder.empty()
-                                                ? runtime::DecoderShape{}
-                                                : runtime::parse_decoder_flag(query->decoder);
+      const runtime::MoeShape moe = moe_shape_of(*query);
+      const runtime::DecoderShape decoder = decoder_shape_of(*query);
       answer["names"] = runtime::zoo_layer_names(query->model, shape, query->num_classes,
                                                  query->depth, query->width, moe, decoder);
       if (query->flops) {
