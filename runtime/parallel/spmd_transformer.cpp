@@ -291,9 +291,9 @@ std::vector<SpmdTransformer::OperatorSeconds> SpmdTransformer::time_operators(
           reshard(group_, tensor, from->output, input.form, input.grad, from->output_grad, nullptr)
               .detach());
     }
-    seconds.push_back(time_operator(step, inputs, ids, targets, repetitions, before_each));
-    torch::NoGradGuard no_grad;
-    produced[step.name] = {run_step(step, inputs, ids, targets), &step};
+    at::Tensor output;
+    seconds.push_back(time_operator(step, inputs, ids, targets, repetitions, before_each, output));
+    produced[step.name] = {output, &step};
   }
   return seconds;
 }
@@ -307,9 +307,11 @@ double elapsed_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 // Inputs that carry values take a gradient, as they do inside the model (token ids do not).
+// `output`: the last run's, detached, for the operators after it.
 SpmdTransformer::OperatorSeconds SpmdTransformer::time_operator(
     const SpmdStep& step, const std::vector<at::Tensor>& inputs, const at::Tensor& ids,
-    const at::Tensor& targets, int repetitions, const std::function<void()>& before_each) {
+    const at::Tensor& targets, int repetitions, const std::function<void()>& before_each,
+    at::Tensor& output) {
   std::vector<double> forward, backward;
   for (int repetition = -1; repetition < repetitions; ++repetition) {
     if (before_each) before_each();
@@ -322,6 +324,7 @@ SpmdTransformer::OperatorSeconds SpmdTransformer::time_operator(
     const double forward_s = elapsed_since(started);
     const auto backward_started = std::chrono::steady_clock::now();
     if (out.requires_grad()) out.backward(at::ones_like(out));
+    output = out.detach();
     if (repetition < 0) continue;
     forward.push_back(forward_s);
     backward.push_back(elapsed_since(backward_started));

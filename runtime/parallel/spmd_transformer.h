@@ -73,7 +73,7 @@ class SpmdTransformer {
   void read_encoder_shape(const std::map<std::string, at::Tensor>& zoo);
   OperatorSeconds time_operator(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                                 const at::Tensor& ids, const at::Tensor& targets, int repetitions,
-                                const std::function<void()>& before_each);
+                                const std::function<void()>& before_each, at::Tensor& output);
   at::Tensor run_step(const SpmdStep& step, const std::vector<at::Tensor>& inputs,
                       const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor embedding(const SpmdStep& step, const at::Tensor& ids,
