@@ -634,8 +634,12 @@ void read_spmd_system(MapReader& reader, SystemConfig& system) {
   strategy.comm = reader.get_string("comm", std::nullopt);
   strategy.measured_compute =
       reader.get_string("compute", "flops", {"flops", "measured"}) == "measured";
-  if (!strategy.measured_compute || reader.has("gflops")) {
+  if (!strategy.measured_compute) {
     strategy.gflops = reader.get_double("gflops", std::nullopt, 0.0);
+  } else if (reader.has("gflops")) {
+    reader.report(reader.child("gflops"), "gflops",
+                  "compute: measured prices compute by the operators' times, so gflops would go "
+                  "unused (drop it, or compute: flops)");
   }
   if (reader.ok()) {
     try {

@@ -103,7 +103,8 @@ TEST(Spec, HeapPolicyDefaultsToRetainAndIsChecked) {
 }
 
 // A searched SPMD strategy's operators are timed (`compute: measured`) on the CPU: a point on
-// CUDA is refused at its system, and loads priced by FLOPs.
+// CUDA is refused at its system, and loads priced by FLOPs; a `gflops` that measured compute
+// would not use is refused at its key.
 TEST(Spec, SpmdMeasuresItsOperatorsOnTheCpuOnly) {
   TempDir dir;
   const std::string comm =
@@ -122,6 +123,10 @@ TEST(Spec, SpmdMeasuresItsOperatorsOnTheCpuOnly) {
   EXPECT_EQ(harness_test::spec_load_error(spec, options),
             "spec.yaml:5:5: systems: hidup: compute: measured times the operators on the CPU, not "
             "run.device cuda (price them by flops)");
+  EXPECT_EQ(harness_test::spec_load_error(replace(spec, "kind: spmd,", "kind: spmd, gflops: 80,"),
+                                          options),
+            "spec.yaml:5:39: systems.gflops: compute: measured prices compute by the operators' "
+            "times, so gflops would go unused (drop it, or compute: flops)");
   const std::string flops = replace(spec, "compute: measured", "gflops: 80");
   const Experiment loaded = harness::load_experiment(dir.write("f.yaml", flops).string(), options);
   EXPECT_FALSE(loaded.systems.at(0).spmd->measured_compute);
