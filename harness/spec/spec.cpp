@@ -19,6 +19,7 @@
 #include "harness/profile/spmd_costs_file.h"
 #include "harness/results/results_folder.h"
 #include "harness/spec/mesh_form.h"
+#include "harness/spec/model_keys.h"
 #include "harness/spec/pipeline_schedule_source.h"
 #include "harness/spec/spec_errors.h"
 #include "harness/spec/system_keys.h"
@@ -86,31 +87,12 @@ void read_optimizer_section(MapReader& optimizer, OptimizerConfig& config) {
 void read_model_section(MapReader& model, const LoadOptions& options, ModelConfig& config) {
   config.name = model.get_string("name", std::nullopt, options.known_models);
   config.batch_size = model.get_int("batch_size", std::nullopt, 1, kMaxCount);
-  // The zoo's default input (an unknown name was reported above; it gets an image's).
-  std::vector<long long> default_shape = {3, 224, 224};
-  if (const runtime::ModelEntry* entry = runtime::find_model(config.name)) {
-    default_shape.assign(entry->default_input_shape.begin(), entry->default_input_shape.end());
-  }
-  config.input_shape = model.get_int_list("input_shape", default_shape, 1);
-  config.num_classes = model.get_int("num_classes", 0, 0, kMaxCount);
+  read_zoo_shape_keys(model, config);
   // A language model learns the next token: its logits against an MSE target of their size
   // (tokens x 32000 per sample) would be no study of anyone's.
   config.loss = model.get_string("loss", config.name == "llama" ? "cross_entropy" : "mse",
                                  {"mse", "cross_entropy"});
-  config.depth = model.get_int("depth", 0, 0, kMaxModelDepth);
-  config.width = model.get_int("width", 0, 0, kMaxModelWidth);
   config.precision = model.get_string("precision", "fp32", {"fp32", "tf32", "bf16"});
-  // Mixture-of-experts models (the zoo's rule decides which take these keys).
-  const runtime::MoeShape moe_default;
-  config.moe.experts = model.get_int("experts", moe_default.experts, 1, 1024);
-  config.moe.top_k = model.get_int("top_k", moe_default.top_k, 1, 1024);
-  config.moe.capacity_factor =
-      model.get_double("capacity_factor", moe_default.capacity_factor, 0.0);
-  config.moe.every = model.get_int("moe_every", moe_default.every, 1, 1024);
-  // A decoder's heads and vocabulary (llama's; the zoo's rule decides, as for the mixture).
-  config.decoder.heads = model.get_int("heads", 0, 0, kMaxModelWidth);
-  config.decoder.kv_heads = model.get_int("kv_heads", 0, 0, kMaxModelWidth);
-  config.decoder.vocab = model.get_int("vocab", 0, 0, kMaxModelWidth);
   config.activation_checkpointing =
       model.get_string("activation_checkpointing", "none", {"none", "full", "selective"});
   config.recompute_every = model.get_int("recompute_every", 1, 1, kMaxModelWidth);
@@ -123,15 +105,7 @@ void read_model_section(MapReader& model, const LoadOptions& options, ModelConfi
                      " recomputes transformer blocks (or their attention); " + config.name +
                      " has none (llama, bert, bert_moe do)");
   }
-  if (model.ok()) {
-    try {
-      runtime::check_model_options(
-          config.name, std::vector<int64_t>(config.input_shape.begin(), config.input_shape.end()),
-          config.depth, config.width, config.moe, config.decoder);
-    } catch (const std::invalid_argument& e) {
-      model.report_map(e.what());
-    }
-  }
+  check_zoo_shape(model, config);
   model.finish();
 }
 
