@@ -124,6 +124,10 @@ add_test(NAME e2e_spmd_search
   COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
           bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/spmd_search.sh)
 set_tests_properties(e2e_spmd_search PROPERTIES TIMEOUT 300 LABELS torch-free)
+add_test(NAME e2e_spmd_search_spec
+  COMMAND ${CMAKE_COMMAND} -E env HARNESS=${harness_alone}
+          bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/spmd_search_spec.sh)
+set_tests_properties(e2e_spmd_search_spec PROPERTIES TIMEOUT 120 LABELS torch-free)
 # Emulated machines in a chroot, where namespaces cannot be entered: refused before launching
 # (root only; exit 77 = skipped).
 add_test(NAME e2e_machines_in_chroot

@@ -25,6 +25,7 @@
 #include "harness/spec/yaml_reader.h"
 #include "harness/study/experiment_runner.h"
 #include "harness/study/simulate_study.h"
+#include "harness/study/spmd_search_study.h"
 #include "runtime/models/model_catalog.h"
 #include "runtime/protocol/fault_injection.h"
 
@@ -78,6 +79,8 @@ int RunCommand::execute() {
       return run_simulate_spec(spec_path_, root, overrides_, dry_run_, std::cout);
     case SpecKind::kProfile:
       return run_profile_spec(spec_path_, root, overrides_, dry_run_, rank_program_);
+    case SpecKind::kSpmdSearch:
+      return run_spmd_search_spec(spec_path_, root, overrides_, quick_, dry_run_, std::cout);
     case SpecKind::kTrain:
       break;
   }

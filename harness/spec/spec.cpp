@@ -783,6 +783,23 @@ void apply_quick(YAML::Node& root, SpecOrigin& origin) {
   if (const YAML::Node quick = root["quick"]) apply_quick_block(root, origin, quick);
 }
 
+// The --set options, those that change the quick: block first: `quick` (which applies it, or
+// not) runs between them and the others, so that every other --set wins over --quick.
+void apply_overrides_around_quick(YAML::Node& root, SpecOrigin& origin,
+                                  const std::vector<std::string>& overrides,
+                                  const std::function<void()>& quick) {
+  const auto sets_quick = [](const std::string& assignment) {
+    return assignment.rfind("quick.", 0) == 0 || assignment.rfind("quick=", 0) == 0;
+  };
+  for (const auto& assignment : overrides) {
+    if (sets_quick(assignment)) apply_override(root, assignment, origin);
+  }
+  quick();
+  for (const auto& assignment : overrides) {
+    if (!sets_quick(assignment)) apply_override(root, assignment, origin);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> rank_model_flags(const ModelConfig& model) {
@@ -943,18 +960,9 @@ Experiment load_experiment(YAML::Node root, SpecOrigin origin, const LoadOptions
     throw InputError(origin.where(root, "") + ": the spec must be a map of keys, got " +
                      describe_node(root));
   }
-  // A --set of the quick: block edits the block that --quick then applies; every other --set
-  // wins over --quick.
-  const auto sets_quick = [](const std::string& assignment) {
-    return assignment.rfind("quick.", 0) == 0 || assignment.rfind("quick=", 0) == 0;
-  };
-  for (const auto& assignment : options.overrides) {
-    if (sets_quick(assignment)) apply_override(root, assignment, origin);
-  }
-  if (options.quick) apply_quick(root, origin);
-  for (const auto& assignment : options.overrides) {
-    if (!sets_quick(assignment)) apply_override(root, assignment, origin);
-  }
+  apply_overrides_around_quick(root, origin, options.overrides, [&] {
+    if (options.quick) apply_quick(root, origin);
+  });
 
   Experiment experiment;
   experiment.spec_path = origin.file();
@@ -1041,9 +1049,17 @@ size_t run_count(const Experiment& experiment) {
 
 SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
                             const std::vector<std::string>& overrides, const std::string& kind,
-                            const std::string& section) {
-  for (const auto& assignment : overrides) apply_override(root, assignment, origin);
+                            const std::string& section, QuickBlock quick) {
+  if (quick == QuickBlock::kNone) {
+    for (const auto& assignment : overrides) apply_override(root, assignment, origin);
+  } else {
+    apply_overrides_around_quick(root, origin, overrides, [&] {
+      const YAML::Node block = root["quick"];
+      if (quick == QuickBlock::kApplied && block) apply_quick_block(root, origin, block);
+    });
+  }
   MapReader top(root, "", origin);
+  if (quick != QuickBlock::kNone) top.child("quick");
   top.get_string("kind", std::nullopt, {kind});
   SpecHeader header;
   header.name = read_experiment_name(top);

@@ -233,9 +233,13 @@ struct SpecHeader {
   std::string output;
   YAML::Node section;  // undefined when the spec has none
 };
+// Whether the kind has a `quick:` block (`kind: spmd_search`): none (the key is refused), kept
+// (read, not applied) or applied (--quick; after the --set options that change the block and
+// before the others, as a train spec's).
+enum class QuickBlock { kNone, kKept, kApplied };
 SpecHeader read_spec_header(YAML::Node root, SpecOrigin& origin,
                             const std::vector<std::string>& overrides, const std::string& kind,
-                            const std::string& section);
+                            const std::string& section, QuickBlock quick = QuickBlock::kNone);
 
 // Creates <output>/<name>/<UTC timestamp>/ and writes `resolved` there as spec.yaml.
 std::filesystem::path start_results_folder(const std::string& output, const std::string& name,

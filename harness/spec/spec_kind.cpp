@@ -8,7 +8,8 @@
 namespace harness {
 
 const std::vector<std::string>& spec_kind_names() {
-  static const std::vector<std::string> names = {"train", "plan", "simulate", "profile"};
+  static const std::vector<std::string> names = {"train", "plan", "simulate", "profile",
+                                                 "spmd_search"};
   return names;
 }
 

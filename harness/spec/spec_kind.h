@@ -11,7 +11,7 @@
 
 namespace harness {
 
-enum class SpecKind { kTrain, kPlan, kSimulate, kProfile };
+enum class SpecKind { kTrain, kPlan, kSimulate, kProfile, kSpmdSearch };
 
 // The names `kind:` accepts, in the order messages list them.
 const std::vector<std::string>& spec_kind_names();

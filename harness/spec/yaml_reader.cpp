@@ -224,6 +224,39 @@ std::vector<long long> MapReader::get_int_list(const std::string& key,
   return numbers;
 }
 
+std::vector<double> MapReader::get_double_list(const std::string& key,
+                                               std::optional<std::vector<double>> fallback,
+                                               double exclusive_min) {
+  const std::vector<double> stand_in = fallback.value_or(std::vector<double>{1.0});
+  if (!has(key) && fallback) {
+    read_.insert(key);
+    return *fallback;
+  }
+  YAML::Node value = child(key);
+  if (!value || !value.IsSequence() || value.size() == 0) {
+    report(value ? value : map_position(), key,
+           "expected a non-empty list of numbers, got " + describe_node(value));
+    return stand_in;
+  }
+  std::vector<double> numbers;
+  for (const auto& item : value) {
+    double number = 0;
+    if (!item.IsScalar() || !YAML::convert<double>::decode(item, number) ||
+        !std::isfinite(number)) {
+      report(item, key, "expected a number, got " + describe_node(item));
+      return stand_in;
+    }
+    if (!(number > exclusive_min)) {
+      const std::string bound =
+          exclusive_min == kZeroOrMore ? ">= 0" : "> " + format_number(exclusive_min);
+      report(item, key, "every entry must be " + bound + " (got " + item.Scalar() + ")");
+      return stand_in;
+    }
+    numbers.push_back(number);
+  }
+  return numbers;
+}
+
 void MapReader::finish() {
   std::vector<std::string> known(read_.begin(), read_.end());
   for (const auto& entry : node_) {

@@ -75,6 +75,10 @@ class MapReader {
   std::vector<long long> get_int_list(const std::string& key,
                                       std::optional<std::vector<long long>> fallback,
                                       long long min_value);
+  // Each entry > exclusive_min (kZeroOrMore: >= 0).
+  std::vector<double> get_double_list(const std::string& key,
+                                      std::optional<std::vector<double>> fallback,
+                                      double exclusive_min);
 
   // Reports every key of the map that no get_*/child call asked for.
   void finish();

@@ -59,17 +59,7 @@ nlohmann::json searched_operators(const PlannedRun& run, const fs::path& folder,
                                   const RunnerOptions& options) {
   const ModelConfig& m = run.point->config.model;
   const long long world = run.point->config.run.world_size;
-  const bool image = m.input_shape.size() == 3;
-  const SpmdModel model{m.name,
-                        m.batch_size * world,
-                        m.input_shape.empty() || image ? 0 : m.input_shape.at(0),
-                        m.width,
-                        m.depth,
-                        m.decoder,
-                        m.moe,
-                        m.num_classes,
-                        image ? std::vector<int64_t>(m.input_shape.begin(), m.input_shape.end())
-                              : std::vector<int64_t>{}};
+  const SpmdModel model = spmd_model_of(m, m.batch_size * world);
   const runtime::SpmdStrategy& strategy = *run.system->spmd;
   const auto shape = zoo_transformer_shape(model);
   const SpmdSearch search = run_spmd_search(shape, static_cast<int>(world), strategy.comm,

@@ -8,6 +8,20 @@
 
 namespace harness {
 
+SpmdModel spmd_model_of(const ModelConfig& m, int64_t global_batch) {
+  const bool image = m.input_shape.size() == 3;
+  return {m.name,
+          global_batch,
+          m.input_shape.empty() || image ? 0 : m.input_shape.at(0),
+          m.width,
+          m.depth,
+          m.decoder,
+          m.moe,
+          m.num_classes,
+          image ? std::vector<int64_t>(m.input_shape.begin(), m.input_shape.end())
+                : std::vector<int64_t>{}};
+}
+
 int64_t zoo_tokens(const std::string& model, int64_t tokens) {
   return tokens > 0 ? tokens : runtime::find_model(model)->default_input_shape.at(0);
 }

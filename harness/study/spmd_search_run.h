@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/profile/spmd_costs_file.h"
+#include "harness/spec/spec.h"
 #include "planner/report/spmd_report.h"
 #include "planner/spmd/strategy_search.h"
 #include "planner/spmd/transformer_graph.h"
@@ -29,6 +30,10 @@ struct SpmdModel {
   int64_t classes = 0;         // the encoders' classifier; 0: the zoo's (bert 2, vit 1000)
   std::vector<int64_t> image;  // vit, vit_moe: [channels, height, width]; empty: the zoo's
 };
+
+// A spec's `model:` as the search takes it, with the sequences (or images) of an iteration over
+// all ranks: a text model's input_shape is [tokens], a vision model's its image.
+SpmdModel spmd_model_of(const ModelConfig& model, int64_t global_batch);
 
 // The tokens a sample of the zoo's `model` has: `tokens`, else its default input shape's.
 int64_t zoo_tokens(const std::string& model, int64_t tokens);

@@ -125,15 +125,11 @@ nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
   return {{"operators", operators}, {"strategies", strategies}};
 }
 
-namespace {
-
 double mean_relative(const std::vector<NoisySearch>& outcomes) {
   double sum = 0;
   for (const NoisySearch& outcome : outcomes) sum += outcome.relative;
   return outcomes.empty() ? 0.0 : sum / static_cast<double>(outcomes.size());
 }
-
-}  // namespace
 
 void write_noise_table(std::ostream& out, const SpmdNoise& noise,
                        const std::vector<NoisySearch>& outcomes) {

@@ -54,6 +54,8 @@ nlohmann::json spmd_plan_json(const std::vector<OperatorPlan>& plans,
 // seeds found the noise-free strategy.
 void write_noise_table(std::ostream& out, const SpmdNoise& noise,
                        const std::vector<NoisySearch>& outcomes);
+// The found strategies' time over the noise-free one's, averaged over the seeds (0 for none).
+double mean_relative(const std::vector<NoisySearch>& outcomes);
 // {"noise": {...}, "seeds": [...], "mean_relative": x}.
 nlohmann::json noise_json(const SpmdNoise& noise, const std::vector<NoisySearch>& outcomes);
 

@@ -69,7 +69,7 @@ cat > "$SCRATCH/bad.yaml" <<YAML
 kind: simulat
 name: bad
 YAML
-expect_error "error: $f:1:7: kind: unknown kind 'simulat' (expected one of: train, plan, simulate, profile); did you mean 'simulate'?" --dry-run
+expect_error "error: $f:1:7: kind: unknown kind 'simulat' (expected one of: train, plan, simulate, profile, spmd_search); did you mean 'simulate'?" --dry-run
 set +e; "$HARNESS" run "$SCRATCH/missing.yaml" 2>"$SCRATCH/err"; code=$?; set -e
 [[ $code == 2 ]] || fail "missing spec: exit $code"
 [[ "$(cat "$SCRATCH/err")" == "error: $SCRATCH/missing.yaml: cannot open file" ]] || fail "missing spec: $(cat "$SCRATCH/err")"

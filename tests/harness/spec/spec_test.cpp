@@ -676,6 +676,8 @@ TEST(SpecKind, EveryKindIsReadAndAnUnknownOneListsThemAll) {
             harness::SpecKind::kSimulate);
   EXPECT_EQ(harness::read_spec_kind(YAML::Load("kind: profile"), origin),
             harness::SpecKind::kProfile);
+  EXPECT_EQ(harness::read_spec_kind(YAML::Load("kind: spmd_search"), origin),
+            harness::SpecKind::kSpmdSearch);
   EXPECT_EQ(harness::to_string(harness::SpecKind::kPlan), "plan");
   try {
     harness::read_spec_kind(YAML::Load("name: a\nkind: simulat\n"), origin);
@@ -683,7 +685,7 @@ TEST(SpecKind, EveryKindIsReadAndAnUnknownOneListsThemAll) {
   } catch (const harness::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "spec.yaml:2:7: kind: unknown kind 'simulat' (expected one of: train, plan, "
-              "simulate, profile); did you mean 'simulate'?");
+              "simulate, profile, spmd_search); did you mean 'simulate'?");
   }
 }
 
