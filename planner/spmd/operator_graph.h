@@ -54,6 +54,10 @@ struct Operator {
 struct OperatorGraph {
   int ranks = 1;  // the group every operator splits over
   std::vector<Operator> operators;
+  // Whether the harness's Megatron system (`kind: tensor_parallel`) runs the model the graph is
+  // of, so that its strategy is one to price beside the searched one (reference_strategies.h):
+  // llama's and bert's, not ViT's (runtime::tensor_split_problem).
+  bool megatron_runs = true;
 };
 
 // Throws std::invalid_argument where the graph is malformed: an input not earlier than its

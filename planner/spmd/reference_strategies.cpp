@@ -57,13 +57,11 @@ std::optional<Strategy> reference_strategy(const OperatorGraph& graph, Reference
   const bool has_experts =
       std::any_of(graph.operators.begin(), graph.operators.end(),
                   [](const Operator& op) { return op.kind == OperatorKind::kExperts; });
-  // The harness splits llama's and bert's layers over a tensor axis, not bert_moe's or ViT's
-  // (whose graph starts from its image patches).
-  const bool vision = !graph.operators.empty() && graph.operators.front().name == "patches";
   if (has_experts != (system == ReferenceSystem::kExperts) && system != ReferenceSystem::kData) {
     return std::nullopt;
   }
-  if (vision && system == ReferenceSystem::kTensor) return std::nullopt;
+  // The harness splits llama's and bert's layers over a tensor axis, not bert_moe's or ViT's.
+  if (!graph.megatron_runs && system == ReferenceSystem::kTensor) return std::nullopt;
   Strategy strategy;
   for (const Operator& op : graph.operators) {
     const std::optional<int> chosen = first_offered(op, preferred(system, op));

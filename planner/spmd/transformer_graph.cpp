@@ -315,6 +315,7 @@ OperatorGraph transformer_graph(const TransformerShape& shape, int ranks) {
     add_decoder_head(g, x);
   } else if (family == TransformerFamily::kVision) {
     add_vision_head(g, x);
+    g.graph_.megatron_runs = false;
   } else {
     add_encoder_head(g, x);
   }

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "planner/spmd/reference_strategies.h"
 #include "planner/spmd/strategy_search.h"
 #include "planner/spmd/transformer_graph.h"
 
@@ -62,6 +63,42 @@ TEST(SpmdTransformerGraph, LlamaHasTheZoosLayersAndParameters) {
             (std::set<std::string>{"data", "replicated", "heads"}));
   EXPECT_EQ(names_of(named(graph, "loss")),
             (std::set<std::string>{"data", "sequence", "replicated", "vocab"}));
+}
+
+// Megatron's strategy is priced beside the searched one where the harness runs it (llama, bert),
+// whatever the graph's operators are called: not on ViT's graph, even with its patches renamed.
+TEST(SpmdTransformerGraph, PricesMegatronWhereTheHarnessRunsItWhateverTheNames) {
+  OperatorGraph llama = transformer_graph(small_llama(), 2);
+  llama.operators.front().name = "patches";
+  const auto megatron = reference_strategy(llama, ReferenceSystem::kTensor);
+  ASSERT_TRUE(megatron.has_value());
+  const auto index = [&](const std::string& name) {
+    for (size_t i = 0; i < llama.operators.size(); ++i) {
+      if (llama.operators[i].name == name) return i;
+    }
+    throw std::runtime_error("no operator " + name);
+  };
+  const auto chosen = [&](const std::string& name) {
+    const size_t i = index(name);
+    return std::string(to_text(llama.operators[i].signatures[(*megatron)[i]].kind));
+  };
+  EXPECT_EQ(chosen("layers.0.qkv"), "column");
+  EXPECT_EQ(chosen("layers.0.down"), "row");
+  TransformerShape vit;
+  vit.family = TransformerFamily::kVision;
+  vit.batch = 4;
+  vit.tokens = 4 * 4 + 1;  // 64 x 64 images in 16 x 16 patches, and the class token
+  vit.patch_pixels = 3 * 16 * 16;
+  vit.width = 128;
+  vit.depth = 2;
+  vit.heads = vit.kv_heads = 2;
+  vit.feed_forward = 512;
+  vit.vocabulary = 1;
+  vit.classes = 10;
+  OperatorGraph vision = transformer_graph(vit, 2);
+  vision.operators.front().name = "pixels";
+  EXPECT_FALSE(reference_strategy(vision, ReferenceSystem::kTensor).has_value());
+  EXPECT_TRUE(reference_strategy(vision, ReferenceSystem::kData).has_value());
 }
 
 TEST(SpmdTransformerGraph, OffersOnlySplitsTheSizesDivide) {
