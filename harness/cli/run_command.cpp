@@ -72,7 +72,15 @@ void RunCommand::add_to(CLI::App& app) {
 
 int RunCommand::execute() {
   YAML::Node root = parse_yaml_file(spec_path_);
-  switch (read_spec_kind(root, SpecOrigin(spec_path_))) {
+  const SpecKind kind = read_spec_kind(root, SpecOrigin(spec_path_));
+  // A spec run in full where --quick asked for a smoke run would pass in silence.
+  if (quick_ &&
+      (kind == SpecKind::kPlan || kind == SpecKind::kSimulate || kind == SpecKind::kProfile)) {
+    throw InputError("--quick: a kind " + to_string(kind) +
+                     " spec has no quick form (train and spmd_search specs do); shorten it with "
+                     "--set");
+  }
+  switch (kind) {
     case SpecKind::kPlan:
       return run_plan_kind(root);
     case SpecKind::kSimulate:

@@ -65,6 +65,8 @@ plan: {profile: $SCRATCH/nope.txt, pbs: 32, gbs: "32:64:32", devices: "8"}
 YAML
 expect_error "error: $f:4:17: plan.profile: cannot open '$SCRATCH/nope.txt'" --dry-run
 expect_error "error: $f:4:17: plan.profile: cannot open '$SCRATCH/nope.txt'"
+# A kind without a quick form is not run in full where --quick asked for a smoke run.
+expect_error "error: --quick: a kind plan spec has no quick form (train and spmd_search specs do); shorten it with --set" --quick
 cat > "$SCRATCH/bad.yaml" <<YAML
 kind: simulat
 name: bad
