@@ -26,6 +26,7 @@
 #include "common/limits.h"
 #include "common/text_util.h"
 #include "planner/model/pipedream_graph_writer.h"
+#include "rank/model_flags.h"
 #include "rank/profile_processes.h"
 #include "rank/zoo_queries.h"
 #include "runtime/machine/blas_library.h"
@@ -39,22 +40,6 @@ namespace harness {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::vector<int64_t> parse_shape(const std::string& text) {
-  std::vector<int64_t> shape;
-  if (text.empty()) return shape;
-  for (const auto& part : split(text, ',')) {
-    try {
-      size_t used = 0;
-      const long long d = std::stoll(part, &used);
-      if (used != part.size() || d < 1) throw std::invalid_argument(part);
-      shape.push_back(d);
-    } catch (const std::exception&) {
-      throw InputError("--input-shape '" + text + "': expected positive integers, e.g. 3,224,224");
-    }
-  }
-  return shape;
-}
 
 std::vector<double> parse_idle_gaps(const std::string& text) {
   std::vector<double> gaps;
@@ -235,15 +220,14 @@ std::vector<std::pair<int, int>> parse_stage_ranges(const std::string& text) {
 namespace {
 
 struct LayerProfileOptions {
-  runtime::LayerProfileRequest request;
-  std::string shape_text, layers_out;
+  runtime::LayerProfileRequest request;  // its model's fields read from `model`
+  ModelFlags model;
+  std::string layers_out;
   int co_located = 1;
   // How the measured process starts the others (internal flags).
   int lockstep_rank = 0;
   runtime::ProfileMeeting meeting;  // where the processes meet (process 0 picks it)
   std::string stages_text, stage_result, range_text;
-  std::string moe_text;                           // --moe, parsed into request.moe
-  std::string decoder_text;                       // --decoder, parsed into request.decoder
   std::string after_idle_text = "1,3,10,30,100";  // --after-idle-ms, into request.idle_gaps_ms
   std::string heap = "retain";
   std::string clock = "wall";
@@ -292,7 +276,6 @@ void add_system_options(CLI::App& layers, runtime::LayerProfileRequest& request)
 
 void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   auto& request = options.request;
-  auto& shape_text = options.shape_text;
   auto& layers_out = options.layers_out;
   auto& co_located = options.co_located;
   auto& lockstep_rank = options.lockstep_rank;
@@ -301,27 +284,12 @@ void add_layer_profile_options(CLI::App& layers, LayerProfileOptions& options) {
   auto& range_text = options.range_text;
   auto& heap = options.heap;
   auto& clock = options.clock;
-  layers.add_option("--model", request.model, "Zoo model (harness models)");
+  add_model_flags(layers, options.model, /*model_required=*/false);
   layers.add_option("--torchscript", request.torchscript,
                     "TorchScript module whose top-level children run in sequence");
   layers.add_option("--batch", request.batch, "Batch size")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  layers.add_option("--input-shape", shape_text, "One sample's shape, e.g. 3,224,224")
-      ->check(CLI::Validator(
-          [](const std::string& text) {
-            return text.empty() ? std::string("expected positive integers, e.g. 3,224,224")
-                                : std::string();
-          },
-          "SHAPE"));
-  layers.add_option("--num-classes", request.num_classes, "Output width (0: model default)")
-      ->check(CLI::Range(0LL, kMaxCount));
-  layers.add_option("--depth", request.depth, "bert/mlp layers (0: model default)")
-      ->check(CLI::Range(0LL, kMaxModelDepth));
-  layers.add_option("--width", request.width, "bert/vgg19/mlp width (0: model default)")
-      ->check(CLI::Range(0LL, kMaxModelWidth));
-  layers.add_option("--moe", options.moe_text, "bert_moe: EXPERTS,TOP_K,CAPACITY_FACTOR,EVERY");
-  layers.add_option("--decoder", options.decoder_text, "llama: HEADS,KV_HEADS,VOCAB (0: default)");
   add_system_options(layers, request);
   layers.add_option("--repetitions", request.repetitions, "Timed runs per layer")
       ->capture_default_str()
@@ -388,21 +356,16 @@ std::vector<std::string> copy_arguments(const LayerProfileOptions& options) {
                                         "--heap",        options.heap,
                                         "--optimizer",   request.optimizer,
                                         "--clock",       options.clock};
-  for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--model", request.model},
-                                    {"--torchscript", request.torchscript},
-                                    {"--input-shape", options.shape_text},
-                                    {"--stages", options.stages_text},
-                                    {"--layers", options.range_text},
-                                    {"--moe", options.moe_text},
-                                    {"--decoder", options.decoder_text},
-                                    {"--after-idle-ms", options.after_idle_text}}) {
+  for (auto& flag : model_flag_arguments(options.model)) copy_args.push_back(std::move(flag));
+  for (const auto& [flag, value] :
+       {std::pair<std::string, std::string>{"--torchscript", request.torchscript},
+        {"--stages", options.stages_text},
+        {"--layers", options.range_text},
+        {"--after-idle-ms", options.after_idle_text}}) {
     if (!value.empty()) copy_args.insert(copy_args.end(), {flag, value});
   }
   for (const auto& [flag, value] :
-       {std::pair<std::string, int64_t>{"--num-classes", request.num_classes},
-        {"--depth", request.depth},
-        {"--width", request.width},
-        {"--tensor", request.tensor > 1 ? request.tensor : 0},
+       {std::pair<std::string, int64_t>{"--tensor", request.tensor > 1 ? request.tensor : 0},
         {"--recompute-every", request.recompute_every > 1 ? request.recompute_every : 0}}) {
     if (value > 0) copy_args.insert(copy_args.end(), {flag, std::to_string(value)});
   }
@@ -469,15 +432,18 @@ std::pair<std::vector<std::vector<std::string>>, std::vector<std::string>> other
 // --clock); InputError on a bad one.
 void read_request_flags(LayerProfileOptions& options) {
   auto& request = options.request;
-  if (request.model.empty() == request.torchscript.empty()) {
+  const ModelFlags& model = options.model;
+  if (model.model.empty() == request.torchscript.empty()) {
     throw InputError("profile layers: give exactly one of --model and --torchscript");
   }
-  request.input_shape = parse_shape(options.shape_text);
+  request.model = model.model;
+  request.input_shape = input_shape_of(model);
+  request.num_classes = model.num_classes;
+  request.depth = model.depth;
+  request.width = model.width;
   try {
-    if (!options.moe_text.empty()) request.moe = runtime::parse_moe_flag(options.moe_text);
-    if (!options.decoder_text.empty()) {
-      request.decoder = runtime::parse_decoder_flag(options.decoder_text);
-    }
+    request.moe = moe_shape_of(model);
+    request.decoder = decoder_shape_of(model);
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }

@@ -16,9 +16,6 @@ class App;
 
 namespace harness {
 
-// "3,64,64" -> {3, 64, 64}; InputError on anything but positive integers.
-std::vector<int64_t> parse_shape(const std::string& text);
-
 // `--after-idle-ms`: "1,10,100" -> {1, 10, 100}, "none" -> {}; InputError on anything else
 // (gaps positive, within common/limits.h's kMaxIdleGaps and kMaxIdleGapMs).
 std::vector<double> parse_idle_gaps(const std::string& text);

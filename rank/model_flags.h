@@ -1,5 +1,5 @@
-// The flags that build one zoo model in the rank program's queries (`harness-rank layers`,
-// `harness-rank spmd-times`), as the harness writes them (harness/spec/spec.h,
+// The flags that build one zoo model in the rank program's commands (`harness-rank layers`,
+// `profile layers`, `spmd-times`), as the harness writes them (harness/spec/spec.h,
 // rank_model_flags).
 #pragma once
 
@@ -23,7 +23,13 @@ struct ModelFlags {
   std::string decoder;  // HEADS,KV_HEADS,VOCAB (llama)
 };
 
-void add_model_flags(CLI::App& command, ModelFlags& flags);
+// `model_required` false where another flag can name the model instead (`profile layers
+// --torchscript`).
+void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required = true);
+
+// --input-shape's "3,64,64" -> {3, 64, 64} (empty: the model's default); InputError on anything
+// but positive integers.
+std::vector<int64_t> input_shape_of(const ModelFlags& flags);
 
 // The shapes the flags' text gives: --moe's and --decoder's (the zoo's defaults where not given).
 // std::invalid_argument for malformed text.

@@ -11,7 +11,6 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "common/ports.h"
-#include "rank/layer_profile_command.h"
 #include "rank/model_flags.h"
 #include "rank/profile_processes.h"
 #include "runtime/models/model_catalog.h"
@@ -37,7 +36,7 @@ struct SpmdTimesOptions {
 
 runtime::ModelOptions model_options(const ModelFlags& flags) {
   runtime::ModelOptions options;
-  options.input_shape = parse_shape(flags.input_shape);
+  options.input_shape = input_shape_of(flags);
   const runtime::ModelEntry* entry = runtime::find_model(flags.model);
   if (entry == nullptr) throw InputError("spmd-times: no model '" + flags.model + "' in the zoo");
   if (options.input_shape.empty()) options.input_shape = entry->default_input_shape;

@@ -11,7 +11,6 @@
 #include "common/input_error.h"
 #include "common/json_file.h"
 #include "common/torch_python.h"
-#include "rank/layer_profile_command.h"
 #include "rank/model_flags.h"
 #include "rank/zoo_queries.h"
 #include "runtime/device/cuda_devices.h"
@@ -69,7 +68,7 @@ void add_layers(CLI::App& app) {
   // that loads LibTorch costs a third of a second before it does anything.
   layers->add_flag("--version", query->version, "Also what `version` answers, as \"version\"");
   layers->callback([query] {
-    const std::vector<int64_t> shape = parse_shape(query->input_shape);
+    const std::vector<int64_t> shape = input_shape_of(*query);
     json answer;
     try {
       const runtime::MoeShape moe = moe_shape_of(*query);
