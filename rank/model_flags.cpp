@@ -11,7 +11,13 @@ namespace harness {
 void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) {
   command.add_option("--model", flags.model, "Zoo model (harness models)")
       ->required(model_required);
-  command.add_option("--input-shape", flags.input_shape, "One sample's shape, e.g. 3,64,64");
+  command.add_option("--input-shape", flags.input_shape, "One sample's shape, e.g. 3,64,64")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return text.empty() ? std::string("expected positive integers, e.g. 3,224,224")
+                                : std::string();
+          },
+          "SHAPE"));
   command.add_option("--num-classes", flags.num_classes, "Output width (0: model default)")
       ->check(CLI::Range(0LL, kMaxCount));
   command.add_option("--depth", flags.depth, "Layers or blocks (0: model default)")
@@ -49,13 +55,21 @@ runtime::DecoderShape decoder_shape_of(const ModelFlags& flags) {
 }
 
 std::vector<std::string> model_flag_arguments(const ModelFlags& flags) {
-  return {"--model",       flags.model,
-          "--input-shape", flags.input_shape,
-          "--num-classes", std::to_string(flags.num_classes),
-          "--depth",       std::to_string(flags.depth),
-          "--width",       std::to_string(flags.width),
-          "--moe",         flags.moe,
-          "--decoder",     flags.decoder};
+  std::vector<std::string> arguments;
+  for (const auto& [flag, text] :
+       {std::pair<const char*, const std::string&>{"--model", flags.model},
+        {"--input-shape", flags.input_shape},
+        {"--moe", flags.moe},
+        {"--decoder", flags.decoder}}) {
+    if (!text.empty()) arguments.insert(arguments.end(), {flag, text});
+  }
+  for (const auto& [flag, value] :
+       {std::pair<const char*, int64_t>{"--num-classes", flags.num_classes},
+        {"--depth", flags.depth},
+        {"--width", flags.width}}) {
+    if (value > 0) arguments.insert(arguments.end(), {flag, std::to_string(value)});
+  }
+  return arguments;
 }
 
 }  // namespace harness

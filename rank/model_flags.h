@@ -36,7 +36,8 @@ std::vector<int64_t> input_shape_of(const ModelFlags& flags);
 runtime::MoeShape moe_shape_of(const ModelFlags& flags);
 runtime::DecoderShape decoder_shape_of(const ModelFlags& flags);
 
-// The flags as arguments again, for another process of the same command.
+// The flags as arguments again, for another process of the same command (those left at their
+// defaults left out).
 std::vector<std::string> model_flag_arguments(const ModelFlags& flags);
 
 }  // namespace harness
