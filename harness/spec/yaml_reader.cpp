@@ -192,69 +192,67 @@ bool MapReader::get_bool(const std::string& key, bool fallback) {
   return flag;
 }
 
-std::vector<long long> MapReader::get_int_list(const std::string& key,
-                                               std::optional<std::vector<long long>> fallback,
-                                               long long min_value) {
-  const std::vector<long long> stand_in = fallback.value_or(std::vector<long long>{min_value});
+template <typename T>
+std::vector<T> MapReader::get_list(const std::string& key, std::optional<std::vector<T>> fallback,
+                                   std::vector<T> stand_in, const std::string& entries,
+                                   const EntryReader<T>& read_entry) {
   if (!has(key) && fallback) {
     read_.insert(key);
     return *fallback;
   }
+  if (fallback) stand_in = *fallback;
   YAML::Node value = child(key);
   if (!value || !value.IsSequence() || value.size() == 0) {
     report(value ? value : map_position(), key,
-           "expected a non-empty list of integers, got " + describe_node(value));
+           "expected a non-empty list of " + entries + ", got " + describe_node(value));
     return stand_in;
   }
-  std::vector<long long> numbers;
+  std::vector<T> read;
   for (const auto& item : value) {
-    long long number = 0;
-    if (!item.IsScalar() || !YAML::convert<long long>::decode(item, number)) {
-      report(item, key, "expected an integer, got " + describe_node(item));
+    T entry{};
+    if (const std::string problem = read_entry(item, entry); !problem.empty()) {
+      report(item, key, problem);
       return stand_in;
     }
-    if (number < min_value) {
-      report(item, key,
-             "every entry must be >= " + std::to_string(min_value) + " (got " +
-                 std::to_string(number) + ")");
-      return stand_in;
-    }
-    numbers.push_back(number);
+    read.push_back(entry);
   }
-  return numbers;
+  return read;
+}
+
+std::vector<long long> MapReader::get_int_list(const std::string& key,
+                                               std::optional<std::vector<long long>> fallback,
+                                               long long min_value) {
+  return get_list<long long>(
+      key, fallback, {min_value}, "integers",
+      [min_value](const YAML::Node& item, long long& number) -> std::string {
+        if (!item.IsScalar() || !YAML::convert<long long>::decode(item, number)) {
+          return "expected an integer, got " + describe_node(item);
+        }
+        if (number < min_value) {
+          return "every entry must be >= " + std::to_string(min_value) + " (got " +
+                 std::to_string(number) + ")";
+        }
+        return "";
+      });
 }
 
 std::vector<double> MapReader::get_double_list(const std::string& key,
                                                std::optional<std::vector<double>> fallback,
                                                double exclusive_min) {
-  const std::vector<double> stand_in = fallback.value_or(std::vector<double>{1.0});
-  if (!has(key) && fallback) {
-    read_.insert(key);
-    return *fallback;
-  }
-  YAML::Node value = child(key);
-  if (!value || !value.IsSequence() || value.size() == 0) {
-    report(value ? value : map_position(), key,
-           "expected a non-empty list of numbers, got " + describe_node(value));
-    return stand_in;
-  }
-  std::vector<double> numbers;
-  for (const auto& item : value) {
-    double number = 0;
-    if (!item.IsScalar() || !YAML::convert<double>::decode(item, number) ||
-        !std::isfinite(number)) {
-      report(item, key, "expected a number, got " + describe_node(item));
-      return stand_in;
-    }
-    if (!(number > exclusive_min)) {
-      const std::string bound =
-          exclusive_min == kZeroOrMore ? ">= 0" : "> " + format_number(exclusive_min);
-      report(item, key, "every entry must be " + bound + " (got " + item.Scalar() + ")");
-      return stand_in;
-    }
-    numbers.push_back(number);
-  }
-  return numbers;
+  return get_list<double>(
+      key, fallback, {1.0}, "numbers",
+      [exclusive_min](const YAML::Node& item, double& number) -> std::string {
+        if (!item.IsScalar() || !YAML::convert<double>::decode(item, number) ||
+            !std::isfinite(number)) {
+          return "expected a number, got " + describe_node(item);
+        }
+        if (!(number > exclusive_min)) {
+          const std::string bound =
+              exclusive_min == kZeroOrMore ? ">= 0" : "> " + format_number(exclusive_min);
+          return "every entry must be " + bound + " (got " + item.Scalar() + ")";
+        }
+        return "";
+      });
 }
 
 void MapReader::finish() {

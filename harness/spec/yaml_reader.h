@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -99,6 +100,14 @@ class MapReader {
   void locate_at(const YAML::Node& node) { located_at_.emplace(node); }
 
  private:
+  // Reads one entry of a list into its second argument: "" where it is good, else why not.
+  template <typename T>
+  using EntryReader = std::function<std::string(const YAML::Node&, T&)>;
+  // A non-empty list whose entries `read_entry` reads; `entries` names them in errors ("integers").
+  template <typename T>
+  std::vector<T> get_list(const std::string& key, std::optional<std::vector<T>> fallback,
+                          std::vector<T> stand_in, const std::string& entries,
+                          const EntryReader<T>& read_entry);
   // The key's single value, or nothing once its absence or shape has been reported.
   std::optional<YAML::Node> required(const std::string& key);
   void report(InputError error);
