@@ -3,6 +3,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <c10/util/ThreadLocalDebugInfo.h>
+
 #include <time.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <thread>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/device/allocation_tracker.h"
 #include "runtime/models/model_zoo.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/peerless_group.h"
@@ -243,7 +246,22 @@ struct LayerRun {
   std::vector<double> forward_ms, backward_ms;
   std::vector<double> input_ms, weight_ms;  // the split backward's I and W, where timed
   int64_t activation_bytes = 0;
+  int64_t stored_bytes = 0;
 };
+
+// The layer's output on `input`, and the bytes its forward left allocated while the output and
+// its graph live: what it keeps for backward (an input it keeps is its producer's, counted
+// there) and its output (which the next layer may keep as its input without a copy). Summed
+// over a chain, what a forward holds until its backward.
+std::pair<torch::Tensor, int64_t> forward_holding(ChainLayer& layer, const torch::Tensor& input) {
+  auto tracker = std::make_shared<AllocationTracker>(c10::DeviceType::CPU);
+  torch::Tensor output;
+  {
+    const c10::DebugInfoGuard track(c10::DebugInfoKind::PROFILER_STATE, tracker);
+    output = layer.forward(input);
+  }
+  return {output, tracker->current()};
+}
 
 std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vector<bool>& trainable,
                                  const torch::Tensor& range_input, int first, int last) {
@@ -253,8 +271,10 @@ std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vect
     LayerRun run;
     run.index = i;
     run.input = as_layer_input(activation, input_needs_gradient(trainable, i, first));
-    activation = chain[i].forward(run.input).detach();
+    const auto [output, held] = forward_holding(chain[i], run.input);
+    activation = output.detach();
     run.activation_bytes = static_cast<int64_t>(activation.nbytes());
+    run.stored_bytes = held;
     runs.push_back(std::move(run));
   }
   return runs;
@@ -442,6 +462,7 @@ LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
     timing.backward_weight = stats_of(run.weight_ms);
   }
   timing.activation_bytes = run.activation_bytes;
+  timing.stored_bytes = run.stored_bytes;
   for (const auto& p : layer.parameters) timing.parameter_bytes += static_cast<int64_t>(p.nbytes());
   return timing;
 }

@@ -97,8 +97,9 @@ struct LayerTiming {
   std::optional<TimingStats> backward_input, backward_weight;
   int64_t activation_bytes = 0;  // the layer's output
   int64_t parameter_bytes = 0;
-  // What its forward keeps for its backward, where the profile knows it (`harness profile
-  // estimate` counts it; a measured profile does not).
+  // What its forward keeps for its backward, with its output: the bytes its forward leaves
+  // allocated, measured by the allocator (`harness profile estimate` counts them); unset in a
+  // profile.json of before.
   std::optional<int64_t> stored_bytes;
 };
 

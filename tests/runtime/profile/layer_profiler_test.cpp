@@ -47,6 +47,34 @@ TEST(LayerProfiler, ARangeTimesItsLayersOnly) {
   EXPECT_EQ(result.input_bytes, 4 * 8 * 4);  // the model's input, whatever the range
 }
 
+// What each layer's forward holds until its backward, measured by the allocator: an MLP's layers
+// hold their outputs (flatten is a view: nothing), a BERT block Korthikanti et al.'s 32 + 2as/h
+// units of s b h fp32 pairs (their Table 2 without dropout, as activation_memory_test.cpp
+// derives it), and a fully recomputed block only its output (2 units).
+TEST(LayerProfiler, CountsWhatEachLayersForwardHoldsForItsBackward) {
+  const auto mlp = runtime::profile_layers(mlp_request(0, 5));
+  ASSERT_EQ(mlp.layers.size(), 6u);
+  EXPECT_EQ(mlp.layers[0].stored_bytes, 0);
+  for (size_t i = 1; i < mlp.layers.size(); ++i) {
+    EXPECT_EQ(mlp.layers[i].stored_bytes, mlp.layers[i].activation_bytes) << mlp.layers[i].name;
+  }
+  runtime::LayerProfileRequest bert;
+  bert.model = "bert";
+  bert.depth = 2;
+  bert.width = 256;  // 4 heads of 64
+  bert.input_shape = {64};
+  bert.batch = 2;
+  bert.repetitions = 1;
+  bert.warmup = 0;
+  const double unit = 2.0 * 2 * 64 * 256;  // Korthikanti's 2-byte s b h, doubled in fp32
+  const double held = static_cast<double>(*runtime::profile_layers(bert).layers[1].stored_bytes);
+  EXPECT_NEAR(held / unit, 32 + 2.0 * 4 * 64 / 256, 0.05);
+  bert.activation_checkpointing = "full";
+  const double recomputed =
+      static_cast<double>(*runtime::profile_layers(bert).layers[1].stored_bytes);
+  EXPECT_NEAR(recomputed / unit, 2, 0.05);
+}
+
 TEST(LayerProfiler, TheModelsInputNeedsNoGradient) {
   const auto result = runtime::profile_layers(mlp_request(0, 2));
   ASSERT_EQ(result.layers.size(), 3u);
