@@ -72,18 +72,34 @@ void add_backward_split(LayerCosts& costs, const std::vector<double>& input_ms,
   }
 }
 
-void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes) {
+namespace {
+
+// `bytes` (profile.json's order) in the costs' layer order; `what` names them in errors.
+std::vector<double> bytes_by_layer(const LayerCosts& costs, const std::vector<double>& bytes,
+                                   const std::string& what) {
   if (bytes.size() != static_cast<size_t>(costs.size())) {
-    throw std::invalid_argument("the stored bytes cover " + std::to_string(bytes.size()) +
+    throw std::invalid_argument("the " + what + " cover " + std::to_string(bytes.size()) +
                                 " layers, the profile has " + std::to_string(costs.size()));
   }
-  costs.stored_bytes.assign(bytes.size(), 0.0);
+  std::vector<double> ordered(bytes.size(), 0.0);
   for (size_t position = 0; position < bytes.size(); ++position) {
     if (!(bytes[position] >= 0)) {
-      throw std::invalid_argument("layer " + std::to_string(position) + " stores " +
-                                  std::to_string(bytes[position]) + " bytes");
+      throw std::invalid_argument("layer " + std::to_string(position) + "'s " + what + ": " +
+                                  std::to_string(bytes[position]));
     }
-    costs.stored_bytes[costs.order[position]] = bytes[position];
+    ordered[costs.order[position]] = bytes[position];
+  }
+  return ordered;
+}
+
+}  // namespace
+
+void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes,
+                      const std::vector<double>& weight_pending) {
+  costs.stored_bytes = bytes_by_layer(costs, bytes, "stored bytes");
+  costs.weight_pending_bytes.clear();
+  if (!weight_pending.empty()) {
+    costs.weight_pending_bytes = bytes_by_layer(costs, weight_pending, "weight pending bytes");
   }
 }
 

@@ -30,6 +30,9 @@ struct LayerCosts {
   // What each layer's forward keeps for its backward at the profile batch, where the profile
   // counted it (`harness profile estimate`); empty: not known.
   std::vector<double> stored_bytes;
+  // What each layer's I leaves allocated until its W beyond stored_bytes (the gradients W reads),
+  // at the profile batch, where the profile split the backward; empty: none counted.
+  std::vector<double> weight_pending_bytes;
 
   int size() const { return static_cast<int>(ids.size()); }
   double total_forward_s() const;
@@ -53,10 +56,11 @@ void add_after_idle(LayerCosts& costs, int first, int last, AfterIdleCurve curve
 void add_backward_split(LayerCosts& costs, const std::vector<double>& input_ms,
                         const std::vector<double>& weight_ms);
 
-// Gives the layers at positions 0..n-1 of `order` what they keep for backward (bytes at the
-// profile batch, as profile.json lists them). Throws std::invalid_argument when the count is not
-// the profile's layers or a size is negative.
-void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes);
+// Gives the layers at positions 0..n-1 of `order` what they keep for backward and, where given,
+// what their I holds until W (bytes at the profile batch, as profile.json lists them). Throws
+// std::invalid_argument when a count is not the profile's layers or a size is negative.
+void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes,
+                      const std::vector<double>& weight_pending = {});
 
 // From an already pruned graph (planner::prune_inputs_and_getitem_sinks).
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch);

@@ -28,18 +28,32 @@ RankMemory stage_states(const LayerCosts& costs, const PipelineStage& stage, int
                       std::max<double>(1, double(stage.ranks.size())), zero_stage);
 }
 
-// The most bytes of activations a position's actions hold at once: a forward adds its stage's
-// micro-batch, the backward (or W after I) releases it.
+// What a stage's micro-batch holds: from its forward until its backward (or W), and from its I
+// until its W on top.
+struct MicroBatchBytes {
+  double stored = 0;
+  double weight_pending = 0;
+};
+
+// The most bytes of activations a position's actions hold at once.
 double peak_live_bytes(const std::vector<runtime::PipelineAction>& actions,
-                       const std::vector<double>& micro_batch_bytes) {
+                       const std::vector<MicroBatchBytes>& micro_batch_bytes) {
   using Kind = runtime::PipelineAction::Kind;
   double live = 0, peak = 0;
   for (const auto& action : actions) {
-    const double bytes = micro_batch_bytes.at(static_cast<size_t>(action.stage));
-    if (action.kind == Kind::kForward) peak = std::max(peak, live += bytes);
-    if (action.kind == Kind::kBackward || action.kind == Kind::kBackwardWeight) live -= bytes;
+    const MicroBatchBytes& bytes = micro_batch_bytes.at(static_cast<size_t>(action.stage));
+    if (action.kind == Kind::kForward) peak = std::max(peak, live += bytes.stored);
+    if (action.kind == Kind::kBackwardInput) peak = std::max(peak, live += bytes.weight_pending);
+    if (action.kind == Kind::kBackward) live -= bytes.stored;
+    if (action.kind == Kind::kBackwardWeight) live -= bytes.stored + bytes.weight_pending;
   }
   return peak;
+}
+
+double layers_bytes(const std::vector<double>& per_layer, const std::vector<int>& layers) {
+  double bytes = 0;
+  for (const int layer : layers) bytes += per_layer.at(layer);
+  return bytes;
 }
 
 }  // namespace
@@ -47,9 +61,7 @@ double peak_live_bytes(const std::vector<runtime::PipelineAction>& actions,
 std::optional<double> stored_activations(const LayerCosts& costs, const std::vector<int>& layers,
                                          double samples) {
   if (costs.stored_bytes.empty()) return std::nullopt;
-  double bytes = 0;
-  for (const int layer : layers) bytes += costs.stored_bytes.at(layer);
-  return bytes * samples / costs.profile_batch;
+  return layers_bytes(costs.stored_bytes, layers) * samples / costs.profile_batch;
 }
 
 RankMemory sharded_over(RankMemory held, double replicas, int zero_stage) {
@@ -68,13 +80,18 @@ RankMemory replicated_memory(const LayerCosts& costs, double samples) {
 RankMemory pipeline_memory(const LayerCosts& costs, const PipelineSystem& system, int zero_stage) {
   const runtime::ScheduleTable table = pipeline_schedule_of(system);
   const std::vector<int> positions = stage_positions(system);
-  std::vector<double> micro_batch_bytes;
+  std::vector<MicroBatchBytes> micro_batch_bytes;
   std::vector<RankMemory> held(table.actions.size());
   for (size_t s = 0; s < system.stages.size(); ++s) {
     const PipelineStage& stage = system.stages[s];
     const double replicas = std::max<double>(1, double(stage.ranks.size()));
     const double samples = system.global_batch / system.micro_batches / replicas;
-    micro_batch_bytes.push_back(stored_activations(costs, stage.layers, samples).value_or(0));
+    const double pending = costs.weight_pending_bytes.empty()
+                               ? 0.0
+                               : layers_bytes(costs.weight_pending_bytes, stage.layers) * samples /
+                                     costs.profile_batch;
+    micro_batch_bytes.push_back(
+        {stored_activations(costs, stage.layers, samples).value_or(0), pending});
     const RankMemory states = stage_states(costs, stage, zero_stage);
     RankMemory& sum = held.at(static_cast<size_t>(positions[s]));
     sum.parameter_bytes += states.parameter_bytes;

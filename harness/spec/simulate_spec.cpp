@@ -119,13 +119,14 @@ void read_backward_split(const json& doc, ModelSettings& m) {
   }
 }
 
-// profile.json's layers' stored_bytes, or none where a layer lacks it.
-std::vector<double> read_stored_bytes(const json& doc) {
+// profile.json's layers' `key` (stored_bytes, weight_pending_bytes), or none where a layer
+// lacks it.
+std::vector<double> read_layer_bytes(const json& doc, const char* key) {
   std::vector<double> bytes;
   if (!doc.contains("layers")) return bytes;
   for (const json& layer : doc.at("layers")) {
-    if (!layer.contains("stored_bytes")) return {};
-    bytes.push_back(layer.at("stored_bytes").get<double>());
+    if (!layer.contains(key)) return {};
+    bytes.push_back(layer.at(key).get<double>());
   }
   return bytes;
 }
@@ -157,7 +158,10 @@ ProfileReading read_profile_json(ModelSettings& m) {
     reading.step_ms = doc.at("whole_model").at("step").at("median_ms").get<double>();
     reading.after_idle = read_after_idle(doc);
     read_backward_split(doc, m);
-    m.stored_bytes = read_stored_bytes(doc);
+    m.stored_bytes = read_layer_bytes(doc, "stored_bytes");
+    if (!m.stored_bytes.empty()) {
+      m.weight_pending_bytes = read_layer_bytes(doc, "weight_pending_bytes");
+    }
   } catch (const std::exception&) {
     // an older profile without a step or after-idle timings, or not one of ours
   }

@@ -61,6 +61,9 @@ struct ModelSettings {
   // counts it (`harness profile estimate`'s layers' stored_bytes); empty: not known, and the
   // systems' memory_per_rank counts no activations.
   std::vector<double> stored_bytes;
+  // What each chain layer's I holds until its W (profile.json's weight_pending_bytes, `harness
+  // profile layers --split-backward`); empty: none counted.
+  std::vector<double> weight_pending_bytes;
 };
 
 struct ClusterSettings {

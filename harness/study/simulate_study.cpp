@@ -153,7 +153,9 @@ sim::LayerCosts load_costs(const ModelSettings& m) {
     if (!m.backward_input_ms.empty()) {
       sim::add_backward_split(costs, m.backward_input_ms, m.backward_weight_ms);
     }
-    if (!m.stored_bytes.empty()) sim::add_stored_bytes(costs, m.stored_bytes);
+    if (!m.stored_bytes.empty()) {
+      sim::add_stored_bytes(costs, m.stored_bytes, m.weight_pending_bytes);
+    }
   } catch (const std::invalid_argument& e) {
     throw InputError((fs::path(m.profile).parent_path() / "profile.json").string() + ": " +
                      e.what());

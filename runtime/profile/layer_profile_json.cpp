@@ -46,6 +46,7 @@ json layer_profile_json(const runtime::LayerProfileResult& result) {
     if (l.backward_input) layer["backward_input"] = timing_stats_json(*l.backward_input);
     if (l.backward_weight) layer["backward_weight"] = timing_stats_json(*l.backward_weight);
     if (l.stored_bytes) layer["stored_bytes"] = *l.stored_bytes;
+    if (l.weight_pending_bytes) layer["weight_pending_bytes"] = *l.weight_pending_bytes;
     layers.push_back(std::move(layer));
   }
   json doc = {{"model", result.model},
@@ -100,6 +101,9 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
     timing.activation_bytes = l.at("activation_bytes").get<int64_t>();
     timing.parameter_bytes = l.at("parameter_bytes").get<int64_t>();
     if (l.contains("stored_bytes")) timing.stored_bytes = l.at("stored_bytes").get<int64_t>();
+    if (l.contains("weight_pending_bytes")) {
+      timing.weight_pending_bytes = l.at("weight_pending_bytes").get<int64_t>();
+    }
     result.layers.push_back(timing);
   }
   const json& whole = doc.at("whole_model");

@@ -247,6 +247,7 @@ struct LayerRun {
   std::vector<double> input_ms, weight_ms;  // the split backward's I and W, where timed
   int64_t activation_bytes = 0;
   int64_t stored_bytes = 0;
+  std::optional<int64_t> weight_pending_bytes;  // where the backward is split
 };
 
 // The layer's output on `input`, and the bytes its forward left allocated while the output and
@@ -263,8 +264,32 @@ std::pair<torch::Tensor, int64_t> forward_holding(ChainLayer& layer, const torch
   return {output, tracker->current()};
 }
 
+// What the layer's I leaves allocated until its W, on a fresh forward (counted apart from the
+// timed passes): the incoming gradients WeightPass captures for W; 0 where the pass does not
+// split (no weights, or an input without a gradient: its backward is all W).
+int64_t weight_pending_bytes(ChainLayer& layer, const LayerRun& run) {
+  const torch::Tensor output = layer.forward(run.input);
+  const bool has_weights = std::any_of(layer.parameters.begin(), layer.parameters.end(),
+                                       [](const torch::Tensor& p) { return p.requires_grad(); });
+  if (!has_weights || !output.requires_grad() || !run.input.requires_grad()) return 0;
+  WeightPass pass(output, run.input, layer.parameters);
+  auto tracker = std::make_shared<AllocationTracker>(c10::DeviceType::CPU);
+  {
+    const c10::DebugInfoGuard track(c10::DebugInfoKind::PROFILER_STATE, tracker);
+    pass.arm(true);
+    torch::autograd::grad({output}, {run.input}, {torch::randn_like(output)},
+                          /*retain_graph=*/true, /*create_graph=*/false, /*allow_unused=*/true);
+    pass.arm(false);
+  }
+  pass.run();
+  return tracker->current();
+}
+
+// Each layer of first..last on the previous one's output: its input, what it holds (and, where
+// the backward is split, what its I holds until W).
 std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vector<bool>& trainable,
-                                 const torch::Tensor& range_input, int first, int last) {
+                                 const torch::Tensor& range_input, int first, int last,
+                                 bool split_backward) {
   std::vector<LayerRun> runs;
   torch::Tensor activation = range_input;
   for (int i = first; i <= last; ++i) {
@@ -275,6 +300,7 @@ std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vect
     activation = output.detach();
     run.activation_bytes = static_cast<int64_t>(activation.nbytes());
     run.stored_bytes = held;
+    if (split_backward) run.weight_pending_bytes = weight_pending_bytes(chain[i], run);
     runs.push_back(std::move(run));
   }
   return runs;
@@ -463,6 +489,7 @@ LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
   }
   timing.activation_bytes = run.activation_bytes;
   timing.stored_bytes = run.stored_bytes;
+  timing.weight_pending_bytes = run.weight_pending_bytes;
   for (const auto& p : layer.parameters) timing.parameter_bytes += static_cast<int64_t>(p.nbytes());
   return timing;
 }
@@ -502,7 +529,8 @@ LayerProfileResult profile_layers(const LayerProfileRequest& request) {
   RangeTraining training(chain, first, last, range_input, request.optimizer);
   std::vector<double> whole_forward, whole_backward, whole_step;
 
-  std::vector<LayerRun> runs = layer_runs(chain, trainable, range_input, first, last);
+  std::vector<LayerRun> runs =
+      layer_runs(chain, trainable, range_input, first, last, request.split_backward);
 
   // Repetitions run round-robin: each one times the range's training step (forward with the
   // loss where the range ends the model, backward, zeroing the gradients and the SGD step),

@@ -101,6 +101,10 @@ struct LayerTiming {
   // allocated, measured by the allocator (`harness profile estimate` counts them); unset in a
   // profile.json of before.
   std::optional<int64_t> stored_bytes;
+  // Where the backward was split: what its I leaves allocated until W, beyond stored_bytes (the
+  // gradients W reads: its weight nodes' incoming ones), by the allocator; 0 for a layer whose
+  // backward is all I or all W.
+  std::optional<int64_t> weight_pending_bytes;
 };
 
 struct LayerProfileResult {

@@ -66,10 +66,28 @@ TEST(RankMemory, APipelinesFullestPositionHoldsWhatItsScheduleKeepsInFlight) {
   EXPECT_DOUBLE_EQ(zero1.optimizer_state_bytes, 2 * kMB);
 }
 
+// ZB-H1 over the two stages (its action lists: stage 0 F0 F1 I0 W0 F2 I1 W1 F3 I2 W2 I3 W3,
+// stage 1 F0 I0 F1 I1 W0 F2 I2 W1 F3 I3 W2 W3) with each layer's I holding half its stored
+// bytes until W: stage 1 keeps 14 MB a micro-batch from F and 7 more from I. After F1 and I1
+// it holds micro-batches 0 and 1 whole: 42 MB; without what I holds, 28.
+TEST(RankMemory, AZeroBubbleStageHoldsWhatItsIKeepsUntilW) {
+  LayerCosts costs = testing::chain(4, 1e-3, 2e-3, 0, kMB);
+  add_stored_bytes(costs, {1 * kMB, 2 * kMB, 3 * kMB, 4 * kMB},
+                   {0.5 * kMB, 1 * kMB, 1.5 * kMB, 2 * kMB});
+  const PipelineSystem zb = two_stages(PipelineSchedule::kZbH1, 1);
+  EXPECT_DOUBLE_EQ(pipeline_memory(costs, zb, 0).activation_bytes.value(), 42 * kMB);
+  EXPECT_DOUBLE_EQ(pipeline_memory(kept_costs(), zb, 0).activation_bytes.value(), 28 * kMB);
+  // 1F1B has no I: what an I would hold changes nothing.
+  EXPECT_DOUBLE_EQ(
+      pipeline_memory(costs, two_stages(PipelineSchedule::kDapple, 1), 0).activation_bytes.value(),
+      14 * kMB);
+}
+
 TEST(RankMemory, StoredBytesCoverEveryLayer) {
   LayerCosts costs = testing::chain(4, 1e-3, 2e-3, 0, kMB);
   EXPECT_THROW(add_stored_bytes(costs, {1, 2, 3}), std::invalid_argument);
   EXPECT_THROW(add_stored_bytes(costs, {1, 2, 3, -4}), std::invalid_argument);
+  EXPECT_THROW(add_stored_bytes(costs, {1, 2, 3, 4}, {1, 2}), std::invalid_argument);
 }
 
 }  // namespace

@@ -75,6 +75,19 @@ TEST(LayerProfiler, CountsWhatEachLayersForwardHoldsForItsBackward) {
   EXPECT_NEAR(recomputed / unit, 2, 0.05);
 }
 
+// Split as zero-bubble stages split it, a layer's I holds until W the gradients W reads: a
+// Linear's, its output's gradient; nothing for a layer without weights or for the first Linear,
+// whose input takes no gradient (its backward is all W). Unsplit, nothing is counted.
+TEST(LayerProfiler, CountsWhatEachLayersIHoldsUntilW) {
+  auto request = mlp_request(0, 5);
+  EXPECT_FALSE(runtime::profile_layers(request).layers[3].weight_pending_bytes.has_value());
+  request.split_backward = true;
+  const auto result = runtime::profile_layers(request);
+  std::vector<int64_t> pending;
+  for (const auto& layer : result.layers) pending.push_back(layer.weight_pending_bytes.value());
+  EXPECT_EQ(pending, (std::vector<int64_t>{0, 0, 0, 4 * 256 * 4, 0, 4 * 3 * 4}));
+}
+
 TEST(LayerProfiler, TheModelsInputNeedsNoGradient) {
   const auto result = runtime::profile_layers(mlp_request(0, 2));
   ASSERT_EQ(result.layers.size(), 3u);
