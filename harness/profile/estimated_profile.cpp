@@ -94,6 +94,7 @@ runtime::LayerTiming estimated_timing(const runtime::LayerWork& w, double elemen
   t.activation_bytes = static_cast<int64_t>(double(w.output_elements) * element_bytes);
   t.parameter_bytes = static_cast<int64_t>(double(w.parameters) * kParameterBytes);
   t.stored_bytes = static_cast<int64_t>(recomputed ? w.recomputed_bytes : w.stored_bytes);
+  t.weight_pending_bytes = static_cast<int64_t>(w.weight_pending_bytes);
   return t;
 }
 

@@ -35,6 +35,8 @@ LayerWork block_work(const LlamaDimensions& d, double batch, const LlamaSplit& s
   const double kept = 2 * h / shard + 2 * h + (2 * h + 2 * kv_width + 4 * f) / t;
   w.stored_bytes = rows * kept * element;
   w.recomputed_bytes = rows * h / shard * element;
+  w.weight_pending_bytes =
+      rows * ((h + 2 * kv_width + 2 * f) / t + 2 * h + 2 * h / shard) * element;
   w.parameters =
       (2 * d.width * d.width + 2 * d.width * int64_t(kv_width) + 3 * d.width * d.feed_forward) /
           split.tensor +
@@ -99,7 +101,8 @@ std::vector<LayerWork> llama_layer_work(const LlamaDimensions& d, int64_t batch,
   norm.forward_bytes = rows * 2 * h * element / double(split.sequence_parallel ? split.tensor : 1);
   norm.parameters = d.width;
   norm.output_elements = int64_t(rows) * d.width;
-  norm.stored_bytes = norm.forward_bytes / 2;  // its input
+  norm.stored_bytes = norm.forward_bytes / 2;     // its input
+  norm.weight_pending_bytes = norm.stored_bytes;  // its output's gradient
   chain.push_back(named(norm, "norm", "RMSNorm"));
   LayerWork head;  // the projection onto the vocabulary, and the loss over its logits
   head.forward_flops = 2 * rows * h * double(vocab);
@@ -107,6 +110,7 @@ std::vector<LayerWork> llama_layer_work(const LlamaDimensions& d, int64_t batch,
   head.parameters = vocab * d.width;
   head.output_elements = int64_t(rows) * vocab;
   head.stored_bytes = rows * (h * element + double(vocab) * kLogitBytes);
+  head.weight_pending_bytes = rows * double(vocab) * kLogitBytes;
   chain.push_back(named(head, "lm_head", "Linear"));
   return chain;
 }

@@ -49,6 +49,11 @@ struct LayerWork {
   // it recomputes in backward (full activation checkpointing: its input alone).
   double stored_bytes = 0;
   double recomputed_bytes = 0;
+  // What a zero-bubble stage's I leaves for its W: the gradient of each weighted operator's
+  // output (a block's q, k, v, gate and up on its heads' share, o's and down's whole, the norms'
+  // on token shards under sequence parallelism; the head's float32 logits'); the embedding's
+  // backward is all W.
+  double weight_pending_bytes = 0;
 };
 
 // What stops `tensor` ranks from splitting the decoder (the heads, key/value heads or

@@ -44,6 +44,13 @@ TEST(EstimatedProfile, LayerTimesByHand) {
   EXPECT_EQ(profile.layers[1].stored_bytes, 4 * (32 + 16 + 8 + 64) * 2);
   EXPECT_EQ(profile.layers[2].stored_bytes, 4 * 8 * 2);
   EXPECT_EQ(profile.layers[3].stored_bytes, 4 * (8 * 2 + 10 * 4));
+  // From a zero-bubble I until its W, the gradients of the weighted operators' outputs: the
+  // block's q (8), k and v (4 each), o (8), gate and up (16 each), down (8) and its two norms
+  // (8 each); the norm its output's; the head its float32 logits'; the embedding none.
+  EXPECT_EQ(profile.layers[0].weight_pending_bytes, 0);
+  EXPECT_EQ(profile.layers[1].weight_pending_bytes, 4 * 80 * 2);
+  EXPECT_EQ(profile.layers[2].weight_pending_bytes, 4 * 8 * 2);
+  EXPECT_EQ(profile.layers[3].weight_pending_bytes, 4 * 10 * 4);
   // AdamW's step: 80 + 592 + 8 + 80 parameters, 32 bytes each.
   EXPECT_DOUBLE_EQ(profile.whole_step.median_ms, 760 * 32);
   EXPECT_DOUBLE_EQ(profile.whole_forward.median_ms, 128 + 5.12 + 1408 + 128 + 0.64 + 320);

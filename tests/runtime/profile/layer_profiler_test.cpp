@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/ports.h"
+#include "runtime/models/llama_work.h"
 
 namespace {
 
@@ -86,6 +87,33 @@ TEST(LayerProfiler, CountsWhatEachLayersIHoldsUntilW) {
   std::vector<int64_t> pending;
   for (const auto& layer : result.layers) pending.push_back(layer.weight_pending_bytes.value());
   EXPECT_EQ(pending, (std::vector<int64_t>{0, 0, 0, 4 * 256 * 4, 0, 4 * 3 * 4}));
+}
+
+// `harness profile estimate`'s count of what an I holds until W (runtime/models/llama_work.h) is
+// what the zoo's llama holds, measured: a block's and the norm's at twice the count's 16-bit
+// bytes (the zoo runs in float32), the head's float32 logits' gradient as counted.
+TEST(LayerProfiler, WhatAnIHoldsIsWhatTheEstimateCounts) {
+  runtime::LayerProfileRequest request;
+  request.model = "llama";
+  request.depth = 2;
+  request.width = 64;
+  request.decoder = {4, 2, 50};
+  request.input_shape = {16};
+  request.batch = 2;
+  request.repetitions = 1;
+  request.warmup = 0;
+  request.split_backward = true;
+  const auto measured = runtime::profile_layers(request).layers;
+  const runtime::LlamaDimensions dims{2, 64, 4, 2, runtime::llama_feed_forward_width(64), 50, 16};
+  const auto counted = runtime::llama_layer_work(dims, 2, {});
+  ASSERT_EQ(measured.size(), counted.size());
+  EXPECT_EQ(measured[0].weight_pending_bytes.value(), 0);
+  EXPECT_DOUBLE_EQ(double(measured[1].weight_pending_bytes.value()),
+                   2 * counted[1].weight_pending_bytes);
+  EXPECT_DOUBLE_EQ(double(measured[3].weight_pending_bytes.value()),
+                   2 * counted[3].weight_pending_bytes);
+  EXPECT_DOUBLE_EQ(double(measured[4].weight_pending_bytes.value()),
+                   counted[4].weight_pending_bytes);
 }
 
 TEST(LayerProfiler, TheModelsInputNeedsNoGradient) {
