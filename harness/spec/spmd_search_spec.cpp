@@ -1,6 +1,6 @@
 #include "harness/spec/spmd_search_spec.h"
 
-#include <algorithm>
+#include <stdexcept>
 
 #include "common/input_error.h"
 #include "common/limits.h"
@@ -86,10 +86,17 @@ SearchTimeFigure read_search_time(const YAML::Node& node, const std::string& pat
   figure.model = read_searched_model(reader.child("model"), path + ".model", origin);
   figure.depths = reader.get_int_list("depths", std::vector<long long>{}, 1);
   figure.ranks = reader.get_int_list("ranks", std::vector<long long>{}, 1);
+  // Each depth as the zoo would build it (a mixture every moe_every blocks needs as many).
+  const ModelConfig& model = figure.model.model;
   for (long long depth : figure.depths) {
-    if (depth > kMaxModelDepth) {
+    try {
+      runtime::check_model_options(
+          model.name, std::vector<int64_t>(model.input_shape.begin(), model.input_shape.end()),
+          depth, model.width, model.moe, model.decoder);
+    } catch (const std::invalid_argument& e) {
       reader.report(reader.child("depths"), "depths",
-                    "every entry must be <= " + std::to_string(kMaxModelDepth));
+                    "depth " + std::to_string(depth) + ": " + e.what());
+      break;
     }
   }
   for (long long ranks : figure.ranks) {

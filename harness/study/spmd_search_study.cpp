@@ -1,6 +1,5 @@
 #include "harness/study/spmd_search_study.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -12,6 +11,7 @@
 #include "harness/study/spmd_search_run.h"
 #include "planner/report/spmd_report.h"
 #include "planner/spmd/noise_study.h"
+#include "runtime/models/model_catalog.h"
 
 namespace harness {
 namespace {
@@ -73,7 +73,8 @@ std::vector<NoiseRow> run_noise_table(const SpmdSearchSpec& spec, const NoiseTab
 }
 
 SearchTimePoint time_search(const SpmdSearchSpec& spec, SearchedModel model, long long repeats) {
-  SearchTimePoint point{model.model.depth, model.ranks, 0, 0, {}};
+  SearchTimePoint point{
+      runtime::transformer_depth(model.model.name, model.model.depth), model.ranks, 0, 0, {}};
   for (long long k = 0; k < repeats; ++k) {
     const SpmdSearch search = search_model(model, spec);
     point.operators = search.graph.operators.size();

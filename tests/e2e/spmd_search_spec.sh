@@ -130,6 +130,8 @@ refused "spmd_search: give noise (Table IV), search_time (Figure 12) or both" "$
   --set 'spmd_search={comm: x, gflops: 1}'
 refused "spmd_search.search_time.model: llama heads must divide the width 64" "$S" \
   --set 'spmd_search.search_time.model={label: m, name: llama, width: 64, heads: 3, global_batch: 4, ranks: 2}'
+refused "spmd_search.search_time.depths: depth 2000: bert_moe depth is at most 1024" "$S" \
+  --set 'spmd_search.search_time.depths=[4, 2000]'
 spec "$SCRATCH/bad.yaml" "quik: {}"
 refused "bad.yaml:22:1: unknown key 'quik' (did you mean 'quick'?)" "$SCRATCH/bad.yaml"
 
