@@ -31,6 +31,20 @@ runtime::LayerProfileRequest mlp_request(int first, int last) {
   return request;
 }
 
+// llama: 2 blocks of width 64 over 16 tokens, 2 samples, timed once.
+runtime::LayerProfileRequest small_llama_request(runtime::DecoderShape decoder) {
+  runtime::LayerProfileRequest request;
+  request.model = "llama";
+  request.depth = 2;
+  request.width = 64;
+  request.decoder = decoder;
+  request.input_shape = {16};
+  request.batch = 2;
+  request.repetitions = 1;
+  request.warmup = 0;
+  return request;
+}
+
 TEST(LayerProfiler, ARangeTimesItsLayersOnly) {
   const auto result = runtime::profile_layers(mlp_request(3, 5));
   EXPECT_EQ(result.first_layer, 3);
@@ -93,15 +107,7 @@ TEST(LayerProfiler, CountsWhatEachLayersIHoldsUntilW) {
 // what the zoo's llama holds, measured: a block's and the norm's at twice the count's 16-bit
 // bytes (the zoo runs in float32), the head's float32 logits' gradient as counted.
 TEST(LayerProfiler, WhatAnIHoldsIsWhatTheEstimateCounts) {
-  runtime::LayerProfileRequest request;
-  request.model = "llama";
-  request.depth = 2;
-  request.width = 64;
-  request.decoder = {4, 2, 50};
-  request.input_shape = {16};
-  request.batch = 2;
-  request.repetitions = 1;
-  request.warmup = 0;
+  runtime::LayerProfileRequest request = small_llama_request({4, 2, 50});
   request.split_backward = true;
   const auto measured = runtime::profile_layers(request).layers;
   const runtime::LlamaDimensions dims{2, 64, 4, 2, runtime::llama_feed_forward_width(64), 50, 16};
@@ -201,15 +207,7 @@ TEST(LayerProfiler, AfterIdleTimesTheRangeAfterEachGap) {
 // result; a model without blocks and a split backward (the zero-bubble schedules recompute
 // nothing) are refused.
 TEST(LayerProfiler, RecomputationIsRecordedAndRefusedWhereNothingRecomputes) {
-  runtime::LayerProfileRequest request;
-  request.model = "llama";
-  request.depth = 2;
-  request.width = 64;
-  request.decoder = {2, 2, 50};
-  request.input_shape = {16};
-  request.batch = 2;
-  request.repetitions = 1;
-  request.warmup = 0;
+  runtime::LayerProfileRequest request = small_llama_request({2, 2, 50});
   for (const std::string how : {"full", "selective"}) {
     request.activation_checkpointing = how;
     request.recompute_every = how == "full" ? 2 : 1;
