@@ -94,13 +94,13 @@ std::vector<double> bytes_by_layer(const LayerCosts& costs, const std::vector<do
 
 }  // namespace
 
-void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes,
-                      const std::vector<double>& weight_pending) {
-  costs.stored_bytes = bytes_by_layer(costs, bytes, "stored bytes");
-  costs.weight_pending_bytes.clear();
-  if (!weight_pending.empty()) {
-    costs.weight_pending_bytes = bytes_by_layer(costs, weight_pending, "weight pending bytes");
-  }
+void add_held_bytes(LayerCosts& costs, const LayerHeldBytes& held) {
+  costs.stored_bytes = bytes_by_layer(costs, held.stored, "stored bytes");
+  const auto optional = [&](const std::vector<double>& bytes, const char* what) {
+    return bytes.empty() ? std::vector<double>{} : bytes_by_layer(costs, bytes, what);
+  };
+  costs.weight_pending_bytes = optional(held.weight_pending, "weight pending bytes");
+  costs.backward_working_bytes = optional(held.backward_working, "backward working bytes");
 }
 
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch) {

@@ -33,6 +33,9 @@ struct LayerCosts {
   // What each layer's I leaves allocated until its W beyond stored_bytes (the gradients W reads),
   // at the profile batch, where the profile split the backward; empty: none counted.
   std::vector<double> weight_pending_bytes;
+  // The most each layer's backward allocates above what it starts with (its gradients'
+  // working memory), at the profile batch; empty: not counted.
+  std::vector<double> backward_working_bytes;
 
   int size() const { return static_cast<int>(ids.size()); }
   double total_forward_s() const;
@@ -56,11 +59,17 @@ void add_after_idle(LayerCosts& costs, int first, int last, AfterIdleCurve curve
 void add_backward_split(LayerCosts& costs, const std::vector<double>& input_ms,
                         const std::vector<double>& weight_ms);
 
-// Gives the layers at positions 0..n-1 of `order` what they keep for backward and, where given,
-// what their I holds until W (bytes at the profile batch, as profile.json lists them). Throws
-// std::invalid_argument when a count is not the profile's layers or a size is negative.
-void add_stored_bytes(LayerCosts& costs, const std::vector<double>& bytes,
-                      const std::vector<double>& weight_pending = {});
+// What each layer holds, bytes at the profile batch in profile.json's order (positions 0..n-1
+// of `order`); weight_pending and backward_working may be empty (not counted).
+struct LayerHeldBytes {
+  std::vector<double> stored;            // from its forward until its backward (or W)
+  std::vector<double> weight_pending;    // from its I until its W, beyond `stored`
+  std::vector<double> backward_working;  // the most its backward allocates above its start
+};
+
+// Gives the layers what they hold. Throws std::invalid_argument when a count is not the
+// profile's layers or a size is negative.
+void add_held_bytes(LayerCosts& costs, const LayerHeldBytes& held);
 
 // From an already pruned graph (planner::prune_inputs_and_getitem_sinks).
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch);

@@ -28,11 +28,12 @@ RankMemory stage_states(const LayerCosts& costs, const PipelineStage& stage, int
                       std::max<double>(1, double(stage.ranks.size())), zero_stage);
 }
 
-// What a stage's micro-batch holds: from its forward until its backward (or W), and from its I
-// until its W on top.
+// What a stage's micro-batch holds: from its forward until its backward (or W), from its I until
+// its W on top, and while a backward part (B, I or W) runs, that part's working memory.
 struct MicroBatchBytes {
   double stored = 0;
   double weight_pending = 0;
+  double backward_working = 0;
 };
 
 // The most bytes of activations a position's actions hold at once.
@@ -42,6 +43,9 @@ double peak_live_bytes(const std::vector<runtime::PipelineAction>& actions,
   double live = 0, peak = 0;
   for (const auto& action : actions) {
     const MicroBatchBytes& bytes = micro_batch_bytes.at(static_cast<size_t>(action.stage));
+    const bool backward = action.kind == Kind::kBackward || action.kind == Kind::kBackwardInput ||
+                          action.kind == Kind::kBackwardWeight;
+    if (backward) peak = std::max(peak, live + bytes.backward_working);
     if (action.kind == Kind::kForward) peak = std::max(peak, live += bytes.stored);
     if (action.kind == Kind::kBackwardInput) peak = std::max(peak, live += bytes.weight_pending);
     if (action.kind == Kind::kBackward) live -= bytes.stored;
@@ -50,10 +54,16 @@ double peak_live_bytes(const std::vector<runtime::PipelineAction>& actions,
   return peak;
 }
 
-double layers_bytes(const std::vector<double>& per_layer, const std::vector<int>& layers) {
+// The layers' sum (or their largest, for working memory that one layer at a time uses) of
+// `per_layer` at `samples`; 0 where the profile does not count it.
+double layers_bytes(const LayerCosts& costs, const std::vector<double>& per_layer,
+                    const std::vector<int>& layers, double samples, bool largest = false) {
   double bytes = 0;
-  for (const int layer : layers) bytes += per_layer.at(layer);
-  return bytes;
+  for (const int layer : layers) {
+    if (per_layer.empty()) break;
+    bytes = largest ? std::max(bytes, per_layer.at(layer)) : bytes + per_layer.at(layer);
+  }
+  return bytes * samples / costs.profile_batch;
 }
 
 }  // namespace
@@ -61,7 +71,7 @@ double layers_bytes(const std::vector<double>& per_layer, const std::vector<int>
 std::optional<double> stored_activations(const LayerCosts& costs, const std::vector<int>& layers,
                                          double samples) {
   if (costs.stored_bytes.empty()) return std::nullopt;
-  return layers_bytes(costs.stored_bytes, layers) * samples / costs.profile_batch;
+  return layers_bytes(costs, costs.stored_bytes, layers, samples);
 }
 
 RankMemory sharded_over(RankMemory held, double replicas, int zero_stage) {
@@ -86,12 +96,10 @@ RankMemory pipeline_memory(const LayerCosts& costs, const PipelineSystem& system
     const PipelineStage& stage = system.stages[s];
     const double replicas = std::max<double>(1, double(stage.ranks.size()));
     const double samples = system.global_batch / system.micro_batches / replicas;
-    const double pending = costs.weight_pending_bytes.empty()
-                               ? 0.0
-                               : layers_bytes(costs.weight_pending_bytes, stage.layers) * samples /
-                                     costs.profile_batch;
     micro_batch_bytes.push_back(
-        {stored_activations(costs, stage.layers, samples).value_or(0), pending});
+        {layers_bytes(costs, costs.stored_bytes, stage.layers, samples),
+         layers_bytes(costs, costs.weight_pending_bytes, stage.layers, samples),
+         layers_bytes(costs, costs.backward_working_bytes, stage.layers, samples, true)});
     const RankMemory states = stage_states(costs, stage, zero_stage);
     RankMemory& sum = held.at(static_cast<size_t>(positions[s]));
     sum.parameter_bytes += states.parameter_bytes;

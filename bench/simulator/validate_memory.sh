@@ -4,7 +4,8 @@
 # 500-token vocabulary, so that no large gradient is allocated inside an iteration) under every
 # schedule at 4 ranks, each rank's peak of memory allocated above its iteration's start
 # (pipeline_rank<r>.json's peak_allocated_bytes), against a simulation of the same stages from
-# a layer profile of one micro-batch, whose stored_bytes the profiler counts by the allocator:
+# a layer profile of one micro-batch, whose stored_bytes, weight_pending_bytes (--split-backward)
+# and backward_working_bytes the profiler counts by the allocator:
 # the simulated fullest position's activations (config.json's memory_per_rank.activation_bytes)
 # beside the fullest rank's measured peak. Memory does not depend on the machine's speed, so one
 # run is enough.

@@ -161,6 +161,7 @@ ProfileReading read_profile_json(ModelSettings& m) {
     m.stored_bytes = read_layer_bytes(doc, "stored_bytes");
     if (!m.stored_bytes.empty()) {
       m.weight_pending_bytes = read_layer_bytes(doc, "weight_pending_bytes");
+      m.backward_working_bytes = read_layer_bytes(doc, "backward_working_bytes");
     }
   } catch (const std::exception&) {
     // an older profile without a step or after-idle timings, or not one of ours

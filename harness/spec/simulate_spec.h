@@ -64,6 +64,9 @@ struct ModelSettings {
   // What each chain layer's I holds until its W (profile.json's weight_pending_bytes, `harness
   // profile layers --split-backward`); empty: none counted.
   std::vector<double> weight_pending_bytes;
+  // The most each chain layer's backward allocates above its start (profile.json's
+  // backward_working_bytes); empty: not counted.
+  std::vector<double> backward_working_bytes;
 };
 
 struct ClusterSettings {

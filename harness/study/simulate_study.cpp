@@ -154,7 +154,8 @@ sim::LayerCosts load_costs(const ModelSettings& m) {
       sim::add_backward_split(costs, m.backward_input_ms, m.backward_weight_ms);
     }
     if (!m.stored_bytes.empty()) {
-      sim::add_stored_bytes(costs, m.stored_bytes, m.weight_pending_bytes);
+      sim::add_held_bytes(costs,
+                          {m.stored_bytes, m.weight_pending_bytes, m.backward_working_bytes});
     }
   } catch (const std::invalid_argument& e) {
     throw InputError((fs::path(m.profile).parent_path() / "profile.json").string() + ": " +

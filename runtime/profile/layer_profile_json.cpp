@@ -47,6 +47,7 @@ json layer_profile_json(const runtime::LayerProfileResult& result) {
     if (l.backward_weight) layer["backward_weight"] = timing_stats_json(*l.backward_weight);
     if (l.stored_bytes) layer["stored_bytes"] = *l.stored_bytes;
     if (l.weight_pending_bytes) layer["weight_pending_bytes"] = *l.weight_pending_bytes;
+    if (l.backward_working_bytes) layer["backward_working_bytes"] = *l.backward_working_bytes;
     layers.push_back(std::move(layer));
   }
   json doc = {{"model", result.model},
@@ -103,6 +104,9 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
     if (l.contains("stored_bytes")) timing.stored_bytes = l.at("stored_bytes").get<int64_t>();
     if (l.contains("weight_pending_bytes")) {
       timing.weight_pending_bytes = l.at("weight_pending_bytes").get<int64_t>();
+    }
+    if (l.contains("backward_working_bytes")) {
+      timing.backward_working_bytes = l.at("backward_working_bytes").get<int64_t>();
     }
     result.layers.push_back(timing);
   }

@@ -248,6 +248,7 @@ struct LayerRun {
   int64_t activation_bytes = 0;
   int64_t stored_bytes = 0;
   std::optional<int64_t> weight_pending_bytes;  // where the backward is split
+  int64_t backward_working_bytes = 0;
 };
 
 // The layer's output on `input`, and the bytes its forward left allocated while the output and
@@ -287,6 +288,26 @@ int64_t weight_pending_bytes(ChainLayer& layer, const LayerRun& run) {
 
 // Each layer of first..last on the previous one's output: its input, what it holds (and, where
 // the backward is split, what its I holds until W).
+// The most the layer's backward allocates above what it starts with, .grad already held (as in
+// every backward after a step's first): its intermediate gradients, its weights' before they are
+// accumulated, its input's. Everything the tracker sees freed it saw allocated.
+int64_t backward_working_bytes(ChainLayer& layer, const torch::Tensor& input) {
+  const torch::Tensor first = layer.forward(input);
+  if (!first.requires_grad()) return 0;
+  const torch::Tensor grad_output = torch::randn_like(first);
+  layer_backward(first, grad_output, input, layer.parameters);  // allocates .grad
+  if (input.requires_grad()) input.mutable_grad().reset();
+  auto tracker = std::make_shared<AllocationTracker>(c10::DeviceType::CPU);
+  torch::Tensor output;  // outlives the tracking, so that its graph's frees are inside it
+  {
+    const c10::DebugInfoGuard track(c10::DebugInfoKind::PROFILER_STATE, tracker);
+    output = layer.forward(input);
+    tracker->reset();
+    layer_backward(output, grad_output, input, layer.parameters);
+  }
+  return tracker->peak();
+}
+
 std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vector<bool>& trainable,
                                  const torch::Tensor& range_input, int first, int last,
                                  bool split_backward) {
@@ -301,6 +322,7 @@ std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vect
     run.activation_bytes = static_cast<int64_t>(activation.nbytes());
     run.stored_bytes = held;
     if (split_backward) run.weight_pending_bytes = weight_pending_bytes(chain[i], run);
+    run.backward_working_bytes = backward_working_bytes(chain[i], run.input);
     runs.push_back(std::move(run));
   }
   return runs;
@@ -490,6 +512,7 @@ LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
   timing.activation_bytes = run.activation_bytes;
   timing.stored_bytes = run.stored_bytes;
   timing.weight_pending_bytes = run.weight_pending_bytes;
+  timing.backward_working_bytes = run.backward_working_bytes;
   for (const auto& p : layer.parameters) timing.parameter_bytes += static_cast<int64_t>(p.nbytes());
   return timing;
 }

@@ -105,6 +105,7 @@ struct LayerTiming {
   // gradients W reads: its weight nodes' incoming ones), by the allocator; 0 for a layer whose
   // backward is all I or all W.
   std::optional<int64_t> weight_pending_bytes;
+  std::optional<int64_t> backward_working_bytes;
 };
 
 struct LayerProfileResult {

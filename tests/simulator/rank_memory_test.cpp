@@ -13,7 +13,7 @@ constexpr double kMB = 1e6;
 
 LayerCosts kept_costs() {
   LayerCosts costs = testing::chain(4, 1e-3, 2e-3, 0, kMB);
-  add_stored_bytes(costs, {1 * kMB, 2 * kMB, 3 * kMB, 4 * kMB});
+  add_held_bytes(costs, {{1 * kMB, 2 * kMB, 3 * kMB, 4 * kMB}, {}, {}});
   return costs;
 }
 
@@ -72,8 +72,8 @@ TEST(RankMemory, APipelinesFullestPositionHoldsWhatItsScheduleKeepsInFlight) {
 // it holds micro-batches 0 and 1 whole: 42 MB; without what I holds, 28.
 TEST(RankMemory, AZeroBubbleStageHoldsWhatItsIKeepsUntilW) {
   LayerCosts costs = testing::chain(4, 1e-3, 2e-3, 0, kMB);
-  add_stored_bytes(costs, {1 * kMB, 2 * kMB, 3 * kMB, 4 * kMB},
-                   {0.5 * kMB, 1 * kMB, 1.5 * kMB, 2 * kMB});
+  add_held_bytes(
+      costs, {{1 * kMB, 2 * kMB, 3 * kMB, 4 * kMB}, {0.5 * kMB, 1 * kMB, 1.5 * kMB, 2 * kMB}, {}});
   const PipelineSystem zb = two_stages(PipelineSchedule::kZbH1, 1);
   EXPECT_DOUBLE_EQ(pipeline_memory(costs, zb, 0).activation_bytes.value(), 42 * kMB);
   EXPECT_DOUBLE_EQ(pipeline_memory(kept_costs(), zb, 0).activation_bytes.value(), 28 * kMB);
@@ -83,11 +83,22 @@ TEST(RankMemory, AZeroBubbleStageHoldsWhatItsIKeepsUntilW) {
       14 * kMB);
 }
 
+// Each backward part adds its stage's largest layer working memory while it runs: 1, 1, 2 and 3
+// MB a sample, 2 and 6 MB a micro-batch. Under 1F1B stage 1 (F0 B0 F1 B1 ...) holds 14 MB when
+// each B starts, 20 with it; stage 0 (F0 F1 B0 F2 B1 ...) 12, and 14.
+TEST(RankMemory, ABackwardAddsItsWorkingMemoryWhileItRuns) {
+  LayerCosts costs = testing::chain(4, 1e-3, 2e-3, 0, kMB);
+  add_held_bytes(costs, {{1 * kMB, 2 * kMB, 3 * kMB, 4 * kMB}, {}, {kMB, kMB, 2 * kMB, 3 * kMB}});
+  const RankMemory held = pipeline_memory(costs, two_stages(PipelineSchedule::kDapple, 1), 0);
+  EXPECT_DOUBLE_EQ(held.activation_bytes.value(), 20 * kMB);
+}
+
 TEST(RankMemory, StoredBytesCoverEveryLayer) {
   LayerCosts costs = testing::chain(4, 1e-3, 2e-3, 0, kMB);
-  EXPECT_THROW(add_stored_bytes(costs, {1, 2, 3}), std::invalid_argument);
-  EXPECT_THROW(add_stored_bytes(costs, {1, 2, 3, -4}), std::invalid_argument);
-  EXPECT_THROW(add_stored_bytes(costs, {1, 2, 3, 4}, {1, 2}), std::invalid_argument);
+  EXPECT_THROW(add_held_bytes(costs, {{1, 2, 3}, {}, {}}), std::invalid_argument);
+  EXPECT_THROW(add_held_bytes(costs, {{1, 2, 3, -4}, {}, {}}), std::invalid_argument);
+  EXPECT_THROW(add_held_bytes(costs, {{1, 2, 3, 4}, {1, 2}, {}}), std::invalid_argument);
+  EXPECT_THROW(add_held_bytes(costs, {{1, 2, 3, 4}, {}, {1, 2, 3}}), std::invalid_argument);
 }
 
 }  // namespace

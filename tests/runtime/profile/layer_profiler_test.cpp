@@ -62,10 +62,10 @@ TEST(LayerProfiler, ARangeTimesItsLayersOnly) {
   EXPECT_EQ(result.input_bytes, 4 * 8 * 4);  // the model's input, whatever the range
 }
 
-// What each layer's forward holds until its backward, measured by the allocator: an MLP's layers
-// hold their outputs (flatten is a view: nothing), a BERT block Korthikanti et al.'s 32 + 2as/h
-// units of s b h fp32 pairs (their Table 2 without dropout, as activation_memory_test.cpp
-// derives it), and a fully recomputed block only its output (2 units).
+// What each layer's forward holds until its backward, and what its backward works in, measured by
+// the allocator: an MLP's layers hold their outputs (flatten is a view: nothing), a BERT block
+// Korthikanti et al.'s 32 + 2as/h units of s b h fp32 pairs (their Table 2 without dropout, as
+// activation_memory_test.cpp derives it), and a fully recomputed block only its output (2 units).
 TEST(LayerProfiler, CountsWhatEachLayersForwardHoldsForItsBackward) {
   const auto mlp = runtime::profile_layers(mlp_request(0, 5));
   ASSERT_EQ(mlp.layers.size(), 6u);
@@ -73,6 +73,14 @@ TEST(LayerProfiler, CountsWhatEachLayersForwardHoldsForItsBackward) {
   for (size_t i = 1; i < mlp.layers.size(); ++i) {
     EXPECT_EQ(mlp.layers[i].stored_bytes, mlp.layers[i].activation_bytes) << mlp.layers[i].name;
   }
+  // While its backward runs a layer allocates, above what it starts with, its weights' gradients
+  // before they are accumulated into .grad and its input's: fc2 (256 x 256 and 256) with its
+  // input's 4 x 256; fc1 (8 x 256 and 256) without, its input the model's; a ReLU its input's.
+  std::vector<int64_t> working;
+  for (const auto& layer : mlp.layers) working.push_back(layer.backward_working_bytes.value());
+  EXPECT_EQ(working, (std::vector<int64_t>{0, (8 * 256 + 256) * 4, 4 * 256 * 4,
+                                           (256 * 256 + 256 + 4 * 256) * 4, 4 * 256 * 4,
+                                           (256 * 3 + 3 + 4 * 256) * 4}));
   runtime::LayerProfileRequest bert;
   bert.model = "bert";
   bert.depth = 2;
