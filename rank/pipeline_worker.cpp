@@ -293,7 +293,7 @@ json stage_tensor_report(const WorkerConfig& config, const PipelineOptions& opti
   }
   const int replicas = static_cast<int>(options.layout.stages[stage.stage()].ranks.size());
   const TensorAxis& axis = config.system.tensor;
-  const TensorTrafficShape shape{
+  TensorTrafficShape shape{
       replica_rows(global_batch, options.micro_batches, stage.replica(), replicas),
       m.input_shape.at(0),
       transformer_width(m.name, m.width),
@@ -304,9 +304,11 @@ json stage_tensor_report(const WorkerConfig& config, const PipelineOptions& opti
       partial_vectors_of(m.name),
       ends,
       options.micro_batches};
+  shape.recompute_gather = axis.recompute_gather;
   const double iterations = static_cast<double>(std::max(1LL, config.iterations));
   return {{"degree", axis.degree},
           {"sequence_parallel", axis.sequence_parallel},
+          {"recompute_gather", axis.recompute_gather},
           {"bytes_sent_per_iteration", ring_bytes_sent(payload, axis.degree) / iterations},
           {"formula_bytes_per_iteration", tensor_iteration_bytes_sent(shape)}};
 }

@@ -281,18 +281,14 @@ void read_stage_tensor_axis(MapReader& reader, runtime::TensorAxis& tensor) {
                 "is for kind: tensor_parallel (a pipeline's first and last stages hold the "
                 "embedding and the head whole)");
   }
-  if (reader.has("recompute_gather")) {
-    reader.fail(reader.child("recompute_gather"), "recompute_gather",
-                "is for kind: tensor_parallel (a zero-bubble stage splits the backward that "
-                "gathers again)");
-  }
   if (!reader.has("tensor")) {
-    if (reader.has("sequence_parallel")) {
-      reader.fail(reader.child("sequence_parallel"), "sequence_parallel", "goes with 'tensor: t'");
+    for (const char* key : {"sequence_parallel", "recompute_gather"}) {
+      if (reader.has(key)) reader.fail(reader.child(key), key, "goes with 'tensor: t'");
     }
     return;
   }
   tensor = read_tensor_axis(reader);
+  read_recompute_gather(reader, tensor);
   if (!reader.has("stages") || !reader.child("stages").IsScalar()) {
     reader.fail(reader.child("tensor"), "tensor",
                 "goes with 'stages: N' (the stages are placed on tensor groups; a plan or an "
@@ -410,6 +406,12 @@ void check_known_schedule(const SystemConfig& system, const PointConfig& config,
     table = known_schedule(system, config);
   } catch (const std::invalid_argument& e) {
     fail(std::string("schedule: ") + e.what());
+  }
+  // Megatron's gathering again runs inside the backward that a zero-bubble stage splits.
+  if (system.tensor.recompute_gather && splits_backward(system, table)) {
+    fail("recompute_gather: " + runtime::to_string(system.pipeline->schedule) +
+         " splits the backward into I and W, inside which the split blocks would gather again: "
+         "use gpipe, dapple or interleaved_1f1b");
   }
   if (runtime::is_mixture_of_experts(config.model.name) && splits_backward(system, table)) {
     fail("schedule: " + runtime::to_string(system.pipeline->schedule) +

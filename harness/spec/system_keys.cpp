@@ -23,14 +23,18 @@ runtime::TensorAxis read_tensor_axis(MapReader& reader) {
   return tensor;
 }
 
-runtime::TensorAxis read_tensor_system_axis(MapReader& reader) {
-  runtime::TensorAxis tensor = read_tensor_axis(reader);
-  tensor.vocabulary_parallel = reader.get_bool("vocabulary_parallel", false);
+void read_recompute_gather(MapReader& reader, runtime::TensorAxis& tensor) {
   tensor.recompute_gather = reader.get_bool("recompute_gather", false);
   if (tensor.recompute_gather && !tensor.sequence_parallel) {
     reader.report(reader.child("recompute_gather"), "recompute_gather",
                   "goes with 'sequence_parallel: true' (it keeps the token shards)");
   }
+}
+
+runtime::TensorAxis read_tensor_system_axis(MapReader& reader) {
+  runtime::TensorAxis tensor = read_tensor_axis(reader);
+  tensor.vocabulary_parallel = reader.get_bool("vocabulary_parallel", false);
+  read_recompute_gather(reader, tensor);
   return tensor;
 }
 

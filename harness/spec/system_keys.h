@@ -23,9 +23,11 @@ int read_replica_zero_stage(MapReader& reader);
 // false): the tensor axis of a tensor-parallel system or of a pipeline's stages.
 runtime::TensorAxis read_tensor_axis(MapReader& reader);
 // A `kind: tensor_parallel` system's axis: read_tensor_axis's keys, `vocabulary_parallel: BOOL`
-// and `recompute_gather: BOOL` (default false; it goes with sequence_parallel), which a
-// pipeline's stages do not take.
+// (which a pipeline's stages do not take) and read_recompute_gather's.
 runtime::TensorAxis read_tensor_system_axis(MapReader& reader);
+// `recompute_gather: BOOL` (default false; with sequence parallelism only): gathering the token
+// shards again in backward, as Megatron-LM does, for a tensor-parallel system or the stages.
+void read_recompute_gather(MapReader& reader, runtime::TensorAxis& tensor);
 
 // What stops ZeRO's `zero_stage` from sharding a tensor-parallel system's replicas: tensor
 // `degree` over `world` ranks leaving one group; "" where it leaves more (or does not divide

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tensor parallelism inside pipeline stages end to end: a Llama-style decoder with AdamW, 2
 # stages whose layers split over tensor groups of 2 -- on 4 ranks (TP x PP, with and without
-# sequence parallelism) and on 8 (2 stages x 2 replicas x tensor 2: 3D). From one seed, the
+# sequence parallelism, and gathering again in backward) and on 8 (2 stages x 2 replicas x tensor 2: 3D). From one seed, the
 # ranks' losses summed give, at every iteration, the loss the plain pipeline's ranks sum to on
 # the same global batch; each rank's memory file sets the bytes it sent on its tensor group
 # beside Megatron's for its stage, as computed here by hand; the dry run prints the three-axis
@@ -21,7 +21,7 @@ systems: $4
 YAML
 }
 # The same global batch of 8 samples throughout.
-spec staged 2 4 "[{name: pipeline, kind: pipeline, stages: 2}, {name: pp_tp, kind: pipeline, stages: 2, tensor: 2}, {name: pp_tp_sp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true}]"
+spec staged 2 4 "[{name: pipeline, kind: pipeline, stages: 2}, {name: pp_tp, kind: pipeline, stages: 2, tensor: 2}, {name: pp_tp_sp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true}, {name: pp_tp_sp_rg, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true, recompute_gather: true}]"
 spec three_d 1 8 "[{name: pp_dp_tp, kind: pipeline, stages: 2, tensor: 2, sequence_parallel: true, schedule: zb_h1}]"
 
 dry=$("$HARNESS" run "$SCRATCH/three_d.yaml" --dry-run 2>&1) || fail "dry run failed: $dry"
@@ -52,7 +52,8 @@ def summed(spec, system, world):
     return [sum(column) for column in zip(*per_rank)]
 
 plain = summed("staged", "pipeline", 4)
-for spec, system, world in (("staged", "pp_tp", 4), ("staged", "pp_tp_sp", 4), ("three_d", "pp_dp_tp", 8)):
+for spec, system, world in (("staged", "pp_tp", 4), ("staged", "pp_tp_sp", 4),
+                            ("staged", "pp_tp_sp_rg", 4), ("three_d", "pp_dp_tp", 8)):
     got = summed(spec, system, world)
     for a, b in zip(got, plain):
         assert abs(a - b) <= 2e-5 * abs(b), (system, got, plain)
@@ -60,11 +61,13 @@ for spec, system, world in (("staged", "pp_tp", 4), ("staged", "pp_tp_sp", 4), (
 # Each rank's tensor bytes per iteration: Megatron's for its stage's blocks (chain layers 1 and
 # 2, wherever the balanced split put them) at its replica's rows (8 samples over the replicas),
 # s = 8, h = 64, fp32, t = 2; under sequence parallelism each end of the split layers its stage
-# holds, and the 2 norms' gradients per block and micro-batch (2).
+# holds, and the 2 norms' gradients per block and micro-batch (2); gathering again in backward,
+# 2 more ring passes a block.
 import json
-for spec, system, world, replicas, sp in (("staged", "pp_tp", 4, 1, False),
-                                          ("staged", "pp_tp_sp", 4, 1, True),
-                                          ("three_d", "pp_dp_tp", 8, 2, True)):
+for spec, system, world, replicas, sp, regather in (("staged", "pp_tp", 4, 1, False, False),
+                                                    ("staged", "pp_tp_sp", 4, 1, True, False),
+                                                    ("staged", "pp_tp_sp_rg", 4, 1, True, True),
+                                                    ("three_d", "pp_dp_tp", 8, 2, True, False)):
     raw = os.path.join(glob.glob(os.path.join(root, spec, "*"))[0], "raw", "p000", system, "rep0")
     bsh = 8 // replicas * 8 * 64 * 4
     for rank in range(world):
@@ -73,6 +76,8 @@ for spec, system, world, replicas, sp in (("staged", "pp_tp", 4, 1, False),
         want = len(blocks) * 8 * 0.5 * bsh
         if sp:
             want += len(blocks) * 0.5 * bsh + len(blocks) * 2 * 0.5 * 2 * 2 * 64 * 4
+        if regather:
+            want += len(blocks) * 2 * 0.5 * bsh
         t = json.load(open(os.path.join(raw, f"memory_rank{rank}.json")))["tensor"]
         assert t["bytes_sent_per_iteration"] == t["formula_bytes_per_iteration"] == want, (system, rank, t, want)
 PY
@@ -88,6 +93,8 @@ sed -e 's/stages: 2, tensor: 2/stages: 2, sequence_parallel: true/' "$SCRATCH/tp
 expect_refused "$SCRATCH/sp.yaml" "sequence_parallel: goes with 'tensor: t'"
 sed -e 's/stages: 2, tensor: 2/stages: 2, tensor: 2, vocabulary_parallel: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/vocab.yaml"
 expect_refused "$SCRATCH/vocab.yaml" "vocabulary_parallel: is for kind: tensor_parallel (a pipeline's first and last stages hold the embedding and the head whole)"
-sed -e 's/stages: 2, tensor: 2/stages: 2, tensor: 2, sequence_parallel: true, recompute_gather: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/regather.yaml"
-expect_refused "$SCRATCH/regather.yaml" "recompute_gather: is for kind: tensor_parallel"
+sed -e 's/stages: 2, tensor: 2/stages: 2, tensor: 2, sequence_parallel: true, recompute_gather: true, schedule: zb_h1/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/regather.yaml"
+expect_refused "$SCRATCH/regather.yaml" "systems: pp_tp: recompute_gather: zb_h1 splits the backward into I and W"
+sed -e 's/stages: 2, tensor: 2/stages: 2, recompute_gather: true/' "$SCRATCH/tp_only.yaml" > "$SCRATCH/regather_alone.yaml"
+expect_refused "$SCRATCH/regather_alone.yaml" "recompute_gather: goes with 'tensor: t'"
 echo "PASS pipeline tensor"
