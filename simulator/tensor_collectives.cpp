@@ -45,6 +45,9 @@ int add_split_forward(TaskGraph& graph, int group, double bytes, const SplitBloc
 
 int add_split_backward_input(TaskGraph& graph, int group, double bytes, const SplitBlockComm& comm,
                              bool first_split) {
+  for (int i = 0; comm.sequence_parallel && comm.recompute_gather && i < 2; ++i) {
+    graph.add_blocking_collective(group, bytes, TaskCategory::kAllGather);
+  }
   const int pair = add_megatron_pair(graph, group, bytes, comm.sequence_parallel);
   if (!comm.sequence_parallel || !first_split) return pair;
   return graph.add_blocking_collective(group, bytes, TaskCategory::kAllGather);

@@ -31,6 +31,9 @@ struct SplitBlockComm {
   bool sequence_parallel = false;
   int partial_vectors = 0;
   double partial_bytes = 0;
+  // Under sequence parallelism, Megatron's gathering of the two entries' token shards again in
+  // backward (`recompute_gather`): two more all-gathers of the block's output a backward.
+  bool recompute_gather = false;
 };
 
 // Megatron's pair after a split block's forward or its backward, of the block's output
@@ -43,8 +46,9 @@ int add_megatron_pair(TaskGraph& graph, int group, double bytes, bool sequence_p
 int add_split_forward(TaskGraph& graph, int group, double bytes, const SplitBlockComm& comm,
                       bool last_split);
 
-// The collectives of its backward that carry the input's gradient: the pair, and where it is the
-// model's first split block under sequence parallelism the tokens' gradient gathered.
+// The collectives of its backward that carry the input's gradient: the entries gathered again
+// where the comm says so, the pair, and where it is the model's first split block under sequence
+// parallelism the tokens' gradient gathered.
 int add_split_backward_input(TaskGraph& graph, int group, double bytes, const SplitBlockComm& comm,
                              bool first_split);
 

@@ -395,7 +395,10 @@ void read_pipeline_keys(MapReader& r, const SpecOrigin& origin, SystemSettings& 
   const std::string path = std::string(kSection) + ".systems";
   s.mode = "";
   s.data.zero_stage = read_replica_zero_stage(r);
-  if (r.has("tensor")) s.tensor = read_tensor_axis(r);  // the stages' layers split too
+  if (r.has("tensor")) {  // the stages' layers split too
+    s.tensor = read_tensor_axis(r);
+    read_recompute_gather(r, s.tensor);
+  }
   if (r.has("schedule")) {
     s.schedule = r.get_string("schedule", std::nullopt, runtime::pipeline_schedule_names());
   }

@@ -468,6 +468,7 @@ sim::SplitBlockComm split_block_comm(const runtime::TensorAxis& axis, const Poin
   sim::SplitBlockComm comm;
   comm.sequence_parallel = axis.sequence_parallel;
   if (!comm.sequence_parallel) return comm;
+  comm.recompute_gather = axis.recompute_gather;
   const std::vector<bool> split = sim::split_layers(costs);
   const auto block = std::find(split.begin(), split.end(), true) - split.begin();
   comm.partial_vectors = static_cast<int>(runtime::partial_vectors_of(p.model.zoo_model));
@@ -477,12 +478,18 @@ sim::SplitBlockComm split_block_comm(const runtime::TensorAxis& axis, const Poin
 
 // A recomputing profile's backward holds the block's forward again; a zero-bubble schedule's I and
 // W would each need a share of it, which no profile measures (nor do the runs recompute there).
+// Gathering again in backward likewise, as a train spec refuses it.
 void refuse_split_recomputation(const SystemSettings& s, const PointSettings& p,
                                 runtime::PipelineSchedule schedule) {
-  if (p.model.activation_checkpointing == "none" || (schedule != runtime::PipelineSchedule::kZbH1 &&
-                                                     schedule != runtime::PipelineSchedule::kZbv)) {
-    return;
+  const bool splits =
+      schedule == runtime::PipelineSchedule::kZbH1 || schedule == runtime::PipelineSchedule::kZbv;
+  if (splits && s.tensor.recompute_gather) {
+    throw InputError(s.where + ": pipeline system '" + s.name +
+                     "': recompute_gather: " + runtime::to_string(schedule) +
+                     " splits the backward into I and W, inside which the split blocks would "
+                     "gather again (use gpipe, dapple or interleaved_1f1b)");
   }
+  if (p.model.activation_checkpointing == "none" || !splits) return;
   throw InputError(s.where + ": pipeline system '" + s.name + "': the profile recomputes " +
                    p.model.activation_checkpointing +
                    " (profile.json's activation_checkpointing), " + "which " +

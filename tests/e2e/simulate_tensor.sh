@@ -132,6 +132,21 @@ for rank, blocks in ((0, 1), (2, 1)):  # each stage holds one of the 2 blocks, 2
     assert names.count("reducescatter") == 4 * blocks * 2, (rank, names)
     assert names.count("allgather") == (4 * blocks + 1) * 2, (rank, names)
 PY
+# Gathering again in backward: each block's backward gathers its two entries once more.
+sed -e 's/sequence_parallel: true,/sequence_parallel: true, recompute_gather: true,/' \
+  -e 's/name: pp_tp$/name: pp_tp_rg/' "$SCRATCH/pp_tp.yaml" > "$SCRATCH/pp_tp_rg.yaml"
+"$HARNESS" simulate "$SCRATCH/pp_tp_rg.yaml" > "$SCRATCH/pp_tp_rg.out" 2>&1 || fail "simulate failed: $(cat "$SCRATCH/pp_tp_rg.out")"
+"$PY" - "$SCRATCH/results/pp_tp_rg" <<'PY'
+import glob, json, os, sys
+raw = os.path.join(glob.glob(os.path.join(sys.argv[1], "*"))[0], "raw", "p000", "pp_tp", "rep0")
+for rank in (0, 2):
+    names = [e.get("cat") for e in json.load(open(os.path.join(raw, f"trace_rank{rank}.json")))["traceEvents"]]
+    assert names.count("allgather") == (4 + 1 + 2) * 2, (rank, names)
+PY
+sed -e 's/schedule: dapple/schedule: zb_h1/' "$SCRATCH/pp_tp_rg.yaml" > "$SCRATCH/pp_tp_rg_zb.yaml"
+code=0; "$HARNESS" simulate "$SCRATCH/pp_tp_rg_zb.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
+[[ $code == 2 ]] || fail "recompute_gather under zb_h1: exit $code"
+expect_contains "$(cat "$SCRATCH/err")" "pipeline system 'pp_tp': recompute_gather: zb_h1 splits the backward into I and W"
 sed -e 's|slice/graph.txt|whole/graph.txt|' -e 's/name: pp_tp$/name: pp_tp_whole/' "$SCRATCH/pp_tp.yaml" > "$SCRATCH/pp_tp_whole.yaml"
 code=0; "$HARNESS" simulate "$SCRATCH/pp_tp_whole.yaml" > /dev/null 2> "$SCRATCH/err" || code=$?
 [[ $code == 2 ]] || fail "a whole profile under a pipeline with a tensor axis: exit $code"

@@ -26,7 +26,8 @@ struct TwoStagesOfTwoSlices {
   LayerCosts costs = testing::two_block_decoder();
   ComputeNoise none;
 
-  SimulatedIteration run(bool sequence_parallel, int recompute_every = 0) {
+  SimulatedIteration run(bool sequence_parallel, int recompute_every = 0,
+                         bool recompute_gather = false) {
     ClusterConfig config;
     config.gpus_per_machine = {4};
     config.intra_bandwidth = 10e9;
@@ -36,6 +37,7 @@ struct TwoStagesOfTwoSlices {
     system.schedule = PipelineSchedule::kGpipe;
     system.tensor = 2;
     system.tensor_comm.sequence_parallel = sequence_parallel;
+    system.tensor_comm.recompute_gather = recompute_gather;
     system.recompute_every = recompute_every;
     return simulate_pipeline(Cluster(config), costs, system, 4, none);
   }
@@ -73,6 +75,15 @@ TEST(PipelineTensor, SequenceParallelHandsOnTheTokenShards) {
   for (const Task& task : it.graph.tasks()) {
     if (task.kind == TaskKind::kTransfer) EXPECT_DOUBLE_EQ(task.bytes, 5e6);
   }
+}
+
+TEST(PipelineTensor, GatheringAgainAddsTwoAllGathersToEachBlocksBackward) {
+  TwoStagesOfTwoSlices setup;
+  // The sequence-parallel 22 ms and, in each block's backward, its two entries gathered again
+  // (A/2 each): 22 + 2 x 2 x A/2 = 24 ms.
+  const SimulatedIteration it = setup.run(true, 0, true);
+  EXPECT_NEAR(it.times.makespan, 24e-3, 1e-12);
+  EXPECT_EQ(tasks_of(it, TaskCategory::kAllGather), 2 * 2 * 2 + 2 + 2 * 2);
 }
 
 TEST(PipelineTensor, AFullyRecomputedBlockWaitsInItsForwardsCollectivesAgain) {
