@@ -21,6 +21,7 @@
 #include "runtime/models/moe.h"
 #include "runtime/models/synthetic_batch.h"
 #include "runtime/optim/optimizer.h"
+#include "runtime/parallel/device_mesh.h"
 #include "runtime/parallel/tensor_region.h"
 #include "runtime/parallel/tensor_traffic.h"
 #include "runtime/pipeline/pipeline_executor.h"
@@ -76,10 +77,10 @@ json iteration_metrics(long long iteration, double iteration_ms, double step_ms,
 }
 
 // Where a rank runs its pipeline. With a tensor axis of t the layout places tensor groups
-// (runtime/parallel/device_mesh.h): rank r is slice r mod t of pipeline rank r / t, and each
-// slice runs the pipeline on a process group of its own -- the ranks holding that slice -- while
-// a tensor group's ranks run the same actions in the same order, so the collectives inside
-// their split layers meet. Without one, the world and the rank itself.
+// (runtime/parallel/device_mesh.h, tensor_seat): the layout's rank is the rank's tensor group,
+// and each slice runs the pipeline on a process group of its own -- the ranks holding that
+// slice -- while a tensor group's ranks run the same actions in the same order, so the
+// collectives inside their split layers meet. Without one, the world and the rank itself.
 struct PipelineGroups {
   int rank = 0;                                   // in the layout
   c10::intrusive_ptr<c10d::Store> store;          // where the stage replicas' groups meet
@@ -92,9 +93,10 @@ struct PipelineGroups {
 PipelineGroups pipeline_groups(const WorkerConfig& config, const RankContext& context,
                                const RankDevice& device) {
   const int t = config.system.tensor.degree;
-  PipelineGroups groups{context.rank / t, context.store, nullptr, nullptr};
+  const TensorSeat seat = tensor_seat(context.rank, t);
+  PipelineGroups groups{seat.group, context.store, nullptr, nullptr};
   if (t == 1) return groups;
-  const int slice = context.rank % t;
+  const int slice = seat.slice;
   groups.store =
       c10::make_intrusive<c10d::PrefixStore>("slice" + std::to_string(slice), context.store);
   groups.slice = device.communicator(groups.store, groups.rank, context.world_size / t,

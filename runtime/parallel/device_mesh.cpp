@@ -67,42 +67,48 @@ int tensor_groups(const ParallelSystem& system, int world) {
   return world / t;
 }
 
-// Rank d x t + j: slice j of replica d. Replica d's slices split its layers together; slice j
-// of every replica sums (or shards) its gradients with the others'.
+// The tensor group `group`'s ranks.
+std::vector<int> tensor_group_ranks(int group, int t) {
+  std::vector<int> ranks;
+  for (int j = 0; j < t; ++j) ranks.push_back(rank_at({group, j}, t));
+  return ranks;
+}
+
+// Replica d is tensor group d: its slices split its layers together; slice j of every replica
+// sums (or shards) its gradients with the others'.
 DeviceMesh tensor_mesh(const ParallelSystem& system, int world) {
   const int t = system.tensor.degree;
   DeviceMesh mesh;
   mesh.data = tensor_groups(system, world);
   mesh.tensor = t;
   for (int rank = 0; rank < world; ++rank) {
-    MeshPlace place{rank, 0, rank / t, {}, {}, rank % t, {}};
-
-    for (int d = 0; d < mesh.data; ++d) place.data_group.push_back(d * t + place.tensor);
-    for (int j = 0; j < t; ++j) place.tensor_group.push_back(place.data * t + j);
+    const TensorSeat seat = tensor_seat(rank, t);
+    MeshPlace place{rank, 0, seat.group, {}, {}, seat.slice, tensor_group_ranks(seat.group, t)};
+    for (int d = 0; d < mesh.data; ++d) place.data_group.push_back(rank_at({d, seat.slice}, t));
     mesh.places.push_back(std::move(place));
   }
   return mesh;
 }
 
-// A pipeline mesh over tensor groups, spread over their ranks: pipeline rank v is ranks
-// v x t ... v x t + t - 1; slice j of a group sends to, and sums with, slice j of the others.
+// A pipeline mesh over tensor groups, spread over their ranks: pipeline rank v is tensor group
+// v; slice j of a group sends to, and sums with, slice j of the others.
 DeviceMesh split_over_tensor_axis(const DeviceMesh& groups, int t) {
   DeviceMesh mesh = groups;
   mesh.tensor = t;
   mesh.places.clear();
   const auto slice_ranks = [t](const std::vector<int>& group_ranks, int j) {
     std::vector<int> ranks;
-    for (int v : group_ranks) ranks.push_back(v * t + j);
+    for (int v : group_ranks) ranks.push_back(rank_at({v, j}, t));
     return ranks;
   };
   for (const MeshPlace& group : groups.places) {
     for (int j = 0; j < t; ++j) {
       MeshPlace place = group;
-      place.rank = group.rank * t + j;
+      place.rank = rank_at({group.rank, j}, t);
       place.data_group = slice_ranks(group.data_group, j);
       place.sends_to = slice_ranks(group.sends_to, j);
       place.tensor = j;
-      for (int i = 0; i < t; ++i) place.tensor_group.push_back(group.rank * t + i);
+      place.tensor_group = tensor_group_ranks(group.rank, t);
       mesh.places.push_back(std::move(place));
     }
   }
@@ -114,6 +120,10 @@ std::string tensor_collectives(const ParallelSystem& system) {
 }
 
 }  // namespace
+
+TensorSeat tensor_seat(int rank, int degree) { return {rank / degree, rank % degree}; }
+
+int rank_at(TensorSeat seat, int degree) { return seat.group * degree + seat.slice; }
 
 DeviceMesh device_mesh(const ParallelSystem& system, int world, int64_t global_batch) {
   if (world < 1) throw std::invalid_argument("a mesh needs at least one rank");

@@ -38,6 +38,16 @@ struct DeviceMesh {
   std::vector<MeshPlace> places;  // by rank
 };
 
+// Where a rank sits beside a tensor axis of `degree`, innermost in torchtitan's order: slice
+// `slice` of tensor group `group`, the group being ranks group x degree .. group x degree +
+// degree - 1. The one statement of that rule for the mesh and the ranks that build its groups.
+struct TensorSeat {
+  int group = 0;
+  int slice = 0;
+};
+TensorSeat tensor_seat(int rank, int degree);
+int rank_at(TensorSeat seat, int degree);
+
 // The mesh of `system` over `world` ranks training on `global_batch` samples; a pipeline axis
 // must hold its stages (placed ranks) and micro-batches. Throws std::invalid_argument for a
 // layout that leaves a rank out.

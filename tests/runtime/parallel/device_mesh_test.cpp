@@ -132,6 +132,16 @@ TEST(DeviceMesh, ThreeAxesPlacePipelineThenDataThenTensor) {
   EXPECT_EQ(place.sends_to, (std::vector<int>{7}));
   EXPECT_EQ(mesh.places[4].pipeline, 1);
   EXPECT_EQ(mesh.places[4].tensor_group, (std::vector<int>{4, 5}));
+  // The seat a pipeline rank builds its groups from (rank/pipeline_worker.cpp) is its place:
+  // rank 3 is slice 1 of tensor group 1, the layout's rank 1.
+  const runtime::TensorSeat seat = runtime::tensor_seat(3, 2);
+  EXPECT_EQ((std::vector<int>{seat.group, seat.slice}), (std::vector<int>{1, 1}));
+  for (const runtime::MeshPlace& p : mesh.places) {
+    EXPECT_EQ(runtime::tensor_seat(p.rank, 2).slice, p.tensor);
+    EXPECT_EQ(runtime::rank_at(runtime::tensor_seat(p.rank, 2), 2), p.rank);
+    EXPECT_EQ(p.tensor_group.front(),
+              runtime::rank_at({runtime::tensor_seat(p.rank, 2).group, 0}, 2));
+  }
   EXPECT_EQ(runtime::describe_mesh(system, mesh, 1),
             "      mesh: pipeline 2 x data 2 x tensor 2\n"
             "        rank 0 (pipeline 0, data 0, tensor 0): all-reduces in [0, 2]; splits layers "
