@@ -83,8 +83,14 @@ RankMemory sharded_over(RankMemory held, double replicas, int zero_stage) {
 
 RankMemory replicated_memory(const LayerCosts& costs, double samples) {
   const double bytes = costs.total_parameter_bytes();
-  return {bytes, bytes, kAdamMoments * bytes,
-          stored_activations(costs, all_layers(costs), samples)};
+  const std::vector<int> layers = all_layers(costs);
+  std::optional<double> activations = stored_activations(costs, layers, samples);
+  // Its backward starts with every forward's bytes held; the largest layer's working memory on
+  // top bounds the peak (a later layer's runs after the layers behind it freed theirs).
+  if (activations) {
+    *activations += layers_bytes(costs, costs.backward_working_bytes, layers, samples, true);
+  }
+  return {bytes, bytes, kAdamMoments * bytes, activations};
 }
 
 RankMemory pipeline_memory(const LayerCosts& costs, const PipelineSystem& system, int zero_stage) {

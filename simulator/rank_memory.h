@@ -28,8 +28,8 @@ struct RankMemory {
 std::optional<double> stored_activations(const LayerCosts& costs, const std::vector<int>& layers,
                                          double samples);
 
-// Every parameter on the rank and every layer's activations of `samples`: DDP's replicas (their
-// batch), a tensor slice (its group's batch).
+// Every parameter on the rank and every layer's activations of `samples` with the largest
+// backward working memory: DDP's replicas (their batch), a tensor slice (its group's batch).
 RankMemory replicated_memory(const LayerCosts& costs, double samples);
 
 // `held` with ZeRO's `zero_stage` over `replicas`: 1 divides the optimizer states, 2 the

@@ -286,8 +286,6 @@ int64_t weight_pending_bytes(ChainLayer& layer, const LayerRun& run) {
   return tracker->current();
 }
 
-// Each layer of first..last on the previous one's output: its input, what it holds (and, where
-// the backward is split, what its I holds until W).
 // The most the layer's backward allocates above what it starts with, .grad already held (as in
 // every backward after a step's first): its intermediate gradients, its weights' before they are
 // accumulated, its input's. Everything the tracker sees freed it saw allocated.
@@ -308,6 +306,8 @@ int64_t backward_working_bytes(ChainLayer& layer, const torch::Tensor& input) {
   return tracker->peak();
 }
 
+// Each layer of first..last on the previous one's output: its input, what it holds (and, where
+// the backward is split, what its I holds until W) and what its backward works in.
 std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vector<bool>& trainable,
                                  const torch::Tensor& range_input, int first, int last,
                                  bool split_backward) {

@@ -38,6 +38,10 @@ TEST(RankMemory, AReplicaHoldsEveryStateAndItsBatchsActivations) {
   EXPECT_DOUBLE_EQ(held.optimizer_state_bytes, 8 * kMB);  // AdamW's two moments
   EXPECT_DOUBLE_EQ(held.activation_bytes.value(), 2 * 10 * kMB);
   EXPECT_DOUBLE_EQ(held.total(), 36 * kMB);
+  // The largest backward working memory on top: layer 3's 3 MB a sample.
+  LayerCosts working = testing::chain(4, 1e-3, 2e-3, 0, kMB);
+  add_held_bytes(working, {{1 * kMB, 2 * kMB, 3 * kMB, 4 * kMB}, {}, {kMB, kMB, 2 * kMB, 3 * kMB}});
+  EXPECT_DOUBLE_EQ(replicated_memory(working, 2).activation_bytes.value(), 2 * (10 + 3) * kMB);
   // A measured profile says nothing of what its layers keep.
   EXPECT_FALSE(replicated_memory(testing::chain(4, 1e-3, 2e-3, 0, kMB), 2).activation_bytes);
 }
