@@ -60,14 +60,20 @@ YAML
 cd "$(dirname "$0")/../.."  # the topology's path is the repository's
 spec tensor slice "[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"
 "$HARNESS" simulate "$SCRATCH/tensor.yaml" > "$SCRATCH/tensor.out" 2>&1 || fail "simulate failed: $(cat "$SCRATCH/tensor.out")"
-"$PY" - "$SCRATCH/results/tensor" <<'PY'
+"$PY" - "$SCRATCH/results/tensor" "$SCRATCH/slice/profile.json" <<'PY'
 import glob, json, os, sys
 run = glob.glob(os.path.join(sys.argv[1], "*"))[0]
+# What a slice holds, measured by the profiler at its batch of 4 (a group's: 2 a rank x 2): every
+# layer's stored bytes and the largest backward working memory.
+layers = json.load(open(sys.argv[2]))["layers"]
+held = sum(l["stored_bytes"] for l in layers) + max(l["backward_working_bytes"] for l in layers)
 for point, world in (("p000", 2), ("p001", 4)):
     for system in ("tp", "tp_sp"):
         raw = os.path.join(run, "raw", point, system, "rep0")
         config = json.load(open(os.path.join(raw, "config.json")))
         assert config["system"]["tensor"] == 2, config["system"]
+        if system == "tp":
+            assert config["system"]["memory_per_rank"]["activation_bytes"] == held, config["system"]
         assert config["system"]["sequence_parallel"] == (system == "tp_sp"), config["system"]
         assert len(glob.glob(os.path.join(raw, "rank*.csv"))) == world
         names = [e.get("cat") for e in json.load(open(os.path.join(raw, "trace_rank0.json")))["traceEvents"]]
