@@ -829,3 +829,27 @@ TEST(Spec, LlamasLossIsCrossEntropyByDefault) {
 }
 
 }  // namespace
+
+// Lists of numbers (the search spec's noise levels and scales) are read entry by entry, each
+// refused at its own place, as lists of integers are.
+TEST(MapReader, ListsOfNumbersAreRefusedAtTheEntry) {
+  const harness::SpecOrigin origin("spec.yaml");
+  const YAML::Node node = YAML::Load("a: [0.5, 1.5]\nb: [1, x]\nc: [0, -1]\nd: []\n");
+  harness::MapReader reader(node, "m", origin);
+  EXPECT_EQ(reader.get_double_list("a", std::nullopt, 0.0), (std::vector<double>{0.5, 1.5}));
+  EXPECT_EQ(reader.get_double_list("e", std::vector<double>{2}, 0.0), std::vector<double>{2});
+  const auto message = [&](const std::string& key, double exclusive_min) {
+    try {
+      reader.get_double_list(key, std::nullopt, exclusive_min);
+    } catch (const harness::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("b", 0.0), "spec.yaml:2:8: m.b: expected a number, got 'x'");
+  EXPECT_EQ(message("c", harness::MapReader::kZeroOrMore),
+            "spec.yaml:3:8: m.c: every entry must be >= 0 (got -1)");
+  EXPECT_EQ(message("c", 0.0), "spec.yaml:3:5: m.c: every entry must be > 0 (got 0)");
+  EXPECT_EQ(message("d", 0.0),
+            "spec.yaml:4:4: m.d: expected a non-empty list of numbers, got an empty list");
+}
