@@ -21,14 +21,16 @@
 #   5% a false alarm of the CI gate (goal: at most 1 of 20);
 # - step: a history is found when every series has a change point at STEP_AT +- 1 (goal: at
 #   least 19 of 20); any other change point counts as a false one.
-# REUSE=1 keeps the runs and only adds and judges again (e.g. with other CHECK_ARGS).
+# REUSE=1 keeps the runs and only adds and judges again (e.g. with other CHECK_ARGS). REPEATS=3
+# runs every study (a commit, its control) 3 times, the commit's value the median of its runs.
 #
-# Usage: [HISTORIES=20] [COMMITS=30] [STEP_AT=20] [HARNESS=build/harness] bench/history/errors.sh
+# Usage: [HISTORIES=20] [COMMITS=30] [STEP_AT=20] [REPEATS=1] [HARNESS=build/harness] \
+#          bench/history/errors.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 harness=${HARNESS:-build/harness}
 spec=${SPEC:-experiments/ci_regression.yaml}
-histories=${HISTORIES:-20} commits=${COMMITS:-30} step_at=${STEP_AT:-20}
+histories=${HISTORIES:-20} commits=${COMMITS:-30} step_at=${STEP_AT:-20} repeats=${REPEATS:-1}
 step_set=${STEP_SET:-model.batch_size=35}
 order=${ORDER:-round-robin}
 work=${WORK:-/tmp/harness-history-errors}
@@ -37,7 +39,8 @@ read -r -a check_args <<< "${CHECK_ARGS:-}"
 run_study() {  # name [--set ...]: one run of the spec into $work/runs/name
   local name=$1
   shift
-  "$harness" run "$spec" --set "output=$work/runs/$name" "$@" > "$work/runs/$name.log" 2>&1
+  "$harness" run "$spec" --set "run.repeats=$repeats" --set "output=$work/runs/$name" "$@" \
+    > "$work/runs/$name.log" 2>&1
   if (($# > 0)); then cp "$work/a_spec.yaml" "$work/runs/$name"/*/*/spec.yaml; fi
 }
 
@@ -59,7 +62,7 @@ measure_commit() {  # history commit: its control, its A/A run and its step run
 if [[ ${REUSE:-0} != 1 ]]; then
   rm -rf "$work" && mkdir -p "$work/runs"
   # The A side's resolved spec, as a step commit's is put back to.
-  "$harness" run "$spec" --set "output=$work/a_side" > /dev/null 2>&1
+  "$harness" run "$spec" --set "run.repeats=$repeats" --set "output=$work/a_side" > /dev/null 2>&1
   cp "$work"/a_side/*/*/spec.yaml "$work/a_spec.yaml"
   start=$SECONDS
   if [[ $order == back-to-back ]]; then
