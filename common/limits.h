@@ -25,6 +25,9 @@ inline constexpr int kMaxGpus = 4096;
 inline constexpr int kMaxLayers = 10'000;
 // A layer's time (ms) or size (bytes) in a profile.
 inline constexpr double kMaxProfileValue = 1e15;
+// Sequences (or images) of one iteration over all ranks that HiDup's search prices (`harness
+// spmd --batch`, a `kind: spmd_search` model's `global_batch`).
+inline constexpr int64_t kMaxSearchedBatch = int64_t{1} << 24;
 // Threads the planner searches with.
 inline constexpr int kMaxPlannerThreads = 256;
 // Results folders one side of a comparison may hold (`harness compare`, `harness ab`), and the

@@ -233,7 +233,7 @@ void add_spmd_command(CLI::App& app) {
       ->check(CLI::Range(1, kMaxGpus));
   sub->add_option("--batch", request->batch, "Sequences an iteration, over all ranks")
       ->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+      ->check(CLI::Range(int64_t{1}, kMaxSearchedBatch));
   sub->add_option("--comm", request->comm, "comm.json of `harness profile comm`")->required();
   sub->add_option("--gflops", request->gflops, "One rank's GFLOP/s (`harness machine`'s GEMM)")
       ->check(finite_number(0, true));

@@ -15,7 +15,6 @@ namespace harness {
 namespace {
 
 constexpr const char* kSearchSection = "spmd_search";
-constexpr long long kMaxGlobalBatch = 1LL << 24;
 
 std::vector<std::string> searchable_models() {
   std::vector<std::string> names;
@@ -42,7 +41,7 @@ SearchedModel read_searched_model(const YAML::Node& node, const std::string& pat
     reader.report(reader.child("num_classes"), "num_classes",
                   "llama predicts its vocabulary (vocab), it has no classes");
   }
-  searched.global_batch = reader.get_int("global_batch", std::nullopt, 1, kMaxGlobalBatch);
+  searched.global_batch = reader.get_int("global_batch", std::nullopt, 1, kMaxSearchedBatch);
   searched.ranks = reader.get_int("ranks", std::nullopt, 1, kMaxGpus);
   check_zoo_shape(reader, model);
   reader.finish();
