@@ -107,14 +107,14 @@ for ((h = 1; h <= histories; h++)); do
     done
   done
 done
-python3 - "$work" "$histories" "$step_at" "$spec" "$step_set" "$commits" "$order" <<'PY'
+python3 - "$work" "$histories" "$step_at" "$spec" "$step_set" "$commits" "$order" "$repeats" <<'PY'
 import json, statistics, sys
-work, histories, step_at, spec, step_set, commits, order = sys.argv[1:8]
+work, histories, step_at, spec, step_set, commits, order, repeats = sys.argv[1:9]
 histories, step_at, commits = int(histories), int(step_at), int(commits)
 def rows(name, control, threshold):
     return json.load(open(f"{work}/{name}.control{control}.t{threshold}.json"))["rows"]
-print(f"spec {spec}; {histories} A/A histories and {histories} with {step_set} from commit "
-      f"{step_at} of {commits}, built {order}")
+print(f"spec {spec}, {repeats} run(s) a commit; {histories} A/A histories and {histories} with "
+      f"{step_set} from commit {step_at} of {commits}, built {order}")
 for control in (0, 1):
     aa_points = aa_alarms = found = extra = 0
     steps = []
