@@ -24,7 +24,7 @@
 # micro-batches), simulated from the same inputs on the stages the run cut.
 #
 # Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] [SYSTEMS="[...]"] [RECOMPUTE=none]
-#   [PIPELINE=0] [AFTER_COMPUTE=5] bench/simulator/validate_tensor.sh
+#   [PIPELINE=0] [AFTER_COMPUTE=5] [WORLDS="2 4"] bench/simulator/validate_tensor.sh
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +33,7 @@ OUT=${OUT:-$(mktemp -d /tmp/simulate-tensor-XXXXXX)}
 ROUNDS=${ROUNDS:-3}
 RECOMPUTE=${RECOMPUTE:-none}
 PIPELINE=${PIPELINE:-0}
+WORLDS=${WORLDS:-2 4}  # e.g. 4 alone, for systems that need replicas (zero_stage on the groups)
 # Matrix products each rank computes before every timed collective of the Gloo profile
 # (`harness profile comm --after-compute`), so that the collectives are priced as a block meets
 # them, right after compute; 0: on ranks that idled into them together.
@@ -117,7 +118,7 @@ echo "world,system,round,measured_p50_ms,simulated_p50_ms,samples_dir" > "$OUT/r
   echo "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
 } > "$OUT/breakdown.md"
 for round in $(seq 1 "$ROUNDS"); do
-  for world in 2 4; do
+  for world in $WORLDS; do
     dir="$OUT/round$round/world$world"
     echo "round $round, world $world: inputs, real runs, simulation" >&2
     measure_inputs "$dir" "$world"
