@@ -177,13 +177,22 @@ LoadedChain load_chain(const LayerProfileRequest& request, LayerProfileResult& r
   return loaded;
 }
 
+bool has_trainable_weights(const ChainLayer& layer) {
+  return std::any_of(layer.parameters.begin(), layer.parameters.end(),
+                     [](const torch::Tensor& p) { return p.requires_grad(); });
+}
+
+// Whether a zero-bubble stage splits the layer's backward into I and W: it has weights, and its
+// output and its input take gradients (else its backward is all I, or all W).
+bool backward_splits(const ChainLayer& layer, const torch::Tensor& output,
+                     const torch::Tensor& input) {
+  return has_trainable_weights(layer) && output.requires_grad() && input.requires_grad();
+}
+
 // Which of the chain's layers have trainable parameters (input_needs_gradient's question).
 std::vector<bool> trainable_layers(const std::vector<ChainLayer>& chain) {
   std::vector<bool> trainable;
-  for (const auto& layer : chain) {
-    trainable.push_back(std::any_of(layer.parameters.begin(), layer.parameters.end(),
-                                    [](const torch::Tensor& p) { return p.requires_grad(); }));
-  }
+  for (const auto& layer : chain) trainable.push_back(has_trainable_weights(layer));
   return trainable;
 }
 
@@ -270,9 +279,7 @@ std::pair<torch::Tensor, int64_t> forward_holding(ChainLayer& layer, const torch
 // split (no weights, or an input without a gradient: its backward is all W).
 int64_t weight_pending_bytes(ChainLayer& layer, const LayerRun& run) {
   const torch::Tensor output = layer.forward(run.input);
-  const bool has_weights = std::any_of(layer.parameters.begin(), layer.parameters.end(),
-                                       [](const torch::Tensor& p) { return p.requires_grad(); });
-  if (!has_weights || !output.requires_grad() || !run.input.requires_grad()) return 0;
+  if (!backward_splits(layer, output, run.input)) return 0;
   WeightPass pass(output, run.input, layer.parameters);
   auto tracker = std::make_shared<AllocationTracker>(c10::DeviceType::CPU);
   {
@@ -490,10 +497,9 @@ void time_layer(ChainLayer& layer, LayerRun& run, bool timed, const PieceTimer& 
   if (timed) run.forward_ms.push_back(lf), run.backward_ms.push_back(lb);
   if (!time_ms.request.split_backward) return;
   // A layer without weights is all I, one whose input takes no gradient all W: its backward.
-  const bool has_weights = std::any_of(layer.parameters.begin(), layer.parameters.end(),
-                                       [](const torch::Tensor& p) { return p.requires_grad(); });
+  const bool has_weights = has_trainable_weights(layer);
   std::pair<double, double> iw{has_weights ? 0.0 : lb, has_weights ? lb : 0.0};
-  if (has_weights && layer_output.requires_grad() && run.input.requires_grad()) {
+  if (backward_splits(layer, layer_output, run.input)) {
     iw = time_split_backward(layer, run, time_ms);
   }
   if (timed) run.input_ms.push_back(iw.first), run.weight_ms.push_back(iw.second);
