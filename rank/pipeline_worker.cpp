@@ -96,14 +96,13 @@ PipelineGroups pipeline_groups(const WorkerConfig& config, const RankContext& co
   const TensorSeat seat = tensor_seat(context.rank, t);
   PipelineGroups groups{seat.group, context.store, nullptr, nullptr};
   if (t == 1) return groups;
-  const int slice = seat.slice;
   groups.store =
-      c10::make_intrusive<c10d::PrefixStore>("slice" + std::to_string(slice), context.store);
+      c10::make_intrusive<c10d::PrefixStore>("slice" + std::to_string(seat.slice), context.store);
   groups.slice = device.communicator(groups.store, groups.rank, context.world_size / t,
                                      context.timeout, context.gloo_host);
   groups.tensor = device.communicator(
       c10::make_intrusive<c10d::PrefixStore>("tensor" + std::to_string(groups.rank), context.store),
-      slice, t, context.timeout, context.gloo_host);
+      seat.slice, t, context.timeout, context.gloo_host);
   groups.counted = std::make_unique<CountingCommunicator>(*groups.tensor);
   return groups;
 }
