@@ -358,8 +358,7 @@ void read_pipeline_system(MapReader& reader, SystemConfig& system, const SpecOri
 bool splits_backward(const SystemConfig& system,
                      const std::optional<runtime::ScheduleTable>& table) {
   const auto schedule = system.pipeline->schedule;
-  if (schedule == runtime::PipelineSchedule::kZbH1 || schedule == runtime::PipelineSchedule::kZbv)
-    return true;
+  if (runtime::splits_every_backward(schedule)) return true;
   if (!table) return false;
   using Kind = runtime::PipelineAction::Kind;
   for (const auto& actions : table->actions) {
@@ -580,8 +579,7 @@ void check_system_at_point(const SystemConfig& system, const PointConfig& config
   if (system.kind() == SystemKind::kPipeline)
     check_pipeline_at_point(system, config, options, origin, at, fail);
   if (system.pipeline && config.model.activation_checkpointing != "none" &&
-      (system.pipeline->schedule == runtime::PipelineSchedule::kZbH1 ||
-       system.pipeline->schedule == runtime::PipelineSchedule::kZbv ||
+      (runtime::splits_every_backward(system.pipeline->schedule) ||
        system.pipeline->schedule == runtime::PipelineSchedule::kCsv)) {
     fail("model.activation_checkpointing recomputes a block inside its backward, which " +
          runtime::to_string(system.pipeline->schedule) +

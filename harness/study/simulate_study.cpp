@@ -481,8 +481,7 @@ sim::SplitBlockComm split_block_comm(const runtime::TensorAxis& axis, const Poin
 // Gathering again in backward likewise, as a train spec refuses it.
 void refuse_split_recomputation(const SystemSettings& s, const PointSettings& p,
                                 runtime::PipelineSchedule schedule) {
-  const bool splits =
-      schedule == runtime::PipelineSchedule::kZbH1 || schedule == runtime::PipelineSchedule::kZbv;
+  const bool splits = runtime::splits_every_backward(schedule);
   if (splits && s.tensor.recompute_gather) {
     throw InputError(s.where + ": pipeline system '" + s.name +
                      "': recompute_gather: " + runtime::to_string(schedule) +

@@ -51,6 +51,10 @@ bool runs_one_stage_per_rank(PipelineSchedule schedule) {
          schedule == PipelineSchedule::kZbH1;
 }
 
+bool splits_every_backward(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kZbH1 || schedule == PipelineSchedule::kZbv;
+}
+
 bool PipelineAction::is_compute() const {
   return kind == Kind::kForward || kind == Kind::kBackward || kind == Kind::kBackwardInput ||
          kind == Kind::kBackwardWeight;

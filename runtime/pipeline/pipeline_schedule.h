@@ -35,6 +35,8 @@ std::string to_string(PipelineSchedule schedule);
 const std::vector<std::string>& pipeline_schedule_names();
 // gpipe, dapple and zb_h1: one stage per rank (a plan's stages can run under them).
 bool runs_one_stage_per_rank(PipelineSchedule schedule);
+// zb_h1 and zbv: every stage's backward split into I and W (a CSV schedule's rows may split it).
+bool splits_every_backward(PipelineSchedule schedule);
 
 struct PipelineAction {
   enum class Kind {
