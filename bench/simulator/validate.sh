@@ -2,7 +2,8 @@
 # Simulated vs measured p50 iteration time on this machine's CPU (issue 8): DDP (overlap and
 # sync), sharded data parallelism (ZeRO stages 1, 2 and 3) and a 2-stage DAPPLE pipeline at
 # world size 2, and a DAPPLE plan on 4 ranks (2 stages x 2 replicas), its replicas whole and
-# sharded at ZeRO-1 and ZeRO-2 (dapple4_zero1, dapple4_zero2), for ResNet-18 and ResNet-50.
+# sharded at ZeRO-1, ZeRO-2 and FSDP (dapple4_zero1, dapple4_zero2, dapple4_zero3), for
+# ResNet-18 and ResNet-50.
 #
 # This VM's speed drifts: the same real run's p50 moved by up to 50% within minutes (the
 # issue 8 notes). A prediction can only be checked against a run measured beside its inputs,
@@ -117,10 +118,10 @@ run_real2() {  # model, dir, systems: the world-2 real runs, into dir/real2
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$1" \
     --set run.repeats=1 --set "systems=[$3]" --set "output=$2/real2" > "$2/real2.log" 2>&1
 }
-run_real4() {  # model, dir: DAPPLE 2 x 2, its replicas whole, ZeRO-1 and ZeRO-2, into dir/real4
+run_real4() {  # model, dir: DAPPLE 2 x 2, its replicas whole, ZeRO-1, ZeRO-2 and FSDP, into dir/real4
   "$HARNESS" run bench/simulator/validate_real.yaml --set "model.name=$1" \
     --set run.repeats=1 --set run.world_size=4 --set baseline=dapple4 \
-    --set "systems=[$(pipeline_system dapple4 "$1" 2), $(pipeline_system dapple4_zero1 "$1" 2 1), $(pipeline_system dapple4_zero2 "$1" 2 2)]" \
+    --set "systems=[$(pipeline_system dapple4 "$1" 2), $(pipeline_system dapple4_zero1 "$1" 2 1), $(pipeline_system dapple4_zero2 "$1" 2 2), $(pipeline_system dapple4_zero3 "$1" 2 3)]" \
     --set "output=$2/real4" > "$2/real4.log" 2>&1
 }
 
@@ -201,7 +202,7 @@ mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print("%.3f
 simulate_round() {  # model, round, dir: appends the round's rows to rounds.csv
   local model=$1 round=$2 dir=$3 system world real solo co staged layout pbs extra when
   local -a solo_ms co_ms staged_ms layout_ms factor
-  for system in overlap sync zero1 zero2 zero3 dapple dapple4 dapple4_zero1 dapple4_zero2; do
+  for system in overlap sync zero1 zero2 zero3 dapple dapple4 dapple4_zero1 dapple4_zero2 dapple4_zero3; do
     world=2 real=$dir/real2 solo=profile-b$BATCH co=profile-b$BATCH-co2 staged="" layout="" pbs=$BATCH extra=()
     case $system in dapple4*) world=4 real=$dir/real4 layout=profile-b$MICRO-stages-co2 ;; esac
     [ -d "$real" ] || continue
@@ -285,7 +286,8 @@ for model, system in keys:
     rounds = " ".join(round_errors(r) for r in mine)
     label = {"overlap": "DDP overlap", "sync": "DDP sync", "dapple": "DAPPLE 2 stages",
              "dapple4": "DAPPLE 2 stages x 2", "dapple4_zero1": "DAPPLE 2 x 2, replicas ZeRO-1",
-             "dapple4_zero2": "DAPPLE 2 x 2, replicas ZeRO-2", "zero1": "ZeRO-1", "zero2": "ZeRO-2",
+             "dapple4_zero2": "DAPPLE 2 x 2, replicas ZeRO-2",
+             "dapple4_zero3": "DAPPLE 2 x 2, replicas FSDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2",
              "zero3": "ZeRO-3"}.get(system, system)
     if not quiet:
         print("| %s | %s | %s | 0 of %d | - | 0 | - | - | - | - | - | - | - | - | - | %s |" % (model, label, mine[0]["world"], len(mine), rounds))
