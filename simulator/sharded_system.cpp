@@ -76,10 +76,12 @@ struct Builder {
     for (int u = 0; u < units(); ++u) {
       int gathered = -1;
       if (gathers_parameters()) {
-        // Without prefetch a unit is gathered once the forward before it is done; with it, as
-        // soon as the gather before it is (the channel's order).
+        // Without prefetch a unit is gathered once the forward before it is done. With it the
+        // runtime queues unit u's gather where forward enters unit u - 1, so it also waits for
+        // unit u - 2's forward (and, by the channel's order, for the gather before it).
+        const int waits_for = system.prefetch ? u - 2 : u - 1;
         gathered = collective(u, TaskCategory::kAllGather,
-                              system.prefetch || u == 0 ? std::vector<int>{} : forward[u - 1]);
+                              waits_for >= 0 ? forward[waits_for] : std::vector<int>{});
       }
       for (int r = 0; r < n; ++r) {
         forward[u][r] =

@@ -38,6 +38,13 @@ int SliceShards::forward_gather(int position) const {
   return -1;
 }
 
+void SliceShards::forward_computed(int position, int task) {
+  for (int u = 2; u < units() && !forward_gathers_.empty(); ++u) {
+    if (spans_[u - 1].first - 1 == position && forward_gathers_[u] >= 0)
+      graph_.depend(forward_gathers_[u], task);
+  }
+}
+
 int SliceShards::reached(int k, int d, const std::vector<std::vector<int>>& backward,
                          const std::vector<int>& forward_end) const {
   return k + 1 == units() ? forward_end[d] : backward[d][spans_[k + 1].first];

@@ -25,6 +25,9 @@ class SliceShards {
   // gather a layer's forward at `position` waits for; -1 where none.
   void add_forward_gathers();
   int forward_gather(int position) const;
+  // A replica's forward `task` of the layer at `position`: the runtime queues unit u's gather
+  // as forward enters unit u - 1 (one unit ahead), so the gather waits for the layer before it.
+  void forward_computed(int position, int task);
 
   // Once every replica's compute is in the graph: `backward[d][position]` is replica d's slice
   // compute of that layer's backward, `forward_end[d]` its last forward. Stage 3: each unit

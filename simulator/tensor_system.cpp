@@ -139,6 +139,7 @@ class TensorGraphBuilder {
       if (!shards_.empty() && shards_[j].forward_gather(p) >= 0) {
         graph_.depend(made, shards_[j].forward_gather(p));
       }
+      if (!shards_.empty()) shards_[j].forward_computed(p, made);
       forward_end_[j][d] = made;
     }
     if (vocabulary() && p == 0) add_partial_sum(group, bytes_of(layer));

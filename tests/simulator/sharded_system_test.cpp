@@ -54,6 +54,30 @@ TEST(ShardedSystem, StageThreeHidesPrefetchedGathersBehindCompute) {
   EXPECT_NEAR(it.ranks[0].step_ms, 0.5, 1e-9);
 }
 
+// When rank 0's `nth` task of `category` started, in ms.
+double start_ms(const SimulatedIteration& it, TaskCategory category, int nth) {
+  const std::vector<Task>& tasks = it.graph.tasks();
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    if (tasks[t].category == category && tasks[t].rank == 0 && nth-- == 0)
+      return it.times.start[t] * 1e3;
+  }
+  return -1;
+}
+
+TEST(ShardedSystem, StageThreePrefetchesOneUnitAhead) {
+  FourUnits setup;
+  // Forward 10 ms a unit; the first three units gather in 1 ms (20 MB, one ring step of half at
+  // 10 GB/s), the last in 15 ms (300 MB). The runtime queues unit 3's gather as forward enters
+  // unit 2, at 21 ms (1 ms for the first gather, then 2 x 10), so unit 3 computes from 36 ms, not
+  // from 31 as it would had every gather been queued at once.
+  setup.costs = testing::chain(4, 10e-3, 10e-3);
+  setup.costs.parameter_bytes = {20e6, 20e6, 20e6, 300e6};
+  const SimulatedIteration it = setup.run(ZeroStage::kParameters);
+  EXPECT_NEAR(start_ms(it, TaskCategory::kForward, 2), 21.0, 1e-9);
+  EXPECT_NEAR(start_ms(it, TaskCategory::kAllGather, 3), 21.0, 1e-9);
+  EXPECT_NEAR(start_ms(it, TaskCategory::kForward, 3), 36.0, 1e-9);
+}
+
 TEST(ShardedSystem, StageThreeWithoutPrefetchWaitsForEveryGather) {
   FourUnits setup;
   // Every gather exposed (8 x A/2), and every reduce-scatter too (4 x A/2): each one delays

@@ -159,8 +159,9 @@ namespace {
 // FSDP x TP (zero_stage 3) at world 4, tensor 2 x 2 replicas: the decoder's 4 layers each hold
 // 20 MB (float32) and their outputs nothing, so that only the replicas' collectives cost: a
 // unit's all-gather or reduce-scatter over 2 replicas is one ring step of 10 MB, 1 ms. A group's
-// 2 samples make each forward 2 ms and each backward 4 ms. Forward: the 4 gathers queue at once
-// (ending at 1, 2, 3, 4 ms), each layer behind its own: 1 + 4 x 2 = 9 ms. Backward: the last
+// 2 samples make each forward 2 ms and each backward 4 ms. Forward: a unit's gather is queued
+// as forward enters the unit before it (0, 1, 3 and 5 ms, ending at 1, 2, 4 and 6), each layer
+// behind its own: 1 + 4 x 2 = 9 ms. Backward: the last
 // unit gathered again (10), the one before behind it (11); layer 3 10-14, its reduce-scatter
 // 14-15; unit 1's gather 15-16; layer 2 14-18, scatter 18-19; unit 0's gather 19-20; layer 1
 // 18-22, scatter 22-23; layer 0 22-26, scatter 26-27; half the 1 ms step: 27.5 ms. ZeRO-2 keeps
@@ -188,6 +189,15 @@ TEST(TensorSystem, ShardedReplicasGatherAndScatterTheirSlicesUnits) {
   EXPECT_NEAR(fsdp.times.makespan, 27.5e-3, 1e-12);
   EXPECT_EQ(testing::tasks_of(fsdp, TaskCategory::kAllGather), 2 * 8);  // 2 slices' groups
   EXPECT_EQ(testing::tasks_of(fsdp, TaskCategory::kReduceScatter), 2 * 4);
+  std::vector<double> gathers_ms;  // slice 0's group's, on rank 0
+  for (size_t t = 0; t < fsdp.graph.tasks().size(); ++t) {
+    const Task& task = fsdp.graph.tasks()[t];
+    if (task.category == TaskCategory::kAllGather && task.rank == 0)
+      gathers_ms.push_back(fsdp.times.start[t] * 1e3);
+  }
+  ASSERT_GE(gathers_ms.size(), 4u);
+  EXPECT_NEAR(gathers_ms[2], 3.0, 1e-9);
+  EXPECT_NEAR(gathers_ms[3], 5.0, 1e-9);
   EXPECT_NEAR(run(2).times.makespan, 29.5e-3, 1e-12);
   EXPECT_EQ(testing::tasks_of(run(2), TaskCategory::kAllGather), 2 * 4);
 }
