@@ -25,13 +25,21 @@
 #       experiments/simulate_emulated_levels_4.yaml: the four machines are one host's cores (2 here),
 #       which the simulation shares itself (cluster.machines_per_host), so the profiles are taken
 #       on the CPU clock with as many processes as the runs have ranks.
+#   tensor: experiments/emulated_tensor_levels.yaml, DDP and tensor parallelism (TP 2 x DDP 2,
+#       with and without sequence parallelism) on 2 machines of 2 ranks, the tensor groups inside
+#       a machine, at three bandwidths, simulated by a spec the script writes into OUT (the
+#       slice's profile has no committed stand-in). Its inputs, after each run: DDP's profile and
+#       the slice's (`--tensor 2`, a group's batch), 4 copies in lockstep on the CPU clock (the
+#       simulation shares the host's cores), and the Gloo collectives timed on loopback right
+#       after compute (`harness profile comm --after-compute 5`, as a split block meets them):
+#       the tensor groups' collectives stay inside a machine, which is this host's loopback.
 #   planner: experiments/emulated_planner_levels.yaml, VGG-19 (an eighth of its width) on 2
 #       machines of 2 ranks at four bandwidths, DDP and the plan `plan: auto` chose from each
 #       level's measured link, simulated by experiments/simulate_emulated_planner_levels.yaml
 #       with each run's own inputs: the profile its planner measured (one process, the wall
 #       clock) and the plan it chose at that level; the simulation shares the host's cores.
 #
-# Usage: [SHAPE=2x1|4x1|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
+# Usage: [SHAPE=2x1|4x1|tensor|planner] [RUNS=5] [REAL="<earlier study folders>"] [PROFILES=<earlier OUT>]
 #        [LEVELS=300mbit,1gbit] [QUICK=1] [BURST=1] [BURST_COST=0] [PAST_BUCKET=0] [SEND_CALL=0] [COMPUTE=runs] [AFTER_IDLE=0] [COPIES=0] [HARNESS=build/harness] bash bench/emulated/validate_levels.sh
 #        (2x1: about 2.3 min a run here; 4x1: about 2.5 min)
 # LEVELS runs only those of the study's bandwidths (its sweep's values, comma-separated).
@@ -104,12 +112,38 @@ case "${SHAPE:-2x1}" in
     PROFILE_SET=("profile-b32-co4 32 overlap --co-located 4"
                  "profile-b32-stages4 32 dapple_4 --stages 0-2,3-4,5-6,7-9"
                  "profile-b16-stages2x2 16 dapple_2x2 --stages 0-4,5-9 --co-located 2") ;;
+  tensor)
+    STUDY=emulated_tensor_levels SIMULATION=simulate_emulated_tensor_levels
+    MODEL=(--model llama --depth 4 --width 256 --decoder 4,4,1000 --input-shape 64
+           --optimizer adamw --repetitions 5 --warmup 1 --after-idle-ms none --co-located 4
+           --clock cpu)
+    PROFILE_SET=("profile-b2-co4 2 ddp" "profile-tensor2-b4-co4 4 tp,tp_sp --tensor 2")
+    SIM_SPEC=${SIM_SPEC:-$OUT/$SIMULATION.yaml}
+    cat > "$OUT/$SIMULATION.yaml" <<'YAML'
+# Written by bench/emulated/validate_levels.sh (SHAPE=tensor): the simulation of
+# experiments/emulated_tensor_levels.yaml at one level; the script sets the profile, the
+# measured link and the collectives' profile of each run.
+kind: simulate
+name: simulate_emulated_tensor_levels
+simulate:
+  model: {profile: none, pbs: 2, batch_size: 2}
+  cluster:
+    topology: profiles/gloo-2ranks-cpu/topology.yaml
+    gpus_per_machine: 2
+    cpu_cores: 2
+    machines_per_host: 2
+  run: {world_size: 4, iterations: 10}
+  # The systems each profile prices (TENSOR_SYSTEMS in the script).
+  systems: [{name: ddp, mode: overlap}]
+  baseline: ddp
+YAML
+    ;;
   planner)
     # Each run's own plan per level (<run>/plans/); the profiles, of the run's own model at the
     # batches it computes (DDP's and a pipeline replica's share of a micro-batch).
     STUDY=emulated_planner_levels SIMULATION=simulate_emulated_planner_levels
     PROFILE_SET=() ;;
-  *) echo "error: SHAPE=$SHAPE: expected 2x1, 4x1 or planner" >&2; exit 2 ;;
+  *) echo "error: SHAPE=$SHAPE: expected 2x1, 4x1, tensor or planner" >&2; exit 2 ;;
 esac
 # One script measures what a run is simulated with (--profile-run <run>, right after the run)
 # and, last, simulates every run and prints the table. Profiles taken once after all the runs
@@ -125,6 +159,18 @@ burst, reals = burst == "1", sys.argv[8:]
 # simulation shares the host's cores itself).
 COPY_COMMAND = ["profile", "comm", "--world", "1", "--ops", "copy", "--sizes", "1M,4M,16M",
                 "--iterations", "10", "--warmup", "2"]
+
+# SHAPE=tensor: the Gloo collectives on this host's loopback, each timed right after compute on
+# every rank, as a split block meets them (the tensor groups stay inside a machine).
+COLLECTIVES_COMMAND = ["profile", "comm", "--world", "2", "--ops",
+                       "allreduce,sendrecv,copy,allgather,reducescatter", "--sizes", "64K:16M:x4",
+                       "--iterations", "8", "--warmup", "2", "--after-compute", "5"]
+
+# SHAPE=tensor: the study's systems as the simulation writes them; each profile prices its own
+# (a slice's profile the tensor systems, the whole model's DDP).
+TENSOR_SYSTEMS = {"ddp": "{name: ddp, mode: overlap}",
+                  "tp": "{name: tp, kind: tensor_parallel, tensor: 2}",
+                  "tp_sp": "{name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}"}
 
 def measure(path, arguments, what):
     """`harness <arguments> --out <path>`, its output in <path>.log; exits on failure."""
@@ -241,6 +287,8 @@ def profile_run(real):
         measure(os.path.join(dest, folder), ["profile", "layers", *options], f"the profile {folder}")
     if os.environ.get("COPIES") != "0":
         measure(os.path.join(dest, "copy"), COPY_COMMAND, "the bucket copy")
+    if shape == "tensor":
+        measure(os.path.join(dest, "collectives"), COLLECTIVES_COMMAND, "the collectives")
 
 if reals[:1] == ["--profile-run"]:
     profile_run(reals[1])
@@ -254,8 +302,14 @@ def profiles_of(real, label):
     run = os.path.basename(real.rstrip("/"))
     options = profile_options(real)
     if shape != "planner":
+        def own_systems(systems):  # SHAPE=tensor: the simulation's systems, this profile's alone
+            if shape != "tensor":
+                return []
+            names = systems.split(",")
+            return [f"simulate.systems=[{', '.join(TENSOR_SYSTEMS[n] for n in names)}]",
+                    f"simulate.baseline={names[0]}"]
         return [([f"simulate.model.profile={measured_profile(folder, options[folder], run)}",
-                  f"simulate.model.pbs={batch}"], systems.split(","))
+                  f"simulate.model.pbs={batch}", *own_systems(systems)], systems.split(","))
                 for folder, batch, systems, *_ in map(str.split, profile_set.splitlines())]
     plan, micro_batches, model, world, share = planner_point(real, point_id_of(real, label))
     systems = f"[overlap, {{name: planned, kind: pipeline, schedule: dapple, plan: '{plan}'}}]"
@@ -362,6 +416,11 @@ def simulate(real, n, link, label):
                        "--set", f"output={sim_out}"]
             if shape != "2x1" and cores:
                 command += ["--set", f"simulate.cluster.cpu_cores={cores}"]
+            if shape == "tensor":
+                collectives = run_measurement(run, "collectives", "comm.json")
+                if not collectives:
+                    sys.exit(f"error: {run}: no collectives' profile (profiles/{run}/collectives)")
+                command += ["--set", f"simulate.cluster.comm_profile={collectives}/comm.json"]
             if comm_cores:
                 command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
             if intra_cores:
