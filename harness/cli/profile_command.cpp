@@ -67,6 +67,7 @@ json comm_rows_json(const std::vector<CommRow>& rows) {
                 {"samples", r.samples},
                 {"p50_ms", r.p50_ms},
                 {"p90_ms", r.p90_ms},
+                {"mean_ms", r.mean_ms},
                 {"algbw_gbps", r.algbw_gbps},
                 {"busbw_gbps", r.busbw_gbps},
                 {"cpu_cores", r.cpu_cores}};

@@ -120,6 +120,7 @@ std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
     row.samples = stats.count;
     row.p50_ms = stats.p50;
     row.p90_ms = stats.p90;
+    row.mean_ms = stats.mean;
     if (row.p50_ms > 0 && row.op != runtime::kHandOverOp) {  // a call's time, no transfer's
       row.algbw_gbps = static_cast<double>(row.bytes) / (row.p50_ms * 1e-3) / 1e9;
       row.busbw_gbps = row.algbw_gbps * bus_factor(row.op, n);
@@ -137,7 +138,25 @@ std::vector<CommRow> comm_rows(const nlohmann::json& measurement) {
   return rows;
 }
 
-CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, int n) {
+std::vector<CommRow> comm_rows_of(const nlohmann::json& comm) {
+  std::vector<CommRow> rows;
+  for (const auto& entry : comm.value("rows", nlohmann::json::array())) {
+    if (!entry.is_object() || !entry.contains("op") || !entry.at("op").is_string()) continue;
+    CommRow row;
+    row.op = entry.at("op").get<std::string>();
+    row.bytes = entry.value("bytes", int64_t{0});
+    row.p50_ms = entry.value("p50_ms", 0.0);
+    row.mean_ms = entry.value("mean_ms", 0.0);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, int n,
+                       CommTime time) {
+  const auto seconds = [time](const CommRow& row) {
+    return (time == CommTime::kMean && row.mean_ms > 0 ? row.mean_ms : row.p50_ms) * 1e-3;
+  };
   // Ordinary least squares of t (seconds) on x = bytes * bus factor: t = a + x / B.
   double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
   double cpu_ms = 0, wall_ms = 0;
@@ -145,7 +164,7 @@ CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, 
   for (const auto& row : rows) {
     if (row.op != op) continue;
     const double x = static_cast<double>(row.bytes) * bus_factor(op, n);
-    const double y = row.p50_ms * 1e-3;
+    const double y = seconds(row);
     sx += x, sy += y, sxx += x * x, sxy += x * y, syy += y * y;
     cpu_ms += row.cpu_ms_total, wall_ms += row.wall_ms_total;
     ++count;
@@ -165,7 +184,7 @@ CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, 
   for (const auto& row : rows) {
     if (row.op != op) continue;
     const double x = static_cast<double>(row.bytes) * bus_factor(op, n);
-    const double e = row.p50_ms * 1e-3 - (intercept + slope * x);
+    const double e = seconds(row) - (intercept + slope * x);
     residual += e * e;
   }
   fit.r_squared = total > 0 ? 1 - residual / total : 1;

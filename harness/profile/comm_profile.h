@@ -30,6 +30,10 @@ struct CommRow {
   size_t samples = 0;
   double p50_ms = 0;
   double p90_ms = 0;
+  // The mean: what an iteration that holds many such operations pays for each on average. A
+  // small collective's time has a long tail on shared cores, so its mean stands well above its
+  // p50. 0: not recorded (an older comm.json).
+  double mean_ms = 0;
   double algbw_gbps = 0;  // GB/s (1e9 bytes), from the p50 time
   double busbw_gbps = 0;
   // The process CPU time its timed iterations took over their wall time: cores a rank keeps
@@ -60,8 +64,16 @@ std::vector<CommFit> comm_fits(const nlohmann::json& comm);
 // Rows from the comm-worker's JSON (see runtime/profile/comm_benchmark.h).
 std::vector<CommRow> comm_rows(const nlohmann::json& measurement);
 
-// Least squares of p50 time against bytes * bus factor, over the rows of one op.
-CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, int world_size);
+// Which time of a size a fit rests on: its p50, or its mean (the p50 where a row has none).
+enum class CommTime { kMedian, kMean };
+
+// Least squares of each size's time against bytes * bus factor, over the rows of one op.
+CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, int world_size,
+                       CommTime time = CommTime::kMedian);
+
+// comm.json's `rows` (op, bytes, p50_ms, mean_ms): what a reader refits from; entries that
+// are not objects naming an op are skipped.
+std::vector<CommRow> comm_rows_of(const nlohmann::json& comm);
 
 // The fit, or where its bandwidth is not positive (a few noisy sizes on a fast link) the bus
 // bandwidth of the largest size alone, with no latency: a bandwidth to price transfers by.

@@ -72,6 +72,7 @@ TEST(CommProfile, RowsHaveAlgorithmAndBusBandwidth) {
   EXPECT_EQ(rows[0].samples, 4u);
   EXPECT_DOUBLE_EQ(rows[0].p50_ms, 2.0);
   EXPECT_NEAR(rows[0].p90_ms, 2.7, 1e-12);
+  EXPECT_DOUBLE_EQ(rows[0].mean_ms, 2.0);
   EXPECT_NEAR(rows[0].algbw_gbps, 0.5, 1e-12);   // 1e6 B / 2e-3 s = 0.5 GB/s
   EXPECT_NEAR(rows[0].busbw_gbps, 0.75, 1e-12);  // x 2(4-1)/4
   const std::string table = harness::render_comm_table(rows, 4, "gloo");
@@ -118,6 +119,31 @@ TEST(CommProfile, FitRecoversLatencyAndBandwidth) {
   EXPECT_NEAR(fit.r_squared, 1.0, 1e-12);
   // Too few points: no fit.
   EXPECT_EQ(harness::fit_comm_model(rows, "allreduce", 2).bus_bandwidth, 0.0);
+}
+
+TEST(CommProfile, AFitOnTheMeanTakesEachSizesMeanTime) {
+  // p50 = 50 us + bytes / 2 GB/s, mean = 200 us + bytes / 1 GB/s (a long tail at every size),
+  // written to comm.json and read back; a row with no mean (an older file) keeps its p50.
+  nlohmann::json comm = {{"rows", nlohmann::json::array()}};
+  for (int64_t bytes : {1000, 100000, 10000000}) {
+    comm["rows"].push_back({{"op", "sendrecv"},
+                            {"bytes", bytes},
+                            {"p50_ms", (50e-6 + bytes / 2e9) * 1e3},
+                            {"mean_ms", (200e-6 + bytes / 1e9) * 1e3}});
+  }
+  comm["rows"].push_back("not a row");
+  const std::vector<harness::CommRow> rows = harness::comm_rows_of(comm);
+  ASSERT_EQ(rows.size(), 3u);
+  const auto median = harness::fit_comm_model(rows, "sendrecv", 2);
+  EXPECT_NEAR(median.latency_us, 50.0, 1e-6);
+  EXPECT_NEAR(median.bus_bandwidth, 2e9, 1e-3);
+  const auto mean = harness::fit_comm_model(rows, "sendrecv", 2, harness::CommTime::kMean);
+  EXPECT_NEAR(mean.latency_us, 200.0, 1e-6);
+  EXPECT_NEAR(mean.bus_bandwidth, 1e9, 1e-3);
+  std::vector<harness::CommRow> older = rows;
+  for (auto& row : older) row.mean_ms = 0;
+  EXPECT_NEAR(harness::fit_comm_model(older, "sendrecv", 2, harness::CommTime::kMean).latency_us,
+              50.0, 1e-6);
 }
 
 TEST(CommProfile, AFitWithoutAPositiveBandwidthFallsBackToTheLargestSize) {

@@ -474,6 +474,27 @@ TEST(SimulateSpec, AReduceScatterTimedSizeBySizeRunsAtItsSizesRate) {
   EXPECT_NEAR(read_sample_file(raw / "rank3.csv").at("iteration")[0], 31.175, 1e-6);
 }
 
+// The same profile with each size's mean time recorded at twice its p50 (a long tail): the
+// reduce-scatter runs at half the rate, and the last one, exposed, takes 1.5 ms: 31.925 ms.
+TEST(SimulateSpec, CollectivesArePricedAtTheirMeanTimeWhereTheRowsRecordIt) {
+  Study study;
+  study.dir.write("comm.json", R"({"world_size": 4, "backend": "gloo",
+    "fits": [{"op": "allreduce", "latency_us": 0, "bus_bandwidth_bytes_per_s": 1e12}],
+    "rows": [{"op": "reducescatter", "bytes": 65536, "busbw_gbps": 1.0, "p50_ms": 0.05,
+              "mean_ms": 0.1},
+             {"op": "reducescatter", "bytes": 67108864, "busbw_gbps": 1.0, "p50_ms": 50.3,
+              "mean_ms": 100.6}]})");
+  ASSERT_EQ(
+      study.run(
+          in_dir(spec_text("    - {name: zero2, kind: sharded, stage: 2}\n"), study.dir.path()),
+          nullptr,
+          {"simulate.cluster.gpus_per_machine=4",
+           "simulate.cluster.comm_profile=" + (study.dir.path() / "comm.json").string()}),
+      0);
+  const fs::path raw = study.results() / "raw" / "p000" / "zero2" / "rep0";
+  EXPECT_NEAR(read_sample_file(raw / "rank3.csv").at("iteration")[0], 31.925, 1e-6);
+}
+
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
   // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
