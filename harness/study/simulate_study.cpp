@@ -105,9 +105,9 @@ std::vector<std::pair<double, double>> measured_rates(const json& doc, const std
 }
 
 // An iteration holds many collectives and pays each one's mean time, not its p50: on shared
-// cores a small collective's time has a long tail (a 256 KiB reduce-scatter after compute, p50
-// 0.4 ms and mean 1.1). Where comm.json's rows carry their means, the collectives' fits are
-// refitted on them (their CPU shares kept); older files keep their p50 fits.
+// cores a small collective's time has a long tail (simulator/README.md). Where comm.json's rows
+// carry their means, the collectives' fits are refitted on them (their CPU shares kept); older
+// files keep their p50 fits.
 void collectives_at_their_mean(const json& doc, ProfiledComm& fit) {
   const std::vector<CommRow> rows = comm_rows_of(doc);
   const auto refit = [&](const std::string& op, double& latency_s, double& bandwidth) {
