@@ -191,6 +191,29 @@ CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, 
   return fit;
 }
 
+std::vector<CommFit> priced_fits(const nlohmann::json& comm) {
+  std::vector<CommFit> fits = comm_fits(comm);
+  const int world = comm.value("world_size", 0);
+  if (world < 2) return fits;
+  const std::vector<CommRow> rows = comm_rows_of(comm);
+  for (CommFit& fit : fits) {
+    if (fit.op != "allreduce" && fit.op != "allgather" && fit.op != "reducescatter" &&
+        fit.op != "alltoall") {
+      continue;
+    }
+    const bool has_means = std::any_of(rows.begin(), rows.end(), [&](const CommRow& row) {
+      return row.op == fit.op && row.mean_ms > 0;
+    });
+    if (!has_means) continue;
+    const CommFit mean = fit_comm_model(rows, fit.op, world, CommTime::kMean);
+    if (!(mean.bus_bandwidth > 0)) continue;
+    fit.latency_us = mean.latency_us;
+    fit.bus_bandwidth = mean.bus_bandwidth;
+    fit.r_squared = mean.r_squared;
+  }
+  return fits;
+}
+
 CommFit fit_or_largest(const std::vector<CommRow>& rows, const std::string& op, int n) {
   CommFit fit = fit_comm_model(rows, op, n);
   if (fit.bus_bandwidth > 0) return fit;

@@ -75,6 +75,13 @@ CommFit fit_comm_model(const std::vector<CommRow>& rows, const std::string& op, 
 // are not objects naming an op are skipped.
 std::vector<CommRow> comm_rows_of(const nlohmann::json& comm);
 
+// comm.json's fits as the simulator and HiDup's search price them. An iteration holds many
+// collectives and pays each one's mean time, not its p50: on shared cores a small collective's
+// time has a long tail (simulator/README.md). So each collective's fit (all-reduce, all-gather,
+// reduce-scatter, all-to-all) is refitted on its rows' means where they record them (its CPU
+// share kept); point-to-point fits and older files keep their p50 fits.
+std::vector<CommFit> priced_fits(const nlohmann::json& comm);
+
 // The fit, or where its bandwidth is not positive (a few noisy sizes on a fast link) the bus
 // bandwidth of the largest size alone, with no latency: a bandwidth to price transfers by.
 CommFit fit_or_largest(const std::vector<CommRow>& rows, const std::string& op, int world_size);

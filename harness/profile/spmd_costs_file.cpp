@@ -25,7 +25,7 @@ const std::map<std::string, Collective>& fitted_ops() {
 
 std::map<Collective, CollectiveFit> usable_fits(const nlohmann::json& doc) {
   std::map<Collective, CollectiveFit> fits;
-  for (const CommFit& row : comm_fits(doc)) {
+  for (const CommFit& row : priced_fits(doc)) {
     const auto op = fitted_ops().find(row.op);
     if (op == fitted_ops().end() || !(row.bus_bandwidth > 0)) continue;
     fits[op->second] = {std::max(0.0, row.latency_us) * 1e-6, row.bus_bandwidth};

@@ -90,7 +90,7 @@ std::vector<std::pair<double, double>> intra_send_calls(const json& doc) {
 }
 
 // comm.json's rows of `op`: each measured size's bus bandwidth, by buffer size, at its mean
-// time where the row has one (collectives_at_their_mean), else at its p50.
+// time where the row has one (as priced_fits prices the fits), else at its p50.
 std::vector<std::pair<double, double>> measured_rates(const json& doc, const std::string& op) {
   std::vector<std::pair<double, double>> rates;
   for (const auto& row : doc.value("rows", json::array())) {
@@ -104,31 +104,6 @@ std::vector<std::pair<double, double>> measured_rates(const json& doc, const std
   return rates;
 }
 
-// An iteration holds many collectives and pays each one's mean time, not its p50: on shared
-// cores a small collective's time has a long tail (simulator/README.md). Where comm.json's rows
-// carry their means, the collectives' fits are refitted on them (their CPU shares kept); older
-// files keep their p50 fits.
-void collectives_at_their_mean(const json& doc, ProfiledComm& fit) {
-  const std::vector<CommRow> rows = comm_rows_of(doc);
-  const auto refit = [&](const std::string& op, double& latency_s, double& bandwidth) {
-    const bool has_means = std::any_of(rows.begin(), rows.end(), [&](const CommRow& row) {
-      return row.op == op && row.mean_ms > 0;
-    });
-    if (!has_means) return;
-    const CommFit mean = fit_comm_model(rows, op, static_cast<int>(fit.world), CommTime::kMean);
-    if (!(mean.bus_bandwidth > 0)) return;
-    latency_s = std::max(0.0, mean.latency_us) * 1e-6;
-    bandwidth = mean.bus_bandwidth;
-  };
-  refit("allreduce", fit.allreduce_latency_s, fit.allreduce_bus_bandwidth);
-  if (fit.allgather_latency_s >= 0) {
-    refit("allgather", fit.allgather_latency_s, fit.allgather_bus_bandwidth);
-  }
-  if (fit.reducescatter_latency_s >= 0) {
-    refit("reducescatter", fit.reducescatter_latency_s, fit.reducescatter_bus_bandwidth);
-  }
-}
-
 ProfiledComm read_comm_profile(const std::string& path) {
   ProfiledComm fit;
   json doc;
@@ -138,7 +113,7 @@ ProfiledComm read_comm_profile(const std::string& path) {
     throw InputError(path + ": not a comm.json of `harness profile comm`: " + e.what());
   }
   fit.world = doc.value("world_size", 0LL);
-  for (const CommFit& row : comm_fits(doc)) {
+  for (const CommFit& row : priced_fits(doc)) {
     const double latency_s = std::max(0.0, row.latency_us) * 1e-6;
     if (row.op == "allreduce") {
       fit.has_allreduce = true;
@@ -163,7 +138,6 @@ ProfiledComm read_comm_profile(const std::string& path) {
   if (!fit.has_allreduce || fit.world < 2 || !(fit.allreduce_bus_bandwidth > 0)) {
     throw InputError(path + ": no all-reduce fit over 2 or more ranks in 'fits'");
   }
-  collectives_at_their_mean(doc, fit);
   fit.allgather_rates = measured_rates(doc, "allgather");
   fit.reducescatter_rates = measured_rates(doc, "reducescatter");
   fit.intra_send_calls = intra_send_calls(doc);

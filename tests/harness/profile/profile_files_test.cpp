@@ -146,6 +146,38 @@ TEST(CommProfile, AFitOnTheMeanTakesEachSizesMeanTime) {
               50.0, 1e-6);
 }
 
+TEST(CommProfile, PricedFitsTakeTheCollectivesMeansAndKeepPointToPointAndOlderFiles) {
+  // 2 ranks, all-reduce bus factor 1: p50 = 50 us + bytes / 2 GB/s, mean = 200 us + bytes / 1
+  // GB/s; send/recv rows with the same times. The all-reduce is refitted on its means (its CPU
+  // share kept), send/recv keeps its fit, and without means every fit stays as written.
+  nlohmann::json comm = {
+      {"world_size", 2},
+      {"fits",
+       {{{"op", "allreduce"},
+         {"latency_us", 50.0},
+         {"bus_bandwidth_bytes_per_s", 2e9},
+         {"cpu_cores_per_rank", 0.7}},
+        {{"op", "sendrecv"}, {"latency_us", 50.0}, {"bus_bandwidth_bytes_per_s", 2e9}}}},
+      {"rows", nlohmann::json::array()}};
+  for (const char* op : {"allreduce", "sendrecv"}) {
+    for (int64_t bytes : {1000, 100000, 10000000}) {
+      comm["rows"].push_back({{"op", op},
+                              {"bytes", bytes},
+                              {"p50_ms", (50e-6 + bytes / 2e9) * 1e3},
+                              {"mean_ms", (200e-6 + bytes / 1e9) * 1e3}});
+    }
+  }
+  const std::vector<harness::CommFit> priced = harness::priced_fits(comm);
+  ASSERT_EQ(priced.size(), 2u);
+  EXPECT_NEAR(priced[0].latency_us, 200.0, 1e-6);
+  EXPECT_NEAR(priced[0].bus_bandwidth, 1e9, 1e-3);
+  EXPECT_DOUBLE_EQ(priced[0].cpu_cores, 0.7);
+  EXPECT_DOUBLE_EQ(priced[1].latency_us, 50.0);
+  EXPECT_DOUBLE_EQ(priced[1].bus_bandwidth, 2e9);
+  for (auto& row : comm["rows"]) row.erase("mean_ms");
+  EXPECT_DOUBLE_EQ(harness::priced_fits(comm)[0].latency_us, 50.0);
+}
+
 TEST(CommProfile, AFitWithoutAPositiveBandwidthFallsBackToTheLargestSize) {
   // Noisy: the larger size was faster, so the line slopes down.
   const nlohmann::json raw = {{"world_size", 2},

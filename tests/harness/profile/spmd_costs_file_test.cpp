@@ -38,6 +38,19 @@ TEST(SpmdCostsFile, ReadsEachFitAndSaysWhatStandsInForAMissingOne) {
             "reduce-scatter priced by the all-gather fit, all-to-all priced by the all-gather fit");
 }
 
+// Where the rows record each size's mean, the search prices the collective by the line through
+// the means (here 1 ms + bytes / 0.5 GB/s), not by the p50 fit written in `fits`.
+TEST(SpmdCostsFile, PricesACollectiveAtItsRowsMeanTimes) {
+  const harness_test::TempDir dir;
+  const auto path = dir.write("comm.json", R"({"world_size": 2, "fits": [
+    {"op": "allreduce", "latency_us": 100, "bus_bandwidth_bytes_per_s": 1e9}], "rows": [
+    {"op": "allreduce", "bytes": 1000000, "p50_ms": 1.1, "mean_ms": 3.0},
+    {"op": "allreduce", "bytes": 4000000, "p50_ms": 4.1, "mean_ms": 9.0}]})");
+  const auto inputs = harness::read_spmd_costs(path.string(), 1e9);
+  EXPECT_NEAR(fit_of(inputs, Collective::kAllReduce).latency_s, 1e-3, 1e-12);
+  EXPECT_NEAR(fit_of(inputs, Collective::kAllReduce).bus_bytes_per_s, 0.5e9, 1e-3);
+}
+
 TEST(SpmdCostsFile, AnAllReduceAloneStandsInForEveryOtherCollective) {
   const harness_test::TempDir dir;
   const auto path = dir.write("comm.json", R"({"fits": [
