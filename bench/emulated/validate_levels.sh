@@ -395,6 +395,10 @@ def simulate(real, n, link, label):
     # cluster.machines_per_host), the host has the cores the run's machine had (env.json): 2
     # here, a core per rank and more on a larger host.
     cores = json.load(open(os.path.join(real, "env.json"))).get("logical_cores")
+    # SHAPE=tensor: the run's collectives, timed after compute on loopback (profile_run).
+    collectives = run_measurement(run, "collectives", "comm.json") if shape == "tensor" else None
+    if shape == "tensor" and not collectives:
+        sys.exit(f"error: {run}: no collectives' profile (profiles/{run}/collectives)")
     simulated = {}
     for k, (extra, systems) in enumerate(profiles_of(real, label)):
         if os.environ.get("COMPUTE") == "runs":
@@ -416,10 +420,7 @@ def simulate(real, n, link, label):
                        "--set", f"output={sim_out}"]
             if shape != "2x1" and cores:
                 command += ["--set", f"simulate.cluster.cpu_cores={cores}"]
-            if shape == "tensor":
-                collectives = run_measurement(run, "collectives", "comm.json")
-                if not collectives:
-                    sys.exit(f"error: {run}: no collectives' profile (profiles/{run}/collectives)")
+            if collectives:
                 command += ["--set", f"simulate.cluster.comm_profile={collectives}/comm.json"]
             if comm_cores:
                 command += ["--set", f"simulate.cluster.comm_cores_per_rank={comm_cores}"]
