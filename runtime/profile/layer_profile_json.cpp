@@ -34,6 +34,18 @@ json after_idle_json(const std::vector<runtime::AfterIdleTiming>& timings) {
   return doc;
 }
 
+json mixtures_json(const runtime::LayerMixtures& m) {
+  return {{"count", m.count},
+          {"experts", m.experts},
+          {"expert_parameter_bytes", m.expert_parameter_bytes},
+          {"dispatch_bytes", m.dispatch_bytes}};
+}
+
+runtime::LayerMixtures mixtures_from_json(const json& doc) {
+  return {doc.at("count").get<int>(), doc.at("experts").get<int64_t>(),
+          doc.at("expert_parameter_bytes").get<int64_t>(), doc.at("dispatch_bytes").get<int64_t>()};
+}
+
 json layer_profile_json(const runtime::LayerProfileResult& result) {
   json layers = json::array();
   for (const auto& l : result.layers) {
@@ -48,6 +60,7 @@ json layer_profile_json(const runtime::LayerProfileResult& result) {
     if (l.stored_bytes) layer["stored_bytes"] = *l.stored_bytes;
     if (l.weight_pending_bytes) layer["weight_pending_bytes"] = *l.weight_pending_bytes;
     if (l.backward_working_bytes) layer["backward_working_bytes"] = *l.backward_working_bytes;
+    if (l.mixtures) layer["mixtures"] = mixtures_json(*l.mixtures);
     layers.push_back(std::move(layer));
   }
   json doc = {{"model", result.model},
@@ -108,6 +121,7 @@ runtime::LayerProfileResult layer_profile_from_json(const json& doc) {
     if (l.contains("backward_working_bytes")) {
       timing.backward_working_bytes = l.at("backward_working_bytes").get<int64_t>();
     }
+    if (l.contains("mixtures")) timing.mixtures = mixtures_from_json(l.at("mixtures"));
     result.layers.push_back(timing);
   }
   const json& whole = doc.at("whole_model");

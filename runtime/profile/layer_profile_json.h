@@ -15,8 +15,14 @@ nlohmann::json timing_stats_json(const runtime::TimingStats& stats);
 // [{gap_ms, forward, backward}, ...]: a profile's (or a stage's) after-idle timings.
 nlohmann::json after_idle_json(const std::vector<runtime::AfterIdleTiming>& timings);
 
+// A layer's `mixtures` object {count, experts, expert_parameter_bytes, dispatch_bytes}, and the
+// inverse (nlohmann::json's exceptions on a missing key or a wrong type).
+nlohmann::json mixtures_json(const runtime::LayerMixtures& mixtures);
+runtime::LayerMixtures mixtures_from_json(const nlohmann::json& doc);
+
 // model, batch, input_shape, input_bytes, repetitions, threads, first_layer, chain_layers,
-// untimed_runs, layers, whole_model {forward, backward, step} and, where measured, after_idle.
+// untimed_runs, layers (one holding mixtures of experts with its `mixtures`), whole_model
+// {forward, backward, step} and, where measured, after_idle.
 nlohmann::json layer_profile_json(const runtime::LayerProfileResult& result);
 // The inverse; nlohmann::json's exceptions on a missing key or a wrong type.
 runtime::LayerProfileResult layer_profile_from_json(const nlohmann::json& doc);

@@ -17,6 +17,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/device/allocation_tracker.h"
 #include "runtime/models/model_zoo.h"
+#include "runtime/models/moe.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/parallel/peerless_group.h"
 #include "runtime/parallel/tensor_region.h"
@@ -45,6 +46,7 @@ struct ChainLayer {
   std::string kind;
   std::function<torch::Tensor(const torch::Tensor&)> forward;
   std::vector<torch::Tensor> parameters;
+  std::vector<MoeFeedForwardImpl*> mixtures;  // inside the layer (zoo models)
 };
 
 // Each layer runs through the model, as a rank's does: a recomputed block drops its activations
@@ -55,7 +57,7 @@ std::vector<ChainLayer> zoo_chain(const std::shared_ptr<ZooModel>& model) {
     const auto& layer = model->layers()[i];
     chain.push_back({layer.name, layer.kind,
                      [model, i](const torch::Tensor& x) { return model->forward_layers(x, i, i); },
-                     layer.module.ptr()->parameters()});
+                     layer.module.ptr()->parameters(), mixtures_of(*layer.module.ptr())});
   }
   return chain;
 }
@@ -68,9 +70,11 @@ std::vector<ChainLayer> script_chain(torch::jit::script::Module& module) {
     for (const auto& p : submodule.parameters()) parameters.push_back(p);
     std::string kind = submodule.type()->name() ? submodule.type()->name()->name() : "Module";
     chain.push_back(
-        {child.name, kind,
+        {child.name,
+         kind,
          [submodule](const torch::Tensor& x) mutable { return submodule.forward({x}).toTensor(); },
-         parameters});
+         parameters,
+         {}});
   }
   if (chain.empty()) throw std::invalid_argument("the TorchScript module has no children");
   return chain;
@@ -258,6 +262,7 @@ struct LayerRun {
   int64_t stored_bytes = 0;
   std::optional<int64_t> weight_pending_bytes;  // where the backward is split
   int64_t backward_working_bytes = 0;
+  std::optional<LayerMixtures> mixtures;
 };
 
 // The layer's output on `input`, and the bytes its forward left allocated while the output and
@@ -313,6 +318,26 @@ int64_t backward_working_bytes(ChainLayer& layer, const torch::Tensor& input) {
   return tracker->peak();
 }
 
+// What the layer's mixtures hold and dispatched in the forward just run on `input`: every
+// token's choices but those dropped for capacity, a row of the width each.
+std::optional<LayerMixtures> mixtures_after_forward(const ChainLayer& layer,
+                                                    const torch::Tensor& input) {
+  if (layer.mixtures.empty()) return std::nullopt;
+  LayerMixtures out;
+  out.count = static_cast<int>(layer.mixtures.size());
+  for (MoeFeedForwardImpl* mixture : layer.mixtures) {
+    const int64_t width = mixture->router->weight.size(1);
+    const int64_t tokens = input.numel() / width;
+    const int64_t rows = tokens * mixture->options().top_k - mixture->dropped_choices();
+    out.experts = mixture->options().experts;
+    out.dispatch_bytes += rows * width * static_cast<int64_t>(input.element_size());
+    for (const auto& p : mixture->experts->parameters()) {
+      out.expert_parameter_bytes += static_cast<int64_t>(p.nbytes());
+    }
+  }
+  return out;
+}
+
 // Each layer of first..last on the previous one's output: its input, what it holds (and, where
 // the backward is split, what its I holds until W) and what its backward works in.
 std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vector<bool>& trainable,
@@ -325,6 +350,7 @@ std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vect
     run.index = i;
     run.input = as_layer_input(activation, input_needs_gradient(trainable, i, first));
     const auto [output, held] = forward_holding(chain[i], run.input);
+    run.mixtures = mixtures_after_forward(chain[i], run.input);
     activation = output.detach();
     run.activation_bytes = static_cast<int64_t>(activation.nbytes());
     run.stored_bytes = held;
@@ -519,6 +545,7 @@ LayerTiming layer_timing(const ChainLayer& layer, const LayerRun& run) {
   timing.stored_bytes = run.stored_bytes;
   timing.weight_pending_bytes = run.weight_pending_bytes;
   timing.backward_working_bytes = run.backward_working_bytes;
+  timing.mixtures = run.mixtures;
   for (const auto& p : layer.parameters) timing.parameter_bytes += static_cast<int64_t>(p.nbytes());
   return timing;
 }

@@ -87,6 +87,18 @@ struct AfterIdleTiming {
   TimingStats backward;
 };
 
+// A layer holding mixtures of experts (runtime/models/moe.h): what expert parallelism keeps on
+// one rank and sends between them, from the profiled forward.
+struct LayerMixtures {
+  int count = 0;                       // mixtures in the layer
+  int64_t experts = 0;                 // each mixture's
+  int64_t expert_parameter_bytes = 0;  // of all their experts (parameter_bytes holds them too)
+  // The token rows one dispatch sends to the experts, all the layer's mixtures together: each
+  // token's choices within its expert's capacity, at the profile batch. A combine sends them
+  // back; their gradients travel the same way in backward.
+  int64_t dispatch_bytes = 0;
+};
+
 struct LayerTiming {
   std::string name;
   std::string kind;
@@ -106,6 +118,7 @@ struct LayerTiming {
   // backward is all I or all W.
   std::optional<int64_t> weight_pending_bytes;
   std::optional<int64_t> backward_working_bytes;
+  std::optional<LayerMixtures> mixtures;  // unset: none in the layer
 };
 
 struct LayerProfileResult {

@@ -98,6 +98,36 @@ TEST(LayerProfiler, CountsWhatEachLayersForwardHoldsForItsBackward) {
   EXPECT_NEAR(recomputed / unit, 2, 0.05);
 }
 
+// A BERT-MoE's mixture layer records what expert parallelism keeps on one rank and sends: its 4
+// experts' parameters (each 64 -> 256 -> 64 with biases) and the token rows one dispatch sends,
+// every token's 2 choices where the capacity drops none (2 samples of 16 tokens, width 64,
+// fp32); with a tight capacity only the rows within it. The dense layers record none.
+TEST(LayerProfiler, RecordsEachMixturesExpertsAndTheRowsItDispatches) {
+  runtime::LayerProfileRequest request;
+  request.model = "bert_moe";
+  request.depth = 2;
+  request.width = 64;
+  request.input_shape = {16};
+  request.batch = 2;
+  request.moe = {4, 2, 8.0, 2};  // a capacity of 32 tokens an expert: nothing dropped
+  request.repetitions = 1;
+  request.warmup = 0;
+  const auto roomy = runtime::profile_layers(request);
+  ASSERT_EQ(roomy.layers.size(), 5u);  // embeddings, 2 encoder layers, pooler, classifier
+  for (size_t i : {0u, 1u, 3u, 4u}) EXPECT_FALSE(roomy.layers[i].mixtures) << i;
+  const auto& mixture = roomy.layers[2].mixtures;
+  ASSERT_TRUE(mixture);
+  EXPECT_EQ(mixture->count, 1);
+  EXPECT_EQ(mixture->experts, 4);
+  EXPECT_EQ(mixture->expert_parameter_bytes, 4 * (64 * 256 + 256 + 256 * 64 + 64) * 4);
+  EXPECT_EQ(mixture->dispatch_bytes, 2 * 16 * 2 * 64 * 4);
+  request.moe.capacity_factor = 0.5;  // ceil(0.5 x 32 x 2 / 4) = 8 tokens an expert
+  const auto tight = runtime::profile_layers(request);
+  ASSERT_TRUE(tight.layers[2].mixtures);
+  EXPECT_LE(tight.layers[2].mixtures->dispatch_bytes, 4 * 8 * 64 * 4);
+  EXPECT_GT(tight.layers[2].mixtures->dispatch_bytes, 0);
+}
+
 // Split as zero-bubble stages split it, a layer's I holds until W the gradients W reads: a
 // Linear's, its output's gradient; nothing for a layer without weights or for the first Linear,
 // whose input takes no gradient (its backward is all W). Unsplit, nothing is counted.

@@ -117,6 +117,22 @@ TEST(StageProfileMerge, TheSplitBackwardRoundTrips) {
   EXPECT_FALSE(back.layers[0].backward_input.has_value());
 }
 
+// A layer's mixtures of experts travel with it: the simulator's expert parallelism reads them.
+TEST(StageProfileMerge, ALayersMixturesRoundTrip) {
+  auto original = part(2, {"c", "d", "e"}, 12.0, 25.0, 1.5, 3);
+  original.layers[1].mixtures = runtime::LayerMixtures{1, 4, 8409088, 1048576};
+  const auto back = harness::layer_profile_from_json(
+      harness::parse_json(harness::json_text(harness::layer_profile_json(original))));
+  ASSERT_TRUE(back.layers[1].mixtures);
+  EXPECT_EQ(back.layers[1].mixtures->count, 1);
+  EXPECT_EQ(back.layers[1].mixtures->experts, 4);
+  EXPECT_EQ(back.layers[1].mixtures->expert_parameter_bytes, 8409088);
+  EXPECT_EQ(back.layers[1].mixtures->dispatch_bytes, 1048576);
+  EXPECT_FALSE(back.layers[0].mixtures);
+  EXPECT_THROW(harness::mixtures_from_json(nlohmann::json{{"count", 1}}),
+               nlohmann::json::exception);
+}
+
 TEST(StageProfileMerge, AfterIdleTimingsRoundTripAndStayWithTheirStage) {
   auto original = part(2, {"c", "d", "e"}, 12.0, 25.0, 1.5, 3);
   EXPECT_FALSE(harness::layer_profile_json(original).contains("after_idle"));
