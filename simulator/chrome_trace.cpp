@@ -3,6 +3,8 @@
 #include "runtime/protocol/trace_recorder.h"
 
 #include <set>
+#include <string>
+#include <utility>
 
 namespace harness::simulator {
 
@@ -25,6 +27,22 @@ runtime::TraceCategory compute_category(TaskCategory category) {
       return runtime::TraceCategory::kSend;
     default:
       return runtime::TraceCategory::kStep;
+  }
+}
+
+// A collective's event: its name (the unit, bucket or stage it moves) and its category.
+std::pair<std::string, runtime::TraceCategory> collective_event(const Task& task, bool pipeline) {
+  const std::string index = std::to_string(task.bucket);
+  switch (task.category) {
+    case TaskCategory::kAllGather:
+      return {"allgather unit " + index, runtime::TraceCategory::kAllGather};
+    case TaskCategory::kReduceScatter:
+      return {"reducescatter unit " + index, runtime::TraceCategory::kReduceScatter};
+    case TaskCategory::kAllToAll:
+      return {"alltoall", runtime::TraceCategory::kAllToAll};
+    default:
+      return {"allreduce " + std::string(pipeline ? "stage " : "bucket ") + index,
+              runtime::TraceCategory::kAllReduce};
   }
 }
 
@@ -86,17 +104,8 @@ json rank_trace(const SimulatedIteration& iteration, int rank, const std::string
         args["bytes"] = task.bytes;
         args["bucket"] = task.bucket;
         args["ranks"] = groups[task.group].size();
-        if (task.category == TaskCategory::kAllGather) {
-          add("allgather unit " + std::to_string(task.bucket), runtime::TraceCategory::kAllGather,
-              t, args);
-        } else if (task.category == TaskCategory::kReduceScatter) {
-          add("reducescatter unit " + std::to_string(task.bucket),
-              runtime::TraceCategory::kReduceScatter, t, args);
-        } else {
-          add("allreduce " + std::string(pipeline ? "stage " : "bucket ") +
-                  std::to_string(task.bucket),
-              runtime::TraceCategory::kAllReduce, t, args);
-        }
+        const auto [name, category] = collective_event(task, pipeline);
+        add(name, category, t, args);
         break;
       }
     }

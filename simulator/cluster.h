@@ -42,6 +42,10 @@ struct ClusterConfig {
   // the caps above. A Gloo ring's rate bends with its size, and one line fitted over the sizes
   // prices every size wrong; the sizes' times hold the latency (their step latency is then 0).
   std::vector<std::pair<double, double>> gather_rate_by_bytes, scatter_rate_by_bytes;
+  // The same three for all-to-alls (comm.json's alltoall fit and rows): expert parallelism's
+  // token exchanges, n-1 pairwise steps.
+  double alltoall_step_latency_s = -1.0, alltoall_rate_cap = 0.0;
+  std::vector<std::pair<double, double>> alltoall_rate_by_bytes;
   // The all-reduce bus bandwidth measured among one machine's ranks: a cap on the per-edge
   // rate of collective steps that stay inside a machine (0: none, the ports decide). CPU ranks
   // reduce on their own cores, so their all-reduce over loopback runs well below send/recv.

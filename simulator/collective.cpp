@@ -140,6 +140,20 @@ std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::v
   return {phase};
 }
 
+std::vector<CollectivePhase> plan_all_to_all(const Cluster& cluster,
+                                             const std::vector<int>& ranks) {
+  const int n = static_cast<int>(ranks.size());
+  std::vector<CollectivePhase> phases;
+  const double measured = cluster.config().alltoall_step_latency_s;
+  for (int shift = 1; shift < n; ++shift) {
+    StepEdges edges(cluster);
+    for (int i = 0; i < n; ++i) edges.add(ranks[i], ranks[(i + shift) % n]);
+    phases.push_back(edges.phase(1, 1.0 / n));
+    if (measured >= 0) phases.back().latency_s = measured;
+  }
+  return phases;
+}
+
 double idle_allreduce_seconds(const Cluster& cluster, const std::vector<int>& ranks,
                               CollectiveAlgorithm algorithm, double bytes) {
   const std::vector<double> bandwidth = cluster.link_bandwidths();

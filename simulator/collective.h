@@ -52,6 +52,11 @@ std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::v
 
 // Time of the all-reduce on an idle network, without contention (closed form of the phases:
 // sum of steps x (latency + fraction x bytes / slowest per-edge rate)). For tests and reports.
+// The phases of an all-to-all of a buffer over `ranks`: n-1 steps, in step i every rank sending
+// 1/n of it to the rank i places on (pairwise exchange), each step waiting the all-to-all's
+// measured step latency where there is one.
+std::vector<CollectivePhase> plan_all_to_all(const Cluster& cluster, const std::vector<int>& ranks);
+
 double idle_allreduce_seconds(const Cluster& cluster, const std::vector<int>& ranks,
                               CollectiveAlgorithm algorithm, double bytes);
 

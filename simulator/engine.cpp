@@ -25,7 +25,7 @@ class Engine {
         heads_reached_(graph.tasks().size(), 0),
         head_(graph.resource_queues().size(), 0),
         progress_(graph.tasks().size()),
-        group_phases_(3 * graph.groups().size()),
+        group_phases_(4 * graph.groups().size()),
         idle_(static_cast<size_t>(graph.ranks())),
         streams_(graph.ranks()),
         buckets_(cluster.num_machines(), cluster.config().inter_burst_bytes,
@@ -191,18 +191,39 @@ class Engine {
     return graph_.after_idle_curves()[task.after_idle].ratio(stretch.gap, backward);
   }
 
-  // A group's all-reduce phases, or its all-gather's and reduce-scatter's (one ring each way).
+  // A group's all-reduce phases, its all-gather's and reduce-scatter's (one ring each way), or
+  // its all-to-all's.
+  std::vector<CollectivePhase> plan_of(const Task& task) const {
+    const std::vector<int>& ranks = graph_.groups()[task.group];
+    switch (task.category) {
+      case TaskCategory::kAllGather:
+        return plan_ring_half(cluster_, ranks, RingHalf::kAllGather);
+      case TaskCategory::kReduceScatter:
+        return plan_ring_half(cluster_, ranks, RingHalf::kReduceScatter);
+      case TaskCategory::kAllToAll:
+        return plan_all_to_all(cluster_, ranks);
+      default:
+        return plan_allreduce(cluster_, ranks, cluster_.config().algorithm);
+    }
+  }
+  static int op_slot(TaskCategory category) {
+    switch (category) {
+      case TaskCategory::kAllGather:
+        return 1;
+      case TaskCategory::kReduceScatter:
+        return 2;
+      case TaskCategory::kAllToAll:
+        return 3;
+      default:
+        return 0;
+    }
+  }
+
   const std::vector<CollectivePhase>& phases_of(const Task& task) {
     const int group = task.group;
-    const bool gather = task.category == TaskCategory::kAllGather;
-    const bool scatter = task.category == TaskCategory::kReduceScatter;
-    auto& slot = group_phases_[3 * group + (gather ? 1 : scatter ? 2 : 0)];
+    auto& slot = group_phases_[4 * group + op_slot(task.category)];
     if (!slot) {
-      const std::vector<int>& ranks = graph_.groups()[group];
-      slot = std::make_unique<std::vector<CollectivePhase>>(
-          gather    ? plan_ring_half(cluster_, ranks, RingHalf::kAllGather)
-          : scatter ? plan_ring_half(cluster_, ranks, RingHalf::kReduceScatter)
-                    : plan_allreduce(cluster_, ranks, cluster_.config().algorithm));
+      slot = std::make_unique<std::vector<CollectivePhase>>(plan_of(task));
       // Every member's thread works through every step (the measured rate, with a core each).
       const ClusterConfig& config = cluster_.config();
       const double per_core =
@@ -230,6 +251,12 @@ class Engine {
         return ClusterConfig::rate_at(config.scatter_rate_by_bytes, task.bytes);
       }
       if (config.scatter_rate_cap > 0) return config.scatter_rate_cap;
+    }
+    if (task.category == TaskCategory::kAllToAll) {
+      if (!config.alltoall_rate_by_bytes.empty()) {
+        return ClusterConfig::rate_at(config.alltoall_rate_by_bytes, task.bytes);
+      }
+      if (config.alltoall_rate_cap > 0) return config.alltoall_rate_cap;
     }
     return config.collective_rate_cap;
   }

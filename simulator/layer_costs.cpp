@@ -103,6 +103,25 @@ void add_held_bytes(LayerCosts& costs, const LayerHeldBytes& held) {
   costs.backward_working_bytes = optional(held.backward_working, "backward working bytes");
 }
 
+void add_mixtures(LayerCosts& costs, const std::vector<runtime::LayerMixtures>& by_position) {
+  if (by_position.size() != static_cast<size_t>(costs.size())) {
+    throw std::invalid_argument("the mixtures cover " + std::to_string(by_position.size()) +
+                                " layers, the profile has " + std::to_string(costs.size()));
+  }
+  costs.mixtures.assign(by_position.size(), {});
+  for (size_t position = 0; position < by_position.size(); ++position) {
+    const runtime::LayerMixtures& m = by_position[position];
+    const int layer = costs.order[position];
+    if (m.count < 0 || m.dispatch_bytes < 0 || m.expert_parameter_bytes < 0 ||
+        static_cast<double>(m.expert_parameter_bytes) > costs.parameter_bytes[layer]) {
+      throw std::invalid_argument("layer " + std::to_string(position) +
+                                  "'s mixtures: their experts' bytes are not within the layer's "
+                                  "parameter bytes, or a count is negative");
+    }
+    costs.mixtures[layer] = m;
+  }
+}
+
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch) {
   LayerCosts costs;
   costs.source = pruned.source;

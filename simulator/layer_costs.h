@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "planner/model/profile_graph.h"
+#include "runtime/profile/layer_profiler.h"
 #include "simulator/compute_after_idle.h"
 
 namespace harness::simulator {
@@ -36,6 +37,9 @@ struct LayerCosts {
   // The most each layer's backward allocates above what it starts with (its gradients'
   // working memory), at the profile batch; empty: not counted.
   std::vector<double> backward_working_bytes;
+  // Per layer, the mixtures of experts it holds (count 0: none), where the profile found them
+  // (add_mixtures); empty: a dense model.
+  std::vector<runtime::LayerMixtures> mixtures;
 
   int size() const { return static_cast<int>(ids.size()); }
   double total_forward_s() const;
@@ -70,6 +74,11 @@ struct LayerHeldBytes {
 // Gives the layers what they hold. Throws std::invalid_argument when a count is not the
 // profile's layers or a size is negative.
 void add_held_bytes(LayerCosts& costs, const LayerHeldBytes& held);
+
+// Gives the layers their mixtures (profile.json's layers' `mixtures`, positions 0..n-1 of
+// `order`; count 0 where a layer has none). Throws std::invalid_argument when the count is not
+// the profile's layers or a layer's experts' bytes exceed its parameter bytes.
+void add_mixtures(LayerCosts& costs, const std::vector<runtime::LayerMixtures>& by_position);
 
 // From an already pruned graph (planner::prune_inputs_and_getitem_sinks).
 LayerCosts layer_costs_from_graph(const planner::LayerGraph& pruned, double profile_batch);

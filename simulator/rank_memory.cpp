@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "simulator/expert_system.h"
+
 namespace harness::simulator {
 
 namespace {
@@ -91,6 +93,19 @@ RankMemory replicated_memory(const LayerCosts& costs, double samples) {
     *activations += layers_bytes(costs, costs.backward_working_bytes, layers, samples, true);
   }
   return {bytes, bytes, kAdamMoments * bytes, activations};
+}
+
+RankMemory expert_parallel_memory(const LayerCosts& costs, double samples, int world,
+                                  int zero_stage) {
+  RankMemory whole = replicated_memory(costs, samples);
+  const double dense = dense_part(costs).total_parameter_bytes();
+  const double experts = (whole.parameter_bytes - dense) / world;
+  RankMemory held =
+      sharded_over({dense, dense, kAdamMoments * dense, whole.activation_bytes}, world, zero_stage);
+  held.parameter_bytes += experts;
+  held.gradient_bytes += experts;
+  held.optimizer_state_bytes += kAdamMoments * experts;
+  return held;
 }
 
 RankMemory pipeline_memory(const LayerCosts& costs, const PipelineSystem& system, int zero_stage) {

@@ -36,6 +36,12 @@ RankMemory replicated_memory(const LayerCosts& costs, double samples);
 // gradients too, 3 the parameters too (padding aside).
 RankMemory sharded_over(RankMemory held, double replicas, int zero_stage);
 
+// An expert-parallel rank (simulator/expert_system.h): the dense part's states as `zero_stage`
+// shards them over the `world` ranks, a world's share of every mixture's experts whole, and a
+// replica's activations at `samples`.
+RankMemory expert_parallel_memory(const LayerCosts& costs, double samples, int world,
+                                  int zero_stage);
+
 // The fullest pipeline position: its stages' states (with `zero_stage` 1, 2 or 3 the optimizer
 // states, then the gradients, then the parameters divided over each stage's replicas) and the
 // most micro-batches' activations its schedule holds at once, stage by stage (a forward keeps

@@ -28,6 +28,7 @@ enum class TaskKind : std::uint8_t { kCompute, kTransfer, kCollective, kReadyNot
 // kSendCall: a rank's send call of one transfer, on its compute stream right after the
 // compute that made the data (TaskGraph::add_send_call).
 // kAllGather, kReduceScatter: sharded data parallelism's collectives (ring, n-1 steps).
+// kAllToAll: expert parallelism's token exchanges (n-1 pairwise steps).
 enum class TaskCategory : std::uint8_t {
   kForward,
   kBackward,
@@ -39,6 +40,7 @@ enum class TaskCategory : std::uint8_t {
   kAllGather,
   kReduceScatter,
   kBackwardWeight,  // a pipeline's W: the weight gradients apart from the input's
+  kAllToAll,
 };
 
 struct Task {

@@ -1,7 +1,5 @@
 #include "harness/spec/mesh_form.h"
 
-#include <algorithm>
-
 #include "common/limits.h"
 
 namespace harness {
@@ -85,21 +83,13 @@ YAML::Node short_form(const YAML::Node& entry, const MeshDegrees& mesh, const st
 }  // namespace
 
 std::optional<MeshForm> expand_mesh_form(const YAML::Node& entry, const std::string& path,
-                                         const SpecOrigin& origin,
-                                         const std::vector<std::string>& kinds) {
+                                         const SpecOrigin& origin) {
   if (!entry.IsMap() || !entry["mesh"]) return MeshForm{entry, std::nullopt};
   const std::optional<MeshDegrees> mesh = read_mesh_degrees(entry["mesh"], path + ".mesh", origin);
   const bool keys_ok = refuse_keys_the_mesh_gives(entry, path, origin);
   const int zero_stage = data_zero_stage(entry, path, origin);
   if (!mesh || !keys_ok || zero_stage < 0) return std::nullopt;
-  const std::string kind = short_kind(*mesh, zero_stage);
-  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-    MapReader reader(entry, path, origin);
-    reader.report(entry["mesh"], "mesh",
-                  "these axes make a system of kind '" + kind + "', which this spec does not take");
-    return std::nullopt;
-  }
-  return MeshForm{short_form(entry, *mesh, kind), mesh};
+  return MeshForm{short_form(entry, *mesh, short_kind(*mesh, zero_stage)), mesh};
 }
 
 std::string mesh_world_problem(const std::optional<MeshDegrees>& mesh, long long world) {

@@ -15,7 +15,6 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "harness/spec/yaml_reader.h"
 
@@ -34,12 +33,10 @@ struct MeshForm {
 };
 
 // `entry` (a map of `systems:` at `path`) unchanged when it has no `mesh`, else the short form
-// it expands to. `kinds` are the kinds the spec's reader takes; a mesh that makes another is
-// refused at the mesh. Nothing when an error was recorded (SpecOrigin::report_to), which
-// otherwise throws.
+// it expands to (a kind every spec that takes `mesh` reads). Nothing when an error was recorded
+// (SpecOrigin::report_to), which otherwise throws.
 std::optional<MeshForm> expand_mesh_form(const YAML::Node& entry, const std::string& path,
-                                         const SpecOrigin& origin,
-                                         const std::vector<std::string>& kinds);
+                                         const SpecOrigin& origin);
 
 // Why a mesh whose data degree is given does not fill `world` ranks; "" where it does or
 // where the data axis takes whatever the other axes leave.

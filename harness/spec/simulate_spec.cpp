@@ -21,6 +21,7 @@
 #include "harness/spec/yaml_reader.h"
 #include "runtime/pipeline/pipeline_layout.h"
 #include "runtime/pipeline/pipeline_schedule.h"
+#include "runtime/profile/layer_profile_json.h"
 
 namespace harness {
 namespace {
@@ -131,6 +132,18 @@ std::vector<double> read_layer_bytes(const json& doc, const char* key) {
   return bytes;
 }
 
+// profile.json's layers' mixtures of experts, or none where no layer has one.
+std::vector<runtime::LayerMixtures> read_mixtures(const json& doc) {
+  std::vector<runtime::LayerMixtures> mixtures;
+  bool any = false;
+  for (const json& layer : doc.value("layers", json::array())) {
+    const bool has = layer.contains("mixtures");
+    mixtures.push_back(has ? mixtures_from_json(layer.at("mixtures")) : runtime::LayerMixtures{});
+    any |= has;
+  }
+  return any ? mixtures : std::vector<runtime::LayerMixtures>{};
+}
+
 // Reads profile.json beside `m.profile` into `m` (threads, the tensor split, recomputation, the
 // zoo model and its tokens, the split backward, the stored bytes) and returns the rest.
 ProfileReading read_profile_json(ModelSettings& m) {
@@ -163,6 +176,7 @@ ProfileReading read_profile_json(ModelSettings& m) {
       m.weight_pending_bytes = read_layer_bytes(doc, "weight_pending_bytes");
       m.backward_working_bytes = read_layer_bytes(doc, "backward_working_bytes");
     }
+    m.mixtures = read_mixtures(doc);
   } catch (const std::exception&) {
     // an older profile without a step or after-idle timings, or not one of ours
   }
@@ -435,15 +449,14 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
     return s;
   }
   // The composed form (`mesh:`) is read as the short form it expands to.
-  const std::optional<MeshForm> form =
-      expand_mesh_form(node, path, origin, {"ddp", "pipeline", "sharded", "tensor_parallel"});
+  const std::optional<MeshForm> form = expand_mesh_form(node, path, origin);
   if (!form) return std::nullopt;
   s.mesh = form->mesh;
   MapReader r(form->entry, path, origin);
   r.locate_at(node);
   // "dp", the simulator's first name for DDP with gradient accumulation, stays a spelling of ddp.
-  const std::string kind =
-      r.get_string("kind", "ddp", {"ddp", "dp", "pipeline", "sharded", "tensor_parallel"});
+  const std::string kind = r.get_string(
+      "kind", "ddp", {"ddp", "dp", "expert_parallel", "pipeline", "sharded", "tensor_parallel"});
   s.kind = kind == "dp" ? runtime::SystemKind::kDdp : runtime::parse_system_kind(kind);
   // The kind decides which keys belong: none of the rest is judged against a stand-in kind.
   if (!r.ok()) return std::nullopt;
@@ -457,6 +470,7 @@ std::optional<SystemSettings> read_simulated_system(const YAML::Node& node,
       s.tensor = read_tensor_system_axis(r);
       s.data.zero_stage = read_replica_zero_stage(r);  // 3: FSDP x TP
     }
+    if (s.kind == SystemKind::kExpertParallel) s.data.zero_stage = read_replica_zero_stage(r);
     s.mode = r.get_string("mode", "overlap", {"overlap", "sync"});
     if (r.has("bucket_mb")) s.bucket_mb = read_bucket_mb(r, "bucket_mb", 25);
   }

@@ -12,6 +12,7 @@
 
 #include "harness/spec/mesh_form.h"
 #include "runtime/parallel/parallel_system.h"
+#include "runtime/profile/layer_profiler.h"
 
 namespace harness {
 
@@ -67,6 +68,9 @@ struct ModelSettings {
   // The most each chain layer's backward allocates above its start (profile.json's
   // backward_working_bytes); empty: not counted.
   std::vector<double> backward_working_bytes;
+  // Each chain layer's mixtures of experts (profile.json's layers' `mixtures`; count 0: none),
+  // what expert parallelism shards and exchanges; empty where no layer has one.
+  std::vector<runtime::LayerMixtures> mixtures;
 };
 
 struct ClusterSettings {
@@ -149,11 +153,13 @@ struct InlineStage {
 
 struct SystemSettings {
   std::string name;
-  // ddp (also spelt dp), pipeline, sharded or tensor_parallel: the train spec's enumeration.
+  // ddp (also spelt dp), expert_parallel, pipeline, sharded or tensor_parallel: the train
+  // spec's enumeration.
   runtime::SystemKind kind = runtime::SystemKind::kDdp;
   std::string mode = "overlap";
   // sharded: the ZeRO stage, unit and prefetch (a train spec's keys); pipeline: zero_stage,
-  // how its stages' replicas hold them
+  // how its stages' replicas hold them; expert_parallel: zero_stage, how the ranks hold the
+  // dense part
   runtime::DataAxis data;
   runtime::TensorAxis tensor;  // tensor_parallel: the degree and sequence parallelism
   std::optional<double> bucket_mb;

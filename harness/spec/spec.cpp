@@ -644,8 +644,7 @@ std::optional<SystemConfig> read_system(const YAML::Node& entry, const SpecOrigi
     return system;
   }
   // The composed form (`mesh:`) is read as the short form it expands to.
-  const std::optional<MeshForm> form =
-      expand_mesh_form(entry, "systems", origin, runtime::system_kind_names());
+  const std::optional<MeshForm> form = expand_mesh_form(entry, "systems", origin);
   if (!form) return std::nullopt;
   system.mesh = form->mesh;
   MapReader reader(form->entry, "systems", origin);

@@ -36,6 +36,7 @@
 #include "runtime/protocol/comm_ops.h"
 #include "simulator/chrome_trace.h"
 #include "simulator/data_parallel_system.h"
+#include "simulator/expert_system.h"
 #include "simulator/layer_costs.h"
 #include "simulator/pipeline_system.h"
 #include "simulator/rank_memory.h"
@@ -67,8 +68,9 @@ struct ProfiledComm {
   // All-gather and reduce-scatter fits (sharded systems), where measured: latency < 0 none.
   double allgather_latency_s = -1, allgather_bus_bandwidth = 0;
   double reducescatter_latency_s = -1, reducescatter_bus_bandwidth = 0;
+  double alltoall_latency_s = -1, alltoall_bus_bandwidth = 0;  // expert parallelism's exchanges
   // Their measured sizes: {buffer bytes, bus bandwidth}, ascending (comm.json's rows).
-  std::vector<std::pair<double, double>> allgather_rates, reducescatter_rates;
+  std::vector<std::pair<double, double>> allgather_rates, reducescatter_rates, alltoall_rates;
   // A send call between ranks of one machine, its receive posted: {bytes, seconds} ascending,
   // from a loopback profile's `handover` rows; empty where none.
   std::vector<std::pair<double, double>> intra_send_calls;
@@ -130,6 +132,9 @@ ProfiledComm read_comm_profile(const std::string& path) {
     } else if (row.op == "reducescatter") {
       fit.reducescatter_latency_s = latency_s;
       fit.reducescatter_bus_bandwidth = std::max(0.0, row.bus_bandwidth);
+    } else if (row.op == "alltoall") {
+      fit.alltoall_latency_s = latency_s;
+      fit.alltoall_bus_bandwidth = std::max(0.0, row.bus_bandwidth);
     } else if (row.op == "copy") {
       fit.copy_latency_s = latency_s;
       fit.copy_bandwidth = std::max(0.0, row.bus_bandwidth);
@@ -140,6 +145,7 @@ ProfiledComm read_comm_profile(const std::string& path) {
   }
   fit.allgather_rates = measured_rates(doc, "allgather");
   fit.reducescatter_rates = measured_rates(doc, "reducescatter");
+  fit.alltoall_rates = measured_rates(doc, "alltoall");
   fit.intra_send_calls = intra_send_calls(doc);
   return fit;
 }
@@ -160,6 +166,7 @@ sim::LayerCosts load_costs(const ModelSettings& m) {
       sim::add_held_bytes(costs,
                           {m.stored_bytes, m.weight_pending_bytes, m.backward_working_bytes});
     }
+    if (!m.mixtures.empty()) sim::add_mixtures(costs, m.mixtures);
   } catch (const std::invalid_argument& e) {
     throw InputError((fs::path(m.profile).parent_path() / "profile.json").string() + ": " +
                      e.what());
@@ -224,6 +231,15 @@ void apply_comm_profile(const ProfiledComm& fit, sim::ClusterConfig& config) {
   if (fit.reducescatter_latency_s >= 0) {
     config.scatter_step_latency_s = fit.reducescatter_latency_s / (fit.world - 1.0);
     config.scatter_rate_cap = fit.reducescatter_bus_bandwidth;
+  }
+  // An all-to-all = L + S (n-1)/n / busbw as well: n-1 pairwise steps of L / (n-1).
+  if (fit.alltoall_latency_s >= 0) {
+    config.alltoall_step_latency_s = fit.alltoall_latency_s / (fit.world - 1.0);
+    config.alltoall_rate_cap = fit.alltoall_bus_bandwidth;
+  }
+  if (!fit.alltoall_rates.empty()) {
+    config.alltoall_rate_by_bytes = fit.alltoall_rates;
+    config.alltoall_step_latency_s = 0;
   }
   if (!fit.allgather_rates.empty()) {
     config.gather_rate_by_bytes = fit.allgather_rates;
@@ -733,6 +749,50 @@ sim::TensorSystem tensor_system(const SystemSettings& s, const PointSettings& p,
   return system;
 }
 
+// The most experts a mixture of the profile has (0: a dense model).
+long long most_experts(const sim::LayerCosts& costs) {
+  long long experts = 0;
+  for (const runtime::LayerMixtures& m : costs.mixtures) {
+    experts = std::max<long long>(experts, m.experts);
+  }
+  return experts;
+}
+
+// An expert-parallel system shards the profile's mixtures: it needs some, each with experts
+// that shard evenly over the ranks.
+void check_expert_profile(const SystemSettings& s, const PointSettings& p, Inputs& inputs) {
+  if (s.kind != runtime::SystemKind::kExpertParallel) return;
+  const sim::LayerCosts& costs = inputs.costs(p.model);
+  const long long world = p.run.world_size;
+  if (most_experts(costs) == 0) {
+    throw InputError(s.where + ": system '" + s.name + "' shards experts, and " + p.model.profile +
+                     "'s profile.json names no mixture of experts (profile a bert_moe or vit_moe "
+                     "with `harness profile layers --moe`)");
+  }
+  for (const runtime::LayerMixtures& m : costs.mixtures) {
+    if (m.count > 0 && m.experts % world != 0) {
+      throw InputError(s.where + ": " + std::to_string(m.experts) +
+                       " experts do not shard evenly over run.world_size " + std::to_string(world));
+    }
+  }
+}
+
+// The expert-parallel system at the point, and what its config.json records.
+sim::ExpertSystem expert_system(const SystemSettings& s, const PointSettings& p,
+                                const sim::LayerCosts& costs, json& config) {
+  const long long world = p.run.world_size;
+  const sim::ExpertSystem system{static_cast<int>(world), static_cast<double>(p.model.batch_size),
+                                 s.data.zero_stage,       s.bucket_mb.value_or(p.bucket_mb),
+                                 p.first_bucket_mb,       s.mode == "overlap",
+                                 p.model.step_ms / 1000.0};
+  config["mode"] = s.mode;
+  config["zero_stage"] = system.zero_stage;
+  config["experts_per_rank"] = most_experts(costs) / world;
+  config["memory_per_rank"] = memory_json(
+      sim::expert_parallel_memory(costs, system.batch_per_rank, system.world, system.zero_stage));
+  return system;
+}
+
 // What a simulated pipeline's config.json says of it.
 void record_pipeline(const SystemSettings& s, const PipelineChoice& pipeline, json& config) {
   config["schedule"] = runtime::to_string(pipeline.system.schedule);
@@ -749,6 +809,27 @@ void record_pipeline(const SystemSettings& s, const PipelineChoice& pipeline, js
   config["stage_ranks"] = stages;
 }
 
+// DDP at the point (with gradient accumulation), and what its config.json records.
+sim::DataParallelSystem data_parallel_system(const SystemSettings& s, const PointSettings& p,
+                                             const sim::LayerCosts& costs, int world,
+                                             json& config) {
+  sim::DataParallelSystem dp;
+  dp.world = world;
+  dp.batch_per_rank = static_cast<double>(p.model.batch_size);
+  dp.accumulation = static_cast<int>(s.accumulation);
+  dp.bucket_mb = s.bucket_mb.value_or(p.bucket_mb);
+  dp.first_bucket_mb = p.first_bucket_mb;
+  dp.overlap = s.mode == "overlap";
+  dp.step_s = p.model.step_ms / 1000.0;
+  config["mode"] = s.mode;
+  if (s.bucket_mb) config["bucket_mb"] = *s.bucket_mb;
+  config["accumulation"] = s.accumulation;
+  config["buckets"] = sim::layer_buckets(costs, dp.first_bucket_mb, dp.bucket_mb).size();
+  config["memory_per_rank"] =
+      memory_json(sim::replicated_memory(costs, dp.batch_per_rank / dp.accumulation));
+  return dp;
+}
+
 RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long long repeat,
                         Inputs& inputs) {
   const sim::LayerCosts& costs = inputs.costs(p.model);
@@ -761,6 +842,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
   std::optional<PipelineChoice> pipeline;
   std::optional<sim::ShardedSystem> sharded;
   std::optional<sim::TensorSystem> tensor;
+  std::optional<sim::ExpertSystem> experts;
   sim::DataParallelSystem dp;
   if (s.kind == runtime::SystemKind::kTensorParallel) {
     tensor = tensor_system(s, p, costs, config);
@@ -769,25 +851,15 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
                                       tensor->world / tensor->tensor, tensor->zero_stage));
   } else if (s.kind == runtime::SystemKind::kSharded) {
     sharded = sharded_system(s, p, costs, world, config);
+  } else if (s.kind == runtime::SystemKind::kExpertParallel) {
+    experts = expert_system(s, p, costs, config);
   } else if (s.kind == runtime::SystemKind::kPipeline) {
     pipeline = choose_pipeline(s, p, resolved, inputs);
     record_pipeline(s, *pipeline, config);
     config["memory_per_rank"] =
         memory_json(sim::pipeline_memory(costs, pipeline->system, s.data.zero_stage));
   } else {
-    dp.world = world;
-    dp.batch_per_rank = static_cast<double>(p.model.batch_size);
-    dp.accumulation = static_cast<int>(s.accumulation);
-    dp.bucket_mb = s.bucket_mb.value_or(p.bucket_mb);
-    dp.first_bucket_mb = p.first_bucket_mb;
-    dp.overlap = s.mode == "overlap";
-    dp.step_s = p.model.step_ms / 1000.0;
-    config["mode"] = s.mode;
-    if (s.bucket_mb) config["bucket_mb"] = *s.bucket_mb;
-    config["accumulation"] = s.accumulation;
-    config["buckets"] = sim::layer_buckets(costs, dp.first_bucket_mb, dp.bucket_mb).size();
-    config["memory_per_rank"] =
-        memory_json(sim::replicated_memory(costs, dp.batch_per_rank / dp.accumulation));
+    dp = data_parallel_system(s, p, costs, world, config);
   }
   const bool noisy = p.run.noise_percent > 0;
   const long long runs = noisy ? p.run.iterations : 1;
@@ -798,6 +870,7 @@ RunOutcome simulate_run(const SystemSettings& s, const PointSettings& p, long lo
           pipeline  ? sim::simulate_pipeline(cluster, costs, pipeline->system, world, noise)
           : sharded ? sim::simulate_sharded(cluster, costs, *sharded, noise)
           : tensor  ? sim::simulate_tensor_parallel(cluster, costs, *tensor, noise)
+          : experts ? sim::simulate_expert_parallel(cluster, costs, *experts, noise)
                     : sim::simulate_data_parallel(cluster, costs, dp, noise));
     } catch (const std::logic_error& e) {
       throw RunFailure(e.what());
@@ -944,6 +1017,7 @@ void check_inputs(const SimulateSpec& spec, Inputs& inputs) {
         choose_pipeline(system, point.settings, cluster, inputs);
       }
       check_tensor_profile(system, point.settings, inputs);
+      check_expert_profile(system, point.settings, inputs);
     }
   }
 }

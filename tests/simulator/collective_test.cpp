@@ -59,6 +59,29 @@ TEST(RingAllReduce, CollectiveCapAndStepLatencyFromAMeasuredFit) {
   EXPECT_NEAR(simulate_allreduce(config, {0, 1}, 10e6), 1.2e-3 + 10e6 / 1.25e9, 1e-12);
 }
 
+double simulate_all_to_all(const ClusterConfig& config, std::vector<int> ranks, double bytes) {
+  const Cluster cluster(config);
+  TaskGraph graph(cluster.num_gpus());
+  graph.add_collective(graph.add_group(std::move(ranks)), bytes, -1, TaskCategory::kAllToAll);
+  return run_tasks(cluster, graph).makespan;
+}
+
+TEST(AllToAll, PairwiseStepsOfAShareEach) {
+  // n = 4, S = 100 MB: 3 steps, in each every rank sends S/4 to another (its own quarter stays):
+  // 3 x (10 us + 25e6 / 10e9) = (n-1)/n x S/W + (n-1) alpha.
+  EXPECT_NEAR(simulate_all_to_all(one_machine(4), {0, 1, 2, 3}, 100e6), 3 * (10e-6 + 2.5e-3),
+              1e-12);
+  // comm.json's alltoall fit, L = 0.9 ms and busbw 2 GB/s: t = L + S (n-1)/n / busbw, from n-1
+  // steps of L/(n-1) at the rate cap; the measured sizes' rates win over the fit.
+  ClusterConfig config = one_machine(4);
+  config.alltoall_step_latency_s = 0.3e-3;
+  config.alltoall_rate_cap = 2e9;
+  EXPECT_NEAR(simulate_all_to_all(config, {0, 1, 2, 3}, 100e6), 0.9e-3 + 0.75 * 100e6 / 2e9, 1e-12);
+  config.alltoall_rate_by_bytes = {{1e6, 1e9}, {100e6, 4e9}};
+  config.alltoall_step_latency_s = 0;
+  EXPECT_NEAR(simulate_all_to_all(config, {0, 1, 2, 3}, 100e6), 0.75 * 100e6 / 4e9, 1e-12);
+}
+
 TEST(RingAllReduce, AMeasuredInMachineAllReduceCapsOnlyTheStepsInsideAMachine) {
   // CPU ranks: ports of 2 GB/s (send/recv over loopback), the all-reduce among a machine's
   // ranks measured at a bus bandwidth of 0.8 GB/s. Two ranks of one machine, S = 8 MB:

@@ -183,17 +183,16 @@ TEST(MeshForm, SimulateSpecsReadTheSameForm) {
               std::string::npos)
         << e.what();
   }
-  const std::string experts = files.write("    - {name: ep, mesh: {experts: true}}\n");
-  try {
-    harness::read_simulate_spec(experts, YAML::LoadFile(experts), {});
-    ADD_FAILURE() << "expert parallelism simulated";
-  } catch (const harness::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("sim.yaml:9:24: simulate.systems.mesh: these axes make "
-                                         "a system of kind 'expert_parallel', which this spec "
-                                         "does not take"),
-              std::string::npos)
-        << e.what();
-  }
+  // Experts over the data axis, their dense part sharded: the short form's system.
+  const std::string experts = files.write(
+      "    - {name: ep, kind: expert_parallel, zero_stage: 1}\n"
+      "    - {name: ep_mesh, mesh: {data: 4, experts: true}, zero_stage: 1}\n");
+  const harness::SimulateSpec ep =
+      harness::read_simulate_spec(experts, YAML::LoadFile(experts), {});
+  ASSERT_EQ(ep.systems.size(), 2u);
+  EXPECT_EQ(ep.systems[1].kind, runtime::SystemKind::kExpertParallel);
+  EXPECT_EQ(ep.systems[1].data, ep.systems[0].data);
+  EXPECT_EQ(ep.systems[1].data.zero_stage, 1);
 }
 
 }  // namespace mesh_form_test

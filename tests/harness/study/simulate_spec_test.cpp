@@ -492,6 +492,53 @@ TEST(SimulateSpec, CollectivesArePricedAtTheirMeanTimeWhereTheRowsRecordIt) {
               31.925, 1e-6);
 }
 
+// The test profile with a mixture of 4 experts in its second layer (0.5 MB of its 1 MB, 400 kB of
+// token rows dispatched at the profile batch), as `harness profile layers --moe` records it.
+void write_mixture_profile(Study& study, long long experts) {
+  const std::string mixture = R"({"mixtures": {"count": 1, "experts": )" + std::to_string(experts) +
+                              R"(, "expert_parameter_bytes": 500000, "dispatch_bytes": 400000}})";
+  study.dir.write("profile.json", R"({"threads": 1, "whole_model": {"step": {"median_ms": 0.5}},
+    "layers": [{}, )" + mixture + R"(, {}, {}]})");
+}
+
+// Expert parallelism on 4 ranks of one machine at 10 GB/s, a rank's batch the profile's: an
+// all-to-all of the 400 kB is 3 steps of 100 kB (30 us). Forward 10 ms and the mixture's three
+// exchanges (60 us and the counts' few bytes); backward 20 ms with its two (60 us), the last two
+// layers' bucket (2 MB, past the first bucket's 1 MiB) all-reduced under it, then the other 1.5
+// MB of the dense part (6 steps of 375 kB: 225 us) and the step over 3.5 MB dense and 125 kB of
+// experts of the 4 MB (0.453125 ms): 30.798125 ms. With the dense part at ZeRO-2: its 3.5 MB
+// reduce-scattered after backward (3 steps of 875 kB: 262.5 us), the step over 875 kB of it (0.125
+// ms) and the gather (262.5 us): 30.77 ms.
+TEST(SimulateSpec, ExpertParallelismExchangesTokensAndShardsTheDensePart) {
+  Study study;
+  write_mixture_profile(study, 4);
+  std::string text =
+      in_dir(spec_text("    - {name: ep, kind: expert_parallel}\n"
+                       "    - {name: ep_zero2, kind: expert_parallel, zero_stage: 2}\n"),
+             study.dir.path());
+  text.replace(text.find(", step_ms: 0.5"), 14, "");
+  ASSERT_EQ(study.run(text, nullptr, {"simulate.cluster.gpus_per_machine=4"}), 0);
+  const fs::path raw = study.results() / "raw" / "p000";
+  EXPECT_NEAR(read_sample_file(raw / "ep" / "rep0" / "rank3.csv").at("iteration")[0], 30.798125,
+              1e-4);
+  EXPECT_NEAR(read_sample_file(raw / "ep_zero2" / "rep0" / "rank3.csv").at("iteration")[0], 30.77,
+              1e-4);
+  const json config = parse_json(read_file(raw / "ep" / "rep0" / "config.json")).at("system");
+  EXPECT_EQ(config.at("experts_per_rank"), 1);
+  EXPECT_EQ(config.at("zero_stage"), 0);
+  EXPECT_EQ(config.at("memory_per_rank").at("parameter_bytes"), 3625000);
+
+  std::string error;
+  write_mixture_profile(study, 6);
+  EXPECT_EQ(study.run(text, &error, {"simulate.cluster.gpus_per_machine=4"}), 2);
+  EXPECT_NE(error.find("spec.yaml:10:"), std::string::npos) << error;
+  EXPECT_NE(error.find("6 experts do not shard evenly over run.world_size 4"), std::string::npos)
+      << error;
+  fs::remove(study.dir.path() / "profile.json");
+  EXPECT_EQ(study.run(text, &error, {"simulate.cluster.gpus_per_machine=4"}), 2);
+  EXPECT_NE(error.find("system 'ep' shards experts, and"), std::string::npos) << error;
+}
+
 TEST(SimulateSpec, CpuRanksShareTheCoresAndStepAsTheirProfileMeasured) {
   // The profile's own profile.json: measured with 1 thread per rank, SGD step 2 ms. Sync DDP
   // on 4 ranks of one machine: forward 10 ms, backward 20 ms, two 2 MB buckets on a ring of 4
