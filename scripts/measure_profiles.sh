@@ -14,6 +14,11 @@ done
 # (the stand-in profile of experiments/simulate_emulated_levels_4.yaml).
 build/harness profile layers --model mlp --depth 4 --width 1024 --batch 8 --input-shape 64 \
   --repetitions 5 --warmup 1 --out profiles/mlp4-cpu
+# experiments/simulate_moe_bandwidth.yaml's BERT-MoE (4 layers of width 256, 8 experts in every
+# other one, top-2, 64 tokens), with the AdamW step its ZeRO stages divide.
+build/harness profile layers --model bert_moe --depth 4 --width 256 --input-shape 64 \
+  --moe 8,2,1.25,2 --optimizer adamw --batch 8 --repetitions 5 --warmup 1 \
+  --out profiles/bert_moe-cpu
 build/harness profile comm --world 2 --sizes 8:64M:x4 --iterations 10 --warmup 3 \
   --out profiles/gloo-2ranks-cpu
 # The raw per-rank logs are not part of a profile.
