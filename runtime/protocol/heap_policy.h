@@ -9,10 +9,11 @@
 
 namespace runtime {
 
-// "retain" (the harness's default): freed memory stays in the heap for reuse -- blocks up to
-// 32 MiB come from the heap, whose top is never trimmed -- as a GPU framework's caching
-// allocator keeps device memory. "system": glibc's defaults. Applies to this process; throws
-// std::invalid_argument on another name or when glibc refuses a setting.
+// "retain" (the harness's default): freed memory stays in the heap for reuse -- every block
+// comes from the heap (none is mapped on its own, which free() would unmap), whose top is never
+// trimmed -- as a GPU framework's caching allocator keeps device memory. "system": glibc's
+// defaults. Applies to this process; throws std::invalid_argument on another name or when glibc
+// refuses a setting.
 void apply_heap_policy(const std::string& policy);
 
 // The same policy for a process the harness does not build (an external system), as glibc's
