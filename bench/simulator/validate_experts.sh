@@ -99,25 +99,6 @@ PY
   done
 done
 
-python3 - "$OUT" > "$OUT/table.md" <<'PY'
-import csv, glob, json, os, platform, statistics, sys
-out = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(out, "rounds.csv"))))
-model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
-print(f"Machine: {model}, {os.cpu_count()} cores. Rounds: {len({r['round'] for r in rows})}.\n")
-print("| world | system | measured p50 (ms) | n | simulated p50 (ms) | error | per-round errors |")
-print("|---:|---|---:|---:|---:|---:|---|")
-for world in dict.fromkeys(r["world"] for r in rows):
-    for system in dict.fromkeys(r["system"] for r in rows):
-        mine = [r for r in rows if r["world"] == world and r["system"] == system]
-        n = 0
-        for r in mine:
-            summary = json.load(open(glob.glob(os.path.join(r["samples_dir"], "*/*/summary.json"))[0]))
-            n += sum(s["phases"]["iteration"]["count"] for s in summary["points"][0]["systems"] if s["name"] == system)
-        measured = statistics.median(float(r["measured_p50_ms"]) for r in mine)
-        simulated = statistics.median(float(r["simulated_p50_ms"]) for r in mine)
-        errors = ", ".join(f"{100 * (float(r['simulated_p50_ms']) / float(r['measured_p50_ms']) - 1):+.1f}%" for r in mine)
-        print(f"| {world} | {system} | {measured:.1f} | {n} | {simulated:.1f} | {100 * (simulated / measured - 1):+.1f}% | {errors} |")
-PY
+python3 bench/simulator/rounds_table.py "$OUT" > "$OUT/table.md"
 cat "$OUT/table.md"
 echo "rounds: $OUT/rounds.csv" >&2

@@ -145,32 +145,7 @@ PY
   done
 done
 
-python3 - "$OUT" "$RECOMPUTE" > "$OUT/table.md" <<'PY'
-import csv, glob, json, os, platform, statistics, sys
-out, recompute = sys.argv[1:3]
-rows = list(csv.DictReader(open(os.path.join(out, "rounds.csv"))))
-model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
-print(f"Machine: {model}, {os.cpu_count()} cores. Rounds: {len({r['round'] for r in rows})}. "
-      f"Recomputation: {recompute}.\n")
-print("| world | system | measured p50 (ms) | n | simulated p50 (ms) | error | per-round errors |")
-print("|---:|---|---:|---:|---:|---:|---|")
-for world in ("2", "4"):
-    for system in dict.fromkeys(r["system"] for r in rows):
-        mine = [r for r in rows if r["world"] == world and r["system"] == system]
-        if not mine:
-            continue
-        samples = []
-        for r in mine:
-            summary = json.load(open(glob.glob(os.path.join(r["samples_dir"], "*/*/summary.json"))[0]))
-            for s in summary["points"][0]["systems"]:
-                if s["name"] == system:
-                    samples.append((s["phases"]["iteration"]["p50"], s["phases"]["iteration"]["count"]))
-        measured = statistics.median(float(r["measured_p50_ms"]) for r in mine)
-        simulated = statistics.median(float(r["simulated_p50_ms"]) for r in mine)
-        n = sum(c for _, c in samples)
-        errors = ", ".join(f"{100 * (float(r['simulated_p50_ms']) / float(r['measured_p50_ms']) - 1):+.1f}%" for r in mine)
-        print(f"| {world} | {system} | {measured:.1f} | {n} | {simulated:.1f} | {100 * (simulated / measured - 1):+.1f}% | {errors} |")
-PY
+python3 bench/simulator/rounds_table.py "$OUT" "Recomputation: $RECOMPUTE." > "$OUT/table.md"
 cat "$OUT/table.md"
 echo
 cat "$OUT/breakdown.md"
