@@ -25,13 +25,7 @@ struct OneMixture {
     return c;
   }();
   ComputeNoise none;
-  ClusterConfig config = [] {
-    ClusterConfig c;
-    c.gpus_per_machine = {2};
-    c.intra_bandwidth = 10e9;
-    c.intra_latency_s = 0;
-    return c;
-  }();
+  ClusterConfig config = testing::one_machine_at_10_gbps(2);
 
   SimulatedIteration run(int zero_stage, double batch = 1) {
     ExpertSystem system;

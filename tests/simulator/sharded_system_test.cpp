@@ -18,13 +18,7 @@ struct FourUnits {
   double a = 30.0 * 1024 * 1024 / 10e9;
   ComputeNoise none;
 
-  ClusterConfig config = [] {
-    ClusterConfig c;
-    c.gpus_per_machine = {2};
-    c.intra_bandwidth = 10e9;
-    c.intra_latency_s = 0;
-    return c;
-  }();
+  ClusterConfig config = testing::one_machine_at_10_gbps(2);
 
   SimulatedIteration run(ZeroStage stage, bool prefetch = true,
                          runtime::ShardUnitKind unit = runtime::ShardUnitKind::kLayer) {

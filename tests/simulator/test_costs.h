@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "simulator/cluster.h"
 #include "simulator/layer_costs.h"
 #include "simulator/system_result.h"
 
@@ -35,6 +36,16 @@ inline LayerCosts two_block_decoder() {
   c.names = {"Embedding(embed_tokens)", "DecoderLayer(layers.0)", "DecoderLayer(layers.1)",
              "Linear(lm_head)"};
   return c;
+}
+
+// One machine of `gpus` ranks whose links move 10 GB/s with no latency: the cluster the hand
+// computations price collectives on.
+inline ClusterConfig one_machine_at_10_gbps(int gpus) {
+  ClusterConfig config;
+  config.gpus_per_machine = {gpus};
+  config.intra_bandwidth = 10e9;
+  config.intra_latency_s = 0;
+  return config;
 }
 
 // The iteration's tasks of `category`, on every rank.
