@@ -27,11 +27,12 @@ struct OneMixture {
   ComputeNoise none;
   ClusterConfig config = testing::one_machine_at_10_gbps(2);
 
-  SimulatedIteration run(int zero_stage, double batch = 1) {
+  SimulatedIteration run(int zero_stage, double batch = 1, bool overlap = true) {
     ExpertSystem system;
     system.world = 2;
     system.batch_per_rank = batch;
     system.zero_stage = zero_stage;
+    system.overlap = overlap;
     system.step_s = 1e-3;
     return simulate_expert_parallel(Cluster(config), costs, system, none);
   }
@@ -61,6 +62,8 @@ TEST(ExpertSystem, ExchangesTokensInEachMixtureAndSumsOnlyTheDensePart) {
   EXPECT_NEAR(it.ranks[0].step_ms, 0.8, 1e-9);
   // Twice the batch: twice the compute and the rows.
   EXPECT_NEAR(setup.run(0, 2).times.makespan, 2 * 45e-3 + 4 * 0.4e-3 + 2e-3 + 0.8e-3, 1e-8);
+  // DDP's sync mode: both buckets after backward (45.8 ms), 1 + 2 ms, then the step.
+  EXPECT_NEAR(setup.run(0, 1, false).times.makespan, 45.8e-3 + 3e-3 + 0.8e-3, 1e-8);
 }
 
 // The dense part sharded: ZeRO-1 keeps the buckets (47.8 ms), steps 15 MB of it and the 10 MB of
