@@ -17,6 +17,19 @@
 namespace harness::simulator {
 
 enum class CollectiveAlgorithm { kRing, kTree, kHierarchicalRing };
+
+// An all-gather, reduce-scatter or all-to-all measured on its own (comm.json's fit and rows of
+// its op), in place of the all-reduce's step latency and rate: a per-step latency (< 0: the
+// all-reduce's) and a per-edge rate cap (0: the all-reduce's), or, where the profile measured it
+// size by size, the bus bandwidth each buffer size ran at ({bytes, bytes/s}, ascending bytes),
+// interpolated in log bytes and flat beyond, in place of the cap. A Gloo ring's rate bends with
+// its size, and one line fitted over the sizes prices every size wrong; the sizes' times hold the
+// latency (their step latency is then 0).
+struct MeasuredCollective {
+  double step_latency_s = -1.0;
+  double rate_cap = 0.0;
+  std::vector<std::pair<double, double>> rate_by_bytes;
+};
 const char* to_string(CollectiveAlgorithm algorithm);
 // "ring", "tree", "hierarchical"; false when the text names none.
 bool parse_collective_algorithm(const std::string& text, CollectiveAlgorithm& out);
@@ -33,19 +46,9 @@ struct ClusterConfig {
   // per-edge rate of collective steps (0: none) and a per-step latency (< 0: the links').
   double collective_rate_cap = 0.0;
   double collective_step_latency_s = -1.0;
-  // The same for all-gathers and reduce-scatters where they were measured on their own
-  // (comm.json's allgather and reducescatter fits; < 0 and 0: as the all-reduce's).
-  double gather_step_latency_s = -1.0, gather_rate_cap = 0.0;
-  double scatter_step_latency_s = -1.0, scatter_rate_cap = 0.0;
-  // Where the profile measured them size by size: the bus bandwidth each buffer size ran at
-  // ({bytes, bytes/s}, ascending bytes), interpolated in log bytes and flat beyond, in place of
-  // the caps above. A Gloo ring's rate bends with its size, and one line fitted over the sizes
-  // prices every size wrong; the sizes' times hold the latency (their step latency is then 0).
-  std::vector<std::pair<double, double>> gather_rate_by_bytes, scatter_rate_by_bytes;
-  // The same three for all-to-alls (comm.json's alltoall fit and rows): expert parallelism's
-  // token exchanges, n-1 pairwise steps.
-  double alltoall_step_latency_s = -1.0, alltoall_rate_cap = 0.0;
-  std::vector<std::pair<double, double>> alltoall_rate_by_bytes;
+  // The same for sharded systems' all-gathers and reduce-scatters and expert parallelism's
+  // all-to-alls (n-1 pairwise steps), where they were measured on their own.
+  MeasuredCollective gather, scatter, alltoall;
   // The all-reduce bus bandwidth measured among one machine's ranks: a cap on the per-edge
   // rate of collective steps that stay inside a machine (0: none, the ports decide). CPU ranks
   // reduce on their own cores, so their all-reduce over loopback runs well below send/recv.

@@ -135,7 +135,7 @@ std::vector<CollectivePhase> plan_ring_half(const Cluster& cluster, const std::v
   CollectivePhase phase = edges.phase(n - 1, 1.0 / n);
   const ClusterConfig& config = cluster.config();
   const double measured =
-      op == RingHalf::kAllGather ? config.gather_step_latency_s : config.scatter_step_latency_s;
+      (op == RingHalf::kAllGather ? config.gather : config.scatter).step_latency_s;
   if (measured >= 0) phase.latency_s = measured;
   return {phase};
 }
@@ -144,7 +144,7 @@ std::vector<CollectivePhase> plan_all_to_all(const Cluster& cluster,
                                              const std::vector<int>& ranks) {
   const int n = static_cast<int>(ranks.size());
   std::vector<CollectivePhase> phases;
-  const double measured = cluster.config().alltoall_step_latency_s;
+  const double measured = cluster.config().alltoall.step_latency_s;
   for (int shift = 1; shift < n; ++shift) {
     StepEdges edges(cluster);
     for (int i = 0; i < n; ++i) edges.add(ranks[i], ranks[(i + shift) % n]);

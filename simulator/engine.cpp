@@ -236,29 +236,29 @@ class Engine {
     return *slot;
   }
 
-  // The measured per-edge rate of a collective's steps: its own op's rate at its size, or its
-  // fit, where there is one.
-  double collective_cap(const Task& task) const {
+  // The op's own measurement (all-gather, reduce-scatter, all-to-all); none for an all-reduce.
+  const MeasuredCollective* measured_op(TaskCategory category) const {
     const ClusterConfig& config = cluster_.config();
-    if (task.category == TaskCategory::kAllGather) {
-      if (!config.gather_rate_by_bytes.empty()) {
-        return ClusterConfig::rate_at(config.gather_rate_by_bytes, task.bytes);
-      }
-      if (config.gather_rate_cap > 0) return config.gather_rate_cap;
+    switch (category) {
+      case TaskCategory::kAllGather:
+        return &config.gather;
+      case TaskCategory::kReduceScatter:
+        return &config.scatter;
+      case TaskCategory::kAllToAll:
+        return &config.alltoall;
+      default:
+        return nullptr;
     }
-    if (task.category == TaskCategory::kReduceScatter) {
-      if (!config.scatter_rate_by_bytes.empty()) {
-        return ClusterConfig::rate_at(config.scatter_rate_by_bytes, task.bytes);
-      }
-      if (config.scatter_rate_cap > 0) return config.scatter_rate_cap;
+  }
+
+  // The measured per-edge rate of a collective's steps: its own op's rate at its size, or its
+  // fit, where there is one; else the all-reduce's.
+  double collective_cap(const Task& task) const {
+    if (const MeasuredCollective* op = measured_op(task.category)) {
+      if (!op->rate_by_bytes.empty()) return ClusterConfig::rate_at(op->rate_by_bytes, task.bytes);
+      if (op->rate_cap > 0) return op->rate_cap;
     }
-    if (task.category == TaskCategory::kAllToAll) {
-      if (!config.alltoall_rate_by_bytes.empty()) {
-        return ClusterConfig::rate_at(config.alltoall_rate_by_bytes, task.bytes);
-      }
-      if (config.alltoall_rate_cap > 0) return config.alltoall_rate_cap;
-    }
-    return config.collective_rate_cap;
+    return cluster_.config().collective_rate_cap;
   }
 
   // Starts the current step of a collective (skipping empty phases), or ends it. The flow of

@@ -59,22 +59,35 @@ json send_call_json(const std::vector<std::pair<double, double>>& table) {
 
 // ---- inputs of one run ----------------------------------------------------------------------
 
+// An all-gather's, reduce-scatter's or all-to-all's fit, where measured (latency < 0: none), and
+// its measured sizes: {buffer bytes, bus bandwidth}, ascending (comm.json's rows).
+struct OpFit {
+  double latency_s = -1, bus_bandwidth = 0;
+  std::vector<std::pair<double, double>> rates;
+};
+
+// The ops a collective channel prices from their own measurement (sim::MeasuredCollective).
+constexpr const char* kOwnMeasuredOps[] = {"allgather", "reducescatter", "alltoall"};
+
 struct ProfiledComm {
   bool has_allreduce = false, has_sendrecv = false;
   double allreduce_latency_s = 0, allreduce_bus_bandwidth = 0;
   double sendrecv_latency_s = 0, sendrecv_bandwidth = 0;
   double copy_latency_s = 0, copy_bandwidth = 0;  // 0: comm.json has no `copy` fit
   double allreduce_cpu_cores = 0;                 // 0: not measured (older comm.json)
-  // All-gather and reduce-scatter fits (sharded systems), where measured: latency < 0 none.
-  double allgather_latency_s = -1, allgather_bus_bandwidth = 0;
-  double reducescatter_latency_s = -1, reducescatter_bus_bandwidth = 0;
-  double alltoall_latency_s = -1, alltoall_bus_bandwidth = 0;  // expert parallelism's exchanges
-  // Their measured sizes: {buffer bytes, bus bandwidth}, ascending (comm.json's rows).
-  std::vector<std::pair<double, double>> allgather_rates, reducescatter_rates, alltoall_rates;
+  // Sharded systems' all-gathers and reduce-scatters, expert parallelism's all-to-alls.
+  OpFit allgather, reducescatter, alltoall;
   // A send call between ranks of one machine, its receive posted: {bytes, seconds} ascending,
   // from a loopback profile's `handover` rows; empty where none.
   std::vector<std::pair<double, double>> intra_send_calls;
   long long world = 0;
+
+  OpFit* measured(const std::string& op) {
+    return op == "allgather"       ? &allgather
+           : op == "reducescatter" ? &reducescatter
+           : op == "alltoall"      ? &alltoall
+                                   : nullptr;
+  }
 };
 
 // A loopback comm.json's `handover` rows, the send call to a computing receiver (an emulated
@@ -126,15 +139,9 @@ ProfiledComm read_comm_profile(const std::string& path) {
       fit.has_sendrecv = true;
       fit.sendrecv_latency_s = latency_s;
       fit.sendrecv_bandwidth = row.bus_bandwidth;
-    } else if (row.op == "allgather") {
-      fit.allgather_latency_s = latency_s;
-      fit.allgather_bus_bandwidth = std::max(0.0, row.bus_bandwidth);
-    } else if (row.op == "reducescatter") {
-      fit.reducescatter_latency_s = latency_s;
-      fit.reducescatter_bus_bandwidth = std::max(0.0, row.bus_bandwidth);
-    } else if (row.op == "alltoall") {
-      fit.alltoall_latency_s = latency_s;
-      fit.alltoall_bus_bandwidth = std::max(0.0, row.bus_bandwidth);
+    } else if (OpFit* own = fit.measured(row.op)) {
+      own->latency_s = latency_s;
+      own->bus_bandwidth = std::max(0.0, row.bus_bandwidth);
     } else if (row.op == "copy") {
       fit.copy_latency_s = latency_s;
       fit.copy_bandwidth = std::max(0.0, row.bus_bandwidth);
@@ -143,9 +150,7 @@ ProfiledComm read_comm_profile(const std::string& path) {
   if (!fit.has_allreduce || fit.world < 2 || !(fit.allreduce_bus_bandwidth > 0)) {
     throw InputError(path + ": no all-reduce fit over 2 or more ranks in 'fits'");
   }
-  fit.allgather_rates = measured_rates(doc, "allgather");
-  fit.reducescatter_rates = measured_rates(doc, "reducescatter");
-  fit.alltoall_rates = measured_rates(doc, "alltoall");
+  for (const char* op : kOwnMeasuredOps) fit.measured(op)->rates = measured_rates(doc, op);
   fit.intra_send_calls = intra_send_calls(doc);
   return fit;
 }
@@ -216,39 +221,28 @@ struct ResolvedCluster {
   planner::Topology topology;  // with the overrides, for `plan: auto`
 };
 
+// An all-gather, reduce-scatter or all-to-all = L + S x (n-1)/n / busbw: n-1 steps of L / (n-1);
+// where the profile timed it size by size, at the rate its size ran at instead.
+void apply_op_fit(const OpFit& op, long long world, sim::MeasuredCollective& out) {
+  if (op.latency_s >= 0) {
+    out.step_latency_s = op.latency_s / (world - 1.0);
+    out.rate_cap = op.bus_bandwidth;
+  }
+  if (!op.rates.empty()) {
+    out.rate_by_bytes = op.rates;
+    out.step_latency_s = 0;
+  }
+}
+
 // What `harness profile comm` measured, as the cluster's collectives and links.
 void apply_comm_profile(const ProfiledComm& fit, sim::ClusterConfig& config) {
   // The measured fit: all-reduce time = L + S x 2(n-1)/n / busbw, reproduced on a ring by a
   // per-step latency L / 2(n-1) and a per-edge rate cap of busbw; send/recv sets the links.
   config.collective_step_latency_s = fit.allreduce_latency_s / (2.0 * (fit.world - 1));
   config.collective_rate_cap = fit.allreduce_bus_bandwidth;
-  // An all-gather or reduce-scatter = L + S x (n-1)/n / busbw: n-1 steps of L / (n-1); where
-  // the profile timed it size by size, at the rate its size ran at instead.
-  if (fit.allgather_latency_s >= 0) {
-    config.gather_step_latency_s = fit.allgather_latency_s / (fit.world - 1.0);
-    config.gather_rate_cap = fit.allgather_bus_bandwidth;
-  }
-  if (fit.reducescatter_latency_s >= 0) {
-    config.scatter_step_latency_s = fit.reducescatter_latency_s / (fit.world - 1.0);
-    config.scatter_rate_cap = fit.reducescatter_bus_bandwidth;
-  }
-  // An all-to-all = L + S (n-1)/n / busbw as well: n-1 pairwise steps of L / (n-1).
-  if (fit.alltoall_latency_s >= 0) {
-    config.alltoall_step_latency_s = fit.alltoall_latency_s / (fit.world - 1.0);
-    config.alltoall_rate_cap = fit.alltoall_bus_bandwidth;
-  }
-  if (!fit.alltoall_rates.empty()) {
-    config.alltoall_rate_by_bytes = fit.alltoall_rates;
-    config.alltoall_step_latency_s = 0;
-  }
-  if (!fit.allgather_rates.empty()) {
-    config.gather_rate_by_bytes = fit.allgather_rates;
-    config.gather_step_latency_s = 0;
-  }
-  if (!fit.reducescatter_rates.empty()) {
-    config.scatter_rate_by_bytes = fit.reducescatter_rates;
-    config.scatter_step_latency_s = 0;
-  }
+  apply_op_fit(fit.allgather, fit.world, config.gather);
+  apply_op_fit(fit.reducescatter, fit.world, config.scatter);
+  apply_op_fit(fit.alltoall, fit.world, config.alltoall);
   if (fit.has_sendrecv && fit.sendrecv_bandwidth > 0) {
     config.intra_bandwidth = fit.sendrecv_bandwidth;
     config.intra_latency_s = fit.sendrecv_latency_s;
@@ -268,15 +262,15 @@ void apply_comm_profile(const ProfiledComm& fit, sim::ClusterConfig& config) {
 void apply_gather_scatter_fits(const ClusterSettings& c, long long world,
                                sim::ClusterConfig& config) {
   const double steps = std::max(1.0, static_cast<double>(world - 1));
-  if (c.gather_latency_us) config.gather_step_latency_s = *c.gather_latency_us * 1e-6 / steps;
+  if (c.gather_latency_us) config.gather.step_latency_s = *c.gather_latency_us * 1e-6 / steps;
   if (c.gather_bandwidth) {
-    config.gather_rate_cap = *c.gather_bandwidth;
-    config.gather_rate_by_bytes.clear();
+    config.gather.rate_cap = *c.gather_bandwidth;
+    config.gather.rate_by_bytes.clear();
   }
-  if (c.scatter_latency_us) config.scatter_step_latency_s = *c.scatter_latency_us * 1e-6 / steps;
+  if (c.scatter_latency_us) config.scatter.step_latency_s = *c.scatter_latency_us * 1e-6 / steps;
   if (c.scatter_bandwidth) {
-    config.scatter_rate_cap = *c.scatter_bandwidth;
-    config.scatter_rate_by_bytes.clear();
+    config.scatter.rate_cap = *c.scatter_bandwidth;
+    config.scatter.rate_by_bytes.clear();
   }
 }
 

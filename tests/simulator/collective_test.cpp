@@ -74,11 +74,11 @@ TEST(AllToAll, PairwiseStepsOfAShareEach) {
   // comm.json's alltoall fit, L = 0.9 ms and busbw 2 GB/s: t = L + S (n-1)/n / busbw, from n-1
   // steps of L/(n-1) at the rate cap; the measured sizes' rates win over the fit.
   ClusterConfig config = one_machine(4);
-  config.alltoall_step_latency_s = 0.3e-3;
-  config.alltoall_rate_cap = 2e9;
+  config.alltoall.step_latency_s = 0.3e-3;
+  config.alltoall.rate_cap = 2e9;
   EXPECT_NEAR(simulate_all_to_all(config, {0, 1, 2, 3}, 100e6), 0.9e-3 + 0.75 * 100e6 / 2e9, 1e-12);
-  config.alltoall_rate_by_bytes = {{1e6, 1e9}, {100e6, 4e9}};
-  config.alltoall_step_latency_s = 0;
+  config.alltoall.rate_by_bytes = {{1e6, 1e9}, {100e6, 4e9}};
+  config.alltoall.step_latency_s = 0;
   EXPECT_NEAR(simulate_all_to_all(config, {0, 1, 2, 3}, 100e6), 0.75 * 100e6 / 4e9, 1e-12);
 }
 

@@ -114,8 +114,8 @@ TEST(ShardedSystem, MeasuredReduceScatterFitPricesItsSteps) {
   FourUnits setup;
   // A reduce-scatter fit of 1 ms per step and 5 GB/s (comm.json's reducescatter): each one
   // takes 1 ms + A; the last one is exposed. The gathers keep the links' A/2.
-  setup.config.scatter_step_latency_s = 1e-3;
-  setup.config.scatter_rate_cap = 5e9;
+  setup.config.scatter.step_latency_s = 1e-3;
+  setup.config.scatter.rate_cap = 5e9;
   const SimulatedIteration it = setup.run(ZeroStage::kGradients);
   EXPECT_NEAR(it.times.makespan, 60e-3 + 1e-3 + setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
 }
@@ -126,8 +126,8 @@ TEST(ShardedSystem, ReduceScattersTimedSizeBySizeRunAtTheirSizesRate) {
   // unit's reduce-scatter runs at the rate between them in log bytes, 6.25 GB/s: one ring step
   // of 15 MiB, 0.8 A. The last one is exposed; the gathers keep the links' A/2.
   const double unit = 30.0 * 1024 * 1024;
-  setup.config.scatter_rate_by_bytes = {{unit / 4, 2.5e9}, {unit * 4, 10e9}};
-  setup.config.scatter_step_latency_s = 0;
+  setup.config.scatter.rate_by_bytes = {{unit / 4, 2.5e9}, {unit * 4, 10e9}};
+  setup.config.scatter.step_latency_s = 0;
   const SimulatedIteration it = setup.run(ZeroStage::kGradients);
   EXPECT_NEAR(it.times.makespan, 60e-3 + 0.8 * setup.a + 0.5e-3 + 2 * setup.a, 1e-12);
 }
