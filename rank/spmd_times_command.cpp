@@ -48,34 +48,57 @@ runtime::ModelOptions model_options(const ModelFlags& flags) {
   return options;
 }
 
-json times_answer(SpmdTimesOptions& o) {
+struct MeasuredPlans {
+  runtime::SpmdTimes times;
+  std::vector<std::vector<std::string>> names;  // each plan's operators
+};
+
+MeasuredPlans measure(SpmdTimesOptions& o) {
   o.request.model = o.model.model;
   std::vector<std::vector<runtime::SpmdStep>> plans;
-  std::vector<std::vector<std::string>> names;
-  runtime::SpmdTimes times;
+  MeasuredPlans measured;
   try {
     o.request.options = model_options(o.model);
     for (const std::string& path : o.plans) {
       plans.push_back(runtime::read_spmd_steps(read_json_file(path)));
-      names.emplace_back();
-      for (const auto& step : plans.back()) names.back().push_back(step.name);
+      measured.names.emplace_back();
+      for (const auto& step : plans.back()) measured.names.back().push_back(step.name);
     }
-    times = runtime::time_spmd_operators(o.request, plans);
+    measured.times = runtime::time_spmd_operators(o.request, plans);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("spmd-times: ") + e.what());
   }
+  return measured;
+}
+
+// The command's answer, which is also what a co-located copy hands to process 0.
+json answer_json(const MeasuredPlans& measured) {
+  const runtime::SpmdTimes& times = measured.times;
   json answer = {{"plans", json::array()},
                  {"step_s_per_parameter_byte", times.step_seconds_per_parameter_byte}};
   for (size_t p = 0; p < times.plans.size(); ++p) {
     json operators = json::array();
     for (size_t i = 0; i < times.plans[p].size(); ++i) {
-      operators.push_back({{"name", names[p][i]},
+      operators.push_back({{"name", measured.names[p][i]},
                            {"forward_s", times.plans[p][i].forward},
                            {"backward_s", times.plans[p][i].backward}});
     }
     answer["plans"].push_back(std::move(operators));
   }
   return answer;
+}
+
+runtime::SpmdTimes times_of_answer(const json& answer) {
+  runtime::SpmdTimes times;
+  times.step_seconds_per_parameter_byte = answer.at("step_s_per_parameter_byte").get<double>();
+  for (const json& operators : answer.at("plans")) {
+    times.plans.emplace_back();
+    for (const json& op : operators) {
+      times.plans.back().push_back(
+          {op.at("forward_s").get<double>(), op.at("backward_s").get<double>()});
+    }
+  }
+  return times;
 }
 
 // A copy's arguments: everything this process was given, and where to meet it.
@@ -99,25 +122,37 @@ std::vector<std::string> copy_arguments(const SpmdTimesOptions& o, int rank) {
   return args;
 }
 
+// Process 0 of co-located copies: its own times and theirs, each the slowest copy's.
+json slowest_answer(SpmdTimesOptions& o) {
+  const auto lockstep = runtime::make_lockstep_meeting(o.meeting, 0, o.co_located);
+  o.request.before_each = lockstep.barrier;
+  MeasuredPlans measured = measure(o);
+  std::vector<runtime::SpmdTimes> copies;
+  for (const std::string& answer : lockstep.gather(json_text(answer_json(measured)))) {
+    copies.push_back(times_of_answer(json::parse(answer)));
+  }
+  measured.times = runtime::slowest_of(copies);
+  return answer_json(measured);
+}
+
 // Prints the answer (a copy prints nothing), with the copies running beside this process.
 void run_times(SpmdTimesOptions& o, const std::string& executable) {
   if (o.lockstep_rank > 0) {
-    o.request.before_each =
-        runtime::make_lockstep_barrier(o.meeting, o.lockstep_rank, o.co_located);
-    times_answer(o);
+    const auto lockstep = runtime::make_lockstep_meeting(o.meeting, o.lockstep_rank, o.co_located);
+    o.request.before_each = lockstep.barrier;
+    lockstep.gather(json_text(answer_json(measure(o))));
     return;
   }
-  std::vector<std::vector<std::string>> copies;
+  std::vector<std::vector<std::string>> copy_args;
   std::vector<std::string> names;
   if (o.co_located > 1) o.meeting = {pick_free_port(), new_rendezvous_key()};
   for (int rank = 1; rank < o.co_located; ++rank) {
-    copies.push_back(copy_arguments(o, rank));
+    copy_args.push_back(copy_arguments(o, rank));
     names.push_back("co-located copy " + std::to_string(rank));
   }
-  const ProfileProcesses running(executable, copies, names);
-  if (o.co_located > 1)
-    o.request.before_each = runtime::make_lockstep_barrier(o.meeting, 0, o.co_located);
-  std::cout << json_text(times_answer(o)) << "\n";
+  const ProfileProcesses running(executable, copy_args, names);
+  const json answer = o.co_located > 1 ? slowest_answer(o) : answer_json(measure(o));
+  std::cout << json_text(answer) << "\n";
 }
 
 }  // namespace

@@ -654,6 +654,24 @@ std::function<void()> make_lockstep_barrier(const ProfileMeeting& meeting, int r
   return lockstep_rounds(profile_store(meeting, rank, ranks, timeout_s), "lockstep/", ranks);
 }
 
+LockstepMeeting make_lockstep_meeting(const ProfileMeeting& meeting, int rank, int ranks,
+                                      double timeout_s) {
+  auto store = profile_store(meeting, rank, ranks, timeout_s);
+  LockstepMeeting lockstep;
+  lockstep.barrier = lockstep_rounds(store, "lockstep/", ranks);
+  lockstep.gather = [store, rank, ranks](const std::string& result) {
+    store->set("gather/" + std::to_string(rank),
+               std::vector<uint8_t>(result.begin(), result.end()));
+    std::vector<std::string> results;
+    for (int r = 0; rank == 0 && r < ranks; ++r) {
+      const std::vector<uint8_t> bytes = store->get("gather/" + std::to_string(r));
+      results.emplace_back(bytes.begin(), bytes.end());
+    }
+    return results;
+  };
+  return lockstep;
+}
+
 StageProfileSync make_stage_profile_sync(const ProfileMeeting& meeting, int process, int stages,
                                          int replicas, double timeout_s) {
   const int processes = stages * replicas;

@@ -174,6 +174,16 @@ struct ProfileMeeting {
 std::function<void()> make_lockstep_barrier(const ProfileMeeting& meeting, int rank, int ranks,
                                             double timeout_s = 120);
 
+// The same barrier, and the way back for what the copies measured: each of the `ranks`
+// processes calls `gather` once with its result; process 0's call returns every process's
+// result by rank (its own first) once all have posted theirs, the others' an empty list.
+struct LockstepMeeting {
+  std::function<void()> barrier;
+  std::function<std::vector<std::string>(const std::string&)> gather;
+};
+LockstepMeeting make_lockstep_meeting(const ProfileMeeting& meeting, int rank, int ranks,
+                                      double timeout_s = 120);
+
 // The hooks of one process of a stage profile: `stages` stages of `replicas` processes each,
 // process `process` running stage process / replicas (process 0 serves the meeting's store).
 // `start` waits for every process (after its warm-up); `keep_running` marks this process finished

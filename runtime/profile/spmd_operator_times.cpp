@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include "common/statistics.h"
 #include "runtime/models/synthetic_batch.h"
@@ -50,6 +52,27 @@ SpmdTimes time_spmd_operators(const SpmdTimesRequest& request,
   }
   times.step_seconds_per_parameter_byte = step_seconds_per_byte(*model, request);
   return times;
+}
+
+SpmdTimes slowest_of(const std::vector<SpmdTimes>& copies) {
+  if (copies.empty()) throw std::invalid_argument("slowest_of: no copies");
+  SpmdTimes slowest = copies.front();
+  for (const SpmdTimes& copy : copies) {
+    if (copy.plans.size() != slowest.plans.size())
+      throw std::invalid_argument("slowest_of: copies timed different plans");
+    slowest.step_seconds_per_parameter_byte =
+        std::max(slowest.step_seconds_per_parameter_byte, copy.step_seconds_per_parameter_byte);
+    for (size_t p = 0; p < copy.plans.size(); ++p) {
+      if (copy.plans[p].size() != slowest.plans[p].size())
+        throw std::invalid_argument("slowest_of: copies timed different operators");
+      for (size_t i = 0; i < copy.plans[p].size(); ++i) {
+        auto& op = slowest.plans[p][i];
+        op.forward = std::max(op.forward, copy.plans[p][i].forward);
+        op.backward = std::max(op.backward, copy.plans[p][i].backward);
+      }
+    }
+  }
+  return slowest;
 }
 
 }  // namespace runtime

@@ -42,4 +42,11 @@ struct SpmdTimes {
 SpmdTimes time_spmd_operators(const SpmdTimesRequest& request,
                               const std::vector<std::vector<SpmdStep>>& plans);
 
+// Co-located copies' times of the same plans, combined: each operator's forward and backward, and
+// the step, the slowest copy's. An operator ends, for the collective after it, when the last rank
+// has run it, and ranks sharing cores do not finish together (at 4 ranks on 2 cores two of them
+// can take twice as long as the other two). Throws std::invalid_argument where the copies' plans
+// differ in shape.
+SpmdTimes slowest_of(const std::vector<SpmdTimes>& copies);
+
 }  // namespace runtime

@@ -1,10 +1,12 @@
 // The lockstep barrier of co-located profiles (`harness profile layers --co-located N`): no
-// copy passes round k before every copy has reached it, and the rounds stay in step.
+// copy passes round k before every copy has reached it, and the rounds stay in step. The
+// meeting's gather hands every copy's result to copy 0 (`harness-rank spmd-times`).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,6 +52,26 @@ TEST(LockstepBarrier, AMissingCopyTimesOut) {
   barrier();
   other.join();
   EXPECT_ANY_THROW(barrier());
+}
+
+TEST(LockstepMeeting, CopyZeroGathersEveryCopysResultInRankOrder) {
+  constexpr int kRanks = 3;
+  const int port = harness::pick_free_port();
+  std::vector<std::vector<std::string>> gathered(kRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      const auto meeting = runtime::make_lockstep_meeting({port}, r, kRanks, 30);
+      meeting.barrier();
+      // The last rank posts last: copy 0 must wait for it.
+      if (r == kRanks - 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      gathered[r] = meeting.gather("result of " + std::to_string(r));
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(gathered[0], (std::vector<std::string>{"result of 0", "result of 1", "result of 2"}));
+  EXPECT_TRUE(gathered[1].empty());
+  EXPECT_TRUE(gathered[2].empty());
 }
 
 }  // namespace
