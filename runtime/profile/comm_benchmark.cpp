@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/json_file.h"
+#include "common/process_clock.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/protocol/heap_policy.h"
 #include "runtime/protocol/sample_log.h"
@@ -121,13 +122,6 @@ Args parse(const std::vector<std::string>& argv) {
   return a;
 }
 
-// CPU time of this whole process (every thread: the caller's and Gloo's), in ms.
-double process_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
-}
-
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
@@ -177,7 +171,7 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
   for (int trip = 0; trip <= round_trips; ++trip) {
     if (initiator && idle.count() > 0) std::this_thread::sleep_for(idle);
     const auto start = Clock::now();
-    const double cpu_start = process_cpu_ms();
+    const double cpu_start = harness::process_cpu_ms();
     if (initiator) {
       const auto call = Clock::now();
       std::unique_ptr<CommWork> sent = comm.send(buffer, partner, kTag);
@@ -195,7 +189,7 @@ OneWay pingpong_one_way(Communicator& comm, at::Tensor& buffer, at::Tensor& othe
     // result is the slowest rank's). Without one the trips follow one another and each rank
     // times them all, as one interval.
     if (trip > 0 && (initiator || idle.count() == 0)) wall_ms += ms_since(start);
-    if (trip > 0) cpu_ms += process_cpu_ms() - cpu_start;
+    if (trip > 0) cpu_ms += harness::process_cpu_ms() - cpu_start;
   }
   const double one_way = 2.0 * round_trips;
   return {wall_ms / one_way, cpu_ms / one_way, initiator ? send_call_ms / round_trips : 0.0};
@@ -302,10 +296,10 @@ OneWay time_op(const std::string& op, Communicator& comm, at::Tensor& buffer, at
                             op == "burst" ? kBurstIdle : std::chrono::milliseconds(0));
   }
   if (op == kHandOverOp) return {hand_over_send_ms(comm, buffer, other), 0.0, 0.0};
-  const double cpu0 = process_cpu_ms();
+  const double cpu0 = harness::process_cpu_ms();
   const auto t0 = Clock::now();
   run_op(op, comm, buffer, other);
-  return {ms_since(t0), process_cpu_ms() - cpu0, 0.0};
+  return {ms_since(t0), harness::process_cpu_ms() - cpu0, 0.0};
 }
 
 // Rank 0 writes the measurement's comm-raw.json once every rank is done.

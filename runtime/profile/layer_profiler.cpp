@@ -5,8 +5,6 @@
 
 #include <c10/util/ThreadLocalDebugInfo.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -693,12 +691,6 @@ StageProfileSync make_stage_profile_sync(const ProfileMeeting& meeting, int proc
     };
   }
   return sync;
-}
-
-double process_cpu_ms() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
 }  // namespace runtime

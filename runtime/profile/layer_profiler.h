@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process_clock.h"
 #include "runtime/models/model_catalog.h"
 
 namespace runtime {
@@ -199,7 +200,7 @@ struct StageProfileSync {
 StageProfileSync make_stage_profile_sync(const ProfileMeeting& meeting, int process, int stages,
                                          int replicas = 1, double timeout_s = 120);
 
-// The process's CPU time (every thread's), in milliseconds: the profiler's `cpu_clock`.
-double process_cpu_ms();
+// The profiler's `cpu_clock`.
+using harness::process_cpu_ms;
 
 }  // namespace runtime
