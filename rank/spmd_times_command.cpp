@@ -16,6 +16,7 @@
 #include "runtime/models/model_catalog.h"
 #include "runtime/profile/layer_profiler.h"
 #include "runtime/profile/spmd_operator_times.h"
+#include "runtime/protocol/cpu_pinning.h"
 
 namespace harness {
 namespace {
@@ -75,13 +76,17 @@ MeasuredPlans measure(SpmdTimesOptions& o) {
 json answer_json(const MeasuredPlans& measured) {
   const runtime::SpmdTimes& times = measured.times;
   json answer = {{"plans", json::array()},
-                 {"step_s_per_parameter_byte", times.step_seconds_per_parameter_byte}};
+                 {"step_s_per_parameter_byte", times.step_seconds_per_parameter_byte},
+                 {"step_cpu_s_per_parameter_byte", times.step_cpu_seconds_per_parameter_byte}};
   for (size_t p = 0; p < times.plans.size(); ++p) {
     json operators = json::array();
     for (size_t i = 0; i < times.plans[p].size(); ++i) {
+      const auto& op = times.plans[p][i];
       operators.push_back({{"name", measured.names[p][i]},
-                           {"forward_s", times.plans[p][i].forward},
-                           {"backward_s", times.plans[p][i].backward}});
+                           {"forward_s", op.forward},
+                           {"backward_s", op.backward},
+                           {"forward_cpu_s", op.forward_cpu},
+                           {"backward_cpu_s", op.backward_cpu}});
     }
     answer["plans"].push_back(std::move(operators));
   }
@@ -91,11 +96,14 @@ json answer_json(const MeasuredPlans& measured) {
 runtime::SpmdTimes times_of_answer(const json& answer) {
   runtime::SpmdTimes times;
   times.step_seconds_per_parameter_byte = answer.at("step_s_per_parameter_byte").get<double>();
+  times.step_cpu_seconds_per_parameter_byte =
+      answer.at("step_cpu_s_per_parameter_byte").get<double>();
   for (const json& operators : answer.at("plans")) {
     times.plans.emplace_back();
     for (const json& op : operators) {
       times.plans.back().push_back(
-          {op.at("forward_s").get<double>(), op.at("backward_s").get<double>()});
+          {op.at("forward_s").get<double>(), op.at("backward_s").get<double>(),
+           op.at("forward_cpu_s").get<double>(), op.at("backward_cpu_s").get<double>()});
     }
   }
   return times;
@@ -122,7 +130,8 @@ std::vector<std::string> copy_arguments(const SpmdTimesOptions& o, int rank) {
   return args;
 }
 
-// Process 0 of co-located copies: its own times and theirs, each the slowest copy's.
+// Process 0 of co-located copies: its own times and theirs, combined as the run's ranks meet
+// them (runtime::slowest_of) on the cores this process may use.
 json slowest_answer(SpmdTimesOptions& o) {
   const auto lockstep = runtime::make_lockstep_meeting(o.meeting, 0, o.co_located);
   o.request.before_each = lockstep.barrier;
@@ -131,7 +140,7 @@ json slowest_answer(SpmdTimesOptions& o) {
   for (const std::string& answer : lockstep.gather(json_text(answer_json(measured)))) {
     copies.push_back(times_of_answer(json::parse(answer)));
   }
-  measured.times = runtime::slowest_of(copies);
+  measured.times = runtime::slowest_of(copies, static_cast<int>(runtime::allowed_cpus().size()));
   return answer_json(measured);
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "common/process_clock.h"
 #include "common/statistics.h"
 #include "runtime/models/attention_core.h"
 #include "runtime/models/llama.h"
@@ -312,7 +313,7 @@ SpmdTransformer::OperatorSeconds SpmdTransformer::time_operator(
     const SpmdStep& step, const std::vector<at::Tensor>& inputs, const at::Tensor& ids,
     const at::Tensor& targets, int repetitions, const std::function<void()>& before_each,
     at::Tensor& output) {
-  std::vector<double> forward, backward;
+  std::vector<double> forward, backward, forward_cpu, backward_cpu;
   for (int repetition = -1; repetition < repetitions; ++repetition) {
     if (before_each) before_each();
     std::vector<at::Tensor> leaves;
@@ -320,16 +321,21 @@ SpmdTransformer::OperatorSeconds SpmdTransformer::time_operator(
       leaves.push_back(input.is_floating_point() ? input.detach().requires_grad_(true) : input);
     }
     const auto started = std::chrono::steady_clock::now();
+    const double cpu_started_ms = harness::process_cpu_ms();
     const at::Tensor out = run_step(step, leaves, ids, targets);
     const double forward_s = elapsed_since(started);
+    const double backward_cpu_started_ms = harness::process_cpu_ms();
     const auto backward_started = std::chrono::steady_clock::now();
     if (out.requires_grad()) out.backward(at::ones_like(out));
     output = out.detach();
     if (repetition < 0) continue;
     forward.push_back(forward_s);
     backward.push_back(elapsed_since(backward_started));
+    forward_cpu.push_back((backward_cpu_started_ms - cpu_started_ms) / 1e3);
+    backward_cpu.push_back((harness::process_cpu_ms() - backward_cpu_started_ms) / 1e3);
   }
-  return {harness::percentile(forward, 50), harness::percentile(backward, 50)};
+  return {harness::percentile(forward, 50), harness::percentile(backward, 50),
+          harness::percentile(forward_cpu, 50), harness::percentile(backward_cpu, 50)};
 }
 
 // The task's loss and the mixtures' weighted balancing losses. The parts the ranks hold parts of

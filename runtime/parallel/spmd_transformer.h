@@ -50,9 +50,12 @@ class SpmdTransformer {
   // inputs the forward of `ids` hands it, its output's gradient ones; the resharding between
   // operators left out), the median of `repetitions` after one unmeasured: what HiDup's cost
   // model profiles. In the plan's order, the loss's backward from its value. `before_each` runs
-  // before every run of an operator (co-located copies' lockstep barrier).
+  // before every run of an operator (co-located copies' lockstep barrier). Each also as the
+  // process's CPU time (every thread's), the median likewise: what it computed, where copies that
+  // share cores wait for one.
   struct OperatorSeconds {
     double forward = 0, backward = 0;
+    double forward_cpu = 0, backward_cpu = 0;
   };
   std::vector<OperatorSeconds> time_operators(const at::Tensor& ids, const at::Tensor& targets,
                                               int repetitions,

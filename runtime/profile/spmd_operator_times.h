@@ -34,19 +34,22 @@ struct SpmdTimes {
   // For each plan (its steps in the model's order), each operator's forward and backward.
   std::vector<std::vector<SpmdTransformer::OperatorSeconds>> plans;
   // The optimizer's step over the whole model's parameters (the median of the repetitions),
-  // over their bytes.
+  // over their bytes; and the same in the process's CPU time.
   double step_seconds_per_parameter_byte = 0;
+  double step_cpu_seconds_per_parameter_byte = 0;
 };
 
 // Throws std::invalid_argument where a plan does not fit the model.
 SpmdTimes time_spmd_operators(const SpmdTimesRequest& request,
                               const std::vector<std::vector<SpmdStep>>& plans);
 
-// Co-located copies' times of the same plans, combined: each operator's forward and backward, and
-// the step, the slowest copy's. An operator ends, for the collective after it, when the last rank
-// has run it, and ranks sharing cores do not finish together (at 4 ranks on 2 cores two of them
-// can take twice as long as the other two). Throws std::invalid_argument where the copies' plans
-// differ in shape.
-SpmdTimes slowest_of(const std::vector<SpmdTimes>& copies);
+// Co-located copies' times of the same plans, combined: an operator ends, for the collective
+// after it, when the last rank has run it. Each time (every operator's forward and backward, and
+// the step) is the slowest copy's, and at least the copies' CPU times summed over the `cores`
+// they share: copies that outnumber the cores cannot all finish sooner, though the barrier that
+// starts them together lets the first ones run alone while the others wake (at 4 copies on 2
+// cores the slowest took 1.6x one alone, the run's ranks 2.1x). Throws std::invalid_argument
+// where the copies' plans differ in shape.
+SpmdTimes slowest_of(const std::vector<SpmdTimes>& copies, int cores);
 
 }  // namespace runtime
