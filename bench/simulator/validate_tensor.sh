@@ -3,7 +3,8 @@
 # 79): the Llama-style decoder of experiments/llm_parallelism.yaml under `tensor_parallel`
 # (tensor 2) with and without sequence parallelism, at world 2 (one group) and world 4 (2
 # groups x DDP across), in ROUNDS (default 3) of, back to back: the inputs (a Gloo profile of
-# the collectives, and the slice's layer profile -- `harness profile layers --tensor 2` at a
+# a tensor group's collectives, taken while every other group profiles its own, and the slice's
+# layer profile -- `harness profile layers --tensor 2` at a
 # group's batch with the run's AdamW step, `world` copies in lockstep as the ranks share the host, in CPU time at world 4
 # where they share its cores and the simulator time-shares them), the real runs, and the
 # simulation of the same point from those inputs (the ranks on one simulated machine with this
@@ -24,7 +25,8 @@
 # micro-batches), simulated from the same inputs on the stages the run cut.
 #
 # Usage: [ROUNDS=3] [OUT=dir] [HARNESS=build/harness] [SYSTEMS="[...]"] [RECOMPUTE=none]
-#   [PIPELINE=0] [AFTER_COMPUTE=5] [WORLDS="2 4"] bench/simulator/validate_tensor.sh
+#   [PIPELINE=0] [AFTER_COMPUTE=5] [CONCURRENT_GROUPS=1] [WORLDS="2 4"]
+#   bench/simulator/validate_tensor.sh
 # Timings are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,6 +40,7 @@ WORLDS=${WORLDS:-2 4}  # e.g. 4 alone, for systems that need replicas (zero_stag
 # (`harness profile comm --after-compute`), so that the collectives are priced as a block meets
 # them, right after compute; 0: on ranks that idled into them together.
 AFTER_COMPUTE=${AFTER_COMPUTE:-5}
+CONCURRENT_GROUPS=${CONCURRENT_GROUPS:-1}
 PP_TP="{name: pp_tp, kind: pipeline, schedule: dapple, stages: 2, tensor: 2, sequence_parallel: true}"
 CORES=${CORES:-$(nproc)}
 BATCH=2  # per rank, as experiments/llm_parallelism.yaml; a group's slices run 2 x tensor
@@ -46,12 +49,22 @@ MODEL=(--model llama --depth 4 --width 256 --decoder 4,4,1000 --input-shape 64)
 SYSTEMS=${SYSTEMS:-"[{name: tp, kind: tensor_parallel, tensor: 2}, {name: tp_sp, kind: tensor_parallel, tensor: 2, sequence_parallel: true}]"}
 mkdir -p "$OUT"
 
-measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
-  local dir=$1 world=$2 clock=wall
-  mkdir -p "$dir"
+profile_comm() {  # out: a tensor group's Gloo profile
   "$HARNESS" profile comm --world 2 --ops allreduce,sendrecv,copy,allgather,reducescatter \
     --sizes 64K:16M:x4 --iterations 8 --warmup 2 --after-compute "$AFTER_COMPUTE" \
-    --out "$dir/comm" > "$dir/comm.log"
+    --out "$1" > "$1.log"
+}
+
+measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
+  local dir=$1 world=$2 clock=wall group
+  mkdir -p "$dir"
+  # Every tensor group profiles its collectives at once, as the groups of the runs meet theirs
+  # on the same cores (CONCURRENT_GROUPS=0: the first group alone); the first group's prices.
+  for group in $(seq 2 $((CONCURRENT_GROUPS == 1 ? world / 2 : 1))); do
+    profile_comm "$dir/comm_group$group" &
+  done
+  profile_comm "$dir/comm"
+  wait
   [ "$world" -gt "$CORES" ] && clock=cpu
   "$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --batch $((BATCH * 2)) --optimizer adamw \
     --repetitions 5 --activation-checkpointing "$RECOMPUTE" \
