@@ -31,8 +31,9 @@
 #       slice's profile has no committed stand-in). Its inputs, after each run: DDP's profile and
 #       the slice's (`--tensor 2`, a group's batch), 4 copies in lockstep on the CPU clock (the
 #       simulation shares the host's cores), and the Gloo collectives timed on loopback right
-#       after compute (`harness profile comm --after-compute 5`, as a split block meets them):
-#       the tensor groups' collectives stay inside a machine, which is this host's loopback.
+#       after compute (`harness profile comm --after-compute 5`, as a split block meets them),
+#       one group's while the other group profiles its own: the tensor groups' collectives stay
+#       inside a machine, which is this host's loopback, and the machines share its cores.
 #   planner: experiments/emulated_planner_levels.yaml, VGG-19 (an eighth of its width) on 2
 #       machines of 2 ranks at four bandwidths, DDP and the plan `plan: auto` chose from each
 #       level's measured link, simulated by experiments/simulate_emulated_planner_levels.yaml
@@ -161,7 +162,9 @@ COPY_COMMAND = ["profile", "comm", "--world", "1", "--ops", "copy", "--sizes", "
                 "--iterations", "10", "--warmup", "2"]
 
 # SHAPE=tensor: the Gloo collectives on this host's loopback, each timed right after compute on
-# every rank, as a split block meets them (the tensor groups stay inside a machine).
+# every rank, as a split block meets them (the tensor groups stay inside a machine), by one
+# group while the other profiles its own: the two machines are this host's cores, and the runs'
+# groups meet their collectives at once.
 COLLECTIVES_COMMAND = ["profile", "comm", "--world", "2", "--ops",
                        "allreduce,sendrecv,copy,allgather,reducescatter", "--sizes", "64K:16M:x4",
                        "--iterations", "8", "--warmup", "2", "--after-compute", "5"]
@@ -178,6 +181,21 @@ def measure(path, arguments, what):
         if subprocess.run([harness, *arguments, "--out", path], stdout=log,
                           stderr=subprocess.STDOUT).returncode:
             sys.exit(f"error: measuring {what} failed; see {path}.log")
+
+def measure_beside(path, arguments, what, others):
+    """measure(), with `others` more processes of the same measurement running beside it (their
+    output in <path>_beside<k>, not used)."""
+    beside = []
+    for k in range(1, others + 1):
+        log = open(f"{path}_beside{k}.log", "w")
+        beside.append((subprocess.Popen([harness, *arguments, "--out", f"{path}_beside{k}"],
+                                        stdout=log, stderr=subprocess.STDOUT), log))
+    try:
+        measure(path, arguments, what)
+    finally:
+        for process, log in beside:
+            process.wait()
+            log.close()
 
 def run_measurement(run, folder, marker):
     """<OUT>/profiles/<run>/<folder>, measured right after the run (--profile-run), else taken
@@ -288,7 +306,7 @@ def profile_run(real):
     if os.environ.get("COPIES") != "0":
         measure(os.path.join(dest, "copy"), COPY_COMMAND, "the bucket copy")
     if shape == "tensor":
-        measure(os.path.join(dest, "collectives"), COLLECTIVES_COMMAND, "the collectives")
+        measure_beside(os.path.join(dest, "collectives"), COLLECTIVES_COMMAND, "the collectives", 1)
 
 if reals[:1] == ["--profile-run"]:
     profile_run(reals[1])
