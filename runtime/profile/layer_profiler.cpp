@@ -647,11 +647,6 @@ std::function<void()> lockstep_rounds(c10::intrusive_ptr<c10d::Store> store, std
 
 }  // namespace
 
-std::function<void()> make_lockstep_barrier(const ProfileMeeting& meeting, int rank, int ranks,
-                                            double timeout_s) {
-  return lockstep_rounds(profile_store(meeting, rank, ranks, timeout_s), "lockstep/", ranks);
-}
-
 LockstepMeeting make_lockstep_meeting(const ProfileMeeting& meeting, int rank, int ranks,
                                       double timeout_s) {
   auto store = profile_store(meeting, rank, ranks, timeout_s);
@@ -668,6 +663,11 @@ LockstepMeeting make_lockstep_meeting(const ProfileMeeting& meeting, int rank, i
     return results;
   };
   return lockstep;
+}
+
+std::function<void()> make_lockstep_barrier(const ProfileMeeting& meeting, int rank, int ranks,
+                                            double timeout_s) {
+  return make_lockstep_meeting(meeting, rank, ranks, timeout_s).barrier;
 }
 
 StageProfileSync make_stage_profile_sync(const ProfileMeeting& meeting, int process, int stages,
