@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/process_clock.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/device/allocation_tracker.h"
 #include "runtime/models/model_zoo.h"
@@ -362,7 +363,7 @@ std::vector<LayerRun> layer_runs(std::vector<ChainLayer>& chain, const std::vect
 // Now on the request's clock (the process's CPU time, else the monotonic wall clock), in
 // milliseconds of an arbitrary origin.
 double clock_ms(const LayerProfileRequest& request) {
-  if (request.cpu_clock) return process_cpu_ms();
+  if (request.cpu_clock) return harness::process_cpu_ms();
   return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "common/process_clock.h"
 #include "runtime/models/model_catalog.h"
 
 namespace runtime {
@@ -199,8 +198,5 @@ struct StageProfileSync {
 };
 StageProfileSync make_stage_profile_sync(const ProfileMeeting& meeting, int process, int stages,
                                          int replicas = 1, double timeout_s = 120);
-
-// The profiler's `cpu_clock`.
-using harness::process_cpu_ms;
 
 }  // namespace runtime
