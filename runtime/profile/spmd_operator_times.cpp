@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "common/process_clock.h"
@@ -42,11 +43,14 @@ StepSeconds step_seconds_per_byte(ZooModel& model, const SpmdTimesRequest& reque
   return {harness::percentile(seconds, 50) / bytes, harness::percentile(cpu_seconds, 50) / bytes};
 }
 
-// The slowest copy's wall time, or the copies' CPU time over the cores they share if longer.
-double slowest(const std::vector<double>& walls, const std::vector<double>& cpus, int cores) {
+// {the slowest copy's wall time, or the copies' CPU time over the cores they share if longer;
+// the most CPU time one copy took}.
+std::pair<double, double> slowest(const std::vector<double>& walls, const std::vector<double>& cpus,
+                                  int cores) {
   double cpu_sum = 0;
   for (double cpu : cpus) cpu_sum += cpu;
-  return std::max(*std::max_element(walls.begin(), walls.end()), cpu_sum / cores);
+  return {std::max(*std::max_element(walls.begin(), walls.end()), cpu_sum / cores),
+          *std::max_element(cpus.begin(), cpus.end())};
 }
 
 void check_same_shape(const SpmdTimes& copy, const SpmdTimes& first) {
@@ -93,16 +97,17 @@ SpmdTimes slowest_of(const std::vector<SpmdTimes>& copies, int cores) {
   };
   SpmdTimes combined = copies.front();
   for (const SpmdTimes& copy : copies) check_same_shape(copy, combined);
-  combined.step_seconds_per_parameter_byte = each([](const SpmdTimes& c) {
-    return std::pair{c.step_seconds_per_parameter_byte, c.step_cpu_seconds_per_parameter_byte};
-  });
+  std::tie(combined.step_seconds_per_parameter_byte, combined.step_cpu_seconds_per_parameter_byte) =
+      each([](const SpmdTimes& c) {
+        return std::pair{c.step_seconds_per_parameter_byte, c.step_cpu_seconds_per_parameter_byte};
+      });
   for (size_t p = 0; p < combined.plans.size(); ++p) {
     for (size_t i = 0; i < combined.plans[p].size(); ++i) {
       auto& op = combined.plans[p][i];
-      op.forward = each([&](const SpmdTimes& c) {
+      std::tie(op.forward, op.forward_cpu) = each([&](const SpmdTimes& c) {
         return std::pair{c.plans[p][i].forward, c.plans[p][i].forward_cpu};
       });
-      op.backward = each([&](const SpmdTimes& c) {
+      std::tie(op.backward, op.backward_cpu) = each([&](const SpmdTimes& c) {
         return std::pair{c.plans[p][i].backward, c.plans[p][i].backward_cpu};
       });
     }

@@ -47,9 +47,9 @@ SpmdTimes time_spmd_operators(const SpmdTimesRequest& request,
 // after it, when the last rank has run it. Each time (every operator's forward and backward, and
 // the step) is the slowest copy's, and at least the copies' CPU times summed over the `cores`
 // they share: copies that outnumber the cores cannot all finish sooner, though the barrier that
-// starts them together lets the first ones run alone while the others wake (at 4 copies on 2
-// cores the slowest took 1.6x one alone, the run's ranks 2.1x). Throws std::invalid_argument
-// where the copies' plans differ in shape.
+// starts them together lets the first ones run alone while the others wake (docs/spmd.md says by
+// how much). Each CPU time is the most one copy took. Throws std::invalid_argument where the
+// copies' plans differ in shape.
 SpmdTimes slowest_of(const std::vector<SpmdTimes>& copies, int cores);
 
 }  // namespace runtime

@@ -25,7 +25,7 @@ TEST(SpmdOperatorTimes, EachTimeIsTheSlowestCopysWhereTheCoresAreEnough) {
   // their wall time (their CPU time summed over 2 cores stays below the slowest wall time).
   const auto a =
       times_of({{{1.0, 2.0, 0.5, 0.5}, {3.0, 1.0, 0.5, 0.5}}, {{0.5, 0.5, 0.2, 0.2}}}, 4e-9, 2e-9);
-  const auto b = times_of({{{2.0, 1.5, 0.5, 0.5}, {1.0, 4.0, 0.5, 0.5}}, {{0.25, 0.75, 0.2, 0.2}}},
+  const auto b = times_of({{{2.0, 1.5, 0.5, 0.5}, {1.0, 4.0, 0.5, 0.5}}, {{0.25, 0.75, 0.3, 0.2}}},
                           3e-9, 2e-9);
   const runtime::SpmdTimes slowest = runtime::slowest_of({a, b}, 2);
   ASSERT_EQ(slowest.plans.size(), 2u);
@@ -37,6 +37,9 @@ TEST(SpmdOperatorTimes, EachTimeIsTheSlowestCopysWhereTheCoresAreEnough) {
   EXPECT_EQ(slowest.plans[1][0].forward, 0.5);
   EXPECT_EQ(slowest.plans[1][0].backward, 0.75);
   EXPECT_EQ(slowest.step_seconds_per_parameter_byte, 4e-9);
+  // The CPU times are the most one copy took.
+  EXPECT_EQ(slowest.plans[1][0].forward_cpu, 0.3);
+  EXPECT_EQ(slowest.step_cpu_seconds_per_parameter_byte, 2e-9);
   // One copy alone is its own slowest.
   EXPECT_EQ(runtime::slowest_of({a}, 2).plans[0][1].forward, 3.0);
 }
@@ -51,6 +54,7 @@ TEST(SpmdOperatorTimes, CopiesThatOutnumberTheCoresTakeTheirCpuTimeOverTheCores)
   const runtime::SpmdTimes combined = runtime::slowest_of(copies, 2);
   EXPECT_DOUBLE_EQ(combined.plans[0][0].forward, 2.0e-3);
   EXPECT_DOUBLE_EQ(combined.plans[0][0].backward, 0.5e-3);  // 4 x 0.25 / 2 is no later
+  EXPECT_DOUBLE_EQ(combined.plans[0][0].forward_cpu, 1.0e-3);
   EXPECT_DOUBLE_EQ(combined.step_seconds_per_parameter_byte, 2e-9);
   EXPECT_DOUBLE_EQ(runtime::slowest_of(copies, 1).step_seconds_per_parameter_byte, 4e-9);
 }
