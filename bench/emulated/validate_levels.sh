@@ -193,9 +193,13 @@ def measure_beside(path, arguments, what, others):
     try:
         measure(path, arguments, what)
     finally:
-        for process, log in beside:
-            process.wait()
+        failed = []
+        for k, (process, log) in enumerate(beside, 1):
+            if process.wait():
+                failed.append(k)
             log.close()
+    if failed:
+        sys.exit(f"error: measuring {what} beside it failed; see {path}_beside{failed[0]}.log")
 
 def run_measurement(run, folder, marker):
     """<OUT>/profiles/<run>/<folder>, measured right after the run (--profile-run), else taken

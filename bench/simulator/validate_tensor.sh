@@ -4,12 +4,11 @@
 # (tensor 2) with and without sequence parallelism, at world 2 (one group) and world 4 (2
 # groups x DDP across), in ROUNDS (default 3) of, back to back: the inputs (a Gloo profile of
 # a tensor group's collectives, taken while every other group profiles its own, and the slice's
-# layer profile -- `harness profile layers --tensor 2` at a
-# group's batch with the run's AdamW step, `world` copies in lockstep as the ranks share the host, in CPU time at world 4
-# where they share its cores and the simulator time-shares them), the real runs, and the
-# simulation of the same point from those inputs (the ranks on one simulated machine with this
-# host's cores). Nothing of the real runs goes into a
-# simulation.
+# layer profile -- `harness profile layers --tensor 2` at a group's batch with the run's AdamW
+# step, `world` copies in lockstep as the ranks share the host, in CPU time at world 4 where
+# they share its cores and the simulator time-shares them), the real runs, and the simulation
+# of the same point from those inputs (the ranks on one simulated machine with this host's
+# cores). Nothing of the real runs goes into a simulation.
 #
 # Output: rounds.csv (one row per world, system and round) and table.md: per world and system
 # the measured p50 pooled over the rounds' iterations (n samples), the median of the rounds'
@@ -56,15 +55,17 @@ profile_comm() {  # out: a tensor group's Gloo profile
 }
 
 measure_inputs() {  # dir world: the Gloo profile and the slice's layer profile
-  local dir=$1 world=$2 clock=wall group
+  local dir=$1 world=$2 clock=wall group pid
   mkdir -p "$dir"
   # Every tensor group profiles its collectives at once, as the groups of the runs meet theirs
   # on the same cores (CONCURRENT_GROUPS=0: the first group alone); the first group's prices.
+  local beside=()
   for group in $(seq 2 $((CONCURRENT_GROUPS == 1 ? world / 2 : 1))); do
     profile_comm "$dir/comm_group$group" &
+    beside+=($!)
   done
   profile_comm "$dir/comm"
-  wait
+  for pid in "${beside[@]}"; do wait "$pid"; done  # set -e: a failed one ends the validation
   [ "$world" -gt "$CORES" ] && clock=cpu
   "$HARNESS" profile layers "${MODEL[@]}" --tensor 2 --batch $((BATCH * 2)) --optimizer adamw \
     --repetitions 5 --activation-checkpointing "$RECOMPUTE" \
